@@ -1,0 +1,3 @@
+//! Benchmarks of the document language (being written).
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! Shared data generators for Spillway's criterion benchmarks (see `benches/`).

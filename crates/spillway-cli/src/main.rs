@@ -1,0 +1,3 @@
+//! The `spillway` command (being written).
+
+fn main() {}

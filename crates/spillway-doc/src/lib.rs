@@ -1,0 +1,30 @@
+//! MongoDB's document language on top of the [`bson`] crate.
+//!
+//! `spillway-doc` knows nothing about storage, collections or patterns: it evaluates
+//! MongoDB filters, updates, projections and sorts over `bson` documents (raw or decoded),
+//! orders BSON values the way MongoDB does (and encodes them as byte keys with the same
+//! order, for indexes), and reads Extended JSON and mongosh-style literals.
+//!
+//! | module | what it does |
+//! |---|---|
+//! | [`path`] | dotted field paths: parse, get, set, unset, array traversal for queries |
+//! | [`compare`] | BSON comparison order across types, numbers by value |
+//! | [`key`] | a memcomparable byte encoding of BSON values with the same order |
+//! | [`filter`] | the query language, parsed once and evaluated on `RawDocument` |
+//! | [`update`] | update operators and replacement documents |
+//! | [`projection`] | inclusion, exclusion, `$slice`, `$elemMatch` projections |
+//! | [`sort`] | sort specifications |
+//! | [`shell`] | mongosh literals and Extended JSON |
+//! | [`size`] | exact BSON sizes and the document limits |
+//! | [`model`] | a plain in-memory collection with MongoDB semantics: the reference model |
+
+pub mod compare;
+pub mod error;
+pub mod key;
+mod number;
+pub mod path;
+pub mod shell;
+pub mod size;
+
+pub use bson;
+pub use error::{DocError, Result};

@@ -1,0 +1,1 @@
+//! spillway-pattern (being written).

@@ -1,0 +1,3 @@
+//! Project automation (being written).
+
+fn main() {}
