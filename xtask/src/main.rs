@@ -1,3 +1,56 @@
-//! Project automation (being written).
+//! `cargo xtask`: the project's automation, one binary with subcommands.
+//!
+//! | command | what it does |
+//! |---|---|
+//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, then the tasks that need `../shared` |
+//! | `conformance` | MongoDB's CRUD v1 conformance tests from `../shared/conformance/crud-v1` |
+//! | `bench` | the criterion benchmarks in `benches/` |
+//!
+//! xtask only orchestrates: it never contains product logic. Every check it runs is also a
+//! plain `#[test]` somewhere, so `cargo test --workspace` alone covers the same ground.
 
-fn main() {}
+mod ci;
+mod conformance;
+mod shared;
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+const USAGE: &str = "usage: cargo xtask <command> [options]
+
+commands:
+  ci                     fmt, clippy, tests, docs, then the ../shared tasks
+  conformance [--verbose]
+                         run MongoDB's CRUD v1 conformance tests (needs ../shared)
+  bench [criterion args] run the criterion benchmarks in benches/
+
+environment:
+  SPILLWAY_SHARED        where the shared material is (default: ../shared beside the repository)";
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("xtask: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Vec<String>) -> Result<()> {
+    let Some((command, rest)) = args.split_first() else {
+        println!("{USAGE}");
+        return Ok(());
+    };
+    match command.as_str() {
+        "ci" => ci::run(rest),
+        "conformance" => conformance::run(rest),
+        "bench" => ci::bench(rest),
+        "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => bail!("unknown command '{other}'\n\n{USAGE}"),
+    }
+}

@@ -1,0 +1,117 @@
+//! `cargo xtask ci` and `cargo xtask bench`: run cargo's own tools in CI's order.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::shared::{repo_root, shared_dir};
+
+/// Runs every check CI runs, in order, stopping at the first failure.
+pub(crate) fn run(args: &[String]) -> Result<()> {
+    if let Some(extra) = args.first() {
+        bail!("ci takes no arguments, got '{extra}'");
+    }
+    let root = repo_root();
+    let started = Instant::now();
+
+    step("format", cargo(&root, &["fmt", "--all", "--", "--check"]))?;
+    step(
+        "clippy",
+        cargo(&root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
+    )?;
+    run_tests(&root)?;
+    let mut doc = cargo(&root, &["doc", "--workspace", "--no-deps"]);
+    doc.env("RUSTDOCFLAGS", "-D warnings");
+    step("docs", doc)?;
+
+    println!("\n== tasks that need ../shared");
+    match shared_dir() {
+        Some(dir) => {
+            println!("shared material found at {}", dir.display());
+            crate::conformance::run(&[])?;
+        }
+        None => println!(
+            "SKIPPED: ../shared is not beside the repository (set SPILLWAY_SHARED to point at it); \
+             the conformance run did not happen"
+        ),
+    }
+    println!("\nci: all checks passed in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+/// Runs the benchmarks; extra arguments go to criterion.
+pub(crate) fn bench(args: &[String]) -> Result<()> {
+    let root = repo_root();
+    let mut command = cargo(&root, &["bench", "--package", "spillway-benches"]);
+    if !args.is_empty() {
+        command.arg("--").args(args);
+    }
+    step("benchmarks", command)
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command.current_dir(root).args(args);
+    command
+}
+
+fn step(name: &str, mut command: Command) -> Result<()> {
+    println!("\n== {name}: {}", describe(&command));
+    let started = Instant::now();
+    let status = command.status().with_context(|| format!("could not start {name}"))?;
+    if !status.success() {
+        bail!("{name} failed ({status})");
+    }
+    println!("== {name}: ok in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+fn describe(command: &Command) -> String {
+    let args: Vec<_> = command.get_args().map(|arg| arg.to_string_lossy().into_owned()).collect();
+    format!("cargo {}", args.join(" "))
+}
+
+/// `cargo test --workspace` with insta in check mode (a missing or changed snapshot fails its
+/// test), then a check that every `.snap` file on disk was referenced by some test.
+fn run_tests(root: &Path) -> Result<()> {
+    let references =
+        std::env::temp_dir().join(format!("spillway-snapshot-refs-{}", std::process::id()));
+    let _ = std::fs::remove_file(&references);
+    let mut command = cargo(root, &["test", "--workspace"]);
+    command.env("INSTA_UPDATE", "no").env("INSTA_SNAPSHOT_REFERENCES_FILE", &references);
+    step("tests", command)?;
+
+    let referenced: BTreeSet<PathBuf> = std::fs::read_to_string(&references)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| std::fs::canonicalize(line).unwrap_or_else(|_| PathBuf::from(line)))
+        .collect();
+    let _ = std::fs::remove_file(&references);
+    let mut on_disk = Vec::new();
+    find_snapshots(&root.join("crates"), &mut on_disk)?;
+    let unreferenced: Vec<_> = on_disk
+        .into_iter()
+        .filter(|path| !referenced.contains(&std::fs::canonicalize(path).unwrap_or(path.clone())))
+        .collect();
+    if !unreferenced.is_empty() {
+        let list: Vec<_> = unreferenced.iter().map(|path| format!("  {}", path.display())).collect();
+        bail!("snapshots that no test references (delete them or restore their test):\n{}", list.join("\n"));
+    }
+    println!("== snapshots: every .snap file is referenced by a test");
+    Ok(())
+}
+
+fn find_snapshots(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() {
+            find_snapshots(&path, found)?;
+        } else if path.extension().is_some_and(|ext| ext == "snap") {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
