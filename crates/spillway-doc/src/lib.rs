@@ -20,9 +20,11 @@
 
 pub mod compare;
 pub mod error;
+pub mod filter;
 pub mod key;
 mod number;
 pub mod path;
+pub mod projection;
 pub mod shell;
 pub mod size;
 

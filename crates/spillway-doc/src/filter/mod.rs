@@ -1,0 +1,151 @@
+//! MongoDB's query language: a filter document parsed once into a typed [`Filter`], then
+//! evaluated on raw BSON documents straight from storage.
+//!
+//! [`Filter::parse`] checks everything that can be checked without a document (unknown
+//! operators, operand types, regular expressions, paths) and converts every operand to the
+//! form evaluation needs, so that [`Filter::matches`] never allocates a decoded document and
+//! never fails on a well-formed one. The parsed shape is public and stable enough for the
+//! query planner to read: a [`Filter`] is an implicit AND of [`Clause`]s, and a field clause
+//! pairs one [`FieldPath`] with one [`Predicate`] (`{a: {$gt: 1, $lt: 5}}` is two clauses on
+//! `a`).
+//!
+//! The semantics are MongoDB's, array traversal included: `{"reviews.author": "ann"}`
+//! looks inside every document of the `reviews` array, `{tags: "x"}` matches an array that
+//! contains `"x"` as well as the string itself, `{a: null}` matches a missing `a`, and
+//! comparisons only match values of the operand's type bracket (`{$gt: 5}` never matches a
+//! string). The private `eval` module documents the traversal rules in detail. Where
+//! Spillway differs (regular expressions use the `regex` crate, not PCRE; `null` no longer
+//! matches the deprecated `undefined`, as in MongoDB 8) the item says so.
+//!
+//! This module must never decode a whole stored document to evaluate a filter, and never
+//! mutate one: updates and projections build on it, not the other way round.
+
+mod element;
+mod eval;
+mod parse;
+mod predicate;
+
+use bson::{Bson, Document, RawDocument, RawDocumentBuf};
+
+pub use element::ElementMatcher;
+pub use predicate::{ElemMatch, InList, Operand, Predicate, RegexMatcher, TypeSet};
+
+use crate::error::Result;
+use crate::path::FieldPath;
+
+/// A parsed filter: the implicit AND of its clauses. The empty filter matches every document.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Filter {
+    /// The conditions a document must all satisfy, in the order they were written
+    /// (`$comment` is dropped).
+    pub clauses: Vec<Clause>,
+}
+
+/// One condition of a [`Filter`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Clause {
+    /// A predicate on the values a dotted path reaches (array traversal included).
+    Field {
+        /// The dotted path as written, e.g. `reviews.author`.
+        path: FieldPath,
+        /// What the values at `path` must satisfy.
+        predicate: Predicate,
+    },
+    /// `$and`: every filter matches.
+    And(Vec<Filter>),
+    /// `$or`: at least one filter matches.
+    Or(Vec<Filter>),
+    /// `$nor`: no filter matches.
+    Nor(Vec<Filter>),
+}
+
+/// What a successful match found out about the document, for the positional `$` operator of
+/// updates and projections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MatchDetails {
+    /// The index, in the outermost array a matching predicate traversed, of the element that
+    /// satisfied it (MongoDB's "elemMatchKey"). When several ANDed predicates traverse arrays,
+    /// the last one evaluated wins, as in MongoDB; `$or` and `$nor` branches and negations
+    /// record nothing. `None` when the match did not go through an array element (a whole
+    /// array compared equal, or no array at all).
+    pub array_index: Option<usize>,
+}
+
+impl Filter {
+    /// Parses a filter document such as `{ "reviews.author": "ann", qty: { $gt: 5 } }`.
+    pub fn parse(filter: &Document) -> Result<Filter> {
+        parse::parse_filter(filter)
+    }
+
+    /// The filter that matches every document (`{}`).
+    pub fn match_all() -> Filter {
+        Filter::default()
+    }
+
+    /// Whether this filter matches every document (it has no clause).
+    pub fn is_match_all(&self) -> bool {
+        self.clauses.is_empty()
+    }
+
+    /// Whether `document` satisfies the filter. Fails only on malformed BSON.
+    pub fn matches(&self, document: &RawDocument) -> Result<bool> {
+        Ok(eval::eval_filter(self, document)?.is_some())
+    }
+
+    /// Whether a decoded document satisfies the filter (it is encoded once, then evaluated
+    /// as [`Filter::matches`] does, so that both give the same answer by construction).
+    pub fn matches_document(&self, document: &Document) -> Result<bool> {
+        let raw = RawDocumentBuf::try_from(document)?;
+        self.matches(&raw)
+    }
+
+    /// Like [`Filter::matches`], and on a match also says which array element matched (for
+    /// the positional `$` operator). `None` when the document does not match.
+    pub fn match_details(&self, document: &RawDocument) -> Result<Option<MatchDetails>> {
+        Ok(eval::eval_filter(self, document)?.map(|array_index| MatchDetails { array_index }))
+    }
+
+    /// [`Filter::match_details`] on a decoded document.
+    pub fn match_details_document(&self, document: &Document) -> Result<Option<MatchDetails>> {
+        let raw = RawDocumentBuf::try_from(document)?;
+        self.match_details(&raw)
+    }
+
+    /// The field predicates every matching document must satisfy: the field clauses at the
+    /// top level and inside top-level `$and`s (recursively). `$or`, `$nor` and negated
+    /// predicates are not expanded. This is what a planner reads to find equality, `$in` and
+    /// range predicates it can answer from an index.
+    pub fn field_predicates(&self) -> impl Iterator<Item = (&FieldPath, &Predicate)> {
+        let mut found = Vec::new();
+        collect_field_predicates(self, &mut found);
+        found.into_iter()
+    }
+
+    /// The equality operand required on `path`, if some top-level ANDed clause pins it
+    /// (`{a: 5}` or `{a: {$eq: 5}}`). A regular expression in implicit equality is not an
+    /// equality (it is a [`Predicate::Regex`]).
+    pub fn equality_on(&self, path: &str) -> Option<&Bson> {
+        self.field_predicates()
+            .find_map(|(field, predicate)| match predicate {
+                Predicate::Eq(operand) if field.as_str() == path => Some(operand.value()),
+                _ => None,
+            })
+    }
+}
+
+fn collect_field_predicates<'a>(
+    filter: &'a Filter,
+    found: &mut Vec<(&'a FieldPath, &'a Predicate)>,
+) {
+    for clause in &filter.clauses {
+        match clause {
+            Clause::Field { path, predicate } => found.push((path, predicate)),
+            Clause::And(filters) => {
+                for inner in filters {
+                    collect_field_predicates(inner, found);
+                }
+            }
+            Clause::Or(_) | Clause::Nor(_) => {}
+        }
+    }
+}

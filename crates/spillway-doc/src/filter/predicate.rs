@@ -1,0 +1,275 @@
+//! The typed predicates of a parsed filter and their operands, converted at parse time to
+//! the form evaluation needs (raw BSON values, compiled regular expressions).
+//!
+//! Nothing here walks documents; the evaluator does. Constructors validate what MongoDB
+//! validates, so that a predicate built by hand (say, by a query rewriter) is as sound as a
+//! parsed one.
+
+use bson::spec::ElementType;
+use bson::{Bson, RawBson, RawBsonRef};
+
+use super::Filter;
+use crate::error::{DocError, Result};
+
+/// A condition on the values one field path reaches.
+///
+/// Positive predicates are satisfied when *any* value the path reaches satisfies them
+/// (array elements, the array itself, or "missing"); the negations `$ne`, `$nin` and `$not`
+/// are the negation of the positive predicate over all of them (`{a: {$ne: 5}}` does not
+/// match `{a: [5, 6]}`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Predicate {
+    /// Equality (`{a: v}`, `$eq`): MongoDB's value equality (`1 == 1.0`, embedded documents
+    /// field by field in order). `null` also matches a missing field.
+    Eq(Operand),
+    /// `$ne`: no value the path reaches equals the operand.
+    Ne(Operand),
+    /// `$gt`, within the operand's canonical type bracket.
+    Gt(Operand),
+    /// `$gte`, within the operand's canonical type bracket.
+    Gte(Operand),
+    /// `$lt`, within the operand's canonical type bracket.
+    Lt(Operand),
+    /// `$lte`, within the operand's canonical type bracket.
+    Lte(Operand),
+    /// `$in`: equal to one of the values, or matched by one of the regular expressions.
+    In(InList),
+    /// `$nin`: the negation of `$in`.
+    Nin(InList),
+    /// `$exists`: whether the path reaches any value (`true`) or none (`false`).
+    Exists(bool),
+    /// `$type`: a value of one of the types.
+    Type(TypeSet),
+    /// `$size`: an array with exactly this many elements.
+    Size(usize),
+    /// `$all`: every predicate (equalities, regular expressions or `$elemMatch`es) holds.
+    /// An empty list matches nothing.
+    All(Vec<Predicate>),
+    /// `$elemMatch`: an array with one element satisfying every condition.
+    ElemMatch(ElemMatch),
+    /// A regular expression (`{a: /x/}`, `$regex`): a string (or symbol) it matches, or a
+    /// stored regular expression with the same pattern and options.
+    Regex(RegexMatcher),
+    /// `$mod: [divisor, remainder]`: a number whose integer part has that remainder.
+    Mod {
+        /// The divisor, never zero.
+        divisor: i64,
+        /// The expected remainder (sign as in C and Rust: it follows the dividend).
+        remainder: i64,
+    },
+    /// `$not`: the conjunction of these predicates does not hold.
+    Not(Vec<Predicate>),
+}
+
+impl Predicate {
+    /// The operator as MongoDB spells it (`$eq` for implicit equality, `$regex` for a regular
+    /// expression), for messages and explain output.
+    pub fn operator(&self) -> &'static str {
+        match self {
+            Predicate::Eq(_) => "$eq",
+            Predicate::Ne(_) => "$ne",
+            Predicate::Gt(_) => "$gt",
+            Predicate::Gte(_) => "$gte",
+            Predicate::Lt(_) => "$lt",
+            Predicate::Lte(_) => "$lte",
+            Predicate::In(_) => "$in",
+            Predicate::Nin(_) => "$nin",
+            Predicate::Exists(_) => "$exists",
+            Predicate::Type(_) => "$type",
+            Predicate::Size(_) => "$size",
+            Predicate::All(_) => "$all",
+            Predicate::ElemMatch(_) => "$elemMatch",
+            Predicate::Regex(_) => "$regex",
+            Predicate::Mod { .. } => "$mod",
+            Predicate::Not(_) => "$not",
+        }
+    }
+
+    /// Whether this predicate evaluates to true on one value, *without* array traversal: the
+    /// semantics of a condition inside `{$elemMatch: {...operators...}}` and of `$pull`
+    /// conditions. `{$gt: 1}` does not look inside an array value here.
+    pub fn matches_value(&self, value: RawBsonRef<'_>) -> Result<bool> {
+        super::eval::test_value(self, value)
+    }
+
+    /// Whether this predicate holds for a field that is absent (the same as MongoDB's
+    /// "missing" value: `{$eq: null}`, `{$exists: false}`, `{$ne: 5}`...).
+    pub fn matches_missing(&self) -> bool {
+        super::eval::test_missing(self)
+    }
+}
+
+/// A comparison operand, kept both decoded (for planners and messages) and raw (for
+/// evaluation on raw documents).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operand {
+    value: Bson,
+    raw: RawBson,
+}
+
+impl Operand {
+    /// Wraps a value. Fails for `undefined`, which MongoDB refuses to compare to.
+    pub fn new(value: Bson) -> Result<Operand> {
+        if matches!(value, Bson::Undefined) {
+            return Err(DocError::filter("", "cannot compare to undefined"));
+        }
+        let raw = RawBson::try_from(value.clone())?;
+        Ok(Operand { value, raw })
+    }
+
+    /// The operand as a decoded value.
+    pub fn value(&self) -> &Bson {
+        &self.value
+    }
+
+    /// The operand as a raw value.
+    pub fn raw(&self) -> RawBsonRef<'_> {
+        self.raw.as_raw_bson_ref()
+    }
+
+    /// Whether the operand is `null` (which also matches missing fields).
+    pub fn is_null(&self) -> bool {
+        matches!(self.value, Bson::Null)
+    }
+}
+
+/// The operand of `$in` and `$nin`: values compared for equality and regular expressions.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InList {
+    /// The values, in the order written.
+    pub values: Vec<Operand>,
+    /// The regular expressions, in the order written.
+    pub regexes: Vec<RegexMatcher>,
+}
+
+impl InList {
+    /// Whether the list contains `null` (so that it matches a missing field).
+    pub fn contains_null(&self) -> bool {
+        self.values.iter().any(Operand::is_null)
+    }
+}
+
+/// The operand of `$type`: a set of BSON types, `"number"` standing for all four numeric
+/// types.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TypeSet {
+    /// Whether every numeric type (double, int, long, decimal) is in the set.
+    pub all_numbers: bool,
+    /// The individual types in the set.
+    pub types: Vec<ElementType>,
+}
+
+impl TypeSet {
+    /// Whether a value of type `element_type` is in the set.
+    pub fn contains(&self, element_type: ElementType) -> bool {
+        let is_number = matches!(
+            element_type,
+            ElementType::Double | ElementType::Int32 | ElementType::Int64 | ElementType::Decimal128
+        );
+        (self.all_numbers && is_number) || self.types.contains(&element_type)
+    }
+}
+
+/// The operand of `$elemMatch`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElemMatch {
+    /// `{$elemMatch: {$gte: 80, $lt: 85}}`: an element satisfies every predicate, each
+    /// applied to the element itself (no further array traversal).
+    Value(Vec<Predicate>),
+    /// `{$elemMatch: {author: "ann", stars: 5}}`: an element that is a document (or an
+    /// array, seen as a document with keys `0`, `1`...) matches the filter.
+    Document(Box<Filter>),
+}
+
+/// A compiled regular expression with its MongoDB pattern and options.
+///
+/// Options `i`, `m`, `s` and `x` translate to the `regex` crate's flags of the same meaning;
+/// `u` is accepted and ignored (matching is always Unicode-aware). The `regex` crate is not
+/// PCRE: look-around and back-references are refused at parse time, and `$` without `m`
+/// matches only at the very end of the string.
+#[derive(Debug, Clone)]
+pub struct RegexMatcher {
+    pattern: String,
+    options: String,
+    compiled: regex::Regex,
+}
+
+impl PartialEq for RegexMatcher {
+    fn eq(&self, other: &Self) -> bool {
+        self.pattern == other.pattern && self.options == other.options
+    }
+}
+
+impl RegexMatcher {
+    /// Compiles `pattern` with MongoDB `options` (any of `imsxu`, in any order).
+    pub fn new(pattern: &str, options: &str) -> Result<RegexMatcher> {
+        let invalid = |message: String| DocError::filter("", message);
+        let mut builder = regex::RegexBuilder::new(pattern);
+        let mut sorted_options: Vec<char> = Vec::new();
+        for option in options.chars() {
+            match option {
+                'i' => builder.case_insensitive(true),
+                'm' => builder.multi_line(true),
+                's' => builder.dot_matches_new_line(true),
+                'x' => builder.ignore_whitespace(true),
+                'u' => &mut builder,
+                other => {
+                    return Err(invalid(format!(
+                        "$regex: invalid option '{other}' (valid options: i m s x u)"
+                    )));
+                }
+            };
+            if !sorted_options.contains(&option) {
+                sorted_options.push(option);
+            }
+        }
+        if pattern.contains('\0') {
+            return Err(invalid(
+                "$regex: a pattern cannot contain a NUL byte".to_string(),
+            ));
+        }
+        let compiled = builder.build().map_err(|error| {
+            let reason = match error {
+                regex::Error::Syntax(text) => {
+                    text.lines().last().unwrap_or_default().trim().to_string()
+                }
+                other => other.to_string(),
+            };
+            invalid(format!("$regex: cannot compile /{pattern}/: {reason}"))
+        })?;
+        // BSON stores regex options sorted; equality with stored regexes depends on it.
+        sorted_options.sort_unstable();
+        Ok(RegexMatcher {
+            pattern: pattern.to_string(),
+            options: sorted_options.into_iter().collect(),
+            compiled,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// The options, sorted as BSON stores them.
+    pub fn options(&self) -> &str {
+        &self.options
+    }
+
+    /// Whether the expression matches a string.
+    pub fn is_match(&self, text: &str) -> bool {
+        self.compiled.is_match(text)
+    }
+
+    /// Whether it matches a value: a string or symbol it matches, or a regular expression
+    /// value with the same pattern and options.
+    pub fn matches_value(&self, value: RawBsonRef<'_>) -> bool {
+        match value {
+            RawBsonRef::String(text) | RawBsonRef::Symbol(text) => self.is_match(text),
+            RawBsonRef::RegularExpression(regex) => {
+                regex.pattern.as_str() == self.pattern && regex.options.as_str() == self.options
+            }
+            _ => false,
+        }
+    }
+}
