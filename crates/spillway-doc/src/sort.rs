@@ -1,0 +1,316 @@
+//! Sort specifications (`{ published_date: -1, _id: 1 }`) and the order they put documents in.
+//!
+//! A [`SortSpec`] is parsed once and then compares whole documents, decoded or raw, with
+//! MongoDB's semantics for `find().sort()`:
+//!
+//! - each key is a dotted path; the value it sorts on is found with the query traversal rules,
+//!   so `reviews.score` reaches into every element document of `reviews`;
+//! - when a path reaches several values (an array field, or a path through an array of
+//!   documents) the document sorts by the **smallest** of them ascending and the **largest**
+//!   descending; an array's elements are the candidates, not the array itself;
+//! - a missing field sorts as `null`, and an empty array sorts before `null` (as `undefined`);
+//! - values of different types follow the BSON comparison order of [`crate::compare`];
+//! - documents whose keys all tie compare equal: callers use a stable sort, so ties keep their
+//!   input order. An empty specification means natural order (everything ties).
+//!
+//! This module only orders documents; it must never reorder a slice itself, allocate per
+//! comparison, or know about projections and limits. `$push`'s `$sort` modifier uses the
+//! update module's own exact-path comparison, as MongoDB does (no fan-out, arrays compared
+//! whole), not this one.
+
+use std::cmp::Ordering;
+
+use bson::{Bson, Document, RawBsonRef, RawDocument};
+
+use crate::compare::{compare, compare_raw};
+use crate::error::{DocError, Result};
+use crate::path::{FieldPath, array_index};
+
+/// The direction of one sort key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Smallest first (`1`).
+    Ascending,
+    /// Largest first (`-1`).
+    Descending,
+}
+
+impl Direction {
+    /// Reads a direction written as the number `1` or `-1` in any numeric type.
+    #[expect(
+        clippy::float_cmp,
+        reason = "1 and -1 are exact doubles; only they are accepted"
+    )]
+    pub fn from_bson(value: &Bson) -> Option<Direction> {
+        let number = match value {
+            Bson::Int32(number) => f64::from(*number),
+            Bson::Int64(number) => *number as f64,
+            Bson::Double(number) => *number,
+            Bson::Decimal128(number) => number.to_string().parse::<f64>().ok()?,
+            _ => return None,
+        };
+        if number == 1.0 {
+            Some(Direction::Ascending)
+        } else if number == -1.0 {
+            Some(Direction::Descending)
+        } else {
+            None
+        }
+    }
+
+    /// Applies the direction to an ascending comparison.
+    pub fn apply(self, ascending: Ordering) -> Ordering {
+        match self {
+            Direction::Ascending => ascending,
+            Direction::Descending => ascending.reverse(),
+        }
+    }
+}
+
+/// One key of a sort specification: a field path and a direction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SortKey {
+    /// The field the documents are sorted on.
+    pub path: FieldPath,
+    /// Ascending or descending.
+    pub direction: Direction,
+}
+
+/// A parsed sort specification: keys in priority order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct SortSpec {
+    keys: Vec<SortKey>,
+}
+
+impl SortSpec {
+    /// Parses a sort document such as `{ published_date: -1, _id: 1 }`.
+    ///
+    /// Each value must be `1` or `-1` (any numeric type). `{ $meta: ... }` sorts are not
+    /// supported. An empty document is allowed and means natural order.
+    pub fn parse(spec: &Document) -> Result<SortSpec> {
+        let mut keys = Vec::with_capacity(spec.len());
+        for (field, value) in spec {
+            let path = FieldPath::parse(field).map_err(|error| DocError::InvalidSort {
+                message: format!("field '{field}': {error}"),
+            })?;
+            if let Some(part) = path.parts().iter().find(|part| part.starts_with('$')) {
+                return Err(DocError::InvalidSort {
+                    message: format!(
+                        "field '{field}': a sort path component cannot start with '$' ('{part}')"
+                    ),
+                });
+            }
+            let direction = match value {
+                Bson::Document(inner) if inner.contains_key("$meta") => {
+                    return Err(DocError::InvalidSort {
+                        message: format!(
+                            "field '{field}': {{ $meta: ... }} sorts (text score, search score) are not supported"
+                        ),
+                    });
+                }
+                other => Direction::from_bson(other).ok_or_else(|| DocError::InvalidSort {
+                    message: format!(
+                        "field '{field}': the direction must be 1 (ascending) or -1 (descending), not {other}"
+                    ),
+                })?,
+            };
+            keys.push(SortKey { path, direction });
+        }
+        Ok(SortSpec { keys })
+    }
+
+    /// Builds a specification from keys that are already parsed.
+    pub fn from_keys(keys: Vec<SortKey>) -> SortSpec {
+        SortSpec { keys }
+    }
+
+    /// The keys, highest priority first.
+    pub fn keys(&self) -> &[SortKey] {
+        &self.keys
+    }
+
+    /// Whether the specification has no keys (natural order).
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Compares two decoded documents; `Equal` when every key ties.
+    pub fn compare(&self, a: &Document, b: &Document) -> Ordering {
+        for key in &self.keys {
+            let a_value = sort_value(a, key);
+            let b_value = sort_value(b, key);
+            let order = key.direction.apply(compare(a_value, b_value));
+            if order != Ordering::Equal {
+                return order;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// Compares two raw documents; same order as [`SortSpec::compare`] on their decoded forms.
+    pub fn compare_raw(&self, a: &RawDocument, b: &RawDocument) -> Ordering {
+        for key in &self.keys {
+            let a_value = sort_value_raw(a, key);
+            let b_value = sort_value_raw(b, key);
+            let order = key.direction.apply(compare_raw(a_value, b_value));
+            if order != Ordering::Equal {
+                return order;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// The value each key sorts `document` on (`null` for a missing field, `undefined` for an
+    /// empty array), so that callers sorting many documents can extract keys once and compare
+    /// them with [`SortSpec::compare_values`].
+    pub fn sort_values(&self, document: &Document) -> Vec<Bson> {
+        self.keys
+            .iter()
+            .map(|key| sort_value(document, key).clone())
+            .collect()
+    }
+
+    /// Compares two outputs of [`SortSpec::sort_values`].
+    pub fn compare_values(&self, a: &[Bson], b: &[Bson]) -> Ordering {
+        for ((key, a_value), b_value) in self.keys.iter().zip(a).zip(b) {
+            let order = key.direction.apply(compare(a_value, b_value));
+            if order != Ordering::Equal {
+                return order;
+            }
+        }
+        Ordering::Equal
+    }
+}
+
+static NULL: Bson = Bson::Null;
+static UNDEFINED: Bson = Bson::Undefined;
+
+/// Keeps the smallest (ascending) or largest (descending) candidate seen so far.
+struct Extreme<T> {
+    direction: Direction,
+    best: Option<T>,
+}
+
+impl<T: Copy> Extreme<T> {
+    fn offer(&mut self, candidate: T, compare: impl Fn(T, T) -> Ordering) {
+        let better = match self.best {
+            None => true,
+            Some(best) => match self.direction {
+                Direction::Ascending => compare(candidate, best) == Ordering::Less,
+                Direction::Descending => compare(candidate, best) == Ordering::Greater,
+            },
+        };
+        if better {
+            self.best = Some(candidate);
+        }
+    }
+}
+
+/// The value `document` sorts on for `key`.
+fn sort_value<'a>(document: &'a Document, key: &SortKey) -> &'a Bson {
+    let mut extreme = Extreme {
+        direction: key.direction,
+        best: None,
+    };
+    let parts = key.path.parts();
+    match document.get(&parts[0]) {
+        Some(value) => collect(value, &parts[1..], &mut extreme),
+        None => extreme.offer(&NULL, compare),
+    }
+    extreme.best.unwrap_or(&NULL)
+}
+
+fn collect<'a>(value: &'a Bson, rest: &[String], extreme: &mut Extreme<&'a Bson>) {
+    let offer = |extreme: &mut Extreme<&'a Bson>, candidate: &'a Bson| {
+        extreme.offer(candidate, compare);
+    };
+    let Some((part, tail)) = rest.split_first() else {
+        match value {
+            Bson::Array(items) if items.is_empty() => offer(extreme, &UNDEFINED),
+            Bson::Array(items) => items.iter().for_each(|item| offer(extreme, item)),
+            other => offer(extreme, other),
+        }
+        return;
+    };
+    match value {
+        Bson::Document(inner) => match inner.get(part) {
+            Some(next) => collect(next, tail, extreme),
+            None => offer(extreme, &NULL),
+        },
+        Bson::Array(items) => {
+            let mut reached = false;
+            if let Some(item) = array_index(part).and_then(|index| items.get(index)) {
+                collect(item, tail, extreme);
+                reached = true;
+            }
+            for item in items {
+                if let Bson::Document(_) = item {
+                    collect(item, rest, extreme);
+                    reached = true;
+                }
+            }
+            if !reached {
+                offer(extreme, &NULL);
+            }
+        }
+        _ => offer(extreme, &NULL),
+    }
+}
+
+/// The value `document` sorts on for `key`, on raw bytes.
+fn sort_value_raw<'a>(document: &'a RawDocument, key: &SortKey) -> RawBsonRef<'a> {
+    let mut extreme = Extreme {
+        direction: key.direction,
+        best: None,
+    };
+    let parts = key.path.parts();
+    match document.get(&parts[0]).ok().flatten() {
+        Some(value) => collect_raw(value, &parts[1..], &mut extreme),
+        None => extreme.offer(RawBsonRef::Null, compare_raw),
+    }
+    extreme.best.unwrap_or(RawBsonRef::Null)
+}
+
+fn collect_raw<'a>(value: RawBsonRef<'a>, rest: &[String], extreme: &mut Extreme<RawBsonRef<'a>>) {
+    let Some((part, tail)) = rest.split_first() else {
+        match value {
+            RawBsonRef::Array(items) => {
+                let mut any = false;
+                for item in items.into_iter().map_while(Result::ok) {
+                    extreme.offer(item, compare_raw);
+                    any = true;
+                }
+                if !any {
+                    extreme.offer(RawBsonRef::Undefined, compare_raw);
+                }
+            }
+            other => extreme.offer(other, compare_raw),
+        }
+        return;
+    };
+    match value {
+        RawBsonRef::Document(inner) => match inner.get(part).ok().flatten() {
+            Some(next) => collect_raw(next, tail, extreme),
+            None => extreme.offer(RawBsonRef::Null, compare_raw),
+        },
+        RawBsonRef::Array(items) => {
+            let mut reached = false;
+            if let Some(item) = array_index(part)
+                .and_then(|index| items.into_iter().map_while(Result::ok).nth(index))
+            {
+                collect_raw(item, tail, extreme);
+                reached = true;
+            }
+            for item in items.into_iter().map_while(Result::ok) {
+                if let RawBsonRef::Document(_) = item {
+                    collect_raw(item, rest, extreme);
+                    reached = true;
+                }
+            }
+            if !reached {
+                extreme.offer(RawBsonRef::Null, compare_raw);
+            }
+        }
+        _ => extreme.offer(RawBsonRef::Null, compare_raw),
+    }
+}
