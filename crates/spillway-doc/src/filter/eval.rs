@@ -119,11 +119,25 @@ fn eval_predicate(
             }
             eval_conjunction(predicates, document, parts)
         }
-        Predicate::Size(_) | Predicate::ElemMatch(_) => {
-            first_candidate(document, parts, false, |candidate| {
-                test_candidate(predicate, candidate)
+        Predicate::Exists(false) => {
+            // `{$exists: false}` is the negation of `{$exists: true}`: no value anywhere.
+            let found = first_candidate(document, parts, true, |candidate| {
+                Ok(matches!(candidate, Candidate::Value(_)))
+            })?;
+            Ok(negate(found))
+        }
+        Predicate::ElemMatch(elem_match) => {
+            // The element that matched gives the index, unless an outer array already did.
+            first_candidate_with_index(document, parts, false, |candidate| match candidate {
+                Candidate::Value(RawBsonRef::Array(array)) => {
+                    Ok(first_matching_element(elem_match, array)?.map(Some))
+                }
+                _ => Ok(None),
             })
         }
+        Predicate::Size(_) => first_candidate(document, parts, false, |candidate| {
+            test_candidate(predicate, candidate)
+        }),
         _ => first_candidate(document, parts, true, |candidate| {
             test_candidate(predicate, candidate)
         }),
@@ -351,12 +365,24 @@ fn first_candidate<'a>(
     expand_leaf_arrays: bool,
     mut test: impl FnMut(Candidate<'a>) -> Result<bool>,
 ) -> Result<Outcome> {
-    let mut visit = |candidate, array_index| -> Result<ControlFlow<Option<usize>>> {
-        if test(candidate)? {
-            Ok(ControlFlow::Break(array_index))
-        } else {
-            Ok(ControlFlow::Continue(()))
-        }
+    first_candidate_with_index(document, parts, expand_leaf_arrays, |candidate| {
+        Ok(test(candidate)?.then_some(None))
+    })
+}
+
+/// Like [`first_candidate`], for tests that find an index of their own inside the candidate
+/// (`$elemMatch`): `Some(inner_index)` on a match. The outer array's index wins over it.
+fn first_candidate_with_index<'a>(
+    document: &'a RawDocument,
+    parts: &[String],
+    expand_leaf_arrays: bool,
+    mut test: impl FnMut(Candidate<'a>) -> Result<Option<Option<usize>>>,
+) -> Result<Outcome> {
+    let mut visit = |candidate, outer_index: Option<usize>| -> Result<Flow> {
+        Ok(match test(candidate)? {
+            Some(inner_index) => Flow::Break(outer_index.or(inner_index)),
+            None => Flow::Continue(()),
+        })
     };
     match walk_document(document, parts, expand_leaf_arrays, None, &mut visit)? {
         ControlFlow::Break(array_index) => Ok(Some(array_index)),
