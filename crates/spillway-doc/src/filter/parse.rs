@@ -458,7 +458,15 @@ fn parse_elem_match(path: &FieldPath, value: &Bson) -> Result<ElemMatch> {
     if is_value_form {
         Ok(ElemMatch::Value(parse_operators(path, spec)?))
     } else {
-        Ok(ElemMatch::Document(Box::new(parse_filter(spec)?)))
+        // Errors inside name the path from the top: `a.b` for `{a: {$elemMatch: {b: ...}}}`.
+        let filter = parse_filter(spec).map_err(|error| match error {
+            DocError::InvalidFilter {
+                path: inner,
+                message,
+            } => DocError::filter(format!("{}.{inner}", path.as_str()), message),
+            other => other,
+        })?;
+        Ok(ElemMatch::Document(Box::new(filter)))
     }
 }
 

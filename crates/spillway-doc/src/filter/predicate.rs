@@ -231,7 +231,8 @@ impl RegexMatcher {
         let compiled = builder.build().map_err(|error| {
             let reason = match error {
                 regex::Error::Syntax(text) => {
-                    text.lines().last().unwrap_or_default().trim().to_string()
+                    let last_line = text.lines().last().unwrap_or_default().trim();
+                    last_line.trim_start_matches("error: ").to_string()
                 }
                 other => other.to_string(),
             };
