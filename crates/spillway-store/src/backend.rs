@@ -1,0 +1,626 @@
+//! The small I/O interface every byte the store reads or writes goes through.
+//!
+//! Two implementations: [`FileBackend`] (real files, `pwrite`, `fdatasync`, `mmap`, an `flock`
+//! exclusive lock) and [`MemoryBackend`] (files in memory, with a model of what survives a
+//! power loss and a [`FaultPlan`] that injects write, fsync and disk-full failures). Tests and
+//! upper layers use the latter to simulate crashes deterministically.
+//!
+//! This module must never interpret file contents: formats live in `format` and `checkpoint`.
+
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use crate::map::Map;
+
+/// An open file of a [`Backend`].
+pub trait BackendFile: Send + Sync + fmt::Debug {
+    /// Current length in bytes.
+    fn len(&self) -> io::Result<u64>;
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Writes all of `buf` at `offset` (a positional write; extends the file if needed).
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
+    /// Sets the length (extending with zeros).
+    fn set_len(&self, len: u64) -> io::Result<()>;
+    /// Makes the file's contents and length durable (`fdatasync`).
+    fn sync_data(&self) -> io::Result<()>;
+    /// Maps the whole file read-only at its current length.
+    fn map(&self) -> io::Result<Map>;
+}
+
+/// Opaque guard of a store directory's exclusive lock; dropping it releases the lock.
+pub struct DirLock {
+    _guard: Box<dyn Any + Send + Sync>,
+}
+
+impl fmt::Debug for DirLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("DirLock")
+    }
+}
+
+/// File-system operations used by the store.
+pub trait Backend: Send + Sync + fmt::Debug {
+    /// Creates a directory and its parents.
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// Takes the exclusive lock of `dir`; fails with `ErrorKind::WouldBlock` if it is held.
+    fn lock_dir(&self, dir: &Path) -> io::Result<DirLock>;
+    /// Opens an existing file for reading and writing.
+    fn open_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>>;
+    /// Creates a file (truncating any existing one) for reading and writing.
+    fn create_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>>;
+    /// Reads a whole file.
+    fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let file = self.open_file(path)?;
+        let len = usize::try_from(file.len()?)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "file too large"))?;
+        let mut bytes = vec![0u8; len];
+        file.read_exact_at(&mut bytes, 0)?;
+        Ok(bytes)
+    }
+    /// Names of the entries of a directory.
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>>;
+    /// Atomically renames a file (replacing `to`).
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Deletes a file.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Makes the directory's entries (creations, renames, deletions) durable.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real files
+
+/// The backend for real files on a local file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FileBackend;
+
+#[derive(Debug)]
+struct RealFile {
+    file: File,
+}
+
+impl BackendFile for RealFile {
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        FileExt::read_exact_at(&self.file, buf, offset)
+    }
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        FileExt::write_all_at(&self.file, buf, offset)
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+    fn map(&self) -> io::Result<Map> {
+        Map::of_file(&self.file)
+    }
+}
+
+impl Backend for FileBackend {
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)
+    }
+
+    fn lock_dir(&self, dir: &Path) -> io::Result<DirLock> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.join("LOCK"))?;
+        match file.try_lock() {
+            Ok(()) => Ok(DirLock {
+                _guard: Box::new(file),
+            }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "lock held by another process",
+            )),
+            Err(std::fs::TryLockError::Error(error)) => Err(error),
+        }
+    }
+
+    fn open_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
+        Ok(Arc::new(RealFile { file }))
+    }
+
+    fn create_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(Arc::new(RealFile { file }))
+    }
+
+    fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            if let Ok(name) = entry.file_name().into_string() {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        File::open(dir)?.sync_all()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-memory files with crash simulation and fault injection
+
+/// Failures a [`MemoryBackend`] injects. Call numbers count from 1 over the whole backend.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FaultPlan {
+    /// The Nth call of `write_all_at` fails (later calls succeed again).
+    pub fail_write_at: Option<u64>,
+    /// The failing write first writes the first half of its bytes (a torn write).
+    pub tear_failed_write: bool,
+    /// The Nth call of `sync_data` or `sync_dir` fails and makes nothing durable.
+    pub fail_sync_at: Option<u64>,
+    /// Once this many bytes have been written in total, writes fail with "no space left on
+    /// device" (`ErrorKind::StorageFull`) after writing what still fits.
+    pub no_space_after_bytes: Option<u64>,
+}
+
+/// Counters of a [`MemoryBackend`]'s calls so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultCounters {
+    /// Calls of `write_all_at`.
+    pub writes: u64,
+    /// Calls of `sync_data` and `sync_dir`.
+    pub syncs: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+}
+
+/// What a simulated power loss keeps of the data written since the last fsync.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashMode {
+    /// Nothing: every file reverts to its last synced contents, the directory to its last
+    /// synced entries.
+    LoseUnsynced,
+    /// Each 512-byte sector written since the last sync survives or not at random (seeded),
+    /// as when the page cache writes pages back in any order before the power goes.
+    TearUnsynced {
+        /// Seed of the sector choice.
+        seed: u64,
+    },
+}
+
+#[derive(Debug, Default)]
+struct Faults {
+    plan: Mutex<FaultPlan>,
+    writes: AtomicU64,
+    syncs: AtomicU64,
+    bytes_written: AtomicU64,
+}
+
+fn simulated(kind: io::ErrorKind, message: &str) -> io::Error {
+    io::Error::new(kind, format!("simulated fault: {message}"))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Faults {
+    fn plan(&self) -> FaultPlan {
+        lock(&self.plan).clone()
+    }
+
+    /// How many bytes of a write of `len` bytes may go through, and the error to return after.
+    fn admit_write(&self, len: usize) -> (usize, Option<io::Error>) {
+        let call = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
+        let plan = self.plan();
+        if plan.fail_write_at == Some(call) {
+            let torn = if plan.tear_failed_write { len / 2 } else { 0 };
+            return (torn, Some(simulated(io::ErrorKind::Other, "write failed")));
+        }
+        if let Some(limit) = plan.no_space_after_bytes {
+            let so_far = self.bytes_written.load(Ordering::SeqCst);
+            let room = limit.saturating_sub(so_far);
+            if (len as u64) > room {
+                return (
+                    room as usize,
+                    Some(simulated(
+                        io::ErrorKind::StorageFull,
+                        "no space left on device",
+                    )),
+                );
+            }
+        }
+        (len, None)
+    }
+
+    fn admit_sync(&self) -> io::Result<()> {
+        let call = self.syncs.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.plan().fail_sync_at == Some(call) {
+            return Err(simulated(io::ErrorKind::Other, "fsync failed"));
+        }
+        Ok(())
+    }
+}
+
+struct MemoryFile {
+    /// Current contents. Replaced (never resized in place) when the length changes, which is
+    /// refused while a map holds the buffer.
+    bytes: RwLock<Arc<[AtomicU8]>>,
+    /// Contents as of the last successful `sync_data`.
+    durable: Mutex<Vec<u8>>,
+    faults: Arc<Faults>,
+}
+
+impl fmt::Debug for MemoryFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryFile")
+            .field("len", &self.current().len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn atomic_buffer(bytes: impl ExactSizeIterator<Item = u8>) -> Arc<[AtomicU8]> {
+    bytes.map(AtomicU8::new).collect()
+}
+
+impl MemoryFile {
+    fn new(contents: &[u8], faults: Arc<Faults>) -> MemoryFile {
+        MemoryFile {
+            bytes: RwLock::new(atomic_buffer(contents.iter().copied())),
+            durable: Mutex::new(contents.to_vec()),
+            faults,
+        }
+    }
+
+    fn current(&self) -> Arc<[AtomicU8]> {
+        self.bytes
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn snapshot(&self) -> Vec<u8> {
+        self.current()
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    fn resize(&self, new_len: usize) -> io::Result<()> {
+        let mut guard = self
+            .bytes
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if guard.len() == new_len {
+            return Ok(());
+        }
+        if Arc::strong_count(&guard) > 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "cannot resize an in-memory file while it is mapped",
+            ));
+        }
+        let old = guard.clone();
+        *guard = atomic_buffer(
+            (0..new_len).map(|i| old.get(i).map_or(0, |b| b.load(Ordering::Relaxed))),
+        );
+        Ok(())
+    }
+}
+
+impl BackendFile for MemoryFile {
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.current().len() as u64)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let bytes = self.current();
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let source = start
+            .checked_add(buf.len())
+            .and_then(|end| bytes.get(start..end))
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+        for (out, byte) in buf.iter_mut().zip(source) {
+            *out = byte.load(Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        let (admitted, error) = self.faults.admit_write(buf.len());
+        let buf = &buf[..admitted];
+        let start = usize::try_from(offset)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset too large"))?;
+        let end = start + buf.len();
+        if end > self.current().len() {
+            self.resize(end)?;
+        }
+        let bytes = self.current();
+        for (target, &byte) in bytes[start..end].iter().zip(buf) {
+            target.store(byte, Ordering::Relaxed);
+        }
+        self.faults
+            .bytes_written
+            .fetch_add(buf.len() as u64, Ordering::SeqCst);
+        error.map_or(Ok(()), Err)
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        let len = usize::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "length too large"))?;
+        self.resize(len)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        self.faults.admit_sync()?;
+        let snapshot = self.snapshot();
+        *lock(&self.durable) = snapshot;
+        Ok(())
+    }
+
+    fn map(&self) -> io::Result<Map> {
+        Ok(Map::of_memory(self.current()))
+    }
+}
+
+#[derive(Debug, Default)]
+struct Namespace {
+    files: BTreeMap<PathBuf, Arc<MemoryFile>>,
+    durable_files: BTreeMap<PathBuf, Arc<MemoryFile>>,
+    dirs: BTreeSet<PathBuf>,
+    locked: BTreeSet<PathBuf>,
+}
+
+#[derive(Debug, Default)]
+struct MemoryState {
+    namespace: Mutex<Namespace>,
+    faults: Arc<Faults>,
+}
+
+/// Files in memory, for tests: crash simulation ([`MemoryBackend::crash`]) and fault injection
+/// ([`FaultPlan`]). Clones share the same files.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryBackend {
+    state: Arc<MemoryState>,
+}
+
+fn not_found(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("{} does not exist", path.display()),
+    )
+}
+
+impl MemoryBackend {
+    /// An empty backend with no faults planned.
+    pub fn new() -> MemoryBackend {
+        MemoryBackend::default()
+    }
+
+    /// Replaces the fault plan (call counters keep counting).
+    pub fn set_faults(&self, plan: FaultPlan) {
+        *lock(&self.state.faults.plan) = plan;
+    }
+
+    /// Calls made so far.
+    pub fn counters(&self) -> FaultCounters {
+        let faults = &self.state.faults;
+        FaultCounters {
+            writes: faults.writes.load(Ordering::SeqCst),
+            syncs: faults.syncs.load(Ordering::SeqCst),
+            bytes_written: faults.bytes_written.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Simulates a power loss: returns a new backend holding what would be on the disk after a
+    /// reboot (no locks, no faults planned). `self` is left untouched and can keep running.
+    pub fn crash(&self, mode: CrashMode) -> MemoryBackend {
+        let namespace = lock(&self.state.namespace);
+        let faults = Arc::new(Faults::default());
+        let mut rng = match mode {
+            CrashMode::LoseUnsynced => 0,
+            CrashMode::TearUnsynced { seed } => seed | 1,
+        };
+        let mut files = BTreeMap::new();
+        for (path, file) in &namespace.durable_files {
+            let mut contents = lock(&file.durable).clone();
+            if let CrashMode::TearUnsynced { .. } = mode {
+                let current = file.snapshot();
+                let shared = contents.len().min(current.len());
+                for sector_start in (0..shared).step_by(512) {
+                    let sector_end = (sector_start + 512).min(shared);
+                    if contents[sector_start..sector_end] != current[sector_start..sector_end] {
+                        // xorshift64: deterministic per seed.
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        if rng & 1 == 1 {
+                            contents[sector_start..sector_end]
+                                .copy_from_slice(&current[sector_start..sector_end]);
+                        }
+                    }
+                }
+            }
+            files.insert(
+                path.clone(),
+                Arc::new(MemoryFile::new(&contents, faults.clone())),
+            );
+        }
+        let state = MemoryState {
+            namespace: Mutex::new(Namespace {
+                durable_files: files.clone(),
+                files,
+                dirs: namespace.dirs.clone(),
+                locked: BTreeSet::new(),
+            }),
+            faults,
+        };
+        MemoryBackend {
+            state: Arc::new(state),
+        }
+    }
+
+    /// The current contents of a file (for tests that damage files on purpose).
+    pub fn file_contents(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let namespace = lock(&self.state.namespace);
+        let file = namespace.files.get(path).ok_or_else(|| not_found(path))?;
+        Ok(file.snapshot())
+    }
+
+    /// Replaces a file's contents, current and durable (for tests that damage files on purpose).
+    /// Fails if the file is mapped and the length changes.
+    pub fn overwrite_file(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
+        let namespace = lock(&self.state.namespace);
+        let file = namespace.files.get(path).ok_or_else(|| not_found(path))?;
+        file.resize(contents.len())?;
+        for (target, &byte) in file.current().iter().zip(contents) {
+            target.store(byte, Ordering::Relaxed);
+        }
+        *lock(&file.durable) = contents.to_vec();
+        Ok(())
+    }
+
+    fn lookup(&self, path: &Path) -> io::Result<Arc<MemoryFile>> {
+        lock(&self.state.namespace)
+            .files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| not_found(path))
+    }
+}
+
+struct MemoryLock {
+    state: Arc<MemoryState>,
+    dir: PathBuf,
+}
+
+impl Drop for MemoryLock {
+    fn drop(&mut self) {
+        lock(&self.state.namespace).locked.remove(&self.dir);
+    }
+}
+
+impl Backend for MemoryBackend {
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        lock(&self.state.namespace).dirs.insert(dir.to_path_buf());
+        Ok(())
+    }
+
+    fn lock_dir(&self, dir: &Path) -> io::Result<DirLock> {
+        let mut namespace = lock(&self.state.namespace);
+        if !namespace.locked.insert(dir.to_path_buf()) {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "lock held by another handle",
+            ));
+        }
+        Ok(DirLock {
+            _guard: Box::new(MemoryLock {
+                state: self.state.clone(),
+                dir: dir.to_path_buf(),
+            }),
+        })
+    }
+
+    fn open_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+        Ok(self.lookup(path)?)
+    }
+
+    fn create_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+        let mut namespace = lock(&self.state.namespace);
+        let parent = path.parent().unwrap_or(Path::new(""));
+        if !namespace.dirs.contains(parent) {
+            return Err(not_found(parent));
+        }
+        let file = Arc::new(MemoryFile::new(&[], self.state.faults.clone()));
+        namespace.files.insert(path.to_path_buf(), file.clone());
+        Ok(file)
+    }
+
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let namespace = lock(&self.state.namespace);
+        if !namespace.dirs.contains(dir) {
+            return Err(not_found(dir));
+        }
+        let mut names: Vec<String> = namespace
+            .files
+            .keys()
+            .filter(|path| path.parent() == Some(dir))
+            .filter_map(|path| path.file_name()?.to_str().map(str::to_owned))
+            .collect();
+        names.extend(
+            namespace
+                .dirs
+                .iter()
+                .filter(|path| path.parent() == Some(dir))
+                .filter_map(|path| path.file_name()?.to_str().map(str::to_owned)),
+        );
+        names.sort();
+        Ok(names)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut namespace = lock(&self.state.namespace);
+        let file = namespace
+            .files
+            .remove(from)
+            .ok_or_else(|| not_found(from))?;
+        namespace.files.insert(to.to_path_buf(), file);
+        Ok(())
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        lock(&self.state.namespace)
+            .files
+            .remove(path)
+            .map(|_| ())
+            .ok_or_else(|| not_found(path))
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.state.faults.admit_sync()?;
+        let mut namespace = lock(&self.state.namespace);
+        let namespace = &mut *namespace;
+        namespace
+            .durable_files
+            .retain(|path, _| path.parent() != Some(dir));
+        for (path, file) in &namespace.files {
+            if path.parent() == Some(dir) {
+                namespace.durable_files.insert(path.clone(), file.clone());
+            }
+        }
+        Ok(())
+    }
+}

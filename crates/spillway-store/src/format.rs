@@ -1,0 +1,681 @@
+//! Byte layouts of segments, frames, operations and the manifest (see `docs/file-format.md`).
+//!
+//! Pure functions from structs to bytes and back: this module must never do I/O, never panic on
+//! any input (its decoders are fuzzed), and never return a frame whose checksum or structure it
+//! has not fully verified. All integers are little-endian.
+
+use std::fmt;
+
+/// Every frame, op and value starts at a multiple of this many bytes inside a segment.
+pub(crate) const ALIGN: usize = 8;
+
+/// Size of the header at the start of every segment file; the first frame starts here.
+pub(crate) const SEGMENT_HEADER_LEN: usize = 32;
+pub(crate) const SEGMENT_MAGIC: [u8; 8] = *b"SPWYSEG\0";
+pub(crate) const FORMAT_VERSION: u16 = 1;
+
+/// Size of a frame header; the payload follows immediately.
+pub(crate) const FRAME_HEADER_LEN: usize = 32;
+pub(crate) const FRAME_MAGIC: u32 = u32::from_le_bytes(*b"SPFR");
+
+/// Size of an operation header inside a frame payload.
+pub(crate) const OP_HEADER_LEN: usize = 24;
+
+/// Largest frame (header plus payload) the format accepts: offsets inside a segment are `u32`.
+pub(crate) const MAX_FRAME_LEN: u64 = (u32::MAX as u64) - (SEGMENT_HEADER_LEN as u64) - 7;
+
+pub(crate) const MANIFEST_MAGIC: [u8; 8] = *b"SPWYMAN\0";
+pub(crate) const MANIFEST_HEADER_LEN: usize = 48;
+pub(crate) const MANIFEST_ENTRY_LEN: usize = 24;
+/// `end` value of the manifest entry of the segment still being appended to.
+pub(crate) const ACTIVE_SEGMENT_END: u64 = u64::MAX;
+
+/// Rounds `len` up to the next multiple of [`ALIGN`].
+pub(crate) const fn align_up(len: usize) -> usize {
+    (len + ALIGN - 1) & !(ALIGN - 1)
+}
+
+/// Bytes an op with these key and value lengths occupies in a frame payload.
+pub(crate) const fn op_len(key_len: usize, value_len: usize) -> usize {
+    OP_HEADER_LEN + align_up(key_len) + align_up(value_len)
+}
+
+/// What a segment holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SegmentKind {
+    /// Commit frames in sequence order; replayed on open after the checkpoint position.
+    Log,
+    /// Live records copied by compaction; reachable only through a checkpoint, never replayed.
+    Compacted,
+}
+
+impl SegmentKind {
+    fn to_byte(self) -> u8 {
+        match self {
+            SegmentKind::Log => 1,
+            SegmentKind::Compacted => 2,
+        }
+    }
+}
+
+impl SegmentKind {
+    fn from_byte(byte: u8) -> Result<Self, String> {
+        match byte {
+            1 => Ok(SegmentKind::Log),
+            2 => Ok(SegmentKind::Compacted),
+            other => Err(format!("unknown segment kind {other}")),
+        }
+    }
+}
+
+/// A structural problem found while decoding, with the offset relative to the decoded slice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FormatError {
+    pub(crate) offset: u64,
+    pub(crate) reason: String,
+}
+
+impl FormatError {
+    pub(crate) fn new(offset: u64, reason: impl Into<String>) -> Self {
+        FormatError {
+            offset,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (offset {})", self.reason, self.offset)
+    }
+}
+
+fn u16_at(bytes: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([bytes[at], bytes[at + 1]])
+}
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Segment header
+
+/// The 32-byte header at offset 0 of every segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SegmentHeader {
+    pub(crate) kind: SegmentKind,
+    pub(crate) segment_id: u32,
+}
+
+impl SegmentHeader {
+    pub(crate) fn to_bytes(self) -> [u8; SEGMENT_HEADER_LEN] {
+        let mut bytes = [0u8; SEGMENT_HEADER_LEN];
+        bytes[0..8].copy_from_slice(&SEGMENT_MAGIC);
+        bytes[8..10].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        bytes[10] = self.kind.to_byte();
+        bytes[16..24].copy_from_slice(&u64::from(self.segment_id).to_le_bytes());
+        let crc = crc32fast::hash(&bytes[0..28]);
+        bytes[28..32].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Self, FormatError> {
+        if bytes.len() < SEGMENT_HEADER_LEN {
+            return Err(FormatError::new(0, "segment shorter than its header"));
+        }
+        if bytes[0..8] != SEGMENT_MAGIC {
+            return Err(FormatError::new(0, "bad segment magic"));
+        }
+        if crc32fast::hash(&bytes[0..28]) != u32_at(bytes, 28) {
+            return Err(FormatError::new(0, "segment header checksum mismatch"));
+        }
+        let version = u16_at(bytes, 8);
+        if version != FORMAT_VERSION {
+            return Err(FormatError::new(
+                8,
+                format!("unsupported segment format version {version}"),
+            ));
+        }
+        let kind = SegmentKind::from_byte(bytes[10]).map_err(|e| FormatError::new(10, e))?;
+        let segment_id = u32::try_from(u64_at(bytes, 16))
+            .map_err(|_| FormatError::new(16, "segment id out of range"))?;
+        Ok(SegmentHeader { kind, segment_id })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+
+/// Kinds of operations a frame can carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    Put = 1,
+    Delete = 2,
+    CreateKeyspace = 3,
+    DropKeyspace = 4,
+    ClearKeyspace = 5,
+}
+
+impl TryFrom<u8> for OpKind {
+    type Error = String;
+    fn try_from(byte: u8) -> Result<Self, String> {
+        Ok(match byte {
+            1 => OpKind::Put,
+            2 => OpKind::Delete,
+            3 => OpKind::CreateKeyspace,
+            4 => OpKind::DropKeyspace,
+            5 => OpKind::ClearKeyspace,
+            other => return Err(format!("unknown op kind {other}")),
+        })
+    }
+}
+
+/// One decoded operation, borrowing its key and value from the payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Op<'a> {
+    pub(crate) kind: OpKind,
+    pub(crate) keyspace: u32,
+    /// The key (for `CreateKeyspace`: the keyspace name).
+    pub(crate) key: &'a [u8],
+    pub(crate) value: &'a [u8],
+    /// Offset of `value` from the start of the payload.
+    pub(crate) value_offset: usize,
+    pub(crate) value_crc: u32,
+}
+
+/// Appends one encoded op to `payload` (which must already be [`ALIGN`]-aligned in length).
+pub(crate) fn encode_op(
+    payload: &mut Vec<u8>,
+    kind: OpKind,
+    keyspace: u32,
+    key: &[u8],
+    value: &[u8],
+) {
+    debug_assert_eq!(payload.len() % ALIGN, 0);
+    let value_crc = if kind == OpKind::Put {
+        crc32fast::hash(value)
+    } else {
+        0
+    };
+    let key_len = u32::try_from(key.len()).expect("caller checked key length");
+    let value_len = u32::try_from(value.len()).expect("caller checked value length");
+    let mut header = [0u8; OP_HEADER_LEN];
+    header[0] = kind as u8;
+    header[4..8].copy_from_slice(&keyspace.to_le_bytes());
+    header[8..12].copy_from_slice(&key_len.to_le_bytes());
+    header[12..16].copy_from_slice(&value_len.to_le_bytes());
+    header[16..20].copy_from_slice(&value_crc.to_le_bytes());
+    payload.extend_from_slice(&header);
+    payload.extend_from_slice(key);
+    payload.resize(align_up(payload.len()), 0);
+    payload.extend_from_slice(value);
+    payload.resize(align_up(payload.len()), 0);
+}
+
+fn is_zero(bytes: &[u8]) -> bool {
+    bytes.iter().all(|&b| b == 0)
+}
+
+/// Decodes the op starting at `at` in `payload`; returns it and the offset of the next op.
+fn decode_op(payload: &[u8], at: usize) -> Result<(Op<'_>, usize), FormatError> {
+    let err = |offset: usize, reason: &str| FormatError::new(offset as u64, reason.to_owned());
+    let header = payload
+        .get(at..at + OP_HEADER_LEN)
+        .ok_or_else(|| err(at, "op header runs past the payload"))?;
+    let kind = OpKind::try_from(header[0]).map_err(|reason| FormatError::new(at as u64, reason))?;
+    if !is_zero(&header[1..4]) || !is_zero(&header[20..24]) {
+        return Err(err(at, "reserved op header bytes are not zero"));
+    }
+    let keyspace = u32_at(header, 4);
+    let key_len = u32_at(header, 8) as usize;
+    let value_len = u32_at(header, 12) as usize;
+    let value_crc = u32_at(header, 16);
+    let key_start = at + OP_HEADER_LEN;
+    let key_end = key_start
+        .checked_add(key_len)
+        .filter(|&end| end <= payload.len())
+        .ok_or_else(|| err(at, "op key runs past the payload"))?;
+    let value_start = align_up(key_end);
+    let value_end = value_start
+        .checked_add(value_len)
+        .filter(|&end| end <= payload.len())
+        .ok_or_else(|| err(at, "op value runs past the payload"))?;
+    let next = align_up(value_end);
+    if next > payload.len() {
+        return Err(err(at, "op padding runs past the payload"));
+    }
+    if !is_zero(&payload[key_end..value_start]) || !is_zero(&payload[value_end..next]) {
+        return Err(err(at, "op padding is not zero"));
+    }
+    let key = &payload[key_start..key_end];
+    let value = &payload[value_start..value_end];
+    match kind {
+        OpKind::Put => {
+            if crc32fast::hash(value) != value_crc {
+                return Err(err(at, "value checksum mismatch"));
+            }
+        }
+        OpKind::CreateKeyspace => {
+            if value_len != 0
+                || value_crc != 0
+                || std::str::from_utf8(key).is_err()
+                || key.is_empty()
+            {
+                return Err(err(at, "malformed create-keyspace op"));
+            }
+        }
+        OpKind::Delete | OpKind::DropKeyspace | OpKind::ClearKeyspace => {
+            let key_allowed = kind == OpKind::Delete || key_len == 0;
+            if value_len != 0 || value_crc != 0 || !key_allowed {
+                return Err(err(at, "malformed op"));
+            }
+        }
+    }
+    Ok((
+        Op {
+            kind,
+            keyspace,
+            key,
+            value,
+            value_offset: value_start,
+            value_crc,
+        },
+        next,
+    ))
+}
+
+/// Iterator over the ops of a payload that [`decode_frame`] has already validated.
+#[derive(Clone, Debug)]
+pub(crate) struct Ops<'a> {
+    payload: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Iterator for Ops<'a> {
+    type Item = Op<'a>;
+    fn next(&mut self) -> Option<Op<'a>> {
+        if self.at >= self.payload.len() {
+            return None;
+        }
+        let (op, next) = decode_op(self.payload, self.at).ok()?;
+        self.at = next;
+        Some(op)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Frames
+
+/// A frame whose checksum and every op of which have been verified.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Frame<'a> {
+    pub(crate) seq: u64,
+    pub(crate) payload: &'a [u8],
+    /// Header plus payload, in bytes (a multiple of [`ALIGN`]).
+    pub(crate) len: usize,
+}
+
+impl<'a> Frame<'a> {
+    pub(crate) fn ops(&self) -> Ops<'a> {
+        Ops {
+            payload: self.payload,
+            at: 0,
+        }
+    }
+}
+
+/// What [`decode_frame`] found at an offset.
+#[derive(Debug)]
+pub(crate) enum FrameSlot<'a> {
+    /// A complete, verified frame.
+    Frame(Frame<'a>),
+    /// An all-zero header: nothing was ever written here (end of the log in this segment).
+    Empty,
+}
+
+/// Writes the header of a frame into `frame[..FRAME_HEADER_LEN]`, given the CRC state over its
+/// payload (`payload_crc` must have hashed exactly `frame[FRAME_HEADER_LEN..]`).
+pub(crate) fn seal_frame(
+    frame: &mut [u8],
+    seq: u64,
+    op_count: u32,
+    payload_crc: &crc32fast::Hasher,
+) {
+    let payload_len =
+        u32::try_from(frame.len() - FRAME_HEADER_LEN).expect("caller checked frame size");
+    debug_assert_eq!(frame.len() % ALIGN, 0);
+    let header = &mut frame[..FRAME_HEADER_LEN];
+    header.fill(0);
+    header[0..4].copy_from_slice(&FRAME_MAGIC.to_le_bytes());
+    header[8..16].copy_from_slice(&seq.to_le_bytes());
+    header[16..20].copy_from_slice(&payload_len.to_le_bytes());
+    header[20..24].copy_from_slice(&op_count.to_le_bytes());
+    let mut hasher = payload_crc.clone();
+    hasher.update(&header[8..FRAME_HEADER_LEN]);
+    let crc = hasher.finalize();
+    header[4..8].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Decodes the frame at `offset` of `segment` (the bytes of a whole segment or any prefix of
+/// one). Offsets in errors are absolute within `segment`.
+pub(crate) fn decode_frame(segment: &[u8], offset: usize) -> Result<FrameSlot<'_>, FormatError> {
+    let err = |reason: &str| FormatError::new(offset as u64, reason.to_owned());
+    if offset % ALIGN != 0 {
+        return Err(err("frame offset is not aligned"));
+    }
+    let header = segment
+        .get(offset..)
+        .and_then(|rest| rest.get(..FRAME_HEADER_LEN))
+        .ok_or_else(|| err("frame header runs past the end of the segment"))?;
+    if is_zero(header) {
+        return Ok(FrameSlot::Empty);
+    }
+    if u32_at(header, 0) != FRAME_MAGIC {
+        return Err(err("bad frame magic"));
+    }
+    let payload_len = u32_at(header, 16) as usize;
+    let op_count = u32_at(header, 20);
+    if payload_len % ALIGN != 0 {
+        return Err(err("frame payload length is not aligned"));
+    }
+    if !is_zero(&header[24..32]) {
+        return Err(err("reserved frame header bytes are not zero"));
+    }
+    let payload_start = offset + FRAME_HEADER_LEN;
+    let payload = payload_start
+        .checked_add(payload_len)
+        .and_then(|end| segment.get(payload_start..end))
+        .ok_or_else(|| err("frame payload runs past the end of the segment"))?;
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(payload);
+    hasher.update(&header[8..FRAME_HEADER_LEN]);
+    if hasher.finalize() != u32_at(header, 4) {
+        return Err(err("frame checksum mismatch"));
+    }
+    // The checksum matched, so the ops should be well formed; verify anyway so that a frame is
+    // either applied whole or rejected whole, never half.
+    let mut at = 0;
+    let mut n_ops = 0u32;
+    while at < payload.len() {
+        let (_, next) = decode_op(payload, at)
+            .map_err(|e| FormatError::new((payload_start as u64) + e.offset, e.reason))?;
+        at = next;
+        n_ops = n_ops.saturating_add(1);
+    }
+    if n_ops != op_count {
+        return Err(err("frame op count does not match its payload"));
+    }
+    Ok(FrameSlot::Frame(Frame {
+        seq: u64_at(header, 8),
+        payload,
+        len: FRAME_HEADER_LEN + payload_len,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Manifest
+
+/// One segment as listed in the manifest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ManifestSegment {
+    pub(crate) id: u32,
+    pub(crate) kind: SegmentKind,
+    /// Offset just past the last frame of a sealed segment, or [`ACTIVE_SEGMENT_END`].
+    pub(crate) end: u64,
+}
+
+/// The manifest: which files make up the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Manifest {
+    pub(crate) generation: u64,
+    pub(crate) next_segment_id: u32,
+    /// Id of the checkpoint file, if any.
+    pub(crate) checkpoint: Option<u32>,
+    /// Segments in id order; exactly one log segment (the last log segment) is active.
+    pub(crate) segments: Vec<ManifestSegment>,
+}
+
+impl Manifest {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes =
+            Vec::with_capacity(MANIFEST_HEADER_LEN + self.segments.len() * MANIFEST_ENTRY_LEN + 8);
+        bytes.extend_from_slice(&MANIFEST_MAGIC);
+        bytes.extend_from_slice(&u32::from(FORMAT_VERSION).to_le_bytes());
+        bytes.extend_from_slice(&(self.segments.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&self.generation.to_le_bytes());
+        bytes.extend_from_slice(&u64::from(self.next_segment_id).to_le_bytes());
+        bytes.extend_from_slice(&u64::from(self.checkpoint.unwrap_or(0)).to_le_bytes());
+        bytes.extend_from_slice(&0u64.to_le_bytes());
+        for segment in &self.segments {
+            bytes.extend_from_slice(&u64::from(segment.id).to_le_bytes());
+            bytes.extend_from_slice(&segment.end.to_le_bytes());
+            bytes.push(segment.kind.to_byte());
+            bytes.extend_from_slice(&[0u8; 7]);
+        }
+        let crc = crc32fast::hash(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes.extend_from_slice(&0u32.to_le_bytes());
+        bytes
+    }
+
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Self, FormatError> {
+        let err = |offset: usize, reason: &str| FormatError::new(offset as u64, reason.to_owned());
+        if bytes.len() < MANIFEST_HEADER_LEN + 8 {
+            return Err(err(0, "manifest is shorter than its header"));
+        }
+        if bytes[0..8] != MANIFEST_MAGIC {
+            return Err(err(0, "bad manifest magic"));
+        }
+        let count = u32_at(bytes, 12) as usize;
+        let body_len = count
+            .checked_mul(MANIFEST_ENTRY_LEN)
+            .and_then(|n| n.checked_add(MANIFEST_HEADER_LEN))
+            .filter(|&n| n + 8 == bytes.len())
+            .ok_or_else(|| err(12, "manifest length does not match its segment count"))?;
+        if crc32fast::hash(&bytes[..body_len]) != u32_at(bytes, body_len) {
+            return Err(err(body_len, "manifest checksum mismatch"));
+        }
+        if u32_at(bytes, body_len + 4) != 0 {
+            return Err(err(
+                body_len + 4,
+                "reserved manifest trailer bytes are not zero",
+            ));
+        }
+        let version = u32_at(bytes, 8);
+        if version != u32::from(FORMAT_VERSION) {
+            return Err(err(
+                8,
+                &format!("unsupported manifest format version {version}"),
+            ));
+        }
+        let to_id = |value: u64, at: usize| {
+            u32::try_from(value).map_err(|_| err(at, "segment id out of range"))
+        };
+        let generation = u64_at(bytes, 16);
+        let next_segment_id = to_id(u64_at(bytes, 24), 24)?;
+        let checkpoint = match to_id(u64_at(bytes, 32), 32)? {
+            0 => None,
+            id => Some(id),
+        };
+        let mut segments = Vec::with_capacity(count);
+        for index in 0..count {
+            let at = MANIFEST_HEADER_LEN + index * MANIFEST_ENTRY_LEN;
+            let id = to_id(u64_at(bytes, at), at)?;
+            let end = u64_at(bytes, at + 8);
+            let kind = SegmentKind::from_byte(bytes[at + 16]).map_err(|e| err(at + 16, &e))?;
+            if id >= next_segment_id
+                || segments
+                    .last()
+                    .is_some_and(|s: &ManifestSegment| s.id >= id)
+            {
+                return Err(err(at, "manifest segment ids are not increasing"));
+            }
+            segments.push(ManifestSegment { id, kind, end });
+        }
+        let manifest = Manifest {
+            generation,
+            next_segment_id,
+            checkpoint,
+            segments,
+        };
+        let log_segments: Vec<_> = manifest
+            .segments
+            .iter()
+            .filter(|s| s.kind == SegmentKind::Log)
+            .collect();
+        let active_ok = log_segments.split_last().is_some_and(|(last, rest)| {
+            last.end == ACTIVE_SEGMENT_END && rest.iter().all(|s| s.end != ACTIVE_SEGMENT_END)
+        });
+        let compacted_ok = manifest
+            .segments
+            .iter()
+            .filter(|s| s.kind == SegmentKind::Compacted)
+            .all(|s| s.end != ACTIVE_SEGMENT_END);
+        if !active_ok || !compacted_ok {
+            return Err(err(
+                0,
+                "manifest must list exactly one active log segment, the last one",
+            ));
+        }
+        Ok(manifest)
+    }
+
+    pub(crate) fn active_segment(&self) -> ManifestSegment {
+        *self
+            .segments
+            .iter()
+            .rev()
+            .find(|s| s.kind == SegmentKind::Log)
+            .expect("validated manifest has an active log segment")
+    }
+}
+
+/// File name of a segment.
+pub(crate) fn segment_file_name(id: u32) -> String {
+    format!("seg-{id:08x}.spw")
+}
+
+/// File name of a checkpoint.
+pub(crate) fn checkpoint_file_name(id: u32) -> String {
+    format!("ckpt-{id:08x}.spw")
+}
+
+pub(crate) const MANIFEST_FILE_NAME: &str = "MANIFEST";
+pub(crate) const MANIFEST_TEMP_FILE_NAME: &str = "MANIFEST.tmp";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame_with(ops: &[(OpKind, u32, &[u8], &[u8])], seq: u64) -> Vec<u8> {
+        let mut frame = vec![0u8; FRAME_HEADER_LEN];
+        for (kind, keyspace, key, value) in ops {
+            encode_op(&mut frame, *kind, *keyspace, key, value);
+        }
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&frame[FRAME_HEADER_LEN..]);
+        seal_frame(&mut frame, seq, ops.len() as u32, &hasher);
+        frame
+    }
+
+    #[test]
+    fn frame_round_trip_keeps_values_aligned() {
+        let frame = frame_with(
+            &[
+                (OpKind::Put, 3, b"abc", b"value-1"),
+                (OpKind::Delete, 3, b"zz", b""),
+                (OpKind::Put, 4, b"k", b"0123456789"),
+            ],
+            42,
+        );
+        let FrameSlot::Frame(decoded) = decode_frame(&frame, 0).unwrap() else {
+            panic!("expected a frame");
+        };
+        assert_eq!(decoded.seq, 42);
+        assert_eq!(decoded.len, frame.len());
+        let ops: Vec<_> = decoded.ops().collect();
+        assert_eq!(ops.len(), 3);
+        assert_eq!(ops[0].key, b"abc");
+        assert_eq!(ops[0].value, b"value-1");
+        assert_eq!(ops[2].value, b"0123456789");
+        for op in ops {
+            assert_eq!((FRAME_HEADER_LEN + op.value_offset) % ALIGN, 0);
+        }
+    }
+
+    #[test]
+    fn every_single_bit_flip_in_a_frame_is_rejected() {
+        let frame = frame_with(&[(OpKind::Put, 1, b"key", b"some value bytes")], 7);
+        for byte in 0..frame.len() {
+            for bit in 0..8 {
+                let mut damaged = frame.clone();
+                damaged[byte] ^= 1 << bit;
+                assert!(
+                    !matches!(decode_frame(&damaged, 0), Ok(FrameSlot::Frame(_))),
+                    "flip of bit {bit} in byte {byte} went unnoticed"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn zero_header_is_empty_and_short_input_is_an_error() {
+        assert!(matches!(decode_frame(&[0u8; 64], 0), Ok(FrameSlot::Empty)));
+        assert!(decode_frame(&[0u8; 16], 0).is_err());
+        assert!(decode_frame(&[0u8; 64], 3).is_err());
+    }
+
+    #[test]
+    fn manifest_round_trip_and_checksum() {
+        let manifest = Manifest {
+            generation: 9,
+            next_segment_id: 6,
+            checkpoint: Some(4),
+            segments: vec![
+                ManifestSegment {
+                    id: 2,
+                    kind: SegmentKind::Log,
+                    end: 4096,
+                },
+                ManifestSegment {
+                    id: 3,
+                    kind: SegmentKind::Compacted,
+                    end: 999,
+                },
+                ManifestSegment {
+                    id: 5,
+                    kind: SegmentKind::Log,
+                    end: ACTIVE_SEGMENT_END,
+                },
+            ],
+        };
+        let bytes = manifest.to_bytes();
+        assert_eq!(Manifest::from_bytes(&bytes).unwrap(), manifest);
+        for byte in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[byte] ^= 0x10;
+            assert!(
+                Manifest::from_bytes(&damaged).is_err(),
+                "flip in byte {byte}"
+            );
+        }
+    }
+
+    #[test]
+    fn segment_header_round_trip() {
+        let header = SegmentHeader {
+            kind: SegmentKind::Compacted,
+            segment_id: 77,
+        };
+        assert_eq!(
+            SegmentHeader::from_bytes(&header.to_bytes()).unwrap(),
+            header
+        );
+        let mut damaged = header.to_bytes();
+        damaged[17] ^= 1;
+        assert!(SegmentHeader::from_bytes(&damaged).is_err());
+    }
+}

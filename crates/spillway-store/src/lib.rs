@@ -1,0 +1,64 @@
+//! `spillway-store`: a memory-mapped, append-only key-value log store.
+//!
+//! - **Keyspaces** of ordered byte keys to byte values ([`Store::keyspace`]).
+//! - **Atomic write batches** across keyspaces ([`WriteBatch`], [`Store::commit`]): each batch
+//!   is one checksummed frame in an append-only segment file, so it is all or nothing.
+//! - **Snapshots** ([`Store::snapshot`]): O(1) to take, unaffected by later commits and
+//!   compaction, values read in place from the segment maps (8-byte aligned).
+//! - **Durability modes** ([`Durability`]): fsync every commit with group commit, fsync on an
+//!   interval, or leave it to the OS. A failed fsync poisons the handle.
+//! - **Recovery**: a torn tail of the active segment is dropped; damage anywhere else fails
+//!   the open with the file and offset, and [`Store::repair`] salvages around it.
+//! - **Checkpoints** ([`Store::checkpoint`]): the key directory as a checked `rkyv` archive, so
+//!   opening replays only the log written after it.
+//! - **Compaction** ([`Store::compact`]): live records of mostly-dead segments are copied into
+//!   new segments, installed through an atomically replaced manifest; old files are deleted
+//!   only when no snapshot maps them.
+//! - **Exclusive lock**: a second writer gets [`Error::Locked`].
+//!
+//! All file I/O goes through [`backend::Backend`]; [`backend::MemoryBackend`] simulates
+//! crashes and injects faults for tests. The on-disk format and the recovery argument are in
+//! `docs/file-format.md`; the `unsafe` argument is in `UNSAFE.md`.
+//!
+//! This crate knows nothing about documents or BSON: keys and values are opaque bytes.
+//!
+//! ```
+//! use spillway_store::{Store, WriteBatch};
+//!
+//! let store = Store::open_in_memory()?;
+//! let sales = store.keyspace("c:sales")?;
+//! let mut batch = WriteBatch::new();
+//! batch.put(sales, b"2026-11-01", b"12").put(sales, b"2026-11-02", b"7");
+//! store.commit(batch)?;
+//!
+//! let snapshot = store.snapshot();
+//! let november: Vec<_> = snapshot
+//!     .prefix(sales, b"2026-11")?
+//!     .map(|entry| entry.map(|(key, value)| (key.to_vec(), value.to_vec())))
+//!     .collect::<Result<_, _>>()?;
+//! assert_eq!(november.len(), 2);
+//! # Ok::<(), spillway_store::Error>(())
+//! ```
+
+pub mod backend;
+mod batch;
+mod checkpoint;
+mod directory;
+mod error;
+mod format;
+#[doc(hidden)]
+pub mod fuzzing;
+mod map;
+mod segment;
+mod snapshot;
+mod store;
+
+pub use batch::WriteBatch;
+pub use error::{Error, Result};
+pub use format::SegmentKind;
+pub use snapshot::{Range, Snapshot};
+pub use store::{
+    CompactionReport, Damage, Durability, KeyspaceId, KeyspaceStats, MAX_SEGMENT_SIZE,
+    MIN_SEGMENT_SIZE, RecoveryReport, RepairReport, SegmentStats, Store, StoreOptions, StoreStats,
+    TornTail, VerifyReport,
+};

@@ -1,0 +1,200 @@
+//! Memory maps of segment files, and the rule that makes reading them sound.
+//!
+//! This is the only module of the crate that contains `unsafe` code (see `UNSAFE.md` at the
+//! repository root for the whole argument). It owns two things:
+//!
+//! - [`Map`]: a read-only view of a file's bytes, either a real `memmap2` map of a file on disk
+//!   or a shared buffer of the in-memory backend;
+//! - [`MappedFile`]: a file plus its map plus a *published length*. Bytes below the published
+//!   length are immutable: [`MappedFile::write_at`] refuses to write there and the length only
+//!   ever grows while the file is shared (lowering it needs `&mut self`). Only published bytes
+//!   can be borrowed, so no `&[u8]` handed out by this module ever observes a write.
+//!
+//! This module must never write through a map, never create a map longer than its file, never
+//! shrink a mapped file, and never hand out a slice that reaches past the published length.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+use crate::backend::BackendFile;
+
+enum MapSource {
+    /// Nothing to map (a zero-length file).
+    Empty,
+    /// A shared, read-only `mmap` of a file on disk.
+    File(memmap2::Mmap),
+    /// The buffer of an in-memory file; it is never reallocated while mapped.
+    Memory(Arc<[AtomicU8]>),
+}
+
+/// A read-only view of the bytes of a backend file, created by the backend's `map`.
+///
+/// Only this crate's backends can create one; it is opaque on purpose.
+pub struct Map {
+    source: MapSource,
+}
+
+impl fmt::Debug for Map {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.source {
+            MapSource::Empty => "empty",
+            MapSource::File(_) => "file",
+            MapSource::Memory(_) => "memory",
+        };
+        f.debug_struct("Map")
+            .field("kind", &kind)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+impl Map {
+    /// Maps the whole of `file` read-only, at its current length.
+    pub(crate) fn of_file(file: &std::fs::File) -> io::Result<Map> {
+        let len = file.metadata()?.len();
+        if len == 0 {
+            return Ok(Map {
+                source: MapSource::Empty,
+            });
+        }
+        let len = usize::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "file too large to map"))?;
+        #[expect(
+            unsafe_code,
+            reason = "memmap2 cannot prove that nobody else modifies or truncates the file"
+        )]
+        // SAFETY: the map is read-only and exactly as long as the file is now. Spillway never
+        // shrinks a segment file (recovery zeroes a torn tail instead of truncating, and
+        // compaction deletes whole files only after their last map is dropped), other processes
+        // are kept out by the store's exclusive lock, and bytes are only ever borrowed from the
+        // published, immutable prefix (see `MappedFile`). Modification by a foreign program is
+        // outside the contract documented in UNSAFE.md, as for every mmap-based database.
+        let mmap = unsafe { memmap2::MmapOptions::new().len(len).map(file)? };
+        Ok(Map {
+            source: MapSource::File(mmap),
+        })
+    }
+
+    /// Wraps the buffer of an in-memory file.
+    pub(crate) fn of_memory(bytes: Arc<[AtomicU8]>) -> Map {
+        Map {
+            source: MapSource::Memory(bytes),
+        }
+    }
+
+    /// Length of the mapped region in bytes.
+    pub(crate) fn len(&self) -> usize {
+        match &self.source {
+            MapSource::Empty => 0,
+            MapSource::File(mmap) => mmap.len(),
+            MapSource::Memory(bytes) => bytes.len(),
+        }
+    }
+
+    fn base(&self) -> *const u8 {
+        match &self.source {
+            // Dangling but non-null and 8-aligned: only zero-length slices are ever made from it.
+            MapSource::Empty => std::ptr::NonNull::<u64>::dangling().as_ptr().cast::<u8>(),
+            MapSource::File(mmap) => mmap.as_ptr(),
+            // `AtomicU8` has the same size, alignment and bit validity as `u8`.
+            MapSource::Memory(bytes) => bytes.as_ptr().cast::<u8>(),
+        }
+    }
+}
+
+/// A backend file, its map, and the published length below which its bytes never change.
+#[derive(Debug)]
+pub(crate) struct MappedFile {
+    file: Arc<dyn BackendFile>,
+    map: Map,
+    published: AtomicUsize,
+}
+
+impl MappedFile {
+    /// Maps `file`. Every byte of the file counts as published: the caller owns the new value
+    /// exclusively and lowers the published length with [`MappedFile::set_published`] before
+    /// anything writes to the file.
+    pub(crate) fn new(file: Arc<dyn BackendFile>) -> io::Result<MappedFile> {
+        let map = file.map()?;
+        let published = AtomicUsize::new(map.len());
+        Ok(MappedFile {
+            file,
+            map,
+            published,
+        })
+    }
+
+    /// Length of the map (the file's length when it was mapped).
+    pub(crate) fn capacity(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Length of the immutable prefix.
+    pub(crate) fn published(&self) -> usize {
+        self.published.load(Ordering::Acquire)
+    }
+
+    /// Sets the published length to any value up to the capacity. Needs `&mut self`, so no
+    /// slice borrowed from this file can be alive when the length goes down.
+    pub(crate) fn set_published(&mut self, len: usize) {
+        *self.published.get_mut() = len.min(self.map.len());
+    }
+
+    /// Declares `[0, end)` immutable. The length never goes down through `&self`.
+    pub(crate) fn publish(&self, end: usize) {
+        self.published
+            .fetch_max(end.min(self.map.len()), Ordering::AcqRel);
+    }
+
+    /// Writes `bytes` at `offset` through the backend (a positional write, never through the
+    /// map). Refuses to touch the published prefix or to write past the map.
+    pub(crate) fn write_at(&self, offset: usize, bytes: &[u8]) -> io::Result<()> {
+        let end = offset.checked_add(bytes.len());
+        if offset < self.published() || end.is_none_or(|end| end > self.map.len()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "write of {} bytes at offset {offset} would touch published bytes or pass the end of the map ({} published, {} mapped)",
+                    bytes.len(),
+                    self.published(),
+                    self.map.len()
+                ),
+            ));
+        }
+        self.file.write_all_at(bytes, offset as u64)
+    }
+
+    /// Makes everything written so far durable.
+    pub(crate) fn sync_data(&self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    /// The published bytes `[offset, offset + len)`, or `None` if any of them is not published.
+    pub(crate) fn read(&self, offset: usize, len: usize) -> Option<&[u8]> {
+        let end = offset.checked_add(len)?;
+        if end > self.published() {
+            return None;
+        }
+        #[expect(
+            unsafe_code,
+            reason = "borrowing bytes of a memory map (or shared buffer) as a slice"
+        )]
+        // SAFETY: `end <= published <= map.len()`, so the range lies inside the live mapping
+        // (or buffer; for an empty map only zero-length slices at a non-null, aligned pointer), which `self.map` keeps alive for as long as the returned borrow of
+        // `self`. The bytes are initialised (file contents or zero-filled buffer). Bytes below
+        // `published` are never written again: `write_at` refuses offsets below it, the
+        // published length cannot decrease while `&self` borrows exist, and the in-memory
+        // backend never reallocates a buffer that is mapped. Acquire on `published` pairs with
+        // the Release in `publish`, so the writes that produced these bytes happen-before this
+        // read.
+        let bytes = unsafe { std::slice::from_raw_parts(self.map.base().add(offset), len) };
+        Some(bytes)
+    }
+
+    /// All published bytes.
+    pub(crate) fn published_bytes(&self) -> &[u8] {
+        self.read(0, self.published()).unwrap_or(&[])
+    }
+}

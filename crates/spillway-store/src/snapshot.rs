@@ -1,0 +1,219 @@
+//! Snapshots: consistent, immutable read views of the store.
+//!
+//! A snapshot owns a clone of the key directory (O(1): the maps are persistent) and an `Arc` of
+//! every segment it can reach, so later commits, compaction and even dropping the store leave
+//! it untouched. Values are borrowed straight from the segment maps. This module must never
+//! return a value whose CRC it has not checked, and never take a lock.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use imbl::shared_ptr::DefaultSharedPtr;
+
+use crate::KeyspaceId;
+use crate::directory::{Directory, Key, KeyspaceState, ValueLoc};
+use crate::error::{Error, Result};
+use crate::segment::Segment;
+
+/// Segments by id.
+pub(crate) type SegmentTable = BTreeMap<u32, Arc<Segment>>;
+
+/// A consistent read view: sees every commit up to [`Snapshot::seq`] and nothing after.
+///
+/// Cheap to take and to keep; `Send` and `Sync`. Holding one keeps the segment files it can
+/// read from being deleted by compaction.
+#[derive(Clone)]
+pub struct Snapshot {
+    pub(crate) directory: Directory,
+    pub(crate) segments: Arc<SegmentTable>,
+    pub(crate) seq: u64,
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("seq", &self.seq)
+            .field("keyspaces", &self.directory.keyspaces.len())
+            .field("keys", &self.directory.total_keys())
+            .finish()
+    }
+}
+
+impl Snapshot {
+    /// Sequence number of the last commit this snapshot sees (0 for an empty store).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    fn keyspace_state(&self, keyspace: KeyspaceId) -> Result<&KeyspaceState> {
+        self.directory
+            .keyspaces
+            .get(&keyspace.as_u32())
+            .ok_or(Error::UnknownKeyspace(keyspace))
+    }
+
+    /// The id of the keyspace called `name`, if it existed when the snapshot was taken.
+    pub fn keyspace(&self, name: &str) -> Option<KeyspaceId> {
+        self.directory.names.get(name).map(|&id| KeyspaceId(id))
+    }
+
+    /// Every keyspace as (name, id), ordered by name.
+    pub fn keyspaces(&self) -> Vec<(String, KeyspaceId)> {
+        self.directory
+            .names
+            .iter()
+            .map(|(name, &id)| (name.to_string(), KeyspaceId(id)))
+            .collect()
+    }
+
+    /// Number of keys in `keyspace`.
+    pub fn len(&self, keyspace: KeyspaceId) -> Result<usize> {
+        Ok(self.keyspace_state(keyspace)?.entries.len())
+    }
+
+    /// The value of `key`, read in place from the segment map (8-byte aligned), or `None`.
+    ///
+    /// Fails with [`Error::Corrupt`] if the stored bytes no longer match their checksum.
+    pub fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<&[u8]>> {
+        let state = self.keyspace_state(keyspace)?;
+        match state.entries.get(key) {
+            Some(loc) => self.value(loc).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// True if `key` is present (does not read the value).
+    pub fn contains_key(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<bool> {
+        Ok(self.keyspace_state(keyspace)?.entries.contains_key(key))
+    }
+
+    pub(crate) fn value(&self, loc: &ValueLoc) -> Result<&[u8]> {
+        read_value(&self.segments, loc)
+    }
+
+    /// Entries of `keyspace` whose keys fall in `range`, in key order (use `.rev()` for
+    /// descending order). Bounds are byte slices: `(Bound::Included(&b"a"[..]), Bound::Unbounded)`.
+    pub fn range<R: RangeBounds<[u8]>>(&self, keyspace: KeyspaceId, range: R) -> Result<Range<'_>> {
+        let state = self.keyspace_state(keyspace)?;
+        let bounds: (Bound<&[u8]>, Bound<&[u8]>) = (range.start_bound(), range.end_bound());
+        if range_is_empty(&bounds) {
+            return Ok(Range {
+                inner: None,
+                snapshot: self,
+            });
+        }
+        Ok(Range {
+            inner: Some(state.entries.range::<_, [u8]>(bounds)),
+            snapshot: self,
+        })
+    }
+
+    /// Every entry of `keyspace`, in key order.
+    pub fn iter(&self, keyspace: KeyspaceId) -> Result<Range<'_>> {
+        self.range(keyspace, ..)
+    }
+
+    /// Entries of `keyspace` whose keys start with `prefix`, in key order.
+    pub fn prefix(&self, keyspace: KeyspaceId, prefix: &[u8]) -> Result<Range<'_>> {
+        match prefix_successor(prefix) {
+            Some(end) => self.range(
+                keyspace,
+                (Bound::Included(prefix), Bound::Excluded(end.as_slice())),
+            ),
+            None => self.range(keyspace, (Bound::Included(prefix), Bound::Unbounded)),
+        }
+    }
+}
+
+/// Reads and verifies one value.
+pub(crate) fn read_value<'a>(segments: &'a SegmentTable, loc: &ValueLoc) -> Result<&'a [u8]> {
+    let segment = segments.get(&loc.segment).ok_or_else(|| {
+        Error::corrupt(
+            format!("segment {}", loc.segment),
+            u64::from(loc.offset),
+            "value points into a segment that does not exist",
+        )
+    })?;
+    let bytes = segment
+        .read(loc.offset as usize, loc.len as usize)
+        .ok_or_else(|| {
+            Error::corrupt(
+                &segment.path,
+                u64::from(loc.offset),
+                "value runs past the written part of its segment",
+            )
+        })?;
+    if crc32fast::hash(bytes) != loc.crc {
+        return Err(Error::corrupt(
+            &segment.path,
+            u64::from(loc.offset),
+            "value checksum mismatch",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// imbl panics on a range whose start is after its end; an inverted range is simply empty.
+fn range_is_empty(bounds: &(Bound<&[u8]>, Bound<&[u8]>)) -> bool {
+    match bounds {
+        (Bound::Included(start), Bound::Included(end)) => start > end,
+        (Bound::Included(start) | Bound::Excluded(start), Bound::Excluded(end))
+        | (Bound::Excluded(start), Bound::Included(end)) => start >= end,
+        _ => false,
+    }
+}
+
+/// The smallest byte string greater than every string starting with `prefix`, if any.
+fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// Iterator over `(key, value)` pairs of a snapshot, both borrowed from it. Items are `Err`
+/// when a value fails its checksum.
+pub struct Range<'a> {
+    inner: Option<imbl::ordmap::RangedIter<'a, Key, ValueLoc, DefaultSharedPtr>>,
+    snapshot: &'a Snapshot,
+}
+
+impl fmt::Debug for Range<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Range").finish_non_exhaustive()
+    }
+}
+
+impl<'a> Iterator for Range<'a> {
+    type Item = Result<(&'a [u8], &'a [u8])>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let (key, loc) = self.inner.as_mut()?.next()?;
+        Some(self.snapshot.value(loc).map(|value| (&**key, value)))
+    }
+}
+
+impl DoubleEndedIterator for Range<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let (key, loc) = self.inner.as_mut()?.next_back()?;
+        Some(self.snapshot.value(loc).map(|value| (&**key, value)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_successor;
+
+    #[test]
+    fn prefix_successor_cases() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff\xff"), None);
+        assert_eq!(prefix_successor(b""), None);
+    }
+}

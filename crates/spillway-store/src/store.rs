@@ -1,0 +1,1978 @@
+//! The store: opening and recovery, commits with group commit, snapshots, checkpoints,
+//! compaction, stats and verification.
+//!
+//! Concurrency: one writer at a time (the `writer` mutex) appends frames and applies them to
+//! the published directory; readers clone the published directory and segment table under a
+//! short read lock and never block the writer for longer than that. Durability waits happen
+//! outside the writer lock so that concurrent committers share one fsync.
+//!
+//! Lock order: `maintenance` → `writer` → `manifest` → `published`; `sync_state` is never held
+//! while taking another lock. This module must never write to a segment below its published
+//! length, never make a file reachable from the manifest before it is durable, and never
+//! delete a file the durable manifest still names.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::backend::{Backend, DirLock, FileBackend, MemoryBackend};
+use crate::batch::WriteBatch;
+use crate::checkpoint;
+use crate::directory::{Directory, Key, LiveBytes, ValueLoc};
+use crate::error::{Error, Result};
+use crate::format::{
+    self, ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, FrameSlot, MANIFEST_FILE_NAME,
+    MANIFEST_TEMP_FILE_NAME, MAX_FRAME_LEN, Manifest, ManifestSegment, OpKind, SEGMENT_HEADER_LEN,
+    SegmentKind, align_up, checkpoint_file_name, decode_frame, encode_op, seal_frame,
+    segment_file_name,
+};
+use crate::segment::Segment;
+use crate::snapshot::{SegmentTable, Snapshot, read_value};
+
+/// Identifies a keyspace. Ids are never reused, even after the keyspace is dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct KeyspaceId(pub(crate) u32);
+
+impl KeyspaceId {
+    /// The id as stored on disk.
+    pub fn as_u32(self) -> u32 {
+        self.0
+    }
+}
+
+/// When commits reach stable storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// `commit` returns after an fsync covering the batch; concurrent committers share one
+    /// fsync (group commit).
+    SyncEveryCommit,
+    /// A background thread fsyncs at this interval; a crash loses at most about that much.
+    SyncInterval(Duration),
+    /// Never fsync commits (segments are still synced when sealed, and on checkpoint, compaction
+    /// and close); the operating system decides when data reaches the disk.
+    OsBuffered,
+}
+
+/// Options of [`Store::open`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoreOptions {
+    /// When commits become durable.
+    pub durability: Durability,
+    /// Size of each log segment file, preallocated (sparse) on creation. A batch larger than
+    /// this gets a segment of its own, as large as needed.
+    pub segment_size: u64,
+    /// [`Store::compact`] rewrites sealed segments whose live bytes are below this fraction of
+    /// their written bytes.
+    pub compaction_live_ratio: f64,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            durability: Durability::SyncEveryCommit,
+            segment_size: 64 << 20,
+            compaction_live_ratio: 0.75,
+        }
+    }
+}
+
+/// Smallest accepted segment size.
+pub const MIN_SEGMENT_SIZE: u64 = 4096;
+/// Largest accepted segment size (offsets inside a segment are 32-bit).
+pub const MAX_SEGMENT_SIZE: u64 = 1 << 31;
+
+/// What opening the store found and fixed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// True if a checkpoint was loaded (only the log after it was replayed).
+    pub checkpoint_loaded: bool,
+    /// Log frames replayed.
+    pub frames_replayed: u64,
+    /// A torn or checksum-failing tail of the active segment that was dropped.
+    pub torn_tail: Option<TornTail>,
+    /// Files no manifest refers to (left by a crash mid-rotation or mid-compaction), deleted.
+    pub orphans_removed: Vec<String>,
+}
+
+/// The dropped tail of the active segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TornTail {
+    /// The segment file.
+    pub path: PathBuf,
+    /// Offset of the first dropped byte: the log ends here now.
+    pub offset: u64,
+    /// Bytes from `offset` to the last non-zero byte, zeroed.
+    pub bytes_dropped: u64,
+}
+
+/// One problem found by [`Store::verify`] or skipped by [`Store::repair`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// The damaged file.
+    pub path: PathBuf,
+    /// Offset of the damage inside it.
+    pub offset: u64,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Result of [`Store::verify`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Frames whose checksum was verified.
+    pub frames_checked: u64,
+    /// Live values whose checksum was verified.
+    pub values_checked: u64,
+    /// Everything found wrong; empty for a healthy store.
+    pub damage: Vec<Damage>,
+}
+
+impl VerifyReport {
+    /// True if nothing is damaged.
+    pub fn is_clean(&self) -> bool {
+        self.damage.is_empty()
+    }
+}
+
+/// Result of [`Store::repair`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepairReport {
+    /// True if a valid checkpoint was the starting point; false means every segment was
+    /// scanned, and keys deleted long ago may reappear if their tombstones were compacted away.
+    pub checkpoint_used: bool,
+    /// Intact frames applied.
+    pub frames_salvaged: u64,
+    /// Damaged regions skipped, and keys dropped because their value was damaged.
+    pub damage: Vec<Damage>,
+    /// Keys in the repaired store.
+    pub keys_recovered: u64,
+    /// Keys dropped because their value failed its checksum.
+    pub values_dropped: u64,
+    /// Where the old files were moved (inside the store directory).
+    pub backup_dir: PathBuf,
+}
+
+/// Result of [`Store::compact`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompactionReport {
+    /// Segments rewritten (and deleted once no snapshot reads them).
+    pub segments_compacted: Vec<u32>,
+    /// New segments holding the records that were still live.
+    pub segments_written: Vec<u32>,
+    /// Live records copied.
+    pub records_moved: u64,
+    /// Written bytes of the compacted segments.
+    pub bytes_before: u64,
+    /// Bytes of the new segments.
+    pub bytes_after: u64,
+}
+
+/// Per-segment figures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentStats {
+    /// Segment id (file `seg-<id as 8 hex digits>.spw`).
+    pub id: u32,
+    /// Log or compacted.
+    pub kind: SegmentKind,
+    /// True for the segment being appended to.
+    pub active: bool,
+    /// Length of the file (preallocated, so mostly sparse for the active segment).
+    pub file_bytes: u64,
+    /// Bytes of frames written.
+    pub written_bytes: u64,
+    /// Bytes of records still reachable.
+    pub live_bytes: u64,
+    /// `written_bytes - live_bytes`: overwritten and deleted records, tombstones, headers.
+    pub dead_bytes: u64,
+}
+
+/// Per-keyspace figures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyspaceStats {
+    /// Keyspace name.
+    pub name: String,
+    /// Keyspace id.
+    pub id: KeyspaceId,
+    /// Number of keys.
+    pub keys: u64,
+}
+
+/// Figures of [`Store::stats`]. Counters count since the store was opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Every segment, by id.
+    pub segments: Vec<SegmentStats>,
+    /// Every keyspace, by name.
+    pub keyspaces: Vec<KeyspaceStats>,
+    /// Commit frames written.
+    pub frames_written: u64,
+    /// fsync calls on segments (commits, rotations, checkpoints).
+    pub fsyncs: u64,
+    /// Bytes of commit frames written.
+    pub bytes_written: u64,
+    /// Sequence number of the last commit.
+    pub last_seq: u64,
+}
+
+struct Published {
+    directory: Directory,
+    segments: Arc<SegmentTable>,
+    seq: u64,
+}
+
+struct Writer {
+    active: Arc<Segment>,
+    /// Offset where the next frame goes.
+    head: usize,
+    next_seq: u64,
+    live: LiveBytes,
+}
+
+#[derive(Default)]
+struct SyncState {
+    synced_seq: u64,
+    in_progress: bool,
+}
+
+struct Shared {
+    backend: Arc<dyn Backend>,
+    dir: PathBuf,
+    options: StoreOptions,
+    published: RwLock<Published>,
+    writer: Mutex<Writer>,
+    sync_state: Mutex<SyncState>,
+    sync_done: Condvar,
+    maintenance: Mutex<()>,
+    manifest: Mutex<Manifest>,
+    poisoned: AtomicBool,
+    poison_cause: Mutex<Option<String>>,
+    frames_written: AtomicU64,
+    fsyncs: AtomicU64,
+    bytes_written: AtomicU64,
+    recovery: RecoveryReport,
+    _lock: DirLock,
+}
+
+struct IntervalSyncer {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    handle: Option<JoinHandle<()>>,
+}
+
+/// An open store: keyspaces of ordered byte keys to byte values in append-only, memory-mapped
+/// segment files. `Send + Sync`; share it with `Arc` (one writer at a time, any number of
+/// readers through [`Store::snapshot`]).
+pub struct Store {
+    shared: Arc<Shared>,
+    syncer: Option<IntervalSyncer>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dir", &self.shared.dir)
+            .field("options", &self.shared.options)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading (shared by open and repair)
+
+struct Loaded {
+    manifest: Manifest,
+    segments: BTreeMap<u32, Segment>,
+    directory: Directory,
+    next_seq: u64,
+    /// Where the log ends in the active segment.
+    active_head: usize,
+    report: RecoveryReport,
+    damage: Vec<Damage>,
+}
+
+fn write_manifest(backend: &dyn Backend, dir: &Path, manifest: &Manifest) -> Result<()> {
+    let temp = dir.join(MANIFEST_TEMP_FILE_NAME);
+    let io = |operation| move |e| Error::io(operation, dir.join(MANIFEST_TEMP_FILE_NAME), e);
+    let file = backend.create_file(&temp).map_err(io("create manifest"))?;
+    file.write_all_at(&manifest.to_bytes(), 0)
+        .map_err(io("write manifest"))?;
+    file.sync_data().map_err(io("fsync manifest"))?;
+    drop(file);
+    backend
+        .rename(&temp, &dir.join(MANIFEST_FILE_NAME))
+        .map_err(io("rename manifest"))?;
+    backend
+        .sync_dir(dir)
+        .map_err(|e| Error::io("fsync store directory", dir, e))
+}
+
+fn write_checkpoint_file(backend: &dyn Backend, dir: &Path, id: u32, bytes: &[u8]) -> Result<()> {
+    let path = dir.join(checkpoint_file_name(id));
+    let io = |operation| move |e| Error::io(operation, dir.join(checkpoint_file_name(id)), e);
+    let file = backend
+        .create_file(&path)
+        .map_err(io("create checkpoint"))?;
+    file.write_all_at(bytes, 0)
+        .map_err(io("write checkpoint"))?;
+    file.sync_data().map_err(io("fsync checkpoint"))?;
+    backend
+        .sync_dir(dir)
+        .map_err(|e| Error::io("fsync store directory", dir, e))
+}
+
+/// Last non-zero byte at or after `from`, plus one (or `from` if all zero).
+fn dirty_end(bytes: &[u8], from: usize) -> usize {
+    let tail = &bytes[from.min(bytes.len())..];
+    match tail.iter().rposition(|&b| b != 0) {
+        Some(position) => from + position + 1,
+        None => from,
+    }
+}
+
+/// Scans one log segment from `start`, applying frames. Returns where the log ends.
+///
+/// Sealed segments (`sealed_end` is `Some`) must hold valid frames exactly up to their end.
+/// In the active segment, the first invalid frame is a torn tail: scanning stops there. In
+/// salvage mode, damage anywhere is recorded and skipped.
+#[allow(clippy::too_many_arguments)]
+fn replay_segment(
+    segment: &Segment,
+    start: usize,
+    sealed_end: Option<usize>,
+    directory: &mut Directory,
+    live: &mut LiveBytes,
+    next_seq: &mut u64,
+    frames: &mut u64,
+    salvage: Option<&mut Vec<Damage>>,
+) -> Result<usize> {
+    let bytes = segment.bytes();
+    let limit = sealed_end.unwrap_or(bytes.len()).min(bytes.len());
+    let bytes = &bytes[..limit];
+    let corrupt =
+        |offset: usize, reason: String| Error::corrupt(&segment.path, offset as u64, reason);
+    let mut salvage = salvage;
+    let mut offset = start;
+    while offset < limit {
+        let problem = match decode_frame(bytes, offset) {
+            Ok(FrameSlot::Empty) => {
+                if salvage.is_none() {
+                    if let Some(end) = sealed_end {
+                        return Err(corrupt(
+                            offset,
+                            format!(
+                                "log ends here but the manifest says the segment ends at {end}"
+                            ),
+                        ));
+                    }
+                    return Ok(offset);
+                }
+                None
+            }
+            Ok(FrameSlot::Frame(frame)) => {
+                let is_log = segment.kind == SegmentKind::Log;
+                if is_log && frame.seq != *next_seq && (salvage.is_none() || frame.seq < *next_seq)
+                {
+                    Some((
+                        offset,
+                        format!(
+                            "frame has sequence number {} where {} was expected",
+                            frame.seq, *next_seq
+                        ),
+                    ))
+                } else if let Some(damage) = salvage.as_deref_mut() {
+                    if let Err(keyspace) = directory.check_ops(frame.ops()) {
+                        damage.push(Damage {
+                            path: segment.path.clone(),
+                            offset: offset as u64,
+                            reason: format!(
+                                "frame refers to unknown keyspace {keyspace}; applied leniently"
+                            ),
+                        });
+                    }
+                    apply_leniently(
+                        directory,
+                        &frame,
+                        segment.id,
+                        offset + FRAME_HEADER_LEN,
+                        live,
+                    );
+                    if is_log {
+                        *next_seq = frame.seq + 1;
+                    }
+                    *frames += 1;
+                    offset += frame.len;
+                    continue;
+                } else if let Err(keyspace) = directory.check_ops(frame.ops()) {
+                    Some((
+                        offset,
+                        format!("frame refers to unknown keyspace {keyspace}"),
+                    ))
+                } else {
+                    directory.apply_ops(frame.ops(), segment.id, offset + FRAME_HEADER_LEN, live);
+                    *next_seq += 1;
+                    *frames += 1;
+                    offset += frame.len;
+                    continue;
+                }
+            }
+            Err(error) => Some((error.offset as usize, error.reason)),
+        };
+        match (&mut salvage, problem) {
+            (Some(damage), problem) => {
+                if let Some((at, reason)) = problem {
+                    damage.push(Damage {
+                        path: segment.path.clone(),
+                        offset: at as u64,
+                        reason,
+                    });
+                }
+                // Resynchronise: the next offset where an intact frame starts.
+                let mut probe = offset + ALIGN;
+                offset = limit;
+                while probe + FRAME_HEADER_LEN <= limit {
+                    if let Ok(FrameSlot::Frame(frame)) = decode_frame(bytes, probe)
+                        && (segment.kind == SegmentKind::Compacted || frame.seq >= *next_seq)
+                    {
+                        offset = probe;
+                        break;
+                    }
+                    probe += ALIGN;
+                }
+            }
+            (None, Some((at, reason))) => {
+                if sealed_end.is_some() {
+                    return Err(corrupt(at, reason));
+                }
+                // A torn tail of the active segment: the log ends at the start of this frame.
+                return Ok(offset);
+            }
+            (None, None) => unreachable!("handled above"),
+        }
+    }
+    if let (None, Some(end)) = (&salvage, sealed_end)
+        && offset != end
+    {
+        return Err(corrupt(
+            offset,
+            format!("last frame runs past the sealed end {end}"),
+        ));
+    }
+    Ok(offset.min(limit))
+}
+
+/// Salvage-mode apply: creates keyspaces that frames refer to but that are missing.
+fn apply_leniently(
+    directory: &mut Directory,
+    frame: &format::Frame<'_>,
+    segment: u32,
+    payload_offset: usize,
+    live: &mut LiveBytes,
+) {
+    for op in frame.ops() {
+        let exists = directory.keyspaces.contains_key(&op.keyspace);
+        let single = std::iter::once(op);
+        match op.kind {
+            OpKind::CreateKeyspace => {
+                if directory.check_ops(std::iter::once(op)).is_ok() {
+                    directory.apply_ops(single, segment, payload_offset, live);
+                }
+            }
+            OpKind::Put => {
+                if !exists {
+                    let name = format!("salvaged-{}", op.keyspace);
+                    let mut create = Vec::new();
+                    encode_op(
+                        &mut create,
+                        OpKind::CreateKeyspace,
+                        op.keyspace,
+                        name.as_bytes(),
+                        &[],
+                    );
+                    let ops = format::Frame {
+                        seq: 0,
+                        payload: &create,
+                        len: 0,
+                    };
+                    if directory.names.contains_key(name.as_str()) {
+                        continue;
+                    }
+                    directory.apply_ops(ops.ops(), segment, 0, live);
+                }
+                directory.apply_ops(single, segment, payload_offset, live);
+            }
+            OpKind::Delete | OpKind::ClearKeyspace | OpKind::DropKeyspace => {
+                if exists {
+                    directory.apply_ops(single, segment, payload_offset, live);
+                }
+            }
+        }
+    }
+}
+
+fn discover_manifest(backend: &Arc<dyn Backend>, dir: &Path, names: &[String]) -> Manifest {
+    // Salvage without a readable manifest: every segment file with a valid header.
+    let mut segments = Vec::new();
+    let mut next_segment_id = 1;
+    for name in names {
+        let Some(id) = name
+            .strip_prefix("seg-")
+            .and_then(|rest| rest.strip_suffix(".spw"))
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+        else {
+            continue;
+        };
+        next_segment_id = next_segment_id.max(id.saturating_add(1));
+        for kind in [SegmentKind::Log, SegmentKind::Compacted] {
+            if Segment::open(backend, dir, id, kind).is_ok() {
+                segments.push(ManifestSegment { id, kind, end: 0 });
+            }
+        }
+    }
+    segments.sort_by_key(|s| s.id);
+    if let Some(last_log) = segments
+        .iter_mut()
+        .rev()
+        .find(|s| s.kind == SegmentKind::Log)
+    {
+        last_log.end = ACTIVE_SEGMENT_END;
+    }
+    Manifest {
+        generation: 0,
+        next_segment_id,
+        checkpoint: None,
+        segments,
+    }
+}
+
+fn load(backend: &Arc<dyn Backend>, dir: &Path, salvage: bool) -> Result<Loaded> {
+    let mut damage = Vec::new();
+    let names = backend
+        .list_dir(dir)
+        .map_err(|e| Error::io("list store directory", dir, e))?;
+    let manifest_path = dir.join(MANIFEST_FILE_NAME);
+    let parsed = if names.iter().any(|n| n == MANIFEST_FILE_NAME) {
+        let bytes = backend
+            .read_file(&manifest_path)
+            .map_err(|e| Error::io("read manifest", &manifest_path, e))?;
+        Manifest::from_bytes(&bytes).map_err(|e| Error::corrupt(&manifest_path, e.offset, e.reason))
+    } else {
+        Err(Error::corrupt(&manifest_path, 0, "manifest is missing"))
+    };
+    let mut manifest = match parsed {
+        Ok(manifest) => manifest,
+        Err(error) if salvage => {
+            damage.push(Damage {
+                path: manifest_path.clone(),
+                offset: 0,
+                reason: error.to_string(),
+            });
+            discover_manifest(backend, dir, &names)
+        }
+        Err(error) => return Err(error),
+    };
+    if manifest.segments.is_empty() {
+        return Err(Error::corrupt(
+            &manifest_path,
+            0,
+            "no segment could be found",
+        ));
+    }
+
+    // Open every segment (checks headers).
+    let mut segments = BTreeMap::new();
+    let mut missing = Vec::new();
+    for entry in &manifest.segments {
+        match Segment::open(backend, dir, entry.id, entry.kind) {
+            Ok(segment) => {
+                if entry.end != ACTIVE_SEGMENT_END && !salvage {
+                    let fits = usize::try_from(entry.end).is_ok_and(|end| {
+                        end >= SEGMENT_HEADER_LEN && end <= segment.capacity() && end % ALIGN == 0
+                    });
+                    if !fits {
+                        return Err(Error::corrupt(
+                            &segment.path,
+                            0,
+                            format!("manifest end {} does not fit the segment", entry.end),
+                        ));
+                    }
+                }
+                segments.insert(entry.id, segment);
+            }
+            Err(error) if salvage => {
+                damage.push(Damage {
+                    path: dir.join(segment_file_name(entry.id)),
+                    offset: 0,
+                    reason: error.to_string(),
+                });
+                missing.push(entry.id);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    manifest.segments.retain(|s| !missing.contains(&s.id));
+
+    // Checkpoint.
+    let mut report = RecoveryReport::default();
+    let mut loaded_checkpoint = None;
+    if let Some(checkpoint_id) = manifest.checkpoint {
+        let path = dir.join(checkpoint_file_name(checkpoint_id));
+        let result = backend
+            .read_file(&path)
+            .map_err(|e| Error::io("read checkpoint", &path, e))
+            .and_then(|bytes| {
+                let segment_len = |id: u32| segments.get(&id).map(Segment::capacity);
+                checkpoint::decode(&bytes, &segment_len)
+                    .map_err(|e| Error::corrupt(&path, e.offset, e.reason))
+            });
+        match result {
+            Ok(loaded) => loaded_checkpoint = Some(loaded),
+            Err(error) if salvage => damage.push(Damage {
+                path,
+                offset: 0,
+                reason: error.to_string(),
+            }),
+            Err(error) => return Err(error),
+        }
+    }
+    let (mut directory, mut next_seq, start) = match loaded_checkpoint {
+        Some(loaded) => {
+            report.checkpoint_loaded = true;
+            (
+                loaded.directory,
+                loaded.next_seq,
+                Some((loaded.log_segment, loaded.log_offset)),
+            )
+        }
+        None => (Directory::default(), 1, None),
+    };
+    let mut live = LiveBytes::from_directory(&directory);
+    let mut frames = 0;
+
+    // Without a checkpoint, a salvage replays compacted segments first (they hold older data).
+    if salvage && start.is_none() {
+        for entry in manifest
+            .segments
+            .iter()
+            .filter(|s| s.kind == SegmentKind::Compacted)
+        {
+            let segment = &segments[&entry.id];
+            replay_segment(
+                segment,
+                SEGMENT_HEADER_LEN,
+                None,
+                &mut directory,
+                &mut live,
+                &mut next_seq,
+                &mut frames,
+                Some(&mut damage),
+            )?;
+        }
+        next_seq = 1;
+    }
+
+    let active_id = manifest.active_segment().id;
+    let mut active_head = SEGMENT_HEADER_LEN;
+    for entry in manifest
+        .segments
+        .clone()
+        .iter()
+        .filter(|s| s.kind == SegmentKind::Log)
+    {
+        let from = match start {
+            Some((log_segment, _)) if entry.id < log_segment => continue,
+            Some((log_segment, log_offset)) if entry.id == log_segment => log_offset,
+            _ => SEGMENT_HEADER_LEN,
+        };
+        let is_active = entry.id == active_id;
+        let sealed_end = if is_active || salvage {
+            None
+        } else {
+            Some(entry.end as usize)
+        };
+        let segment = &segments[&entry.id];
+        let end = replay_segment(
+            segment,
+            from,
+            sealed_end,
+            &mut directory,
+            &mut live,
+            &mut next_seq,
+            &mut frames,
+            if salvage { Some(&mut damage) } else { None },
+        )?;
+        if is_active {
+            active_head = end;
+        }
+    }
+    if let Some((log_segment, _)) = start
+        && !manifest
+            .segments
+            .iter()
+            .any(|s| s.id == log_segment && s.kind == SegmentKind::Log)
+    {
+        return Err(Error::corrupt(
+            dir.join(checkpoint_file_name(manifest.checkpoint.unwrap_or(0))),
+            0,
+            format!("checkpoint log segment {log_segment} is not a log segment of the manifest"),
+        ));
+    }
+    report.frames_replayed = frames;
+    Ok(Loaded {
+        manifest,
+        segments,
+        directory,
+        next_seq,
+        active_head,
+        report,
+        damage,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compaction output
+
+struct Move {
+    keyspace: u32,
+    key: Key,
+    old: ValueLoc,
+    new: ValueLoc,
+}
+
+/// Packs records into new compacted segments.
+struct CompactionOutput<'a> {
+    backend: &'a Arc<dyn Backend>,
+    dir: &'a Path,
+    segment_size: usize,
+    allocate_id: &'a mut dyn FnMut() -> u32,
+    /// Bytes of the segment being filled (header placeholder included) and its id.
+    current: Vec<u8>,
+    current_id: Option<u32>,
+    frame: Vec<u8>,
+    frame_ops: u32,
+    frame_keyspace: Option<u32>,
+    /// Moves of the frame being built: value offsets are relative to the frame.
+    frame_moves: Vec<Move>,
+    moves: Vec<Move>,
+    written: Vec<Segment>,
+}
+
+const COMPACTION_FRAME_TARGET: usize = 1 << 20;
+
+impl<'a> CompactionOutput<'a> {
+    fn new(
+        backend: &'a Arc<dyn Backend>,
+        dir: &'a Path,
+        segment_size: usize,
+        allocate_id: &'a mut dyn FnMut() -> u32,
+    ) -> Self {
+        CompactionOutput {
+            backend,
+            dir,
+            segment_size,
+            allocate_id,
+            current: Vec::new(),
+            current_id: None,
+            frame: Vec::new(),
+            frame_ops: 0,
+            frame_keyspace: None,
+            frame_moves: Vec::new(),
+            moves: Vec::new(),
+            written: Vec::new(),
+        }
+    }
+
+    fn add(
+        &mut self,
+        keyspace: u32,
+        name: &str,
+        key: &Key,
+        value: &[u8],
+        old: ValueLoc,
+    ) -> Result<()> {
+        let record = format::op_len(key.len(), value.len());
+        if self.frame_ops > 0
+            && (self.frame_keyspace != Some(keyspace)
+                || self.frame.len() + record > COMPACTION_FRAME_TARGET)
+        {
+            self.finish_frame()?;
+        }
+        if self.frame_ops == 0 {
+            self.frame.clear();
+            self.frame.resize(FRAME_HEADER_LEN, 0);
+            // Each frame names its keyspace so that a salvage without checkpoint can rebuild it.
+            encode_op(
+                &mut self.frame,
+                OpKind::CreateKeyspace,
+                keyspace,
+                name.as_bytes(),
+                &[],
+            );
+            self.frame_ops = 1;
+            self.frame_keyspace = Some(keyspace);
+        }
+        let value_offset = self.frame.len() + format::OP_HEADER_LEN + align_up(key.len());
+        encode_op(&mut self.frame, OpKind::Put, keyspace, key, value);
+        self.frame_ops += 1;
+        self.frame_moves.push(Move {
+            keyspace,
+            key: key.clone(),
+            old,
+            new: ValueLoc {
+                segment: 0,
+                offset: value_offset as u32,
+                len: old.len,
+                crc: old.crc,
+            },
+        });
+        Ok(())
+    }
+
+    fn finish_frame(&mut self) -> Result<()> {
+        if self.frame_ops == 0 {
+            return Ok(());
+        }
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&self.frame[FRAME_HEADER_LEN..]);
+        seal_frame(&mut self.frame, 0, self.frame_ops, &hasher);
+        if self.current_id.is_some() && self.current.len() + self.frame.len() > self.segment_size {
+            self.finish_segment()?;
+        }
+        if self.current_id.is_none() {
+            self.current_id = Some((self.allocate_id)());
+            self.current.clear();
+            self.current.resize(SEGMENT_HEADER_LEN, 0);
+        }
+        let base = self.current.len();
+        let segment = self.current_id.expect("set above");
+        for mut moved in self.frame_moves.drain(..) {
+            moved.new.segment = segment;
+            moved.new.offset += base as u32;
+            self.moves.push(moved);
+        }
+        self.current.extend_from_slice(&self.frame);
+        self.frame_ops = 0;
+        self.frame_keyspace = None;
+        Ok(())
+    }
+
+    fn finish_segment(&mut self) -> Result<()> {
+        let Some(id) = self.current_id.take() else {
+            return Ok(());
+        };
+        let segment = Segment::create(
+            self.backend,
+            self.dir,
+            id,
+            SegmentKind::Compacted,
+            self.current.len(),
+        )?;
+        segment.write_at(SEGMENT_HEADER_LEN, &self.current[SEGMENT_HEADER_LEN..])?;
+        segment.sync()?;
+        segment.publish(self.current.len());
+        self.written.push(segment);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(Vec<Segment>, Vec<Move>)> {
+        self.finish_frame()?;
+        self.finish_segment()?;
+        if !self.written.is_empty() {
+            self.backend
+                .sync_dir(self.dir)
+                .map_err(|e| Error::io("fsync store directory", self.dir, e))?;
+        }
+        Ok((self.written, self.moves))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Store
+
+impl Store {
+    /// Opens (or creates) the store in directory `dir` on the real file system.
+    pub fn open(dir: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
+        Store::open_with_backend(Arc::new(FileBackend), dir, options)
+    }
+
+    /// A fresh store in memory (through [`MemoryBackend`]), with 1 MiB segments. For tests.
+    pub fn open_in_memory() -> Result<Store> {
+        let options = StoreOptions {
+            segment_size: 1 << 20,
+            ..StoreOptions::default()
+        };
+        Store::open_with_backend(Arc::new(MemoryBackend::new()), "/spillway-memory", options)
+    }
+
+    /// Opens (or creates) the store in `dir` through `backend`.
+    pub fn open_with_backend(
+        backend: Arc<dyn Backend>,
+        dir: impl AsRef<Path>,
+        options: StoreOptions,
+    ) -> Result<Store> {
+        let dir = dir.as_ref().to_path_buf();
+        if !(MIN_SEGMENT_SIZE..=MAX_SEGMENT_SIZE).contains(&options.segment_size) {
+            return Err(Error::InvalidOptions(format!(
+                "segment_size {} is outside {MIN_SEGMENT_SIZE}..={MAX_SEGMENT_SIZE}",
+                options.segment_size
+            )));
+        }
+        if !(0.0..=1.0).contains(&options.compaction_live_ratio) {
+            return Err(Error::InvalidOptions(format!(
+                "compaction_live_ratio {} is outside 0..=1",
+                options.compaction_live_ratio
+            )));
+        }
+        if let Durability::SyncInterval(interval) = options.durability
+            && interval.is_zero()
+        {
+            return Err(Error::InvalidOptions(
+                "sync interval must not be zero".into(),
+            ));
+        }
+        backend
+            .create_dir_all(&dir)
+            .map_err(|e| Error::io("create store directory", &dir, e))?;
+        let dir_lock = backend.lock_dir(&dir).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::WouldBlock {
+                Error::Locked { path: dir.clone() }
+            } else {
+                Error::io("lock store directory", &dir, e)
+            }
+        })?;
+
+        let names = backend
+            .list_dir(&dir)
+            .map_err(|e| Error::io("list store directory", &dir, e))?;
+        if !names.iter().any(|n| n == MANIFEST_FILE_NAME) {
+            if names
+                .iter()
+                .any(|n| n.starts_with("seg-") || n.starts_with("ckpt-"))
+            {
+                return Err(Error::corrupt(
+                    dir.join(MANIFEST_FILE_NAME),
+                    0,
+                    "segment files exist but the manifest is missing (run repair)",
+                ));
+            }
+            initialise(&backend, &dir, options.segment_size as usize)?;
+        }
+
+        let mut loaded = load(&backend, &dir, false)?;
+        let orphans = remove_orphans(&backend, &dir, &loaded.manifest)?;
+        loaded.report.orphans_removed = orphans;
+
+        // Drop a torn tail: zero everything after the end of the log so that a stale frame can
+        // never be mistaken for a new one, and make the zeroes durable before appending.
+        let active_id = loaded.manifest.active_segment().id;
+        let mut active = loaded
+            .segments
+            .remove(&active_id)
+            .expect("active segment was opened");
+        let head = loaded.active_head;
+        let dirty = dirty_end(active.bytes(), head);
+        active.set_published(head);
+        if dirty > head {
+            let zeroes = vec![0u8; align_up(dirty - head).min(active.capacity() - head)];
+            active.write_at(head, &zeroes)?;
+            active.sync()?;
+            loaded.report.torn_tail = Some(TornTail {
+                path: active.path.clone(),
+                offset: head as u64,
+                bytes_dropped: (dirty - head) as u64,
+            });
+        }
+        let active = Arc::new(active);
+        let mut table: SegmentTable = loaded
+            .segments
+            .into_iter()
+            .map(|(id, segment)| (id, Arc::new(segment)))
+            .collect();
+        table.insert(active_id, active.clone());
+        let last_seq = loaded.next_seq - 1;
+        let live = LiveBytes::from_directory(&loaded.directory);
+        let shared = Arc::new(Shared {
+            backend,
+            dir,
+            published: RwLock::new(Published {
+                directory: loaded.directory,
+                segments: Arc::new(table),
+                seq: last_seq,
+            }),
+            writer: Mutex::new(Writer {
+                active,
+                head,
+                next_seq: loaded.next_seq,
+                live,
+            }),
+            sync_state: Mutex::new(SyncState {
+                synced_seq: last_seq,
+                in_progress: false,
+            }),
+            sync_done: Condvar::new(),
+            maintenance: Mutex::new(()),
+            manifest: Mutex::new(loaded.manifest),
+            poisoned: AtomicBool::new(false),
+            poison_cause: Mutex::new(None),
+            frames_written: AtomicU64::new(0),
+            fsyncs: AtomicU64::new(0),
+            bytes_written: AtomicU64::new(0),
+            recovery: loaded.report,
+            options,
+            _lock: dir_lock,
+        });
+        let syncer = match shared.options.durability {
+            Durability::SyncInterval(interval) => Some(spawn_syncer(&shared, interval)),
+            _ => None,
+        };
+        Ok(Store { shared, syncer })
+    }
+
+    /// Salvages a damaged store in `dir`: replays every intact frame (from the checkpoint if
+    /// it is intact), skips damaged ones, drops keys whose value is damaged, and rewrites the
+    /// result as a fresh store. The old files are moved to a `repair-backup-<n>` directory.
+    pub fn repair(dir: impl AsRef<Path>, options: StoreOptions) -> Result<RepairReport> {
+        Store::repair_with_backend(Arc::new(FileBackend), dir, options)
+    }
+
+    /// [`Store::repair`] through `backend`.
+    pub fn repair_with_backend(
+        backend: Arc<dyn Backend>,
+        dir: impl AsRef<Path>,
+        options: StoreOptions,
+    ) -> Result<RepairReport> {
+        let dir = dir.as_ref().to_path_buf();
+        let _lock = backend.lock_dir(&dir).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::WouldBlock {
+                Error::Locked { path: dir.clone() }
+            } else {
+                Error::io("lock store directory", &dir, e)
+            }
+        })?;
+        let loaded = load(&backend, &dir, true)?;
+        let mut report = RepairReport {
+            checkpoint_used: loaded.report.checkpoint_loaded,
+            frames_salvaged: loaded.report.frames_replayed,
+            damage: loaded.damage,
+            ..RepairReport::default()
+        };
+        let table: SegmentTable = loaded
+            .segments
+            .into_iter()
+            .map(|(id, segment)| (id, Arc::new(segment)))
+            .collect();
+        let old_names = backend
+            .list_dir(&dir)
+            .map_err(|e| Error::io("list store directory", &dir, e))?;
+
+        // Rewrite every intact value into fresh compacted segments.
+        let mut next_id = loaded.manifest.next_segment_id.max(
+            old_names
+                .iter()
+                .filter_map(|n| n.get(n.len().saturating_sub(12)..n.len().saturating_sub(4)))
+                .filter_map(|hex| u32::from_str_radix(hex, 16).ok())
+                .max()
+                .unwrap_or(0)
+                .saturating_add(1),
+        );
+        let mut allocate = || {
+            let id = next_id;
+            next_id += 1;
+            id
+        };
+        let mut directory = loaded.directory;
+        let mut output =
+            CompactionOutput::new(&backend, &dir, options.segment_size as usize, &mut allocate);
+        for (&keyspace_id, keyspace) in directory.keyspaces.iter() {
+            for (key, loc) in keyspace.entries.iter() {
+                match read_value(&table, loc) {
+                    Ok(value) => output.add(keyspace_id, &keyspace.name, key, value, *loc)?,
+                    Err(error) => {
+                        report.values_dropped += 1;
+                        report.damage.push(Damage {
+                            path: match &error {
+                                Error::Corrupt { path, .. } => path.clone(),
+                                _ => dir.clone(),
+                            },
+                            offset: u64::from(loc.offset),
+                            reason: format!(
+                                "value of a key in keyspace {:?} dropped: {error}",
+                                keyspace.name
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        let (written, moves) = output.finish()?;
+        let mut rebuilt = Directory {
+            next_keyspace_id: directory.next_keyspace_id,
+            ..Directory::default()
+        };
+        for (&id, keyspace) in directory.keyspaces.iter() {
+            rebuilt.names.insert(keyspace.name.clone(), id);
+            let mut state = keyspace.clone();
+            state.entries = imbl::OrdMap::new();
+            rebuilt.keyspaces.insert(id, state);
+        }
+        for moved in moves {
+            if let Some(keyspace) = rebuilt.keyspaces.get_mut(&moved.keyspace) {
+                keyspace.entries.insert(moved.key, moved.new);
+            }
+        }
+        directory = rebuilt;
+        report.keys_recovered = directory.total_keys() as u64;
+
+        let log_id = allocate();
+        let log = Segment::create(
+            &backend,
+            &dir,
+            log_id,
+            SegmentKind::Log,
+            options.segment_size as usize,
+        )?;
+        let checkpoint_id = allocate();
+        drop(log);
+        let bytes = checkpoint::encode(&directory, loaded.next_seq, log_id, SEGMENT_HEADER_LEN);
+        write_checkpoint_file(backend.as_ref(), &dir, checkpoint_id, &bytes)?;
+
+        // Keep a copy of the old manifest, switch to the new one atomically, then move the old
+        // files aside. A crash before the switch leaves the old store as it was; a crash after
+        // it leaves old files behind as orphans that the next open deletes.
+        let mut backup_index = 1;
+        while old_names.contains(&format!("repair-backup-{backup_index}")) {
+            backup_index += 1;
+        }
+        let backup = dir.join(format!("repair-backup-{backup_index}"));
+        backend
+            .create_dir_all(&backup)
+            .map_err(|e| Error::io("create backup directory", &backup, e))?;
+        if let Ok(old_manifest) = backend.read_file(&dir.join(MANIFEST_FILE_NAME)) {
+            let copy = backup.join(MANIFEST_FILE_NAME);
+            let file = backend
+                .create_file(&copy)
+                .map_err(|e| Error::io("create manifest backup", &copy, e))?;
+            file.write_all_at(&old_manifest, 0)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| Error::io("write manifest backup", &copy, e))?;
+        }
+        let mut segments: Vec<ManifestSegment> = written
+            .iter()
+            .map(|s| ManifestSegment {
+                id: s.id,
+                kind: SegmentKind::Compacted,
+                end: s.capacity() as u64,
+            })
+            .collect();
+        segments.push(ManifestSegment {
+            id: log_id,
+            kind: SegmentKind::Log,
+            end: ACTIVE_SEGMENT_END,
+        });
+        let manifest = Manifest {
+            generation: loaded.manifest.generation + 1,
+            next_segment_id: allocate(),
+            checkpoint: Some(checkpoint_id),
+            segments,
+        };
+        write_manifest(backend.as_ref(), &dir, &manifest)?;
+        drop(table);
+        for name in &old_names {
+            let is_store_file = name.starts_with("seg-") || name.starts_with("ckpt-");
+            if is_store_file {
+                backend
+                    .rename(&dir.join(name), &backup.join(name))
+                    .map_err(|e| Error::io("move file to backup", dir.join(name), e))?;
+            }
+        }
+        backend
+            .sync_dir(&backup)
+            .and_then(|()| backend.sync_dir(&dir))
+            .map_err(|e| Error::io("fsync backup directory", &backup, e))?;
+        report.backup_dir = backup;
+        Ok(report)
+    }
+
+    /// The store directory.
+    pub fn path(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// What opening the store found (checkpoint use, frames replayed, torn tail dropped).
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.shared.recovery
+    }
+
+    /// True once a failed write or fsync has poisoned this handle.
+    pub fn is_poisoned(&self) -> bool {
+        self.shared.poisoned.load(Ordering::Acquire)
+    }
+
+    /// The id of keyspace `name`, creating it (durably, as one commit) if it does not exist.
+    pub fn keyspace(&self, name: &str) -> Result<KeyspaceId> {
+        if let Some(id) = self.keyspace_id(name) {
+            return Ok(id);
+        }
+        if name.is_empty() || name.len() > 1024 {
+            return Err(Error::InvalidKeyspaceName(name.to_owned()));
+        }
+        let shared = &self.shared;
+        let mut writer = shared.lock_writer()?;
+        let (existing, id) = {
+            let published = read(&shared.published);
+            (
+                published.directory.names.get(name).copied(),
+                published.directory.next_keyspace_id,
+            )
+        };
+        if let Some(id) = existing {
+            return Ok(KeyspaceId(id));
+        }
+        let mut batch = WriteBatch::new();
+        encode_op(
+            &mut batch.frame,
+            OpKind::CreateKeyspace,
+            id,
+            name.as_bytes(),
+            &[],
+        );
+        batch.op_count = 1;
+        let seq = shared.append(&mut writer, batch)?;
+        drop(writer);
+        shared.wait_durable(seq)?;
+        Ok(KeyspaceId(id))
+    }
+
+    /// The id of keyspace `name`, if it exists.
+    pub fn keyspace_id(&self, name: &str) -> Option<KeyspaceId> {
+        read(&self.shared.published)
+            .directory
+            .names
+            .get(name)
+            .map(|&id| KeyspaceId(id))
+    }
+
+    /// Every keyspace as (name, id), ordered by name.
+    pub fn keyspaces(&self) -> Vec<(String, KeyspaceId)> {
+        read(&self.shared.published)
+            .directory
+            .names
+            .iter()
+            .map(|(name, &id)| (name.to_string(), KeyspaceId(id)))
+            .collect()
+    }
+
+    /// Drops keyspace `name` and all its keys in one commit. Returns false if it did not exist.
+    pub fn drop_keyspace(&self, name: &str) -> Result<bool> {
+        let Some(id) = self.keyspace_id(name) else {
+            return Ok(false);
+        };
+        let mut batch = WriteBatch::new();
+        batch.drop_keyspace(id);
+        match self.commit(batch) {
+            Ok(_) => Ok(true),
+            // Dropped concurrently by another thread.
+            Err(Error::UnknownKeyspace(_)) => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Commits `batch` atomically as one frame and returns its sequence number. With
+    /// [`Durability::SyncEveryCommit`] the batch is durable when this returns. The batch is
+    /// visible to new snapshots as soon as it is written (possibly just before its fsync).
+    pub fn commit(&self, batch: WriteBatch) -> Result<u64> {
+        if let Some((what, len)) = batch.oversized {
+            return Err(Error::TooLarge {
+                what,
+                len,
+                max: u64::from(u32::MAX),
+            });
+        }
+        if batch.is_empty() {
+            return Ok(read(&self.shared.published).seq);
+        }
+        let shared = &self.shared;
+        let mut writer = shared.lock_writer()?;
+        let seq = shared.append(&mut writer, batch)?;
+        drop(writer);
+        shared.wait_durable(seq)?;
+        Ok(seq)
+    }
+
+    /// A consistent read view of everything committed so far.
+    pub fn snapshot(&self) -> Snapshot {
+        let published = read(&self.shared.published);
+        Snapshot {
+            directory: published.directory.clone(),
+            segments: published.segments.clone(),
+            seq: published.seq,
+        }
+    }
+
+    /// Reads one value into a new vector (a snapshot is better for more than one read).
+    pub fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let published = read(&self.shared.published);
+        let state = published
+            .directory
+            .keyspaces
+            .get(&keyspace.as_u32())
+            .ok_or(Error::UnknownKeyspace(keyspace))?;
+        match state.entries.get(key) {
+            Some(loc) => Ok(Some(read_value(&published.segments, loc)?.to_vec())),
+            None => Ok(None),
+        }
+    }
+
+    /// Makes every commit so far durable (useful with the buffered durability modes).
+    pub fn sync(&self) -> Result<()> {
+        let seq = lock(&self.shared.writer).next_seq - 1;
+        self.shared.wait_durable_forced(seq)
+    }
+
+    /// Writes a checkpoint of the key directory, so that the next open replays only the log
+    /// written after it.
+    pub fn checkpoint(&self) -> Result<()> {
+        let shared = &self.shared;
+        let _maintenance = lock(&shared.maintenance);
+        let (directory, position, next_seq) = {
+            let writer = shared.lock_writer()?;
+            // The checkpoint refers to log bytes up to `head`: they must be durable first.
+            shared.sync_segment(&writer.active)?;
+            let directory = read(&shared.published).directory.clone();
+            (
+                (directory),
+                (writer.active.id, writer.head),
+                writer.next_seq,
+            )
+        };
+        shared.install_checkpoint(&directory, position, next_seq, |_| {})
+    }
+
+    /// Rewrites the live records of mostly-dead sealed segments (after sealing the active one)
+    /// into new segments, installs them with a new checkpoint and manifest, and deletes the old
+    /// segments once no snapshot reads them.
+    pub fn compact(&self) -> Result<CompactionReport> {
+        let shared = &self.shared;
+        let _maintenance = lock(&shared.maintenance);
+        let mut report = CompactionReport::default();
+
+        // 1. Seal the active segment and choose victims.
+        let (victims, snapshot) = {
+            let mut writer = shared.lock_writer()?;
+            if writer.head > SEGMENT_HEADER_LEN {
+                shared
+                    .rotate(&mut writer, 0)
+                    .inspect_err(|e| shared.poison(e))?;
+            }
+            let manifest = lock(&shared.manifest).clone();
+            let active = writer.active.id;
+            let mut victims = BTreeSet::new();
+            for entry in manifest.segments.iter().filter(|s| s.id != active) {
+                let written = entry.end.saturating_sub(SEGMENT_HEADER_LEN as u64);
+                let live = writer.live.get(entry.id);
+                if written > 0
+                    && (live as f64) < shared.options.compaction_live_ratio * written as f64
+                {
+                    victims.insert(entry.id);
+                    report.bytes_before += written;
+                }
+            }
+            let published = read(&shared.published);
+            (
+                victims,
+                Snapshot {
+                    directory: published.directory.clone(),
+                    segments: published.segments.clone(),
+                    seq: published.seq,
+                },
+            )
+        };
+        if victims.is_empty() {
+            return Ok(report);
+        }
+
+        // 2. Copy live records out of the victims (no lock held: the victims are immutable).
+        let mut allocate = || shared.allocate_segment_id();
+        let mut output = CompactionOutput::new(
+            &shared.backend,
+            &shared.dir,
+            shared.options.segment_size as usize,
+            &mut allocate,
+        );
+        for (&keyspace_id, keyspace) in snapshot.directory.keyspaces.iter() {
+            for (key, loc) in keyspace.entries.iter() {
+                if victims.contains(&loc.segment) {
+                    let value = snapshot.value(loc)?;
+                    output.add(keyspace_id, &keyspace.name, key, value, *loc)?;
+                }
+            }
+        }
+        let (written, moves) = output.finish()?;
+        drop(snapshot);
+        report.records_moved = moves.len() as u64;
+        report.segments_written = written.iter().map(|s| s.id).collect();
+        report.bytes_after = written
+            .iter()
+            .map(|s| (s.capacity() - SEGMENT_HEADER_LEN) as u64)
+            .sum();
+        report.segments_compacted = victims.iter().copied().collect();
+        let written: Vec<Arc<Segment>> = written.into_iter().map(Arc::new).collect();
+
+        // 3. Swap locations of records that did not change meanwhile, publish the new segments.
+        let (directory, position, next_seq, retired) = {
+            let mut writer = shared.lock_writer()?;
+            let writer = &mut *writer;
+            let mut published = write(&shared.published);
+            let mut segments: SegmentTable = (*published.segments).clone();
+            for segment in &written {
+                segments.insert(segment.id, segment.clone());
+            }
+            for moved in moves {
+                if let Some(keyspace) = published.directory.keyspaces.get_mut(&moved.keyspace)
+                    && let Some(loc) = keyspace.entries.get_mut(&*moved.key)
+                    && *loc == moved.old
+                {
+                    *loc = moved.new;
+                    writer.live.remove(&moved.key, &moved.old);
+                    writer.live.add(&moved.key, &moved.new);
+                }
+            }
+            let retired: Vec<Arc<Segment>> = victims
+                .iter()
+                .filter_map(|id| segments.remove(id))
+                .collect();
+            for id in &victims {
+                writer.live.0.remove(id);
+            }
+            published.segments = Arc::new(segments);
+            let directory = published.directory.clone();
+            drop(published);
+            if let Err(error) = shared.sync_segment(&writer.active) {
+                shared.poison(&error);
+                return Err(error);
+            }
+            (
+                directory,
+                (writer.active.id, writer.head),
+                writer.next_seq,
+                retired,
+            )
+        };
+
+        // 4. Checkpoint + manifest; only then may the old segments go.
+        let written_entries: Vec<ManifestSegment> = written
+            .iter()
+            .map(|s| ManifestSegment {
+                id: s.id,
+                kind: SegmentKind::Compacted,
+                end: s.capacity() as u64,
+            })
+            .collect();
+        let result = shared.install_checkpoint(&directory, position, next_seq, |manifest| {
+            manifest.segments.retain(|s| !victims.contains(&s.id));
+            manifest.segments.extend(written_entries.iter().copied());
+            manifest.segments.sort_by_key(|s| s.id);
+        });
+        if let Err(error) = result {
+            // The in-memory directory already points into the new segments, which the durable
+            // manifest does not list: refuse further writes rather than checkpoint that later.
+            shared.poison(&error);
+            return Err(error);
+        }
+        for segment in retired {
+            segment.retire();
+        }
+        Ok(report)
+    }
+
+    /// Reads every frame of every segment and every live value, checking checksums and
+    /// structure, including that the unused tail of each segment is zero.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let snapshot = self.snapshot();
+        let manifest = lock(&self.shared.manifest).clone();
+        let (active_id, head) = {
+            let writer = lock(&self.shared.writer);
+            (writer.active.id, writer.head)
+        };
+        let mut report = VerifyReport::default();
+        for entry in &manifest.segments {
+            let Some(segment) = snapshot.segments.get(&entry.id) else {
+                continue;
+            };
+            let end = if entry.id == active_id {
+                head
+            } else {
+                entry.end as usize
+            };
+            let bytes = segment.bytes();
+            let end = end.min(bytes.len());
+            let mut offset = SEGMENT_HEADER_LEN;
+            while offset < end {
+                match decode_frame(&bytes[..end], offset) {
+                    Ok(FrameSlot::Frame(frame)) => {
+                        report.frames_checked += 1;
+                        offset += frame.len;
+                    }
+                    Ok(FrameSlot::Empty) => {
+                        report.damage.push(Damage {
+                            path: segment.path.clone(),
+                            offset: offset as u64,
+                            reason: format!("zero frame header before the end of the log at {end}"),
+                        });
+                        break;
+                    }
+                    Err(error) => {
+                        report.damage.push(Damage {
+                            path: segment.path.clone(),
+                            offset: error.offset,
+                            reason: error.reason,
+                        });
+                        break;
+                    }
+                }
+            }
+            // Bytes after the end of the log must be zero (a sealed segment's slack, or the
+            // not-yet-written part of the active one).
+            let tail_end = if entry.id == active_id {
+                bytes.len().min(head)
+            } else {
+                bytes.len()
+            };
+            let dirty = dirty_end(&bytes[..tail_end], end);
+            if dirty > end {
+                report.damage.push(Damage {
+                    path: segment.path.clone(),
+                    offset: end as u64,
+                    reason: format!("{} non-zero bytes after the end of the log", dirty - end),
+                });
+            }
+        }
+        for keyspace in snapshot.directory.keyspaces.values() {
+            for (_, loc) in keyspace.entries.iter() {
+                report.values_checked += 1;
+                if let Err(Error::Corrupt {
+                    path,
+                    offset,
+                    reason,
+                }) = snapshot.value(loc)
+                {
+                    report.damage.push(Damage {
+                        path,
+                        offset,
+                        reason,
+                    });
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Live and dead bytes per segment, keys per keyspace, and I/O counters.
+    pub fn stats(&self) -> StoreStats {
+        let shared = &self.shared;
+        let writer = lock(&shared.writer);
+        let manifest = lock(&shared.manifest).clone();
+        let published = read(&shared.published);
+        let segments = manifest
+            .segments
+            .iter()
+            .map(|entry| {
+                let active = entry.id == writer.active.id;
+                let end = if active {
+                    writer.head as u64
+                } else {
+                    entry.end
+                };
+                let written_bytes = end.saturating_sub(SEGMENT_HEADER_LEN as u64);
+                let live_bytes = writer.live.get(entry.id);
+                SegmentStats {
+                    id: entry.id,
+                    kind: entry.kind,
+                    active,
+                    file_bytes: published
+                        .segments
+                        .get(&entry.id)
+                        .map_or(0, |s| s.capacity() as u64),
+                    written_bytes,
+                    live_bytes,
+                    dead_bytes: written_bytes.saturating_sub(live_bytes),
+                }
+            })
+            .collect();
+        let keyspaces = published
+            .directory
+            .names
+            .iter()
+            .map(|(name, &id)| KeyspaceStats {
+                name: name.to_string(),
+                id: KeyspaceId(id),
+                keys: published
+                    .directory
+                    .keyspaces
+                    .get(&id)
+                    .map_or(0, |k| k.entries.len() as u64),
+            })
+            .collect();
+        StoreStats {
+            segments,
+            keyspaces,
+            frames_written: shared.frames_written.load(Ordering::Relaxed),
+            fsyncs: shared.fsyncs.load(Ordering::Relaxed),
+            bytes_written: shared.bytes_written.load(Ordering::Relaxed),
+            last_seq: writer.next_seq - 1,
+        }
+    }
+}
+
+fn initialise(backend: &Arc<dyn Backend>, dir: &Path, segment_size: usize) -> Result<()> {
+    let segment = Segment::create(backend, dir, 1, SegmentKind::Log, segment_size)?;
+    drop(segment);
+    backend
+        .sync_dir(dir)
+        .map_err(|e| Error::io("fsync store directory", dir, e))?;
+    write_manifest(
+        backend.as_ref(),
+        dir,
+        &Manifest {
+            generation: 1,
+            next_segment_id: 2,
+            checkpoint: None,
+            segments: vec![ManifestSegment {
+                id: 1,
+                kind: SegmentKind::Log,
+                end: ACTIVE_SEGMENT_END,
+            }],
+        },
+    )
+}
+
+/// Deletes segment and checkpoint files the manifest does not name, and a leftover temporary
+/// manifest. Other files are left alone.
+fn remove_orphans(
+    backend: &Arc<dyn Backend>,
+    dir: &Path,
+    manifest: &Manifest,
+) -> Result<Vec<String>> {
+    let mut referenced: BTreeSet<String> = manifest
+        .segments
+        .iter()
+        .map(|s| segment_file_name(s.id))
+        .collect();
+    if let Some(id) = manifest.checkpoint {
+        referenced.insert(checkpoint_file_name(id));
+    }
+    let names = backend
+        .list_dir(dir)
+        .map_err(|e| Error::io("list store directory", dir, e))?;
+    let mut removed = Vec::new();
+    for name in names {
+        let ours =
+            (name.starts_with("seg-") || name.starts_with("ckpt-")) && name.ends_with(".spw");
+        if (ours && !referenced.contains(&name)) || name == MANIFEST_TEMP_FILE_NAME {
+            let path = dir.join(&name);
+            backend
+                .remove_file(&path)
+                .map_err(|e| Error::io("remove orphan file", &path, e))?;
+            removed.push(name);
+        }
+    }
+    if !removed.is_empty() {
+        backend
+            .sync_dir(dir)
+            .map_err(|e| Error::io("fsync store directory", dir, e))?;
+    }
+    Ok(removed)
+}
+
+fn spawn_syncer(shared: &Arc<Shared>, interval: Duration) -> IntervalSyncer {
+    let stop = Arc::new((Mutex::new(false), Condvar::new()));
+    let weak = Arc::downgrade(shared);
+    let thread_stop = stop.clone();
+    let handle = std::thread::Builder::new()
+        .name("spillway-sync".into())
+        .spawn(move || {
+            let (flag, wake) = &*thread_stop;
+            let mut stopped = lock(flag);
+            loop {
+                stopped = wake
+                    .wait_timeout(stopped, interval)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .0;
+                if *stopped {
+                    return;
+                }
+                let Some(shared) = weak.upgrade() else {
+                    return;
+                };
+                let seq = lock(&shared.writer).next_seq - 1;
+                // Errors poison the handle; the next commit reports them.
+                let _ = shared.wait_durable_forced(seq);
+            }
+        })
+        .expect("spawning the sync thread");
+    IntervalSyncer {
+        stop,
+        handle: Some(handle),
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Some(syncer) = &mut self.syncer {
+            *lock(&syncer.stop.0) = true;
+            syncer.stop.1.notify_all();
+            if let Some(handle) = syncer.handle.take() {
+                let _ = handle.join();
+            }
+        }
+        // Best effort: make buffered commits durable on a clean close.
+        if !self.is_poisoned() {
+            let _ = self.sync();
+        }
+    }
+}
+
+impl Shared {
+    fn check_poisoned(&self) -> Result<()> {
+        if self.poisoned.load(Ordering::Acquire) {
+            let cause = lock(&self.poison_cause).clone().unwrap_or_default();
+            return Err(Error::Poisoned { cause });
+        }
+        Ok(())
+    }
+
+    fn poison(&self, error: &Error) {
+        let mut cause = lock(&self.poison_cause);
+        if cause.is_none() {
+            *cause = Some(error.to_string());
+        }
+        self.poisoned.store(true, Ordering::Release);
+        drop(cause);
+        self.sync_done.notify_all();
+    }
+
+    fn lock_writer(&self) -> Result<MutexGuard<'_, Writer>> {
+        self.check_poisoned()?;
+        let writer = lock(&self.writer);
+        self.check_poisoned()?;
+        Ok(writer)
+    }
+
+    fn allocate_segment_id(&self) -> u32 {
+        let mut manifest = lock(&self.manifest);
+        let id = manifest.next_segment_id;
+        manifest.next_segment_id += 1;
+        id
+    }
+
+    /// fsyncs a segment; a failure poisons the handle (the page cache can no longer be trusted).
+    fn sync_segment(&self, segment: &Segment) -> Result<()> {
+        self.fsyncs.fetch_add(1, Ordering::Relaxed);
+        segment.sync().inspect_err(|error| self.poison(error))
+    }
+
+    /// Writes one frame and applies it. Any I/O failure poisons the handle.
+    fn append(&self, writer: &mut Writer, mut batch: WriteBatch) -> Result<u64> {
+        let frame_len = batch.frame.len();
+        if frame_len as u64 > MAX_FRAME_LEN {
+            return Err(Error::TooLarge {
+                what: "batch",
+                len: frame_len as u64,
+                max: MAX_FRAME_LEN,
+            });
+        }
+        {
+            let published = read(&self.published);
+            let ops = format::Frame {
+                seq: 0,
+                payload: &batch.frame[FRAME_HEADER_LEN..],
+                len: frame_len,
+            };
+            published
+                .directory
+                .check_ops(ops.ops())
+                .map_err(|id| Error::UnknownKeyspace(KeyspaceId(id)))?;
+        }
+        let seq = writer.next_seq;
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&batch.frame[FRAME_HEADER_LEN..]);
+        seal_frame(&mut batch.frame, seq, batch.op_count, &hasher);
+        let result = (|| {
+            if writer.head + frame_len > writer.active.capacity() {
+                self.rotate(writer, frame_len)?;
+            }
+            writer.active.write_at(writer.head, &batch.frame)
+        })();
+        if let Err(error) = result {
+            self.poison(&error);
+            return Err(error);
+        }
+        let frame_offset = writer.head;
+        writer.head += frame_len;
+        writer.active.publish(writer.head);
+        {
+            let mut published = write(&self.published);
+            let frame = format::Frame {
+                seq,
+                payload: &batch.frame[FRAME_HEADER_LEN..],
+                len: frame_len,
+            };
+            published.directory.apply_ops(
+                frame.ops(),
+                writer.active.id,
+                frame_offset + FRAME_HEADER_LEN,
+                &mut writer.live,
+            );
+            published.seq = seq;
+        }
+        writer.next_seq += 1;
+        self.frames_written.fetch_add(1, Ordering::Relaxed);
+        self.bytes_written
+            .fetch_add(frame_len as u64, Ordering::Relaxed);
+        Ok(seq)
+    }
+
+    /// Seals the active segment (fsync, end recorded in the manifest) and starts a new one
+    /// big enough for a frame of `frame_len` bytes.
+    fn rotate(&self, writer: &mut Writer, frame_len: usize) -> Result<()> {
+        self.sync_segment(&writer.active)?;
+        let capacity = (self.options.segment_size as usize)
+            .max(align_up(SEGMENT_HEADER_LEN + frame_len).next_multiple_of(4096));
+        let id = self.allocate_segment_id();
+        let segment = Arc::new(Segment::create(
+            &self.backend,
+            &self.dir,
+            id,
+            SegmentKind::Log,
+            capacity,
+        )?);
+        self.backend
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io("fsync store directory", &self.dir, e))?;
+        {
+            let mut manifest = lock(&self.manifest);
+            let mut next = manifest.clone();
+            next.generation += 1;
+            for entry in &mut next.segments {
+                if entry.id == writer.active.id {
+                    entry.end = writer.head as u64;
+                }
+            }
+            next.segments.push(ManifestSegment {
+                id,
+                kind: SegmentKind::Log,
+                end: ACTIVE_SEGMENT_END,
+            });
+            next.segments.sort_by_key(|s| s.id);
+            write_manifest(self.backend.as_ref(), &self.dir, &next)?;
+            *manifest = next;
+        }
+        {
+            let mut published = write(&self.published);
+            let mut segments = (*published.segments).clone();
+            segments.insert(id, segment.clone());
+            published.segments = Arc::new(segments);
+        }
+        writer.active = segment;
+        writer.head = SEGMENT_HEADER_LEN;
+        Ok(())
+    }
+
+    /// Writes a checkpoint file for `directory` at `position`, then a manifest naming it (after
+    /// `edit` has adjusted the segment list), then deletes the previous checkpoint file.
+    fn install_checkpoint(
+        &self,
+        directory: &Directory,
+        position: (u32, usize),
+        next_seq: u64,
+        edit: impl FnOnce(&mut Manifest),
+    ) -> Result<()> {
+        let bytes = checkpoint::encode(directory, next_seq, position.0, position.1);
+        let id = self.allocate_segment_id();
+        if let Err(error) = write_checkpoint_file(self.backend.as_ref(), &self.dir, id, &bytes) {
+            let _ = self
+                .backend
+                .remove_file(&self.dir.join(checkpoint_file_name(id)));
+            return Err(error);
+        }
+        let previous = {
+            let mut manifest = lock(&self.manifest);
+            let mut next = manifest.clone();
+            next.generation += 1;
+            next.checkpoint = Some(id);
+            edit(&mut next);
+            if let Err(error) = write_manifest(self.backend.as_ref(), &self.dir, &next) {
+                // The rename may or may not have happened: the durable state is unknown.
+                self.poison(&error);
+                return Err(error);
+            }
+            std::mem::replace(&mut *manifest, next).checkpoint
+        };
+        if let Some(previous) = previous {
+            let _ = self
+                .backend
+                .remove_file(&self.dir.join(checkpoint_file_name(previous)));
+        }
+        Ok(())
+    }
+
+    fn wait_durable(&self, seq: u64) -> Result<()> {
+        if self.options.durability == Durability::SyncEveryCommit {
+            self.wait_durable_forced(seq)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Group commit: waits until an fsync covering `seq` has completed, doing the fsync itself
+    /// if nobody else is. One fsync covers every frame written before it started.
+    fn wait_durable_forced(&self, seq: u64) -> Result<()> {
+        let mut state = lock(&self.sync_state);
+        loop {
+            self.check_poisoned()?;
+            if state.synced_seq >= seq {
+                return Ok(());
+            }
+            if !state.in_progress {
+                break;
+            }
+            state = self
+                .sync_done
+                .wait(state)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        state.in_progress = true;
+        drop(state);
+        // Everything up to `target` is in `segment` or in sealed (already synced) segments.
+        let (target, segment) = {
+            let writer = lock(&self.writer);
+            (writer.next_seq - 1, writer.active.clone())
+        };
+        let result = self.sync_segment(&segment);
+        let mut state = lock(&self.sync_state);
+        state.in_progress = false;
+        match result {
+            Ok(()) => state.synced_seq = state.synced_seq.max(target),
+            Err(ref error) => self.poison(error),
+        }
+        drop(state);
+        self.sync_done.notify_all();
+        result?;
+        self.check_poisoned()
+    }
+}
