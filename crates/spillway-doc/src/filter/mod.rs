@@ -28,6 +28,7 @@ mod predicate;
 use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 
 pub use element::ElementMatcher;
+pub(crate) use parse::whole_number;
 pub use predicate::{ElemMatch, InList, Operand, Predicate, RegexMatcher, TypeSet};
 
 use crate::error::Result;

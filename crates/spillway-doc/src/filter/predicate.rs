@@ -6,7 +6,7 @@
 //! parsed one.
 
 use bson::spec::ElementType;
-use bson::{Bson, RawBson, RawBsonRef};
+use bson::{Bson, RawArray, RawBson, RawBsonRef};
 
 use super::Filter;
 use crate::error::{DocError, Result};
@@ -179,6 +179,14 @@ pub enum ElemMatch {
     /// `{$elemMatch: {author: "ann", stars: 5}}`: an element that is a document (or an
     /// array, seen as a document with keys `0`, `1`...) matches the filter.
     Document(Box<Filter>),
+}
+
+impl ElemMatch {
+    /// The index of the first element of `array` that satisfies this `$elemMatch`. Fails
+    /// only on malformed BSON.
+    pub fn first_match(&self, array: &RawArray) -> Result<Option<usize>> {
+        super::eval::first_matching_element(self, array)
+    }
 }
 
 /// A compiled regular expression with its MongoDB pattern and options.
