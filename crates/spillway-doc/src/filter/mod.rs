@@ -17,6 +17,18 @@
 //! Spillway differs (regular expressions use the `regex` crate, not PCRE; `null` no longer
 //! matches the deprecated `undefined`, as in MongoDB 8) the item says so.
 //!
+//! ```
+//! use bson::{RawDocumentBuf, doc};
+//! use spillway_doc::filter::Filter;
+//!
+//! let filter = Filter::parse(&doc! { "reviews.stars": { "$gte": 4 } })?;
+//! let stored = RawDocumentBuf::try_from(&doc! { "reviews": [{ "stars": 2 }, { "stars": 5 }] })?;
+//! assert!(filter.matches(&stored)?);
+//! // The element that matched, for a positional update or projection (`reviews.$`).
+//! assert_eq!(filter.match_details(&stored)?.and_then(|details| details.array_index), Some(1));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! This module must never decode a whole stored document to evaluate a filter, and never
 //! mutate one: updates and projections build on it, not the other way round.
 
