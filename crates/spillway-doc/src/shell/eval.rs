@@ -57,6 +57,14 @@ pub(crate) fn number_to_bson(number: NumberLiteral) -> Bson {
 
 /// Evaluates a literal expression.
 pub fn evaluate(expr: &Expr) -> Result<Bson> {
+    value(expr).map_err(|error| *error)
+}
+
+/// Inside the recursion errors are boxed: `DocError` is large, and a large `Err` in every
+/// frame multiplies the stack each nesting level costs.
+type Evaluated<T> = std::result::Result<T, Box<DocError>>;
+
+fn value(expr: &Expr) -> Evaluated<Bson> {
     match &expr.kind {
         ExprKind::Null => Ok(Bson::Null),
         ExprKind::Undefined => Ok(Bson::Undefined),
@@ -64,49 +72,45 @@ pub fn evaluate(expr: &Expr) -> Result<Bson> {
         ExprKind::Number(number) => Ok(number_to_bson(*number)),
         ExprKind::String(text) => Ok(Bson::String(text.clone())),
         ExprKind::Regex { pattern, flags } => {
-            regex(pattern, flags, "regular expression", expr.span)
+            Ok(regex(pattern, flags, "regular expression", expr.span)?)
         }
         ExprKind::Array(elements) => elements
             .iter()
-            .map(evaluate)
-            .collect::<Result<Vec<_>>>()
+            .map(value)
+            .collect::<Evaluated<Vec<_>>>()
             .map(Bson::Array),
         ExprKind::Object(fields) => {
             if let Some(field) = fields
                 .iter()
                 .find(|field| EXTENDED_JSON_KEYS.contains(&field.key.as_str()))
             {
-                return extended_json(fields, field);
+                return Ok(extended_json(fields, field)?);
             }
             let mut document = Document::new();
             for field in fields {
-                document.insert(field.key.clone(), evaluate(&field.value)?);
+                document.insert(field.key.clone(), value(&field.value)?);
             }
             Ok(Bson::Document(document))
         }
         ExprKind::Identifier(name) if name == "MinKey" => Ok(Bson::MinKey),
         ExprKind::Identifier(name) if name == "MaxKey" => Ok(Bson::MaxKey),
         ExprKind::Call { callee, arguments } | ExprKind::New { callee, arguments } => {
-            let Some(name) = callee.dotted_name() else {
-                return Err(syntax_error(
-                    callee.span.start,
-                    format!("expected a value, found {}", expr.kind.describe()),
-                ));
-            };
-            construct(
-                &name,
-                arguments,
-                Call {
-                    name: &name,
-                    span: callee.span,
-                },
-            )
+            // Arguments are evaluated here, so that the large `construct` is never part
+            // of the recursion.
+            let values = arguments.iter().map(value).collect::<Evaluated<Vec<_>>>()?;
+            Ok(construct(callee, &values)?)
         }
-        other => Err(syntax_error(
-            expr.span.start,
-            format!("expected a value, found {}", other.describe()),
-        )),
+        _ => Err(Box::new(not_a_value(expr))),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn not_a_value(expr: &Expr) -> DocError {
+    syntax_error(
+        expr.span.start,
+        format!("expected a value, found {}", expr.kind.describe()),
+    )
 }
 
 /// The constructor being evaluated, for error messages.
@@ -125,7 +129,7 @@ impl Call<'_> {
 
     fn expect_arguments(
         self,
-        arguments: &[Expr],
+        arguments: &[Bson],
         allowed: std::ops::RangeInclusive<usize>,
     ) -> Result<Vec<Bson>> {
         if !allowed.contains(&arguments.len()) {
@@ -138,7 +142,7 @@ impl Call<'_> {
             };
             return Err(self.invalid(format!("expected {expected}, found {}", arguments.len())));
         }
-        arguments.iter().map(evaluate).collect()
+        Ok(arguments.to_vec())
     }
 
     fn string(self, value: &Bson, what: &str) -> Result<String> {
@@ -173,7 +177,19 @@ impl Call<'_> {
     }
 }
 
-fn construct(name: &str, arguments: &[Expr], call: Call<'_>) -> Result<Bson> {
+fn construct(callee: &Expr, arguments: &[Bson]) -> Result<Bson> {
+    let Some(name) = callee.dotted_name() else {
+        return Err(syntax_error(
+            callee.span.start,
+            "expected a value, found a call".to_owned(),
+        ));
+    };
+    let name = name.as_str();
+    let call = Call {
+        name,
+        span: callee.span,
+    };
+
     match name {
         "ObjectId" | "ObjectId.createFromHexString" => {
             let arguments = call.expect_arguments(arguments, 0..=1)?;
@@ -437,9 +453,18 @@ fn date(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
             )?;
             Ok(Bson::DateTime(DateTime::from_millis(millis as i64)))
         }
+        numbers
+            if numbers.iter().all(|value| {
+                matches!(value, Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_))
+            }) =>
+        {
+            Err(call.invalid(
+                "the form (year, month, ...) depends on the local time zone and is not supported: \
+                 write ISODate('2024-01-31T12:00:00Z')",
+            ))
+        }
         _ => Err(call.invalid(
-            "the form (year, month, ...) depends on the local time zone and is not supported: \
-             write ISODate('2024-01-31T12:00:00Z')",
+            "expected an ISO 8601 date string, milliseconds since the epoch or no argument",
         )),
     }
 }
@@ -506,12 +531,11 @@ fn extended_json(fields: &[Field], marker: &Field) -> Result<Bson> {
 
 /// The part of a `bson` error message that describes the problem.
 fn bson_error_message(error: &bson::error::Error) -> String {
-    let message = error.to_string();
-    message
-        .strip_prefix("Error: ")
-        .unwrap_or(&message)
-        .trim_end_matches('.')
-        .to_owned()
+    let message = error
+        .message
+        .clone()
+        .unwrap_or_else(|| error.kind.to_string());
+    message.trim_end_matches('.').to_owned()
 }
 
 /// The plain JSON inside an Extended JSON object.

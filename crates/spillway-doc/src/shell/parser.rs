@@ -19,13 +19,26 @@
 //! [`eval`](super::eval)'s job. In [`Dialect::Json`] only strict JSON is accepted.
 
 use super::lexer::{Dialect, Lexer, NumberLiteral, Position, Span, Token, TokenKind, syntax_error};
-use crate::error::Result;
+use crate::error::{DocError, Result};
 
-/// How deep objects, arrays, calls and parentheses may nest. Deeper than any document
-/// MongoDB accepts ([`MAX_NESTING_DEPTH`](crate::size::MAX_NESTING_DEPTH) is 100) with room
-/// for constructor calls inside, and shallow enough that the recursive descent never
-/// exhausts a thread's stack on hostile input.
-pub const MAX_PARSE_DEPTH: usize = 200;
+/// Inside the recursive descent errors are boxed: `DocError` is large, and a large `Err`
+/// in every frame multiplies the stack each nesting level costs.
+type Parsed<T> = std::result::Result<T, Box<DocError>>;
+
+/// How deep objects, arrays, calls, parentheses and signs may nest. Deeper than any
+/// document MongoDB stores ([`MAX_NESTING_DEPTH`](crate::size::MAX_NESTING_DEPTH) is 100)
+/// with room for constructor calls inside, and shallow enough that hostile input cannot
+/// exhaust the stack: at this depth parsing and evaluating take about 0.3 MiB of stack in
+/// an optimized build (about 3 MiB unoptimized).
+pub const MAX_PARSE_DEPTH: usize = 128;
+
+/// A boxed syntax error; kept out of line so that error formatting does not grow the
+/// frames of the recursive descent.
+#[cold]
+#[inline(never)]
+fn error_at(position: Position, message: String) -> Box<DocError> {
+    Box::new(syntax_error(position, message))
+}
 
 /// A parsed expression and the text it was read from.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,31 +195,17 @@ impl<'a> Parser<'a> {
 
     /// The next token, without consuming it.
     pub fn peek(&mut self) -> Result<&Token> {
-        if self.peeked.is_none() {
-            self.peeked = Some(self.lexer.next_token()?);
-        }
-        Ok(self.peeked.as_ref().expect("just filled"))
+        self.peek_token().map_err(|error| *error)
     }
 
     /// Consumes and returns the next token.
     pub fn next_token(&mut self) -> Result<Token> {
-        let token = match self.peeked.take() {
-            Some(token) => token,
-            None => self.lexer.next_token()?,
-        };
-        if token.kind != TokenKind::End {
-            self.consumed_up_to = token.span.end;
-        }
-        Ok(token)
+        self.take().map_err(|error| *error)
     }
 
     /// Consumes the next token if it is `kind`.
     pub fn eat(&mut self, kind: &TokenKind) -> Result<Option<Token>> {
-        if &self.peek()?.kind == kind {
-            self.next_token().map(Some)
-        } else {
-            Ok(None)
-        }
+        self.take_if(kind).map_err(|error| *error)
     }
 
     /// Fails unless the whole text has been consumed.
@@ -225,9 +224,42 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn unexpected(&mut self, expected: &str) -> crate::error::DocError {
-        match self.peek() {
-            Ok(token) => syntax_error(
+    /// Parses one expression and stops at the first token that cannot continue it.
+    pub fn parse_expression(&mut self) -> Result<Expr> {
+        self.expression().map_err(|error| *error)
+    }
+
+    fn peek_token(&mut self) -> Parsed<&Token> {
+        if self.peeked.is_none() {
+            self.peeked = Some(self.lexer.next_token()?);
+        }
+        Ok(self.peeked.as_ref().expect("just filled"))
+    }
+
+    fn take(&mut self) -> Parsed<Token> {
+        let token = match self.peeked.take() {
+            Some(token) => token,
+            None => self.lexer.next_token()?,
+        };
+        if token.kind != TokenKind::End {
+            self.consumed_up_to = token.span.end;
+        }
+        Ok(token)
+    }
+
+    fn take_if(&mut self, kind: &TokenKind) -> Parsed<Option<Token>> {
+        if &self.peek_token()?.kind == kind {
+            self.take().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unexpected(&mut self, expected: &str) -> Box<DocError> {
+        match self.peek_token() {
+            Ok(token) => error_at(
                 token.span.start,
                 format!("expected {expected}, found {}", token.kind),
             ),
@@ -235,10 +267,50 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn enter(&mut self, at: Position) -> Result<()> {
+    #[cold]
+    #[inline(never)]
+    fn missing_colon(&mut self, key: &str) -> Box<DocError> {
+        self.unexpected(&format!("':' after the field name '{key}'"))
+    }
+
+    /// `{a.b: 1}`: JavaScript has no dotted keys; say how to write one.
+    #[cold]
+    #[inline(never)]
+    fn unquoted_dotted_key(&mut self, first_part: &str) -> Box<DocError> {
+        let mut dotted = first_part.to_owned();
+        let dot = match self.peek_token() {
+            Ok(token) => token.span.start,
+            Err(error) => return error,
+        };
+        while let Ok(Some(_)) = self.take_if(&TokenKind::Dot) {
+            dotted.push('.');
+            match self.take() {
+                Ok(Token {
+                    kind: TokenKind::Identifier(part),
+                    ..
+                }) => dotted.push_str(&part),
+                Ok(Token {
+                    kind: TokenKind::Number(NumberLiteral::Integer(index)),
+                    ..
+                }) => {
+                    dotted.push_str(&index.to_string());
+                }
+                _ => break,
+            }
+        }
+        error_at(
+            dot,
+            format!(
+                "expected ':' after the field name '{first_part}', found '.' \
+                 (quote dotted field names: '{dotted}')"
+            ),
+        )
+    }
+
+    fn enter(&mut self, at: Position) -> Parsed<()> {
         self.depth += 1;
         if self.depth > MAX_PARSE_DEPTH {
-            return Err(syntax_error(
+            return Err(error_at(
                 at,
                 format!("nesting deeper than {MAX_PARSE_DEPTH} levels"),
             ));
@@ -250,22 +322,21 @@ impl<'a> Parser<'a> {
         self.depth -= 1;
     }
 
-    /// Parses one expression and stops at the first token that cannot continue it.
-    pub fn parse_expression(&mut self) -> Result<Expr> {
+    fn expression(&mut self) -> Parsed<Expr> {
         if self.dialect() == Dialect::Json {
             return self.json_value();
         }
-        let token = self.peek()?.clone();
+        let token = self.peek_token()?.clone();
         match &token.kind {
             TokenKind::Minus | TokenKind::Plus => {
-                self.next_token()?;
+                self.take()?;
                 let sign = if token.kind == TokenKind::Minus {
                     "-"
                 } else {
                     "+"
                 };
                 self.enter(token.span.start)?;
-                let operand = self.parse_expression()?;
+                let operand = self.expression()?;
                 self.leave();
                 match operand.kind {
                     ExprKind::Number(number) => {
@@ -279,7 +350,7 @@ impl<'a> Parser<'a> {
                             span: token.span.to(operand.span),
                         })
                     }
-                    other => Err(syntax_error(
+                    other => Err(error_at(
                         operand.span.start,
                         format!(
                             "expected a number after '{sign}', found {}",
@@ -289,10 +360,10 @@ impl<'a> Parser<'a> {
                 }
             }
             TokenKind::Identifier(name) if name == "new" => {
-                self.next_token()?;
+                self.take()?;
                 self.enter(token.span.start)?;
                 let callee = self.postfix(false)?;
-                let (arguments, end) = if self.peek()?.kind == TokenKind::LeftParen {
+                let (arguments, end) = if self.peek_token()?.kind == TokenKind::LeftParen {
                     self.arguments()?
                 } else {
                     (Vec::new(), callee.span)
@@ -312,19 +383,19 @@ impl<'a> Parser<'a> {
     }
 
     /// A primary expression followed by member accesses, indexes and (when `calls`) calls.
-    fn postfix(&mut self, calls: bool) -> Result<Expr> {
+    fn postfix(&mut self, calls: bool) -> Parsed<Expr> {
         let primary = self.primary()?;
         self.postfix_from(primary, calls)
     }
 
-    fn postfix_from(&mut self, mut expr: Expr, calls: bool) -> Result<Expr> {
+    fn postfix_from(&mut self, mut expr: Expr, calls: bool) -> Parsed<Expr> {
         loop {
-            match self.peek()?.kind {
+            match self.peek_token()?.kind {
                 TokenKind::Dot => {
-                    self.next_token()?;
-                    let name = self.next_token()?;
+                    self.take()?;
+                    let name = self.take()?;
                     let TokenKind::Identifier(property) = name.kind else {
-                        return Err(syntax_error(
+                        return Err(error_at(
                             name.span.start,
                             format!("expected a property name after '.', found {}", name.kind),
                         ));
@@ -339,9 +410,9 @@ impl<'a> Parser<'a> {
                     };
                 }
                 TokenKind::LeftBracket => {
-                    let open = self.next_token()?;
+                    let open = self.take()?;
                     self.enter(open.span.start)?;
-                    let index = self.parse_expression()?;
+                    let index = self.expression()?;
                     let close = self.expect(&TokenKind::RightBracket, "']' after the index")?;
                     self.leave();
                     let span = expr.span.to(close.span);
@@ -369,24 +440,24 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn expect(&mut self, kind: &TokenKind, expected: &str) -> Result<Token> {
-        match self.eat(kind)? {
+    fn expect(&mut self, kind: &TokenKind, expected: &str) -> Parsed<Token> {
+        match self.take_if(kind)? {
             Some(token) => Ok(token),
             None => Err(self.unexpected(expected)),
         }
     }
 
     /// `( expression, ... )`, returning the arguments and the span of the closing parenthesis.
-    fn arguments(&mut self) -> Result<(Vec<Expr>, Span)> {
+    fn arguments(&mut self) -> Parsed<(Vec<Expr>, Span)> {
         let open = self.expect(&TokenKind::LeftParen, "'('")?;
         self.enter(open.span.start)?;
         let mut arguments = Vec::new();
         let close = loop {
-            if let Some(close) = self.eat(&TokenKind::RightParen)? {
+            if let Some(close) = self.take_if(&TokenKind::RightParen)? {
                 break close;
             }
-            arguments.push(self.parse_expression()?);
-            if let Some(close) = self.eat(&TokenKind::RightParen)? {
+            arguments.push(self.expression()?);
+            if let Some(close) = self.take_if(&TokenKind::RightParen)? {
                 break close;
             }
             self.expect(&TokenKind::Comma, "',' or ')' after an argument")?;
@@ -395,15 +466,15 @@ impl<'a> Parser<'a> {
         Ok((arguments, close.span))
     }
 
-    fn primary(&mut self) -> Result<Expr> {
-        let token = self.peek()?.clone();
+    fn primary(&mut self) -> Parsed<Expr> {
+        let token = self.peek_token()?.clone();
         let kind = match token.kind {
             TokenKind::LeftBrace => return self.object(),
             TokenKind::LeftBracket => return self.array(),
             TokenKind::LeftParen => {
-                self.next_token()?;
+                self.take()?;
                 self.enter(token.span.start)?;
-                let inner = self.parse_expression()?;
+                let inner = self.expression()?;
                 let close = self.expect(&TokenKind::RightParen, "')' to close the parenthesis")?;
                 self.leave();
                 return Ok(Expr {
@@ -425,52 +496,46 @@ impl<'a> Parser<'a> {
             },
             _ => return Err(self.unexpected("a value")),
         };
-        self.next_token()?;
+        self.take()?;
         Ok(Expr {
             kind,
             span: token.span,
         })
     }
 
-    fn object(&mut self) -> Result<Expr> {
-        let open = self.next_token()?;
+    fn object(&mut self) -> Parsed<Expr> {
+        let open = self.take()?;
         self.enter(open.span.start)?;
         let mut fields = Vec::new();
         let close = loop {
-            if let Some(close) = self.eat(&TokenKind::RightBrace)? {
+            if let Some(close) = self.take_if(&TokenKind::RightBrace)? {
                 break close;
             }
-            let key_token = self.next_token()?;
+            let key_token = self.take()?;
             let key = match key_token.kind {
                 TokenKind::Identifier(name) => name,
                 TokenKind::String(text) => text,
                 TokenKind::Number(NumberLiteral::Integer(value)) => value.to_string(),
                 other => {
-                    return Err(syntax_error(
+                    return Err(error_at(
                         key_token.span.start,
                         format!("expected a field name or '}}', found {other}"),
                     ));
                 }
             };
-            if let Some(dot) = self.eat(&TokenKind::Dot)? {
-                return Err(syntax_error(
-                    dot.span.start,
-                    format!(
-                        "expected ':' after the field name '{key}', found '.' (quote dotted field names: '{key}.')"
-                    ),
-                ));
+            if self.peek_token()?.kind == TokenKind::Dot {
+                return Err(self.unquoted_dotted_key(&key));
             }
-            self.expect(
-                &TokenKind::Colon,
-                &format!("':' after the field name '{key}'"),
-            )?;
-            let value = self.parse_expression()?;
+            if self.take_if(&TokenKind::Colon)?.is_none() {
+                return Err(self.missing_colon(&key));
+            }
+            let value = self.expression()?;
             fields.push(Field {
                 key,
                 key_span: key_token.span,
                 value,
             });
-            if let Some(close) = self.eat(&TokenKind::RightBrace)? {
+            if let Some(close) = self.take_if(&TokenKind::RightBrace)? {
                 break close;
             }
             self.expect(&TokenKind::Comma, "',' or '}' after a field")?;
@@ -482,16 +547,16 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn array(&mut self) -> Result<Expr> {
-        let open = self.next_token()?;
+    fn array(&mut self) -> Parsed<Expr> {
+        let open = self.take()?;
         self.enter(open.span.start)?;
         let mut elements = Vec::new();
         let close = loop {
-            if let Some(close) = self.eat(&TokenKind::RightBracket)? {
+            if let Some(close) = self.take_if(&TokenKind::RightBracket)? {
                 break close;
             }
-            elements.push(self.parse_expression()?);
-            if let Some(close) = self.eat(&TokenKind::RightBracket)? {
+            elements.push(self.expression()?);
+            if let Some(close) = self.take_if(&TokenKind::RightBracket)? {
                 break close;
             }
             self.expect(&TokenKind::Comma, "',' or ']' after an array element")?;
@@ -505,15 +570,15 @@ impl<'a> Parser<'a> {
 
     /// Strict JSON: no comments, no trailing commas, keys in double quotes, no names but
     /// `true`, `false` and `null`.
-    fn json_value(&mut self) -> Result<Expr> {
-        let token = self.next_token()?;
+    fn json_value(&mut self) -> Parsed<Expr> {
+        let token = self.take()?;
         let kind = match token.kind {
             TokenKind::LeftBrace => return self.json_object(token.span),
             TokenKind::LeftBracket => return self.json_array(token.span),
             TokenKind::String(text) => ExprKind::String(text),
             TokenKind::Number(number) => ExprKind::Number(number),
             TokenKind::Minus => {
-                let number = self.next_token()?;
+                let number = self.take()?;
                 let adjacent = number.span.start == token.span.end;
                 match number.kind {
                     TokenKind::Number(value) if adjacent => {
@@ -523,7 +588,7 @@ impl<'a> Parser<'a> {
                         });
                     }
                     other => {
-                        return Err(syntax_error(
+                        return Err(error_at(
                             number.span.start,
                             format!("expected digits right after '-', found {other}"),
                         ));
@@ -534,7 +599,7 @@ impl<'a> Parser<'a> {
             TokenKind::Identifier(name) if name == "false" => ExprKind::Boolean(false),
             TokenKind::Identifier(name) if name == "null" => ExprKind::Null,
             other => {
-                return Err(syntax_error(
+                return Err(error_at(
                     token.span.start,
                     format!("expected a JSON value, found {other}"),
                 ));
@@ -546,36 +611,35 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn json_object(&mut self, open: Span) -> Result<Expr> {
+    fn json_object(&mut self, open: Span) -> Parsed<Expr> {
         self.enter(open.start)?;
         let mut fields = Vec::new();
-        let close = if let Some(close) = self.eat(&TokenKind::RightBrace)? {
+        let close = if let Some(close) = self.take_if(&TokenKind::RightBrace)? {
             close
         } else {
             loop {
-                let key_token = self.next_token()?;
+                let key_token = self.take()?;
                 let TokenKind::String(key) = key_token.kind else {
                     let expected = if fields.is_empty() {
                         "a field name in double quotes or '}'"
                     } else {
                         "a field name in double quotes"
                     };
-                    return Err(syntax_error(
+                    return Err(error_at(
                         key_token.span.start,
                         format!("expected {expected}, found {}", key_token.kind),
                     ));
                 };
-                self.expect(
-                    &TokenKind::Colon,
-                    &format!("':' after the field name \"{key}\""),
-                )?;
+                if self.take_if(&TokenKind::Colon)?.is_none() {
+                    return Err(self.missing_colon(&key));
+                }
                 let value = self.json_value()?;
                 fields.push(Field {
                     key,
                     key_span: key_token.span,
                     value,
                 });
-                if let Some(close) = self.eat(&TokenKind::RightBrace)? {
+                if let Some(close) = self.take_if(&TokenKind::RightBrace)? {
                     break close;
                 }
                 self.expect(&TokenKind::Comma, "',' or '}' after a field")?;
@@ -588,15 +652,15 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn json_array(&mut self, open: Span) -> Result<Expr> {
+    fn json_array(&mut self, open: Span) -> Parsed<Expr> {
         self.enter(open.start)?;
         let mut elements = Vec::new();
-        let close = if let Some(close) = self.eat(&TokenKind::RightBracket)? {
+        let close = if let Some(close) = self.take_if(&TokenKind::RightBracket)? {
             close
         } else {
             loop {
                 elements.push(self.json_value()?);
-                if let Some(close) = self.eat(&TokenKind::RightBracket)? {
+                if let Some(close) = self.take_if(&TokenKind::RightBracket)? {
                     break close;
                 }
                 self.expect(&TokenKind::Comma, "',' or ']' after an array element")?;
