@@ -20,7 +20,17 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     step("format", cargo(&root, &["fmt", "--all", "--", "--check"]))?;
     step(
         "clippy",
-        cargo(&root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
+        cargo(
+            &root,
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        ),
     )?;
     run_tests(&root)?;
     let mut doc = cargo(&root, &["doc", "--workspace", "--no-deps"]);
@@ -61,7 +71,9 @@ fn cargo(root: &Path, args: &[&str]) -> Command {
 fn step(name: &str, mut command: Command) -> Result<()> {
     println!("\n== {name}: {}", describe(&command));
     let started = Instant::now();
-    let status = command.status().with_context(|| format!("could not start {name}"))?;
+    let status = command
+        .status()
+        .with_context(|| format!("could not start {name}"))?;
     if !status.success() {
         bail!("{name} failed ({status})");
     }
@@ -70,7 +82,10 @@ fn step(name: &str, mut command: Command) -> Result<()> {
 }
 
 fn describe(command: &Command) -> String {
-    let args: Vec<_> = command.get_args().map(|arg| arg.to_string_lossy().into_owned()).collect();
+    let args: Vec<_> = command
+        .get_args()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
     format!("cargo {}", args.join(" "))
 }
 
@@ -81,7 +96,9 @@ fn run_tests(root: &Path) -> Result<()> {
         std::env::temp_dir().join(format!("spillway-snapshot-refs-{}", std::process::id()));
     let _ = std::fs::remove_file(&references);
     let mut command = cargo(root, &["test", "--workspace"]);
-    command.env("INSTA_UPDATE", "no").env("INSTA_SNAPSHOT_REFERENCES_FILE", &references);
+    command
+        .env("INSTA_UPDATE", "no")
+        .env("INSTA_SNAPSHOT_REFERENCES_FILE", &references);
     step("tests", command)?;
 
     let referenced: BTreeSet<PathBuf> = std::fs::read_to_string(&references)
@@ -97,8 +114,14 @@ fn run_tests(root: &Path) -> Result<()> {
         .filter(|path| !referenced.contains(&std::fs::canonicalize(path).unwrap_or(path.clone())))
         .collect();
     if !unreferenced.is_empty() {
-        let list: Vec<_> = unreferenced.iter().map(|path| format!("  {}", path.display())).collect();
-        bail!("snapshots that no test references (delete them or restore their test):\n{}", list.join("\n"));
+        let list: Vec<_> = unreferenced
+            .iter()
+            .map(|path| format!("  {}", path.display()))
+            .collect();
+        bail!(
+            "snapshots that no test references (delete them or restore their test):\n{}",
+            list.join("\n")
+        );
     }
     println!("== snapshots: every .snap file is referenced by a test");
     Ok(())

@@ -22,11 +22,14 @@ pub mod compare;
 pub mod error;
 pub mod filter;
 pub mod key;
+pub mod model;
 mod number;
 pub mod path;
 pub mod projection;
 pub mod shell;
 pub mod size;
+pub mod sort;
+pub mod update;
 
 pub use bson;
 pub use error::{DocError, Result};
