@@ -71,16 +71,12 @@ impl Segment {
         id: u32,
         kind: SegmentKind,
     ) -> Result<Segment> {
-        let path = dir.join(segment_file_name(id));
-        let file = backend
-            .open_file(&path)
-            .map_err(|e| Error::io("open segment", &path, e))?;
-        let file = MappedFile::new(file).map_err(|e| Error::io("map segment", &path, e))?;
-        let header = SegmentHeader::from_bytes(file.published_bytes())
-            .map_err(|e| Error::corrupt(&path, e.offset, e.reason))?;
+        let segment = Segment::open_ignoring_header(backend, dir, id, kind)?;
+        let header = SegmentHeader::from_bytes(segment.file.published_bytes())
+            .map_err(|e| Error::corrupt(&segment.path, e.offset, e.reason))?;
         if header.segment_id != id || header.kind != kind {
             return Err(Error::corrupt(
-                &path,
+                &segment.path,
                 0,
                 format!(
                     "segment header says id {} ({:?}) but the manifest lists id {id} ({kind:?})",
@@ -88,6 +84,22 @@ impl Segment {
                 ),
             ));
         }
+        Ok(segment)
+    }
+
+    /// Opens and maps an existing segment without checking its header (salvage of a segment
+    /// whose header is damaged: its frames may still be intact).
+    pub(crate) fn open_ignoring_header(
+        backend: &Arc<dyn Backend>,
+        dir: &Path,
+        id: u32,
+        kind: SegmentKind,
+    ) -> Result<Segment> {
+        let path = dir.join(segment_file_name(id));
+        let file = backend
+            .open_file(&path)
+            .map_err(|e| Error::io("open segment", &path, e))?;
+        let file = MappedFile::new(file).map_err(|e| Error::io("map segment", &path, e))?;
         Ok(Segment {
             id,
             kind,

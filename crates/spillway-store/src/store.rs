@@ -620,7 +620,12 @@ fn load(backend: &Arc<dyn Backend>, dir: &Path, salvage: bool) -> Result<Loaded>
                     offset: 0,
                     reason: error.to_string(),
                 });
-                missing.push(entry.id);
+                match Segment::open_ignoring_header(backend, dir, entry.id, entry.kind) {
+                    Ok(segment) => {
+                        segments.insert(entry.id, segment);
+                    }
+                    Err(_) => missing.push(entry.id),
+                }
             }
             Err(error) => return Err(error),
         }

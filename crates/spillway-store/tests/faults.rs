@@ -1,0 +1,250 @@
+//! Fault injection: a write or an fsync fails at the Nth call, the disk fills up, or the
+//! machine loses power (everything not yet synced is lost, or torn sector by sector). After
+//! each, the store is reopened: every acknowledged batch must be there, every batch must be
+//! all-or-nothing, and nothing that was never written may appear.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use spillway_store::backend::{CrashMode, FaultPlan, MemoryBackend};
+use spillway_store::{Durability, Store, StoreOptions, WriteBatch};
+
+const DIR: &str = "/faults";
+const BATCHES: u32 = 40;
+
+fn options() -> StoreOptions {
+    StoreOptions {
+        durability: Durability::SyncEveryCommit,
+        segment_size: 4096,
+        compaction_live_ratio: 0.9,
+    }
+}
+
+fn value(batch: u32) -> Vec<u8> {
+    vec![(batch % 251) as u8; 150 + (batch as usize * 37) % 200]
+}
+
+/// Runs the workload until the first error; returns the batches acknowledged.
+fn workload(backend: &MemoryBackend, plan: FaultPlan) -> Vec<u32> {
+    let store = Store::open_with_backend(Arc::new(backend.clone()), DIR, options()).unwrap();
+    let ks = store.keyspace("k").unwrap();
+    backend.set_faults(plan);
+    let mut acknowledged = Vec::new();
+    for batch_number in 0..BATCHES {
+        let mut batch = WriteBatch::new();
+        batch
+            .put(
+                ks,
+                format!("a{batch_number:03}").as_bytes(),
+                &value(batch_number),
+            )
+            .put(
+                ks,
+                format!("b{batch_number:03}").as_bytes(),
+                &value(batch_number),
+            )
+            .put(ks, b"last", &batch_number.to_be_bytes());
+        if batch_number >= 10 {
+            // Overwrites and deletes, so that compaction has dead records to drop.
+            batch.delete(ks, format!("a{:03}", batch_number - 10).as_bytes());
+        }
+        if store.commit(batch).is_err() {
+            break;
+        }
+        acknowledged.push(batch_number);
+        let maintenance = match batch_number % 13 {
+            5 => store.checkpoint().map(|()| ()),
+            11 => store.compact().map(|_| ()),
+            _ => Ok(()),
+        };
+        if maintenance.is_err() {
+            break;
+        }
+    }
+    backend.set_faults(FaultPlan::default());
+    acknowledged
+}
+
+/// Expected contents after batches `0..=last` (or nothing if `last` is `None`).
+fn expected_after(last: Option<u32>) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut expected = BTreeMap::new();
+    let Some(last) = last else {
+        return expected;
+    };
+    for batch_number in 0..=last {
+        expected.insert(
+            format!("a{batch_number:03}").into_bytes(),
+            value(batch_number),
+        );
+        expected.insert(
+            format!("b{batch_number:03}").into_bytes(),
+            value(batch_number),
+        );
+        expected.insert(b"last".to_vec(), batch_number.to_be_bytes().to_vec());
+        if batch_number >= 10 {
+            expected.remove(format!("a{:03}", batch_number - 10).as_bytes());
+        }
+    }
+    expected
+}
+
+/// Reopens and checks: the state is exactly "batches 0..=L applied" for some L that includes
+/// every acknowledged batch.
+fn check_recovered(backend: &MemoryBackend, acknowledged: &[u32], what: &str) {
+    let store = Store::open_with_backend(Arc::new(backend.clone()), DIR, options())
+        .unwrap_or_else(|e| panic!("{what}: reopen failed: {e}"));
+    let snapshot = store.snapshot();
+    let contents: BTreeMap<Vec<u8>, Vec<u8>> = match store.keyspace_id("k") {
+        Some(ks) => snapshot
+            .iter(ks)
+            .unwrap()
+            .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())))
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("{what}: read failed: {e}")),
+        None => BTreeMap::new(),
+    };
+    let last = contents
+        .get(&b"last"[..])
+        .map(|v| u32::from_be_bytes(v[..4].try_into().unwrap()));
+    if let Some(&last_acknowledged) = acknowledged.last() {
+        assert!(
+            last.is_some_and(|last| last >= last_acknowledged),
+            "{what}: acknowledged batch {last_acknowledged} lost (store has {last:?})"
+        );
+    }
+    assert!(
+        contents == expected_after(last),
+        "{what}: contents are not exactly batches 0..={last:?}"
+    );
+    assert!(
+        store.verify().unwrap().is_clean(),
+        "{what}: verify found damage"
+    );
+    // And the store accepts writes again.
+    let ks = store.keyspace("k").unwrap();
+    let mut batch = WriteBatch::new();
+    batch.put(ks, b"after", b"recovery");
+    store.commit(batch).unwrap();
+}
+
+#[test]
+fn failed_write_at_every_call() {
+    let calls = {
+        let backend = MemoryBackend::new();
+        workload(&backend, FaultPlan::default());
+        backend.counters().writes
+    };
+    for n in 1..=calls {
+        for tear in [false, true] {
+            let backend = MemoryBackend::new();
+            let plan = FaultPlan {
+                fail_write_at: Some(n),
+                tear_failed_write: tear,
+                ..FaultPlan::default()
+            };
+            let acknowledged = workload(&backend, plan);
+            let what = format!("write {n} fails (torn: {tear})");
+            check_recovered(
+                &backend.crash(CrashMode::LoseUnsynced),
+                &acknowledged,
+                &format!("{what}, power loss"),
+            );
+            check_recovered(&backend, &acknowledged, &format!("{what}, restart"));
+        }
+    }
+}
+
+#[test]
+fn failed_fsync_at_every_call() {
+    let calls = {
+        let backend = MemoryBackend::new();
+        workload(&backend, FaultPlan::default());
+        backend.counters().syncs
+    };
+    for n in 1..=calls {
+        let backend = MemoryBackend::new();
+        let plan = FaultPlan {
+            fail_sync_at: Some(n),
+            ..FaultPlan::default()
+        };
+        let acknowledged = workload(&backend, plan);
+        let what = format!("fsync {n} fails");
+        check_recovered(
+            &backend.crash(CrashMode::LoseUnsynced),
+            &acknowledged,
+            &format!("{what}, power loss"),
+        );
+        check_recovered(&backend, &acknowledged, &format!("{what}, restart"));
+    }
+}
+
+#[test]
+fn disk_full_at_many_points() {
+    let total = {
+        let backend = MemoryBackend::new();
+        workload(&backend, FaultPlan::default());
+        backend.counters().bytes_written
+    };
+    let start = MemoryBackend::new();
+    let setup_bytes = {
+        let store = Store::open_with_backend(Arc::new(start.clone()), DIR, options()).unwrap();
+        store.keyspace("k").unwrap();
+        drop(store);
+        start.counters().bytes_written
+    };
+    for limit in (setup_bytes..total).step_by(97) {
+        let backend = MemoryBackend::new();
+        let plan = FaultPlan {
+            no_space_after_bytes: Some(limit),
+            ..FaultPlan::default()
+        };
+        let acknowledged = workload(&backend, plan);
+        let what = format!("disk full after {limit} bytes");
+        check_recovered(
+            &backend.crash(CrashMode::LoseUnsynced),
+            &acknowledged,
+            &format!("{what}, power loss"),
+        );
+        check_recovered(&backend, &acknowledged, &format!("{what}, restart"));
+    }
+}
+
+#[test]
+fn power_loss_at_every_write_and_sync_call() {
+    // Stop the workload at the Nth I/O call by failing it, then "crash" with unsynced data
+    // lost or torn: covers crashes in the middle of commits, rotations, checkpoints and
+    // compactions.
+    let calls = {
+        let backend = MemoryBackend::new();
+        workload(&backend, FaultPlan::default());
+        backend.counters().syncs
+    };
+    for n in 1..=calls {
+        for seed in [1u64, 2, 3] {
+            let backend = MemoryBackend::new();
+            let plan = FaultPlan {
+                fail_sync_at: Some(n),
+                ..FaultPlan::default()
+            };
+            let acknowledged = workload(&backend, plan);
+            check_recovered(
+                &backend.crash(CrashMode::TearUnsynced { seed }),
+                &acknowledged,
+                &format!("power loss at fsync {n}, torn sectors (seed {seed})"),
+            );
+        }
+    }
+}
+
+#[test]
+fn without_faults_every_batch_survives_a_power_loss() {
+    let backend = MemoryBackend::new();
+    let acknowledged = workload(&backend, FaultPlan::default());
+    assert_eq!(acknowledged.len(), BATCHES as usize);
+    check_recovered(
+        &backend.crash(CrashMode::LoseUnsynced),
+        &acknowledged,
+        "no faults, power loss",
+    );
+    check_recovered(&backend, &acknowledged, "no faults, restart");
+}
