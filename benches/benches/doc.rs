@@ -56,7 +56,7 @@ fn key_benchmarks(criterion: &mut Criterion) {
         doc! { "published_date": bson::DateTime::from_millis(1_700_000_000_000), "rating": 4.5 },
     );
     group.bench_function("encode", |b| {
-        b.iter(|| spillway_doc::key::to_key(black_box(&value)))
+        b.iter(|| spillway_doc::key::to_key(black_box(&value)));
     });
     group.bench_function("serialize", |b| {
         b.iter(|| {

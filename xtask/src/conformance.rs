@@ -197,10 +197,10 @@ fn try_run_test(data: &[Document], test: &Document) -> Result<Verdict> {
         }
         _ => {}
     }
-    if let Some(expected) = outcome.get("result") {
-        if let Some(difference) = difference(expected, &produced.result) {
-            return Ok(Verdict::Fail(format!("result: {difference}")));
-        }
+    if let Some(expected) = outcome.get("result")
+        && let Some(difference) = difference(expected, &produced.result)
+    {
+        return Ok(Verdict::Fail(format!("result: {difference}")));
     }
     if let Ok(expected_collection) = outcome.get_document("collection") {
         let expected = Bson::Array(
@@ -281,9 +281,8 @@ fn run_operation(
             for (position, id) in &inserted {
                 ids.insert(position.to_string(), id.clone());
             }
-            let mut result = BulkTally::default();
-            result.inserted = inserted.len() as u64;
-            let mut result = result.to_document();
+            let tally = BulkTally { inserted: inserted.len() as u64, ..BulkTally::default() };
+            let mut result = tally.to_document();
             result.insert("insertedIds", ids);
             Ok(Produced {
                 result: Bson::Document(result),

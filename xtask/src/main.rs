@@ -29,7 +29,7 @@ environment:
   SPILLWAY_SHARED        where the shared material is (default: ../shared beside the repository)";
 
 fn main() -> ExitCode {
-    match run(std::env::args().skip(1).collect()) {
+    match run(&std::env::args().skip(1).collect::<Vec<_>>()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("xtask: {error:#}");
@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: Vec<String>) -> Result<()> {
+fn run(args: &[String]) -> Result<()> {
     let Some((command, rest)) = args.split_first() else {
         println!("{USAGE}");
         return Ok(());

@@ -89,7 +89,10 @@ pub fn compare_raw(a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> Ordering {
 
 /// Compares two decoded documents in MongoDB's order (field order matters).
 pub fn compare_documents(a: &Document, b: &Document) -> Ordering {
-    compare_elements(a.iter().map(|(k, v)| (k.as_str(), v)), b.iter().map(|(k, v)| (k.as_str(), v)))
+    compare_elements(
+        a.iter().map(|(k, v)| (k.as_str(), v)),
+        b.iter().map(|(k, v)| (k.as_str(), v)),
+    )
 }
 
 /// Whether two decoded values are equal in MongoDB's sense (`1 == 1.0`, field order matters).
@@ -103,6 +106,7 @@ pub fn values_equal_raw(a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> bool {
 }
 
 /// A value seen through the lens of comparison: what it is, without the representation.
+#[derive(Clone, Copy)]
 pub(crate) enum View<'a, N: Node<'a>> {
     MinKey,
     Undefined,
@@ -111,16 +115,25 @@ pub(crate) enum View<'a, N: Node<'a>> {
     String(&'a str),
     Object(N::Object),
     Array(N::Array),
-    Binary { subtype: u8, bytes: &'a [u8] },
+    Binary {
+        subtype: u8,
+        bytes: &'a [u8],
+    },
     ObjectId([u8; 12]),
     Boolean(bool),
     Date(i64),
     Timestamp(u64),
-    Regex { pattern: &'a str, options: &'a str },
+    Regex {
+        pattern: &'a str,
+        options: &'a str,
+    },
     /// DBPointer's parts are private in the `bson` crate, so all DBPointers compare equal.
     DbPointer,
     Code(&'a str),
-    CodeWithScope { code: &'a str, scope: N::Object },
+    CodeWithScope {
+        code: &'a str,
+        scope: N::Object,
+    },
     MaxKey,
 }
 
@@ -176,23 +189,26 @@ impl<'a> Node<'a> for &'a Bson {
             Bson::String(value) | Bson::Symbol(value) => View::String(value),
             Bson::Document(document) => View::Object(document),
             Bson::Array(array) => View::Array(array.as_slice()),
-            Bson::Binary(binary) => {
-                View::Binary { subtype: u8::from(binary.subtype), bytes: &binary.bytes }
-            }
+            Bson::Binary(binary) => View::Binary {
+                subtype: u8::from(binary.subtype),
+                bytes: &binary.bytes,
+            },
             Bson::ObjectId(id) => View::ObjectId(id.bytes()),
             Bson::Boolean(value) => View::Boolean(*value),
             Bson::DateTime(value) => View::Date(value.timestamp_millis()),
             Bson::Timestamp(value) => {
                 View::Timestamp(u64::from(value.time) << 32 | u64::from(value.increment))
             }
-            Bson::RegularExpression(regex) => {
-                View::Regex { pattern: regex.pattern.as_str(), options: regex.options.as_str() }
-            }
+            Bson::RegularExpression(regex) => View::Regex {
+                pattern: regex.pattern.as_str(),
+                options: regex.options.as_str(),
+            },
             Bson::DbPointer(_) => View::DbPointer,
             Bson::JavaScriptCode(code) => View::Code(code),
-            Bson::JavaScriptCodeWithScope(code) => {
-                View::CodeWithScope { code: &code.code, scope: &code.scope }
-            }
+            Bson::JavaScriptCodeWithScope(code) => View::CodeWithScope {
+                code: &code.code,
+                scope: &code.scope,
+            },
             Bson::MaxKey => View::MaxKey,
         }
     }
@@ -222,29 +238,35 @@ impl<'a> Node<'a> for RawBsonRef<'a> {
             RawBsonRef::String(value) | RawBsonRef::Symbol(value) => View::String(value),
             RawBsonRef::Document(document) => View::Object(document),
             RawBsonRef::Array(array) => View::Array(array),
-            RawBsonRef::Binary(binary) => {
-                View::Binary { subtype: u8::from(binary.subtype), bytes: binary.bytes }
-            }
+            RawBsonRef::Binary(binary) => View::Binary {
+                subtype: u8::from(binary.subtype),
+                bytes: binary.bytes,
+            },
             RawBsonRef::ObjectId(id) => View::ObjectId(id.bytes()),
             RawBsonRef::Boolean(value) => View::Boolean(value),
             RawBsonRef::DateTime(value) => View::Date(value.timestamp_millis()),
             RawBsonRef::Timestamp(value) => {
                 View::Timestamp(u64::from(value.time) << 32 | u64::from(value.increment))
             }
-            RawBsonRef::RegularExpression(regex) => {
-                View::Regex { pattern: regex.pattern.as_str(), options: regex.options.as_str() }
-            }
+            RawBsonRef::RegularExpression(regex) => View::Regex {
+                pattern: regex.pattern.as_str(),
+                options: regex.options.as_str(),
+            },
             RawBsonRef::DbPointer(_) => View::DbPointer,
             RawBsonRef::JavaScriptCode(code) => View::Code(code),
-            RawBsonRef::JavaScriptCodeWithScope(code) => {
-                View::CodeWithScope { code: code.code, scope: code.scope }
-            }
+            RawBsonRef::JavaScriptCodeWithScope(code) => View::CodeWithScope {
+                code: code.code,
+                scope: code.scope,
+            },
             RawBsonRef::MaxKey => View::MaxKey,
         }
     }
 
     fn object_fields(object: &'a RawDocument) -> impl Iterator<Item = (&'a str, Self)> {
-        object.iter().map_while(Result::ok).map(|(key, value)| (key.as_str(), value))
+        object
+            .iter()
+            .map_while(Result::ok)
+            .map(|(key, value)| (key.as_str(), value))
     }
 
     fn array_items(array: &'a RawArray) -> impl Iterator<Item = Self> {
@@ -266,8 +288,14 @@ pub(crate) fn compare_nodes<'a, 'b, A: Node<'a>, B: Node<'b>>(a: A, b: B) -> Ord
         }
         (View::Array(x), View::Array(y)) => compare_sequences(A::array_items(x), B::array_items(y)),
         (
-            View::Binary { subtype: x_subtype, bytes: x_bytes },
-            View::Binary { subtype: y_subtype, bytes: y_bytes },
+            View::Binary {
+                subtype: x_subtype,
+                bytes: x_bytes,
+            },
+            View::Binary {
+                subtype: y_subtype,
+                bytes: y_bytes,
+            },
         ) => x_bytes
             .len()
             .cmp(&y_bytes.len())
@@ -278,12 +306,26 @@ pub(crate) fn compare_nodes<'a, 'b, A: Node<'a>, B: Node<'b>>(a: A, b: B) -> Ord
         (View::Date(x), View::Date(y)) => x.cmp(&y),
         (View::Timestamp(x), View::Timestamp(y)) => x.cmp(&y),
         (
-            View::Regex { pattern: x_pattern, options: x_options },
-            View::Regex { pattern: y_pattern, options: y_options },
-        ) => x_pattern.cmp(y_pattern).then_with(|| x_options.cmp(y_options)),
+            View::Regex {
+                pattern: x_pattern,
+                options: x_options,
+            },
+            View::Regex {
+                pattern: y_pattern,
+                options: y_options,
+            },
+        ) => x_pattern
+            .cmp(y_pattern)
+            .then_with(|| x_options.cmp(y_options)),
         (
-            View::CodeWithScope { code: x_code, scope: x_scope },
-            View::CodeWithScope { code: y_code, scope: y_scope },
+            View::CodeWithScope {
+                code: x_code,
+                scope: x_scope,
+            },
+            View::CodeWithScope {
+                code: y_code,
+                scope: y_scope,
+            },
         ) => x_code
             .cmp(y_code)
             .then_with(|| compare_elements(A::object_fields(x_scope), B::object_fields(y_scope))),
@@ -376,19 +418,40 @@ mod tests {
             Bson::Array(vec![Bson::Int32(1)]),
             Bson::Array(vec![Bson::Int32(1), Bson::Int32(0)]),
             Bson::Array(vec![Bson::String("a".into())]),
-            Bson::Binary(Binary { subtype: BinarySubtype::UserDefined(0x80), bytes: vec![9] }),
-            Bson::Binary(Binary { subtype: BinarySubtype::Generic, bytes: vec![1, 2] }),
-            Bson::Binary(Binary { subtype: BinarySubtype::Uuid, bytes: vec![0, 0] }),
+            Bson::Binary(Binary {
+                subtype: BinarySubtype::UserDefined(0x80),
+                bytes: vec![9],
+            }),
+            Bson::Binary(Binary {
+                subtype: BinarySubtype::Generic,
+                bytes: vec![1, 2],
+            }),
+            Bson::Binary(Binary {
+                subtype: BinarySubtype::Uuid,
+                bytes: vec![0, 0],
+            }),
             Bson::ObjectId(ObjectId::from_bytes([0; 12])),
             Bson::ObjectId(ObjectId::from_bytes([1; 12])),
             Bson::Boolean(false),
             Bson::Boolean(true),
             Bson::DateTime(bson::DateTime::from_millis(-1)),
             Bson::DateTime(bson::DateTime::from_millis(0)),
-            Bson::Timestamp(Timestamp { time: 1, increment: 9 }),
-            Bson::Timestamp(Timestamp { time: 2, increment: 0 }),
-            Bson::RegularExpression(Regex { pattern: "a".try_into().unwrap(), options: "".try_into().unwrap() }),
-            Bson::RegularExpression(Regex { pattern: "a".try_into().unwrap(), options: "i".try_into().unwrap() }),
+            Bson::Timestamp(Timestamp {
+                time: 1,
+                increment: 9,
+            }),
+            Bson::Timestamp(Timestamp {
+                time: 2,
+                increment: 0,
+            }),
+            Bson::RegularExpression(Regex {
+                pattern: "a".try_into().unwrap(),
+                options: "".try_into().unwrap(),
+            }),
+            Bson::RegularExpression(Regex {
+                pattern: "a".try_into().unwrap(),
+                options: "i".try_into().unwrap(),
+            }),
             Bson::JavaScriptCode("x".into()),
             Bson::MaxKey,
         ]
@@ -419,9 +482,15 @@ mod tests {
             (Bson::Int32(1), Bson::Double(1.0)),
             (Bson::Int64(1), Bson::Decimal128("1.000".parse().unwrap())),
             (Bson::Double(-0.0), Bson::Int32(0)),
-            (Bson::Double(f64::NAN), Bson::Decimal128("NaN".parse().unwrap())),
+            (
+                Bson::Double(f64::NAN),
+                Bson::Decimal128("NaN".parse().unwrap()),
+            ),
             (Bson::String("s".into()), Bson::Symbol("s".into())),
-            (Bson::Document(doc! { "a": 1 }), Bson::Document(doc! { "a": 1.0 })),
+            (
+                Bson::Document(doc! { "a": 1 }),
+                Bson::Document(doc! { "a": 1.0 }),
+            ),
         ];
         for (a, b) in equal_pairs {
             assert!(values_equal(&a, &b), "{a:?} == {b:?}");

@@ -39,8 +39,9 @@ pub enum DocError {
         operator: String,
         /// The field path the operator was applied to.
         field: String,
-        /// The `_id` of the document, when it has one.
-        id: Option<Bson>,
+        /// The `_id` of the document, when it has one (boxed to keep `DocError` small: it is
+        /// returned on every fallible path of the crate).
+        id: Option<Box<Bson>>,
         /// What is wrong with the field's current value.
         message: String,
     },
@@ -92,12 +93,17 @@ pub enum DocError {
 impl DocError {
     /// Shorthand for [`DocError::InvalidFilter`].
     pub(crate) fn filter(path: impl Into<String>, message: impl Into<String>) -> Self {
-        DocError::InvalidFilter { path: path.into(), message: message.into() }
+        DocError::InvalidFilter {
+            path: path.into(),
+            message: message.into(),
+        }
     }
 
     /// Shorthand for [`DocError::InvalidUpdate`].
     pub(crate) fn update(message: impl Into<String>) -> Self {
-        DocError::InvalidUpdate { message: message.into() }
+        DocError::InvalidUpdate {
+            message: message.into(),
+        }
     }
 }
 
@@ -114,7 +120,12 @@ impl fmt::Display for DocError {
                 write!(f, "invalid filter at '{path}': {message}")
             }
             DocError::InvalidUpdate { message } => write!(f, "invalid update: {message}"),
-            DocError::UpdateFailed { operator, field, id, message } => {
+            DocError::UpdateFailed {
+                operator,
+                field,
+                id,
+                message,
+            } => {
                 write!(f, "{operator}: field '{field}' {message}")?;
                 match id {
                     Some(id) => write!(f, " (document _id: {id})"),
@@ -123,7 +134,11 @@ impl fmt::Display for DocError {
             }
             DocError::InvalidProjection { message } => write!(f, "invalid projection: {message}"),
             DocError::InvalidSort { message } => write!(f, "invalid sort: {message}"),
-            DocError::Syntax { line, column, message } => {
+            DocError::Syntax {
+                line,
+                column,
+                message,
+            } => {
                 write!(f, "syntax error at line {line}, column {column}: {message}")
             }
             DocError::InvalidValue { message } => write!(f, "invalid value: {message}"),
@@ -131,7 +146,10 @@ impl fmt::Display for DocError {
                 write!(f, "document is {size} bytes, over the {limit}-byte limit")
             }
             DocError::NestingTooDeep { depth, limit } => {
-                write!(f, "document is nested {depth} levels deep, over the limit of {limit}")
+                write!(
+                    f,
+                    "document is nested {depth} levels deep, over the limit of {limit}"
+                )
             }
             DocError::MalformedBson { message } => write!(f, "malformed BSON: {message}"),
         }
@@ -142,7 +160,9 @@ impl std::error::Error for DocError {}
 
 impl From<bson::error::Error> for DocError {
     fn from(error: bson::error::Error) -> Self {
-        DocError::MalformedBson { message: error.to_string() }
+        DocError::MalformedBson {
+            message: error.to_string(),
+        }
     }
 }
 

@@ -144,7 +144,11 @@ fn encode_number(number: Number, out: &mut Vec<u8>) {
     // -0.0 and 0.0 are the same number and must share a key.
     let floor = if floor == 0.0 { 0.0 } else { floor };
     let bits = floor.to_bits();
-    let ordered = if bits >> 63 == 1 { !bits } else { bits | (1 << 63) };
+    let ordered = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    };
     out.extend(ordered.to_be_bytes());
     if exact {
         out.push(0);
@@ -171,7 +175,11 @@ mod tests {
         let mut b_descending = Vec::new();
         encode_descending(a, &mut a_descending);
         encode_descending(b, &mut b_descending);
-        assert_eq!(a_descending.cmp(&b_descending), expected.reverse(), "descending {a:?} vs {b:?}");
+        assert_eq!(
+            a_descending.cmp(&b_descending),
+            expected.reverse(),
+            "descending {a:?} vs {b:?}"
+        );
     }
 
     fn decimal(text: &str) -> Bson {
@@ -211,7 +219,8 @@ mod tests {
 
     #[test]
     fn strings_with_nul_and_prefixes_keep_order() {
-        let values = ["", "\0", "\0\0", "\0a", "a", "a\0", "ab", "b"].map(|s| Bson::String(s.into()));
+        let values =
+            ["", "\0", "\0\0", "\0a", "a", "a\0", "ab", "b"].map(|s| Bson::String(s.into()));
         for a in &values {
             for b in &values {
                 check_order(a, b);
@@ -232,6 +241,9 @@ mod tests {
         let high = key(&Bson::String("ab".into()), &Bson::Int32(100));
         assert_eq!(low.cmp(&mid), Ordering::Less);
         assert_eq!(mid.cmp(&high), Ordering::Less);
-        check_order(&Bson::Document(doc! { "a": 1 }), &Bson::Document(doc! { "a": 1, "b": null }));
+        check_order(
+            &Bson::Document(doc! { "a": 1 }),
+            &Bson::Document(doc! { "a": 1, "b": null }),
+        );
     }
 }

@@ -128,6 +128,9 @@ pub struct FindOneAndOptions {
     pub array_filters: Vec<Document>,
 }
 
+/// What `insert_many` did: the `_id`s inserted and the failures, each by input position.
+pub type InsertManyOutcome = (Vec<(usize, Bson)>, Vec<(usize, ModelError)>);
+
 /// A collection held in memory, in insertion order, with MongoDB's semantics.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MemoryCollection {
@@ -161,7 +164,7 @@ impl MemoryCollection {
         &mut self,
         documents: Vec<Document>,
         ordered: bool,
-    ) -> (Vec<(usize, Bson)>, Vec<(usize, ModelError)>) {
+    ) -> InsertManyOutcome {
         let mut inserted = Vec::new();
         let mut failures = Vec::new();
         for (position, document) in documents.into_iter().enumerate() {

@@ -39,13 +39,18 @@ impl FieldPath {
         }
         let parts: Vec<String> = dotted.split('.').map(str::to_string).collect();
         if parts.iter().any(String::is_empty) {
-            return Err(invalid("a path cannot have an empty component (leading, trailing or double dot)"));
+            return Err(invalid(
+                "a path cannot have an empty component (leading, trailing or double dot)",
+            ));
         }
-        Ok(FieldPath { dotted: dotted.to_string(), parts })
+        Ok(FieldPath {
+            dotted: dotted.to_string(),
+            parts,
+        })
     }
 
     /// Builds a path from components that are already known to be valid field names.
-    pub fn from_parts(parts: Vec<String>) -> Result<FieldPath> {
+    pub fn from_parts(parts: &[String]) -> Result<FieldPath> {
         FieldPath::parse(&parts.join("."))
     }
 
@@ -148,7 +153,11 @@ pub struct PathBlocked {
 
 impl fmt::Display for PathBlocked {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot create a field inside '{}', which is {}", self.prefix, self.found)
+        write!(
+            f,
+            "cannot create a field inside '{}', which is {}",
+            self.prefix, self.found
+        )
     }
 }
 
@@ -174,7 +183,11 @@ pub fn slot_mut<'a>(
     for (depth, part) in rest.iter().enumerate() {
         // Missing intermediates are created as documents; the last slot stays null.
         let is_last = depth + 1 == rest.len();
-        let placeholder = if is_last { Bson::Null } else { Bson::Document(Document::new()) };
+        let placeholder = if is_last {
+            Bson::Null
+        } else {
+            Bson::Document(Document::new())
+        };
         if matches!(current, Bson::Null) {
             *current = Bson::Document(Document::new());
         }
@@ -199,9 +212,14 @@ pub fn slot_mut<'a>(
 /// Verifies that `set` can write `path` without going through a scalar.
 fn check_writable(document: &Document, path: &FieldPath) -> Result<(), PathBlocked> {
     let (first, rest) = path.parts.split_first().expect("a path has a component");
-    let Some(mut current) = document.get(first) else { return Ok(()) };
+    let Some(mut current) = document.get(first) else {
+        return Ok(());
+    };
     for (depth, part) in rest.iter().enumerate() {
-        let blocked = |found| PathBlocked { prefix: path.parts[..=depth].join("."), found };
+        let blocked = |found| PathBlocked {
+            prefix: path.parts[..=depth].join("."),
+            found,
+        };
         current = match current {
             Bson::Document(inner) => match inner.get(part) {
                 Some(next) => next,
@@ -229,7 +247,10 @@ pub fn unset(document: &mut Document, path: &FieldPath) -> Option<Bson> {
     if parents.is_empty() {
         return document.remove(last);
     }
-    let parent_path = FieldPath { dotted: parents.join("."), parts: parents.to_vec() };
+    let parent_path = FieldPath {
+        dotted: parents.join("."),
+        parts: parents.to_vec(),
+    };
     match get_mut(document, &parent_path)? {
         Bson::Document(inner) => inner.remove(last),
         Bson::Array(array) => {
@@ -303,8 +324,15 @@ mod tests {
     fn get_follows_documents_and_indexes() {
         let document = doc! { "a": { "b": [ { "c": 1 }, { "c": 2 } ] }, "x": { "0": "field" } };
         assert_eq!(get(&document, &path("a.b.1.c")), Some(&Bson::Int32(2)));
-        assert_eq!(get(&document, &path("x.0")), Some(&Bson::String("field".into())));
-        assert_eq!(get(&document, &path("a.b.c")), None, "no fan-out on exact paths");
+        assert_eq!(
+            get(&document, &path("x.0")),
+            Some(&Bson::String("field".into()))
+        );
+        assert_eq!(
+            get(&document, &path("a.b.c")),
+            None,
+            "no fan-out on exact paths"
+        );
         assert_eq!(get(&document, &path("a.b.5")), None);
     }
 
@@ -329,9 +357,15 @@ mod tests {
         let mut document = doc! { "a": { "b": 5 }, "arr": [1, 2] };
         let before = document.clone();
         let blocked = set(&mut document, &path("a.b.c"), bson!(1)).unwrap_err();
-        assert_eq!(blocked.to_string(), "cannot create a field inside 'a.b', which is an int");
+        assert_eq!(
+            blocked.to_string(),
+            "cannot create a field inside 'a.b', which is an int"
+        );
         let blocked = set(&mut document, &path("arr.x"), bson!(1)).unwrap_err();
-        assert_eq!(blocked.to_string(), "cannot create a field inside 'arr', which is an array");
+        assert_eq!(
+            blocked.to_string(),
+            "cannot create a field inside 'arr', which is an array"
+        );
         assert_eq!(document, before);
     }
 

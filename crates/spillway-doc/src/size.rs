@@ -32,27 +32,40 @@ pub fn value_size(value: &Bson) -> usize {
         Bson::String(text) | Bson::JavaScriptCode(text) | Bson::Symbol(text) => 4 + text.len() + 1,
         Bson::Document(document) => document_size(document),
         Bson::Array(array) => elements_size(
-            array.iter().enumerate().map(|(index, value)| (decimal_digits(index), value)),
+            array
+                .iter()
+                .enumerate()
+                .map(|(index, value)| (decimal_digits(index), value)),
         ),
         Bson::Binary(binary) => {
             // The old binary subtype repeats the length inside the payload.
-            let old_length_prefix = if binary.subtype == BinarySubtype::BinaryOld { 4 } else { 0 };
+            let old_length_prefix = if binary.subtype == BinarySubtype::BinaryOld {
+                4
+            } else {
+                0
+            };
             4 + 1 + old_length_prefix + binary.bytes.len()
         }
         Bson::RegularExpression(regex) => {
             regex.pattern.as_str().len() + 1 + regex.options.as_str().len() + 1
         }
-        Bson::JavaScriptCodeWithScope(code) => 4 + (4 + code.code.len() + 1) + document_size(&code.scope),
+        Bson::JavaScriptCodeWithScope(code) => {
+            4 + (4 + code.code.len() + 1) + document_size(&code.scope)
+        }
         Bson::DbPointer(_) => {
             // The namespace is private in `bson`; measure through the encoder.
-            bson::serialize_to_vec(&bson::doc! { "": value.clone() }).map_or(0, |bytes| bytes.len() - 7)
+            bson::serialize_to_vec(&bson::doc! { "": value.clone() })
+                .map_or(0, |bytes| bytes.len() - 7)
         }
     }
 }
 
 fn elements_size<'a>(elements: impl Iterator<Item = (usize, &'a Bson)>) -> usize {
     // int32 length + (type byte + cstring name + payload) per element + terminating NUL
-    4 + elements.map(|(name_length, value)| 1 + name_length + 1 + value_size(value)).sum::<usize>() + 1
+    4 + elements
+        .map(|(name_length, value)| 1 + name_length + 1 + value_size(value))
+        .sum::<usize>()
+        + 1
 }
 
 fn decimal_digits(index: usize) -> usize {
@@ -88,7 +101,10 @@ pub fn nesting_depth(document: &Document) -> usize {
 pub fn check_nesting(document: &Document) -> Result<()> {
     let depth = nesting_depth(document);
     if depth > MAX_NESTING_DEPTH {
-        return Err(DocError::NestingTooDeep { depth, limit: MAX_NESTING_DEPTH });
+        return Err(DocError::NestingTooDeep {
+            depth,
+            limit: MAX_NESTING_DEPTH,
+        });
     }
     Ok(())
 }
@@ -141,8 +157,17 @@ mod tests {
     fn limits_are_typed_errors() {
         let big = doc! { "blob": "x".repeat(MAX_DOCUMENT_SIZE) };
         let error = check_size(&big, MAX_DOCUMENT_SIZE).unwrap_err();
-        assert_eq!(error, DocError::DocumentTooLarge { size: MAX_DOCUMENT_SIZE + 16, limit: MAX_DOCUMENT_SIZE });
-        assert_eq!(error.to_string(), "document is 16777232 bytes, over the 16777216-byte limit");
+        assert_eq!(
+            error,
+            DocError::DocumentTooLarge {
+                size: MAX_DOCUMENT_SIZE + 16,
+                limit: MAX_DOCUMENT_SIZE
+            }
+        );
+        assert_eq!(
+            error.to_string(),
+            "document is 16777232 bytes, over the 16777216-byte limit"
+        );
 
         let mut deep = doc! { "leaf": 1 };
         for _ in 0..MAX_NESTING_DEPTH {

@@ -1,6 +1,12 @@
 //! Table-driven tests and snapshots for `spillway_doc::shell`: mongosh literals, Extended
 //! JSON, error messages and printing.
 
+#![allow(
+    clippy::needless_pass_by_value,
+    clippy::format_collect,
+    reason = "table rows read better with owned values; reports are built once per test"
+)]
+
 use bson::oid::ObjectId;
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, DateTime, Decimal128, Regex, Timestamp, bson, doc};

@@ -18,6 +18,11 @@
 //! itself. The parser never evaluates anything and never knows which names exist: that is
 //! [`eval`](super::eval)'s job. In [`Dialect::Json`] only strict JSON is accepted.
 
+#![allow(
+    clippy::unnecessary_box_returns,
+    reason = "errors are boxed so that the recursive descent's frames stay small at the nesting limit"
+)]
+
 use super::lexer::{Dialect, Lexer, NumberLiteral, Position, Span, Token, TokenKind, syntax_error};
 use crate::error::{DocError, Result};
 

@@ -234,7 +234,7 @@ fn apply_replacement(replacement: &Document, document: &mut Document) -> Result<
             return Err(DocError::UpdateFailed {
                 operator: "replacement".to_string(),
                 field: "_id".to_string(),
-                id: Some(old_id.clone()),
+                id: Some(Box::new(old_id.clone())),
                 message: format!("is immutable and cannot change from {old_id} to {new_id}"),
             });
         }
@@ -264,7 +264,7 @@ fn apply_operators(
     let failed = |field_update: &FieldUpdate, failure: Failure| DocError::UpdateFailed {
         operator: field_update.action.operator().to_string(),
         field: failure.field,
-        id: original_id.clone(),
+        id: original_id.clone().map(Box::new),
         message: failure.message,
     };
     // Work on a copy so that a failure half-way leaves the document untouched.
