@@ -23,6 +23,10 @@ use crate::map::Map;
 pub trait BackendFile: Send + Sync + fmt::Debug {
     /// Current length in bytes.
     fn len(&self) -> io::Result<u64>;
+    /// True if the file is empty.
+    fn is_empty(&self) -> io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
     /// Reads exactly `buf.len()` bytes at `offset`.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     /// Writes all of `buf` at `offset` (a positional write; extends the file if needed).

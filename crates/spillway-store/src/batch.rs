@@ -34,7 +34,7 @@ impl fmt::Debug for WriteBatch {
         f.debug_struct("WriteBatch")
             .field("ops", &self.op_count)
             .field("bytes", &self.frame.len())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

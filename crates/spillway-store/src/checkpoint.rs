@@ -69,7 +69,7 @@ pub(crate) fn encode(
         .map(|(&id, keyspace)| {
             let mut key_bytes = Vec::new();
             let mut entries = Vec::with_capacity(keyspace.entries.len());
-            for (key, loc) in keyspace.entries.iter() {
+            for (key, loc) in &keyspace.entries {
                 key_bytes.extend_from_slice(key);
                 entries.push(CheckpointEntry {
                     key_end: key_bytes.len() as u64,
@@ -220,7 +220,7 @@ pub(crate) fn decode_body(
             let offset = loc.offset as usize;
             let fits = segment_len(loc.segment).is_some_and(|len| {
                 offset >= min_value_offset
-                    && offset % ALIGN == 0
+                    && offset.is_multiple_of(ALIGN)
                     && offset + loc.len as usize <= len
             });
             if !fits {

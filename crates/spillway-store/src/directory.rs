@@ -68,7 +68,7 @@ impl LiveBytes {
     pub(crate) fn from_directory(directory: &Directory) -> LiveBytes {
         let mut live = LiveBytes::default();
         for keyspace in directory.keyspaces.values() {
-            for (key, loc) in keyspace.entries.iter() {
+            for (key, loc) in &keyspace.entries {
                 live.add(key, loc);
             }
         }
@@ -182,7 +182,7 @@ impl Directory {
                     let Some(keyspace) = self.keyspaces.get_mut(&op.keyspace) else {
                         continue;
                     };
-                    for (key, loc) in keyspace.entries.iter() {
+                    for (key, loc) in &keyspace.entries {
                         live.remove(key, loc);
                     }
                     keyspace.entries = OrdMap::new();

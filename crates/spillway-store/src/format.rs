@@ -363,7 +363,7 @@ pub(crate) fn seal_frame(
 /// one). Offsets in errors are absolute within `segment`.
 pub(crate) fn decode_frame(segment: &[u8], offset: usize) -> Result<FrameSlot<'_>, FormatError> {
     let err = |reason: &str| FormatError::new(offset as u64, reason.to_owned());
-    if offset % ALIGN != 0 {
+    if !offset.is_multiple_of(ALIGN) {
         return Err(err("frame offset is not aligned"));
     }
     let header = segment
@@ -378,7 +378,7 @@ pub(crate) fn decode_frame(segment: &[u8], offset: usize) -> Result<FrameSlot<'_
     }
     let payload_len = u32_at(header, 16) as usize;
     let op_count = u32_at(header, 20);
-    if payload_len % ALIGN != 0 {
+    if !payload_len.is_multiple_of(ALIGN) {
         return Err(err("frame payload length is not aligned"));
     }
     if !is_zero(&header[24..32]) {

@@ -1056,6 +1056,10 @@ impl Store {
     }
 
     /// [`Store::repair`] through `backend`.
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "same argument types as `open_with_backend`, so callers pass the same values"
+    )]
     pub fn repair_with_backend(
         backend: Arc<dyn Backend>,
         dir: impl AsRef<Path>,
@@ -1103,8 +1107,8 @@ impl Store {
         let mut directory = loaded.directory;
         let mut output =
             CompactionOutput::new(&backend, &dir, options.segment_size as usize, &mut allocate);
-        for (&keyspace_id, keyspace) in directory.keyspaces.iter() {
-            for (key, loc) in keyspace.entries.iter() {
+        for (&keyspace_id, keyspace) in &directory.keyspaces {
+            for (key, loc) in &keyspace.entries {
                 match read_value(&table, loc) {
                     Ok(value) => output.add(keyspace_id, &keyspace.name, key, value, *loc)?,
                     Err(error) => {
@@ -1129,7 +1133,7 @@ impl Store {
             next_keyspace_id: directory.next_keyspace_id,
             ..Directory::default()
         };
-        for (&id, keyspace) in directory.keyspaces.iter() {
+        for (&id, keyspace) in &directory.keyspaces {
             rebuilt.names.insert(keyspace.name.clone(), id);
             let mut state = keyspace.clone();
             state.entries = imbl::OrdMap::new();
@@ -1419,8 +1423,8 @@ impl Store {
             shared.options.segment_size as usize,
             &mut allocate,
         );
-        for (&keyspace_id, keyspace) in snapshot.directory.keyspaces.iter() {
-            for (key, loc) in keyspace.entries.iter() {
+        for (&keyspace_id, keyspace) in &snapshot.directory.keyspaces {
+            for (key, loc) in &keyspace.entries {
                 if victims.contains(&loc.segment) {
                     let value = snapshot.value(loc)?;
                     output.add(keyspace_id, &keyspace.name, key, value, *loc)?;
@@ -1568,7 +1572,7 @@ impl Store {
             }
         }
         for keyspace in snapshot.directory.keyspaces.values() {
-            for (_, loc) in keyspace.entries.iter() {
+            for (_, loc) in &keyspace.entries {
                 report.values_checked += 1;
                 if let Err(Error::Corrupt {
                     path,
@@ -1686,8 +1690,8 @@ fn remove_orphans(
         .map_err(|e| Error::io("list store directory", dir, e))?;
     let mut removed = Vec::new();
     for name in names {
-        let ours =
-            (name.starts_with("seg-") || name.starts_with("ckpt-")) && name.ends_with(".spw");
+        let ours = (name.starts_with("seg-") || name.starts_with("ckpt-"))
+            && Path::new(&name).extension().is_some_and(|ext| ext == "spw");
         if (ours && !referenced.contains(&name)) || name == MANIFEST_TEMP_FILE_NAME {
             let path = dir.join(&name);
             backend

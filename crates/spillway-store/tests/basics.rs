@@ -79,6 +79,14 @@ fn values_are_eight_byte_aligned_in_place() {
     }
 }
 
+fn keys<'a>(
+    range: impl Iterator<Item = spillway_store::Result<(&'a [u8], &'a [u8])>>,
+) -> Vec<String> {
+    range
+        .map(|e| String::from_utf8(e.unwrap().0.to_vec()).unwrap())
+        .collect()
+}
+
 #[test]
 fn ranges_reverse_and_prefixes() {
     let store = Store::open_in_memory().unwrap();
@@ -89,13 +97,6 @@ fn ranges_reverse_and_prefixes() {
     }
     store.commit(batch).unwrap();
     let snapshot = store.snapshot();
-    fn keys<'a>(
-        range: impl Iterator<Item = spillway_store::Result<(&'a [u8], &'a [u8])>>,
-    ) -> Vec<String> {
-        range
-            .map(|e| String::from_utf8(e.unwrap().0.to_vec()).unwrap())
-            .collect()
-    }
     assert_eq!(keys(snapshot.prefix(ks, b"ab").unwrap()), ["ab", "abc"]);
     assert_eq!(keys(snapshot.prefix(ks, b"b").unwrap().rev()), ["ba", "b"]);
     assert_eq!(

@@ -53,7 +53,7 @@ fn workload(backend: &MemoryBackend, plan: FaultPlan) -> Vec<u32> {
         }
         acknowledged.push(batch_number);
         let maintenance = match batch_number % 13 {
-            5 => store.checkpoint().map(|()| ()),
+            5 => store.checkpoint(),
             11 => store.compact().map(|_| ()),
             _ => Ok(()),
         };

@@ -104,11 +104,11 @@ fn check(snapshot: &Snapshot, ids: &[KeyspaceId], model: &Model) -> Result<(), T
 }
 
 fn run(
-    backend: Arc<dyn Backend>,
+    backend: &Arc<dyn Backend>,
     dir: &std::path::Path,
     steps: Vec<Step>,
 ) -> Result<(), TestCaseError> {
-    let (mut store, mut ids) = open(&backend, dir);
+    let (mut store, mut ids) = open(backend, dir);
     let mut model = Model::new();
     let mut snapshots: Vec<(Snapshot, Vec<KeyspaceId>, Model)> = Vec::new();
     for step in steps {
@@ -144,7 +144,7 @@ fn run(
             Step::TakeSnapshot => snapshots.push((store.snapshot(), ids.clone(), model.clone())),
             Step::Reopen => {
                 drop(store);
-                (store, ids) = open(&backend, dir);
+                (store, ids) = open(backend, dir);
             }
             Step::Checkpoint => store.checkpoint().unwrap(),
             Step::Compact => {
@@ -166,7 +166,7 @@ proptest! {
 
     #[test]
     fn store_matches_model_in_memory(steps in prop::collection::vec(step(), 1..40)) {
-        run(Arc::new(MemoryBackend::new()), std::path::Path::new("/model"), steps)?;
+        run(&(Arc::new(MemoryBackend::new()) as Arc<dyn Backend>), std::path::Path::new("/model"), steps)?;
     }
 }
 
@@ -176,6 +176,6 @@ proptest! {
     #[test]
     fn store_matches_model_on_disk(steps in prop::collection::vec(step(), 1..30)) {
         let dir = tempfile::tempdir().unwrap();
-        run(Arc::new(FileBackend), dir.path(), steps)?;
+        run(&(Arc::new(FileBackend) as Arc<dyn Backend>), dir.path(), steps)?;
     }
 }
