@@ -965,10 +965,20 @@ impl Store {
             .list_dir(&dir)
             .map_err(|e| Error::io("list store directory", &dir, e))?;
         if !names.iter().any(|n| n == MANIFEST_FILE_NAME) {
-            if names
+            let store_files: Vec<&String> = names
                 .iter()
-                .any(|n| n.starts_with("seg-") || n.starts_with("ckpt-"))
-            {
+                .filter(|n| n.starts_with("seg-") || n.starts_with("ckpt-"))
+                .collect();
+            // A crash between creating the first segment and writing the first manifest leaves
+            // exactly one segment with no frame (nothing can be committed before the manifest
+            // exists): that is an interrupted creation, not a damaged store.
+            let interrupted_creation = match store_files.as_slice() {
+                [only] if **only == segment_file_name(1) => backend
+                    .read_file(&dir.join(segment_file_name(1)))
+                    .is_ok_and(|bytes| bytes.iter().skip(SEGMENT_HEADER_LEN).all(|&b| b == 0)),
+                _ => false,
+            };
+            if !store_files.is_empty() && !interrupted_creation {
                 return Err(Error::corrupt(
                     dir.join(MANIFEST_FILE_NAME),
                     0,

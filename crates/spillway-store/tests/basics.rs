@@ -448,3 +448,35 @@ fn stats_count_live_and_dead_bytes() {
     assert_eq!(second.frames_written, 3);
     assert!(second.fsyncs >= 3);
 }
+
+#[test]
+fn crash_during_creation_is_not_corruption_but_a_lost_manifest_is() {
+    use spillway_store::backend::{Backend, CrashMode};
+    use std::path::Path;
+    // Creation interrupted after the first segment but before the manifest.
+    let backend = MemoryBackend::new();
+    let store = Store::open_with_backend(Arc::new(backend.clone()), "/c", small_options()).unwrap();
+    let ks = store.keyspace("k").unwrap();
+    drop(store);
+    let crashed = backend.crash(CrashMode::LoseUnsynced);
+    crashed.remove_file(Path::new("/c/MANIFEST")).unwrap();
+    // The segment holds a frame (the keyspace), so this is a damaged store, not a fresh one.
+    let error =
+        Store::open_with_backend(Arc::new(crashed.clone()), "/c", small_options()).unwrap_err();
+    assert!(error.is_corruption(), "{error}");
+    // Repair rebuilds it from the segments.
+    let report =
+        Store::repair_with_backend(Arc::new(crashed.clone()), "/c", small_options()).unwrap();
+    assert!(!report.checkpoint_used);
+    let store = Store::open_with_backend(Arc::new(crashed), "/c", small_options()).unwrap();
+    assert_eq!(store.keyspace_id("k"), Some(ks));
+
+    let fresh = MemoryBackend::new();
+    fresh.create_dir_all(Path::new("/d")).unwrap();
+    let file = fresh.create_file(Path::new("/d/seg-00000001.spw")).unwrap();
+    file.write_all_at(&[1u8; 32], 0).unwrap();
+    file.set_len(4096).unwrap();
+    drop(file);
+    let store = Store::open_with_backend(Arc::new(fresh), "/d", small_options()).unwrap();
+    assert!(store.keyspaces().is_empty());
+}
