@@ -304,7 +304,13 @@ const NON_PATH_OPERATORS: [&str; 9] = [
 
 /// Parses `$pull: { <field>: <value or condition> }`.
 pub(super) fn parse_pull(field: &str, operand: &Bson) -> Result<PullMatcher> {
-    let context = |error: crate::DocError| invalid(format!("$pull: field '{field}': {error}"));
+    let context = |error: crate::DocError| match error {
+        // The wrapper field is ours, not the user's: do not name it.
+        crate::DocError::InvalidFilter { path, message } if path == PULL_FIELD => invalid(format!(
+            "$pull: field '{field}': invalid condition: {message}"
+        )),
+        other => invalid(format!("$pull: field '{field}': {other}")),
+    };
     match operand {
         Bson::Document(condition) => {
             let first = condition.keys().next().map(String::as_str);
