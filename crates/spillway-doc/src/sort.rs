@@ -4,7 +4,9 @@
 //! MongoDB's semantics for `find().sort()`:
 //!
 //! - each key is a dotted path; the value it sorts on is found with the query traversal rules,
-//!   so `reviews.score` reaches into every element document of `reviews`;
+//!   so `reviews.score` reaches into every element document of `reviews` (an element without
+//!   the field counts as null), while a numeric component (`reviews.0.score`) addresses one
+//!   element;
 //! - when a path reaches several values (an array field, or a path through an array of
 //!   documents) the document sorts by the **smallest** of them ascending and the **largest**
 //!   descending; an array's elements are the candidates, not the array itself;
@@ -238,11 +240,16 @@ fn collect<'a>(value: &'a Bson, rest: &[String], extreme: &mut Extreme<&'a Bson>
             None => offer(extreme, &NULL),
         },
         Bson::Array(items) => {
-            let mut reached = false;
-            if let Some(item) = array_index(part).and_then(|index| items.get(index)) {
-                collect(item, tail, extreme);
-                reached = true;
+            // A numeric component addresses one element (positionally), not every element's
+            // field of that name.
+            if let Some(index) = array_index(part) {
+                match items.get(index) {
+                    Some(item) => collect(item, tail, extreme),
+                    None => offer(extreme, &NULL),
+                }
+                return;
             }
+            let mut reached = false;
             for item in items {
                 if let Bson::Document(_) = item {
                     collect(item, rest, extreme);
@@ -294,13 +301,14 @@ fn collect_raw<'a>(value: RawBsonRef<'a>, rest: &[String], extreme: &mut Extreme
             None => extreme.offer(RawBsonRef::Null, compare_raw),
         },
         RawBsonRef::Array(items) => {
-            let mut reached = false;
-            if let Some(item) = array_index(part)
-                .and_then(|index| items.into_iter().map_while(Result::ok).nth(index))
-            {
-                collect_raw(item, tail, extreme);
-                reached = true;
+            if let Some(index) = array_index(part) {
+                match items.into_iter().map_while(Result::ok).nth(index) {
+                    Some(item) => collect_raw(item, tail, extreme),
+                    None => extreme.offer(RawBsonRef::Null, compare_raw),
+                }
+                return;
             }
+            let mut reached = false;
             for item in items.into_iter().map_while(Result::ok) {
                 if let RawBsonRef::Document(_) = item {
                     collect_raw(item, rest, extreme);
