@@ -2,6 +2,11 @@
 //! by their smallest element ascending and largest descending, the empty array before null,
 //! paths through arrays of documents), raw and decoded agreeing, and a total order.
 
+#![allow(
+    clippy::needless_pass_by_value,
+    reason = "one-line cases read best with owned `doc!` arguments"
+)]
+
 use std::cmp::Ordering;
 
 use bson::{Bson, Document, RawDocumentBuf, bson, doc};

@@ -2,6 +2,11 @@
 //! expected)` compares the whole result (field order and types included), `check_err`
 //! compares the error message and that the document is unchanged.
 
+#![allow(
+    clippy::needless_pass_by_value,
+    reason = "one-line cases read best with owned `doc!` arguments"
+)]
+
 use bson::{Bson, DateTime, Decimal128, Document, Timestamp, doc};
 use spillway_doc::filter::Filter;
 use spillway_doc::update::{ApplyContext, Update, UpdateOutcome};

@@ -27,7 +27,7 @@ fn reference_push(
     array.extend_from_slice(each);
     array.extend(tail);
     match sort {
-        Some(1) => array.sort(),
+        Some(1) => array.sort_unstable(),
         Some(_) => array.sort_by(|a, b| b.cmp(a)),
         None => {}
     }

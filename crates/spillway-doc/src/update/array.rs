@@ -189,7 +189,7 @@ impl PushSpec {
         match self.slice {
             None => {}
             Some(slice) if slice >= 0 => {
-                items.truncate(slice.unsigned_abs().min(usize::MAX as u64) as usize)
+                items.truncate(slice.unsigned_abs().min(usize::MAX as u64) as usize);
             }
             Some(slice) => {
                 let keep = slice.unsigned_abs().min(items.len() as u64) as usize;
