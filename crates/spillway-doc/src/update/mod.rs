@@ -12,7 +12,7 @@
 //!   document's `_id`. **A failed update changes nothing**: operators work on a copy that
 //!   replaces the document only when every one of them succeeded.
 //! - [`Update::upsert`] builds the document an upsert inserts, from the query's equality
-//!   fields ([`upsert_base`]) and the update.
+//!   fields ([`Update::upsert_base`]) and the update.
 //!
 //! Field updates are applied in MongoDB 5.0+'s order: by path, field names lexicographically
 //! and array indexes numerically, so that new fields appear in that order whatever order the
