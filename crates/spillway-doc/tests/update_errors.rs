@@ -28,6 +28,15 @@ fn invalid_updates() {
             doc! { "$rename": { "a": "b" }, "$set": { "b.c": 1 } },
             vec![],
         ),
+        (doc! { "$set": { "a.$[]": 1, "a.0": 2 } }, vec![]),
+        (
+            doc! { "$set": { "a.$[].b": 1 }, "$inc": { "a.$.c": 2 } },
+            vec![],
+        ),
+        (
+            doc! { "$set": { "a.$[i].b": 1, "a.x": 2 } },
+            vec![doc! { "i": 1 }],
+        ),
         (doc! { "$set": { "a..b": 1 } }, vec![]),
         (doc! { "$set": { "": 1 } }, vec![]),
         (doc! { "$set": { "$a": 1 } }, vec![]),

@@ -421,6 +421,29 @@ fn check_conflicts(fields: &[FieldUpdate]) -> Result<()> {
             claims.push((to.written_parts(), operator, to.dotted.as_str()));
         }
     }
+    // `a.$[]` (or `a.$[i]`) and `a.0` (or `a.b`, `a.$`) go through the same array in two
+    // incompatible ways: MongoDB refuses them whatever the document.
+    let is_array_update = |part: &str| part.starts_with("$[") && part.ends_with(']');
+    for (array_parts, array_operator, array_path) in &claims {
+        for (depth, _) in array_parts
+            .iter()
+            .enumerate()
+            .filter(|(_, part)| is_array_update(part))
+        {
+            let prefix = &array_parts[..depth];
+            let clash = claims.iter().find(|(other_parts, _, _)| {
+                other_parts.len() > depth
+                    && other_parts.starts_with(prefix)
+                    && !is_array_update(other_parts[depth])
+            });
+            if let Some((_, other_operator, other_path)) = clash {
+                return Err(invalid(format!(
+                    "{other_operator}: field '{other_path}' conflicts with {array_operator} on '{array_path}' (both go through the array '{}')",
+                    prefix.join(".")
+                )));
+            }
+        }
+    }
     claims.sort_by(|a, b| a.0.cmp(&b.0));
     for pair in claims.windows(2) {
         let (
