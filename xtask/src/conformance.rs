@@ -281,7 +281,10 @@ fn run_operation(
             for (position, id) in &inserted {
                 ids.insert(position.to_string(), id.clone());
             }
-            let tally = BulkTally { inserted: inserted.len() as u64, ..BulkTally::default() };
+            let tally = BulkTally {
+                inserted: inserted.len() as u64,
+                ..BulkTally::default()
+            };
             let mut result = tally.to_document();
             result.insert("insertedIds", ids);
             Ok(Produced {

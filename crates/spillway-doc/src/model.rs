@@ -160,11 +160,7 @@ impl MemoryCollection {
     /// Inserts documents in order. With `ordered`, the first failure stops the insert; without,
     /// every valid document is inserted. Returns the ids inserted (by input position) and the
     /// failures (by input position).
-    pub fn insert_many(
-        &mut self,
-        documents: Vec<Document>,
-        ordered: bool,
-    ) -> InsertManyOutcome {
+    pub fn insert_many(&mut self, documents: Vec<Document>, ordered: bool) -> InsertManyOutcome {
         let mut inserted = Vec::new();
         let mut failures = Vec::new();
         for (position, document) in documents.into_iter().enumerate() {

@@ -17,12 +17,24 @@ fn number() -> impl Strategy<Value = Bson> {
         (9_007_199_254_740_990_i64..9_007_199_254_740_996).prop_map(Bson::Int64),
         any::<f64>().prop_map(Bson::Double),
         (-3_i32..3).prop_map(|n| Bson::Double(f64::from(n) / 2.0)),
-        prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(-0.0), Just(0.1)].prop_map(Bson::Double),
+        prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(-0.0), Just(0.1)]
+            .prop_map(Bson::Double),
         (any::<i64>(), -20_i32..20).prop_map(|(coefficient, exponent)| {
-            Bson::Decimal128(format!("{coefficient}E{exponent}").parse::<Decimal128>().unwrap())
+            Bson::Decimal128(
+                format!("{coefficient}E{exponent}")
+                    .parse::<Decimal128>()
+                    .unwrap(),
+            )
         }),
-        prop_oneof![Just("0.1"), Just("1.0"), Just("-0"), Just("NaN"), Just("-Infinity"), Just("1E-6176")]
-            .prop_map(|text| Bson::Decimal128(text.parse::<Decimal128>().unwrap())),
+        prop_oneof![
+            Just("0.1"),
+            Just("1.0"),
+            Just("-0"),
+            Just("NaN"),
+            Just("-Infinity"),
+            Just("1E-6176")
+        ]
+        .prop_map(|text| Bson::Decimal128(text.parse::<Decimal128>().unwrap())),
     ]
 }
 
@@ -38,11 +50,15 @@ fn scalar() -> impl Strategy<Value = Bson> {
         "[a-c]{0,3}".prop_map(Bson::Symbol),
         any::<bool>().prop_map(Bson::Boolean),
         any::<i64>().prop_map(|millis| Bson::DateTime(bson::DateTime::from_millis(millis))),
-        (any::<u32>(), any::<u32>()).prop_map(|(time, increment)| Bson::Timestamp(Timestamp { time, increment })),
+        (any::<u32>(), any::<u32>())
+            .prop_map(|(time, increment)| Bson::Timestamp(Timestamp { time, increment })),
         any::<[u8; 12]>().prop_map(|bytes| Bson::ObjectId(ObjectId::from_bytes(bytes))),
         (0_u8..3, proptest::collection::vec(any::<u8>(), 0..4)).prop_map(|(subtype, bytes)| {
-            let subtype = [BinarySubtype::Generic, BinarySubtype::Uuid, BinarySubtype::UserDefined(0x80)]
-                [usize::from(subtype)];
+            let subtype = [
+                BinarySubtype::Generic,
+                BinarySubtype::Uuid,
+                BinarySubtype::UserDefined(0x80),
+            ][usize::from(subtype)];
             Bson::Binary(Binary { subtype, bytes })
         }),
         ("[a-c]{0,3}", "[im]{0,2}").prop_map(|(pattern, options)| {
@@ -59,9 +75,8 @@ fn value() -> impl Strategy<Value = Bson> {
     scalar().prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(Bson::Array),
-            proptest::collection::vec(("[a-c]{1,2}", inner), 0..4).prop_map(|fields| {
-                Bson::Document(fields.into_iter().collect::<Document>())
-            }),
+            proptest::collection::vec(("[a-c]{1,2}", inner), 0..4)
+                .prop_map(|fields| { Bson::Document(fields.into_iter().collect::<Document>()) }),
         ]
     })
 }
