@@ -11,7 +11,7 @@
 //! element by element; binary by length, then subtype, then bytes; dates as signed
 //! milliseconds; timestamps as unsigned (time, increment); regexes by pattern, then options.
 //!
-//! Both representations go through one algorithm (the private [`Node`] trait), so that a
+//! Both representations go through one algorithm (the private `Node` trait), so that a
 //! filter evaluated on raw bytes straight from storage and a sort over decoded documents can
 //! never disagree. This module only orders values; it must never allocate on the common
 //! paths (it sits under every sort and every range predicate).

@@ -232,8 +232,8 @@ fn check_writable(document: &Document, path: &FieldPath) -> Result<(), PathBlock
                 },
                 None => return Err(blocked("an array")),
             },
-            // A null intermediate is replaced by a document, as MongoDB does.
-            Bson::Null => return Ok(()),
+            // MongoDB refuses to create a field inside an existing null ("Cannot create field
+            // 'b' in element {a: null}"), so null blocks like any other scalar.
             other => return Err(blocked(describe(other))),
         };
     }
@@ -354,7 +354,7 @@ mod tests {
 
     #[test]
     fn set_through_a_scalar_fails_and_changes_nothing() {
-        let mut document = doc! { "a": { "b": 5 }, "arr": [1, 2] };
+        let mut document = doc! { "a": { "b": 5 }, "arr": [1, 2], "n": null };
         let before = document.clone();
         let blocked = set(&mut document, &path("a.b.c"), bson!(1)).unwrap_err();
         assert_eq!(
