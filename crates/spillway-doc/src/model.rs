@@ -185,11 +185,7 @@ impl MemoryCollection {
             .as_ref()
             .map(Projection::parse)
             .transpose()?;
-        let mut matched = self.matching(&filter)?;
-        if let Some(sort) = &options.sort {
-            let sort = SortSpec::parse(sort)?;
-            matched.sort_by(|&a, &b| sort.compare(&self.documents[a], &self.documents[b]));
-        }
+        let matched = self.sorted_matches(&filter, options.sort.as_ref())?;
         let limit = usize::try_from(options.limit.unsigned_abs()).unwrap_or(usize::MAX);
         let limit = if limit == 0 { usize::MAX } else { limit };
         matched
@@ -399,12 +395,17 @@ impl MemoryCollection {
     }
 
     fn first_match(&self, filter: &Filter, sort: Option<&Document>) -> ModelResult<Option<usize>> {
+        Ok(self.sorted_matches(filter, sort)?.first().copied())
+    }
+
+    /// Positions of the matching documents, in `sort` order (stable) or insertion order.
+    fn sorted_matches(&self, filter: &Filter, sort: Option<&Document>) -> ModelResult<Vec<usize>> {
         let mut matched = self.matching(filter)?;
         if let Some(sort) = sort {
             let sort = SortSpec::parse(sort)?;
             matched.sort_by(|&a, &b| sort.compare(&self.documents[a], &self.documents[b]));
         }
-        Ok(matched.first().copied())
+        Ok(matched)
     }
 
     fn matching(&self, filter: &Filter) -> ModelResult<Vec<usize>> {
