@@ -220,7 +220,13 @@ fn is_zero(bytes: &[u8]) -> bool {
 }
 
 /// Decodes the op starting at `at` in `payload`; returns it and the offset of the next op.
-fn decode_op(payload: &[u8], at: usize) -> Result<(Op<'_>, usize), FormatError> {
+/// `verify_value` checks the value CRC of a put; [`Ops`] skips it because [`decode_frame`]
+/// already did (or because the payload was just encoded by this process).
+fn decode_op(
+    payload: &[u8],
+    at: usize,
+    verify_value: bool,
+) -> Result<(Op<'_>, usize), FormatError> {
     let err = |offset: usize, reason: &str| FormatError::new(offset as u64, reason.to_owned());
     let header = payload
         .get(at..at + OP_HEADER_LEN)
@@ -254,7 +260,7 @@ fn decode_op(payload: &[u8], at: usize) -> Result<(Op<'_>, usize), FormatError> 
     let value = &payload[value_start..value_end];
     match kind {
         OpKind::Put => {
-            if crc32fast::hash(value) != value_crc {
+            if verify_value && crc32fast::hash(value) != value_crc {
                 return Err(err(at, "value checksum mismatch"));
             }
         }
@@ -300,7 +306,7 @@ impl<'a> Iterator for Ops<'a> {
         if self.at >= self.payload.len() {
             return None;
         }
-        let (op, next) = decode_op(self.payload, self.at).ok()?;
+        let (op, next) = decode_op(self.payload, self.at, false).ok()?;
         self.at = next;
         Some(op)
     }
@@ -400,7 +406,7 @@ pub(crate) fn decode_frame(segment: &[u8], offset: usize) -> Result<FrameSlot<'_
     let mut at = 0;
     let mut n_ops = 0u32;
     while at < payload.len() {
-        let (_, next) = decode_op(payload, at)
+        let (_, next) = decode_op(payload, at, true)
             .map_err(|e| FormatError::new((payload_start as u64) + e.offset, e.reason))?;
         at = next;
         n_ops = n_ops.saturating_add(1);

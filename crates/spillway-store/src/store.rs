@@ -1382,18 +1382,21 @@ impl Store {
         shared.install_checkpoint(&directory, position, next_seq, |_| {})
     }
 
-    /// Rewrites the live records of mostly-dead sealed segments (after sealing the active one)
-    /// into new segments, installs them with a new checkpoint and manifest, and deletes the old
+    /// Rewrites the live records of mostly-dead segments (sealing the active segment first if it
+    /// is mostly dead too) into new segments, installs them with a new checkpoint and manifest, and deletes the old
     /// segments once no snapshot reads them.
     pub fn compact(&self) -> Result<CompactionReport> {
         let shared = &self.shared;
         let _maintenance = lock(&shared.maintenance);
         let mut report = CompactionReport::default();
 
-        // 1. Seal the active segment and choose victims.
+        // 1. Seal the active segment if it would be a victim itself, and choose victims.
+        let ratio = shared.options.compaction_live_ratio;
         let (victims, snapshot) = {
             let mut writer = shared.lock_writer()?;
-            if writer.head > SEGMENT_HEADER_LEN {
+            let active_written = (writer.head - SEGMENT_HEADER_LEN) as f64;
+            let active_live = writer.live.get(writer.active.id) as f64;
+            if active_written > 0.0 && active_live < ratio * active_written {
                 shared
                     .rotate(&mut writer, 0)
                     .inspect_err(|e| shared.poison(e))?;
@@ -1405,7 +1408,7 @@ impl Store {
                 let written = entry.end.saturating_sub(SEGMENT_HEADER_LEN as u64);
                 let live = writer.live.get(entry.id);
                 if written > 0
-                    && (live as f64) < shared.options.compaction_live_ratio * written as f64
+                    && (live as f64) < ratio * written as f64
                 {
                     victims.insert(entry.id);
                     report.bytes_before += written;
