@@ -21,26 +21,85 @@ pub(crate) struct ValueLoc {
     pub(crate) crc: u32,
 }
 
-/// A key, shared between the directory versions that contain it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct Key(Arc<[u8]>);
+/// Longest key stored inline in a directory node.
+const INLINE_KEY_LEN: usize = 30;
+
+/// A key of the directory. Short keys (the common case: ids, index entries) live inline in
+/// the tree node, so a lookup compares bytes that are already in cache instead of chasing a
+/// pointer per comparison; longer keys are shared between directory versions through an `Arc`.
+#[derive(Clone)]
+pub(crate) enum Key {
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE_KEY_LEN],
+    },
+    Shared(Arc<[u8]>),
+}
 
 impl Key {
-    pub(crate) fn new(bytes: &[u8]) -> Key {
-        Key(Arc::from(bytes))
+    pub(crate) fn new(key: &[u8]) -> Key {
+        if key.len() <= INLINE_KEY_LEN {
+            let mut bytes = [0u8; INLINE_KEY_LEN];
+            bytes[..key.len()].copy_from_slice(key);
+            Key::Inline {
+                len: key.len() as u8,
+                bytes,
+            }
+        } else {
+            Key::Shared(Arc::from(key))
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Key::Inline { len, bytes } => &bytes[..*len as usize],
+            Key::Shared(bytes) => bytes,
+        }
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        self.as_slice().cmp(other.as_slice())
+    }
+}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Key({:?})", self.as_slice())
     }
 }
 
 impl Borrow<[u8]> for Key {
     fn borrow(&self) -> &[u8] {
-        &self.0
+        self.as_slice()
     }
 }
 
 impl std::ops::Deref for Key {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &self.0
+        self.as_slice()
     }
 }
 
@@ -199,5 +258,31 @@ impl Directory {
     /// Number of keys in all keyspaces.
     pub(crate) fn total_keys(&self) -> usize {
         self.keyspaces.values().map(|k| k.entries.len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Key;
+
+    #[test]
+    fn inline_and_shared_keys_order_by_bytes() {
+        let keys: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0],
+            vec![0, 0],
+            vec![1; 30],
+            vec![1; 31],
+            vec![1; 100],
+            vec![2],
+        ];
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(Key::new(a).cmp(&Key::new(b)), a.cmp(b), "{a:?} vs {b:?}");
+                assert_eq!(Key::new(a) == Key::new(b), a == b);
+            }
+            assert_eq!(&*Key::new(a), &a[..]);
+        }
+        assert_eq!(std::mem::size_of::<Key>(), 32);
     }
 }

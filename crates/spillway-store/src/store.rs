@@ -1407,9 +1407,7 @@ impl Store {
             for entry in manifest.segments.iter().filter(|s| s.id != active) {
                 let written = entry.end.saturating_sub(SEGMENT_HEADER_LEN as u64);
                 let live = writer.live.get(entry.id);
-                if written > 0
-                    && (live as f64) < ratio * written as f64
-                {
+                if written > 0 && (live as f64) < ratio * written as f64 {
                     victims.insert(entry.id);
                     report.bytes_before += written;
                 }
