@@ -1,4 +1,5 @@
-//! `cargo xtask ci` and `cargo xtask bench`: run cargo's own tools in CI's order.
+//! `cargo xtask ci` and `cargo xtask bench`: run cargo's own tools in CI's order, then the
+//! fuzz smoke run and the tasks that need `../shared`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut doc = cargo(&root, &["doc", "--workspace", "--no-deps"]);
     doc.env("RUSTDOCFLAGS", "-D warnings");
     step("docs", doc)?;
+
+    // A short smoke run of every fuzz target under libFuzzer; `cargo xtask fuzz` runs longer.
+    crate::tasks::fuzz(&["--seconds".to_string(), "10".to_string()])?;
 
     println!("\n== tasks that need ../shared");
     match shared_dir() {

@@ -2,9 +2,11 @@
 //!
 //! | command | what it does |
 //! |---|---|
-//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, then the tasks that need `../shared` |
+//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, then the tasks that need `../shared` |
 //! | `conformance` | MongoDB's CRUD v1 conformance tests from `../shared/conformance/crud-v1` |
 //! | `bench` | the criterion benchmarks in `benches/` |
+//! | `crash` | the storage engine's kill -9 loop, as long as you like |
+//! | `fuzz` | the cargo-fuzz targets under libFuzzer |
 //!
 //! xtask only orchestrates: it never contains product logic. Every check it runs is also a
 //! plain `#[test]` somewhere, so `cargo test --workspace` alone covers the same ground.
@@ -12,6 +14,7 @@
 mod ci;
 mod conformance;
 mod shared;
+mod tasks;
 
 use std::process::ExitCode;
 
@@ -20,10 +23,13 @@ use anyhow::{Result, bail};
 const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
-  ci                     fmt, clippy, tests, docs, then the ../shared tasks
+  ci                     fmt, clippy, tests, docs, fuzz smoke, then the ../shared tasks
   conformance [--verbose]
                          run MongoDB's CRUD v1 conformance tests (needs ../shared)
   bench [criterion args] run the criterion benchmarks in benches/
+  crash [--iterations N] kill -9 loop of the storage engine (default 200 kills)
+  fuzz [--seconds N] [TARGET...]
+                         run the fuzz targets under libFuzzer (default 20 s each)
 
 environment:
   SPILLWAY_SHARED        where the shared material is (default: ../shared beside the repository)";
@@ -47,6 +53,8 @@ fn run(args: &[String]) -> Result<()> {
         "ci" => ci::run(rest),
         "conformance" => conformance::run(rest),
         "bench" => ci::bench(rest),
+        "crash" => tasks::crash(rest),
+        "fuzz" => tasks::fuzz(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

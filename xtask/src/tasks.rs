@@ -1,0 +1,114 @@
+//! `cargo xtask crash` and `cargo xtask fuzz`: the long-running robustness loops.
+//!
+//! Both wrap tests that also run, briefly, inside `cargo test`: the kill -9 loop with its
+//! default iteration count, and the fuzz entry points on random inputs. These commands run
+//! them longer, and the fuzz command under libFuzzer (cargo-fuzz) for coverage guidance.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::shared::repo_root;
+
+/// `crash [--iterations N]`: the storage engine's kill -9 loop, in release mode.
+pub(crate) fn crash(args: &[String]) -> Result<()> {
+    let iterations = match args {
+        [] => 200,
+        [flag, count] if flag == "--iterations" => count
+            .parse::<u64>()
+            .with_context(|| format!("--iterations takes a whole number, got '{count}'"))?,
+        other => bail!("crash takes only --iterations N, got {other:?}"),
+    };
+    let mut command = cargo(&repo_root());
+    command
+        .args([
+            "test",
+            "--release",
+            "-p",
+            "spillway-store",
+            "--test",
+            "crash",
+            "--",
+            "--nocapture",
+        ])
+        .env("SPILLWAY_CRASH_ITERATIONS", iterations.to_string());
+    run("crash loop", command)
+}
+
+/// The fuzz targets, in `fuzz/`.
+const FUZZ_TARGETS: &[&str] = &["store_frame", "store_checkpoint"];
+
+/// `fuzz [--seconds N] [TARGET...]`: each target under libFuzzer for N seconds (default 20).
+/// Installs cargo-fuzz when it is missing. cargo-fuzz passes nightly-only flags to rustc;
+/// `RUSTC_BOOTSTRAP=1` lets this project's stable toolchain accept them.
+pub(crate) fn fuzz(args: &[String]) -> Result<()> {
+    let mut seconds = 20_u64;
+    let mut targets = Vec::new();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--seconds" {
+            let value = rest.next().context("--seconds needs a number")?;
+            seconds = value
+                .parse()
+                .with_context(|| format!("--seconds takes a whole number, got '{value}'"))?;
+        } else if FUZZ_TARGETS.contains(&arg.as_str()) {
+            targets.push(arg.as_str());
+        } else {
+            bail!(
+                "unknown fuzz target '{arg}' (targets: {})",
+                FUZZ_TARGETS.join(", ")
+            );
+        }
+    }
+    if targets.is_empty() {
+        targets = FUZZ_TARGETS.to_vec();
+    }
+    ensure_cargo_fuzz()?;
+    let fuzz_dir = repo_root().join("fuzz");
+    for target in targets {
+        let corpus = fuzz_dir.join("corpus").join(target);
+        std::fs::create_dir_all(&corpus)
+            .with_context(|| format!("creating {}", corpus.display()))?;
+        let mut command = cargo(&fuzz_dir);
+        command
+            .args(["fuzz", "run", target, "--"])
+            .arg(format!("-max_total_time={seconds}"))
+            .env("RUSTC_BOOTSTRAP", "1");
+        run(&format!("fuzz {target} for {seconds}s"), command)?;
+    }
+    Ok(())
+}
+
+fn ensure_cargo_fuzz() -> Result<()> {
+    let installed = Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if installed {
+        return Ok(());
+    }
+    let mut install = Command::new("cargo");
+    install.args(["install", "cargo-fuzz", "--locked"]);
+    run("install cargo-fuzz", install)
+}
+
+fn cargo(dir: &Path) -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command.current_dir(dir);
+    command
+}
+
+fn run(name: &str, mut command: Command) -> Result<()> {
+    println!("\n== {name}");
+    let started = Instant::now();
+    let status = command
+        .status()
+        .with_context(|| format!("could not start {name}"))?;
+    if !status.success() {
+        bail!("{name} failed ({status})");
+    }
+    println!("== {name}: ok in {:.0?}", started.elapsed());
+    Ok(())
+}
