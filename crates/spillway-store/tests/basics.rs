@@ -301,7 +301,12 @@ fn group_commit_shares_fsyncs_between_threads() {
     let stats = store.stats();
     assert_eq!(stats.keyspaces[0].keys, 200);
     let fsyncs = stats.fsyncs - fsyncs_before;
-    assert!(fsyncs <= 200, "at most one fsync per commit, got {fsyncs}");
+    // Eight threads committing at once on a real disk always overlap somewhere, so some
+    // commits must have shared an fsync.
+    assert!(
+        fsyncs < 200,
+        "no fsync was shared: {fsyncs} fsyncs for 200 commits"
+    );
     eprintln!("group commit: 200 commits from 8 threads took {fsyncs} fsyncs");
 }
 

@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use spillway_store::{Durability, Store, StoreOptions, WriteBatch};
@@ -155,6 +157,7 @@ fn main() {
     let started = Instant::now();
     let mut acknowledged_total = 0u64;
     let mut batches_in_store = 0u64;
+    let mut lock_refusals = 0u32;
     for iteration in 0..iterations {
         let mut child = Command::new(&exe)
             .env(CHILD_ENV, dir.path())
@@ -163,23 +166,37 @@ fn main() {
             .spawn()
             .expect("spawn child");
         let stdout = child.stdout.take().expect("child stdout");
-        let reader = std::thread::spawn(move || {
-            let mut last = None;
-            let mut count = 0u64;
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(n) = line.strip_prefix("ack ") {
-                    last = Some(n.parse::<u64>().expect("ack number"));
-                    count += 1;
+        let acks_seen = Arc::new(AtomicU64::new(0));
+        let reader = {
+            let acks_seen = acks_seen.clone();
+            std::thread::spawn(move || {
+                let mut last = None;
+                let mut count = 0u64;
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    if let Some(n) = line.strip_prefix("ack ") {
+                        last = Some(n.parse::<u64>().expect("ack number"));
+                        count += 1;
+                        acks_seen.store(count, Ordering::SeqCst);
+                    }
                 }
-            }
-            (last, count)
-        });
+                (last, count)
+            })
+        };
         // Kill at a random moment: during open/recovery, mid-commit, mid-checkpoint or
         // mid-compaction.
         std::thread::sleep(Duration::from_millis(5 + random(250)));
         if let Some(status) = child.try_wait().expect("poll child") {
             panic!("iteration {iteration}: child exited on its own with {status}");
+        }
+        // The child holds the store open: a second process must be refused.
+        if acks_seen.load(Ordering::SeqCst) > 0 {
+            let error = Store::open(dir.path(), options()).expect_err("second writer admitted");
+            assert!(
+                matches!(error, spillway_store::Error::Locked { .. }),
+                "iteration {iteration}: expected the lock error, got {error}"
+            );
+            lock_refusals += 1;
         }
         child.kill().expect("kill -9 the child");
         child.wait().expect("reap child");
@@ -188,7 +205,7 @@ fn main() {
         batches_in_store = verify(dir.path(), last_acknowledged, iteration);
     }
     println!(
-        "crash loop: {iterations} kills, {acknowledged_total} acknowledged batches verified ({batches_in_store} batches in the store, {:.1}s)",
+        "crash loop: {iterations} kills, {acknowledged_total} acknowledged batches verified ({batches_in_store} batches in the store, {lock_refusals} second opens refused by the lock, {:.1}s)",
         started.elapsed().as_secs_f64()
     );
 }
