@@ -485,3 +485,21 @@ fn crash_during_creation_is_not_corruption_but_a_lost_manifest_is() {
     let store = Store::open_with_backend(Arc::new(fresh), "/d", small_options()).unwrap();
     assert!(store.keyspaces().is_empty());
 }
+
+#[test]
+fn handles_and_snapshots_can_cross_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Store>();
+    assert_send_sync::<spillway_store::Snapshot>();
+    assert_send_sync::<WriteBatch>();
+    // A snapshot outlives the store that produced it.
+    let store = Store::open_in_memory().unwrap();
+    let ks = store.keyspace("k").unwrap();
+    let mut batch = WriteBatch::new();
+    batch.put(ks, b"key", b"value");
+    store.commit(batch).unwrap();
+    let snapshot = store.snapshot();
+    drop(store);
+    let reader = std::thread::spawn(move || snapshot.get(ks, b"key").unwrap().map(<[u8]>::to_vec));
+    assert_eq!(reader.join().unwrap(), Some(b"value".to_vec()));
+}
