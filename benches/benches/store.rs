@@ -1,6 +1,6 @@
-//! Storage engine benchmarks: `spillway-store` side by side with redb and, for reads, an
-//! in-memory `BTreeMap<Vec<u8>, Vec<u8>>` (the in-memory limit), on the same data (24-byte
-//! keys, 150-byte values) and the same durability (fsync on every commit).
+//! Storage engine benchmarks: `spillway-store` side by side with redb, LMDB (through heed) and,
+//! for reads, an in-memory `BTreeMap<Vec<u8>, Vec<u8>>` (the in-memory limit), on the same data
+//! (24-byte keys, 150-byte values) and the same durability (fsync on every commit).
 //!
 //! Per-operation rows run under criterion (small sample sizes); whole-store rows (bulk load,
 //! reads on 2 threads, open time, file size) are timed once. At the end a Markdown table with
@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
+use heed::types::Bytes;
 use redb::{ReadableDatabase, TableDefinition};
 use spillway_store::{Durability, KeyspaceId, Store, StoreOptions, WriteBatch};
 
@@ -100,6 +101,34 @@ fn redb_load(db: &redb::Database, records: &[([u8; KEY_LEN], [u8; VALUE_LEN])]) 
     }
 }
 
+type Lmdb = heed::Database<Bytes, Bytes>;
+
+fn lmdb_open(dir: &Path) -> heed::Env {
+    #[expect(
+        unsafe_code,
+        reason = "heed's open is unsafe: the same LMDB environment must not be opened twice in one process"
+    )]
+    // SAFETY: the benchmark opens its private temporary directory once at a time: the previous
+    // handle is closed (`prepare_for_closing().wait()`) before it is opened again.
+    unsafe {
+        heed::EnvOpenOptions::new()
+            .map_size(32 << 30)
+            .max_dbs(1)
+            .open(dir)
+            .unwrap()
+    }
+}
+
+fn lmdb_load(env: &heed::Env, db: Lmdb, records: &[([u8; KEY_LEN], [u8; VALUE_LEN])]) {
+    for chunk in records.chunks(LOAD_BATCH) {
+        let mut txn = env.write_txn().unwrap();
+        for (key, value) in chunk {
+            db.put(&mut txn, key, value).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+}
+
 /// Median time per iteration (ns) that criterion recorded for `group/function`.
 fn criterion_median(output: &Path, group: &str, function: &str) -> Option<f64> {
     let path = output
@@ -141,6 +170,27 @@ fn read_two_threads<F: Fn(usize) + Sync>(reads_per_thread: usize, read: F) -> f6
     started.elapsed().as_nanos() as f64 / (2 * reads_per_thread) as f64
 }
 
+struct Row {
+    name: String,
+    /// spillway, redb, LMDB; NaN when not measured.
+    values: [f64; 3],
+    bytes: bool,
+}
+
+fn format_value(value: f64, bytes: bool) -> String {
+    if value.is_nan() {
+        "-".into()
+    } else if bytes {
+        format!("{:.0} MiB", value / f64::from(1u32 << 20))
+    } else {
+        format_duration(value)
+    }
+}
+
+fn elapsed_ns(started: Instant) -> f64 {
+    started.elapsed().as_nanos() as f64
+}
+
 #[allow(clippy::too_many_lines)]
 fn main() {
     let n_records: usize = std::env::var("SPILLWAY_BENCH_RECORDS")
@@ -164,75 +214,96 @@ fn main() {
     let records: Vec<([u8; KEY_LEN], [u8; VALUE_LEN])> =
         (0..n_records).map(|_| (rng.key(), rng.value())).collect();
     let lookup_order: Vec<usize> = (0..1 << 20).map(|_| rng.below(n_records)).collect();
+    let key_at = |i: usize| &records[lookup_order[i & ((1 << 20) - 1)]].0;
     let scratch =
         tempfile::tempdir_in(&target_dir).unwrap_or_else(|_| tempfile::tempdir().unwrap());
     let spillway_dir = scratch.path().join("spillway");
     let redb_path = scratch.path().join("redb").join("db.redb");
+    let lmdb_dir = scratch.path().join("lmdb");
     std::fs::create_dir_all(redb_path.parent().unwrap()).unwrap();
-    let mut rows: Vec<(String, String, String, String)> = Vec::new();
-    let ratio = |ours: f64, theirs: f64| format!("{:.2}x", theirs / ours);
+    std::fs::create_dir_all(&lmdb_dir).unwrap();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut row = |name: &str, values: [f64; 3], bytes: bool| {
+        rows.push(Row {
+            name: name.to_owned(),
+            values,
+            bytes,
+        });
+    };
 
     // Bulk load, synced per batch of 10,000.
     let store = Store::open(&spillway_dir, spillway_options()).unwrap();
     let ks = store.keyspace("records").unwrap();
     let started = Instant::now();
     spillway_load(&store, ks, &records);
-    let spillway_bulk = started.elapsed().as_nanos() as f64;
+    let spillway_bulk = elapsed_ns(started);
     let mut redb_db = redb::Database::create(&redb_path).unwrap();
     let started = Instant::now();
     redb_load(&redb_db, &records);
-    let redb_bulk = started.elapsed().as_nanos() as f64;
-    rows.push((
-        format!("bulk load {n_records} records (batches of {LOAD_BATCH}, synced)"),
-        format_duration(spillway_bulk),
-        format_duration(redb_bulk),
-        ratio(spillway_bulk, redb_bulk),
-    ));
+    let redb_bulk = elapsed_ns(started);
+    let mut env = lmdb_open(&lmdb_dir);
+    let lmdb: Lmdb = {
+        let mut txn = env.write_txn().unwrap();
+        let db = env.create_database(&mut txn, None).unwrap();
+        txn.commit().unwrap();
+        db
+    };
+    let started = Instant::now();
+    lmdb_load(&env, lmdb, &records);
+    let lmdb_bulk = elapsed_ns(started);
+    row(
+        &format!("bulk load (batches of {LOAD_BATCH}, each synced)"),
+        [spillway_bulk, redb_bulk, lmdb_bulk],
+        false,
+    );
     let btree: BTreeMap<Vec<u8>, Vec<u8>> = records
         .iter()
         .map(|(k, v)| (k.to_vec(), v.to_vec()))
         .collect();
 
-    // Point reads, one thread.
+    // Point reads and range scans of 10, one thread (criterion).
     {
-        let mut group = criterion.benchmark_group("point_read");
         let snapshot = store.snapshot();
+        let redb_txn = redb_db.begin_read().unwrap();
+        let redb_table = redb_txn.open_table(TABLE).unwrap();
+        let lmdb_txn = env.read_txn().unwrap();
         let mut i = 0usize;
+        let mut group = criterion.benchmark_group("point_read");
         group.bench_function("spillway", |b| {
             b.iter(|| {
-                i = (i + 1) & ((1 << 20) - 1);
-                let key = &records[lookup_order[i]].0;
-                black_box(snapshot.get(ks, key).unwrap().map(<[u8]>::len))
+                i += 1;
+                black_box(snapshot.get(ks, key_at(i)).unwrap().map(<[u8]>::len))
             });
         });
-        let txn = redb_db.begin_read().unwrap();
-        let table = txn.open_table(TABLE).unwrap();
         group.bench_function("redb", |b| {
             b.iter(|| {
-                i = (i + 1) & ((1 << 20) - 1);
-                let key = &records[lookup_order[i]].0;
-                black_box(table.get(&key[..]).unwrap().map(|v| v.value().len()))
+                i += 1;
+                black_box(
+                    redb_table
+                        .get(&key_at(i)[..])
+                        .unwrap()
+                        .map(|v| v.value().len()),
+                )
+            });
+        });
+        group.bench_function("lmdb", |b| {
+            b.iter(|| {
+                i += 1;
+                black_box(lmdb.get(&lmdb_txn, key_at(i)).unwrap().map(<[u8]>::len))
             });
         });
         group.bench_function("btreemap", |b| {
             b.iter(|| {
-                i = (i + 1) & ((1 << 20) - 1);
-                let key = &records[lookup_order[i]].0;
-                black_box(btree.get(&key[..]).map(Vec::len))
+                i += 1;
+                black_box(btree.get(&key_at(i)[..]).map(Vec::len))
             });
         });
         group.finish();
-    }
-
-    // Range scans of 10 from a random key.
-    {
         let mut group = criterion.benchmark_group("range_scan_10");
-        let snapshot = store.snapshot();
-        let mut i = 0usize;
         group.bench_function("spillway", |b| {
             b.iter(|| {
-                i = (i + 1) & ((1 << 20) - 1);
-                let start = &records[lookup_order[i]].0[..];
+                i += 1;
+                let start = &key_at(i)[..];
                 let mut total = 0;
                 for entry in snapshot
                     .range(ks, (Bound::Included(start), Bound::Unbounded))
@@ -244,23 +315,32 @@ fn main() {
                 black_box(total)
             });
         });
-        let txn = redb_db.begin_read().unwrap();
-        let table = txn.open_table(TABLE).unwrap();
         group.bench_function("redb", |b| {
             b.iter(|| {
-                i = (i + 1) & ((1 << 20) - 1);
-                let start = &records[lookup_order[i]].0[..];
+                i += 1;
                 let mut total = 0;
-                for entry in table.range(start..).unwrap().take(10) {
+                for entry in redb_table.range(&key_at(i)[..]..).unwrap().take(10) {
                     total += entry.unwrap().1.value().len();
+                }
+                black_box(total)
+            });
+        });
+        group.bench_function("lmdb", |b| {
+            b.iter(|| {
+                i += 1;
+                let start = &key_at(i)[..];
+                let mut total = 0;
+                let range = (Bound::Included(start), Bound::Unbounded);
+                for entry in lmdb.range(&lmdb_txn, &range).unwrap().take(10) {
+                    total += entry.unwrap().1.len();
                 }
                 black_box(total)
             });
         });
         group.bench_function("btreemap", |b| {
             b.iter(|| {
-                i = (i + 1) & ((1 << 20) - 1);
-                let start = records[lookup_order[i]].0.to_vec();
+                i += 1;
+                let start = key_at(i).to_vec();
                 black_box(
                     btree
                         .range(start..)
@@ -273,14 +353,56 @@ fn main() {
         group.finish();
     }
 
+    // Point reads, two threads: wall time per read over 1,000,000 reads.
+    let reads_per_thread = 500_000;
+    let spillway_read2 = {
+        let snapshots = [store.snapshot(), store.snapshot()];
+        read_two_threads(reads_per_thread, |i| {
+            black_box(
+                snapshots[i % 2]
+                    .get(ks, key_at(i))
+                    .unwrap()
+                    .map(<[u8]>::len),
+            );
+        })
+    };
+    let redb_read2 = {
+        let txn = redb_db.begin_read().unwrap();
+        let table = txn.open_table(TABLE).unwrap();
+        read_two_threads(reads_per_thread, |i| {
+            black_box(table.get(&key_at(i)[..]).unwrap().map(|v| v.value().len()));
+        })
+    };
+    let lmdb_read2 = {
+        let started = Instant::now();
+        std::thread::scope(|scope| {
+            for thread in 0..2 {
+                let env = &env;
+                scope.spawn(move || {
+                    let txn = env.read_txn().unwrap();
+                    for i in 0..reads_per_thread {
+                        black_box(
+                            lmdb.get(&txn, key_at(i * 2 + thread))
+                                .unwrap()
+                                .map(<[u8]>::len),
+                        );
+                    }
+                });
+            }
+        });
+        elapsed_ns(started) / (2 * reads_per_thread) as f64
+    };
+    let btree_read2 = read_two_threads(reads_per_thread, |i| {
+        black_box(btree.get(&key_at(i)[..]).map(Vec::len));
+    });
+
     // Open time: spillway without checkpoint (full log replay), with checkpoint, and with a
-    // checkpoint after the log has doubled; redb.
+    // checkpoint after the log has doubled; redb and LMDB.
     drop(store);
     let time_open = || {
         let started = Instant::now();
         let store = Store::open(&spillway_dir, spillway_options()).unwrap();
-        let elapsed = started.elapsed().as_nanos() as f64;
-        (store, elapsed)
+        (store, elapsed_ns(started))
     };
     let (store, spillway_open_log) = time_open();
     assert!(!store.recovery_report().checkpoint_loaded);
@@ -298,58 +420,43 @@ fn main() {
     drop(redb_db);
     let started = Instant::now();
     redb_db = redb::Database::create(&redb_path).unwrap();
-    let redb_open = started.elapsed().as_nanos() as f64;
-    rows.push((
-        "open, no checkpoint (spillway replays the whole log)".into(),
-        format_duration(spillway_open_log),
-        format_duration(redb_open),
-        ratio(spillway_open_log, redb_open),
-    ));
-    rows.push((
-        "open with checkpoint (log as loaded)".into(),
-        format_duration(spillway_open_checkpoint),
-        format_duration(redb_open),
-        ratio(spillway_open_checkpoint, redb_open),
-    ));
-    rows.push((
-        "open with checkpoint, log twice as long".into(),
-        format_duration(spillway_open_checkpoint_2x),
-        "-".into(),
-        "-".into(),
-    ));
+    let redb_open = elapsed_ns(started);
+    env.prepare_for_closing().wait();
+    let started = Instant::now();
+    env = lmdb_open(&lmdb_dir);
+    let lmdb_open_time = elapsed_ns(started);
+    let lmdb: Lmdb = {
+        let txn = env.read_txn().unwrap();
+        let db = env.open_database(&txn, None).unwrap().unwrap();
+        txn.commit().unwrap();
+        db
+    };
 
-    // File size after the overwrite, before and after compaction.
+    // Disk use after the overwrite, before and after compaction (LMDB: a compacting copy).
     redb_load(&redb_db, &overwrites);
-    let spillway_before = allocated_bytes(&spillway_dir);
-    let redb_before = allocated_bytes(redb_path.parent().unwrap());
+    lmdb_load(&env, lmdb, &overwrites);
+    let spillway_before = allocated_bytes(&spillway_dir) as f64;
+    let redb_before = allocated_bytes(redb_path.parent().unwrap()) as f64;
+    let lmdb_before = allocated_bytes(&lmdb_dir) as f64;
     let started = Instant::now();
     store.compact().unwrap();
     let spillway_compact_time = started.elapsed();
     let live: u64 = store.stats().segments.iter().map(|s| s.live_bytes).sum();
-    let spillway_after = allocated_bytes(&spillway_dir);
+    let spillway_after = allocated_bytes(&spillway_dir) as f64;
     let started = Instant::now();
     while redb_db.compact().unwrap() {}
     let redb_compact_time = started.elapsed();
-    let redb_after = allocated_bytes(redb_path.parent().unwrap());
-    let mib = |bytes: u64| format!("{:.0} MiB", bytes as f64 / f64::from(1u32 << 20));
-    rows.push((
-        "disk use after overwriting every record once".into(),
-        mib(spillway_before),
-        mib(redb_before),
-        ratio(spillway_before as f64, redb_before as f64),
-    ));
-    rows.push((
-        format!(
-            "disk use after compaction (took {:.1} s vs {:.1} s; live records {})",
-            spillway_compact_time.as_secs_f64(),
-            redb_compact_time.as_secs_f64(),
-            mib(live)
-        ),
-        mib(spillway_after),
-        mib(redb_after),
-        ratio(spillway_after as f64, redb_after as f64),
-    ));
-    // Synced writes: one record per commit, and batches of 1,000.
+    let redb_after = allocated_bytes(redb_path.parent().unwrap()) as f64;
+    let lmdb_copy = scratch.path().join("lmdb-compacted");
+    std::fs::create_dir_all(&lmdb_copy).unwrap();
+    let started = Instant::now();
+    env.copy_to_path(lmdb_copy.join("data.mdb"), heed::CompactionOption::Enabled)
+        .unwrap();
+    let lmdb_compact_time = started.elapsed();
+    let lmdb_after = allocated_bytes(&lmdb_copy) as f64;
+
+    // Synced writes: one record per commit, and batches of 1,000 (criterion). Last, so that
+    // the records they add do not change the data set of the rows above.
     {
         let mut write_rng = Rng(0xFEED_0000_0000_0001);
         let mut group = criterion.benchmark_group("synced_write");
@@ -369,6 +476,14 @@ fn main() {
                         .insert(&write_rng.key()[..], &write_rng.value()[..])
                         .unwrap();
                 }
+                txn.commit().unwrap();
+            });
+        });
+        group.bench_function("lmdb", |b| {
+            b.iter(|| {
+                let mut txn = env.write_txn().unwrap();
+                lmdb.put(&mut txn, &write_rng.key(), &write_rng.value())
+                    .unwrap();
                 txn.commit().unwrap();
             });
         });
@@ -397,122 +512,123 @@ fn main() {
                 txn.commit().unwrap();
             });
         });
+        group.bench_function("lmdb", |b| {
+            b.iter(|| {
+                let mut txn = env.write_txn().unwrap();
+                for _ in 0..1000 {
+                    lmdb.put(&mut txn, &write_rng.key(), &write_rng.value())
+                        .unwrap();
+                }
+                txn.commit().unwrap();
+            });
+        });
         group.finish();
     }
     criterion.final_summary();
+    drop(store);
+
     let median = |group: &str, function: &str| {
         criterion_median(&criterion_output, group, function).unwrap_or(f64::NAN)
     };
-    let (spillway_read, redb_read, btree_read) = (
-        median("point_read", "spillway"),
-        median("point_read", "redb"),
-        median("point_read", "btreemap"),
-    );
-    rows.push((
-        "random point read, 1 thread".into(),
-        format_duration(spillway_read),
-        format_duration(redb_read),
-        ratio(spillway_read, redb_read),
-    ));
-
-    // Point reads, two threads (time per read, aggregate).
-    let reads_per_thread = 500_000;
-    let spillway_read2 = {
-        let snapshots = [store.snapshot(), store.snapshot()];
-        read_two_threads(reads_per_thread, |i| {
-            let snapshot = &snapshots[i % 2];
-            black_box(
-                snapshot
-                    .get(ks, &records[lookup_order[i & ((1 << 20) - 1)]].0)
-                    .unwrap()
-                    .map(<[u8]>::len),
-            );
-        })
+    let engines = |group: &str| {
+        [
+            median(group, "spillway"),
+            median(group, "redb"),
+            median(group, "lmdb"),
+        ]
     };
-    let redb_read2 = {
-        let txn = redb_db.begin_read().unwrap();
-        let table = txn.open_table(TABLE).unwrap();
-        read_two_threads(reads_per_thread, |i| {
-            black_box(
-                table
-                    .get(&records[lookup_order[i & ((1 << 20) - 1)]].0[..])
-                    .unwrap()
-                    .map(|v| v.value().len()),
-            );
-        })
-    };
-    let btree_read2 = read_two_threads(reads_per_thread, |i| {
-        black_box(
-            btree
-                .get(&records[lookup_order[i & ((1 << 20) - 1)]].0[..])
-                .map(Vec::len),
-        );
-    });
-    rows.push((
-        "random point read, 2 threads (wall time per read)".into(),
-        format_duration(spillway_read2),
-        format_duration(redb_read2),
-        ratio(spillway_read2, redb_read2),
-    ));
-    let (spillway_scan, redb_scan) = (
-        median("range_scan_10", "spillway"),
-        median("range_scan_10", "redb"),
+    row(
+        "individual synced write (1 record per commit)",
+        engines("synced_write"),
+        false,
     );
-    rows.push((
-        "range scan of 10 from a random key".into(),
-        format_duration(spillway_scan),
-        format_duration(redb_scan),
-        ratio(spillway_scan, redb_scan),
-    ));
-    let (spillway_write, redb_write) = (
-        median("synced_write", "spillway"),
-        median("synced_write", "redb"),
+    row(
+        "synced batch of 1,000 records",
+        engines("batch_1000"),
+        false,
     );
-    rows.push((
-        "individual synced write (1 record per commit)".into(),
-        format_duration(spillway_write),
-        format_duration(redb_write),
-        ratio(spillway_write, redb_write),
-    ));
-    let (spillway_batch, redb_batch) = (
-        median("batch_1000", "spillway"),
-        median("batch_1000", "redb"),
+    row("random point read, 1 thread", engines("point_read"), false);
+    row(
+        "random point read, 2 threads (wall time per read)",
+        [spillway_read2, redb_read2, lmdb_read2],
+        false,
     );
-    rows.push((
-        "synced batch of 1,000 records".into(),
-        format_duration(spillway_batch),
-        format_duration(redb_batch),
-        ratio(spillway_batch, redb_batch),
-    ));
+    row(
+        "range scan of 10 from a random key",
+        engines("range_scan_10"),
+        false,
+    );
+    row(
+        "open, no checkpoint (spillway replays the whole log)",
+        [spillway_open_log, redb_open, lmdb_open_time],
+        false,
+    );
+    row(
+        "open with checkpoint",
+        [spillway_open_checkpoint, redb_open, lmdb_open_time],
+        false,
+    );
+    row(
+        "open with checkpoint, log twice as long",
+        [spillway_open_checkpoint_2x, f64::NAN, f64::NAN],
+        false,
+    );
+    row(
+        "disk use after overwriting every record once",
+        [spillway_before, redb_before, lmdb_before],
+        true,
+    );
+    row(
+        &format!(
+            "disk use after compaction ({:.1} s, {:.1} s, {:.1} s; live records {:.0} MiB)",
+            spillway_compact_time.as_secs_f64(),
+            redb_compact_time.as_secs_f64(),
+            lmdb_compact_time.as_secs_f64(),
+            live as f64 / f64::from(1u32 << 20)
+        ),
+        [spillway_after, redb_after, lmdb_after],
+        true,
+    );
 
-    drop(store);
-
-    // Rows were measured in an order that keeps the write rows from changing the data set the
-    // other rows use; print them in a reading order.
-    let order = [
-        "bulk load",
-        "individual synced write",
-        "synced batch",
-        "random point read, 1",
-        "random point read, 2",
-        "range scan",
-        "open, no checkpoint",
-        "open with checkpoint (",
-        "open with checkpoint, log",
-        "disk use after overwriting",
-        "disk use after compaction",
-    ];
-    rows.sort_by_key(|row| order.iter().position(|prefix| row.0.starts_with(prefix)));
     let mut table = String::new();
-    writeln!(table, "| {n_records} records, 24-byte keys, 150-byte values | spillway-store | redb | redb / spillway |").unwrap();
-    writeln!(table, "|---|---|---|---|").unwrap();
-    for (name, ours, theirs, ratio) in &rows {
-        writeln!(table, "| {name} | {ours} | {theirs} | {ratio} |").unwrap();
-    }
-    writeln!(table).unwrap();
     writeln!(
         table,
-        "In-memory limit: `BTreeMap<Vec<u8>, Vec<u8>>` point read {} (1 thread, spillway/BTreeMap = {:.2}x), {} (2 threads, {:.2}x); range scan of 10 {}.",
+        "| {n_records} records, 24-byte keys, 150-byte values | spillway-store | redb | LMDB (heed) | redb / spillway | LMDB / spillway |"
+    )
+    .unwrap();
+    writeln!(table, "|---|---|---|---|---|---|").unwrap();
+    for Row {
+        name,
+        values,
+        bytes,
+    } in &rows
+    {
+        let ratio = |theirs: f64| {
+            if theirs.is_nan() {
+                "-".to_owned()
+            } else {
+                format!("{:.2}x", theirs / values[0])
+            }
+        };
+        writeln!(
+            table,
+            "| {name} | {} | {} | {} | {} | {} |",
+            format_value(values[0], *bytes),
+            format_value(values[1], *bytes),
+            format_value(values[2], *bytes),
+            ratio(values[1]),
+            ratio(values[2]),
+        )
+        .unwrap();
+    }
+    writeln!(table).unwrap();
+    let (spillway_read, btree_read) = (
+        median("point_read", "spillway"),
+        median("point_read", "btreemap"),
+    );
+    writeln!(
+        table,
+        "In-memory limit: `BTreeMap<Vec<u8>, Vec<u8>>` point read {} (1 thread, spillway / BTreeMap = {:.2}x), {} per read on 2 threads ({:.2}x); range scan of 10 {}.",
         format_duration(btree_read),
         spillway_read / btree_read,
         format_duration(btree_read2),
