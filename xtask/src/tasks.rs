@@ -38,7 +38,12 @@ pub(crate) fn crash(args: &[String]) -> Result<()> {
 }
 
 /// The fuzz targets, in `fuzz/`.
-const FUZZ_TARGETS: &[&str] = &["store_frame", "store_checkpoint"];
+const FUZZ_TARGETS: &[&str] = &[
+    "store_frame",
+    "store_checkpoint",
+    "doc_shell",
+    "doc_filter_update",
+];
 
 /// `fuzz [--seconds N] [TARGET...]`: each target under libFuzzer for N seconds (default 20).
 /// Installs cargo-fuzz when it is missing. cargo-fuzz passes nightly-only flags to rustc;
