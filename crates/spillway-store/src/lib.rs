@@ -43,12 +43,14 @@
 pub mod backend;
 mod batch;
 mod checkpoint;
+mod compaction;
 mod directory;
 mod error;
 mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 mod map;
+mod recovery;
 mod segment;
 mod snapshot;
 mod store;
