@@ -66,13 +66,13 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
     step("benchmarks", command)
 }
 
-fn cargo(root: &Path, args: &[&str]) -> Command {
+pub(crate) fn cargo(root: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     command.current_dir(root).args(args);
     command
 }
 
-fn step(name: &str, mut command: Command) -> Result<()> {
+pub(crate) fn step(name: &str, mut command: Command) -> Result<()> {
     println!("\n== {name}: {}", describe(&command));
     let started = Instant::now();
     let status = command

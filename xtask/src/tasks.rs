@@ -4,12 +4,11 @@
 //! default iteration count, and the fuzz entry points on random inputs. These commands run
 //! them longer, and the fuzz command under libFuzzer (cargo-fuzz) for coverage guidance.
 
-use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+use crate::ci::{cargo, step};
 use crate::shared::repo_root;
 
 /// `crash [--iterations N]`: the storage engine's kill -9 loop, in release mode.
@@ -21,7 +20,7 @@ pub(crate) fn crash(args: &[String]) -> Result<()> {
             .with_context(|| format!("--iterations takes a whole number, got '{count}'"))?,
         other => bail!("crash takes only --iterations N, got {other:?}"),
     };
-    let mut command = cargo(&repo_root());
+    let mut command = cargo(&repo_root(), &[]);
     command
         .args([
             "test",
@@ -34,7 +33,7 @@ pub(crate) fn crash(args: &[String]) -> Result<()> {
             "--nocapture",
         ])
         .env("SPILLWAY_CRASH_ITERATIONS", iterations.to_string());
-    run("crash loop", command)
+    step("crash loop", command)
 }
 
 /// The fuzz targets, in `fuzz/`.
@@ -76,12 +75,12 @@ pub(crate) fn fuzz(args: &[String]) -> Result<()> {
         let corpus = fuzz_dir.join("corpus").join(target);
         std::fs::create_dir_all(&corpus)
             .with_context(|| format!("creating {}", corpus.display()))?;
-        let mut command = cargo(&fuzz_dir);
+        let mut command = cargo(&fuzz_dir, &[]);
         command
             .args(["fuzz", "run", target, "--"])
             .arg(format!("-max_total_time={seconds}"))
             .env("RUSTC_BOOTSTRAP", "1");
-        run(&format!("fuzz {target} for {seconds}s"), command)?;
+        step(&format!("fuzz {target} for {seconds}s"), command)?;
     }
     Ok(())
 }
@@ -96,24 +95,5 @@ fn ensure_cargo_fuzz() -> Result<()> {
     }
     let mut install = Command::new("cargo");
     install.args(["install", "cargo-fuzz", "--locked"]);
-    run("install cargo-fuzz", install)
-}
-
-fn cargo(dir: &Path) -> Command {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    command.current_dir(dir);
-    command
-}
-
-fn run(name: &str, mut command: Command) -> Result<()> {
-    println!("\n== {name}");
-    let started = Instant::now();
-    let status = command
-        .status()
-        .with_context(|| format!("could not start {name}"))?;
-    if !status.success() {
-        bail!("{name} failed ({status})");
-    }
-    println!("== {name}: ok in {:.0?}", started.elapsed());
-    Ok(())
+    step("install cargo-fuzz", install)
 }
