@@ -1,1 +1,60 @@
-//! spillway (being written).
+//! Spillway: an embedded, MongoDB-shaped document database.
+//!
+//! The API mirrors the official `mongodb` crate (3.x, sync flavour), so code moves between
+//! Spillway and a MongoDB cluster with few changes:
+//!
+//! ```
+//! use spillway::{Database, doc, bson::Document};
+//!
+//! let db = Database::open_in_memory()?;
+//! let books = db.collection::<Document>("books");
+//! books.insert_one(doc! { "_id": 1, "title": "Dune", "year": 1965 }).run()?;
+//! books.update_one(doc! { "_id": 1 }, doc! { "$inc": { "year": 1 } }).run()?;
+//! let found = books.find_one(doc! { "title": "Dune" }).run()?.expect("inserted");
+//! assert_eq!(found.get_i32("year")?, 1966);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `database` | [`Database`], [`DatabaseOptions`], [`Transaction`]; the write lock and the published snapshot |
+//! | `collection` | [`Collection`] and its fluent actions (`insert_one(..).run()`) |
+//! | `cursor` | [`Cursor`], streaming from the snapshot it started on |
+//! | `results` | result and option types with the driver's field names, [`Explain`] |
+//! | `error` | [`Error`] and [`ErrorKind`] |
+//! | `catalog` | collections and index definitions, persisted in the store |
+//! | `txn` | `WriteTxn`: the one write path, one store batch per transaction |
+//! | `ops` | collection operations with MongoDB's semantics, indexes kept in step |
+//! | `index_keys` | the index entries of a document |
+//! | `planner`, `exec` | access path choice (`IDHACK`, `IXSCAN`, `COLLSCAN`, `SORT`) and its resumable execution |
+//!
+//! This crate must never know terminals, nor files other than its database directory.
+
+mod catalog;
+mod collection;
+mod cursor;
+mod database;
+mod error;
+mod exec;
+mod index_keys;
+mod ops;
+mod planner;
+mod results;
+mod txn;
+
+pub use bson;
+pub use bson::doc;
+pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN};
+pub use collection::{
+    Collection, CountDocuments, CreateIndex, Delete, Distinct, DropCollection, DropIndex, Find,
+    FindOne, FindOneAndDelete, FindOneAndModify, InsertMany, InsertOne, UpdateAction,
+};
+pub use cursor::Cursor;
+pub use database::{Database, DatabaseOptions, Transaction};
+pub use error::{Error, ErrorKind, Result};
+pub use results::{
+    CreateIndexResult, DeleteResult, Explain, IndexModel, IndexModelBuilder, IndexOptions,
+    IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument, UpdateResult,
+};
+pub use spillway_doc::DocError;
+pub use spillway_store::{Durability, Store};

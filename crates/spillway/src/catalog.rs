@@ -1,0 +1,321 @@
+//! The catalog: which collections exist, their indexes, and where each lives in the store.
+//!
+//! The catalog is persisted in the store's `catalog` keyspace and changes only inside a write
+//! transaction, in the same batch as the documents and index entries it describes, so that
+//! the catalog and the data can never disagree after a crash. Layout (values are BSON):
+//!
+//! | key | value |
+//! |---|---|
+//! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
+//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey }] }` |
+//! | `pattern:<...>` | reserved for pattern policies (declared through the facade later) |
+//!
+//! Keyspace names carry a number that is never reused (`docs.<id>.<collection>`,
+//! `index.<id>.<collection>.<index>`), so a collection dropped and recreated in one
+//! transaction gets fresh keyspaces. This module must never read or write documents.
+
+use std::collections::BTreeMap;
+
+use bson::{Bson, Document, doc};
+use spillway_doc::path::{FieldPath, array_index};
+use spillway_doc::sort::Direction;
+use spillway_store::{KeyspaceId, Snapshot, Store};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The store keyspace holding the catalog.
+pub(crate) const CATALOG_KEYSPACE: &str = "catalog";
+/// Prefix of documents keyspaces.
+pub(crate) const DOCS_KEYSPACE_PREFIX: &str = "docs.";
+/// Prefix of index keyspaces.
+pub(crate) const INDEX_KEYSPACE_PREFIX: &str = "index.";
+/// Catalog key of the metadata record.
+pub(crate) const META_KEY: &[u8] = b"meta";
+/// Catalog key prefix of collection records.
+pub(crate) const COLLECTION_KEY_PREFIX: &str = "coll:";
+/// Catalog key prefix reserved for pattern policies.
+pub(crate) const PATTERN_KEY_PREFIX: &str = "pattern:";
+/// The catalog format this code writes and reads.
+const CATALOG_VERSION: i32 = 1;
+/// Longest accepted collection name, in bytes.
+pub const MAX_COLLECTION_NAME_LEN: usize = 120;
+/// Longest accepted index name, in bytes.
+pub const MAX_INDEX_NAME_LEN: usize = 120;
+/// The name of the implicit unique index on `_id`.
+pub(crate) const ID_INDEX_NAME: &str = "_id_";
+
+/// Every collection, by name.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Catalog {
+    pub(crate) collections: BTreeMap<String, CollectionMeta>,
+    pub(crate) next_id: u64,
+}
+
+/// One collection: its documents keyspace and its secondary indexes.
+#[derive(Debug, Clone)]
+pub(crate) struct CollectionMeta {
+    pub(crate) name: String,
+    pub(crate) id: u64,
+    pub(crate) keyspace_name: String,
+    pub(crate) docs: KeyspaceId,
+    pub(crate) indexes: Vec<IndexMeta>,
+}
+
+/// One secondary index.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexMeta {
+    pub(crate) name: String,
+    /// The key pattern as given (`{ a: 1, "b.c": -1 }`).
+    pub(crate) spec: Document,
+    pub(crate) fields: Vec<(FieldPath, Direction)>,
+    pub(crate) unique: bool,
+    pub(crate) keyspace_name: String,
+    pub(crate) keyspace: KeyspaceId,
+    /// Set once any document gave this index more than one entry or an array; never cleared
+    /// (as in MongoDB). A multikey index cannot provide a sort order nor intersect ranges.
+    pub(crate) multikey: bool,
+}
+
+/// Checks a collection name against the rules MongoDB applies (and a length limit).
+pub(crate) fn validate_collection_name(name: &str) -> Result<()> {
+    let reason = if name.is_empty() {
+        Some("a collection name cannot be empty")
+    } else if name.len() > MAX_COLLECTION_NAME_LEN {
+        Some("a collection name is at most 120 bytes")
+    } else if name.contains('$') {
+        Some("a collection name cannot contain '$'")
+    } else if name.contains('\0') {
+        Some("a collection name cannot contain the NUL character")
+    } else if name.starts_with("system.") {
+        Some("names starting with 'system.' are reserved")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(Error::new(ErrorKind::InvalidCollectionName {
+            name: name.to_string(),
+            reason,
+        })),
+        None => Ok(()),
+    }
+}
+
+/// Parses an index key pattern into its fields; every value must be 1 or -1.
+pub(crate) fn parse_index_keys(
+    collection: &str,
+    keys: &Document,
+) -> Result<Vec<(FieldPath, Direction)>> {
+    if keys.is_empty() {
+        return Err(Error::invalid_index(
+            collection,
+            "the key pattern has no field",
+        ));
+    }
+    let mut fields: Vec<(FieldPath, Direction)> = Vec::with_capacity(keys.len());
+    for (field, value) in keys {
+        let path = FieldPath::parse(field).map_err(|error| {
+            Error::invalid_index(collection, format!("field '{field}': {error}"))
+        })?;
+        if let Some(part) = path
+            .parts()
+            .iter()
+            .find(|part| part.starts_with('$') || array_index(part).is_some())
+        {
+            return Err(Error::invalid_index(
+                collection,
+                format!(
+                    "field '{field}': component '{part}' is not supported in an index key (no '$' names, no array positions)"
+                ),
+            ));
+        }
+        let direction = Direction::from_bson(value).ok_or_else(|| {
+            Error::invalid_index(
+                collection,
+                format!("field '{field}': the direction must be 1 or -1, not {value}"),
+            )
+        })?;
+        if fields
+            .iter()
+            .any(|(known, _)| known.as_str() == path.as_str())
+        {
+            return Err(Error::invalid_index(
+                collection,
+                format!("field '{field}' appears twice in the key pattern"),
+            ));
+        }
+        fields.push((path, direction));
+    }
+    Ok(fields)
+}
+
+/// MongoDB's default index name: `a_1_b_-1`.
+pub(crate) fn default_index_name(keys: &Document) -> String {
+    let mut name = String::new();
+    for (field, value) in keys {
+        if !name.is_empty() {
+            name.push('_');
+        }
+        let direction = match Direction::from_bson(value) {
+            Some(Direction::Descending) => "-1",
+            _ => "1",
+        };
+        name.push_str(field);
+        name.push('_');
+        name.push_str(direction);
+    }
+    name
+}
+
+impl Catalog {
+    /// Reads the catalog from a snapshot, resolving keyspace names to ids.
+    pub(crate) fn load(store: &Store, snapshot: &Snapshot) -> Result<Catalog> {
+        let mut catalog = Catalog {
+            collections: BTreeMap::new(),
+            next_id: 1,
+        };
+        let Some(keyspace) = snapshot.keyspace(CATALOG_KEYSPACE) else {
+            return Ok(catalog);
+        };
+        for entry in snapshot.iter(keyspace)? {
+            let (key, value) = entry?;
+            let record = decode_record(key, value)?;
+            if key == META_KEY {
+                let version = record.get_i32("version").unwrap_or(0);
+                if version != CATALOG_VERSION {
+                    return Err(Error::corruption(format!(
+                        "catalog format version {version} is not supported (this build reads version {CATALOG_VERSION})"
+                    )));
+                }
+                catalog.next_id = record
+                    .get_i64("next_id")
+                    .map_err(|_| Error::corruption("catalog meta record has no next_id"))?
+                    as u64;
+            } else if key.starts_with(COLLECTION_KEY_PREFIX.as_bytes()) {
+                let meta = CollectionMeta::from_record(store, &record)?;
+                catalog.collections.insert(meta.name.clone(), meta);
+            } else if key.starts_with(PATTERN_KEY_PREFIX.as_bytes()) {
+                // Reserved for pattern policies: kept untouched until that layer reads them.
+            } else {
+                return Err(Error::corruption(format!(
+                    "unexpected catalog key {:?}",
+                    String::from_utf8_lossy(key)
+                )));
+            }
+        }
+        Ok(catalog)
+    }
+
+    /// Every keyspace name the catalog refers to.
+    pub(crate) fn referenced_keyspaces(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        for collection in self.collections.values() {
+            names.push(collection.keyspace_name.as_str());
+            for index in &collection.indexes {
+                names.push(index.keyspace_name.as_str());
+            }
+        }
+        names
+    }
+
+    pub(crate) fn meta_record(&self) -> Document {
+        doc! { "version": CATALOG_VERSION, "next_id": self.next_id as i64 }
+    }
+
+    /// Takes the next keyspace number.
+    pub(crate) fn allocate_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+}
+
+impl CollectionMeta {
+    pub(crate) fn catalog_key(name: &str) -> Vec<u8> {
+        format!("{COLLECTION_KEY_PREFIX}{name}").into_bytes()
+    }
+
+    pub(crate) fn to_record(&self) -> Document {
+        let indexes: Vec<Bson> = self
+            .indexes
+            .iter()
+            .map(|index| {
+                Bson::Document(doc! {
+                    "name": &index.name,
+                    "key": index.spec.clone(),
+                    "unique": index.unique,
+                    "keyspace": &index.keyspace_name,
+                    "multikey": index.multikey,
+                })
+            })
+            .collect();
+        doc! {
+            "name": &self.name,
+            "id": self.id as i64,
+            "keyspace": &self.keyspace_name,
+            "indexes": indexes,
+        }
+    }
+
+    fn from_record(store: &Store, record: &Document) -> Result<CollectionMeta> {
+        let bad = |what: &str| Error::corruption(format!("catalog record {record}: {what}"));
+        let name = record
+            .get_str("name")
+            .map_err(|_| bad("no name"))?
+            .to_string();
+        let keyspace_name = record
+            .get_str("keyspace")
+            .map_err(|_| bad("no keyspace"))?
+            .to_string();
+        let docs = resolve_keyspace(store, &keyspace_name)?;
+        let mut indexes = Vec::new();
+        for index in record.get_array("indexes").map_err(|_| bad("no indexes"))? {
+            let Bson::Document(index) = index else {
+                return Err(bad("an index is not a document"));
+            };
+            let spec = index
+                .get_document("key")
+                .map_err(|_| bad("an index has no key"))?
+                .clone();
+            let keyspace_name = index
+                .get_str("keyspace")
+                .map_err(|_| bad("an index has no keyspace"))?
+                .to_string();
+            indexes.push(IndexMeta {
+                name: index
+                    .get_str("name")
+                    .map_err(|_| bad("an index has no name"))?
+                    .to_string(),
+                fields: parse_index_keys(&name, &spec).map_err(|error| bad(&error.to_string()))?,
+                spec,
+                unique: index.get_bool("unique").unwrap_or(false),
+                keyspace: resolve_keyspace(store, &keyspace_name)?,
+                keyspace_name,
+                multikey: index.get_bool("multikey").unwrap_or(false),
+            });
+        }
+        Ok(CollectionMeta {
+            id: record.get_i64("id").map_err(|_| bad("no id"))? as u64,
+            name,
+            keyspace_name,
+            docs,
+            indexes,
+        })
+    }
+}
+
+fn resolve_keyspace(store: &Store, name: &str) -> Result<KeyspaceId> {
+    store.keyspace_id(name).ok_or_else(|| {
+        Error::corruption(format!(
+            "the catalog refers to keyspace '{name}', which does not exist in the store"
+        ))
+    })
+}
+
+fn decode_record(key: &[u8], value: &[u8]) -> Result<Document> {
+    Document::from_reader(value).map_err(|error| {
+        Error::corruption(format!(
+            "catalog record {:?} is not a BSON document: {error}",
+            String::from_utf8_lossy(key)
+        ))
+    })
+}

@@ -1,0 +1,928 @@
+//! [`Collection<T>`] and its fluent actions, shaped like the `mongodb` driver's 3.x sync API:
+//! `coll.update_one(filter, update).upsert(true).run()?`.
+//!
+//! Each action parses its arguments (filter, update, sort, projection) before touching
+//! anything, then runs on the latest snapshot (reads) or in a write transaction of its own,
+//! or in the caller's transaction when given `.session(&mut tx)`. This module must never
+//! implement query or update semantics itself: it converts types and delegates to `ops`.
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use bson::{Bson, Document};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use spillway_doc::filter::Filter;
+use spillway_doc::projection::Projection;
+use spillway_doc::sort::SortSpec;
+use spillway_store::Store;
+
+use crate::catalog::{ID_INDEX_NAME, validate_collection_name};
+use crate::cursor::Cursor;
+use crate::database::{Database, Transaction};
+use crate::error::{Error, Result};
+use crate::exec::Execution;
+use crate::ops::{self, FindAndModify, UpdateKind};
+use crate::planner;
+use crate::results::{
+    CreateIndexResult, DeleteResult, Explain, IndexModel, IndexOptions, InsertManyResult,
+    InsertOneResult, ReturnDocument, UpdateResult,
+};
+use crate::txn::{Reader, WriteTxn};
+
+/// How many documents a streaming cursor fetches at a time unless told otherwise.
+const DEFAULT_BATCH_SIZE: usize = 101;
+
+/// A collection of documents read and written as `T`.
+pub struct Collection<T> {
+    database: Database,
+    name: String,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Collection<T> {
+    fn clone(&self) -> Self {
+        Collection {
+            database: self.database.clone(),
+            name: self.name.clone(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Collection<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Collection")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn to_document<T: Serialize>(value: &T) -> Result<Document> {
+    bson::serialize_to_document(value)
+        .map_err(|error| Error::serialization(format!("cannot serialize a document: {error}")))
+}
+
+fn from_document<T: DeserializeOwned>(document: Document) -> Result<T> {
+    bson::deserialize_from_document(document)
+        .map_err(|error| Error::serialization(format!("cannot deserialize a document: {error}")))
+}
+
+fn parse_filter(filter: &Document) -> Result<Filter> {
+    Filter::parse(filter).map_err(Error::filter)
+}
+
+fn parse_sort(sort: Option<&Document>) -> Result<Option<SortSpec>> {
+    sort.map(SortSpec::parse)
+        .transpose()
+        .map_err(Error::argument)
+}
+
+fn parse_projection(projection: Option<&Document>) -> Result<Option<Projection>> {
+    projection
+        .map(Projection::parse)
+        .transpose()
+        .map_err(Error::argument)
+}
+
+impl<T> Collection<T>
+where
+    T: Serialize + DeserializeOwned + Send + Sync,
+{
+    pub(crate) fn new(database: Database, name: &str) -> Collection<T> {
+        Collection {
+            database,
+            name: name.to_string(),
+            marker: PhantomData,
+        }
+    }
+
+    /// The collection's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The same collection, read and written as another type.
+    pub fn clone_with_type<U>(&self) -> Collection<U> {
+        Collection {
+            database: self.database.clone(),
+            name: self.name.clone(),
+            marker: PhantomData,
+        }
+    }
+
+    fn write<R>(
+        &self,
+        session: Option<&mut Transaction>,
+        operation: impl FnOnce(&mut WriteTxn, &Store) -> Result<R>,
+    ) -> Result<R> {
+        validate_collection_name(&self.name)?;
+        let inner = &self.database.inner;
+        match session {
+            None => inner.write(operation),
+            Some(transaction) => {
+                transaction.check_database(&self.database)?;
+                let result = operation(&mut transaction.txn, &inner.store);
+                if let Err(error) = &result {
+                    transaction.failure = Some(error.to_string());
+                }
+                result
+            }
+        }
+    }
+
+    fn read<R>(
+        &self,
+        session: Option<&Transaction>,
+        operation: impl FnOnce(&dyn Reader) -> Result<R>,
+    ) -> Result<R> {
+        validate_collection_name(&self.name)?;
+        match session {
+            None => operation(&*self.database.inner.published()),
+            Some(transaction) => {
+                transaction.check_database(&self.database)?;
+                operation(&transaction.txn)
+            }
+        }
+    }
+
+    /// Inserts one document (`_id` generated as an `ObjectId` when missing).
+    pub fn insert_one(&self, document: impl Borrow<T>) -> InsertOne<'_, T> {
+        InsertOne {
+            collection: self,
+            document: to_document(document.borrow()),
+            session: None,
+        }
+    }
+
+    /// Inserts documents in order, all or nothing: the first failure (its position is
+    /// [`Error::document_index`]) leaves the collection unchanged.
+    pub fn insert_many(
+        &self,
+        documents: impl IntoIterator<Item = impl Borrow<T>>,
+    ) -> InsertMany<'_, T> {
+        InsertMany {
+            collection: self,
+            documents: documents
+                .into_iter()
+                .map(|document| to_document(document.borrow()))
+                .collect(),
+            session: None,
+        }
+    }
+
+    /// Finds the documents matching `filter`.
+    pub fn find(&self, filter: Document) -> Find<'_, T> {
+        Find {
+            collection: self,
+            filter,
+            sort: None,
+            skip: 0,
+            limit: 0,
+            projection: None,
+            batch_size: None,
+            session: None,
+        }
+    }
+
+    /// Finds the first document matching `filter`.
+    pub fn find_one(&self, filter: Document) -> FindOne<'_, T> {
+        FindOne {
+            find: self.find(filter),
+        }
+    }
+
+    /// Updates the first document matching `filter` (smallest `_id`) with update operators.
+    pub fn update_one(&self, filter: Document, update: Document) -> UpdateAction<'_, T> {
+        UpdateAction::new(self, filter, Ok(update), false, UpdateKind::Operators)
+    }
+
+    /// Updates every document matching `filter` with update operators, all or nothing.
+    pub fn update_many(&self, filter: Document, update: Document) -> UpdateAction<'_, T> {
+        UpdateAction::new(self, filter, Ok(update), true, UpdateKind::Operators)
+    }
+
+    /// Replaces the first document matching `filter` (its `_id` is kept).
+    pub fn replace_one(
+        &self,
+        filter: Document,
+        replacement: impl Borrow<T>,
+    ) -> UpdateAction<'_, T> {
+        UpdateAction::new(
+            self,
+            filter,
+            to_document(replacement.borrow()),
+            false,
+            UpdateKind::Replacement,
+        )
+    }
+
+    /// Deletes the first document matching `filter` (smallest `_id`).
+    pub fn delete_one(&self, filter: Document) -> Delete<'_, T> {
+        Delete {
+            collection: self,
+            filter,
+            multi: false,
+            session: None,
+        }
+    }
+
+    /// Deletes every document matching `filter`.
+    pub fn delete_many(&self, filter: Document) -> Delete<'_, T> {
+        Delete {
+            collection: self,
+            filter,
+            multi: true,
+            session: None,
+        }
+    }
+
+    /// Updates the first match (in `sort` order, else smallest `_id`) and returns it, before
+    /// or after the update.
+    pub fn find_one_and_update(
+        &self,
+        filter: Document,
+        update: Document,
+    ) -> FindOneAndModify<'_, T> {
+        FindOneAndModify::new(self, filter, Ok(update), UpdateKind::Operators)
+    }
+
+    /// Replaces the first match (in `sort` order, else smallest `_id`) and returns it, before
+    /// or after the replacement.
+    pub fn find_one_and_replace(
+        &self,
+        filter: Document,
+        replacement: impl Borrow<T>,
+    ) -> FindOneAndModify<'_, T> {
+        FindOneAndModify::new(
+            self,
+            filter,
+            to_document(replacement.borrow()),
+            UpdateKind::Replacement,
+        )
+    }
+
+    /// Deletes the first match (in `sort` order, else smallest `_id`) and returns it.
+    pub fn find_one_and_delete(&self, filter: Document) -> FindOneAndDelete<'_, T> {
+        FindOneAndDelete {
+            collection: self,
+            filter,
+            sort: None,
+            projection: None,
+            session: None,
+        }
+    }
+
+    /// Counts the documents matching `filter`.
+    pub fn count_documents(&self, filter: Document) -> CountDocuments<'_, T> {
+        CountDocuments {
+            collection: self,
+            filter,
+            skip: 0,
+            limit: 0,
+            session: None,
+        }
+    }
+
+    /// The number of documents, from the store's key count (no filter).
+    pub fn estimated_document_count(&self) -> Result<u64> {
+        self.read(None, |reader| {
+            match reader.catalog().collections.get(&self.name) {
+                Some(meta) => Ok(reader.count(meta.docs)? as u64),
+                None => Ok(0),
+            }
+        })
+    }
+
+    /// The distinct values of `field` among documents matching `filter` (arrays unwound one
+    /// level), in order of first appearance.
+    pub fn distinct(&self, field: &str, filter: Document) -> Distinct<'_, T> {
+        Distinct {
+            collection: self,
+            field: field.to_string(),
+            filter,
+            session: None,
+        }
+    }
+
+    /// Creates a secondary index, building it from the existing documents in the same atomic
+    /// write. An identical index is not created twice.
+    pub fn create_index(&self, model: IndexModel) -> CreateIndex<'_, T> {
+        CreateIndex {
+            collection: self,
+            model,
+            session: None,
+        }
+    }
+
+    /// Drops the index called `name`.
+    pub fn drop_index(&self, name: &str) -> DropIndex<'_, T> {
+        DropIndex {
+            collection: self,
+            name: name.to_string(),
+            session: None,
+        }
+    }
+
+    /// The indexes, `_id_` first, then in creation order (empty if the collection does not
+    /// exist).
+    pub fn list_indexes(&self) -> Result<Vec<IndexModel>> {
+        self.read(None, |reader| {
+            let Some(meta) = reader.catalog().collections.get(&self.name) else {
+                return Ok(Vec::new());
+            };
+            let mut models = vec![IndexModel {
+                keys: bson::doc! { "_id": 1 },
+                options: Some(IndexOptions {
+                    unique: None,
+                    name: Some(ID_INDEX_NAME.to_string()),
+                }),
+            }];
+            models.extend(meta.indexes.iter().map(|index| IndexModel {
+                keys: index.spec.clone(),
+                options: Some(IndexOptions {
+                    unique: index.unique.then_some(true),
+                    name: Some(index.name.clone()),
+                }),
+            }));
+            Ok(models)
+        })
+    }
+
+    /// The index names, `_id_` first.
+    pub fn list_index_names(&self) -> Result<Vec<String>> {
+        Ok(self
+            .list_indexes()?
+            .into_iter()
+            .filter_map(|model| model.options.and_then(|options| options.name))
+            .collect())
+    }
+
+    /// Drops the collection and its indexes (nothing happens if it does not exist).
+    pub fn drop(&self) -> DropCollection<'_, T> {
+        DropCollection {
+            collection: self,
+            session: None,
+        }
+    }
+}
+
+macro_rules! session_method {
+    () => {
+        /// Runs the operation inside `transaction` (see `Database::transaction`).
+        pub fn session(mut self, transaction: &'a mut Transaction) -> Self {
+            self.session = Some(transaction);
+            self
+        }
+    };
+}
+
+/// `insert_one`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct InsertOne<'a, T> {
+    collection: &'a Collection<T>,
+    document: Result<Document>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertOne<'a, T> {
+    session_method!();
+
+    /// Inserts the document.
+    pub fn run(self) -> Result<InsertOneResult> {
+        let document = self.document?;
+        let name = &self.collection.name;
+        let (inserted_id, _) = self.collection.write(self.session, |txn, store| {
+            ops::insert(txn, store, name, document)
+        })?;
+        Ok(InsertOneResult { inserted_id })
+    }
+}
+
+/// `insert_many`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct InsertMany<'a, T> {
+    collection: &'a Collection<T>,
+    documents: Vec<Result<Document>>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertMany<'a, T> {
+    session_method!();
+
+    /// Inserts the documents, all or nothing.
+    pub fn run(self) -> Result<InsertManyResult> {
+        let mut documents = Vec::with_capacity(self.documents.len());
+        for (position, document) in self.documents.into_iter().enumerate() {
+            documents.push(document.map_err(|error| error.at_document(position))?);
+        }
+        let name = &self.collection.name;
+        let inserted_ids = self.collection.write(self.session, |txn, store| {
+            let mut inserted_ids = HashMap::with_capacity(documents.len());
+            for (position, document) in documents.into_iter().enumerate() {
+                let (id, _) = ops::insert(txn, store, name, document)
+                    .map_err(|error| error.at_document(position))?;
+                inserted_ids.insert(position, id);
+            }
+            Ok(inserted_ids)
+        })?;
+        Ok(InsertManyResult { inserted_ids })
+    }
+}
+
+/// `find`, run with `.run()` (a [`Cursor`]) or `.explain()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct Find<'a, T> {
+    collection: &'a Collection<T>,
+    filter: Document,
+    sort: Option<Document>,
+    skip: u64,
+    limit: i64,
+    projection: Option<Document>,
+    batch_size: Option<u32>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
+    session_method!();
+
+    /// Orders the results (`{ field: 1 | -1, ... }`).
+    pub fn sort(mut self, sort: Document) -> Self {
+        self.sort = Some(sort);
+        self
+    }
+
+    /// Skips this many results.
+    pub fn skip(mut self, skip: u64) -> Self {
+        self.skip = skip;
+        self
+    }
+
+    /// Returns at most this many results (0: no limit; a negative value: its absolute value).
+    pub fn limit(mut self, limit: i64) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Shapes each returned document.
+    pub fn projection(mut self, projection: Document) -> Self {
+        self.projection = Some(projection);
+        self
+    }
+
+    /// How many documents the cursor fetches from the store at a time.
+    pub fn batch_size(mut self, batch_size: u32) -> Self {
+        self.batch_size = Some(batch_size);
+        self
+    }
+
+    /// Starts the query; the cursor reads the snapshot taken now.
+    pub fn run(self) -> Result<Cursor<T>> {
+        let filter = Arc::new(parse_filter(&self.filter)?);
+        let sort = parse_sort(self.sort.as_ref())?;
+        let projection = parse_projection(self.projection.as_ref())?.map(Arc::new);
+        let limit = ops::effective_limit(self.limit);
+        validate_collection_name(&self.collection.name)?;
+        if let Some(transaction) = self.session {
+            let matches = self.collection.read(Some(transaction), |reader| {
+                ops::query(
+                    reader,
+                    &self.collection.name,
+                    &filter,
+                    sort.as_ref(),
+                    self.skip,
+                    limit,
+                )
+            })?;
+            return Ok(Cursor::materialised(matches.matches, filter, projection));
+        }
+        let state = self.collection.database.inner.published();
+        let plan = planner::plan(
+            state.catalog.collections.get(&self.collection.name),
+            &filter,
+            sort.as_ref(),
+        );
+        if plan.sort.is_some() {
+            let run = ops::query(
+                &*state,
+                &self.collection.name,
+                &filter,
+                sort.as_ref(),
+                self.skip,
+                limit,
+            )?;
+            return Ok(Cursor::materialised(run.matches, filter, projection));
+        }
+        let batch_size = self
+            .batch_size
+            .map_or(DEFAULT_BATCH_SIZE, |size| size as usize);
+        let execution = Execution::new(plan.access, plan.docs);
+        Ok(Cursor::streaming(
+            state,
+            execution,
+            filter,
+            projection,
+            usize::try_from(self.skip).unwrap_or(usize::MAX),
+            limit,
+            batch_size,
+        ))
+    }
+
+    /// Runs the query and reports the plan chosen and what it examined.
+    pub fn explain(self) -> Result<Explain> {
+        let filter = parse_filter(&self.filter)?;
+        let sort = parse_sort(self.sort.as_ref())?;
+        parse_projection(self.projection.as_ref())?;
+        let limit = ops::effective_limit(self.limit);
+        let name = &self.collection.name;
+        let run = self.collection.read(self.session.as_deref(), |reader| {
+            ops::query(reader, name, &filter, sort.as_ref(), self.skip, limit)
+        })?;
+        Ok(Explain {
+            winning_plan: run.plan.describe(),
+            keys_examined: run.keys_examined,
+            docs_examined: run.docs_examined,
+            n_returned: run.matches.len() as u64,
+        })
+    }
+}
+
+/// `find_one`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct FindOne<'a, T> {
+    find: Find<'a, T>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOne<'a, T> {
+    /// Runs the operation inside `transaction` (see `Database::transaction`).
+    pub fn session(mut self, transaction: &'a mut Transaction) -> Self {
+        self.find = self.find.session(transaction);
+        self
+    }
+
+    /// Picks the first document in this order.
+    pub fn sort(mut self, sort: Document) -> Self {
+        self.find = self.find.sort(sort);
+        self
+    }
+
+    /// Skips this many matches first.
+    pub fn skip(mut self, skip: u64) -> Self {
+        self.find = self.find.skip(skip);
+        self
+    }
+
+    /// Shapes the returned document.
+    pub fn projection(mut self, projection: Document) -> Self {
+        self.find = self.find.projection(projection);
+        self
+    }
+
+    /// The first match, if any.
+    pub fn run(self) -> Result<Option<T>> {
+        self.find.limit(1).batch_size(1).run()?.next().transpose()
+    }
+}
+
+/// `update_one`, `update_many` and `replace_one`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct UpdateAction<'a, T> {
+    collection: &'a Collection<T>,
+    filter: Document,
+    update: Result<Document>,
+    multi: bool,
+    kind: UpdateKind,
+    upsert: bool,
+    array_filters: Vec<Document>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
+    fn new(
+        collection: &'a Collection<T>,
+        filter: Document,
+        update: Result<Document>,
+        multi: bool,
+        kind: UpdateKind,
+    ) -> Self {
+        UpdateAction {
+            collection,
+            filter,
+            update,
+            multi,
+            kind,
+            upsert: false,
+            array_filters: Vec::new(),
+            session: None,
+        }
+    }
+
+    session_method!();
+
+    /// Inserts a document built from the filter and the update when nothing matches.
+    pub fn upsert(mut self, upsert: bool) -> Self {
+        self.upsert = upsert;
+        self
+    }
+
+    /// The filters of the update's `$[<identifier>]` operators.
+    pub fn array_filters(mut self, array_filters: impl IntoIterator<Item = Document>) -> Self {
+        self.array_filters = array_filters.into_iter().collect();
+        self
+    }
+
+    /// Runs the update.
+    pub fn run(self) -> Result<UpdateResult> {
+        let filter = parse_filter(&self.filter)?;
+        let update = ops::parse_update(&self.update?, &self.array_filters, self.kind)?;
+        let name = &self.collection.name;
+        let (multi, upsert) = (self.multi, self.upsert);
+        let counts = self.collection.write(self.session, |txn, store| {
+            ops::update(txn, store, name, &filter, &update, multi, upsert)
+        })?;
+        Ok(UpdateResult {
+            matched_count: counts.matched_count,
+            modified_count: counts.modified_count,
+            upserted_id: counts.upserted_id,
+        })
+    }
+}
+
+/// `delete_one` and `delete_many`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct Delete<'a, T> {
+    collection: &'a Collection<T>,
+    filter: Document,
+    multi: bool,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Delete<'a, T> {
+    session_method!();
+
+    /// Runs the delete.
+    pub fn run(self) -> Result<DeleteResult> {
+        let filter = parse_filter(&self.filter)?;
+        let name = &self.collection.name;
+        let multi = self.multi;
+        let deleted_count = self.collection.write(self.session, |txn, _| {
+            ops::delete(txn, name, &filter, multi)
+        })?;
+        Ok(DeleteResult { deleted_count })
+    }
+}
+
+/// `find_one_and_update` and `find_one_and_replace`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct FindOneAndModify<'a, T> {
+    collection: &'a Collection<T>,
+    filter: Document,
+    update: Result<Document>,
+    kind: UpdateKind,
+    sort: Option<Document>,
+    projection: Option<Document>,
+    upsert: bool,
+    return_document: ReturnDocument,
+    array_filters: Vec<Document>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'a, T> {
+    fn new(
+        collection: &'a Collection<T>,
+        filter: Document,
+        update: Result<Document>,
+        kind: UpdateKind,
+    ) -> Self {
+        FindOneAndModify {
+            collection,
+            filter,
+            update,
+            kind,
+            sort: None,
+            projection: None,
+            upsert: false,
+            return_document: ReturnDocument::Before,
+            array_filters: Vec::new(),
+            session: None,
+        }
+    }
+
+    session_method!();
+
+    /// Picks the first match in this order.
+    pub fn sort(mut self, sort: Document) -> Self {
+        self.sort = Some(sort);
+        self
+    }
+
+    /// Shapes the returned document.
+    pub fn projection(mut self, projection: Document) -> Self {
+        self.projection = Some(projection);
+        self
+    }
+
+    /// Inserts a document when nothing matches.
+    pub fn upsert(mut self, upsert: bool) -> Self {
+        self.upsert = upsert;
+        self
+    }
+
+    /// Returns the document before (default) or after the write.
+    pub fn return_document(mut self, return_document: ReturnDocument) -> Self {
+        self.return_document = return_document;
+        self
+    }
+
+    /// The filters of the update's `$[<identifier>]` operators.
+    pub fn array_filters(mut self, array_filters: impl IntoIterator<Item = Document>) -> Self {
+        self.array_filters = array_filters.into_iter().collect();
+        self
+    }
+
+    /// Runs the operation.
+    pub fn run(self) -> Result<Option<T>> {
+        let filter = parse_filter(&self.filter)?;
+        let update = ops::parse_update(&self.update?, &self.array_filters, self.kind)?;
+        let sort = parse_sort(self.sort.as_ref())?;
+        let projection = parse_projection(self.projection.as_ref())?;
+        let options = FindAndModify {
+            sort: sort.as_ref(),
+            projection: projection.as_ref(),
+            upsert: self.upsert,
+            return_after: self.return_document == ReturnDocument::After,
+        };
+        let name = &self.collection.name;
+        let document = self.collection.write(self.session, |txn, store| {
+            ops::find_one_and_modify(txn, store, name, &filter, &update, &options)
+        })?;
+        document.map(from_document).transpose()
+    }
+}
+
+/// `find_one_and_delete`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct FindOneAndDelete<'a, T> {
+    collection: &'a Collection<T>,
+    filter: Document,
+    sort: Option<Document>,
+    projection: Option<Document>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndDelete<'a, T> {
+    session_method!();
+
+    /// Picks the first match in this order.
+    pub fn sort(mut self, sort: Document) -> Self {
+        self.sort = Some(sort);
+        self
+    }
+
+    /// Shapes the returned document.
+    pub fn projection(mut self, projection: Document) -> Self {
+        self.projection = Some(projection);
+        self
+    }
+
+    /// Runs the operation.
+    pub fn run(self) -> Result<Option<T>> {
+        let filter = parse_filter(&self.filter)?;
+        let sort = parse_sort(self.sort.as_ref())?;
+        let projection = parse_projection(self.projection.as_ref())?;
+        let name = &self.collection.name;
+        let document = self.collection.write(self.session, |txn, _| {
+            ops::find_one_and_delete(txn, name, &filter, sort.as_ref(), projection.as_ref())
+        })?;
+        document.map(from_document).transpose()
+    }
+}
+
+/// `count_documents`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct CountDocuments<'a, T> {
+    collection: &'a Collection<T>,
+    filter: Document,
+    skip: u64,
+    limit: u64,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CountDocuments<'a, T> {
+    session_method!();
+
+    /// Skips this many matches.
+    pub fn skip(mut self, skip: u64) -> Self {
+        self.skip = skip;
+        self
+    }
+
+    /// Counts at most this many (0: no limit).
+    pub fn limit(mut self, limit: u64) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Counts.
+    pub fn run(self) -> Result<u64> {
+        let filter = parse_filter(&self.filter)?;
+        let name = &self.collection.name;
+        self.collection.read(self.session.as_deref(), |reader| {
+            ops::count(reader, name, &filter, self.skip, self.limit)
+        })
+    }
+}
+
+/// `distinct`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct Distinct<'a, T> {
+    collection: &'a Collection<T>,
+    field: String,
+    filter: Document,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Distinct<'a, T> {
+    session_method!();
+
+    /// The distinct values.
+    pub fn run(self) -> Result<Vec<Bson>> {
+        let filter = parse_filter(&self.filter)?;
+        let name = &self.collection.name;
+        self.collection.read(self.session.as_deref(), |reader| {
+            ops::distinct(reader, name, &self.field, &filter)
+        })
+    }
+}
+
+/// `create_index`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct CreateIndex<'a, T> {
+    collection: &'a Collection<T>,
+    model: IndexModel,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndex<'a, T> {
+    session_method!();
+
+    /// Creates the index.
+    pub fn run(self) -> Result<CreateIndexResult> {
+        let options = self.model.options.clone().unwrap_or_default();
+        let name = &self.collection.name;
+        let keys = &self.model.keys;
+        let index_name = self.collection.write(self.session, |txn, store| {
+            ops::create_index(
+                txn,
+                store,
+                name,
+                keys,
+                options.unique.unwrap_or(false),
+                options.name.as_deref(),
+            )
+        })?;
+        Ok(CreateIndexResult { index_name })
+    }
+}
+
+/// `drop_index`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct DropIndex<'a, T> {
+    collection: &'a Collection<T>,
+    name: String,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropIndex<'a, T> {
+    session_method!();
+
+    /// Drops the index.
+    pub fn run(self) -> Result<()> {
+        let collection = &self.collection.name;
+        let index = &self.name;
+        self.collection.write(self.session, |txn, _| {
+            ops::drop_index(txn, collection, index)
+        })
+    }
+}
+
+/// `drop` (the collection), run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct DropCollection<'a, T> {
+    collection: &'a Collection<T>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropCollection<'a, T> {
+    session_method!();
+
+    /// Drops the collection.
+    pub fn run(self) -> Result<()> {
+        let name = &self.collection.name;
+        self.collection.write(self.session, |txn, _| {
+            ops::drop_collection(txn, name).map(drop)
+        })
+    }
+}

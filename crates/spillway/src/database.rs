@@ -1,0 +1,311 @@
+//! [`Database`]: opening a database directory, the published state readers share, the
+//! write lock, and [`Transaction`]s.
+//!
+//! Writes are serialised by one mutex: a write (one operation, or a whole
+//! `db.transaction`) builds a `WriteTxn` over the latest published state, commits it as one
+//! store batch, and publishes the new snapshot with the catalog it contains. Readers clone
+//! the published `Arc` and never wait for a writer. This module must never interpret
+//! documents: operations live in `ops`.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use spillway_store::{Durability, Store, StoreOptions};
+
+use crate::catalog::{
+    CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
+    validate_collection_name,
+};
+use crate::collection::Collection;
+use crate::error::{Error, ErrorKind, Result};
+use crate::ops;
+use crate::txn::{Published, WriteTxn};
+
+/// Options of [`Database::open_with`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DatabaseOptions {
+    /// When commits reach stable storage (default: fsync every commit).
+    pub durability: Durability,
+    /// Size of each log segment file (default: the store's, 64 MiB).
+    pub segment_size: Option<u64>,
+}
+
+impl Default for DatabaseOptions {
+    fn default() -> Self {
+        DatabaseOptions {
+            durability: Durability::SyncEveryCommit,
+            segment_size: None,
+        }
+    }
+}
+
+impl DatabaseOptions {
+    /// The same options with another durability mode.
+    pub fn durability(self, durability: Durability) -> Self {
+        DatabaseOptions { durability, ..self }
+    }
+}
+
+static NEXT_DATABASE_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// Databases whose write lock this thread holds: a second write on the same thread would
+    /// deadlock, so it is refused instead.
+    static HELD_WRITE_LOCKS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+pub(crate) struct Inner {
+    id: u64,
+    pub(crate) store: Store,
+    published: RwLock<Arc<Published>>,
+    write_lock: Mutex<()>,
+}
+
+/// Holds a database's write lock; releases it (and the thread's note of it) on drop.
+pub(crate) struct WriteGuard<'a> {
+    _guard: MutexGuard<'a, ()>,
+    database_id: u64,
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        HELD_WRITE_LOCKS.with(|held| held.borrow_mut().retain(|&id| id != self.database_id));
+    }
+}
+
+impl Inner {
+    pub(crate) fn published(&self) -> Arc<Published> {
+        Arc::clone(
+            &self
+                .published
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    pub(crate) fn lock_writer(&self) -> Result<WriteGuard<'_>> {
+        let held = HELD_WRITE_LOCKS.with(|held| held.borrow().contains(&self.id));
+        if held {
+            return Err(Error::new(ErrorKind::TransactionAborted {
+                message: "this thread is inside a transaction of this database; pass the transaction to the operation with .session(tx)".into(),
+            }));
+        }
+        let guard = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        HELD_WRITE_LOCKS.with(|held| held.borrow_mut().push(self.id));
+        Ok(WriteGuard {
+            _guard: guard,
+            database_id: self.id,
+        })
+    }
+
+    /// Commits a transaction (the caller holds the write lock) and publishes its result.
+    pub(crate) fn commit(&self, txn: WriteTxn) -> Result<()> {
+        if txn.is_empty() {
+            return Ok(());
+        }
+        let (batch, catalog) = txn.into_batch(&self.store)?;
+        self.store.commit(batch)?;
+        let published = Arc::new(Published {
+            snapshot: self.store.snapshot(),
+            catalog,
+        });
+        *self
+            .published
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = published;
+        Ok(())
+    }
+
+    /// Runs `write` in its own transaction and commits it.
+    pub(crate) fn write<R>(
+        &self,
+        write: impl FnOnce(&mut WriteTxn, &Store) -> Result<R>,
+    ) -> Result<R> {
+        let _guard = self.lock_writer()?;
+        let mut txn = WriteTxn::new(self.published());
+        let result = write(&mut txn, &self.store)?;
+        self.commit(txn)?;
+        Ok(result)
+    }
+}
+
+/// An open database: one directory (or memory), many collections.
+///
+/// Cheap to clone (handles share one store); `Send` and `Sync`. Only one process may open a
+/// directory at a time ([`ErrorKind::Storage`] with the store's `Locked` error otherwise).
+#[derive(Clone)]
+pub struct Database {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("path", &self.inner.store.path())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Database {
+    /// Opens (or creates) the database in directory `path`, fsyncing every commit.
+    pub fn open(path: impl AsRef<Path>) -> Result<Database> {
+        Database::open_with(path, &DatabaseOptions::default())
+    }
+
+    /// Opens (or creates) the database in directory `path` with `options`.
+    pub fn open_with(path: impl AsRef<Path>, options: &DatabaseOptions) -> Result<Database> {
+        let mut store_options = StoreOptions {
+            durability: options.durability,
+            ..StoreOptions::default()
+        };
+        if let Some(segment_size) = options.segment_size {
+            store_options.segment_size = segment_size;
+        }
+        Database::from_store(Store::open(path, store_options)?)
+    }
+
+    /// A fresh database in memory, for tests: nothing is persisted.
+    pub fn open_in_memory() -> Result<Database> {
+        Database::from_store(Store::open_in_memory()?)
+    }
+
+    /// A database over an already open store (for example one opened on a fault-injecting
+    /// backend). Keyspaces the catalog does not name but that look like collection or index
+    /// keyspaces (left by a crash between creating a keyspace and committing the catalog)
+    /// are dropped.
+    pub fn from_store(store: Store) -> Result<Database> {
+        let snapshot = store.snapshot();
+        let catalog = Catalog::load(&store, &snapshot)?;
+        let referenced = catalog.referenced_keyspaces();
+        for (name, _) in store.keyspaces() {
+            let ours =
+                name.starts_with(DOCS_KEYSPACE_PREFIX) || name.starts_with(INDEX_KEYSPACE_PREFIX);
+            if ours && !referenced.contains(&name.as_str()) {
+                store.drop_keyspace(&name)?;
+            }
+        }
+        store.keyspace(CATALOG_KEYSPACE)?;
+        let published = Arc::new(Published {
+            snapshot: store.snapshot(),
+            catalog: Arc::new(catalog),
+        });
+        Ok(Database {
+            inner: Arc::new(Inner {
+                id: NEXT_DATABASE_ID.fetch_add(1, Ordering::Relaxed),
+                store,
+                published: RwLock::new(published),
+                write_lock: Mutex::new(()),
+            }),
+        })
+    }
+
+    /// A handle on collection `name`, whose documents are read and written as `T`
+    /// (`bson::Document` for untyped access). The collection is created by its first write;
+    /// the name is checked by every operation.
+    pub fn collection<T>(&self, name: &str) -> Collection<T>
+    where
+        T: Serialize + DeserializeOwned + Send + Sync,
+    {
+        Collection::new(self.clone(), name)
+    }
+
+    /// Creates an empty collection explicitly (a no-op if it exists).
+    pub fn create_collection(&self, name: &str) -> Result<()> {
+        validate_collection_name(name)?;
+        self.inner
+            .write(|txn, store| ops::ensure_collection(txn, store, name))
+    }
+
+    /// The names of every collection, sorted.
+    pub fn list_collection_names(&self) -> Result<Vec<String>> {
+        Ok(self
+            .inner
+            .published()
+            .catalog
+            .collections
+            .keys()
+            .cloned()
+            .collect())
+    }
+
+    /// Runs `body` as one transaction: its writes (through operations given `.session(tx)`)
+    /// commit together as one atomic batch when it returns `Ok`, and leave nothing when it
+    /// returns `Err` or when one of its operations failed. Reads inside it see its own writes.
+    /// Other writers wait while it runs; readers do not.
+    pub fn transaction<R>(&self, body: impl FnOnce(&mut Transaction) -> Result<R>) -> Result<R> {
+        let guard = self.inner.lock_writer()?;
+        let mut transaction = Transaction {
+            database: self.clone(),
+            txn: WriteTxn::new(self.inner.published()),
+            failure: None,
+        };
+        let result = body(&mut transaction)?;
+        if let Some(failure) = transaction.failure {
+            return Err(Error::new(ErrorKind::TransactionAborted {
+                message: format!(
+                    "an operation failed inside the transaction ({failure}), so nothing was committed"
+                ),
+            }));
+        }
+        self.inner.commit(transaction.txn)?;
+        drop(guard);
+        Ok(result)
+    }
+
+    /// Writes a checkpoint of the store's key directory, so that the next open replays less.
+    pub fn checkpoint(&self) -> Result<()> {
+        Ok(self.inner.store.checkpoint()?)
+    }
+
+    /// Makes every commit so far durable (useful with the buffered durability modes).
+    pub fn sync(&self) -> Result<()> {
+        Ok(self.inner.store.sync()?)
+    }
+}
+
+/// An open transaction: pass it to operations with `.session(tx)`.
+pub struct Transaction {
+    pub(crate) database: Database,
+    pub(crate) txn: WriteTxn,
+    /// The first failed operation, which dooms the transaction.
+    pub(crate) failure: Option<String>,
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction")
+            .field("failed", &self.failure.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Transaction {
+    /// The error to return to stop the transaction on purpose: nothing it wrote is committed.
+    pub fn abort(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::TransactionAborted {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn check_database(&self, database: &Database) -> Result<()> {
+        if !Arc::ptr_eq(&self.database.inner, &database.inner) {
+            return Err(Transaction::abort(
+                "the collection belongs to another database than the transaction",
+            ));
+        }
+        if let Some(failure) = &self.failure {
+            return Err(Transaction::abort(format!(
+                "an earlier operation of this transaction failed ({failure})"
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,240 @@
+//! The facade's one error type: [`Error`], with an [`ErrorKind`] a caller can match on.
+//!
+//! Every message says what was wrong and where (collection, index, key, document position),
+//! without a trailing period. Errors from the lower crates are kept whole: a filter error is
+//! the `DocError` the filter parser produced, a storage error the store's `Error`, each
+//! reachable through [`std::error::Error::source`]. This module must never turn an error into
+//! a string and lose its kind.
+
+use std::fmt;
+
+use bson::Bson;
+use spillway_doc::DocError;
+
+/// The result type of every fallible facade operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, for matching. Obtain it with [`Error::kind`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A write would give two documents the same key in a unique index (`_id_` included).
+    DuplicateKey {
+        /// The collection written to.
+        collection: String,
+        /// The unique index that refused the key (`_id_` for a duplicate `_id`).
+        index: String,
+        /// The duplicated key: the `_id` for `_id_`, else a document of the indexed fields.
+        key: Bson,
+    },
+    /// The filter could not be parsed.
+    InvalidFilter(DocError),
+    /// The update (or replacement) could not be parsed or could not be applied to a document.
+    InvalidUpdate(DocError),
+    /// A document cannot be stored (bad `_id`, malformed BSON, nesting deeper than 100).
+    InvalidDocument(DocError),
+    /// A sort, projection or field path argument is invalid.
+    InvalidArgument(DocError),
+    /// A document is larger than the 16 MiB limit.
+    DocumentTooLarge {
+        /// The document's size in bytes.
+        size: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// A collection name is empty, too long, contains `$` or NUL, or starts with `system.`.
+    InvalidCollectionName {
+        /// The refused name.
+        name: String,
+        /// Why it was refused.
+        reason: &'static str,
+    },
+    /// An index specification is invalid (bad key pattern, conflicting options or names).
+    InvalidIndex {
+        /// The collection.
+        collection: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// A compound index would need entries for two array fields of one document.
+    ParallelArrays {
+        /// The collection.
+        collection: String,
+        /// The index.
+        index: String,
+    },
+    /// `drop_index` named an index that does not exist.
+    IndexNotFound {
+        /// The collection.
+        collection: String,
+        /// The index name asked for.
+        index: String,
+    },
+    /// Stored bytes are not what the database wrote (catalog, document or index entry).
+    Corruption {
+        /// What was found, and where.
+        message: String,
+    },
+    /// The storage engine failed (I/O, lock, poisoned handle); the store's error is the source.
+    Storage(spillway_store::Error),
+    /// A value could not be converted between a Rust type and BSON.
+    Serialization {
+        /// The conversion that failed and why.
+        message: String,
+    },
+    /// An operation inside the transaction failed earlier, so the transaction can only be
+    /// abandoned; or a write was attempted outside a transaction this thread holds open.
+    TransactionAborted {
+        /// Why.
+        message: String,
+    },
+}
+
+/// The facade's error: an [`ErrorKind`], plus the position of the input document it concerns
+/// for multi-document writes (`insert_many`).
+#[derive(Debug)]
+pub struct Error {
+    kind: Box<ErrorKind>,
+    document_index: Option<usize>,
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind) -> Error {
+        Error {
+            kind: Box::new(kind),
+            document_index: None,
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// For `insert_many`: the position of the input document that failed.
+    pub fn document_index(&self) -> Option<usize> {
+        self.document_index
+    }
+
+    /// Whether this is a duplicate key error (a unique index or `_id`).
+    pub fn is_duplicate_key(&self) -> bool {
+        matches!(*self.kind, ErrorKind::DuplicateKey { .. })
+    }
+
+    pub(crate) fn at_document(mut self, index: usize) -> Error {
+        self.document_index = Some(index);
+        self
+    }
+
+    pub(crate) fn filter(error: DocError) -> Error {
+        Error::new(ErrorKind::InvalidFilter(error))
+    }
+
+    pub(crate) fn update(error: DocError) -> Error {
+        Error::new(ErrorKind::InvalidUpdate(error))
+    }
+
+    pub(crate) fn argument(error: DocError) -> Error {
+        Error::new(ErrorKind::InvalidArgument(error))
+    }
+
+    /// A document-level failure: sizes get their own kind, everything else is
+    /// `InvalidDocument`.
+    pub(crate) fn document(error: DocError) -> Error {
+        match error {
+            DocError::DocumentTooLarge { size, limit } => {
+                Error::new(ErrorKind::DocumentTooLarge { size, limit })
+            }
+            other => Error::new(ErrorKind::InvalidDocument(other)),
+        }
+    }
+
+    pub(crate) fn corruption(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Corruption {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn serialization(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Serialization {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn invalid_index(collection: &str, message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::InvalidIndex {
+            collection: collection.to_string(),
+            message: message.into(),
+        })
+    }
+}
+
+impl From<spillway_store::Error> for Error {
+    fn from(error: spillway_store::Error) -> Self {
+        if error.is_corruption() {
+            return Error::new(ErrorKind::Corruption {
+                message: error.to_string(),
+            });
+        }
+        Error::new(ErrorKind::Storage(error))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &*self.kind {
+            ErrorKind::DuplicateKey {
+                collection,
+                index,
+                key,
+            } => write!(
+                f,
+                "duplicate key in collection '{collection}', index '{index}': {key}"
+            )?,
+            ErrorKind::InvalidFilter(error)
+            | ErrorKind::InvalidUpdate(error)
+            | ErrorKind::InvalidDocument(error)
+            | ErrorKind::InvalidArgument(error) => error.fmt(f)?,
+            ErrorKind::DocumentTooLarge { size, limit } => {
+                write!(f, "document is {size} bytes, over the {limit}-byte limit")?;
+            }
+            ErrorKind::InvalidCollectionName { name, reason } => {
+                write!(f, "invalid collection name {name:?}: {reason}")?;
+            }
+            ErrorKind::InvalidIndex {
+                collection,
+                message,
+            } => write!(f, "invalid index on collection '{collection}': {message}")?,
+            ErrorKind::ParallelArrays { collection, index } => write!(
+                f,
+                "cannot index parallel arrays: index '{index}' of collection '{collection}' would need entries for two array fields of one document"
+            )?,
+            ErrorKind::IndexNotFound { collection, index } => {
+                write!(f, "index '{index}' not found in collection '{collection}'")?;
+            }
+            ErrorKind::Corruption { message } => write!(f, "corruption: {message}")?,
+            ErrorKind::Storage(error) => write!(f, "storage error: {error}")?,
+            ErrorKind::Serialization { message } => write!(f, "serialization: {message}")?,
+            ErrorKind::TransactionAborted { message } => {
+                write!(f, "transaction aborted: {message}")?;
+            }
+        }
+        if let Some(index) = self.document_index {
+            write!(f, " (document {index} of the batch)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &*self.kind {
+            ErrorKind::InvalidFilter(error)
+            | ErrorKind::InvalidUpdate(error)
+            | ErrorKind::InvalidDocument(error)
+            | ErrorKind::InvalidArgument(error) => Some(error),
+            ErrorKind::Storage(error) => Some(error),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Index entries of one document: which keys a secondary index holds for it.
+//!
+//! Follows MongoDB's key generation: a missing field indexes as `null`; an array reached by
+//! the path gives one entry per element (an empty array indexes as `undefined`), arrays of
+//! documents are traversed for dotted paths, identical keys are kept once; a compound index
+//! may fan out over at most one array field per document ("parallel arrays" are refused).
+//!
+//! Entry layout, in the index's own keyspace (component keys are `spillway_doc::key`
+//! encodings, complemented for descending fields; each is self-delimiting):
+//! - unique index: key = components, value = the document's `_id` key;
+//! - other indexes: key = components ++ `_id` key, value = the `_id` key.
+//!
+//! This module must never read or write the store: it only computes bytes.
+
+use bson::{Bson, Document};
+use spillway_doc::key;
+use spillway_doc::sort::Direction;
+
+use crate::catalog::IndexMeta;
+use crate::error::{Error, ErrorKind, Result};
+
+/// One index entry of a document.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct IndexEntry {
+    /// The store key of the entry.
+    pub(crate) key: Vec<u8>,
+}
+
+/// The entries of `document` (whose `_id` encodes to `id_key`) in `index`, sorted and
+/// deduplicated, and whether the document makes the index multikey.
+pub(crate) fn index_entries(
+    collection: &str,
+    index: &IndexMeta,
+    document: &Document,
+    id_key: &[u8],
+) -> Result<(Vec<IndexEntry>, bool)> {
+    let mut per_field: Vec<Vec<Vec<u8>>> = Vec::with_capacity(index.fields.len());
+    let mut array_fields = 0;
+    for (path, direction) in &index.fields {
+        let mut values = Vec::new();
+        let mut through_array = false;
+        collect_document(document, path.parts(), &mut values, &mut through_array);
+        if values.is_empty() {
+            values.push(Bson::Null);
+        }
+        if through_array {
+            array_fields += 1;
+        }
+        let mut keys: Vec<Vec<u8>> = values
+            .iter()
+            .map(|value| {
+                let mut out = Vec::new();
+                match direction {
+                    Direction::Ascending => key::encode(value, &mut out),
+                    Direction::Descending => key::encode_descending(value, &mut out),
+                }
+                out
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        per_field.push(keys);
+    }
+    if array_fields > 1 {
+        return Err(Error::new(ErrorKind::ParallelArrays {
+            collection: collection.to_string(),
+            index: index.name.clone(),
+        }));
+    }
+    let mut combinations: Vec<Vec<u8>> = vec![Vec::new()];
+    for keys in &per_field {
+        let mut next = Vec::with_capacity(combinations.len() * keys.len());
+        for prefix in &combinations {
+            for component in keys {
+                let mut combined = prefix.clone();
+                combined.extend_from_slice(component);
+                next.push(combined);
+            }
+        }
+        combinations = next;
+    }
+    let mut entries: Vec<IndexEntry> = combinations
+        .into_iter()
+        .map(|mut key| {
+            if !index.unique {
+                key.extend_from_slice(id_key);
+            }
+            IndexEntry { key }
+        })
+        .collect();
+    entries.sort();
+    entries.dedup();
+    Ok((entries, array_fields > 0))
+}
+
+/// The values of the index fields of `document`, as a document, for a duplicate key error.
+pub(crate) fn key_values(index: &IndexMeta, document: &Document) -> Bson {
+    let mut shown = Document::new();
+    for (path, _) in &index.fields {
+        let mut values = Vec::new();
+        let mut through_array = false;
+        collect_document(document, path.parts(), &mut values, &mut through_array);
+        let value = match values.len() {
+            0 => Bson::Null,
+            1 => values.remove(0),
+            _ => Bson::Array(values),
+        };
+        shown.insert(path.as_str(), value);
+    }
+    Bson::Document(shown)
+}
+
+/// [`collect`] starting at a document, without copying it into a `Bson`.
+fn collect_document(
+    document: &Document,
+    parts: &[String],
+    found: &mut Vec<Bson>,
+    through_array: &mut bool,
+) {
+    if let Some((first, rest)) = parts.split_first()
+        && let Some(child) = document.get(first)
+    {
+        collect(child, rest, found, through_array);
+    }
+}
+
+/// Collects the values `parts` reaches below `value`, expanding arrays MongoDB's way.
+fn collect(value: &Bson, parts: &[String], found: &mut Vec<Bson>, through_array: &mut bool) {
+    let Some((first, rest)) = parts.split_first() else {
+        match value {
+            Bson::Array(items) => {
+                *through_array = true;
+                if items.is_empty() {
+                    found.push(Bson::Undefined);
+                } else {
+                    found.extend(items.iter().cloned());
+                }
+            }
+            other => found.push(other.clone()),
+        }
+        return;
+    };
+    match value {
+        Bson::Document(document) => {
+            if let Some(child) = document.get(first) {
+                collect(child, rest, found, through_array);
+            }
+        }
+        Bson::Array(items) => {
+            *through_array = true;
+            for item in items {
+                if matches!(item, Bson::Document(_)) {
+                    collect(item, parts, found, through_array);
+                }
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,731 @@
+//! Collection operations on decoded documents, over a [`Reader`] (queries) or a
+//! [`WriteTxn`] (writes): the semantics of `spillway_doc::model::MemoryCollection`, with
+//! indexes kept in step.
+//!
+//! Each write operation either completes or returns an error having buffered nothing it
+//! would have to take back for the *document* that failed; the caller discards the whole
+//! transaction on error (a single operation's transaction, or the user's, which is then
+//! aborted), so multi-document writes are all or nothing. Natural order is `_id` order:
+//! single-document writes without a sort (`update_one`, `delete_one`, `find_one_and_*`)
+//! pick the matching document with the smallest `_id`, whichever plan found it. This module
+//! must never commit and never touch the store except through `WriteTxn`.
+
+use std::sync::Arc;
+
+use bson::{Bson, DateTime, Document, RawDocument, oid::ObjectId};
+use spillway_doc::DocError;
+use spillway_doc::compare::values_equal;
+use spillway_doc::filter::Filter;
+use spillway_doc::key;
+use spillway_doc::path::FieldPath;
+use spillway_doc::projection::Projection;
+use spillway_doc::size::{MAX_DOCUMENT_SIZE, check_nesting, check_size};
+use spillway_doc::sort::{Direction, SortKey, SortSpec};
+use spillway_doc::update::{ApplyContext, Update};
+use spillway_store::Store;
+
+use crate::catalog::{
+    Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME, INDEX_KEYSPACE_PREFIX, IndexMeta,
+    MAX_INDEX_NAME_LEN, default_index_name, parse_index_keys, validate_collection_name,
+};
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::{Execution, Match, stored_document};
+use crate::index_keys::{index_entries, key_values};
+use crate::planner::{self, Plan};
+use crate::txn::{Reader, WriteTxn};
+
+/// What a query returned and how it ran.
+pub(crate) struct QueryRun {
+    pub(crate) matches: Vec<Match>,
+    pub(crate) plan: Plan,
+    pub(crate) keys_examined: u64,
+    pub(crate) docs_examined: u64,
+}
+
+/// `limit` as MongoDB reads it: 0 is none, a negative value its absolute value.
+pub(crate) fn effective_limit(limit: i64) -> Option<usize> {
+    match usize::try_from(limit.unsigned_abs()).unwrap_or(usize::MAX) {
+        0 => None,
+        limit => Some(limit),
+    }
+}
+
+/// The sort single-document writes use when none is given: natural (`_id`) order.
+fn id_order() -> SortSpec {
+    SortSpec::from_keys(vec![SortKey {
+        path: FieldPath::parse("_id").expect("a valid path"),
+        direction: Direction::Ascending,
+    }])
+}
+
+/// Runs a query to completion: matches in result order, skipped and limited.
+pub(crate) fn query(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<usize>,
+) -> Result<QueryRun> {
+    let plan = planner::plan(reader.catalog().collections.get(collection), filter, sort);
+    let mut execution = Execution::new(plan.access.clone(), plan.docs);
+    let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+    let mut matches = Vec::new();
+    if let Some(sort) = &plan.sort {
+        matches = execution.collect(reader, filter)?;
+        sort_matches(&mut matches, sort)?;
+    } else {
+        let wanted = limit.map_or(usize::MAX / 2, |limit| skip.saturating_add(limit));
+        while !execution.is_finished() && matches.len() < wanted {
+            let missing = wanted - matches.len();
+            execution.fill(reader, filter, missing, &mut matches)?;
+        }
+    }
+    let mut matches: Vec<Match> = matches.into_iter().skip(skip).collect();
+    if let Some(limit) = limit {
+        matches.truncate(limit);
+    }
+    Ok(QueryRun {
+        matches,
+        keys_examined: execution.keys_examined,
+        docs_examined: execution.docs_examined,
+        plan,
+    })
+}
+
+/// Sorts matches stably by `sort`.
+pub(crate) fn sort_matches(matches: &mut [Match], sort: &SortSpec) -> Result<()> {
+    for found in matches.iter() {
+        stored_document(&found.bytes)?;
+    }
+    matches.sort_by(|a, b| {
+        let a = RawDocument::from_bytes(&a.bytes).expect("checked above");
+        let b = RawDocument::from_bytes(&b.bytes).expect("checked above");
+        sort.compare_raw(a, b)
+    });
+    Ok(())
+}
+
+/// Decodes stored bytes.
+pub(crate) fn decode(bytes: &[u8]) -> Result<Document> {
+    Document::from_reader(bytes)
+        .map_err(|error| Error::corruption(format!("a stored document is not valid BSON: {error}")))
+}
+
+/// Applies an optional projection; a positional one uses the array element `filter` matched.
+pub(crate) fn project(
+    projection: Option<&Projection>,
+    filter: &Filter,
+    document: Document,
+) -> Result<Document> {
+    let Some(projection) = projection else {
+        return Ok(document);
+    };
+    let details = if projection.needs_match_details() {
+        filter
+            .match_details_document(&document)
+            .map_err(Error::argument)?
+    } else {
+        None
+    };
+    projection
+        .apply_matched(&document, details)
+        .map_err(Error::argument)
+}
+
+pub(crate) fn encode(document: &Document) -> Result<Vec<u8>> {
+    bson::serialize_to_vec(document).map_err(|error| Error::document(DocError::from(error)))
+}
+
+fn check_storable(document: &Document) -> Result<()> {
+    check_size(document, MAX_DOCUMENT_SIZE).map_err(Error::document)?;
+    check_nesting(document).map_err(Error::document)?;
+    Ok(())
+}
+
+/// The collection's metadata, creating the collection (implicitly, as MongoDB does) if needed.
+pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -> Result<()> {
+    validate_collection_name(name)?;
+    if txn.catalog().collections.contains_key(name) {
+        return Ok(());
+    }
+    let id = txn.catalog_mut().allocate_id();
+    let keyspace_name = format!("{DOCS_KEYSPACE_PREFIX}{id}.{name}");
+    let docs = txn.create_keyspace(store, &keyspace_name)?;
+    txn.catalog_mut().collections.insert(
+        name.to_string(),
+        CollectionMeta {
+            name: name.to_string(),
+            id,
+            keyspace_name,
+            docs,
+            indexes: Vec::new(),
+        },
+    );
+    txn.collection_changed(name);
+    Ok(())
+}
+
+/// Writes one document change (insert: `old` is `None`; delete: `new` is `None`) with its
+/// index entries. Checks every unique index before buffering anything.
+fn write_document(
+    txn: &mut WriteTxn,
+    collection: &str,
+    id_key: &[u8],
+    old: Option<&Document>,
+    new: Option<(&Document, Vec<u8>)>,
+) -> Result<()> {
+    let catalog: Arc<Catalog> = txn.catalog_arc();
+    let meta = catalog
+        .collections
+        .get(collection)
+        .expect("the caller made sure the collection exists");
+    let mut puts = Vec::new();
+    let mut deletes = Vec::new();
+    let mut became_multikey = Vec::new();
+    for index in &meta.indexes {
+        let old_entries = match old {
+            Some(old) => index_entries(collection, index, old, id_key)?.0,
+            None => Vec::new(),
+        };
+        let (new_entries, multikey) = match &new {
+            Some((new, _)) => index_entries(collection, index, new, id_key)?,
+            None => (Vec::new(), false),
+        };
+        if multikey && !index.multikey {
+            became_multikey.push(index.name.clone());
+        }
+        for entry in &old_entries {
+            if new_entries.binary_search(entry).is_err() {
+                deletes.push((index.keyspace, entry.key.clone()));
+            }
+        }
+        for entry in new_entries {
+            if old_entries.binary_search(&entry).is_ok() {
+                continue;
+            }
+            if index.unique
+                && let Some(existing) = txn.get(index.keyspace, &entry.key)?
+                && existing.as_ref() != id_key
+            {
+                let document = new.as_ref().map(|(new, _)| *new).expect("entries of new");
+                return Err(duplicate(collection, index, document));
+            }
+            puts.push((index.keyspace, entry.key));
+        }
+    }
+    for (keyspace, key) in deletes {
+        txn.delete(keyspace, key);
+    }
+    for (keyspace, key) in puts {
+        txn.put(keyspace, key, id_key.to_vec());
+    }
+    match new {
+        Some((_, bytes)) => txn.put(meta.docs, id_key.to_vec(), bytes),
+        None => txn.delete(meta.docs, id_key.to_vec()),
+    }
+    if !became_multikey.is_empty() {
+        let meta = txn
+            .catalog_mut()
+            .collections
+            .get_mut(collection)
+            .expect("exists");
+        for index in &mut meta.indexes {
+            if became_multikey.contains(&index.name) {
+                index.multikey = true;
+            }
+        }
+        txn.collection_changed(collection);
+    }
+    Ok(())
+}
+
+fn duplicate(collection: &str, index: &IndexMeta, document: &Document) -> Error {
+    Error::new(ErrorKind::DuplicateKey {
+        collection: collection.to_string(),
+        index: index.name.clone(),
+        key: key_values(index, document),
+    })
+}
+
+/// Gives a document its `_id` (first, generated when missing) and checks it can be stored.
+fn prepare_insert(mut document: Document) -> Result<Document> {
+    let id = match document.remove("_id") {
+        Some(id) => id,
+        None => Bson::ObjectId(ObjectId::new()),
+    };
+    if matches!(
+        id,
+        Bson::Array(_) | Bson::RegularExpression(_) | Bson::Undefined
+    ) {
+        return Err(Error::document(DocError::InvalidValue {
+            message: format!("_id cannot be {}", spillway_doc::path::describe(&id)),
+        }));
+    }
+    let mut stored = Document::new();
+    stored.insert("_id", id);
+    stored.extend(document);
+    check_storable(&stored)?;
+    Ok(stored)
+}
+
+/// Inserts one document; returns its `_id` and the stored document.
+pub(crate) fn insert(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    document: Document,
+) -> Result<(Bson, Document)> {
+    ensure_collection(txn, store, collection)?;
+    let document = prepare_insert(document)?;
+    let id = document.get("_id").cloned().expect("prepared");
+    let id_key = key::to_key(&id);
+    let docs = txn.catalog().collections[collection].docs;
+    if txn.get(docs, &id_key)?.is_some() {
+        return Err(Error::new(ErrorKind::DuplicateKey {
+            collection: collection.to_string(),
+            index: ID_INDEX_NAME.to_string(),
+            key: id,
+        }));
+    }
+    let bytes = encode(&document)?;
+    write_document(txn, collection, &id_key, None, Some((&document, bytes)))?;
+    Ok((id, document))
+}
+
+/// Whether an operation requires an operator update, a replacement, or either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UpdateKind {
+    Operators,
+    Replacement,
+}
+
+pub(crate) fn parse_update(
+    update: &Document,
+    array_filters: &[Document],
+    kind: UpdateKind,
+) -> Result<Update> {
+    let parsed = Update::parse(update, array_filters).map_err(Error::update)?;
+    let message = match (kind, parsed.is_replacement()) {
+        (UpdateKind::Operators, true) if !update.is_empty() => {
+            "an update needs update operators ($set, $push, ...); use replace for a whole document"
+        }
+        (UpdateKind::Operators, true) => "an update document cannot be empty",
+        (UpdateKind::Replacement, false) => {
+            "a replacement document cannot contain update operators"
+        }
+        _ => return Ok(parsed),
+    };
+    Err(Error::update(DocError::InvalidUpdate {
+        message: message.to_string(),
+    }))
+}
+
+/// The outcome of an update, with the driver's field names.
+pub(crate) struct UpdateCounts {
+    pub(crate) matched_count: u64,
+    pub(crate) modified_count: u64,
+    pub(crate) upserted_id: Option<Bson>,
+}
+
+/// `updateOne` / `updateMany` / `replaceOne`.
+pub(crate) fn update(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    filter: &Filter,
+    update: &Update,
+    multi: bool,
+    upsert: bool,
+) -> Result<UpdateCounts> {
+    let now = DateTime::now();
+    let sort = id_order();
+    let matches = if multi {
+        query(txn, collection, filter, None, 0, None)?.matches
+    } else {
+        query(txn, collection, filter, Some(&sort), 0, Some(1))?.matches
+    };
+    if matches.is_empty() {
+        let mut counts = UpdateCounts {
+            matched_count: 0,
+            modified_count: 0,
+            upserted_id: None,
+        };
+        if upsert {
+            let document = update
+                .upsert(filter, &ApplyContext::new(now).upsert_insert())
+                .map_err(Error::update)?;
+            counts.upserted_id = Some(insert(txn, store, collection, document)?.0);
+        }
+        return Ok(counts);
+    }
+    let mut modified_count = 0;
+    for found in &matches {
+        if apply_update(txn, collection, filter, update, found, now)?.is_some() {
+            modified_count += 1;
+        }
+    }
+    Ok(UpdateCounts {
+        matched_count: matches.len() as u64,
+        modified_count,
+        upserted_id: None,
+    })
+}
+
+/// Applies `update` to one matched document and writes it if it changed; returns the
+/// updated document then.
+fn apply_update(
+    txn: &mut WriteTxn,
+    collection: &str,
+    filter: &Filter,
+    update: &Update,
+    found: &Match,
+    now: DateTime,
+) -> Result<Option<Document>> {
+    let raw = stored_document(&found.bytes)?;
+    let positional = filter
+        .match_details(raw)
+        .map_err(Error::filter)?
+        .and_then(|details| details.array_index);
+    let before = decode(&found.bytes)?;
+    let mut after = before.clone();
+    let outcome = update
+        .apply(
+            &mut after,
+            &ApplyContext::new(now).with_positional_index(positional),
+        )
+        .map_err(Error::update)?;
+    if !outcome.modified {
+        return Ok(None);
+    }
+    check_storable(&after)?;
+    let bytes = encode(&after)?;
+    write_document(
+        txn,
+        collection,
+        &found.id_key,
+        Some(&before),
+        Some((&after, bytes)),
+    )?;
+    Ok(Some(after))
+}
+
+/// `deleteOne` / `deleteMany`: the number deleted.
+pub(crate) fn delete(
+    txn: &mut WriteTxn,
+    collection: &str,
+    filter: &Filter,
+    multi: bool,
+) -> Result<u64> {
+    let sort = id_order();
+    let matches = if multi {
+        query(txn, collection, filter, None, 0, None)?.matches
+    } else {
+        query(txn, collection, filter, Some(&sort), 0, Some(1))?.matches
+    };
+    for found in &matches {
+        let before = decode(&found.bytes)?;
+        write_document(txn, collection, &found.id_key, Some(&before), None)?;
+    }
+    Ok(matches.len() as u64)
+}
+
+/// Options of `find_one_and_*`.
+pub(crate) struct FindAndModify<'a> {
+    pub(crate) sort: Option<&'a SortSpec>,
+    pub(crate) projection: Option<&'a Projection>,
+    pub(crate) upsert: bool,
+    pub(crate) return_after: bool,
+}
+
+/// `findOneAndUpdate` / `findOneAndReplace`.
+pub(crate) fn find_one_and_modify(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    filter: &Filter,
+    update: &Update,
+    options: &FindAndModify<'_>,
+) -> Result<Option<Document>> {
+    let now = DateTime::now();
+    let id_sort = id_order();
+    let sort = options.sort.unwrap_or(&id_sort);
+    let found = query(txn, collection, filter, Some(sort), 0, Some(1))?
+        .matches
+        .pop();
+    let Some(found) = found else {
+        if !options.upsert {
+            return Ok(None);
+        }
+        let document = update
+            .upsert(filter, &ApplyContext::new(now).upsert_insert())
+            .map_err(Error::update)?;
+        let (_, inserted) = insert(txn, store, collection, document)?;
+        if !options.return_after {
+            return Ok(None);
+        }
+        return project(options.projection, filter, inserted).map(Some);
+    };
+    let before = decode(&found.bytes)?;
+    let after = apply_update(txn, collection, filter, update, &found, now)?;
+    let returned = if options.return_after {
+        after.unwrap_or_else(|| before.clone())
+    } else {
+        before
+    };
+    project(options.projection, filter, returned).map(Some)
+}
+
+/// `findOneAndDelete`.
+pub(crate) fn find_one_and_delete(
+    txn: &mut WriteTxn,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    projection: Option<&Projection>,
+) -> Result<Option<Document>> {
+    let id_sort = id_order();
+    let sort = sort.unwrap_or(&id_sort);
+    let Some(found) = query(txn, collection, filter, Some(sort), 0, Some(1))?
+        .matches
+        .pop()
+    else {
+        return Ok(None);
+    };
+    let before = decode(&found.bytes)?;
+    write_document(txn, collection, &found.id_key, Some(&before), None)?;
+    project(projection, filter, before).map(Some)
+}
+
+/// `countDocuments` with skip and limit (0: none).
+pub(crate) fn count(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    skip: u64,
+    limit: u64,
+) -> Result<u64> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let limit = if limit == 0 { None } else { Some(limit) };
+    Ok(query(reader, collection, filter, None, skip, limit)?
+        .matches
+        .len() as u64)
+}
+
+/// `distinct`: values of `field` in matching documents, arrays unwound one level, in order of
+/// first appearance.
+pub(crate) fn distinct(
+    reader: &dyn Reader,
+    collection: &str,
+    field: &str,
+    filter: &Filter,
+) -> Result<Vec<Bson>> {
+    let path = FieldPath::parse(field).map_err(Error::argument)?;
+    let mut values: Vec<Bson> = Vec::new();
+    for found in query(reader, collection, filter, None, 0, None)?.matches {
+        let document = decode(&found.bytes)?;
+        let mut reached = Vec::new();
+        if let Some((first, rest)) = path.parts().split_first()
+            && let Some(child) = document.get(first)
+        {
+            collect_values(child, rest, &mut reached);
+        }
+        for value in reached {
+            let unwound = match value {
+                Bson::Array(items) => items,
+                other => vec![other],
+            };
+            for item in unwound {
+                if !values.iter().any(|known| values_equal(known, &item)) {
+                    values.push(item);
+                }
+            }
+        }
+    }
+    Ok(values)
+}
+
+/// The values at `parts` below `value`, fanning out over arrays as `distinct` does.
+fn collect_values(value: &Bson, parts: &[String], found: &mut Vec<Bson>) {
+    let Some((first, rest)) = parts.split_first() else {
+        found.push(value.clone());
+        return;
+    };
+    match value {
+        Bson::Document(document) => {
+            if let Some(child) = document.get(first) {
+                collect_values(child, rest, found);
+            }
+        }
+        Bson::Array(items) => {
+            if let Some(index) = spillway_doc::path::array_index(first) {
+                if let Some(child) = items.get(index) {
+                    collect_values(child, rest, found);
+                }
+            } else {
+                for item in items {
+                    if matches!(item, Bson::Document(_)) {
+                        collect_values(item, parts, found);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Creates an index (building its entries from the existing documents in the same batch);
+/// returns its name. Creating an identical index again does nothing.
+pub(crate) fn create_index(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    keys: &Document,
+    unique: bool,
+    name: Option<&str>,
+) -> Result<String> {
+    validate_collection_name(collection)?;
+    let fields = parse_index_keys(collection, keys)?;
+    let name = name.map_or_else(|| default_index_name(keys), str::to_string);
+    if name.is_empty() || name.len() > MAX_INDEX_NAME_LEN || name.contains('\0') {
+        return Err(Error::invalid_index(
+            collection,
+            format!("index name {name:?} must be 1 to {MAX_INDEX_NAME_LEN} bytes without NUL"),
+        ));
+    }
+    let same_keys = |spec: &Document| {
+        parse_index_keys(collection, spec).is_ok_and(|known| {
+            known.len() == fields.len()
+                && known
+                    .iter()
+                    .zip(&fields)
+                    .all(|(a, b)| a.0.as_str() == b.0.as_str() && a.1 == b.1)
+        })
+    };
+    if same_keys(&bson::doc! { "_id": 1 }) {
+        if name != ID_INDEX_NAME && name != "_id_1" || unique {
+            return Err(Error::invalid_index(
+                collection,
+                "the _id index exists already and cannot be redefined",
+            ));
+        }
+        ensure_collection(txn, store, collection)?;
+        return Ok(ID_INDEX_NAME.to_string());
+    }
+    if name == ID_INDEX_NAME {
+        return Err(Error::invalid_index(
+            collection,
+            "the name _id_ is reserved for the _id index",
+        ));
+    }
+    ensure_collection(txn, store, collection)?;
+    let meta = &txn.catalog().collections[collection];
+    for index in &meta.indexes {
+        let keys_match = same_keys(&index.spec);
+        if index.name == name || keys_match {
+            if index.name == name && keys_match && index.unique == unique {
+                return Ok(name);
+            }
+            return Err(Error::invalid_index(
+                collection,
+                format!(
+                    "an index named '{}' with keys {} and unique: {} exists already; it conflicts with '{name}' {keys} unique: {unique}",
+                    index.name, index.spec, index.unique
+                ),
+            ));
+        }
+    }
+    let docs = meta.docs;
+    let id = txn.catalog_mut().allocate_id();
+    let keyspace_name = format!("{INDEX_KEYSPACE_PREFIX}{id}.{collection}.{name}");
+    let keyspace = txn.create_keyspace(store, &keyspace_name)?;
+    let mut index = IndexMeta {
+        name: name.clone(),
+        spec: keys.clone(),
+        fields,
+        unique,
+        keyspace_name,
+        keyspace,
+        multikey: false,
+    };
+    let mut entries = Vec::new();
+    for entry in txn.scan(docs, &crate::txn::KeyRange::all(), false)? {
+        let (id_key, bytes) = entry?;
+        let document = decode(&bytes)?;
+        let (document_entries, multikey) = index_entries(collection, &index, &document, &id_key)?;
+        index.multikey |= multikey;
+        for entry in document_entries {
+            entries.push((entry.key, id_key.to_vec(), document.clone()));
+        }
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    if unique {
+        for pair in entries.windows(2) {
+            if pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1 {
+                return Err(duplicate(collection, &index, &pair[1].2));
+            }
+        }
+    }
+    for (key, id_key, _) in entries {
+        txn.put(keyspace, key, id_key);
+    }
+    txn.catalog_mut()
+        .collections
+        .get_mut(collection)
+        .expect("exists")
+        .indexes
+        .push(index);
+    txn.collection_changed(collection);
+    Ok(name)
+}
+
+/// Drops an index by name.
+pub(crate) fn drop_index(txn: &mut WriteTxn, collection: &str, name: &str) -> Result<()> {
+    validate_collection_name(collection)?;
+    if name == ID_INDEX_NAME {
+        return Err(Error::invalid_index(
+            collection,
+            "the _id index cannot be dropped",
+        ));
+    }
+    let not_found = || {
+        Error::new(ErrorKind::IndexNotFound {
+            collection: collection.to_string(),
+            index: name.to_string(),
+        })
+    };
+    let meta = txn
+        .catalog()
+        .collections
+        .get(collection)
+        .ok_or_else(not_found)?;
+    let position = meta
+        .indexes
+        .iter()
+        .position(|index| index.name == name)
+        .ok_or_else(not_found)?;
+    let keyspace = meta.indexes[position].keyspace;
+    txn.catalog_mut()
+        .collections
+        .get_mut(collection)
+        .expect("exists")
+        .indexes
+        .remove(position);
+    txn.collection_changed(collection);
+    txn.drop_keyspace(keyspace);
+    Ok(())
+}
+
+/// Drops a collection and its indexes; `false` if it did not exist.
+pub(crate) fn drop_collection(txn: &mut WriteTxn, collection: &str) -> Result<bool> {
+    validate_collection_name(collection)?;
+    let Some(meta) = txn.catalog_mut().collections.remove(collection) else {
+        return Ok(false);
+    };
+    txn.collection_changed(collection);
+    txn.drop_keyspace(meta.docs);
+    for index in &meta.indexes {
+        txn.drop_keyspace(index.keyspace);
+    }
+    Ok(true)
+}

@@ -1,0 +1,606 @@
+//! The query planner: how a filter and a sort are answered from the store.
+//!
+//! From the filter's top-level ANDed field predicates (`Filter::field_predicates`) the
+//! planner picks one access path:
+//!
+//! 1. `IDHACK`: `_id` equality or `$in` on `_id` (point lookups in the documents keyspace);
+//! 2. `IXSCAN`: the best secondary index: the most leading fields pinned by equality or `$in`,
+//!    then one range field (`$gt/$gte/$lt/$lte`, bounded within the operand's type bracket),
+//!    preferring a unique index fully pinned, then an index that also yields the sort order;
+//!    with no usable predicate, an index that yields the requested sort order (full scan);
+//! 3. `COLLSCAN`: every document in `_id` order (which yields a sort on `_id` by itself).
+//!
+//! A `SORT` stage sorts in memory when the access path does not yield the order. Indexes only
+//! narrow: the executor re-checks the whole filter on every document it fetches. Predicates
+//! whose index bounds would be unsound are not used for bounds: `null` operands (they match
+//! missing fields and arrays of documents in ways an index entry cannot show), array operands
+//! (they match whole arrays, which are indexed element by element) and regular expressions.
+//! A multikey index never intersects two range predicates (two elements may satisfy them
+//! separately) and never yields a sort order. This module must never read documents or
+//! the store: it only looks at the catalog.
+
+use std::ops::Bound;
+
+use bson::{Bson, Document, doc};
+use spillway_doc::compare::{CanonicalType, canonical_type, compare};
+use spillway_doc::filter::{Filter, Predicate};
+use spillway_doc::key;
+use spillway_doc::sort::{Direction, SortSpec};
+use spillway_store::KeyspaceId;
+
+use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::txn::KeyRange;
+
+/// The most index ranges one scan may expand into (the product of `$in` lists).
+const MAX_INDEX_RANGES: usize = 4096;
+
+/// How documents are found.
+#[derive(Debug, Clone)]
+pub(crate) enum Access {
+    /// The collection does not exist: nothing to read.
+    Eof,
+    /// Every document, in `_id` order (or reversed).
+    CollScan { reverse: bool },
+    /// Point lookups of these `_id` keys (sorted, deduplicated), ascending or reversed.
+    IdHack { keys: Vec<Vec<u8>>, reverse: bool },
+    /// Ranges of a secondary index, then a fetch of each document.
+    IxScan {
+        index: String,
+        key_pattern: Document,
+        keyspace: KeyspaceId,
+        ranges: Vec<KeyRange>,
+        reverse: bool,
+        multikey: bool,
+        /// Per index field, its intervals as shown by `explain`.
+        bounds: Box<Document>,
+    },
+}
+
+/// A chosen plan.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) access: Access,
+    pub(crate) docs: Option<KeyspaceId>,
+    /// The sort left to do in memory (`SORT` stage), if the access path does not yield it.
+    pub(crate) sort: Option<SortSpec>,
+}
+
+impl Plan {
+    /// The plan as MongoDB's `explain` shows a winning plan.
+    pub(crate) fn describe(&self) -> Document {
+        let access = match &self.access {
+            Access::Eof => doc! { "stage": "EOF" },
+            Access::CollScan { reverse } => doc! {
+                "stage": "COLLSCAN",
+                "direction": direction_name(*reverse),
+            },
+            Access::IdHack { keys, .. } => doc! {
+                "stage": "IDHACK",
+                "keys": keys.len() as i64,
+            },
+            Access::IxScan {
+                index,
+                key_pattern,
+                reverse,
+                multikey,
+                bounds,
+                ranges,
+                ..
+            } => doc! {
+                "stage": "FETCH",
+                "inputStage": {
+                    "stage": "IXSCAN",
+                    "indexName": index,
+                    "keyPattern": key_pattern.clone(),
+                    "isMultiKey": *multikey,
+                    "direction": direction_name(*reverse),
+                    "indexBounds": (**bounds).clone(),
+                    "ranges": ranges.len() as i64,
+                },
+            },
+        };
+        match &self.sort {
+            Some(sort) => doc! {
+                "stage": "SORT",
+                "sortPattern": sort_pattern(sort),
+                "inputStage": access,
+            },
+            None => access,
+        }
+    }
+}
+
+fn direction_name(reverse: bool) -> &'static str {
+    if reverse { "backward" } else { "forward" }
+}
+
+fn sort_pattern(sort: &SortSpec) -> Document {
+    let mut pattern = Document::new();
+    for key in sort.keys() {
+        let direction = match key.direction {
+            Direction::Ascending => 1,
+            Direction::Descending => -1,
+        };
+        pattern.insert(key.path.as_str(), direction);
+    }
+    pattern
+}
+
+/// Chooses the plan for `filter` and `sort` on `collection` (`None`: it does not exist).
+pub(crate) fn plan(
+    collection: Option<&CollectionMeta>,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+) -> Plan {
+    let sort = sort.filter(|sort| !sort.is_empty());
+    let Some(collection) = collection else {
+        return Plan {
+            access: Access::Eof,
+            docs: None,
+            sort: None,
+        };
+    };
+    let docs = Some(collection.docs);
+    let id_sort = sort.and_then(id_sort_direction);
+    if let Some(keys) = id_lookup(filter) {
+        return Plan {
+            access: Access::IdHack {
+                keys,
+                reverse: id_sort == Some(Direction::Descending),
+            },
+            docs,
+            sort: if id_sort.is_some() {
+                None
+            } else {
+                sort.cloned()
+            },
+        };
+    }
+    let mut best: Option<(Candidate, &IndexMeta)> = None;
+    for index in &collection.indexes {
+        let candidate = Candidate::build(index, filter, sort);
+        if candidate.n_bounded == 0 {
+            continue;
+        }
+        if best
+            .as_ref()
+            .is_none_or(|(known, _)| candidate.score() > known.score())
+        {
+            best = Some((candidate, index));
+        }
+    }
+    if best.is_none() && sort.is_some() && id_sort.is_none() {
+        best = collection
+            .indexes
+            .iter()
+            .map(|index| (Candidate::build(index, filter, sort), index))
+            .find(|(candidate, _)| candidate.sort_reverse.is_some());
+    }
+    if let Some((candidate, index)) = best {
+        let provides_sort = candidate.sort_reverse.is_some();
+        return Plan {
+            access: Access::IxScan {
+                index: index.name.clone(),
+                key_pattern: index.spec.clone(),
+                keyspace: index.keyspace,
+                reverse: candidate.sort_reverse.unwrap_or(false),
+                multikey: index.multikey,
+                bounds: Box::new(candidate.explain_bounds(index)),
+                ranges: candidate.ranges,
+            },
+            docs,
+            sort: if provides_sort { None } else { sort.cloned() },
+        };
+    }
+    Plan {
+        access: Access::CollScan {
+            reverse: id_sort == Some(Direction::Descending),
+        },
+        docs,
+        sort: if id_sort.is_some() {
+            None
+        } else {
+            sort.cloned()
+        },
+    }
+}
+
+/// The direction of a sort that `_id` order yields: its first key is `_id` (unique, so later
+/// keys never break a tie).
+fn id_sort_direction(sort: &SortSpec) -> Option<Direction> {
+    sort.keys()
+        .first()
+        .filter(|key| key.path.as_str() == "_id")
+        .map(|key| key.direction)
+}
+
+/// The `_id` keys an `_id` equality or `$in` pins, sorted and deduplicated.
+fn id_lookup(filter: &Filter) -> Option<Vec<Vec<u8>>> {
+    for (path, predicate) in filter.field_predicates() {
+        if path.as_str() != "_id" {
+            continue;
+        }
+        let mut keys: Vec<Vec<u8>> = match predicate {
+            Predicate::Eq(operand) => vec![key::to_key(operand.value())],
+            Predicate::In(list) if list.regexes.is_empty() => list
+                .values
+                .iter()
+                .map(|operand| key::to_key(operand.value()))
+                .collect(),
+            _ => continue,
+        };
+        keys.sort();
+        keys.dedup();
+        return Some(keys);
+    }
+    None
+}
+
+/// The values one index field is restricted to, in value order.
+#[derive(Debug, Clone)]
+enum FieldBounds {
+    /// Exactly these values (sorted by value, deduplicated).
+    Points(Vec<Bson>),
+    /// A range within one canonical type.
+    Range {
+        low: Option<Box<(Bson, bool)>>,
+        high: Option<Box<(Bson, bool)>>,
+        bracket: CanonicalType,
+    },
+    /// Unrestricted.
+    All,
+}
+
+/// An index considered for a query.
+struct Candidate {
+    /// Bounds of the leading fields that the ranges apply.
+    applied: Vec<FieldBounds>,
+    /// Leading fields pinned by points.
+    n_points: usize,
+    /// Leading fields bounded (points, then at most one range).
+    n_bounded: usize,
+    unique_point: bool,
+    /// Whether the scan yields the requested sort, and in which direction.
+    sort_reverse: Option<bool>,
+    ranges: Vec<KeyRange>,
+}
+
+impl Candidate {
+    fn build(index: &IndexMeta, filter: &Filter, sort: Option<&SortSpec>) -> Candidate {
+        let mut applied = Vec::new();
+        let mut n_points = 0;
+        let mut n_combinations = 1usize;
+        for (path, _) in &index.fields {
+            let bounds = field_bounds(filter, path.as_str(), index.multikey);
+            match bounds {
+                FieldBounds::Points(ref values) => {
+                    let next = n_combinations.saturating_mul(values.len().max(1));
+                    if next > MAX_INDEX_RANGES {
+                        break;
+                    }
+                    n_combinations = next;
+                    n_points += 1;
+                    applied.push(bounds);
+                }
+                FieldBounds::Range { .. } => {
+                    applied.push(bounds);
+                    break;
+                }
+                FieldBounds::All => break,
+            }
+        }
+        let n_bounded = applied.len();
+        let unique_point = index.unique && n_points == index.fields.len();
+        let sort_reverse = match sort {
+            Some(sort) if !index.multikey => sort_direction(index, &applied, sort),
+            _ => None,
+        };
+        let ranges = build_ranges(index, &applied);
+        Candidate {
+            applied,
+            n_points,
+            n_bounded,
+            unique_point,
+            sort_reverse,
+            ranges,
+        }
+    }
+
+    fn score(&self) -> (bool, usize, usize, bool) {
+        (
+            self.unique_point,
+            self.n_points,
+            self.n_bounded,
+            self.sort_reverse.is_some(),
+        )
+    }
+
+    fn explain_bounds(&self, index: &IndexMeta) -> Document {
+        let mut shown = Document::new();
+        for (position, (path, _)) in index.fields.iter().enumerate() {
+            let intervals: Vec<Bson> = match self.applied.get(position) {
+                Some(FieldBounds::Points(values)) => values
+                    .iter()
+                    .map(|value| Bson::String(format!("[{value}, {value}]")))
+                    .collect(),
+                Some(FieldBounds::Range { low, high, bracket }) => {
+                    let low = match low.as_deref() {
+                        Some((value, true)) => format!("[{value}"),
+                        Some((value, false)) => format!("({value}"),
+                        None => format!("[{}", bracket_edge(*bracket, false)),
+                    };
+                    let high = match high.as_deref() {
+                        Some((value, true)) => format!("{value}]"),
+                        Some((value, false)) => format!("{value})"),
+                        None => format!("{}]", bracket_edge(*bracket, true)),
+                    };
+                    vec![Bson::String(format!("{low}, {high}"))]
+                }
+                Some(FieldBounds::All) | None => vec![Bson::String("[MinKey, MaxKey]".into())],
+            };
+            shown.insert(path.as_str(), intervals);
+        }
+        shown
+    }
+}
+
+fn bracket_edge(bracket: CanonicalType, high: bool) -> String {
+    match (bracket, high) {
+        (CanonicalType::Number, false) => "-inf".into(),
+        (CanonicalType::Number, true) => "+inf".into(),
+        (other, false) => format!("min {other:?}").to_lowercase(),
+        (other, true) => format!("max {other:?}").to_lowercase(),
+    }
+}
+
+/// Whether a value can bound an index scan (see the module docs).
+fn usable_operand(value: &Bson) -> bool {
+    !matches!(
+        value,
+        Bson::Array(_) | Bson::Null | Bson::Undefined | Bson::MinKey | Bson::MaxKey
+    )
+}
+
+/// A range being built: low end, high end (each a value and whether it is included), and
+/// the type bracket both ends share.
+type RangeBounds = (
+    Option<Box<(Bson, bool)>>,
+    Option<Box<(Bson, bool)>>,
+    CanonicalType,
+);
+
+fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
+    let predicates: Vec<&Predicate> = filter
+        .field_predicates()
+        .filter(|(field, _)| field.as_str() == path)
+        .map(|(_, predicate)| predicate)
+        .collect();
+    for predicate in &predicates {
+        if let Predicate::Eq(operand) = predicate
+            && usable_operand(operand.value())
+        {
+            return FieldBounds::Points(vec![operand.value().clone()]);
+        }
+    }
+    for predicate in &predicates {
+        if let Predicate::In(list) = predicate
+            && list.regexes.is_empty()
+            && list
+                .values
+                .iter()
+                .all(|value| usable_operand(value.value()))
+        {
+            let mut values: Vec<Bson> = list.values.iter().map(|v| v.value().clone()).collect();
+            values.sort_by(compare);
+            values.dedup_by(|a, b| compare(a, b).is_eq());
+            return FieldBounds::Points(values);
+        }
+    }
+    let mut bounds: Option<RangeBounds> = None;
+    for predicate in &predicates {
+        let (value, is_low, inclusive) = match predicate {
+            Predicate::Gt(operand) => (operand.value(), true, false),
+            Predicate::Gte(operand) => (operand.value(), true, true),
+            Predicate::Lt(operand) => (operand.value(), false, false),
+            Predicate::Lte(operand) => (operand.value(), false, true),
+            _ => continue,
+        };
+        if !usable_operand(value) {
+            continue;
+        }
+        let bracket = canonical_type(value);
+        let (low, high, known_bracket) = bounds.get_or_insert((None, None, bracket));
+        if *known_bracket != bracket {
+            continue;
+        }
+        let slot = if is_low { low } else { high };
+        let tighter = match slot {
+            None => true,
+            Some(known) => {
+                let (known, known_inclusive) = &**known;
+                let order = compare(value, known);
+                let order = if is_low { order } else { order.reverse() };
+                order.is_gt() || (order.is_eq() && *known_inclusive && !inclusive)
+            }
+        };
+        if slot.is_some() && multikey {
+            // Two elements of one array may satisfy the two bounds separately.
+            continue;
+        }
+        if tighter {
+            *slot = Some(Box::new((value.clone(), inclusive)));
+        }
+    }
+    match bounds {
+        Some((low, high, bracket)) => FieldBounds::Range { low, high, bracket },
+        None => FieldBounds::All,
+    }
+}
+
+/// Whether scanning `index` with `applied` bounds yields `sort`, and in which direction.
+fn sort_direction(index: &IndexMeta, applied: &[FieldBounds], sort: &SortSpec) -> Option<bool> {
+    let single_point = |position: usize| matches!(applied.get(position), Some(FieldBounds::Points(values)) if values.len() <= 1);
+    let mut position = 0;
+    let mut reverse: Option<bool> = None;
+    for sort_key in sort.keys() {
+        loop {
+            let (path, direction) = index.fields.get(position)?;
+            if path.as_str() == sort_key.path.as_str() {
+                if !single_point(position) {
+                    let this_reverse = *direction != sort_key.direction;
+                    if *reverse.get_or_insert(this_reverse) != this_reverse {
+                        return None;
+                    }
+                }
+                position += 1;
+                break;
+            }
+            if !single_point(position) {
+                return None;
+            }
+            position += 1;
+        }
+    }
+    Some(reverse.unwrap_or(false))
+}
+
+/// One component's bound in key bytes: inclusive or not, and whether the bytes are a whole
+/// (self-delimiting) component or a type-bracket prefix.
+#[derive(Clone)]
+struct ComponentBound {
+    bytes: Vec<u8>,
+    inclusive: bool,
+}
+
+fn encode_component(value: &Bson, direction: Direction) -> Vec<u8> {
+    let mut out = Vec::new();
+    match direction {
+        Direction::Ascending => key::encode(value, &mut out),
+        Direction::Descending => key::encode_descending(value, &mut out),
+    }
+    out
+}
+
+/// The byte bounds of one field's range, in scan order of the index.
+fn component_range(
+    low: Option<&(Bson, bool)>,
+    high: Option<&(Bson, bool)>,
+    bracket: CanonicalType,
+    direction: Direction,
+) -> (ComponentBound, ComponentBound) {
+    let type_byte = bracket as u8;
+    let value_bound = |bound: &(Bson, bool)| ComponentBound {
+        bytes: encode_component(&bound.0, direction),
+        inclusive: bound.1,
+    };
+    match direction {
+        Direction::Ascending => (
+            low.map_or(
+                ComponentBound {
+                    bytes: vec![type_byte],
+                    inclusive: true,
+                },
+                value_bound,
+            ),
+            high.map_or(
+                ComponentBound {
+                    bytes: vec![type_byte + 1],
+                    inclusive: false,
+                },
+                value_bound,
+            ),
+        ),
+        Direction::Descending => (
+            high.map_or(
+                ComponentBound {
+                    bytes: vec![!type_byte],
+                    inclusive: true,
+                },
+                value_bound,
+            ),
+            low.map_or(
+                ComponentBound {
+                    bytes: vec![!type_byte + 1],
+                    inclusive: false,
+                },
+                value_bound,
+            ),
+        ),
+    }
+}
+
+/// The smallest byte string greater than every string starting with `prefix` (`None`: no
+/// such string, the range is unbounded above).
+fn successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+fn build_ranges(index: &IndexMeta, applied: &[FieldBounds]) -> Vec<KeyRange> {
+    let mut prefixes: Vec<Vec<u8>> = vec![Vec::new()];
+    let mut range: Option<(ComponentBound, ComponentBound)> = None;
+    for ((_, direction), bounds) in index.fields.iter().zip(applied) {
+        match bounds {
+            FieldBounds::Points(values) => {
+                let mut components: Vec<Vec<u8>> = values
+                    .iter()
+                    .map(|value| encode_component(value, *direction))
+                    .collect();
+                components.sort();
+                components.dedup();
+                let mut next = Vec::with_capacity(prefixes.len() * components.len());
+                for prefix in &prefixes {
+                    for component in &components {
+                        let mut combined = prefix.clone();
+                        combined.extend_from_slice(component);
+                        next.push(combined);
+                    }
+                }
+                prefixes = next;
+            }
+            FieldBounds::Range { low, high, bracket } => {
+                range = Some(component_range(
+                    low.as_deref(),
+                    high.as_deref(),
+                    *bracket,
+                    *direction,
+                ));
+            }
+            FieldBounds::All => {}
+        }
+    }
+    prefixes
+        .into_iter()
+        .map(|prefix| match &range {
+            None if prefix.is_empty() => KeyRange::all(),
+            None => KeyRange {
+                low: Bound::Included(prefix.clone()),
+                high: successor(&prefix).map_or(Bound::Unbounded, Bound::Excluded),
+            },
+            Some((low, high)) => {
+                let mut low_key = prefix.clone();
+                low_key.extend_from_slice(&low.bytes);
+                let mut high_key = prefix;
+                high_key.extend_from_slice(&high.bytes);
+                KeyRange {
+                    low: if low.inclusive {
+                        Bound::Included(low_key)
+                    } else {
+                        successor(&low_key).map_or(Bound::Excluded(low_key), Bound::Included)
+                    },
+                    high: if high.inclusive {
+                        successor(&high_key).map_or(Bound::Unbounded, Bound::Excluded)
+                    } else {
+                        Bound::Excluded(high_key)
+                    },
+                }
+            }
+        })
+        .collect()
+}

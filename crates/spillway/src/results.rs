@@ -1,0 +1,160 @@
+//! Result and option types with the field names of the official `mongodb` driver.
+//!
+//! This module must never hold behaviour beyond construction helpers: operations live in
+//! `collection` and `ops`.
+
+use std::collections::HashMap;
+
+use bson::{Bson, Document};
+use serde::Serialize;
+
+/// What `insert_one` did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InsertOneResult {
+    /// The `_id` of the inserted document (generated when it had none).
+    pub inserted_id: Bson,
+}
+
+/// What `insert_many` did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InsertManyResult {
+    /// The `_id` of each inserted document, by its position in the input.
+    pub inserted_ids: HashMap<usize, Bson>,
+}
+
+/// What an update or replace did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UpdateResult {
+    /// Documents the filter matched.
+    pub matched_count: u64,
+    /// Documents actually changed.
+    pub modified_count: u64,
+    /// The `_id` of the inserted document, when an upsert inserted one.
+    pub upserted_id: Option<Bson>,
+}
+
+/// What a delete did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DeleteResult {
+    /// Documents deleted.
+    pub deleted_count: u64,
+}
+
+/// What `create_index` did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CreateIndexResult {
+    /// The index's name (given, or MongoDB's default such as `a_1_b_-1`).
+    pub index_name: String,
+}
+
+/// Which version of the document `find_one_and_update` / `_replace` return.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReturnDocument {
+    /// The document as it was before the write (MongoDB's default).
+    #[default]
+    Before,
+    /// The document as the write left it.
+    After,
+}
+
+/// An index to create, or one `list_indexes` describes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IndexModel {
+    /// The key pattern: field paths to 1 (ascending) or -1 (descending).
+    pub keys: Document,
+    /// Options; `None` means the defaults.
+    pub options: Option<IndexOptions>,
+}
+
+impl IndexModel {
+    /// A builder, as in the driver: `IndexModel::builder().keys(doc! {..}).build()`.
+    pub fn builder() -> IndexModelBuilder {
+        IndexModelBuilder::default()
+    }
+}
+
+/// Builds an [`IndexModel`].
+#[derive(Debug, Clone, Default)]
+pub struct IndexModelBuilder {
+    model: IndexModel,
+}
+
+impl IndexModelBuilder {
+    /// Sets the key pattern.
+    pub fn keys(mut self, keys: Document) -> Self {
+        self.model.keys = keys;
+        self
+    }
+
+    /// Sets the options.
+    pub fn options(mut self, options: impl Into<Option<IndexOptions>>) -> Self {
+        self.model.options = options.into();
+        self
+    }
+
+    /// The model.
+    pub fn build(self) -> IndexModel {
+        self.model
+    }
+}
+
+/// Options of an index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexOptions {
+    /// Refuse two documents with the same key (a missing field counts as `null`).
+    pub unique: Option<bool>,
+    /// The index name; MongoDB's default (`a_1_b_-1`) when `None`.
+    pub name: Option<String>,
+}
+
+impl IndexOptions {
+    /// A builder, as in the driver.
+    pub fn builder() -> IndexOptionsBuilder {
+        IndexOptionsBuilder::default()
+    }
+}
+
+/// Builds [`IndexOptions`].
+#[derive(Debug, Clone, Default)]
+pub struct IndexOptionsBuilder {
+    options: IndexOptions,
+}
+
+impl IndexOptionsBuilder {
+    /// Sets `unique`.
+    pub fn unique(mut self, unique: bool) -> Self {
+        self.options.unique = Some(unique);
+        self
+    }
+
+    /// Sets the name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.options.name = Some(name.into());
+        self
+    }
+
+    /// The options.
+    pub fn build(self) -> IndexOptions {
+        self.options
+    }
+}
+
+/// What `explain` reports: the chosen plan, in MongoDB's shape, and what running it cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Explain {
+    /// The plan: nested stages (`SORT`, `FETCH`, `IXSCAN`, `IDHACK`, `COLLSCAN`, `EOF`) with
+    /// the index name, key pattern, direction and bounds of an index scan.
+    pub winning_plan: Document,
+    /// Index entries (or `_id` lookups) examined.
+    pub keys_examined: u64,
+    /// Documents fetched and checked against the filter.
+    pub docs_examined: u64,
+    /// Documents returned (after skip and limit).
+    pub n_returned: u64,
+}

@@ -1,0 +1,339 @@
+//! The one write path, and the read views queries run on.
+//!
+//! - [`Published`]: a store snapshot and the catalog as of that snapshot, swapped atomically
+//!   after every commit, so a reader never sees a catalog newer or older than its data.
+//! - [`WriteTxn`]: buffers the puts and deletes of one write (a single operation or a whole
+//!   `db.transaction`) per keyspace over a `Published` base, answers reads with its own
+//!   writes applied, and turns everything, catalog changes included, into one `WriteBatch`.
+//!
+//! Every logical write of the facade goes through `WriteTxn`; this is the seam where the
+//! pattern layer will intercept writes. This module must never commit anything itself, and
+//! never let a read see a write of another uncommitted transaction.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::iter::Peekable;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use spillway_store::{KeyspaceId, Snapshot, Store, WriteBatch};
+
+use crate::catalog::{CATALOG_KEYSPACE, Catalog, CollectionMeta, META_KEY};
+use crate::error::Result;
+
+/// A byte range of one keyspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeyRange {
+    pub(crate) low: Bound<Vec<u8>>,
+    pub(crate) high: Bound<Vec<u8>>,
+}
+
+impl KeyRange {
+    pub(crate) fn all() -> KeyRange {
+        KeyRange {
+            low: Bound::Unbounded,
+            high: Bound::Unbounded,
+        }
+    }
+
+    fn as_slices(&self) -> (Bound<&[u8]>, Bound<&[u8]>) {
+        (as_slice(&self.low), as_slice(&self.high))
+    }
+}
+
+fn as_slice(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match bound {
+        Bound::Included(bytes) => Bound::Included(bytes.as_slice()),
+        Bound::Excluded(bytes) => Bound::Excluded(bytes.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// `(key, value)` pairs, borrowed from a snapshot or a transaction's buffer.
+pub(crate) type Entries<'a> = Box<dyn Iterator<Item = Result<(Cow<'a, [u8]>, Cow<'a, [u8]>)>> + 'a>;
+
+/// What queries read from: a snapshot, or a transaction's view of it.
+pub(crate) trait Reader {
+    /// The catalog as this view sees it.
+    fn catalog(&self) -> &Catalog;
+    /// One value.
+    fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<Cow<'_, [u8]>>>;
+    /// Entries in `range`, ascending or (with `reverse`) descending.
+    fn scan(&self, keyspace: KeyspaceId, range: &KeyRange, reverse: bool) -> Result<Entries<'_>>;
+    /// Number of keys in the keyspace.
+    fn count(&self, keyspace: KeyspaceId) -> Result<usize>;
+}
+
+/// A committed state: the snapshot and the catalog it contains.
+#[derive(Debug)]
+pub(crate) struct Published {
+    pub(crate) snapshot: Snapshot,
+    pub(crate) catalog: Arc<Catalog>,
+}
+
+impl Reader for Published {
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<Cow<'_, [u8]>>> {
+        Ok(self.snapshot.get(keyspace, key)?.map(Cow::Borrowed))
+    }
+
+    fn scan(&self, keyspace: KeyspaceId, range: &KeyRange, reverse: bool) -> Result<Entries<'_>> {
+        snapshot_scan(&self.snapshot, keyspace, range, reverse)
+    }
+
+    fn count(&self, keyspace: KeyspaceId) -> Result<usize> {
+        Ok(self.snapshot.len(keyspace)?)
+    }
+}
+
+fn snapshot_scan<'a>(
+    snapshot: &'a Snapshot,
+    keyspace: KeyspaceId,
+    range: &KeyRange,
+    reverse: bool,
+) -> Result<Entries<'a>> {
+    let entries = snapshot.range(keyspace, range.as_slices())?;
+    let mapped = |entry: spillway_store::Result<(&'a [u8], &'a [u8])>| {
+        entry
+            .map(|(key, value)| (Cow::Borrowed(key), Cow::Borrowed(value)))
+            .map_err(crate::Error::from)
+    };
+    if reverse {
+        Ok(Box::new(entries.rev().map(mapped)))
+    } else {
+        Ok(Box::new(entries.map(mapped)))
+    }
+}
+
+/// The buffered writes of one keyspace: `None` is a delete.
+type Overlay = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// The writes of one transaction, over a committed base.
+#[derive(Debug)]
+pub(crate) struct WriteTxn {
+    base: Arc<Published>,
+    catalog: Arc<Catalog>,
+    catalog_changed: bool,
+    changed_collections: HashSet<String>,
+    overlays: HashMap<KeyspaceId, Overlay>,
+    /// Keyspaces created during this transaction: absent from the base snapshot.
+    created: HashSet<KeyspaceId>,
+    /// Keyspaces left over (empty, never in the catalog) that this transaction reuses: cleared
+    /// first in the batch, and read as empty.
+    clear_on_commit: Vec<KeyspaceId>,
+    /// Keyspaces to drop at commit (their collection or index was dropped).
+    dropped: Vec<KeyspaceId>,
+    n_ops: usize,
+}
+
+impl WriteTxn {
+    pub(crate) fn new(base: Arc<Published>) -> WriteTxn {
+        WriteTxn {
+            catalog: Arc::clone(&base.catalog),
+            base,
+            catalog_changed: false,
+            changed_collections: HashSet::new(),
+            overlays: HashMap::new(),
+            created: HashSet::new(),
+            clear_on_commit: Vec::new(),
+            dropped: Vec::new(),
+            n_ops: 0,
+        }
+    }
+
+    pub(crate) fn put(&mut self, keyspace: KeyspaceId, key: Vec<u8>, value: Vec<u8>) {
+        self.n_ops += 1;
+        self.overlays
+            .entry(keyspace)
+            .or_default()
+            .insert(key, Some(value));
+    }
+
+    pub(crate) fn delete(&mut self, keyspace: KeyspaceId, key: Vec<u8>) {
+        self.n_ops += 1;
+        self.overlays.entry(keyspace).or_default().insert(key, None);
+    }
+
+    /// The catalog as this transaction sees it, to read while buffering writes.
+    pub(crate) fn catalog_arc(&self) -> Arc<Catalog> {
+        Arc::clone(&self.catalog)
+    }
+
+    /// The catalog for modification; the change is written at commit.
+    pub(crate) fn catalog_mut(&mut self) -> &mut Catalog {
+        self.catalog_changed = true;
+        Arc::make_mut(&mut self.catalog)
+    }
+
+    /// Records that `collection`'s catalog record must be rewritten (or deleted) at commit.
+    pub(crate) fn collection_changed(&mut self, collection: &str) {
+        self.catalog_changed = true;
+        self.changed_collections.insert(collection.to_string());
+    }
+
+    /// Creates (or reuses, if a crash or an abandoned transaction left it) a keyspace.
+    pub(crate) fn create_keyspace(&mut self, store: &Store, name: &str) -> Result<KeyspaceId> {
+        let keyspace = store.keyspace(name)?;
+        if self.base.snapshot.keyspace(name).is_some() {
+            // Left empty by an abandoned transaction or a crash: the catalog never named it,
+            // so nothing but this transaction's writes may appear in it.
+            self.n_ops += 1;
+            self.overlays.insert(keyspace, Overlay::new());
+            self.clear_on_commit.push(keyspace);
+        } else {
+            self.created.insert(keyspace);
+        }
+        Ok(keyspace)
+    }
+
+    /// Drops a keyspace at commit; this transaction no longer reads it.
+    pub(crate) fn drop_keyspace(&mut self, keyspace: KeyspaceId) {
+        self.n_ops += 1;
+        self.overlays.remove(&keyspace);
+        self.dropped.push(keyspace);
+    }
+
+    /// Whether the transaction has nothing to commit.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.n_ops == 0 && !self.catalog_changed
+    }
+
+    /// The batch to commit and the catalog it leaves.
+    pub(crate) fn into_batch(self, store: &Store) -> Result<(WriteBatch, Arc<Catalog>)> {
+        let mut batch = WriteBatch::new();
+        for &keyspace in &self.clear_on_commit {
+            batch.clear_keyspace(keyspace);
+        }
+        for (keyspace, overlay) in &self.overlays {
+            for (key, value) in overlay {
+                match value {
+                    Some(value) => batch.put(*keyspace, key, value),
+                    None => batch.delete(*keyspace, key),
+                };
+            }
+        }
+        if self.catalog_changed {
+            let catalog_keyspace = store.keyspace(CATALOG_KEYSPACE)?;
+            batch.put(
+                catalog_keyspace,
+                META_KEY,
+                &bson::serialize_to_vec(&self.catalog.meta_record())
+                    .map_err(|error| crate::Error::serialization(error.to_string()))?,
+            );
+            let mut changed: Vec<&String> = self.changed_collections.iter().collect();
+            changed.sort();
+            for name in changed {
+                let key = CollectionMeta::catalog_key(name);
+                match self.catalog.collections.get(name) {
+                    Some(meta) => batch.put(
+                        catalog_keyspace,
+                        &key,
+                        &bson::serialize_to_vec(&meta.to_record())
+                            .map_err(|error| crate::Error::serialization(error.to_string()))?,
+                    ),
+                    None => batch.delete(catalog_keyspace, &key),
+                };
+            }
+        }
+        for &keyspace in &self.dropped {
+            batch.drop_keyspace(keyspace);
+        }
+        Ok((batch, self.catalog))
+    }
+}
+
+impl Reader for WriteTxn {
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<Cow<'_, [u8]>>> {
+        if let Some(overlay) = self.overlays.get(&keyspace)
+            && let Some(value) = overlay.get(key)
+        {
+            return Ok(value.as_deref().map(Cow::Borrowed));
+        }
+        if self.created.contains(&keyspace) || self.clear_on_commit.contains(&keyspace) {
+            return Ok(None);
+        }
+        self.base.get(keyspace, key)
+    }
+
+    fn scan(&self, keyspace: KeyspaceId, range: &KeyRange, reverse: bool) -> Result<Entries<'_>> {
+        let base: Entries<'_> =
+            if self.created.contains(&keyspace) || self.clear_on_commit.contains(&keyspace) {
+                Box::new(std::iter::empty())
+            } else {
+                self.base.scan(keyspace, range, reverse)?
+            };
+        let Some(overlay) = self.overlays.get(&keyspace) else {
+            return Ok(base);
+        };
+        let buffered = overlay.range::<[u8], _>(range.as_slices());
+        let buffered: BufferedEntries<'_> = if reverse {
+            Box::new(buffered.rev())
+        } else {
+            Box::new(buffered)
+        };
+        Ok(Box::new(Merge {
+            base: base.peekable(),
+            buffered: buffered.peekable(),
+            reverse,
+        }))
+    }
+
+    fn count(&self, keyspace: KeyspaceId) -> Result<usize> {
+        let mut count = 0;
+        for entry in self.scan(keyspace, &KeyRange::all(), false)? {
+            entry?;
+            count += 1;
+        }
+        Ok(count)
+    }
+}
+
+/// A transaction's buffered writes in a range: `None` values are deletes.
+type BufferedEntries<'a> = Box<dyn Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)> + 'a>;
+
+/// Merges a snapshot scan with a transaction's buffered writes (which win on equal keys).
+struct Merge<'a> {
+    base: Peekable<Entries<'a>>,
+    buffered: Peekable<BufferedEntries<'a>>,
+    reverse: bool,
+}
+
+impl<'a> Iterator for Merge<'a> {
+    type Item = Result<(Cow<'a, [u8]>, Cow<'a, [u8]>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let take_buffered = match (self.base.peek(), self.buffered.peek()) {
+                (None, None) => return None,
+                (Some(Err(_)), _) | (Some(_), None) => false,
+                (None, Some(_)) => true,
+                (Some(Ok((base_key, _))), Some((buffered_key, _))) => {
+                    let order = base_key.as_ref().cmp(buffered_key.as_slice());
+                    let order = if self.reverse { order.reverse() } else { order };
+                    match order {
+                        std::cmp::Ordering::Less => false,
+                        std::cmp::Ordering::Equal => {
+                            self.base.next();
+                            true
+                        }
+                        std::cmp::Ordering::Greater => true,
+                    }
+                }
+            };
+            if !take_buffered {
+                return self.base.next();
+            }
+            let (key, value) = self.buffered.next()?;
+            if let Some(value) = value {
+                return Some(Ok((Cow::Borrowed(key.as_slice()), Cow::Borrowed(value))));
+            }
+        }
+    }
+}
