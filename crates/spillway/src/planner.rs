@@ -413,6 +413,10 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
         if *known_bracket != bracket {
             continue;
         }
+        if multikey && (low.is_some() || high.is_some()) {
+            // Two elements of one array may satisfy two bounds separately: keep the first.
+            continue;
+        }
         let slot = if is_low { low } else { high };
         let tighter = match slot {
             None => true,
@@ -423,10 +427,6 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
                 order.is_gt() || (order.is_eq() && *known_inclusive && !inclusive)
             }
         };
-        if slot.is_some() && multikey {
-            // Two elements of one array may satisfy the two bounds separately.
-            continue;
-        }
         if tighter {
             *slot = Some(Box::new((value.clone(), inclusive)));
         }
