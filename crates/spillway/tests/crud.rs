@@ -864,3 +864,37 @@ fn indexes_list_create_idempotently_and_drop() {
     assert_eq!(coll.list_index_names().unwrap(), ["_id_"]);
     assert!(coll.drop_index("_id_").run().is_err());
 }
+
+#[test]
+fn handles_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    fn assert_send<T: Send>() {}
+    assert_send_sync::<Database>();
+    assert_send_sync::<spillway::Collection<Book>>();
+    assert_send::<spillway::Cursor<Document>>();
+    assert_send::<spillway::Transaction>();
+}
+
+#[test]
+fn a_collection_dropped_and_recreated_in_one_transaction_starts_empty() {
+    let db = Database::open_in_memory().unwrap();
+    let coll = db.collection::<Document>("c");
+    coll.insert_many([doc! { "_id": 1, "a": 1 }, doc! { "_id": 2, "a": 2 }])
+        .run()
+        .unwrap();
+    coll.create_index(IndexModel::builder().keys(doc! { "a": 1 }).build())
+        .run()
+        .unwrap();
+    db.transaction(|tx| {
+        coll.drop().session(tx).run()?;
+        coll.insert_one(doc! { "_id": 3, "a": 1 })
+            .session(tx)
+            .run()?;
+        assert_eq!(coll.count_documents(doc! {}).session(tx).run()?, 1);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(all(&db, "c"), [doc! { "_id": 3, "a": 1 }]);
+    assert_eq!(coll.list_index_names().unwrap(), ["_id_"]);
+    assert_eq!(coll.count_documents(doc! { "a": 1 }).run().unwrap(), 1);
+}
