@@ -216,7 +216,7 @@ impl MemoryCollection {
         let mut values: Vec<Bson> = Vec::new();
         for index in self.matching(&filter)? {
             let mut found = Vec::new();
-            collect_values(
+            crate::path::distinct_values(
                 &Bson::Document(self.documents[index].clone()),
                 path.parts(),
                 &mut found,
@@ -485,33 +485,4 @@ fn positional_index(filter: &Filter, document: &Document) -> ModelResult<Option<
 
 fn upsert_document(filter: &Filter, update: &Update) -> ModelResult<Document> {
     Ok(update.upsert(filter, &ApplyContext::new(DateTime::now()).upsert_insert())?)
-}
-
-/// Collects the values at `parts` below `value`, fanning out over arrays as `distinct` does.
-fn collect_values(value: &Bson, parts: &[String], found: &mut Vec<Bson>) {
-    let Some((first, rest)) = parts.split_first() else {
-        found.push(value.clone());
-        return;
-    };
-    match value {
-        Bson::Document(document) => {
-            if let Some(child) = document.get(first) {
-                collect_values(child, rest, found);
-            }
-        }
-        Bson::Array(items) => {
-            if let Some(index) = crate::path::array_index(first) {
-                if let Some(child) = items.get(index) {
-                    collect_values(child, rest, found);
-                }
-            } else {
-                for item in items {
-                    if matches!(item, Bson::Document(_)) {
-                        collect_values(item, parts, found);
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
 }

@@ -288,6 +288,36 @@ pub fn describe(value: &Bson) -> &'static str {
     }
 }
 
+/// Collects the values at `parts` below `value`, fanning out over arrays of documents as
+/// MongoDB's `distinct` does (a numeric component indexes an array instead).
+pub fn distinct_values(value: &Bson, parts: &[String], found: &mut Vec<Bson>) {
+    let Some((first, rest)) = parts.split_first() else {
+        found.push(value.clone());
+        return;
+    };
+    match value {
+        Bson::Document(document) => {
+            if let Some(child) = document.get(first) {
+                distinct_values(child, rest, found);
+            }
+        }
+        Bson::Array(items) => {
+            if let Some(index) = array_index(first) {
+                if let Some(child) = items.get(index) {
+                    distinct_values(child, rest, found);
+                }
+            } else {
+                for item in items {
+                    if matches!(item, Bson::Document(_)) {
+                        distinct_values(item, parts, found);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use bson::{bson, doc};

@@ -528,7 +528,7 @@ pub(crate) fn distinct(
         if let Some((first, rest)) = path.parts().split_first()
             && let Some(child) = document.get(first)
         {
-            collect_values(child, rest, &mut reached);
+            spillway_doc::path::distinct_values(child, rest, &mut reached);
         }
         for value in reached {
             let unwound = match value {
@@ -543,35 +543,6 @@ pub(crate) fn distinct(
         }
     }
     Ok(values)
-}
-
-/// The values at `parts` below `value`, fanning out over arrays as `distinct` does.
-fn collect_values(value: &Bson, parts: &[String], found: &mut Vec<Bson>) {
-    let Some((first, rest)) = parts.split_first() else {
-        found.push(value.clone());
-        return;
-    };
-    match value {
-        Bson::Document(document) => {
-            if let Some(child) = document.get(first) {
-                collect_values(child, rest, found);
-            }
-        }
-        Bson::Array(items) => {
-            if let Some(index) = spillway_doc::path::array_index(first) {
-                if let Some(child) = items.get(index) {
-                    collect_values(child, rest, found);
-                }
-            } else {
-                for item in items {
-                    if matches!(item, Bson::Document(_)) {
-                        collect_values(item, parts, found);
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Creates an index (building its entries from the existing documents in the same batch);
