@@ -94,6 +94,15 @@ impl Default for ApplyContext {
     }
 }
 
+/// An update split by [`Update::split_appends`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Appends {
+    /// The values appended to each array field, in the update's order of application.
+    pub values: Vec<(String, Vec<Bson>)>,
+    /// Every other operation of the update (possibly none).
+    pub rest: Update,
+}
+
 /// What applying an update did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpdateOutcome {
@@ -178,6 +187,57 @@ impl Update {
             }
         }
         Some(touched)
+    }
+
+    /// Splits off plain appends to the top-level array fields `fields`, for a storage layer
+    /// that keeps those arrays elsewhere (spillway-pattern's fast path).
+    ///
+    /// Returns `None` unless every operation on those fields is a `$push` without
+    /// `$position`, `$sort` or `$slice` (`$each` is fine) on the field itself, no other
+    /// operation touches them (a `$rename` to or from them included), and the rest of the
+    /// update has no positional operator (whose element the query would have to find in the
+    /// whole array). Then applying [`Appends::rest`] to the document and appending
+    /// [`Appends::values`] to the arrays, which must exist and be arrays, gives the same
+    /// result as applying the whole update. A replacement is never split.
+    pub fn split_appends(&self, fields: &[&str]) -> Option<Appends> {
+        let Kind::Operators(operators) = &self.kind else {
+            return None;
+        };
+        let managed = |dotted: &str| fields.contains(&head(dotted));
+        let mut values: Vec<(String, Vec<Bson>)> = Vec::new();
+        let mut rest = Vec::new();
+        for field in &operators.fields {
+            match &field.action {
+                Action::Push(push) if managed(&field.path.dotted) => {
+                    let plain = push.position.is_none()
+                        && push.sort.is_none()
+                        && push.slice.is_none()
+                        && field.path.parts.len() == 1
+                        && field.path.is_plain();
+                    if !plain || values.iter().any(|(known, _)| *known == field.path.dotted) {
+                        return None;
+                    }
+                    values.push((field.path.dotted.clone(), push.values.clone()));
+                }
+                Action::Rename { to } if managed(&to.dotted) => return None,
+                _ if managed(&field.path.dotted) => return None,
+                _ if !field.path.is_plain() => return None,
+                _ => rest.push(field.clone()),
+            }
+        }
+        if values.is_empty() {
+            return None;
+        }
+        Some(Appends {
+            values,
+            rest: Update {
+                kind: Kind::Operators(OperatorUpdate {
+                    fields: rest,
+                    array_filters: operators.array_filters.clone(),
+                    has_positional: false,
+                }),
+            },
+        })
     }
 
     /// Applies the update to `document`. On error the document is unchanged.

@@ -52,7 +52,7 @@ impl UpdatePath {
         self.dotted.split('.').collect()
     }
 
-    fn is_plain(&self) -> bool {
+    pub(super) fn is_plain(&self) -> bool {
         self.parts.iter().all(|part| matches!(part, Part::Field(_)))
     }
 }
