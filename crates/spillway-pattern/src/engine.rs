@@ -1,0 +1,594 @@
+//! The engine: every write and read of a main collection with policies, expressed as reads
+//! and one atomic batch on a backend.
+//!
+//! The rule that makes every write path correct is "expand, apply, split": the caller expands
+//! the stored main document into the logical one ([`Engine::expand`]), applies MongoDB's
+//! update semantics to it (spillway-doc), and hands the result to [`Engine::rewrite`], which
+//! computes the stored layout and writes only what changed (the main document, the buckets or
+//! archive documents whose content differs). Plain appends skip the expansion
+//! ([`Engine::append`]): they touch the main document and the last bucket (outlier) or the
+//! archive's top (subset). Each call ends in exactly one [`WriteBackend::apply`].
+
+use bson::{Bson, Document};
+use spillway_doc::compare::compare;
+
+use crate::backend::{ReadBackend, Write, WriteBackend};
+use crate::error::PatternError;
+use crate::outlier::Outlier;
+use crate::policy::{Pattern, Shape};
+use crate::subset::Subset;
+
+/// A policy with its migration progress, as the catalog stores it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// What was declared.
+    pub pattern: Pattern,
+    /// Whether the collection's documents are in the policy's layout yet.
+    pub progress: Progress,
+}
+
+/// Where a policy's migration stands. Migrations go in `_id` order, in batches, each batch
+/// one atomic write; `through` is the last `_id` done.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// Every document is in the policy's layout.
+    Active,
+    /// Being applied to an existing collection: documents up to `through` are split.
+    Applying {
+        /// The last `_id` migrated, if any.
+        through: Option<Bson>,
+    },
+    /// Being removed: documents up to `through` are folded back into their main document.
+    Removing {
+        /// The last `_id` folded back, if any.
+        through: Option<Bson>,
+    },
+}
+
+impl Policy {
+    /// An active policy.
+    pub fn active(pattern: Pattern) -> Policy {
+        Policy {
+            pattern,
+            progress: Progress::Active,
+        }
+    }
+
+    /// Whether the main document with `_id` `id` is stored in the policy's layout.
+    pub fn is_split(&self, id: &Bson) -> bool {
+        let done = |through: &Option<Bson>| {
+            through
+                .as_ref()
+                .is_some_and(|through| compare(id, through).is_le())
+        };
+        match &self.progress {
+            Progress::Active => true,
+            Progress::Applying { through } => done(through),
+            Progress::Removing { through } => !done(through),
+        }
+    }
+}
+
+/// One policy's layout, whichever kind.
+enum Layout<'p> {
+    Outlier(Outlier<'p>),
+    Subset(Subset<'p>),
+}
+
+impl<'p> Layout<'p> {
+    fn of(pattern: &'p Pattern) -> Layout<'p> {
+        match pattern.shape {
+            Shape::Outlier { .. } => Layout::Outlier(Outlier::of(pattern).expect("an outlier")),
+            Shape::Subset { .. } => Layout::Subset(
+                Subset::of(pattern).expect("a validated subset policy has a valid order"),
+            ),
+        }
+    }
+}
+
+/// The policies of one main collection.
+pub struct Engine<'a> {
+    collection: &'a str,
+    policies: Vec<&'a Policy>,
+}
+
+fn id_of(document: &Document) -> Bson {
+    document.get("_id").cloned().unwrap_or(Bson::Null)
+}
+
+impl<'a> Engine<'a> {
+    /// The policies among `all` whose main collection is `collection`.
+    pub fn new(collection: &'a str, all: &'a [Policy]) -> Engine<'a> {
+        Engine {
+            collection,
+            policies: all
+                .iter()
+                .filter(|policy| policy.pattern.collection == collection)
+                .collect(),
+        }
+    }
+
+    /// Whether the collection has no policy.
+    pub fn is_empty(&self) -> bool {
+        self.policies.is_empty()
+    }
+
+    /// The managed array fields.
+    pub fn managed_fields(&self) -> Vec<&'a str> {
+        self.policies
+            .iter()
+            .map(|policy| policy.pattern.field.as_str())
+            .collect()
+    }
+
+    /// Whether a dotted path reaches into a managed field.
+    pub fn is_managed_path(&self, path: &str) -> bool {
+        let head = path.split('.').next().unwrap_or(path);
+        self.policies
+            .iter()
+            .any(|policy| policy.pattern.field == head)
+    }
+
+    /// Refuses a logical document (insert or replacement) that writes a field a policy owns.
+    ///
+    /// # Errors
+    /// [`PatternError::Refused`] naming the field.
+    pub fn check_document(&self, document: &Document) -> Result<(), PatternError> {
+        for policy in &self.policies {
+            for reserved in policy.pattern.reserved_main_fields() {
+                if document.contains_key(reserved) {
+                    return Err(refused(
+                        &policy.pattern,
+                        format!("'{reserved}' is maintained by the policy and cannot be written"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses an update that writes a field a policy owns or renames a managed field.
+    /// `operations` are the update's `(operator, path)` pairs.
+    ///
+    /// # Errors
+    /// [`PatternError::Refused`] naming the operator and the field.
+    pub fn check_update(&self, operations: &[(&str, &str)]) -> Result<(), PatternError> {
+        for policy in &self.policies {
+            for (operator, path) in operations {
+                let head = path.split('.').next().unwrap_or(path);
+                if policy.pattern.reserved_main_fields().contains(&head) {
+                    return Err(refused(
+                        &policy.pattern,
+                        format!("{operator} of '{path}': the field is maintained by the policy"),
+                    ));
+                }
+                if *operator == "$rename" && head == policy.pattern.field {
+                    return Err(refused(
+                        &policy.pattern,
+                        format!(
+                            "$rename of the managed field '{path}' is not supported; remove the policy first"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a stored main document may differ from its logical document (it has overflow
+    /// or archive elements beyond its main array).
+    pub fn may_differ(&self, stored: &Document) -> bool {
+        self.policies
+            .iter()
+            .any(|policy| match Layout::of(&policy.pattern) {
+                Layout::Outlier(outlier) => outlier.is_flagged(stored),
+                Layout::Subset(subset) => subset.may_have_more(stored),
+            })
+    }
+
+    /// The logical document of a stored main document: every element of every managed
+    /// array, in order, without the policies' flags. It does not depend on migration
+    /// progress: a document not split yet has no side documents and reads as it is.
+    ///
+    /// # Errors
+    /// The backend's, or [`PatternError::Corrupt`] when side documents are malformed.
+    pub fn expand<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &Document,
+    ) -> Result<Document, R::Error> {
+        self.expand_with(backend, stored, false)
+    }
+
+    /// The document filters on managed fields are evaluated on: the logical document with
+    /// the flags kept (a filter may test them too).
+    ///
+    /// # Errors
+    /// As [`Engine::expand`].
+    pub fn query_view<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &Document,
+    ) -> Result<Document, R::Error> {
+        self.expand_with(backend, stored, true)
+    }
+
+    fn expand_with<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &Document,
+        keep_flags: bool,
+    ) -> Result<Document, R::Error> {
+        let mut logical = stored.clone();
+        for policy in &self.policies {
+            match Layout::of(&policy.pattern) {
+                Layout::Outlier(outlier) => {
+                    outlier.expand_into(backend, stored, &mut logical)?;
+                    if keep_flags && let Some(flag) = stored.get(outlier.flag_field) {
+                        logical.insert(outlier.flag_field, flag.clone());
+                    }
+                }
+                Layout::Subset(subset) => subset.expand_into(backend, stored, &mut logical)?,
+            }
+        }
+        Ok(logical)
+    }
+
+    /// Inserts a logical document (with its `_id`): the main document with each managed
+    /// array cut to its main part, and the side documents. Returns the stored main document.
+    ///
+    /// # Errors
+    /// [`PatternError::Refused`] for a field the policy owns or a bad subset element; the
+    /// backend's (duplicate key...).
+    pub fn insert<W: WriteBackend>(
+        &self,
+        backend: &mut W,
+        logical: Document,
+    ) -> Result<Document, W::Error> {
+        self.check_document(&logical)?;
+        let mut main = logical;
+        let link = id_of(&main);
+        let mut side = Vec::new();
+        for policy in &self.policies {
+            match Layout::of(&policy.pattern) {
+                Layout::Outlier(outlier) => {
+                    let chunks = outlier.split(&mut main);
+                    outlier.bucket_writes(&link, Vec::new(), chunks, &mut side);
+                }
+                Layout::Subset(subset) => side.extend(subset.split_new(&mut main)?),
+            }
+        }
+        let mut batch = vec![Write::Insert {
+            collection: self.collection.to_string(),
+            document: main.clone(),
+        }];
+        batch.extend(side);
+        backend.apply(batch)?;
+        Ok(main)
+    }
+
+    /// Stores `logical_after` as the new logical document of the stored main document
+    /// `stored_before` (same `_id`), writing only the side documents that change. Returns
+    /// the stored main document.
+    ///
+    /// # Errors
+    /// As [`Engine::insert`].
+    pub fn rewrite<W: WriteBackend>(
+        &self,
+        backend: &mut W,
+        stored_before: &Document,
+        logical_after: Document,
+    ) -> Result<Document, W::Error> {
+        let mut main = logical_after;
+        let link = id_of(stored_before);
+        let mut batch = Vec::new();
+        for policy in &self.policies {
+            match Layout::of(&policy.pattern) {
+                Layout::Outlier(outlier) => {
+                    let chunks = outlier.split(&mut main);
+                    let existing = if outlier.is_flagged(stored_before) {
+                        outlier.buckets(backend, &link)?
+                    } else {
+                        Vec::new()
+                    };
+                    outlier.bucket_writes(&link, existing, chunks, &mut batch);
+                }
+                Layout::Subset(subset) => subset.rewrite(backend, &mut main, &mut batch)?,
+            }
+        }
+        if main != *stored_before {
+            batch.insert(
+                0,
+                Write::Replace {
+                    collection: self.collection.to_string(),
+                    document: main.clone(),
+                },
+            );
+        }
+        if !batch.is_empty() {
+            backend.apply(batch)?;
+        }
+        Ok(main)
+    }
+
+    /// The fast path of plain `$push`es: `main` is the stored main document with the update's
+    /// other operators already applied, `values` the elements appended to each managed field.
+    /// Returns the new stored main document, or `None` (nothing written) when a target is not
+    /// an array, for the general path to handle.
+    ///
+    /// # Errors
+    /// As [`Engine::insert`].
+    pub fn append<W: WriteBackend>(
+        &self,
+        backend: &mut W,
+        mut main: Document,
+        values: &[(String, Vec<Bson>)],
+    ) -> Result<Option<Document>, W::Error> {
+        let mut batch = Vec::new();
+        for (field, elements) in values {
+            let Some(policy) = self
+                .policies
+                .iter()
+                .find(|policy| policy.pattern.field == *field)
+            else {
+                continue;
+            };
+            let appended = match Layout::of(&policy.pattern) {
+                Layout::Outlier(outlier) => {
+                    outlier.append(backend, &mut main, elements, &mut batch)?
+                }
+                Layout::Subset(subset) => {
+                    subset.append(backend, &mut main, elements, &mut batch)?
+                }
+            };
+            if !appended {
+                return Ok(None);
+            }
+        }
+        batch.insert(
+            0,
+            Write::Replace {
+                collection: self.collection.to_string(),
+                document: main.clone(),
+            },
+        );
+        backend.apply(batch)?;
+        Ok(Some(main))
+    }
+
+    /// Checks that a stored document can be brought into the policies' layout (a subset's
+    /// elements must be documents without the archive's own fields), before a migration.
+    ///
+    /// # Errors
+    /// [`PatternError::Refused`] naming the problem.
+    pub fn check_migratable(&self, stored: &Document) -> Result<(), PatternError> {
+        for policy in &self.policies {
+            if let Layout::Subset(subset) = Layout::of(&policy.pattern) {
+                subset.check_elements(stored)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Brings one stored main document into the policies' layout (a migration step). Side
+    /// documents that already exist for it (a layout made by hand, as the seeds describe)
+    /// are adopted; a document already in the layout is left as it is.
+    ///
+    /// # Errors
+    /// As [`Engine::insert`].
+    pub fn migrate<W: WriteBackend>(
+        &self,
+        backend: &mut W,
+        stored: &Document,
+    ) -> Result<Document, W::Error> {
+        let logical = self.expand(backend, stored)?;
+        self.rewrite(backend, stored, logical)
+    }
+
+    /// Folds every managed array back into its main document and deletes the side documents
+    /// (a step of removing policies).
+    ///
+    /// # Errors
+    /// The backend's; a logical document over the size limit cannot be folded back.
+    pub fn fold<W: WriteBackend>(
+        &self,
+        backend: &mut W,
+        stored: &Document,
+    ) -> Result<Document, W::Error> {
+        let logical = self.expand(backend, stored)?;
+        let mut batch = Vec::new();
+        if logical != *stored {
+            batch.push(Write::Replace {
+                collection: self.collection.to_string(),
+                document: logical.clone(),
+            });
+        }
+        self.side_deletes(backend, stored, &mut batch)?;
+        if !batch.is_empty() {
+            backend.apply(batch)?;
+        }
+        Ok(logical)
+    }
+
+    fn side_deletes<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &Document,
+        batch: &mut Vec<Write>,
+    ) -> Result<(), R::Error> {
+        let link = id_of(stored);
+        for policy in &self.policies {
+            let side = match Layout::of(&policy.pattern) {
+                Layout::Outlier(outlier) if outlier.is_flagged(stored) => {
+                    outlier.buckets(backend, &link)?
+                }
+                Layout::Outlier(_) => Vec::new(),
+                Layout::Subset(subset) => subset.archive(backend, &link)?,
+            };
+            batch.extend(side.iter().map(|document| Write::Delete {
+                collection: policy.pattern.side_collection.clone(),
+                id: id_of(document),
+            }));
+        }
+        Ok(())
+    }
+
+    /// Deletes a stored main document and every side document of its policies.
+    ///
+    /// # Errors
+    /// The backend's.
+    pub fn delete<W: WriteBackend>(
+        &self,
+        backend: &mut W,
+        stored: &Document,
+    ) -> Result<(), W::Error> {
+        let mut batch = vec![Write::Delete {
+            collection: self.collection.to_string(),
+            id: id_of(stored),
+        }];
+        self.side_deletes(backend, stored, &mut batch)?;
+        backend.apply(batch)
+    }
+}
+
+fn refused(pattern: &Pattern, message: String) -> PatternError {
+    PatternError::Refused {
+        collection: pattern.collection.clone(),
+        field: pattern.field.clone(),
+        message,
+    }
+}
+
+/// The policies whose side collection is `collection`.
+pub fn policies_on_side<'a>(all: &'a [Policy], collection: &str) -> Vec<&'a Policy> {
+    all.iter()
+        .filter(|policy| policy.pattern.side_collection == collection)
+        .collect()
+}
+
+/// Prepares a document inserted directly into a side collection (a subset archive in
+/// insertion order gets its `_seq`, newest).
+///
+/// # Errors
+/// The backend's.
+pub fn prepare_side_insert<R: ReadBackend>(
+    policy: &Policy,
+    backend: &R,
+    document: &mut Document,
+) -> Result<(), R::Error> {
+    match Layout::of(&policy.pattern) {
+        Layout::Subset(subset) => subset.prepare_direct_insert(backend, document),
+        Layout::Outlier(_) => Ok(()),
+    }
+}
+
+/// Brings the main document `link` back in step after side documents of `policy` were
+/// written directly: a subset's main array is recomputed from the archive; an outlier's
+/// logical array (main, then buckets in order) is split again into dense buckets.
+///
+/// # Errors
+/// The backend's.
+pub fn resync<W: WriteBackend>(
+    policy: &Policy,
+    backend: &mut W,
+    link: &Bson,
+) -> Result<(), W::Error> {
+    if !policy.is_split(link) {
+        return Ok(());
+    }
+    match Layout::of(&policy.pattern) {
+        Layout::Subset(subset) => {
+            if let Some(write) = subset.resync(backend, link)? {
+                backend.apply(vec![write])?;
+            }
+            Ok(())
+        }
+        Layout::Outlier(outlier) => {
+            let Some(stored) = backend.get(&policy.pattern.collection, link)? else {
+                return Ok(());
+            };
+            let buckets = outlier.buckets(backend, link)?;
+            let mut logical = stored.clone();
+            logical.remove(outlier.flag_field);
+            if let Some(Bson::Array(items)) = logical.get_mut(policy.pattern.field.as_str()) {
+                for bucket in &buckets {
+                    if let Some(Bson::Array(elements)) = bucket.get(outlier.overflow_field) {
+                        items.extend(elements.iter().cloned());
+                    }
+                }
+            }
+            let mut main = logical;
+            let chunks = outlier.split(&mut main);
+            let mut batch = Vec::new();
+            outlier.bucket_writes(link, buckets, chunks, &mut batch);
+            if main != stored {
+                batch.insert(
+                    0,
+                    Write::Replace {
+                        collection: policy.pattern.collection.clone(),
+                        document: main,
+                    },
+                );
+            }
+            if !batch.is_empty() {
+                backend.apply(batch)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The logical length of `policy`'s array in a stored main document, reading at most one
+/// bucket (outlier) or counting archive entries (subset).
+///
+/// # Errors
+/// The backend's.
+pub fn logical_len<R: ReadBackend>(
+    policy: &Policy,
+    backend: &R,
+    stored: &Document,
+) -> Result<u64, R::Error> {
+    if !policy.is_split(&id_of(stored)) {
+        return Ok(match stored.get(policy.pattern.field.as_str()) {
+            Some(Bson::Array(items)) => items.len() as u64,
+            _ => 0,
+        });
+    }
+    match Layout::of(&policy.pattern) {
+        Layout::Outlier(outlier) => outlier.len(backend, stored),
+        Layout::Subset(subset) => subset.len(backend, stored),
+    }
+}
+
+/// Elements `skip..skip + limit` of `policy`'s logical array in a stored main document,
+/// reading only the side documents that hold them.
+///
+/// # Errors
+/// The backend's.
+pub fn page<R: ReadBackend>(
+    policy: &Policy,
+    backend: &R,
+    stored: &Document,
+    skip: usize,
+    limit: usize,
+) -> Result<Vec<Bson>, R::Error> {
+    if !policy.is_split(&id_of(stored)) {
+        return Ok(match stored.get(policy.pattern.field.as_str()) {
+            Some(Bson::Array(items)) => items.iter().skip(skip).take(limit).cloned().collect(),
+            _ => Vec::new(),
+        });
+    }
+    match Layout::of(&policy.pattern) {
+        Layout::Outlier(outlier) => outlier.page(backend, stored, skip, limit),
+        Layout::Subset(subset) => subset.page(backend, stored, skip, limit),
+    }
+}
+
+/// The invariant problems of one main document and its side documents (in the policy's
+/// order), as messages; empty when it is consistent.
+pub fn check_document(policy: &Policy, stored: &Document, side: &[Document]) -> Vec<String> {
+    match Layout::of(&policy.pattern) {
+        Layout::Outlier(outlier) => outlier.check(stored, side),
+        Layout::Subset(subset) => subset.check(stored, side),
+    }
+}

@@ -1,0 +1,498 @@
+//! The outlier layout: the first `threshold` elements in the main document, the rest in
+//! dense, numbered overflow buckets.
+//!
+//! ```text
+//! sales:       { _id: 2, ..., customers_purchased: [user00 .. user49], has_extras: true }
+//! extra_sales: { _id: <oid>, book_id: 2, bucket: 0, customers_purchased_extra: [user50 .. user149] }
+//!              { _id: <oid>, book_id: 2, bucket: 1, customers_purchased_extra: [user150 ..] }
+//! ```
+//!
+//! Invariants (checked by `verify`): buckets are numbered 0..k without gaps, every bucket but
+//! the last holds exactly `capacity` elements and the last 1..=capacity, the flag is `true`
+//! exactly when a bucket exists, and then the main array holds exactly `threshold` elements.
+//! Density is what makes element `i` findable without reading other buckets: it lives in
+//! bucket `(i - threshold) / capacity`, and the logical length is known from the last bucket
+//! alone. With unbounded buckets there is one overflow document without a `bucket` field, as
+//! in the seed.
+
+use bson::{Bson, Document, doc, oid::ObjectId};
+
+use crate::backend::{Query, ReadBackend, Write};
+use crate::error::PatternError;
+use crate::policy::{BUCKET_FIELD, Pattern, Shape};
+
+/// An outlier policy's options, borrowed.
+pub(crate) struct Outlier<'p> {
+    pub(crate) pattern: &'p Pattern,
+    pub(crate) threshold: usize,
+    pub(crate) flag_field: &'p str,
+    pub(crate) overflow_field: &'p str,
+    pub(crate) capacity: Option<usize>,
+}
+
+impl<'p> Outlier<'p> {
+    pub(crate) fn of(pattern: &'p Pattern) -> Option<Outlier<'p>> {
+        match &pattern.shape {
+            Shape::Outlier {
+                threshold,
+                flag_field,
+                overflow_field,
+                bucket_capacity,
+            } => Some(Outlier {
+                pattern,
+                threshold: *threshold,
+                flag_field,
+                overflow_field,
+                capacity: *bucket_capacity,
+            }),
+            Shape::Subset { .. } => None,
+        }
+    }
+
+    fn field(&self) -> &str {
+        &self.pattern.field
+    }
+
+    fn side(&self) -> &str {
+        &self.pattern.side_collection
+    }
+
+    fn link(&self) -> &str {
+        &self.pattern.link_field
+    }
+
+    /// Whether a stored main document has overflow buckets (its flag is `true`).
+    pub(crate) fn is_flagged(&self, stored: &Document) -> bool {
+        matches!(stored.get(self.flag_field), Some(Bson::Boolean(true)))
+    }
+
+    fn corrupt(&self, link: &Bson, message: impl Into<String>) -> PatternError {
+        PatternError::Corrupt {
+            collection: self.side().to_string(),
+            link: Box::new(link.clone()),
+            message: message.into(),
+        }
+    }
+
+    /// Cuts a logical document's array down to the main part, sets or clears the flag, and
+    /// returns the overflow elements in bucket-sized chunks.
+    pub(crate) fn split(&self, document: &mut Document) -> Vec<Vec<Bson>> {
+        let overflow = match document.get_mut(self.pattern.field.as_str()) {
+            Some(Bson::Array(items)) if items.len() > self.threshold => {
+                items.split_off(self.threshold)
+            }
+            _ => Vec::new(),
+        };
+        if overflow.is_empty() {
+            document.remove(self.flag_field);
+            return Vec::new();
+        }
+        document.insert(self.flag_field, true);
+        self.chunks(overflow)
+    }
+
+    fn chunks(&self, mut elements: Vec<Bson>) -> Vec<Vec<Bson>> {
+        let Some(capacity) = self.capacity else {
+            return vec![elements];
+        };
+        let mut chunks = Vec::with_capacity(elements.len().div_ceil(capacity));
+        while elements.len() > capacity {
+            let rest = elements.split_off(capacity);
+            chunks.push(elements);
+            elements = rest;
+        }
+        if !elements.is_empty() {
+            chunks.push(elements);
+        }
+        chunks
+    }
+
+    fn bucket_document(
+        &self,
+        id: Bson,
+        link: &Bson,
+        number: usize,
+        elements: Vec<Bson>,
+    ) -> Document {
+        let mut bucket = doc! { "_id": id, self.link(): link.clone() };
+        if self.capacity.is_some() {
+            bucket.insert(BUCKET_FIELD, number as i64);
+        }
+        bucket.insert(self.overflow_field, elements);
+        bucket
+    }
+
+    /// Every overflow bucket of `link`, in order.
+    pub(crate) fn buckets<R: ReadBackend>(
+        &self,
+        backend: &R,
+        link: &Bson,
+    ) -> Result<Vec<Document>, R::Error> {
+        backend.find(
+            self.side(),
+            &Query {
+                filter: doc! { self.link(): link.clone() },
+                sort: Some(doc! { BUCKET_FIELD: 1 }),
+                ..Query::default()
+            },
+        )
+    }
+
+    fn elements_of<'b>(
+        &self,
+        link: &Bson,
+        bucket: &'b Document,
+    ) -> Result<&'b Vec<Bson>, PatternError> {
+        match bucket.get(self.overflow_field) {
+            Some(Bson::Array(items)) => Ok(items),
+            _ => Err(self.corrupt(
+                link,
+                format!(
+                    "an overflow document has no array '{}'",
+                    self.overflow_field
+                ),
+            )),
+        }
+    }
+
+    /// Appends the overflow elements of a flagged main document to `logical`'s array.
+    pub(crate) fn expand_into<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &Document,
+        logical: &mut Document,
+    ) -> Result<(), R::Error> {
+        logical.remove(self.flag_field);
+        if !self.is_flagged(stored) {
+            return Ok(());
+        }
+        let link = stored.get("_id").cloned().unwrap_or(Bson::Null);
+        let buckets = self.buckets(backend, &link)?;
+        let Some(Bson::Array(items)) = logical.get_mut(self.field()) else {
+            return Err(self
+                .corrupt(
+                    &link,
+                    format!("the main document has no array '{}'", self.field()),
+                )
+                .into());
+        };
+        for bucket in &buckets {
+            items.extend(self.elements_of(&link, bucket)?.iter().cloned());
+        }
+        Ok(())
+    }
+
+    /// The writes that turn the stored buckets `existing` (in order) into `chunks`: changed
+    /// buckets are replaced in place (keeping their `_id`), missing ones inserted, extra
+    /// ones deleted.
+    pub(crate) fn bucket_writes(
+        &self,
+        link: &Bson,
+        existing: Vec<Document>,
+        chunks: Vec<Vec<Bson>>,
+        batch: &mut Vec<Write>,
+    ) {
+        let mut existing = existing.into_iter();
+        for (number, chunk) in chunks.into_iter().enumerate() {
+            match existing.next() {
+                Some(old) => {
+                    let id = old.get("_id").cloned().unwrap_or(Bson::Null);
+                    let new = self.bucket_document(id, link, number, chunk);
+                    if new != old {
+                        batch.push(Write::Replace {
+                            collection: self.side().to_string(),
+                            document: new,
+                        });
+                    }
+                }
+                None => batch.push(Write::Insert {
+                    collection: self.side().to_string(),
+                    document: self.bucket_document(
+                        Bson::ObjectId(ObjectId::new()),
+                        link,
+                        number,
+                        chunk,
+                    ),
+                }),
+            }
+        }
+        for old in existing {
+            batch.push(Write::Delete {
+                collection: self.side().to_string(),
+                id: old.get("_id").cloned().unwrap_or(Bson::Null),
+            });
+        }
+    }
+
+    /// The fast path of `$push` without modifiers: appends `values` to the logical array of
+    /// `main` (the stored main document, other operators already applied) touching only the
+    /// main document and the last bucket. Returns `false` (nothing done) when the stored
+    /// array is missing or not an array, for the general path to handle.
+    pub(crate) fn append<R: ReadBackend>(
+        &self,
+        backend: &R,
+        main: &mut Document,
+        values: &[Bson],
+        batch: &mut Vec<Write>,
+    ) -> Result<bool, R::Error> {
+        let flagged = self.is_flagged(main);
+        let Some(Bson::Array(items)) = main.get_mut(self.field()) else {
+            return Ok(false);
+        };
+        let room = self.threshold.saturating_sub(items.len());
+        let (head, tail) = values.split_at(room.min(values.len()));
+        items.extend(head.iter().cloned());
+        if tail.is_empty() {
+            return Ok(true);
+        }
+        let link = main.get("_id").cloned().unwrap_or(Bson::Null);
+        let last = if flagged {
+            backend
+                .find(
+                    self.side(),
+                    &Query {
+                        filter: doc! { self.link(): link.clone() },
+                        sort: Some(doc! { BUCKET_FIELD: -1 }),
+                        limit: Some(1),
+                        ..Query::default()
+                    },
+                )?
+                .pop()
+        } else {
+            None
+        };
+        main.insert(self.flag_field, true);
+        let mut tail = tail.to_vec();
+        let mut next_number = 0;
+        if let Some(last) = last {
+            let number = bucket_number(&last);
+            let mut elements = self.elements_of(&link, &last)?.clone();
+            let room = self.capacity.map_or(usize::MAX, |capacity| {
+                capacity.saturating_sub(elements.len())
+            });
+            let rest = tail.split_off(room.min(tail.len()));
+            elements.extend(tail);
+            tail = rest;
+            let id = last.get("_id").cloned().unwrap_or(Bson::Null);
+            batch.push(Write::Replace {
+                collection: self.side().to_string(),
+                document: self.bucket_document(id, &link, number, elements),
+            });
+            next_number = number + 1;
+        }
+        for (offset, chunk) in self.chunks(tail).into_iter().enumerate() {
+            batch.push(Write::Insert {
+                collection: self.side().to_string(),
+                document: self.bucket_document(
+                    Bson::ObjectId(ObjectId::new()),
+                    &link,
+                    next_number + offset,
+                    chunk,
+                ),
+            });
+        }
+        Ok(true)
+    }
+
+    /// The logical length of a stored main document's array, reading at most the last
+    /// bucket.
+    pub(crate) fn len<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &Document,
+    ) -> Result<u64, R::Error> {
+        let main = match stored.get(self.field()) {
+            Some(Bson::Array(items)) => items.len() as u64,
+            _ => return Ok(0),
+        };
+        if !self.is_flagged(stored) {
+            return Ok(main);
+        }
+        let link = stored.get("_id").cloned().unwrap_or(Bson::Null);
+        let last = backend
+            .find(
+                self.side(),
+                &Query {
+                    filter: doc! { self.link(): link.clone() },
+                    sort: Some(doc! { BUCKET_FIELD: -1 }),
+                    limit: Some(1),
+                    ..Query::default()
+                },
+            )?
+            .pop();
+        let Some(last) = last else {
+            return Ok(main);
+        };
+        let in_last = self.elements_of(&link, &last)?.len() as u64;
+        let full = self.capacity.map_or(0, |capacity| {
+            (bucket_number(&last) as u64).saturating_mul(capacity as u64)
+        });
+        Ok(main + full + in_last)
+    }
+
+    /// Elements `skip..skip + limit` of the logical array, reading only the buckets that hold
+    /// them.
+    pub(crate) fn page<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &Document,
+        skip: usize,
+        limit: usize,
+    ) -> Result<Vec<Bson>, R::Error> {
+        let main: &[Bson] = match stored.get(self.field()) {
+            Some(Bson::Array(items)) => items,
+            _ => &[],
+        };
+        let end = skip.saturating_add(limit);
+        let mut page: Vec<Bson> = main.iter().skip(skip).take(limit).cloned().collect();
+        if end <= main.len() || !self.is_flagged(stored) {
+            return Ok(page);
+        }
+        let link = stored.get("_id").cloned().unwrap_or(Bson::Null);
+        let first_overflow = skip.saturating_sub(main.len());
+        let last_overflow = end - main.len() - 1;
+        let (filter, offset) = match self.capacity {
+            Some(capacity) => (
+                doc! {
+                    self.link(): link.clone(),
+                    BUCKET_FIELD: {
+                        "$gte": (first_overflow / capacity) as i64,
+                        "$lte": (last_overflow / capacity) as i64,
+                    },
+                },
+                first_overflow / capacity * capacity,
+            ),
+            None => (doc! { self.link(): link.clone() }, 0),
+        };
+        let buckets = backend.find(
+            self.side(),
+            &Query {
+                filter,
+                sort: Some(doc! { BUCKET_FIELD: 1 }),
+                ..Query::default()
+            },
+        )?;
+        let mut position = offset;
+        for bucket in &buckets {
+            for element in self.elements_of(&link, bucket)? {
+                if position >= first_overflow && page.len() < limit {
+                    page.push(element.clone());
+                }
+                position += 1;
+            }
+        }
+        Ok(page)
+    }
+
+    /// What is wrong with one main document and its buckets, as messages.
+    pub(crate) fn check(&self, stored: &Document, buckets: &[Document]) -> Vec<String> {
+        let mut problems = Vec::new();
+        let main_len = match stored.get(self.field()) {
+            Some(Bson::Array(items)) => Some(items.len()),
+            _ => None,
+        };
+        let flagged = self.is_flagged(stored);
+        if let Some(flag) = stored.get(self.flag_field)
+            && !matches!(flag, Bson::Boolean(true))
+        {
+            problems.push(format!(
+                "flag '{}' is {flag}; it must be true or absent",
+                self.flag_field
+            ));
+        }
+        if let Some(length) = main_len
+            && length > self.threshold
+        {
+            problems.push(format!(
+                "main array holds {length} elements, more than the threshold {}",
+                self.threshold
+            ));
+        }
+        if flagged && buckets.is_empty() {
+            problems.push(format!(
+                "flag '{}' is true but there is no overflow document",
+                self.flag_field
+            ));
+        }
+        if !buckets.is_empty() {
+            if !flagged {
+                problems.push(format!(
+                    "{} overflow document(s) exist but flag '{}' is not true",
+                    buckets.len(),
+                    self.flag_field
+                ));
+            }
+            if main_len != Some(self.threshold) {
+                problems.push(format!(
+                    "main array holds {} elements while overflow exists; it must hold exactly {}",
+                    main_len.map_or_else(|| "no".to_string(), |n| n.to_string()),
+                    self.threshold
+                ));
+            }
+        }
+        for (position, bucket) in buckets.iter().enumerate() {
+            let number = bucket.get(BUCKET_FIELD);
+            let expected_number = self.capacity.map(|_| position as i64);
+            let number_ok = match (expected_number, number) {
+                (Some(expected), Some(Bson::Int64(found))) => *found == expected,
+                (Some(expected), Some(Bson::Int32(found))) => i64::from(*found) == expected,
+                (None, None) => buckets.len() == 1,
+                _ => false,
+            };
+            if !number_ok {
+                problems.push(format!(
+                    "overflow document {} has {} {}, expected {}",
+                    bucket
+                        .get("_id")
+                        .map_or_else(|| "?".to_string(), ToString::to_string),
+                    BUCKET_FIELD,
+                    number.map_or_else(|| "none".to_string(), ToString::to_string),
+                    expected_number
+                        .map_or_else(|| "one document without it".to_string(), |n| n.to_string()),
+                ));
+            }
+            let Some(Bson::Array(items)) = bucket.get(self.overflow_field) else {
+                problems.push(format!(
+                    "overflow document {} has no array '{}'",
+                    bucket
+                        .get("_id")
+                        .map_or_else(|| "?".to_string(), ToString::to_string),
+                    self.overflow_field
+                ));
+                continue;
+            };
+            let length = items.len();
+            let is_last = position + 1 == buckets.len();
+            let size_ok = match self.capacity {
+                Some(capacity) if is_last => (1..=capacity).contains(&length),
+                Some(capacity) => length == capacity,
+                None => length >= 1,
+            };
+            if !size_ok {
+                problems.push(format!(
+                    "overflow document {} holds {length} elements; {}",
+                    bucket
+                        .get("_id")
+                        .map_or_else(|| "?".to_string(), ToString::to_string),
+                    match self.capacity {
+                        Some(capacity) if is_last =>
+                            format!("the last bucket holds 1 to {capacity}"),
+                        Some(capacity) =>
+                            format!("every bucket but the last holds exactly {capacity}"),
+                        None => "it must hold at least 1".to_string(),
+                    }
+                ));
+            }
+        }
+        problems
+    }
+}
+
+/// A bucket's number (0 when absent, as in the unbounded layout).
+fn bucket_number(bucket: &Document) -> usize {
+    match bucket.get(BUCKET_FIELD) {
+        Some(Bson::Int64(number)) => usize::try_from(*number).unwrap_or(0),
+        Some(Bson::Int32(number)) => usize::try_from(*number).unwrap_or(0),
+        _ => 0,
+    }
+}
