@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
 //! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey }] }` |
-//! | `pattern:<...>` | reserved for pattern policies (declared through the facade later) |
+//! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` |
 //!
 //! Keyspace names carry a number that is never reused (`docs.<id>.<collection>`,
 //! `index.<id>.<collection>.<index>`), so a collection dropped and recreated in one
@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use bson::{Bson, Document, doc};
 use spillway_doc::path::{FieldPath, array_index};
 use spillway_doc::sort::Direction;
+use spillway_pattern::{Pattern, Policy, Progress};
 use spillway_store::{KeyspaceId, Snapshot, Store};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -33,7 +34,7 @@ pub(crate) const INDEX_KEYSPACE_PREFIX: &str = "index.";
 pub(crate) const META_KEY: &[u8] = b"meta";
 /// Catalog key prefix of collection records.
 pub(crate) const COLLECTION_KEY_PREFIX: &str = "coll:";
-/// Catalog key prefix reserved for pattern policies.
+/// Catalog key prefix of pattern policies.
 pub(crate) const PATTERN_KEY_PREFIX: &str = "pattern:";
 /// The catalog format this code writes and reads.
 const CATALOG_VERSION: i32 = 1;
@@ -44,11 +45,13 @@ pub const MAX_INDEX_NAME_LEN: usize = 120;
 /// The name of the implicit unique index on `_id`.
 pub(crate) const ID_INDEX_NAME: &str = "_id_";
 
-/// Every collection, by name.
+/// Every collection, by name, and every pattern policy.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Catalog {
     pub(crate) collections: BTreeMap<String, CollectionMeta>,
     pub(crate) next_id: u64,
+    /// Pattern policies, in the order they were declared.
+    pub(crate) policies: Vec<Policy>,
 }
 
 /// One collection: its documents keyspace and its secondary indexes.
@@ -172,6 +175,7 @@ impl Catalog {
         let mut catalog = Catalog {
             collections: BTreeMap::new(),
             next_id: 1,
+            policies: Vec::new(),
         };
         let Some(keyspace) = snapshot.keyspace(CATALOG_KEYSPACE) else {
             return Ok(catalog);
@@ -194,7 +198,7 @@ impl Catalog {
                 let meta = CollectionMeta::from_record(store, &record)?;
                 catalog.collections.insert(meta.name.clone(), meta);
             } else if key.starts_with(PATTERN_KEY_PREFIX.as_bytes()) {
-                // Reserved for pattern policies: kept untouched until that layer reads them.
+                catalog.policies.push(policy_from_record(&record)?);
             } else {
                 return Err(Error::corruption(format!(
                     "unexpected catalog key {:?}",
@@ -215,6 +219,20 @@ impl Catalog {
             }
         }
         names
+    }
+
+    /// Whether `collection` has pattern policies (it is their main collection).
+    pub(crate) fn has_policies(&self, collection: &str) -> bool {
+        self.policies
+            .iter()
+            .any(|policy| policy.pattern.collection() == collection)
+    }
+
+    /// Whether `collection` is the side collection of a pattern policy.
+    pub(crate) fn is_side_collection(&self, collection: &str) -> bool {
+        self.policies
+            .iter()
+            .any(|policy| policy.pattern.side_collection() == collection)
     }
 
     pub(crate) fn meta_record(&self) -> Document {
@@ -301,6 +319,54 @@ impl CollectionMeta {
             indexes,
         })
     }
+}
+
+/// The catalog key of a policy.
+pub(crate) fn policy_key(pattern: &Pattern) -> Vec<u8> {
+    format!(
+        "{PATTERN_KEY_PREFIX}{}\0{}",
+        pattern.collection(),
+        pattern.field()
+    )
+    .into_bytes()
+}
+
+/// The catalog record of a policy: its declaration and its migration progress.
+pub(crate) fn policy_record(policy: &Policy) -> Document {
+    let mut record = policy.pattern.to_document();
+    let (state, through) = match &policy.progress {
+        Progress::Active => ("active", None),
+        Progress::Applying { through } => ("applying", through.clone()),
+        Progress::Removing { through } => ("removing", through.clone()),
+    };
+    record.insert(
+        "progress",
+        doc! { "state": state, "through": through.unwrap_or(Bson::Null) },
+    );
+    record
+}
+
+fn policy_from_record(record: &Document) -> Result<Policy> {
+    let pattern = Pattern::from_document(record)
+        .map_err(|error| Error::corruption(format!("catalog: {error}")))?;
+    let progress = record.get_document("progress").map_err(|_| {
+        Error::corruption(format!("catalog policy record {record} has no progress"))
+    })?;
+    let through = match progress.get("through") {
+        None | Some(Bson::Null) => None,
+        Some(id) => Some(id.clone()),
+    };
+    let progress = match progress.get_str("state") {
+        Ok("active") => Progress::Active,
+        Ok("applying") => Progress::Applying { through },
+        Ok("removing") => Progress::Removing { through },
+        _ => {
+            return Err(Error::corruption(format!(
+                "catalog policy record {record} has an unknown progress state"
+            )));
+        }
+    };
+    Ok(Policy { pattern, progress })
 }
 
 fn resolve_keyspace(store: &Store, name: &str) -> Result<KeyspaceId> {

@@ -25,6 +25,7 @@ use crate::database::{Database, Transaction};
 use crate::error::{Error, Result};
 use crate::exec::Execution;
 use crate::ops::{self, FindAndModify, UpdateKind};
+use crate::patterned;
 use crate::planner;
 use crate::results::{
     CreateIndexResult, DeleteResult, Explain, IndexModel, IndexOptions, InsertManyResult,
@@ -148,6 +149,43 @@ where
         }
     }
 
+    /// The logical length of the managed array `field` of the document with `_id` `id`
+    /// (`None` if there is no such document), without reading every overflow bucket: the
+    /// main array and the last bucket (outlier), or a count of archive entries (subset).
+    /// For a field without a policy, the stored array's length.
+    pub fn array_len(&self, id: impl Into<Bson>, field: &str) -> Result<Option<u64>> {
+        let id = id.into();
+        self.read(None, |reader| {
+            let Some(stored) =
+                ops::stored_by_key(reader, &self.name, &spillway_doc::key::to_key(&id))?
+            else {
+                return Ok(None);
+            };
+            patterned::array_len(reader, &self.name, field, &stored).map(Some)
+        })
+    }
+
+    /// Elements `skip..skip + limit` of the logical array `field` of the document with `_id`
+    /// `id` (`None` if there is no such document), reading only the buckets (outlier) or the
+    /// archive range (subset, newest first) that hold them.
+    pub fn array_page(
+        &self,
+        id: impl Into<Bson>,
+        field: &str,
+        skip: usize,
+        limit: usize,
+    ) -> Result<Option<Vec<Bson>>> {
+        let id = id.into();
+        self.read(None, |reader| {
+            let Some(stored) =
+                ops::stored_by_key(reader, &self.name, &spillway_doc::key::to_key(&id))?
+            else {
+                return Ok(None);
+            };
+            patterned::array_page(reader, &self.name, field, &stored, skip, limit).map(Some)
+        })
+    }
+
     /// Inserts one document (`_id` generated as an `ObjectId` when missing).
     pub fn insert_one(&self, document: impl Borrow<T>) -> InsertOne<'_, T> {
         InsertOne {
@@ -183,6 +221,7 @@ where
             limit: 0,
             projection: None,
             batch_size: None,
+            expand: false,
             session: None,
         }
     }
@@ -442,6 +481,7 @@ pub struct Find<'a, T> {
     limit: i64,
     projection: Option<Document>,
     batch_size: Option<u32>,
+    expand: bool,
     session: Option<&'a mut Transaction>,
 }
 
@@ -478,6 +518,14 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         self
     }
 
+    /// Returns logical documents: managed arrays whole (every element, in order, read from
+    /// the side collections), without the policies' flags. By default `find` returns the
+    /// stored main documents, small and fast, as the seeds describe.
+    pub fn expand(mut self, expand: bool) -> Self {
+        self.expand = expand;
+        self
+    }
+
     /// Starts the query; the cursor reads the snapshot taken now.
     pub fn run(self) -> Result<Cursor<T>> {
         let filter = Arc::new(parse_filter(&self.filter)?);
@@ -485,27 +533,34 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         let projection = parse_projection(self.projection.as_ref())?.map(Arc::new);
         let limit = ops::effective_limit(self.limit);
         validate_collection_name(&self.collection.name)?;
+        let expand = self.expand;
         if let Some(transaction) = self.session {
             let matches = self.collection.read(Some(transaction), |reader| {
-                ops::query(
+                let mut run = ops::query(
                     reader,
                     &self.collection.name,
                     &filter,
                     sort.as_ref(),
                     self.skip,
                     limit,
-                )
+                )?;
+                if expand {
+                    patterned::expand_matches(reader, &self.collection.name, &mut run.matches)?;
+                }
+                Ok(run)
             })?;
             return Ok(Cursor::materialised(matches.matches, filter, projection));
         }
         let state = self.collection.database.inner.published();
+        let logical = expand && state.catalog.has_policies(&self.collection.name)
+            || patterned::is_logical_query(&state.catalog, &self.collection.name, &filter);
         let plan = planner::plan(
             state.catalog.collections.get(&self.collection.name),
             &filter,
             sort.as_ref(),
         );
-        if plan.sort.is_some() {
-            let run = ops::query(
+        if plan.sort.is_some() || logical {
+            let mut run = ops::query(
                 &*state,
                 &self.collection.name,
                 &filter,
@@ -513,6 +568,9 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
                 self.skip,
                 limit,
             )?;
+            if expand {
+                patterned::expand_matches(&*state, &self.collection.name, &mut run.matches)?;
+            }
             return Ok(Cursor::materialised(run.matches, filter, projection));
         }
         let batch_size = self
@@ -577,6 +635,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOne<'a, T> {
     /// Shapes the returned document.
     pub fn projection(mut self, projection: Document) -> Self {
         self.find = self.find.projection(projection);
+        self
+    }
+
+    /// Returns the logical document (see [`Find::expand`]).
+    pub fn expand(mut self, expand: bool) -> Self {
+        self.find = self.find.expand(expand);
         self
     }
 
@@ -667,8 +731,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Delete<'a, T> {
         let filter = parse_filter(&self.filter)?;
         let name = &self.collection.name;
         let multi = self.multi;
-        let deleted_count = self.collection.write(self.session, |txn, _| {
-            ops::delete(txn, name, &filter, multi)
+        let deleted_count = self.collection.write(self.session, |txn, store| {
+            ops::delete(txn, store, name, &filter, multi)
         })?;
         Ok(DeleteResult { deleted_count })
     }
@@ -793,8 +857,15 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndDelete<'a, T> 
         let sort = parse_sort(self.sort.as_ref())?;
         let projection = parse_projection(self.projection.as_ref())?;
         let name = &self.collection.name;
-        let document = self.collection.write(self.session, |txn, _| {
-            ops::find_one_and_delete(txn, name, &filter, sort.as_ref(), projection.as_ref())
+        let document = self.collection.write(self.session, |txn, store| {
+            ops::find_one_and_delete(
+                txn,
+                store,
+                name,
+                &filter,
+                sort.as_ref(),
+                projection.as_ref(),
+            )
         })?;
         document.map(from_document).transpose()
     }

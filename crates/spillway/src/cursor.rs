@@ -122,7 +122,7 @@ impl<T> Cursor<T> {
             }
             let mut batch = Vec::new();
             let wanted = (*batch_size).max((*to_skip).min(1 << 16));
-            execution.fill(&**state, &self.filter, wanted, &mut batch)?;
+            execution.fill(&**state, &*self.filter, wanted, &mut batch)?;
             self.buffer.extend(batch);
         }
     }

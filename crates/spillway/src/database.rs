@@ -197,14 +197,30 @@ impl Database {
             snapshot: store.snapshot(),
             catalog: Arc::new(catalog),
         });
-        Ok(Database {
+        let database = Database {
             inner: Arc::new(Inner {
                 id: NEXT_DATABASE_ID.fetch_add(1, Ordering::Relaxed),
                 store,
                 published: RwLock::new(published),
                 write_lock: Mutex::new(()),
             }),
-        })
+        };
+        let unfinished = database
+            .inner
+            .published()
+            .catalog
+            .policies
+            .iter()
+            .any(|policy| policy.progress != spillway_pattern::Progress::Active);
+        if unfinished {
+            // A crash interrupted a policy's migration: finish it. If it fails again, the
+            // database still opens; writes to the collection are refused with an error that
+            // names `resume_patterns`, and reads see consistent logical documents.
+            let guard = database.inner.lock_writer()?;
+            let _unfinished = database.run_migrations();
+            drop(guard);
+        }
+        Ok(database)
     }
 
     /// A handle on collection `name`, whose documents are read and written as `T`

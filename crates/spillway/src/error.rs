@@ -82,6 +82,10 @@ pub enum ErrorKind {
         /// The conversion that failed and why.
         message: String,
     },
+    /// A pattern policy is invalid, conflicts with the database, or refuses a write (a write
+    /// to a field the policy maintains, a `$rename` of a managed field, a collection whose
+    /// policy is still being applied or removed).
+    Pattern(spillway_pattern::PatternError),
     /// An operation inside the transaction failed earlier, so the transaction can only be
     /// abandoned; or a write was attempted outside a transaction this thread holds open.
     TransactionAborted {
@@ -161,11 +165,30 @@ impl Error {
         })
     }
 
+    pub(crate) fn pattern(collection: &str, field: &str, message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Pattern(
+            spillway_pattern::PatternError::InvalidPolicy {
+                collection: collection.to_string(),
+                field: field.to_string(),
+                message: message.into(),
+            },
+        ))
+    }
+
     pub(crate) fn invalid_index(collection: &str, message: impl Into<String>) -> Error {
         Error::new(ErrorKind::InvalidIndex {
             collection: collection.to_string(),
             message: message.into(),
         })
+    }
+}
+
+impl From<spillway_pattern::PatternError> for Error {
+    fn from(error: spillway_pattern::PatternError) -> Self {
+        match error {
+            spillway_pattern::PatternError::Corrupt { .. } => Error::corruption(error.to_string()),
+            other => Error::new(ErrorKind::Pattern(other)),
+        }
     }
 }
 
@@ -215,6 +238,7 @@ impl fmt::Display for Error {
             ErrorKind::Corruption { message } => write!(f, "corruption: {message}")?,
             ErrorKind::Storage(error) => write!(f, "storage error: {error}")?,
             ErrorKind::Serialization { message } => write!(f, "serialization: {message}")?,
+            ErrorKind::Pattern(error) => error.fmt(f)?,
             ErrorKind::TransactionAborted { message } => {
                 write!(f, "transaction aborted: {message}")?;
             }
@@ -234,6 +258,7 @@ impl std::error::Error for Error {
             | ErrorKind::InvalidDocument(error)
             | ErrorKind::InvalidArgument(error) => Some(error),
             ErrorKind::Storage(error) => Some(error),
+            ErrorKind::Pattern(error) => Some(error),
             _ => None,
         }
     }

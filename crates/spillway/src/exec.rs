@@ -42,10 +42,22 @@ pub(crate) fn stored_document(bytes: &[u8]) -> Result<&RawDocument> {
         .map_err(|error| Error::corruption(format!("a stored document is not valid BSON: {error}")))
 }
 
-fn matches(filter: &Filter, document: &RawDocument) -> Result<bool> {
-    filter
-        .matches(document)
-        .map_err(|error| Error::corruption(format!("a stored document is malformed: {error}")))
+/// What decides whether a fetched document is a result: a filter on the stored document, or
+/// (for collections with pattern policies) a filter on the logical document.
+pub(crate) trait Matcher {
+    /// Whether the stored `document` is a result.
+    fn matches(&self, document: &RawDocument) -> Result<bool>;
+}
+
+impl Matcher for Filter {
+    fn matches(&self, document: &RawDocument) -> Result<bool> {
+        Filter::matches(self, document)
+            .map_err(|error| Error::corruption(format!("a stored document is malformed: {error}")))
+    }
+}
+
+fn matches(filter: &dyn Matcher, document: &RawDocument) -> Result<bool> {
+    filter.matches(document)
 }
 
 impl Execution {
@@ -72,7 +84,7 @@ impl Execution {
     pub(crate) fn fill(
         &mut self,
         reader: &dyn Reader,
-        filter: &Filter,
+        filter: &dyn Matcher,
         max: usize,
         out: &mut Vec<Match>,
     ) -> Result<()> {
@@ -186,7 +198,11 @@ impl Execution {
     }
 
     /// Runs to the end and returns every match.
-    pub(crate) fn collect(&mut self, reader: &dyn Reader, filter: &Filter) -> Result<Vec<Match>> {
+    pub(crate) fn collect(
+        &mut self,
+        reader: &dyn Reader,
+        filter: &dyn Matcher,
+    ) -> Result<Vec<Match>> {
         let mut out = Vec::new();
         while !self.finished {
             self.fill(reader, filter, usize::MAX / 2, &mut out)?;

@@ -26,6 +26,7 @@
 //! | `txn` | `WriteTxn`: the one write path, one store batch per transaction |
 //! | `ops` | collection operations with MongoDB's semantics, indexes kept in step |
 //! | `index_keys` | the index entries of a document |
+//! | `patterned` | the pattern layer wired in: backends, write paths, logical queries, policy methods of `Database` |
 //! | `planner`, `exec` | access path choice (`IDHACK`, `IXSCAN`, `COLLSCAN`, `SORT`) and its resumable execution |
 //!
 //! This crate must never know terminals, nor files other than its database directory.
@@ -38,6 +39,7 @@ mod error;
 mod exec;
 mod index_keys;
 mod ops;
+mod patterned;
 mod planner;
 mod results;
 mod txn;
@@ -57,4 +59,7 @@ pub use results::{
     IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument, UpdateResult,
 };
 pub use spillway_doc::DocError;
+pub use spillway_pattern::{
+    OutlierPattern, Pattern, PatternError, PatternKind, Shape, SubsetPattern, Violation,
+};
 pub use spillway_store::{Durability, Store};

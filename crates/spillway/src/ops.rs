@@ -31,6 +31,7 @@ use crate::catalog::{
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Execution, Match, stored_document};
 use crate::index_keys::{index_entries, key_values};
+use crate::patterned;
 use crate::planner::{self, Plan};
 use crate::txn::{Reader, WriteTxn};
 
@@ -58,8 +59,24 @@ fn id_order() -> SortSpec {
     }])
 }
 
-/// Runs a query to completion: matches in result order, skipped and limited.
+/// Runs a query to completion: matches in result order, skipped and limited. A filter that
+/// touches a field managed by a pattern policy is answered on logical documents.
 pub(crate) fn query(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<usize>,
+) -> Result<QueryRun> {
+    if patterned::is_logical_query(reader.catalog(), collection, filter) {
+        return patterned::query(reader, collection, filter, sort, skip, limit);
+    }
+    query_stored(reader, collection, filter, sort, skip, limit)
+}
+
+/// [`query`] on stored documents, whatever policies the collection has.
+pub(crate) fn query_stored(
     reader: &dyn Reader,
     collection: &str,
     filter: &Filter,
@@ -137,7 +154,7 @@ pub(crate) fn encode(document: &Document) -> Result<Vec<u8>> {
     bson::serialize_to_vec(document).map_err(|error| Error::document(DocError::from(error)))
 }
 
-fn check_storable(document: &Document) -> Result<()> {
+pub(crate) fn check_storable(document: &Document) -> Result<()> {
     check_size(document, MAX_DOCUMENT_SIZE).map_err(Error::document)?;
     check_nesting(document).map_err(Error::document)?;
     Ok(())
@@ -168,7 +185,7 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
 
 /// Writes one document change (insert: `old` is `None`; delete: `new` is `None`) with its
 /// index entries. Checks every unique index before buffering anything.
-fn write_document(
+pub(crate) fn write_document(
     txn: &mut WriteTxn,
     collection: &str,
     id_key: &[u8],
@@ -249,7 +266,15 @@ fn duplicate(collection: &str, index: &IndexMeta, document: &Document) -> Error 
 }
 
 /// Gives a document its `_id` (first, generated when missing) and checks it can be stored.
-fn prepare_insert(mut document: Document) -> Result<Document> {
+fn prepare_insert(document: Document) -> Result<Document> {
+    let stored = assign_id(document)?;
+    check_storable(&stored)?;
+    Ok(stored)
+}
+
+/// Gives a document its `_id` (first, generated when missing), refusing `_id`s MongoDB
+/// refuses.
+pub(crate) fn assign_id(mut document: Document) -> Result<Document> {
     let id = match document.remove("_id") {
         Some(id) => id,
         None => Bson::ObjectId(ObjectId::new()),
@@ -265,12 +290,30 @@ fn prepare_insert(mut document: Document) -> Result<Document> {
     let mut stored = Document::new();
     stored.insert("_id", id);
     stored.extend(document);
-    check_storable(&stored)?;
     Ok(stored)
 }
 
-/// Inserts one document; returns its `_id` and the stored document.
+/// Inserts one document; returns its `_id` and the stored document (for a collection with
+/// pattern policies, the stored main document).
 pub(crate) fn insert(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    document: Document,
+) -> Result<(Bson, Document)> {
+    ensure_collection(txn, store, collection)?;
+    let catalog = txn.catalog_arc();
+    if catalog.has_policies(collection) {
+        return patterned::insert(txn, store, collection, document);
+    }
+    if catalog.is_side_collection(collection) {
+        return patterned::insert_side(txn, store, collection, document);
+    }
+    insert_stored(txn, store, collection, document)
+}
+
+/// Inserts one document as it is, whatever policies the collection has.
+pub(crate) fn insert_stored(
     txn: &mut WriteTxn,
     store: &Store,
     collection: &str,
@@ -291,6 +334,54 @@ pub(crate) fn insert(
     let bytes = encode(&document)?;
     write_document(txn, collection, &id_key, None, Some((&document, bytes)))?;
     Ok((id, document))
+}
+
+/// Replaces the stored document with `document`'s `_id` (which must exist) as it is.
+pub(crate) fn replace_stored(
+    txn: &mut WriteTxn,
+    collection: &str,
+    document: &Document,
+) -> Result<()> {
+    let id = document.get("_id").cloned().unwrap_or(Bson::Null);
+    let id_key = key::to_key(&id);
+    let before = stored_by_key(txn, collection, &id_key)?.ok_or_else(|| {
+        Error::corruption(format!(
+            "collection '{collection}' has no document with _id {id} to replace"
+        ))
+    })?;
+    check_storable(document)?;
+    let bytes = encode(document)?;
+    write_document(
+        txn,
+        collection,
+        &id_key,
+        Some(&before),
+        Some((document, bytes)),
+    )
+}
+
+/// Deletes the stored document with this `_id`, if there is one.
+pub(crate) fn delete_stored(txn: &mut WriteTxn, collection: &str, id: &Bson) -> Result<()> {
+    let id_key = key::to_key(id);
+    if let Some(before) = stored_by_key(txn, collection, &id_key)? {
+        write_document(txn, collection, &id_key, Some(&before), None)?;
+    }
+    Ok(())
+}
+
+/// The stored document with `_id` key `id_key`.
+pub(crate) fn stored_by_key(
+    reader: &dyn Reader,
+    collection: &str,
+    id_key: &[u8],
+) -> Result<Option<Document>> {
+    let Some(meta) = reader.catalog().collections.get(collection) else {
+        return Ok(None);
+    };
+    reader
+        .get(meta.docs, id_key)?
+        .map(|bytes| decode(&bytes))
+        .transpose()
 }
 
 /// Whether an operation requires an operator update, a replacement, or either.
@@ -361,7 +452,7 @@ pub(crate) fn update(
     }
     let mut modified_count = 0;
     for found in &matches {
-        if apply_update(txn, collection, filter, update, found, now)?.is_some() {
+        if apply_update(txn, store, collection, filter, update, found, now)?.is_some() {
             modified_count += 1;
         }
     }
@@ -373,8 +464,29 @@ pub(crate) fn update(
 }
 
 /// Applies `update` to one matched document and writes it if it changed; returns the
-/// updated document then.
+/// updated document then (for a collection with pattern policies, the stored main document).
 fn apply_update(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    filter: &Filter,
+    update: &Update,
+    found: &Match,
+    now: DateTime,
+) -> Result<Option<Document>> {
+    let catalog = txn.catalog_arc();
+    if catalog.has_policies(collection) {
+        return patterned::apply_update(txn, store, collection, filter, update, found, now);
+    }
+    let after = apply_update_stored(txn, collection, filter, update, found, now)?;
+    if catalog.is_side_collection(collection) {
+        let before = decode(&found.bytes)?;
+        patterned::after_side_write(txn, store, collection, Some(&before), after.as_ref())?;
+    }
+    Ok(after)
+}
+
+fn apply_update_stored(
     txn: &mut WriteTxn,
     collection: &str,
     filter: &Filter,
@@ -413,6 +525,7 @@ fn apply_update(
 /// `deleteOne` / `deleteMany`: the number deleted.
 pub(crate) fn delete(
     txn: &mut WriteTxn,
+    store: &Store,
     collection: &str,
     filter: &Filter,
     multi: bool,
@@ -425,9 +538,29 @@ pub(crate) fn delete(
     };
     for found in &matches {
         let before = decode(&found.bytes)?;
-        write_document(txn, collection, &found.id_key, Some(&before), None)?;
+        delete_found(txn, store, collection, &found.id_key, &before)?;
     }
     Ok(matches.len() as u64)
+}
+
+/// Deletes one matched document: with its side documents for a collection with pattern
+/// policies, and keeping main documents in step for a side collection.
+fn delete_found(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    id_key: &[u8],
+    before: &Document,
+) -> Result<()> {
+    let catalog = txn.catalog_arc();
+    if catalog.has_policies(collection) {
+        return patterned::delete(txn, store, collection, before);
+    }
+    write_document(txn, collection, id_key, Some(before), None)?;
+    if catalog.is_side_collection(collection) {
+        patterned::after_side_write(txn, store, collection, Some(before), None)?;
+    }
+    Ok(())
 }
 
 /// Options of `find_one_and_*`.
@@ -467,7 +600,7 @@ pub(crate) fn find_one_and_modify(
         return project(options.projection, filter, inserted).map(Some);
     };
     let before = decode(&found.bytes)?;
-    let after = apply_update(txn, collection, filter, update, &found, now)?;
+    let after = apply_update(txn, store, collection, filter, update, &found, now)?;
     let returned = if options.return_after {
         after.unwrap_or_else(|| before.clone())
     } else {
@@ -479,6 +612,7 @@ pub(crate) fn find_one_and_modify(
 /// `findOneAndDelete`.
 pub(crate) fn find_one_and_delete(
     txn: &mut WriteTxn,
+    store: &Store,
     collection: &str,
     filter: &Filter,
     sort: Option<&SortSpec>,
@@ -493,7 +627,7 @@ pub(crate) fn find_one_and_delete(
         return Ok(None);
     };
     let before = decode(&found.bytes)?;
-    write_document(txn, collection, &found.id_key, Some(&before), None)?;
+    delete_found(txn, store, collection, &found.id_key, &before)?;
     project(projection, filter, before).map(Some)
 }
 
@@ -522,8 +656,12 @@ pub(crate) fn distinct(
 ) -> Result<Vec<Bson>> {
     let path = FieldPath::parse(field).map_err(Error::argument)?;
     let mut values: Vec<Bson> = Vec::new();
+    let logical = patterned::is_managed_path(reader.catalog(), collection, path.as_str());
     for found in query(reader, collection, filter, None, 0, None)?.matches {
-        let document = decode(&found.bytes)?;
+        let mut document = decode(&found.bytes)?;
+        if logical {
+            document = patterned::expand(reader, collection, &document)?;
+        }
         let mut reached = Vec::new();
         if let Some((first, rest)) = path.parts().split_first()
             && let Some(child) = document.get(first)
@@ -687,9 +825,12 @@ pub(crate) fn drop_index(txn: &mut WriteTxn, collection: &str, name: &str) -> Re
     Ok(())
 }
 
-/// Drops a collection and its indexes; `false` if it did not exist.
+/// Drops a collection and its indexes; `false` if it did not exist. Dropping the main
+/// collection of pattern policies drops their side collections and the policies too; a side
+/// collection cannot be dropped while its policy exists.
 pub(crate) fn drop_collection(txn: &mut WriteTxn, collection: &str) -> Result<bool> {
     validate_collection_name(collection)?;
+    patterned::before_drop(txn, collection)?;
     let Some(meta) = txn.catalog_mut().collections.remove(collection) else {
         return Ok(false);
     };

@@ -18,7 +18,9 @@ use std::sync::Arc;
 
 use spillway_store::{KeyspaceId, Snapshot, Store, WriteBatch};
 
-use crate::catalog::{CATALOG_KEYSPACE, Catalog, CollectionMeta, META_KEY};
+use crate::catalog::{
+    CATALOG_KEYSPACE, Catalog, CollectionMeta, META_KEY, policy_key, policy_record,
+};
 use crate::error::Result;
 
 /// A byte range of one keyspace.
@@ -118,6 +120,7 @@ pub(crate) struct WriteTxn {
     catalog: Arc<Catalog>,
     catalog_changed: bool,
     changed_collections: HashSet<String>,
+    policies_changed: bool,
     overlays: HashMap<KeyspaceId, Overlay>,
     /// Keyspaces created during this transaction: absent from the base snapshot.
     created: HashSet<KeyspaceId>,
@@ -136,6 +139,7 @@ impl WriteTxn {
             base,
             catalog_changed: false,
             changed_collections: HashSet::new(),
+            policies_changed: false,
             overlays: HashMap::new(),
             created: HashSet::new(),
             clear_on_commit: Vec::new(),
@@ -172,6 +176,13 @@ impl WriteTxn {
     pub(crate) fn collection_changed(&mut self, collection: &str) {
         self.catalog_changed = true;
         self.changed_collections.insert(collection.to_string());
+    }
+
+    /// The pattern policies for modification; all their records are rewritten at commit.
+    pub(crate) fn policies_mut(&mut self) -> &mut Vec<spillway_pattern::Policy> {
+        self.catalog_changed = true;
+        self.policies_changed = true;
+        &mut Arc::make_mut(&mut self.catalog).policies
     }
 
     /// Creates (or reuses, if a crash or an abandoned transaction left it) a keyspace.
@@ -236,6 +247,19 @@ impl WriteTxn {
                     ),
                     None => batch.delete(catalog_keyspace, &key),
                 };
+            }
+            if self.policies_changed {
+                for policy in &self.base.catalog.policies {
+                    batch.delete(catalog_keyspace, &policy_key(&policy.pattern));
+                }
+                for policy in &self.catalog.policies {
+                    batch.put(
+                        catalog_keyspace,
+                        &policy_key(&policy.pattern),
+                        &bson::serialize_to_vec(&policy_record(policy))
+                            .map_err(|error| crate::Error::serialization(error.to_string()))?,
+                    );
+                }
             }
         }
         for &keyspace in &self.dropped {

@@ -1,0 +1,774 @@
+//! The pattern layer wired into the facade: the [`spillway_pattern`] backend traits over a
+//! reader or a write transaction, the write paths of collections with policies and of their
+//! side collections, logical queries, and the `Database` methods that declare, remove,
+//! migrate and verify policies.
+//!
+//! Every engine write goes through `ops::*_stored`, so indexes stay in step and nothing
+//! recurses into the pattern layer; every logical write happens inside one `WriteTxn`, so it
+//! commits as one store batch. Migrations (applying a policy to a non-empty collection,
+//! removing one) run in batches of [`MIGRATION_BATCH`] documents, each its own commit, under
+//! the write lock; the progress is in the catalog record, so a crash resumes where it
+//! stopped (at the next open, or with [`Database::resume_patterns`]).
+
+use std::ops::Bound;
+
+use bson::{Bson, DateTime, Document, RawDocument};
+use spillway_doc::filter::{Clause, Filter};
+use spillway_doc::key;
+use spillway_doc::size::check_nesting;
+use spillway_doc::sort::SortSpec;
+use spillway_doc::update::{ApplyContext, Update};
+use spillway_pattern::{
+    Engine, Pattern, PatternError, Policy, Progress, Query, ReadBackend, Violation, Write,
+    WriteBackend, policies_on_side, prepare_side_insert, resync,
+};
+use spillway_store::Store;
+
+use crate::catalog::{Catalog, ID_INDEX_NAME};
+use crate::database::Database;
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::{Execution, Match, Matcher, stored_document};
+use crate::ops::{self, QueryRun};
+use crate::planner;
+use crate::txn::{KeyRange, Reader, WriteTxn};
+
+/// Main documents migrated per commit when a policy is applied or removed.
+pub(crate) const MIGRATION_BATCH: usize = 256;
+
+/// The pattern engine's reads over any reader (a snapshot or a transaction).
+pub(crate) struct ReaderBackend<'r> {
+    pub(crate) reader: &'r dyn Reader,
+}
+
+/// The pattern engine's reads and writes over a write transaction.
+pub(crate) struct TxnBackend<'t> {
+    txn: &'t mut WriteTxn,
+    store: &'t Store,
+}
+
+fn backend_get(reader: &dyn Reader, collection: &str, id: &Bson) -> Result<Option<Document>> {
+    ops::stored_by_key(reader, collection, &key::to_key(id))
+}
+
+fn backend_find(reader: &dyn Reader, collection: &str, query: &Query) -> Result<Vec<Document>> {
+    let filter = Filter::parse(&query.filter).map_err(Error::filter)?;
+    let sort = query
+        .sort
+        .as_ref()
+        .map(SortSpec::parse)
+        .transpose()
+        .map_err(Error::argument)?;
+    let limit = query
+        .limit
+        .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX));
+    let run = ops::query_stored(
+        reader,
+        collection,
+        &filter,
+        sort.as_ref(),
+        query.skip,
+        limit,
+    )?;
+    run.matches
+        .iter()
+        .map(|found| ops::decode(&found.bytes))
+        .collect()
+}
+
+fn backend_count(reader: &dyn Reader, collection: &str, filter: &Document) -> Result<u64> {
+    let filter = Filter::parse(filter).map_err(Error::filter)?;
+    Ok(
+        ops::query_stored(reader, collection, &filter, None, 0, None)?
+            .matches
+            .len() as u64,
+    )
+}
+
+impl ReadBackend for ReaderBackend<'_> {
+    type Error = Error;
+
+    fn get(&self, collection: &str, id: &Bson) -> Result<Option<Document>> {
+        backend_get(self.reader, collection, id)
+    }
+
+    fn find(&self, collection: &str, query: &Query) -> Result<Vec<Document>> {
+        backend_find(self.reader, collection, query)
+    }
+
+    fn count(&self, collection: &str, filter: &Document) -> Result<u64> {
+        backend_count(self.reader, collection, filter)
+    }
+}
+
+impl ReadBackend for TxnBackend<'_> {
+    type Error = Error;
+
+    fn get(&self, collection: &str, id: &Bson) -> Result<Option<Document>> {
+        backend_get(&*self.txn, collection, id)
+    }
+
+    fn find(&self, collection: &str, query: &Query) -> Result<Vec<Document>> {
+        backend_find(&*self.txn, collection, query)
+    }
+
+    fn count(&self, collection: &str, filter: &Document) -> Result<u64> {
+        backend_count(&*self.txn, collection, filter)
+    }
+}
+
+impl WriteBackend for TxnBackend<'_> {
+    fn apply(&mut self, batch: Vec<Write>) -> Result<()> {
+        // Atomic because the whole transaction is discarded when any operation fails.
+        for write in batch {
+            match write {
+                Write::Insert {
+                    collection,
+                    document,
+                } => {
+                    ops::insert_stored(self.txn, self.store, &collection, document)?;
+                }
+                Write::Replace {
+                    collection,
+                    document,
+                } => ops::replace_stored(self.txn, &collection, &document)?,
+                Write::Delete { collection, id } => ops::delete_stored(self.txn, &collection, &id)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn ensure_index(&mut self, collection: &str, keys: &Document) -> Result<()> {
+        ops::create_index(self.txn, self.store, collection, keys, false, None).map(drop)
+    }
+}
+
+/// Refuses writes to a collection whose policy (as main or side collection) is still being
+/// applied or removed.
+fn check_settled(catalog: &Catalog, collection: &str) -> Result<()> {
+    for policy in &catalog.policies {
+        let involved = policy.pattern.collection() == collection
+            || policy.pattern.side_collection() == collection;
+        if involved && policy.progress != Progress::Active {
+            return Err(Error::new(ErrorKind::Pattern(PatternError::Refused {
+                collection: policy.pattern.collection().to_string(),
+                field: policy.pattern.field().to_string(),
+                message: "the policy is still being applied or removed; Database::resume_patterns finishes it".to_string(),
+            })));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` reaches into a field a policy of `collection` manages.
+pub(crate) fn is_managed_path(catalog: &Catalog, collection: &str, path: &str) -> bool {
+    catalog.has_policies(collection)
+        && Engine::new(collection, &catalog.policies).is_managed_path(path)
+}
+
+fn touches(filter: &Filter, managed: &dyn Fn(&str) -> bool) -> bool {
+    filter.clauses.iter().any(|clause| match clause {
+        Clause::Field { path, .. } => managed(path.as_str()),
+        Clause::And(filters) | Clause::Or(filters) | Clause::Nor(filters) => {
+            filters.iter().any(|inner| touches(inner, managed))
+        }
+    })
+}
+
+/// Whether `filter` must be answered on logical documents: it touches a managed field.
+pub(crate) fn is_logical_query(catalog: &Catalog, collection: &str, filter: &Filter) -> bool {
+    if !catalog.has_policies(collection) {
+        return false;
+    }
+    let engine = Engine::new(collection, &catalog.policies);
+    touches(filter, &|path| engine.is_managed_path(path))
+}
+
+/// The clauses of `filter` an index may answer: those that do not touch a managed field
+/// (an index on a managed field covers the main part of the array only).
+fn planning_filter(filter: &Filter, engine: &Engine<'_>) -> Filter {
+    Filter {
+        clauses: filter
+            .clauses
+            .iter()
+            .filter(|clause| {
+                let single = Filter {
+                    clauses: vec![(*clause).clone()],
+                };
+                !touches(&single, &|path| engine.is_managed_path(path))
+            })
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Evaluates a filter on the logical document of every main document whose stored form may
+/// differ from it, and on the stored document otherwise.
+struct LogicalMatcher<'a> {
+    reader: &'a dyn Reader,
+    engine: Engine<'a>,
+    filter: &'a Filter,
+}
+
+impl Matcher for LogicalMatcher<'_> {
+    fn matches(&self, document: &RawDocument) -> Result<bool> {
+        let stored = ops::decode(document.as_bytes())?;
+        if !self.engine.may_differ(&stored) {
+            return Matcher::matches(self.filter, document);
+        }
+        let view = self.engine.query_view(
+            &ReaderBackend {
+                reader: self.reader,
+            },
+            &stored,
+        )?;
+        self.filter.matches_document(&view).map_err(Error::filter)
+    }
+}
+
+/// A query whose filter touches managed fields: planned on its other clauses, matched on
+/// logical documents.
+pub(crate) fn query(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<usize>,
+) -> Result<QueryRun> {
+    let catalog = reader.catalog();
+    let engine = Engine::new(collection, &catalog.policies);
+    let planning = planning_filter(filter, &engine);
+    let plan = planner::plan(catalog.collections.get(collection), &planning, sort);
+    let mut execution = Execution::new(plan.access.clone(), plan.docs);
+    let matcher = LogicalMatcher {
+        reader,
+        engine,
+        filter,
+    };
+    let mut matches = execution.collect(reader, &matcher)?;
+    if let Some(sort) = &plan.sort {
+        ops::sort_matches(&mut matches, sort)?;
+    }
+    let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+    let mut matches: Vec<Match> = matches.into_iter().skip(skip).collect();
+    if let Some(limit) = limit {
+        matches.truncate(limit);
+    }
+    Ok(QueryRun {
+        matches,
+        keys_examined: execution.keys_examined,
+        docs_examined: execution.docs_examined,
+        plan,
+    })
+}
+
+/// The logical document of a stored document of `collection`.
+pub(crate) fn expand(reader: &dyn Reader, collection: &str, stored: &Document) -> Result<Document> {
+    let catalog = reader.catalog();
+    Engine::new(collection, &catalog.policies).expand(&ReaderBackend { reader }, stored)
+}
+
+fn policy_on<'c>(catalog: &'c Catalog, collection: &str, field: &str) -> Option<&'c Policy> {
+    catalog
+        .policies
+        .iter()
+        .find(|policy| policy.pattern.collection() == collection && policy.pattern.field() == field)
+}
+
+/// The logical length of array `field` of a stored document.
+pub(crate) fn array_len(
+    reader: &dyn Reader,
+    collection: &str,
+    field: &str,
+    stored: &Document,
+) -> Result<u64> {
+    match policy_on(reader.catalog(), collection, field) {
+        Some(policy) => spillway_pattern::logical_len(policy, &ReaderBackend { reader }, stored),
+        None => Ok(match stored.get(field) {
+            Some(Bson::Array(items)) => items.len() as u64,
+            _ => 0,
+        }),
+    }
+}
+
+/// A page of the logical array `field` of a stored document.
+pub(crate) fn array_page(
+    reader: &dyn Reader,
+    collection: &str,
+    field: &str,
+    stored: &Document,
+    skip: usize,
+    limit: usize,
+) -> Result<Vec<Bson>> {
+    match policy_on(reader.catalog(), collection, field) {
+        Some(policy) => {
+            spillway_pattern::page(policy, &ReaderBackend { reader }, stored, skip, limit)
+        }
+        None => Ok(match stored.get(field) {
+            Some(Bson::Array(items)) => items.iter().skip(skip).take(limit).cloned().collect(),
+            _ => Vec::new(),
+        }),
+    }
+}
+
+/// Replaces each match's bytes by its logical document (for expanded reads).
+pub(crate) fn expand_matches(
+    reader: &dyn Reader,
+    collection: &str,
+    matches: &mut [Match],
+) -> Result<()> {
+    if !reader.catalog().has_policies(collection) {
+        return Ok(());
+    }
+    for found in matches {
+        let stored = ops::decode(&found.bytes)?;
+        let logical = expand(reader, collection, &stored)?;
+        found.bytes = ops::encode(&logical)?;
+    }
+    Ok(())
+}
+
+/// Inserts a logical document into a collection with policies.
+pub(crate) fn insert(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    document: Document,
+) -> Result<(Bson, Document)> {
+    let catalog = txn.catalog_arc();
+    check_settled(&catalog, collection)?;
+    let document = ops::assign_id(document)?;
+    check_nesting(&document).map_err(Error::document)?;
+    let id = document
+        .get("_id")
+        .cloned()
+        .expect("assign_id gives an _id");
+    if ops::stored_by_key(txn, collection, &key::to_key(&id))?.is_some() {
+        return Err(Error::new(ErrorKind::DuplicateKey {
+            collection: collection.to_string(),
+            index: ID_INDEX_NAME.to_string(),
+            key: id,
+        }));
+    }
+    let engine = Engine::new(collection, &catalog.policies);
+    let stored = engine.insert(&mut TxnBackend { txn, store }, document)?;
+    Ok((id, stored))
+}
+
+/// Inserts a document directly into a side collection, then brings its main document in
+/// step.
+pub(crate) fn insert_side(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    document: Document,
+) -> Result<(Bson, Document)> {
+    let catalog = txn.catalog_arc();
+    check_settled(&catalog, collection)?;
+    let mut document = ops::assign_id(document)?;
+    for policy in policies_on_side(&catalog.policies, collection) {
+        prepare_side_insert(policy, &ReaderBackend { reader: &*txn }, &mut document)?;
+    }
+    let (id, stored) = ops::insert_stored(txn, store, collection, document)?;
+    after_side_write(txn, store, collection, None, Some(&stored))?;
+    Ok((id, stored))
+}
+
+/// Brings main documents in step after a direct write to side collection `collection`
+/// (`before` and `after` are the side document's two versions).
+pub(crate) fn after_side_write(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    before: Option<&Document>,
+    after: Option<&Document>,
+) -> Result<()> {
+    let catalog = txn.catalog_arc();
+    check_settled(&catalog, collection)?;
+    for policy in policies_on_side(&catalog.policies, collection) {
+        let mut links: Vec<Bson> = Vec::new();
+        for document in [before, after].into_iter().flatten() {
+            if let Some(link) = document.get(policy.pattern.link_field())
+                && !links.contains(link)
+            {
+                links.push(link.clone());
+            }
+        }
+        for link in links {
+            resync(policy, &mut TxnBackend { txn, store }, &link)?;
+        }
+    }
+    Ok(())
+}
+
+/// Applies an update to one main document of a collection with policies: plain appends by
+/// the fast path, everything else by expand, apply, split.
+pub(crate) fn apply_update(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    filter: &Filter,
+    update: &Update,
+    found: &Match,
+    now: DateTime,
+) -> Result<Option<Document>> {
+    let catalog = txn.catalog_arc();
+    check_settled(&catalog, collection)?;
+    let engine = Engine::new(collection, &catalog.policies);
+    engine.check_update(&update.operations())?;
+    let stored = ops::decode(&found.bytes)?;
+    let context = ApplyContext::new(now);
+    if let Some(appends) = update.split_appends(&engine.managed_fields()) {
+        let mut main = stored.clone();
+        let rest = appends
+            .rest
+            .apply(&mut main, &context)
+            .map_err(Error::update)?;
+        let pushes = appends.values.iter().any(|(_, values)| !values.is_empty());
+        if !pushes && !rest.modified {
+            return Ok(None);
+        }
+        if let Some(after) = engine.append(&mut TxnBackend { txn, store }, main, &appends.values)? {
+            return Ok(Some(after));
+        }
+    }
+    let backend = ReaderBackend { reader: &*txn };
+    let view = engine.query_view(&backend, &stored)?;
+    let positional = filter
+        .match_details_document(&view)
+        .map_err(Error::filter)?
+        .and_then(|details| details.array_index);
+    let mut logical = engine.expand(&backend, &stored)?;
+    let outcome = update
+        .apply(&mut logical, &context.with_positional_index(positional))
+        .map_err(Error::update)?;
+    if !outcome.modified {
+        return Ok(None);
+    }
+    engine.check_document(&logical)?;
+    check_nesting(&logical).map_err(Error::document)?;
+    let after = engine.rewrite(&mut TxnBackend { txn, store }, &stored, logical)?;
+    Ok(Some(after))
+}
+
+/// Deletes a main document of a collection with policies, with its side documents.
+pub(crate) fn delete(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    stored: &Document,
+) -> Result<()> {
+    let catalog = txn.catalog_arc();
+    check_settled(&catalog, collection)?;
+    Engine::new(collection, &catalog.policies).delete(&mut TxnBackend { txn, store }, stored)
+}
+
+/// Before dropping `collection`: a side collection cannot be dropped while its policy
+/// exists; dropping a main collection removes its policies and drops their side collections.
+pub(crate) fn before_drop(txn: &mut WriteTxn, collection: &str) -> Result<()> {
+    let catalog = txn.catalog_arc();
+    if let Some(policy) = catalog
+        .policies
+        .iter()
+        .find(|policy| policy.pattern.side_collection() == collection)
+    {
+        return Err(Error::new(ErrorKind::Pattern(PatternError::Refused {
+            collection: policy.pattern.collection().to_string(),
+            field: policy.pattern.field().to_string(),
+            message: format!(
+                "'{collection}' is the policy's side collection and cannot be dropped while the policy exists"
+            ),
+        })));
+    }
+    if !catalog.has_policies(collection) {
+        return Ok(());
+    }
+    let sides: Vec<String> = catalog
+        .policies
+        .iter()
+        .filter(|policy| policy.pattern.collection() == collection)
+        .map(|policy| policy.pattern.side_collection().to_string())
+        .collect();
+    txn.policies_mut()
+        .retain(|policy| policy.pattern.collection() != collection);
+    for side in sides {
+        ops::drop_collection(txn, &side)?;
+    }
+    Ok(())
+}
+
+/// The stored main documents of `collection` after `through` in `_id` order, at most
+/// `limit`.
+fn documents_after(
+    reader: &dyn Reader,
+    collection: &str,
+    through: Option<&Bson>,
+    limit: usize,
+) -> Result<Vec<Document>> {
+    let Some(meta) = reader.catalog().collections.get(collection) else {
+        return Ok(Vec::new());
+    };
+    let range = KeyRange {
+        low: through.map_or(Bound::Unbounded, |id| Bound::Excluded(key::to_key(id))),
+        high: Bound::Unbounded,
+    };
+    let mut documents = Vec::new();
+    for entry in reader.scan(meta.docs, &range, false)? {
+        let (_, bytes) = entry?;
+        stored_document(&bytes)?;
+        documents.push(ops::decode(&bytes)?);
+        if documents.len() >= limit {
+            break;
+        }
+    }
+    Ok(documents)
+}
+
+fn same_policy(a: &Pattern, b: &Pattern) -> bool {
+    a.collection() == b.collection() && a.field() == b.field()
+}
+
+/// One migration step of `policy`: the next batch of main documents, and the progress.
+fn migration_step(txn: &mut WriteTxn, store: &Store, policy: &Policy) -> Result<()> {
+    let (through, removing) = match &policy.progress {
+        Progress::Active => return Ok(()),
+        Progress::Applying { through } => (through.clone(), false),
+        Progress::Removing { through } => (through.clone(), true),
+    };
+    let collection = policy.pattern.collection();
+    let documents = documents_after(&*txn, collection, through.as_ref(), MIGRATION_BATCH)?;
+    let only = [Policy::active(policy.pattern.clone())];
+    let engine = Engine::new(collection, &only);
+    for document in &documents {
+        let mut backend = TxnBackend { txn, store };
+        if removing {
+            engine.fold(&mut backend, document)?;
+        } else {
+            engine.migrate(&mut backend, document)?;
+        }
+    }
+    let finished = documents.len() < MIGRATION_BATCH;
+    let last = documents
+        .last()
+        .and_then(|document| document.get("_id").cloned());
+    let policies = txn.policies_mut();
+    let position = policies
+        .iter()
+        .position(|known| same_policy(&known.pattern, &policy.pattern))
+        .expect("the policy being migrated is in the catalog");
+    match (finished, removing) {
+        (true, false) => policies[position].progress = Progress::Active,
+        (true, true) => {
+            policies.remove(position);
+            let side = policy.pattern.side_collection();
+            if !txn.catalog().has_policies(side) && !txn.catalog().is_side_collection(side) {
+                ops::drop_collection(txn, side)?;
+            }
+        }
+        (false, false) => policies[position].progress = Progress::Applying { through: last },
+        (false, true) => policies[position].progress = Progress::Removing { through: last },
+    }
+    Ok(())
+}
+
+impl Database {
+    /// Declares a pattern policy: from now on the engine keeps `collection.field` in the
+    /// policy's layout through every write, and migrates the documents already stored (in
+    /// batches, each its own commit; a crash resumes at the next open). Creates the side
+    /// collection and the index it needs.
+    ///
+    /// ```
+    /// use spillway::{Database, Pattern, doc};
+    ///
+    /// let db = Database::open_in_memory()?;
+    /// db.create_collection("sales")?;
+    /// db.set_pattern(Pattern::outlier("sales", "customers_purchased")
+    ///     .threshold(50)
+    ///     .link_field("book_id"))?;
+    /// # Ok::<(), spillway::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ErrorKind::Pattern`] when the policy is invalid on its own (a threshold of 0...),
+    /// names a collection that does not exist, a field already managed, or a side collection
+    /// that exists with documents or belongs to another policy; or when a stored document
+    /// cannot take the layout (a subset element that is not a document).
+    pub fn set_pattern(&self, pattern: impl Into<Pattern>) -> Result<()> {
+        let pattern: Pattern = pattern.into();
+        pattern.validate()?;
+        let guard = self.inner.lock_writer()?;
+        let mut txn = WriteTxn::new(self.inner.published());
+        check_new_policy(&txn, &pattern)?;
+        let collection = pattern.collection();
+        let only = [Policy::active(pattern.clone())];
+        let engine = Engine::new(collection, &only);
+        let mut through = None;
+        loop {
+            let batch = documents_after(&txn, collection, through.as_ref(), MIGRATION_BATCH)?;
+            for document in &batch {
+                engine.check_migratable(document)?;
+            }
+            match batch.last() {
+                Some(last) if batch.len() == MIGRATION_BATCH => through = last.get("_id").cloned(),
+                _ => break,
+            }
+        }
+        let has_documents = !documents_after(&txn, collection, None, 1)?.is_empty();
+        ops::ensure_collection(&mut txn, &self.inner.store, pattern.side_collection())?;
+        ops::create_index(
+            &mut txn,
+            &self.inner.store,
+            pattern.side_collection(),
+            &pattern.side_index(),
+            false,
+            None,
+        )?;
+        let progress = if has_documents {
+            Progress::Applying { through: None }
+        } else {
+            Progress::Active
+        };
+        txn.policies_mut().push(Policy { pattern, progress });
+        self.inner.commit(txn)?;
+        self.run_migrations()?;
+        drop(guard);
+        Ok(())
+    }
+
+    /// Removes the policy on `collection.field`: every logical array is folded back into its
+    /// main document (in batches, resumable like a migration), then the side collection is
+    /// dropped.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Pattern`] when there is no such policy; a logical document over 16 MiB
+    /// cannot be folded back ([`ErrorKind::DocumentTooLarge`]; the policy then stays in
+    /// removal, and writes to the collection are refused until it is resumed or re-applied).
+    pub fn remove_pattern(&self, collection: &str, field: &str) -> Result<()> {
+        let guard = self.inner.lock_writer()?;
+        let mut txn = WriteTxn::new(self.inner.published());
+        let position = txn
+            .catalog()
+            .policies
+            .iter()
+            .position(|policy| {
+                policy.pattern.collection() == collection && policy.pattern.field() == field
+            })
+            .ok_or_else(|| Error::pattern(collection, field, "there is no policy on this field"))?;
+        txn.policies_mut()[position].progress = Progress::Removing { through: None };
+        self.inner.commit(txn)?;
+        self.run_migrations()?;
+        drop(guard);
+        Ok(())
+    }
+
+    /// The declared policies, in declaration order.
+    pub fn patterns(&self) -> Vec<Pattern> {
+        self.inner
+            .published()
+            .catalog
+            .policies
+            .iter()
+            .map(|policy| policy.pattern.clone())
+            .collect()
+    }
+
+    /// Finishes migrations that a crash or an error interrupted (opening a database does
+    /// this too, and leaves the policy unfinished if it fails).
+    ///
+    /// # Errors
+    /// The migration's error.
+    pub fn resume_patterns(&self) -> Result<()> {
+        let guard = self.inner.lock_writer()?;
+        self.run_migrations()?;
+        drop(guard);
+        Ok(())
+    }
+
+    /// Runs every unfinished migration to its end; the caller holds the write lock.
+    pub(crate) fn run_migrations(&self) -> Result<()> {
+        loop {
+            let state = self.inner.published();
+            let Some(policy) = state
+                .catalog
+                .policies
+                .iter()
+                .find(|policy| policy.progress != Progress::Active)
+                .cloned()
+            else {
+                return Ok(());
+            };
+            let mut txn = WriteTxn::new(state);
+            migration_step(&mut txn, &self.inner.store, &policy)?;
+            self.inner.commit(txn)?;
+        }
+    }
+
+    /// Checks every invariant of every policy; one [`Violation`] per problem.
+    ///
+    /// # Errors
+    /// A read error.
+    pub fn verify_patterns(&self) -> Result<Vec<Violation>> {
+        let state = self.inner.published();
+        let backend = ReaderBackend { reader: &*state };
+        let mut violations = Vec::new();
+        for policy in &state.catalog.policies {
+            violations.extend(spillway_pattern::verify(policy, &backend)?);
+        }
+        Ok(violations)
+    }
+}
+
+/// Checks a new policy against the database.
+fn check_new_policy(txn: &WriteTxn, pattern: &Pattern) -> Result<()> {
+    let catalog = txn.catalog();
+    let refuse = |message: String| {
+        Err(Error::pattern(
+            pattern.collection(),
+            pattern.field(),
+            message,
+        ))
+    };
+    crate::catalog::validate_collection_name(pattern.collection())?;
+    crate::catalog::validate_collection_name(pattern.side_collection())?;
+    if !catalog.collections.contains_key(pattern.collection()) {
+        return refuse(format!(
+            "collection '{}' does not exist; create it (or insert into it) first",
+            pattern.collection()
+        ));
+    }
+    for policy in &catalog.policies {
+        let known = &policy.pattern;
+        if same_policy(known, pattern) {
+            return refuse("the field already has a policy".to_string());
+        }
+        if known.side_collection() == pattern.side_collection() {
+            return refuse(format!(
+                "side collection '{}' already belongs to the policy on {}.{}",
+                pattern.side_collection(),
+                known.collection(),
+                known.field()
+            ));
+        }
+        if known.side_collection() == pattern.collection() {
+            return refuse(format!(
+                "'{}' is the side collection of the policy on {}.{}",
+                pattern.collection(),
+                known.collection(),
+                known.field()
+            ));
+        }
+        if known.collection() == pattern.side_collection() {
+            return refuse(format!(
+                "side collection '{}' is the main collection of another policy",
+                pattern.side_collection()
+            ));
+        }
+    }
+    if !documents_after(txn, pattern.side_collection(), None, 1)?.is_empty() {
+        return refuse(format!(
+            "side collection '{}' exists and holds documents",
+            pattern.side_collection()
+        ));
+    }
+    Ok(())
+}
