@@ -75,6 +75,18 @@ impl Histogram {
         Histogram { buckets }
     }
 
+    /// The same histogram without the empty buckets below the first non-empty one (document
+    /// sizes never fall in the buckets of a few bytes).
+    pub fn without_leading_empty(mut self) -> Histogram {
+        let first_used = self
+            .buckets
+            .iter()
+            .position(|bucket| bucket.count > 0)
+            .unwrap_or(self.buckets.len());
+        self.buckets.drain(..first_used);
+        self
+    }
+
     /// The largest bucket count (0 when there are no buckets).
     pub fn max_count(&self) -> u64 {
         self.buckets

@@ -56,17 +56,19 @@ impl AdviceReport {
         let n_charts = 1 + self.fields.len();
         let mut out = String::new();
         svg_open(&mut out, CHART_WIDTH, CHART_HEIGHT * n_charts as u32);
-        Histogram::log2(&self.document_sizes).write_svg_chart(
-            &mut out,
-            0.0,
-            &format!(
-                "{}: document sizes ({} documents)",
-                self.collection,
-                group_digits(self.documents)
-            ),
-            "size in bytes",
-            None,
-        );
+        Histogram::log2(&self.document_sizes)
+            .without_leading_empty()
+            .write_svg_chart(
+                &mut out,
+                0.0,
+                &format!(
+                    "{}: document sizes ({} documents)",
+                    self.collection,
+                    group_digits(self.documents)
+                ),
+                "size in bytes",
+                None,
+            );
         for (field_idx, field) in self.fields.iter().enumerate() {
             let marker = field.proposal.as_ref().map(|proposal| {
                 let text = match &proposal.kind {
@@ -312,10 +314,12 @@ impl fmt::Display for AdviceReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "collection {}: {} documents, {} array fields",
+            "collection {}: {} {}, {} array {}",
             self.collection,
             group_digits(self.documents),
-            self.fields.len()
+            plural(self.documents, "document", "documents"),
+            self.fields.len(),
+            plural(self.fields.len() as u64, "field", "fields"),
         )?;
         if let Some(sizes) = self.size_distribution() {
             writeln!(f)?;
@@ -417,7 +421,7 @@ fn write_field(f: &mut fmt::Formatter<'_>, field: &FieldReport) -> fmt::Result {
         ),
         ProposalKind::Subset { keep, sort_by } => format!(
             "Subset pattern: main documents keep the {keep} top elements by {}",
-            sort_by.to_document()
+            to_shell_string(&Bson::Document(sort_by.to_document()))
         ),
     };
     writeln!(f, "  proposal: {what}")?;
@@ -451,6 +455,10 @@ fn write_field(f: &mut fmt::Formatter<'_>, field: &FieldReport) -> fmt::Result {
         }
     }
     Ok(())
+}
+
+fn plural<'a>(count: u64, one: &'a str, many: &'a str) -> &'a str {
+    if count == 1 { one } else { many }
 }
 
 /// A text table: the first column left-aligned, numbers right-aligned, a last text column
