@@ -15,10 +15,12 @@
 //! | `subset` | the subset layout: archive documents, top N in the main document |
 //! | `verify` | [`verify`] and its [`Violation`]s |
 //! | `error` | [`PatternError`] |
+//! | [`advisor`] | the advisor: array-length and size distributions, outliers, a proposed policy |
 //!
 //! This crate must never know the storage format: it reads and writes documents only through
 //! the backend traits.
 
+pub mod advisor;
 mod backend;
 mod engine;
 mod error;
