@@ -21,7 +21,7 @@ use spillway_doc::filter::Filter;
 use spillway_doc::key;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
-use spillway_doc::size::{MAX_DOCUMENT_SIZE, check_nesting, check_size};
+use spillway_doc::size::{MAX_DOCUMENT_SIZE, check_id, check_nesting, check_size};
 use spillway_doc::sort::{Direction, SortKey, SortSpec};
 use spillway_doc::update::{ApplyContext, Update};
 use spillway_store::Store;
@@ -256,14 +256,7 @@ fn prepare_insert(mut document: Document) -> Result<Document> {
         Some(id) => id,
         None => Bson::ObjectId(ObjectId::new()),
     };
-    if matches!(
-        id,
-        Bson::Array(_) | Bson::RegularExpression(_) | Bson::Undefined
-    ) {
-        return Err(Error::document(DocError::InvalidValue {
-            message: format!("_id cannot be {}", spillway_doc::path::describe(&id)),
-        }));
-    }
+    check_id(&id).map_err(Error::document)?;
     let mut stored = Document::new();
     stored.insert("_id", id);
     stored.extend(document);
