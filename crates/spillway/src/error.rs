@@ -286,9 +286,14 @@ impl BatchOutcome {
                 .iter()
                 .filter_map(|failure| failure.document_index.map(|index| index.to_string()))
                 .collect();
+            let noun = if positions.len() == 1 {
+                "document"
+            } else {
+                "documents"
+            };
             write!(
                 f,
-                "; {} more failed (documents {})",
+                "; {} more failed ({noun} {})",
                 self.later_failures.len(),
                 positions.join(", ")
             )?;
