@@ -12,6 +12,7 @@
 //! pick the matching document with the smallest `_id`, whichever plan found it. This module
 //! must never commit and never touch the store except through `WriteTxn`.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use bson::{Bson, DateTime, Document, RawDocument, oid::ObjectId};
@@ -168,8 +169,15 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
     Ok(())
 }
 
-/// Writes one document change (insert: `old` is `None`; delete: `new` is `None`) with its
-/// index entries. Checks every unique index before buffering anything.
+/// One document change of a write: an insert (`old` is `None`), a delete (`new` is `None`)
+/// or an update; `new` carries the encoded bytes to store.
+struct DocumentChange<'a> {
+    id_key: &'a [u8],
+    old: Option<&'a Document>,
+    new: Option<(&'a Document, Vec<u8>)>,
+}
+
+/// Writes one document change with its index entries.
 fn write_document(
     txn: &mut WriteTxn,
     collection: &str,
@@ -177,6 +185,25 @@ fn write_document(
     old: Option<&Document>,
     new: Option<(&Document, Vec<u8>)>,
 ) -> Result<()> {
+    write_documents(txn, collection, vec![DocumentChange { id_key, old, new }])
+}
+
+/// Writes the document changes of one statement with their index entries, checking every
+/// unique index against the state the whole statement leaves, before buffering anything.
+///
+/// Checking at the end of the statement (not document by document) makes the outcome
+/// independent of the order the documents were found in: `update_many` with
+/// `{ $inc: { rank: 1 } }` over a unique `rank` succeeds whenever its result has no duplicate,
+/// where MongoDB, checking each document as it writes it, fails or not depending on the plan.
+fn write_documents(
+    txn: &mut WriteTxn,
+    collection: &str,
+    changes: Vec<DocumentChange<'_>>,
+) -> Result<()> {
+    if changes.is_empty() {
+        // Nothing matched (possibly in a collection that does not exist).
+        return Ok(());
+    }
     let catalog: Arc<Catalog> = txn.catalog_arc();
     let meta = catalog
         .collections
@@ -186,45 +213,57 @@ fn write_document(
     let mut deletes = Vec::new();
     let mut became_multikey = Vec::new();
     for index in &meta.indexes {
-        let old_entries = match old {
-            Some(old) => index_entries(collection, index, old, id_key)?.0,
-            None => Vec::new(),
-        };
-        let (new_entries, multikey) = match &new {
-            Some((new, _)) => index_entries(collection, index, new, id_key)?,
-            None => (Vec::new(), false),
-        };
-        if multikey && !index.multikey {
-            became_multikey.push(index.name.clone());
-        }
-        for entry in &old_entries {
-            if new_entries.binary_search(entry).is_err() {
-                deletes.push((index.keyspace, entry.key.clone()));
+        let mut index_puts: Vec<(Vec<u8>, &[u8], &Document)> = Vec::new();
+        let mut index_deletes: HashSet<Vec<u8>> = HashSet::new();
+        for change in &changes {
+            let old_entries = match change.old {
+                Some(old) => index_entries(collection, index, old, change.id_key)?.0,
+                None => Vec::new(),
+            };
+            let (new_entries, multikey) = match &change.new {
+                Some((new, _)) => index_entries(collection, index, new, change.id_key)?,
+                None => (Vec::new(), false),
+            };
+            if multikey && !index.multikey && !became_multikey.contains(&index.name) {
+                became_multikey.push(index.name.clone());
+            }
+            for entry in &old_entries {
+                if new_entries.binary_search(entry).is_err() {
+                    index_deletes.insert(entry.key.clone());
+                }
+            }
+            for entry in new_entries {
+                if old_entries.binary_search(&entry).is_err() {
+                    let document = change
+                        .new
+                        .as_ref()
+                        .map(|(new, _)| *new)
+                        .expect("entries of new");
+                    index_puts.push((entry.key, change.id_key, document));
+                }
             }
         }
-        for entry in new_entries {
-            if old_entries.binary_search(&entry).is_ok() {
-                continue;
-            }
-            if index.unique
-                && let Some(existing) = txn.get(index.keyspace, &entry.key)?
-                && existing.as_ref() != id_key
-            {
-                let document = new.as_ref().map(|(new, _)| *new).expect("entries of new");
-                return Err(duplicate(collection, index, document));
-            }
-            puts.push((index.keyspace, entry.key));
+        if index.unique {
+            check_unique(txn, collection, index, &index_puts, &index_deletes)?;
         }
+        deletes.extend(index_deletes.into_iter().map(|key| (index.keyspace, key)));
+        puts.extend(
+            index_puts
+                .into_iter()
+                .map(|(key, id_key, _)| (index.keyspace, key, id_key)),
+        );
     }
     for (keyspace, key) in deletes {
         txn.delete(keyspace, key);
     }
-    for (keyspace, key) in puts {
+    for (keyspace, key, id_key) in puts {
         txn.put(keyspace, key, id_key.to_vec());
     }
-    match new {
-        Some((_, bytes)) => txn.put(meta.docs, id_key.to_vec(), bytes),
-        None => txn.delete(meta.docs, id_key.to_vec()),
+    for change in changes {
+        match change.new {
+            Some((_, bytes)) => txn.put(meta.docs, change.id_key.to_vec(), bytes),
+            None => txn.delete(meta.docs, change.id_key.to_vec()),
+        }
     }
     if !became_multikey.is_empty() {
         let meta = txn
@@ -238,6 +277,32 @@ fn write_document(
             }
         }
         txn.collection_changed(collection);
+    }
+    Ok(())
+}
+
+/// Refuses `puts` (key, owner's `_id` key, owner) to a unique index when a key would belong
+/// to two documents once the statement is done: another new entry of the statement, or an
+/// entry already stored that the statement does not delete.
+fn check_unique(
+    txn: &WriteTxn,
+    collection: &str,
+    index: &IndexMeta,
+    puts: &[(Vec<u8>, &[u8], &Document)],
+    deletes: &HashSet<Vec<u8>>,
+) -> Result<()> {
+    let mut owners: HashMap<&[u8], &[u8]> = HashMap::with_capacity(puts.len());
+    for (key, id_key, document) in puts {
+        let taken_in_statement = owners
+            .insert(key.as_slice(), id_key)
+            .is_some_and(|owner| owner != *id_key);
+        let taken_before = !deletes.contains(key)
+            && txn
+                .get(index.keyspace, key)?
+                .is_some_and(|owner| owner.as_ref() != *id_key);
+        if taken_in_statement || taken_before {
+            return Err(duplicate(collection, index, document));
+        }
     }
     Ok(())
 }
@@ -355,12 +420,24 @@ pub(crate) fn update(
         }
         return Ok(counts);
     }
-    let mut modified_count = 0;
+    // Every document is updated before anything is written, so that a failure leaves nothing
+    // to take back and unique indexes see the statement's final state.
+    let mut updated = Vec::new();
     for found in &matches {
-        if apply_update(txn, collection, filter, update, found, now)?.is_some() {
-            modified_count += 1;
+        if let Some(change) = apply_update(filter, update, found, now)? {
+            updated.push((found, change));
         }
     }
+    let modified_count = updated.len() as u64;
+    let changes = updated
+        .iter()
+        .map(|(found, (before, after, bytes))| DocumentChange {
+            id_key: &found.id_key,
+            old: Some(before),
+            new: Some((after, bytes.clone())),
+        })
+        .collect();
+    write_documents(txn, collection, changes)?;
     Ok(UpdateCounts {
         matched_count: matches.len() as u64,
         modified_count,
@@ -368,16 +445,14 @@ pub(crate) fn update(
     })
 }
 
-/// Applies `update` to one matched document and writes it if it changed; returns the
-/// updated document then.
+/// Applies `update` to one matched document; returns the document before and after, and the
+/// encoded new document, if it changed.
 fn apply_update(
-    txn: &mut WriteTxn,
-    collection: &str,
     filter: &Filter,
     update: &Update,
     found: &Match,
     now: DateTime,
-) -> Result<Option<Document>> {
+) -> Result<Option<(Document, Document, Vec<u8>)>> {
     let raw = stored_document(&found.bytes)?;
     let positional = filter
         .match_details(raw)
@@ -396,14 +471,7 @@ fn apply_update(
     }
     check_storable(&after)?;
     let bytes = encode(&after)?;
-    write_document(
-        txn,
-        collection,
-        &found.id_key,
-        Some(&before),
-        Some((&after, bytes)),
-    )?;
-    Ok(Some(after))
+    Ok(Some((before, after, bytes)))
 }
 
 /// `deleteOne` / `deleteMany`: the number deleted.
@@ -419,10 +487,20 @@ pub(crate) fn delete(
     } else {
         query(txn, collection, filter, Some(&sort), 0, Some(1))?.matches
     };
+    let mut removed = Vec::with_capacity(matches.len());
     for found in &matches {
-        let before = decode(&found.bytes)?;
-        write_document(txn, collection, &found.id_key, Some(&before), None)?;
+        removed.push(decode(&found.bytes)?);
     }
+    let changes = matches
+        .iter()
+        .zip(&removed)
+        .map(|(found, before)| DocumentChange {
+            id_key: &found.id_key,
+            old: Some(before),
+            new: None,
+        })
+        .collect();
+    write_documents(txn, collection, changes)?;
     Ok(matches.len() as u64)
 }
 
@@ -462,12 +540,18 @@ pub(crate) fn find_one_and_modify(
         }
         return project(options.projection, filter, inserted).map(Some);
     };
-    let before = decode(&found.bytes)?;
-    let after = apply_update(txn, collection, filter, update, &found, now)?;
-    let returned = if options.return_after {
-        after.unwrap_or_else(|| before.clone())
-    } else {
-        before
+    let returned = match apply_update(filter, update, &found, now)? {
+        Some((before, after, bytes)) => {
+            write_document(
+                txn,
+                collection,
+                &found.id_key,
+                Some(&before),
+                Some((&after, bytes)),
+            )?;
+            if options.return_after { after } else { before }
+        }
+        None => decode(&found.bytes)?,
     };
     project(options.projection, filter, returned).map(Some)
 }

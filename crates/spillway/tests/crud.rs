@@ -478,6 +478,60 @@ fn duplicate_id_is_typed_and_changes_nothing() {
     );
 }
 
+/// Regression (found by tests/model.rs): a unique index is checked against the state the
+/// whole statement leaves, so shifting every value by one succeeds whatever order the
+/// documents are updated in, and a statement that does leave a duplicate fails whole.
+#[test]
+fn unique_indexes_see_the_statement_final_state() {
+    let db = Database::open_in_memory().unwrap();
+    let ranks = db.collection::<Document>("ranks");
+    ranks
+        .create_index(IndexModel {
+            keys: doc! { "rank": 1 },
+            options: Some(IndexOptions::builder().unique(true).build()),
+        })
+        .run()
+        .unwrap();
+    ranks
+        .insert_many((1..=4).map(|id| doc! { "_id": id, "rank": id }))
+        .run()
+        .unwrap();
+    let result = ranks
+        .update_many(doc! {}, doc! { "$inc": { "rank": 1 } })
+        .run()
+        .unwrap();
+    assert_eq!((result.matched_count, result.modified_count), (4, 4));
+    let found: Vec<i32> = all(&db, "ranks")
+        .iter()
+        .map(|document| document.get_i32("rank").unwrap())
+        .collect();
+    assert_eq!(found, [2, 3, 4, 5]);
+    // The same through the index, whose entries moved with the documents.
+    let by_rank = ranks.find_one(doc! { "rank": 2 }).run().unwrap().unwrap();
+    assert_eq!(by_rank.get_i32("_id").unwrap(), 1);
+    // Two documents given one rank fail the statement, and nothing changes.
+    let before = all(&db, "ranks");
+    let error = ranks
+        .update_many(
+            doc! { "_id": { "$in": [1, 2] } },
+            doc! { "$set": { "rank": 9 } },
+        )
+        .run()
+        .unwrap_err();
+    assert!(error.is_duplicate_key(), "{error}");
+    assert_eq!(all(&db, "ranks"), before);
+    // A key kept by a document the statement does not touch still counts.
+    let error = ranks
+        .update_many(
+            doc! { "_id": { "$gte": 3 } },
+            doc! { "$inc": { "rank": -1 } },
+        )
+        .run()
+        .unwrap_err();
+    assert!(error.is_duplicate_key(), "rank 3 of _id 2 stays: {error}");
+    assert_eq!(all(&db, "ranks"), before);
+}
+
 #[test]
 fn unique_index_violations_fail_the_whole_write() {
     let (db, _) = setup(&[]);
