@@ -213,6 +213,11 @@ where
     }
 
     /// Updates every document matching `filter` with update operators, all or nothing.
+    ///
+    /// Unique indexes are checked against the state the whole update leaves, so the outcome
+    /// does not depend on the order documents are found in: `{ $inc: { rank: 1 } }` over a
+    /// unique `rank` succeeds when the shifted ranks are still distinct (MongoDB checks each
+    /// document as it writes it and may fail there, depending on the plan).
     pub fn update_many(&self, filter: Document, update: Document) -> UpdateAction<'_, T> {
         UpdateAction::new(self, filter, Ok(update), true, UpdateKind::Operators)
     }
