@@ -1,12 +1,17 @@
 //! `cargo xtask conformance`: MongoDB's CRUD specification tests (legacy v1 format) from
-//! `../shared/conformance/crud-v1`, run against the reference model
-//! [`spillway_doc::model::MemoryCollection`].
+//! `../shared/conformance/crud-v1`, run twice: against the reference model
+//! [`spillway_doc::model::MemoryCollection`], and through the facade
+//! (`spillway::Database::open_in_memory()` and a `Collection<Document>`).
 //!
 //! Each file holds `data` and `tests`; each test loads `data` into a fresh collection, runs one
 //! operation and compares the result and (where given) the collection's final contents.
-//! Values compare with MongoDB's equality (`1 == 1.0`, field order matters). The run prints
-//! one line per failure and per skip (with its reason), then `N passed, M failed, K skipped`.
-//! The files are read from `../shared`, never copied into the repository.
+//! Values compare with MongoDB's equality (`1 == 1.0`, field order matters). Each run prints
+//! one line per failure and per skip (with its reason), then `<target>: N passed, M failed,
+//! K skipped`. The runner exists once; what differs between the targets is behind
+//! [`Target`] (`targets.rs`). The files are read from `../shared`, never copied into the
+//! repository.
+
+mod targets;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -15,13 +20,14 @@ use anyhow::{Context, Result, bail};
 use bson::{Bson, Document, doc};
 use spillway_doc::compare::values_equal;
 use spillway_doc::model::{
-    FindOneAndOptions, FindOptions, MemoryCollection, ModelError, ReturnDocument, UpdateOptions,
-    UpdateResult,
+    FindOneAndOptions, FindOptions, ReturnDocument, UpdateOptions, UpdateResult,
 };
+
+pub(crate) use targets::{FacadeTarget, ModelTarget};
 
 use crate::shared::shared_dir;
 
-/// Runs the suite and fails when any test fails.
+/// Runs the suite against every target and fails when any test of any target fails.
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let verbose = match args {
         [] => false,
@@ -39,17 +45,99 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         "\n== conformance: MongoDB CRUD v1 tests in {} (document language, in memory)",
         suite.display()
     );
-    let tally = run_suite(&suite, verbose)?;
-    println!("{}", tally.summary());
-    if tally.failed > 0 {
-        bail!("{} conformance test(s) failed", tally.failed);
+    let model = run_suite::<ModelTarget>(&suite, verbose)?;
+    println!(
+        "\n== conformance: the same tests through spillway::Database (in memory), Collection<Document>"
+    );
+    let facade = run_suite::<FacadeTarget>(&suite, verbose)?;
+    println!("\n{}\n{}", model.summary(), facade.summary());
+    let failed = model.failed + facade.failed;
+    if failed > 0 {
+        bail!("{failed} conformance test(s) failed");
     }
     Ok(())
+}
+
+/// What the runner needs from the collection under test: one implementation per target, so
+/// that loading the tests and comparing results exist once. Operation errors (which a test
+/// may expect) are returned as their message; `Err` of [`Target::load`] and
+/// [`Target::documents`] is a failure of the harness.
+pub(crate) trait Target: Sized {
+    /// The name printed in the summary line.
+    const NAME: &'static str;
+
+    /// A fresh collection holding `data`.
+    fn load(data: &[Document]) -> Result<Self>;
+
+    /// Every document, in the target's natural order.
+    fn documents(&self) -> Result<Vec<Document>>;
+
+    fn find(&self, filter: &Document, options: &FindOptions) -> Outcome<Vec<Document>>;
+
+    fn count_documents(&self, filter: &Document, skip: u64, limit: u64) -> Outcome<u64>;
+
+    fn estimated_document_count(&self) -> Outcome<u64>;
+
+    fn distinct(&self, field: &str, filter: &Document) -> Outcome<Vec<Bson>>;
+
+    fn insert_one(&mut self, document: Document) -> Outcome<Bson>;
+
+    /// The `_id`s inserted by input position, and the first failure's message.
+    fn insert_many(
+        &mut self,
+        documents: Vec<Document>,
+        ordered: bool,
+    ) -> (Vec<(usize, Bson)>, Option<String>);
+
+    /// `updateOne` (`multi = false`) or `updateMany` with operators.
+    fn update(
+        &mut self,
+        filter: &Document,
+        update: &Document,
+        multi: bool,
+        options: &UpdateOptions,
+    ) -> Outcome<UpdateResult>;
+
+    fn replace_one(
+        &mut self,
+        filter: &Document,
+        replacement: &Document,
+        upsert: bool,
+    ) -> Outcome<UpdateResult>;
+
+    /// `deleteOne` (`multi = false`) or `deleteMany`: the number deleted.
+    fn delete(&mut self, filter: &Document, multi: bool) -> Outcome<u64>;
+
+    fn find_one_and_delete(
+        &mut self,
+        filter: &Document,
+        options: &FindOneAndOptions,
+    ) -> Outcome<Option<Document>>;
+
+    /// `findOneAndUpdate` (`change` has operators) or `findOneAndReplace`.
+    fn find_one_and_modify(
+        &mut self,
+        filter: &Document,
+        change: &Document,
+        kind: ChangeKind,
+        options: &FindOneAndOptions,
+    ) -> Outcome<Option<Document>>;
+}
+
+/// An operation's result, or the message of the error it reported.
+pub(crate) type Outcome<T> = std::result::Result<T, String>;
+
+/// Which `findOneAnd*` operation a test runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChangeKind {
+    Update,
+    Replace,
 }
 
 /// Counts of one run.
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
+    pub(crate) target: &'static str,
     pub(crate) passed: usize,
     pub(crate) failed: usize,
     pub(crate) skipped: usize,
@@ -58,8 +146,8 @@ pub(crate) struct Tally {
 impl Tally {
     fn summary(&self) -> String {
         format!(
-            "conformance: {} passed, {} failed, {} skipped",
-            self.passed, self.failed, self.skipped
+            "{}: {} passed, {} failed, {} skipped",
+            self.target, self.passed, self.failed, self.skipped
         )
     }
 }
@@ -70,7 +158,7 @@ enum Verdict {
     Skip(&'static str),
 }
 
-pub(crate) fn run_suite(suite: &Path, verbose: bool) -> Result<Tally> {
+pub(crate) fn run_suite<T: Target>(suite: &Path, verbose: bool) -> Result<Tally> {
     let mut files = Vec::new();
     for group in ["read", "write"] {
         let dir = suite.join(group);
@@ -87,14 +175,17 @@ pub(crate) fn run_suite(suite: &Path, verbose: bool) -> Result<Tally> {
     if files.is_empty() {
         bail!("no conformance files found under {}", suite.display());
     }
-    let mut tally = Tally::default();
+    let mut tally = Tally {
+        target: T::NAME,
+        ..Tally::default()
+    };
     for file in &files {
-        run_file(file, verbose, &mut tally)?;
+        run_file::<T>(file, verbose, &mut tally)?;
     }
     Ok(tally)
 }
 
-fn run_file(file: &PathBuf, verbose: bool, tally: &mut Tally) -> Result<()> {
+fn run_file<T: Target>(file: &PathBuf, verbose: bool, tally: &mut Tally) -> Result<()> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let json: serde_json::Value =
@@ -117,7 +208,7 @@ fn run_file(file: &PathBuf, verbose: bool, tally: &mut Tally) -> Result<()> {
             bail!("{name}: a test is not an object")
         };
         let description = test.get_str("description").unwrap_or("(no description)");
-        let verdict = run_test(&data, test);
+        let verdict = run_test::<T>(&data, test);
         match verdict {
             Verdict::Pass => {
                 tally.passed += 1;
@@ -151,8 +242,8 @@ fn documents(value: Option<&Bson>) -> Result<Vec<Document>> {
         .collect()
 }
 
-fn run_test(data: &[Document], test: &Document) -> Verdict {
-    match try_run_test(data, test) {
+fn run_test<T: Target>(data: &[Document], test: &Document) -> Verdict {
+    match try_run_test::<T>(data, test) {
         Ok(verdict) => verdict,
         Err(error) => Verdict::Fail(format!("{error:#}")),
     }
@@ -165,19 +256,14 @@ struct Produced {
     error: Option<String>,
 }
 
-fn try_run_test(data: &[Document], test: &Document) -> Result<Verdict> {
+fn try_run_test<T: Target>(data: &[Document], test: &Document) -> Result<Verdict> {
     let operation = test.get_document("operation").context("operation")?;
     let name = operation.get_str("name").context("operation.name")?;
     let empty = Document::new();
     let arguments = operation.get_document("arguments").unwrap_or(&empty);
     let outcome = test.get_document("outcome").context("outcome")?;
 
-    let mut collection = MemoryCollection::new();
-    for document in data {
-        collection
-            .insert_one(document.clone())
-            .map_err(|error| anyhow::anyhow!("loading data: {error}"))?;
-    }
+    let mut collection = T::load(data).context("loading data")?;
     let produced = match name {
         "aggregate" => {
             return Ok(Verdict::Skip(
@@ -211,9 +297,8 @@ fn try_run_test(data: &[Document], test: &Document) -> Result<Verdict> {
         );
         let actual = Bson::Array(
             collection
-                .documents()
-                .iter()
-                .cloned()
+                .documents()?
+                .into_iter()
                 .map(Bson::Document)
                 .collect(),
         );
@@ -224,8 +309,8 @@ fn try_run_test(data: &[Document], test: &Document) -> Result<Verdict> {
     Ok(Verdict::Pass)
 }
 
-fn run_operation(
-    collection: &mut MemoryCollection,
+fn run_operation<T: Target>(
+    collection: &mut T,
     name: &str,
     arguments: &Document,
 ) -> Result<Produced> {
@@ -256,7 +341,9 @@ fn run_operation(
                 integer(arguments, "limit").unsigned_abs(),
             )
             .map(|count| succeeded(Bson::Int64(count as i64))),
-        "estimatedDocumentCount" => Ok(succeeded(Bson::Int64(collection.documents().len() as i64))),
+        "estimatedDocumentCount" => collection
+            .estimated_document_count()
+            .map(|count| succeeded(Bson::Int64(count as i64))),
         "distinct" => {
             let field = arguments
                 .get_str("fieldName")
@@ -276,7 +363,7 @@ fn run_operation(
         "insertMany" => {
             let documents = documents(arguments.get("documents"))?;
             let ordered = ordered(arguments);
-            let (inserted, failures) = collection.insert_many(documents, ordered);
+            let (inserted, error) = collection.insert_many(documents, ordered);
             let mut ids = Document::new();
             for (position, id) in &inserted {
                 ids.insert(position.to_string(), id.clone());
@@ -289,7 +376,7 @@ fn run_operation(
             result.insert("insertedIds", ids);
             Ok(Produced {
                 result: Bson::Document(result),
-                error: first_error(&failures),
+                error,
             })
         }
         "bulkWrite" => Ok(bulk_write(collection, arguments)?),
@@ -321,23 +408,23 @@ fn run_operation(
             .find_one_and_delete(&filter, &find_one_and_options(arguments)?)
             .map(|found| succeeded(found.map_or(Bson::Null, Bson::Document))),
         "findOneAndUpdate" | "findOneAndReplace" => {
-            let key = if name == "findOneAndUpdate" {
-                "update"
+            let (key, kind) = if name == "findOneAndUpdate" {
+                ("update", ChangeKind::Update)
             } else {
-                "replacement"
+                ("replacement", ChangeKind::Replace)
             };
             let change = arguments
                 .get_document(key)
                 .with_context(|| format!("{name} needs {key}"))?;
             collection
-                .find_one_and_modify(&filter, change, &find_one_and_options(arguments)?)
+                .find_one_and_modify(&filter, change, kind, &find_one_and_options(arguments)?)
                 .map(|found| succeeded(found.map_or(Bson::Null, Bson::Document)))
         }
         other => bail!("unknown operation {other}"),
     };
     Ok(outcome.unwrap_or_else(|error| Produced {
         result: Bson::Null,
-        error: Some(error.to_string()),
+        error: Some(error),
     }))
 }
 
@@ -356,12 +443,6 @@ fn ordered(arguments: &Document) -> bool {
         .ok()
         .and_then(|options| options.get_bool("ordered").ok())
         .unwrap_or(true)
-}
-
-fn first_error(failures: &[(usize, ModelError)]) -> Option<String> {
-    failures
-        .first()
-        .map(|(position, error)| format!("write {position}: {error}"))
 }
 
 fn update_options(arguments: &Document) -> Result<UpdateOptions> {
@@ -427,7 +508,7 @@ impl BulkTally {
     }
 }
 
-fn bulk_write(collection: &mut MemoryCollection, arguments: &Document) -> Result<Produced> {
+fn bulk_write<T: Target>(collection: &mut T, arguments: &Document) -> Result<Produced> {
     let ordered = ordered(arguments);
     let requests = documents(arguments.get("requests"))?;
     let mut tally = BulkTally::default();
@@ -441,7 +522,7 @@ fn bulk_write(collection: &mut MemoryCollection, arguments: &Document) -> Result
             .get_document("filter")
             .cloned()
             .unwrap_or_default();
-        let outcome: Result<(), ModelError> = match name {
+        let outcome: Outcome<()> = match name {
             "insertOne" => {
                 let document = arguments
                     .get_document("document")
@@ -546,17 +627,26 @@ fn is_result_summary(document: &Document) -> bool {
 mod tests {
     use super::*;
 
-    /// The same run as `cargo xtask conformance`, as a plain test: it passes with every
-    /// in-scope test passing, and says so plainly when `../shared` is missing.
-    #[test]
-    fn crud_v1_conformance_against_the_model() {
+    /// The same run as `cargo xtask conformance` for one target, as a plain test: it passes
+    /// with every in-scope test passing, and says so plainly when `../shared` is missing.
+    fn check_conformance<T: Target>() {
         let Some(shared) = shared_dir() else {
             println!("SKIPPED: ../shared is missing, the conformance suite did not run");
             return;
         };
-        let tally = run_suite(&shared.join("conformance").join("crud-v1"), false).unwrap();
+        let tally = run_suite::<T>(&shared.join("conformance").join("crud-v1"), false).unwrap();
         println!("{}", tally.summary());
         assert_eq!(tally.failed, 0, "{}", tally.summary());
         assert!(tally.passed > 0);
+    }
+
+    #[test]
+    fn crud_v1_conformance_against_the_model() {
+        check_conformance::<ModelTarget>();
+    }
+
+    #[test]
+    fn crud_v1_conformance_through_the_facade() {
+        check_conformance::<FacadeTarget>();
     }
 }

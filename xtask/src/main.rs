@@ -3,7 +3,7 @@
 //! | command | what it does |
 //! |---|---|
 //! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, then the tasks that need `../shared` |
-//! | `conformance` | MongoDB's CRUD v1 conformance tests from `../shared/conformance/crud-v1` |
+//! | `conformance` | MongoDB's CRUD v1 conformance tests from `../shared/conformance/crud-v1`, against the reference model and through the facade |
 //! | `bench` | the criterion benchmarks in `benches/` |
 //! | `crash` | the storage engine's kill -9 loop, as long as you like |
 //! | `fuzz` | the cargo-fuzz targets under libFuzzer |

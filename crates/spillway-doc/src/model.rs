@@ -20,7 +20,7 @@ use crate::error::DocError;
 use crate::filter::Filter;
 use crate::path::FieldPath;
 use crate::projection::Projection;
-use crate::size::{MAX_DOCUMENT_SIZE, check_nesting, check_size};
+use crate::size::{MAX_DOCUMENT_SIZE, check_id, check_nesting, check_size};
 use crate::sort::SortSpec;
 use crate::update::{ApplyContext, Update};
 
@@ -423,15 +423,10 @@ impl MemoryCollection {
             Some(id) => id,
             None => Bson::ObjectId(ObjectId::new()),
         };
-        if matches!(
-            id,
-            Bson::Array(_) | Bson::RegularExpression(_) | Bson::Undefined
-        ) {
-            return Err(ModelError::InvalidId(format!(
-                "_id cannot be {}",
-                crate::path::describe(&id)
-            )));
-        }
+        check_id(&id).map_err(|error| match error {
+            DocError::InvalidValue { message } => ModelError::InvalidId(message),
+            other => ModelError::Doc(other),
+        })?;
         if self.documents.iter().any(|existing| {
             existing
                 .get("_id")

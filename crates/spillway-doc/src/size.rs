@@ -2,7 +2,8 @@
 //!
 //! [`document_size`] computes the encoded size of a decoded document arithmetically (no
 //! serialisation), so that the database can refuse an oversized document before it encodes
-//! it. The limits are MongoDB's: 16 MiB per document and 100 levels of nesting.
+//! it. The limits are MongoDB's: 16 MiB per document and 100 levels of nesting, and what
+//! an `_id` may hold ([`check_id`]).
 
 use bson::{Bson, Document, spec::BinarySubtype};
 
@@ -109,6 +110,45 @@ pub fn check_nesting(document: &Document) -> Result<()> {
     Ok(())
 }
 
+/// Fails with [`DocError::InvalidValue`] when `id` cannot be a document's `_id`: MongoDB
+/// refuses arrays, regular expressions and `undefined`, and documents holding a field name
+/// that starts with `$` at any depth.
+pub fn check_id(id: &Bson) -> Result<()> {
+    let refused = match id {
+        Bson::Array(_) | Bson::RegularExpression(_) | Bson::Undefined => {
+            Some(format!("_id cannot be {}", crate::path::describe(id)))
+        }
+        Bson::Document(document) => dollar_field(document).map(|name| {
+            format!(
+                "_id cannot hold a field name starting with '$' ('{name}' is not valid for storage)"
+            )
+        }),
+        _ => None,
+    };
+    match refused {
+        Some(message) => Err(DocError::InvalidValue { message }),
+        None => Ok(()),
+    }
+}
+
+/// The first field name starting with `$` in `document` or the documents and arrays it holds.
+fn dollar_field(document: &Document) -> Option<&str> {
+    document.iter().find_map(|(key, value)| {
+        if key.starts_with('$') {
+            return Some(key.as_str());
+        }
+        nested_dollar_field(value)
+    })
+}
+
+fn nested_dollar_field(value: &Bson) -> Option<&str> {
+    match value {
+        Bson::Document(document) => dollar_field(document),
+        Bson::Array(items) => items.iter().find_map(nested_dollar_field),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use bson::{Binary, Regex, Timestamp, doc, oid::ObjectId};
@@ -180,5 +220,16 @@ mod tests {
         );
         assert!(check_nesting(&doc! { "a": [[1]] }).is_ok());
         assert_eq!(nesting_depth(&doc! { "a": [[1]] }), 3);
+    }
+
+    #[test]
+    fn ids_mongodb_refuses() {
+        let refused = |id: Bson| check_id(&id).unwrap_err().to_string();
+        assert!(refused(Bson::Array(vec![])).contains("_id cannot be an array"));
+        assert!(refused(Bson::Undefined).contains("_id cannot be"));
+        assert!(refused(bson::bson!({ "$k": 1 })).contains("'$k'"));
+        assert!(refused(bson::bson!({ "a": [{ "$ref": 1 }] })).contains("'$ref'"));
+        assert!(check_id(&bson::bson!({ "a": { "b$": 1 } })).is_ok());
+        assert!(check_id(&Bson::Int32(1)).is_ok());
     }
 }

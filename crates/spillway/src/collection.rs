@@ -195,8 +195,20 @@ where
         }
     }
 
-    /// Inserts documents in order, all or nothing: the first failure (its position is
-    /// [`Error::document_index`]) leaves the collection unchanged.
+    /// Inserts documents in input order, as MongoDB's `insertMany` does.
+    ///
+    /// - Ordered (the default): the first failure stops the insert; the documents before it
+    ///   stay inserted.
+    /// - `.ordered(false)`: every valid document is inserted; each invalid one is reported.
+    ///
+    /// On failure the error's kind is the first failure's (a duplicate key, an invalid
+    /// document...), [`Error::document_index`] is its input position,
+    /// [`Error::inserted_ids`] the documents that were inserted all the same and
+    /// [`Error::later_failures`] the other refused documents of an unordered insert.
+    /// What was inserted is committed as one atomic batch.
+    ///
+    /// Inside a transaction (`.session(tx)`) the first failure ends the insert and dooms the
+    /// transaction: nothing of it is committed.
     pub fn insert_many(
         &self,
         documents: impl IntoIterator<Item = impl Borrow<T>>,
@@ -207,6 +219,7 @@ where
                 .into_iter()
                 .map(|document| to_document(document.borrow()))
                 .collect(),
+            ordered: true,
             session: None,
         }
     }
@@ -239,6 +252,11 @@ where
     }
 
     /// Updates every document matching `filter` with update operators, all or nothing.
+    ///
+    /// Unique indexes are checked against the state the whole update leaves, so the outcome
+    /// does not depend on the order documents are found in: `{ $inc: { rank: 1 } }` over a
+    /// unique `rank` succeeds when the shifted ranks are still distinct (MongoDB checks each
+    /// document as it writes it and may fail there, depending on the plan).
     pub fn update_many(&self, filter: Document, update: Document) -> UpdateAction<'_, T> {
         UpdateAction::new(self, filter, Ok(update), true, UpdateKind::Operators)
     }
@@ -445,29 +463,51 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertOne<'a, T> {
 pub struct InsertMany<'a, T> {
     collection: &'a Collection<T>,
     documents: Vec<Result<Document>>,
+    ordered: bool,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertMany<'a, T> {
     session_method!();
 
-    /// Inserts the documents, all or nothing.
+    /// Whether the first failure stops the insert (`true`, the default) or every valid
+    /// document is inserted (`false`).
+    pub fn ordered(mut self, ordered: bool) -> Self {
+        self.ordered = ordered;
+        self
+    }
+
+    /// Inserts the documents (see [`Collection::insert_many`] for what a failure leaves).
     pub fn run(self) -> Result<InsertManyResult> {
-        let mut documents = Vec::with_capacity(self.documents.len());
-        for (position, document) in self.documents.into_iter().enumerate() {
-            documents.push(document.map_err(|error| error.at_document(position))?);
-        }
         let name = &self.collection.name;
-        let inserted_ids = self.collection.write(self.session, |txn, store| {
+        let ordered = self.ordered;
+        let in_transaction = self.session.is_some();
+        let documents = self.documents;
+        // `ops::insert` buffers nothing for a document it refuses, so the documents before
+        // (or around) a failure can be committed on their own.
+        let (inserted_ids, failures) = self.collection.write(self.session, |txn, store| {
             let mut inserted_ids = HashMap::with_capacity(documents.len());
+            let mut failures = Vec::new();
             for (position, document) in documents.into_iter().enumerate() {
-                let (id, _) = ops::insert(txn, store, name, document)
-                    .map_err(|error| error.at_document(position))?;
-                inserted_ids.insert(position, id);
+                match document.and_then(|document| ops::insert(txn, store, name, document)) {
+                    Ok((id, _)) => {
+                        inserted_ids.insert(position, id);
+                    }
+                    Err(error) if in_transaction => return Err(error.at_document(position)),
+                    Err(error) => {
+                        failures.push(error.at_document(position));
+                        if ordered {
+                            break;
+                        }
+                    }
+                }
             }
-            Ok(inserted_ids)
+            Ok((inserted_ids, failures))
         })?;
-        Ok(InsertManyResult { inserted_ids })
+        if failures.is_empty() {
+            return Ok(InsertManyResult { inserted_ids });
+        }
+        Err(Error::partial_insert(failures, inserted_ids))
     }
 }
 

@@ -6,6 +6,7 @@
 //! reachable through [`std::error::Error::source`]. This module must never turn an error into
 //! a string and lose its kind.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use bson::Bson;
@@ -95,19 +96,48 @@ pub enum ErrorKind {
 }
 
 /// The facade's error: an [`ErrorKind`], plus the position of the input document it concerns
-/// for multi-document writes (`insert_many`).
+/// for multi-document writes (`insert_many`), and what such a write did despite the failure.
 #[derive(Debug)]
 pub struct Error {
     kind: Box<ErrorKind>,
     document_index: Option<usize>,
+    batch: Option<Box<BatchOutcome>>,
 }
+
+/// What an `insert_many` that failed did all the same.
+#[derive(Debug)]
+struct BatchOutcome {
+    inserted_ids: HashMap<usize, Bson>,
+    later_failures: Vec<Error>,
+}
+
+/// How many inserted `_id`s an error message lists before it abbreviates.
+const LISTED_IDS: usize = 10;
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind) -> Error {
         Error {
             kind: Box::new(kind),
             document_index: None,
+            batch: None,
         }
+    }
+
+    /// The error of an `insert_many` that inserted `inserted_ids` (by input position) and
+    /// refused the documents of `failures` (in input order, each `at_document`, at least one).
+    pub(crate) fn partial_insert(
+        mut failures: Vec<Error>,
+        inserted_ids: HashMap<usize, Bson>,
+    ) -> Error {
+        let later_failures = failures.split_off(1);
+        let mut first = failures
+            .pop()
+            .expect("a failed insert_many has one failure at least");
+        first.batch = Some(Box::new(BatchOutcome {
+            inserted_ids,
+            later_failures,
+        }));
+        first
     }
 
     /// What went wrong.
@@ -115,9 +145,26 @@ impl Error {
         &self.kind
     }
 
-    /// For `insert_many`: the position of the input document that failed.
+    /// For `insert_many`: the position of the input document that failed (the first one, for
+    /// an unordered insert that refused several).
     pub fn document_index(&self) -> Option<usize> {
         self.document_index
+    }
+
+    /// For `insert_many` outside a transaction: the `_id`s of the documents that were
+    /// inserted (and stay) although the write failed, by input position; `None` for other
+    /// errors. An ordered insert keeps the documents before the failing one, an unordered
+    /// insert every valid document.
+    pub fn inserted_ids(&self) -> Option<&HashMap<usize, Bson>> {
+        self.batch.as_ref().map(|batch| &batch.inserted_ids)
+    }
+
+    /// For an unordered `insert_many`: the failures after the first (which is this error),
+    /// each with its [`Error::document_index`]; empty otherwise.
+    pub fn later_failures(&self) -> &[Error] {
+        self.batch
+            .as_ref()
+            .map_or(&[], |batch| batch.later_failures.as_slice())
     }
 
     /// Whether this is a duplicate key error (a unique index or `_id`).
@@ -244,7 +291,49 @@ impl fmt::Display for Error {
             }
         }
         if let Some(index) = self.document_index {
-            write!(f, " (document {index} of the batch)")?;
+            write!(f, " (document {index} of the batch")?;
+            if let Some(batch) = &self.batch {
+                batch.describe(f)?;
+            }
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
+impl BatchOutcome {
+    /// `; 2 more failed (documents 3, 5); inserted _id 1 (document 0), ...`
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.later_failures.is_empty() {
+            let positions: Vec<String> = self
+                .later_failures
+                .iter()
+                .filter_map(|failure| failure.document_index.map(|index| index.to_string()))
+                .collect();
+            let noun = if positions.len() == 1 {
+                "document"
+            } else {
+                "documents"
+            };
+            write!(
+                f,
+                "; {} more failed ({noun} {})",
+                self.later_failures.len(),
+                positions.join(", ")
+            )?;
+        }
+        if self.inserted_ids.is_empty() {
+            return f.write_str("; nothing was inserted");
+        }
+        let mut inserted: Vec<(&usize, &Bson)> = self.inserted_ids.iter().collect();
+        inserted.sort_by_key(|(position, _)| **position);
+        write!(f, "; {} inserted:", inserted.len())?;
+        for (listed, (position, id)) in inserted.iter().enumerate() {
+            if listed == LISTED_IDS {
+                return write!(f, " ...");
+            }
+            let separator = if listed == 0 { "" } else { "," };
+            write!(f, "{separator} _id {id} (document {position})")?;
         }
         Ok(())
     }

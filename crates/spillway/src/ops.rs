@@ -5,11 +5,14 @@
 //! Each write operation either completes or returns an error having buffered nothing it
 //! would have to take back for the *document* that failed; the caller discards the whole
 //! transaction on error (a single operation's transaction, or the user's, which is then
-//! aborted), so multi-document writes are all or nothing. Natural order is `_id` order:
+//! aborted), so `update_many` and `delete_many` are all or nothing, while `insert_many` can
+//! go on past a refused document and commit the others, as MongoDB does. Natural order is
+//! `_id` order:
 //! single-document writes without a sort (`update_one`, `delete_one`, `find_one_and_*`)
 //! pick the matching document with the smallest `_id`, whichever plan found it. This module
 //! must never commit and never touch the store except through `WriteTxn`.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use bson::{Bson, DateTime, Document, RawDocument, oid::ObjectId};
@@ -19,7 +22,7 @@ use spillway_doc::filter::Filter;
 use spillway_doc::key;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
-use spillway_doc::size::{MAX_DOCUMENT_SIZE, check_nesting, check_size};
+use spillway_doc::size::{MAX_DOCUMENT_SIZE, check_id, check_nesting, check_size};
 use spillway_doc::sort::{Direction, SortKey, SortSpec};
 use spillway_doc::update::{ApplyContext, Update};
 use spillway_store::Store;
@@ -183,8 +186,15 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
     Ok(())
 }
 
-/// Writes one document change (insert: `old` is `None`; delete: `new` is `None`) with its
-/// index entries. Checks every unique index before buffering anything.
+/// One document change of a write: an insert (`old` is `None`), a delete (`new` is `None`)
+/// or an update; `new` carries the encoded bytes to store.
+struct DocumentChange<'a> {
+    id_key: &'a [u8],
+    old: Option<&'a Document>,
+    new: Option<(&'a Document, Vec<u8>)>,
+}
+
+/// Writes one document change with its index entries.
 pub(crate) fn write_document(
     txn: &mut WriteTxn,
     collection: &str,
@@ -192,6 +202,25 @@ pub(crate) fn write_document(
     old: Option<&Document>,
     new: Option<(&Document, Vec<u8>)>,
 ) -> Result<()> {
+    write_documents(txn, collection, vec![DocumentChange { id_key, old, new }])
+}
+
+/// Writes the document changes of one statement with their index entries, checking every
+/// unique index against the state the whole statement leaves, before buffering anything.
+///
+/// Checking at the end of the statement (not document by document) makes the outcome
+/// independent of the order the documents were found in: `update_many` with
+/// `{ $inc: { rank: 1 } }` over a unique `rank` succeeds whenever its result has no duplicate,
+/// where MongoDB, checking each document as it writes it, fails or not depending on the plan.
+fn write_documents(
+    txn: &mut WriteTxn,
+    collection: &str,
+    changes: Vec<DocumentChange<'_>>,
+) -> Result<()> {
+    if changes.is_empty() {
+        // Nothing matched (possibly in a collection that does not exist).
+        return Ok(());
+    }
     let catalog: Arc<Catalog> = txn.catalog_arc();
     let meta = catalog
         .collections
@@ -201,45 +230,57 @@ pub(crate) fn write_document(
     let mut deletes = Vec::new();
     let mut became_multikey = Vec::new();
     for index in &meta.indexes {
-        let old_entries = match old {
-            Some(old) => index_entries(collection, index, old, id_key)?.0,
-            None => Vec::new(),
-        };
-        let (new_entries, multikey) = match &new {
-            Some((new, _)) => index_entries(collection, index, new, id_key)?,
-            None => (Vec::new(), false),
-        };
-        if multikey && !index.multikey {
-            became_multikey.push(index.name.clone());
-        }
-        for entry in &old_entries {
-            if new_entries.binary_search(entry).is_err() {
-                deletes.push((index.keyspace, entry.key.clone()));
+        let mut index_puts: Vec<(Vec<u8>, &[u8], &Document)> = Vec::new();
+        let mut index_deletes: HashSet<Vec<u8>> = HashSet::new();
+        for change in &changes {
+            let old_entries = match change.old {
+                Some(old) => index_entries(collection, index, old, change.id_key)?.0,
+                None => Vec::new(),
+            };
+            let (new_entries, multikey) = match &change.new {
+                Some((new, _)) => index_entries(collection, index, new, change.id_key)?,
+                None => (Vec::new(), false),
+            };
+            if multikey && !index.multikey && !became_multikey.contains(&index.name) {
+                became_multikey.push(index.name.clone());
+            }
+            for entry in &old_entries {
+                if new_entries.binary_search(entry).is_err() {
+                    index_deletes.insert(entry.key.clone());
+                }
+            }
+            for entry in new_entries {
+                if old_entries.binary_search(&entry).is_err() {
+                    let document = change
+                        .new
+                        .as_ref()
+                        .map(|(new, _)| *new)
+                        .expect("entries of new");
+                    index_puts.push((entry.key, change.id_key, document));
+                }
             }
         }
-        for entry in new_entries {
-            if old_entries.binary_search(&entry).is_ok() {
-                continue;
-            }
-            if index.unique
-                && let Some(existing) = txn.get(index.keyspace, &entry.key)?
-                && existing.as_ref() != id_key
-            {
-                let document = new.as_ref().map(|(new, _)| *new).expect("entries of new");
-                return Err(duplicate(collection, index, document));
-            }
-            puts.push((index.keyspace, entry.key));
+        if index.unique {
+            check_unique(txn, collection, index, &index_puts, &index_deletes)?;
         }
+        deletes.extend(index_deletes.into_iter().map(|key| (index.keyspace, key)));
+        puts.extend(
+            index_puts
+                .into_iter()
+                .map(|(key, id_key, _)| (index.keyspace, key, id_key)),
+        );
     }
     for (keyspace, key) in deletes {
         txn.delete(keyspace, key);
     }
-    for (keyspace, key) in puts {
+    for (keyspace, key, id_key) in puts {
         txn.put(keyspace, key, id_key.to_vec());
     }
-    match new {
-        Some((_, bytes)) => txn.put(meta.docs, id_key.to_vec(), bytes),
-        None => txn.delete(meta.docs, id_key.to_vec()),
+    for change in changes {
+        match change.new {
+            Some((_, bytes)) => txn.put(meta.docs, change.id_key.to_vec(), bytes),
+            None => txn.delete(meta.docs, change.id_key.to_vec()),
+        }
     }
     if !became_multikey.is_empty() {
         let meta = txn
@@ -253,6 +294,32 @@ pub(crate) fn write_document(
             }
         }
         txn.collection_changed(collection);
+    }
+    Ok(())
+}
+
+/// Refuses `puts` (key, owner's `_id` key, owner) to a unique index when a key would belong
+/// to two documents once the statement is done: another new entry of the statement, or an
+/// entry already stored that the statement does not delete.
+fn check_unique(
+    txn: &WriteTxn,
+    collection: &str,
+    index: &IndexMeta,
+    puts: &[(Vec<u8>, &[u8], &Document)],
+    deletes: &HashSet<Vec<u8>>,
+) -> Result<()> {
+    let mut owners: HashMap<&[u8], &[u8]> = HashMap::with_capacity(puts.len());
+    for (key, id_key, document) in puts {
+        let taken_in_statement = owners
+            .insert(key.as_slice(), id_key)
+            .is_some_and(|owner| owner != *id_key);
+        let taken_before = !deletes.contains(key)
+            && txn
+                .get(index.keyspace, key)?
+                .is_some_and(|owner| owner.as_ref() != *id_key);
+        if taken_in_statement || taken_before {
+            return Err(duplicate(collection, index, document));
+        }
     }
     Ok(())
 }
@@ -279,29 +346,20 @@ pub(crate) fn assign_id(mut document: Document) -> Result<Document> {
         Some(id) => id,
         None => Bson::ObjectId(ObjectId::new()),
     };
-    if matches!(
-        id,
-        Bson::Array(_) | Bson::RegularExpression(_) | Bson::Undefined
-    ) {
-        return Err(Error::document(DocError::InvalidValue {
-            message: format!("_id cannot be {}", spillway_doc::path::describe(&id)),
-        }));
-    }
+    check_id(&id).map_err(Error::document)?;
     let mut stored = Document::new();
     stored.insert("_id", id);
     stored.extend(document);
     Ok(stored)
 }
 
-/// Inserts one document; returns its `_id` and the stored document (for a collection with
-/// pattern policies, the stored main document).
+/// Inserts one document; returns its `_id` and the stored document.
 pub(crate) fn insert(
     txn: &mut WriteTxn,
     store: &Store,
     collection: &str,
     document: Document,
 ) -> Result<(Bson, Document)> {
-    ensure_collection(txn, store, collection)?;
     let catalog = txn.catalog_arc();
     if catalog.has_policies(collection) {
         return patterned::insert(txn, store, collection, document);
@@ -319,8 +377,9 @@ pub(crate) fn insert_stored(
     collection: &str,
     document: Document,
 ) -> Result<(Bson, Document)> {
-    ensure_collection(txn, store, collection)?;
+    // A document that cannot be stored does not create the collection either.
     let document = prepare_insert(document)?;
+    ensure_collection(txn, store, collection)?;
     let id = document.get("_id").cloned().expect("prepared");
     let id_key = key::to_key(&id);
     let docs = txn.catalog().collections[collection].docs;
@@ -450,12 +509,39 @@ pub(crate) fn update(
         }
         return Ok(counts);
     }
-    let mut modified_count = 0;
+    let catalog = txn.catalog_arc();
+    if catalog.has_policies(collection) || catalog.is_side_collection(collection) {
+        // Each main document is one logical write through the pattern engine.
+        let mut modified_count = 0;
+        for found in &matches {
+            if update_patterned(txn, store, collection, filter, update, found, now)?.is_some() {
+                modified_count += 1;
+            }
+        }
+        return Ok(UpdateCounts {
+            matched_count: matches.len() as u64,
+            modified_count,
+            upserted_id: None,
+        });
+    }
+    // Every document is updated before anything is written, so that a failure leaves nothing
+    // to take back and unique indexes see the statement's final state.
+    let mut updated = Vec::new();
     for found in &matches {
-        if apply_update(txn, store, collection, filter, update, found, now)?.is_some() {
-            modified_count += 1;
+        if let Some(change) = apply_update(filter, update, found, now)? {
+            updated.push((found, change));
         }
     }
+    let modified_count = updated.len() as u64;
+    let changes = updated
+        .iter()
+        .map(|(found, (before, after, bytes))| DocumentChange {
+            id_key: &found.id_key,
+            old: Some(before),
+            new: Some((after, bytes.clone())),
+        })
+        .collect();
+    write_documents(txn, collection, changes)?;
     Ok(UpdateCounts {
         matched_count: matches.len() as u64,
         modified_count,
@@ -463,9 +549,10 @@ pub(crate) fn update(
     })
 }
 
-/// Applies `update` to one matched document and writes it if it changed; returns the
-/// updated document then (for a collection with pattern policies, the stored main document).
-fn apply_update(
+/// Updates one matched document of a collection with policies (through the engine) or of a
+/// side collection (then resyncs the main documents it belongs to); returns the stored
+/// document after the update, if it changed.
+fn update_patterned(
     txn: &mut WriteTxn,
     store: &Store,
     collection: &str,
@@ -474,26 +561,31 @@ fn apply_update(
     found: &Match,
     now: DateTime,
 ) -> Result<Option<Document>> {
-    let catalog = txn.catalog_arc();
-    if catalog.has_policies(collection) {
+    if txn.catalog().has_policies(collection) {
         return patterned::apply_update(txn, store, collection, filter, update, found, now);
     }
-    let after = apply_update_stored(txn, collection, filter, update, found, now)?;
-    if catalog.is_side_collection(collection) {
-        let before = decode(&found.bytes)?;
-        patterned::after_side_write(txn, store, collection, Some(&before), after.as_ref())?;
-    }
-    Ok(after)
+    let Some((before, after, bytes)) = apply_update(filter, update, found, now)? else {
+        return Ok(None);
+    };
+    write_document(
+        txn,
+        collection,
+        &found.id_key,
+        Some(&before),
+        Some((&after, bytes)),
+    )?;
+    patterned::after_side_write(txn, store, collection, Some(&before), Some(&after))?;
+    Ok(Some(after))
 }
 
-fn apply_update_stored(
-    txn: &mut WriteTxn,
-    collection: &str,
+/// Applies `update` to one matched document; returns the document before and after, and the
+/// encoded new document, if it changed.
+fn apply_update(
     filter: &Filter,
     update: &Update,
     found: &Match,
     now: DateTime,
-) -> Result<Option<Document>> {
+) -> Result<Option<(Document, Document, Vec<u8>)>> {
     let raw = stored_document(&found.bytes)?;
     let positional = filter
         .match_details(raw)
@@ -512,14 +604,7 @@ fn apply_update_stored(
     }
     check_storable(&after)?;
     let bytes = encode(&after)?;
-    write_document(
-        txn,
-        collection,
-        &found.id_key,
-        Some(&before),
-        Some((&after, bytes)),
-    )?;
-    Ok(Some(after))
+    Ok(Some((before, after, bytes)))
 }
 
 /// `deleteOne` / `deleteMany`: the number deleted.
@@ -536,31 +621,45 @@ pub(crate) fn delete(
     } else {
         query(txn, collection, filter, Some(&sort), 0, Some(1))?.matches
     };
-    for found in &matches {
-        let before = decode(&found.bytes)?;
-        delete_found(txn, store, collection, &found.id_key, &before)?;
+    let catalog = txn.catalog_arc();
+    if catalog.has_policies(collection) || catalog.is_side_collection(collection) {
+        for found in &matches {
+            let before = decode(&found.bytes)?;
+            delete_patterned(txn, store, collection, &found.id_key, &before)?;
+        }
+        return Ok(matches.len() as u64);
     }
+    let mut removed = Vec::with_capacity(matches.len());
+    for found in &matches {
+        removed.push(decode(&found.bytes)?);
+    }
+    let changes = matches
+        .iter()
+        .zip(&removed)
+        .map(|(found, before)| DocumentChange {
+            id_key: &found.id_key,
+            old: Some(before),
+            new: None,
+        })
+        .collect();
+    write_documents(txn, collection, changes)?;
     Ok(matches.len() as u64)
 }
 
-/// Deletes one matched document: with its side documents for a collection with pattern
-/// policies, and keeping main documents in step for a side collection.
-fn delete_found(
+/// Deletes one matched document of a collection with policies (with its side documents) or
+/// of a side collection (then resyncs the main document it belonged to).
+fn delete_patterned(
     txn: &mut WriteTxn,
     store: &Store,
     collection: &str,
     id_key: &[u8],
     before: &Document,
 ) -> Result<()> {
-    let catalog = txn.catalog_arc();
-    if catalog.has_policies(collection) {
+    if txn.catalog().has_policies(collection) {
         return patterned::delete(txn, store, collection, before);
     }
     write_document(txn, collection, id_key, Some(before), None)?;
-    if catalog.is_side_collection(collection) {
-        patterned::after_side_write(txn, store, collection, Some(before), None)?;
-    }
-    Ok(())
+    patterned::after_side_write(txn, store, collection, Some(before), None)
 }
 
 /// Options of `find_one_and_*`.
@@ -599,12 +698,29 @@ pub(crate) fn find_one_and_modify(
         }
         return project(options.projection, filter, inserted).map(Some);
     };
-    let before = decode(&found.bytes)?;
-    let after = apply_update(txn, store, collection, filter, update, &found, now)?;
-    let returned = if options.return_after {
-        after.unwrap_or_else(|| before.clone())
-    } else {
-        before
+    let catalog = txn.catalog_arc();
+    if catalog.has_policies(collection) || catalog.is_side_collection(collection) {
+        let before = decode(&found.bytes)?;
+        let after = update_patterned(txn, store, collection, filter, update, &found, now)?;
+        let returned = if options.return_after {
+            after.unwrap_or(before)
+        } else {
+            before
+        };
+        return project(options.projection, filter, returned).map(Some);
+    }
+    let returned = match apply_update(filter, update, &found, now)? {
+        Some((before, after, bytes)) => {
+            write_document(
+                txn,
+                collection,
+                &found.id_key,
+                Some(&before),
+                Some((&after, bytes)),
+            )?;
+            if options.return_after { after } else { before }
+        }
+        None => decode(&found.bytes)?,
     };
     project(options.projection, filter, returned).map(Some)
 }
@@ -627,7 +743,12 @@ pub(crate) fn find_one_and_delete(
         return Ok(None);
     };
     let before = decode(&found.bytes)?;
-    delete_found(txn, store, collection, &found.id_key, &before)?;
+    let catalog = txn.catalog_arc();
+    if catalog.has_policies(collection) || catalog.is_side_collection(collection) {
+        delete_patterned(txn, store, collection, &found.id_key, &before)?;
+    } else {
+        write_document(txn, collection, &found.id_key, Some(&before), None)?;
+    }
     project(projection, filter, before).map(Some)
 }
 
@@ -825,9 +946,7 @@ pub(crate) fn drop_index(txn: &mut WriteTxn, collection: &str, name: &str) -> Re
     Ok(())
 }
 
-/// Drops a collection and its indexes; `false` if it did not exist. Dropping the main
-/// collection of pattern policies drops their side collections and the policies too; a side
-/// collection cannot be dropped while its policy exists.
+/// Drops a collection and its indexes; `false` if it did not exist.
 pub(crate) fn drop_collection(txn: &mut WriteTxn, collection: &str) -> Result<bool> {
     validate_collection_name(collection)?;
     patterned::before_drop(txn, collection)?;

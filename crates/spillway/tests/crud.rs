@@ -457,12 +457,17 @@ fn duplicate_id_is_typed_and_changes_nothing() {
         error.to_string(),
         "duplicate key in collection 'people', index '_id_': 2"
     );
-    // A duplicate at position 2 of insert_many inserts nothing at all.
-    let error = people
-        .insert_many([doc! { "_id": 10 }, doc! { "_id": 11 }, doc! { "_id": 1 }])
-        .run()
+    // A duplicate at position 2 of an insert_many inside a transaction leaves nothing: the
+    // transaction aborts as a whole.
+    let error = db
+        .transaction(|tx| {
+            people
+                .insert_many([doc! { "_id": 10 }, doc! { "_id": 11 }, doc! { "_id": 1 }])
+                .session(tx)
+                .run()
+        })
         .unwrap_err();
-    assert!(error.is_duplicate_key());
+    assert!(error.is_duplicate_key(), "{error}");
     assert_eq!(error.document_index(), Some(2));
     assert_eq!(all(&db, "people"), before);
     // An _id of a type MongoDB refuses.
@@ -471,6 +476,60 @@ fn duplicate_id_is_typed_and_changes_nothing() {
         matches!(error.kind(), ErrorKind::InvalidDocument(_)),
         "{error}"
     );
+}
+
+/// Regression (found by tests/model.rs): a unique index is checked against the state the
+/// whole statement leaves, so shifting every value by one succeeds whatever order the
+/// documents are updated in, and a statement that does leave a duplicate fails whole.
+#[test]
+fn unique_indexes_see_the_statement_final_state() {
+    let db = Database::open_in_memory().unwrap();
+    let ranks = db.collection::<Document>("ranks");
+    ranks
+        .create_index(IndexModel {
+            keys: doc! { "rank": 1 },
+            options: Some(IndexOptions::builder().unique(true).build()),
+        })
+        .run()
+        .unwrap();
+    ranks
+        .insert_many((1..=4).map(|id| doc! { "_id": id, "rank": id }))
+        .run()
+        .unwrap();
+    let result = ranks
+        .update_many(doc! {}, doc! { "$inc": { "rank": 1 } })
+        .run()
+        .unwrap();
+    assert_eq!((result.matched_count, result.modified_count), (4, 4));
+    let found: Vec<i32> = all(&db, "ranks")
+        .iter()
+        .map(|document| document.get_i32("rank").unwrap())
+        .collect();
+    assert_eq!(found, [2, 3, 4, 5]);
+    // The same through the index, whose entries moved with the documents.
+    let by_rank = ranks.find_one(doc! { "rank": 2 }).run().unwrap().unwrap();
+    assert_eq!(by_rank.get_i32("_id").unwrap(), 1);
+    // Two documents given one rank fail the statement, and nothing changes.
+    let before = all(&db, "ranks");
+    let error = ranks
+        .update_many(
+            doc! { "_id": { "$in": [1, 2] } },
+            doc! { "$set": { "rank": 9 } },
+        )
+        .run()
+        .unwrap_err();
+    assert!(error.is_duplicate_key(), "{error}");
+    assert_eq!(all(&db, "ranks"), before);
+    // A key kept by a document the statement does not touch still counts.
+    let error = ranks
+        .update_many(
+            doc! { "_id": { "$gte": 3 } },
+            doc! { "$inc": { "rank": -1 } },
+        )
+        .run()
+        .unwrap_err();
+    assert!(error.is_duplicate_key(), "rank 3 of _id 2 stays: {error}");
+    assert_eq!(all(&db, "ranks"), before);
 }
 
 #[test]
@@ -487,11 +546,10 @@ fn unique_index_violations_fail_the_whole_write() {
         })
         .run()
         .unwrap();
-    let before = all(&db, "people");
     let error = people
         .insert_many([
-            doc! { "_id": 20, "name": "new" },
             doc! { "_id": 21, "name": "bob" },
+            doc! { "_id": 20, "name": "new" },
         ])
         .run()
         .unwrap_err();
@@ -502,6 +560,7 @@ fn unique_index_violations_fail_the_whole_write() {
         }
         other => panic!("expected DuplicateKey, got {other:?}"),
     }
+    let before = all(&db, "people");
     let error = people
         .update_many(
             doc! { "age": { "$gte": 30 } },
@@ -512,11 +571,10 @@ fn unique_index_violations_fail_the_whole_write() {
     assert!(error.is_duplicate_key(), "{error}");
     assert_eq!(all(&db, "people"), before);
     // A unique index treats a missing field as null: two documents without it collide.
-    let error = people
-        .insert_many([doc! { "_id": 30 }, doc! { "_id": 31 }])
-        .run()
-        .unwrap_err();
+    people.insert_one(doc! { "_id": 30 }).run().unwrap();
+    let error = people.insert_one(doc! { "_id": 31 }).run().unwrap_err();
     assert!(error.is_duplicate_key());
+    people.delete_one(doc! { "_id": 30 }).run().unwrap();
     assert_eq!(all(&db, "people"), before);
     // Building a unique index over duplicates fails and creates nothing.
     let error = people
