@@ -26,6 +26,7 @@
 //! | `txn` | `WriteTxn`: the one write path, one store batch per transaction |
 //! | `ops` | collection operations with MongoDB's semantics, indexes kept in step |
 //! | `index_keys` | the index entries of a document |
+//! | `maintenance` | `verify`, `stats`, `compact`, `repair` of a whole database, and their reports |
 //! | `planner`, `exec` | access path choice (`IDHACK`, `IXSCAN`, `COLLSCAN`, `SORT`) and its resumable execution |
 //!
 //! This crate must never know terminals, nor files other than its database directory.
@@ -37,6 +38,7 @@ mod database;
 mod error;
 mod exec;
 mod index_keys;
+mod maintenance;
 mod ops;
 mod planner;
 mod results;
@@ -52,9 +54,13 @@ pub use collection::{
 pub use cursor::Cursor;
 pub use database::{Database, DatabaseOptions, Transaction};
 pub use error::{Error, ErrorKind, Result};
+pub use maintenance::{
+    CollectionStats, DatabaseStats, DocumentSize, IndexStats, LARGEST_DOCUMENTS_LISTED, Problem,
+    RepairReport, VerifyReport,
+};
 pub use results::{
     CreateIndexResult, DeleteResult, Explain, IndexModel, IndexModelBuilder, IndexOptions,
     IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument, UpdateResult,
 };
 pub use spillway_doc::DocError;
-pub use spillway_store::{Durability, Store};
+pub use spillway_store::{CompactionReport, Damage, Durability, Store};
