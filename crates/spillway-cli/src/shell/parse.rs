@@ -57,13 +57,13 @@ pub fn parse_statement(statement: &StatementSource<'_>) -> Result<Command> {
     let origin = Origin {
         start: statement.start,
     };
-    let mut parser = Parser::new(statement.text, Dialect::Shell);
+    let mut parser = Parser::starting_at(statement.text, Dialect::Shell, statement.start);
     let expr = parser
         .parse_expression()
-        .map_err(|error| origin.doc_error(error, Position::START))?;
+        .map_err(|error| origin.doc_error(error, origin.first()))?;
     let next = parser
         .next_token()
-        .map_err(|error| origin.doc_error(error, Position::START))?;
+        .map_err(|error| origin.doc_error(error, origin.first()))?;
     if let (ExprKind::Identifier(word), TokenKind::Identifier(topic)) = (&expr.kind, &next.kind)
         && word == "show"
     {
@@ -81,22 +81,26 @@ pub fn parse_statement(statement: &StatementSource<'_>) -> Result<Command> {
     parse_expression_statement(&origin, &expr)
 }
 
-/// Converts positions inside a statement to positions in the whole input.
+/// Completes positions inside a statement into positions in the whole input: the parser
+/// starts at the statement's line and column, so only byte offsets are relative.
 #[derive(Debug, Clone, Copy)]
 struct Origin {
     start: Position,
 }
 
 impl Origin {
-    fn absolute(self, relative: Position) -> Position {
+    /// The statement's first character, with a relative offset like the parser's.
+    fn first(self) -> Position {
         Position {
-            offset: self.start.offset + relative.offset,
-            line: self.start.line + relative.line - 1,
-            column: if relative.line == 1 {
-                self.start.column + relative.column - 1
-            } else {
-                relative.column
-            },
+            offset: 0,
+            ..self.start
+        }
+    }
+
+    fn absolute(self, position: Position) -> Position {
+        Position {
+            offset: self.start.offset + position.offset,
+            ..position
         }
     }
 
@@ -108,11 +112,11 @@ impl Origin {
                 column,
                 message,
             } => ShellError::syntax(
-                self.absolute(Position {
-                    offset: 0,
+                Position {
+                    offset: self.start.offset,
                     line,
                     column,
-                }),
+                },
                 message,
             ),
             other => ShellError::usage(self.absolute(fallback), other.to_string()),
@@ -132,7 +136,7 @@ fn parse_show(
 ) -> Result<Command> {
     let after = parser
         .next_token()
-        .map_err(|error| origin.doc_error(error, Position::START))?;
+        .map_err(|error| origin.doc_error(error, origin.first()))?;
     if after.kind != TokenKind::End {
         return Err(ShellError::syntax(
             origin.absolute(after.span.start),
@@ -745,7 +749,7 @@ impl Arguments<'_> {
         };
         evaluate(expr)
             .map(Some)
-            .map_err(|error| self.origin.doc_error(error, expr.span.start))
+            .map_err(|error| self.origin.doc_error(error, innermost_failure(expr)))
     }
 
     fn required(&self, index: usize, what: &str) -> Result<Bson> {
@@ -989,6 +993,23 @@ impl Options<'_> {
                 .ok_or_else(|| self.wrong_type(option, "a non-negative integer", &value)),
         }
     }
+}
+
+/// Where the value that makes `expr` fail to evaluate starts: the innermost object, array
+/// element or constructor call that fails on its own. Only runs on the error path.
+fn innermost_failure(expr: &Expr) -> Position {
+    let children: Vec<&Expr> = match &expr.kind {
+        ExprKind::Object(fields) => fields.iter().map(|field| &field.value).collect(),
+        ExprKind::Array(elements) => elements.iter().collect(),
+        ExprKind::Call { arguments, .. } | ExprKind::New { arguments, .. } => {
+            arguments.iter().collect()
+        }
+        _ => Vec::new(),
+    };
+    children
+        .into_iter()
+        .find(|child| evaluate(child).is_err())
+        .map_or(expr.span.start, innermost_failure)
 }
 
 /// An integral number of any BSON numeric type.
