@@ -51,7 +51,10 @@ fn import_stores_valid_lines_and_reports_rejected_ones() {
     let output = spillway(&["import", "db", "books", "books.ndjson"], directory.path());
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
-    assert!(text.contains("imported 3 document(s) into 'books'"), "{text}");
+    assert!(
+        text.contains("imported 3 document(s) into 'books'"),
+        "{text}"
+    );
     assert!(text.contains("rejected 3 line(s):"), "{text}");
     assert!(
         text.contains("line 3: column 21: expected a JSON value, found identifier 'oops'"),
@@ -118,16 +121,38 @@ fn import_reads_json_arrays_and_csv() {
         "[\n  {\"_id\": {\"$oid\": \"507f1f77bcf86cd993384520\"}, \"price\": {\"$numberDecimal\": \"119.99\"}},\n  42,\n  {\"_id\": 2}\n]\n",
     )
     .unwrap();
-    let output = spillway(&["import", "db", "products", "products.json"], directory.path());
+    let output = spillway(
+        &["import", "db", "products", "products.json"],
+        directory.path(),
+    );
     assert_eq!(output.status.code(), Some(1));
-    assert!(stdout(&output).contains("line 3: expected a JSON object"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("line 3: expected a JSON object"),
+        "{}",
+        stdout(&output)
+    );
     assert_eq!(documents(directory.path(), "products").len(), 2);
 
-    std::fs::write(directory.path().join("broken.json"), "[{\"_id\": 3},\n {\"_id\" 4}]").unwrap();
-    let output = spillway(&["import", "db", "products", "broken.json"], directory.path());
+    std::fs::write(
+        directory.path().join("broken.json"),
+        "[{\"_id\": 3},\n {\"_id\" 4}]",
+    )
+    .unwrap();
+    let output = spillway(
+        &["import", "db", "products", "broken.json"],
+        directory.path(),
+    );
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("nothing was imported"), "{}", stderr(&output));
-    assert!(stderr(&output).contains("line 2, column 9"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("nothing was imported"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stderr(&output).contains("line 2, column 9"),
+        "{}",
+        stderr(&output)
+    );
     assert_eq!(documents(directory.path(), "products").len(), 2);
 
     std::fs::write(
@@ -136,15 +161,30 @@ fn import_reads_json_arrays_and_csv() {
     )
     .unwrap();
     let output = spillway(
-        &["import", "db", "people", "people.txt", "--format", "csv", "--types"],
+        &[
+            "import",
+            "db",
+            "people",
+            "people.txt",
+            "--format",
+            "csv",
+            "--types",
+        ],
         directory.path(),
     );
     assert_eq!(output.status.code(), Some(1));
     assert!(stdout(&output).contains("line 4: field 2 has 'x' after its closing quote"));
     let people = documents(directory.path(), "people");
     assert_eq!(people.len(), 2);
-    assert_eq!(people.iter().filter(|p| p.get_i32("age").is_ok()).count(), 2);
-    assert!(people.iter().any(|p| p.get_str("name").ok() == Some("Hopper, Grace")));
+    assert_eq!(
+        people.iter().filter(|p| p.get_i32("age").is_ok()).count(),
+        2
+    );
+    assert!(
+        people
+            .iter()
+            .any(|p| p.get_str("name").ok() == Some("Hopper, Grace"))
+    );
 
     let output = spillway(&["import", "db", "people", "people.txt"], directory.path());
     assert_eq!(output.status.code(), Some(1));
@@ -166,8 +206,14 @@ fn run_stops_at_the_first_error_with_its_line() {
         errors.contains("SyntaxError: expected ':' after the field name 'title', found string \"x\" (line 5, column 9)"),
         "{errors}"
     );
-    assert!(errors.contains("  5 |   title 'x'\n    |         ^"), "{errors}");
-    assert!(errors.contains("1 statement(s) failed (line 5); 1 succeeded; stopped at the first error"), "{errors}");
+    assert!(
+        errors.contains("  5 |   title 'x'\n    |         ^"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("1 statement(s) failed (line 5); 1 succeeded; stopped at the first error"),
+        "{errors}"
+    );
     assert!(stdout(&output).contains("{ acknowledged: true, insertedId: 1 }"));
     let ids: Vec<i32> = documents(directory.path(), "books")
         .iter()
@@ -175,17 +221,30 @@ fn run_stops_at_the_first_error_with_its_line() {
         .collect();
     assert_eq!(ids, [1]);
 
-    let output = spillway(&["run", "db", "script.js", "--keep-going"], directory.path());
+    let output = spillway(
+        &["run", "db", "script.js", "--keep-going"],
+        directory.path(),
+    );
     assert_eq!(output.status.code(), Some(1));
     let errors = stderr(&output);
-    assert!(errors.contains("2 statement(s) failed (line 2, 5); 1 succeeded"), "{errors}");
+    assert!(
+        errors.contains("2 statement(s) failed (line 2, 5); 1 succeeded"),
+        "{errors}"
+    );
     assert_eq!(documents(directory.path(), "books").len(), 2);
 
     // Without a database directory the script runs in memory.
-    std::fs::write(directory.path().join("memory.js"), "db.a.insertOne({ _id: 1 }); db.a.countDocuments()").unwrap();
+    std::fs::write(
+        directory.path().join("memory.js"),
+        "db.a.insertOne({ _id: 1 }); db.a.countDocuments()",
+    )
+    .unwrap();
     let output = spillway(&["run", "memory.js"], directory.path());
     assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(stdout(&output), "{ acknowledged: true, insertedId: 1 }\n1\n");
+    assert_eq!(
+        stdout(&output),
+        "{ acknowledged: true, insertedId: 1 }\n1\n"
+    );
 
     let output = spillway(&["run", "db", "missing.js"], directory.path());
     assert_eq!(output.status.code(), Some(1));
@@ -205,7 +264,11 @@ fn export_then_import_round_trips() {
 ])",
     )
     .unwrap();
-    assert!(spillway(&["run", "db", "seed.js"], directory.path()).status.success());
+    assert!(
+        spillway(&["run", "db", "seed.js"], directory.path())
+            .status
+            .success()
+    );
     let original = documents(directory.path(), "sales");
 
     for (format, canonical) in [("ndjson", true), ("json", true), ("ndjson", false)] {
@@ -232,14 +295,24 @@ fn export_then_import_round_trips() {
         }
     }
 
-    let output = spillway(&["export", "db", "sales", "--query", "{ _id: 'two' }"], directory.path());
+    let output = spillway(
+        &["export", "db", "sales", "--query", "{ _id: 'two' }"],
+        directory.path(),
+    );
     assert_eq!(
         stdout(&output),
         "{\"_id\":\"two\",\"customers_purchased\":[\"user00\",\"user01\"]}\n"
     );
-    let output = spillway(&["export", "db", "sales", "--query", "{ _id: "], directory.path());
+    let output = spillway(
+        &["export", "db", "sales", "--query", "{ _id: "],
+        directory.path(),
+    );
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("is not a filter document"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("is not a filter document"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -250,11 +323,19 @@ fn maintenance_commands_report_on_a_database() {
         "db.books.createIndex({ tags: 1 })\ndb.books.insertMany([{ _id: 1, tags: ['a'] }, { _id: 2, tags: ['b', 'c'], text: 'long long long' }])\ndb.books.updateMany({}, { $set: { n: 1 } })\ndb.books.updateMany({}, { $set: { n: 2 } })",
     )
     .unwrap();
-    assert!(spillway(&["run", "db", "seed.js"], directory.path()).status.success());
+    assert!(
+        spillway(&["run", "db", "seed.js"], directory.path())
+            .status
+            .success()
+    );
 
     let output = spillway(&["verify", "db"], directory.path());
     assert!(output.status.success());
-    assert!(stdout(&output).contains("2 documents, 3 index entries"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("2 documents, 3 index entries"),
+        "{}",
+        stdout(&output)
+    );
     assert!(stdout(&output).contains("ok: no damage"));
 
     let output = spillway(&["stats", "db"], directory.path());
@@ -268,7 +349,10 @@ fn maintenance_commands_report_on_a_database() {
     let output = spillway(&["compact", "db"], directory.path());
     assert!(output.status.success(), "{}", stderr(&output));
 
-    let output = spillway(&["repair", "db", "--report", "report.txt"], directory.path());
+    let output = spillway(
+        &["repair", "db", "--report", "report.txt"],
+        directory.path(),
+    );
     assert!(output.status.success(), "{}", stderr(&output));
     let report = std::fs::read_to_string(directory.path().join("report.txt")).unwrap();
     assert_eq!(report, stdout(&output));
@@ -316,6 +400,9 @@ fn the_shell_reads_a_piped_script() {
     .unwrap();
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(stdout(&output), "{ acknowledged: true, insertedId: 1 }\n[ { _id: 1 } ]\n");
+    assert_eq!(
+        stdout(&output),
+        "{ acknowledged: true, insertedId: 1 }\n[ { _id: 1 } ]\n"
+    );
     assert!(stderr(&output).contains("unknown collection method 'bogus'"));
 }

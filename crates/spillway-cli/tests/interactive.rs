@@ -15,7 +15,18 @@ impl Terminal {
     fn start(command: &str, directory: &Path) -> Terminal {
         let socket = format!("spillway-test-{}", std::process::id());
         let status = Command::new("tmux")
-            .args(["-L", &socket, "new-session", "-d", "-s", "shell", "-x", "160", "-y", "60"])
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-s",
+                "shell",
+                "-x",
+                "160",
+                "-y",
+                "60",
+            ])
             .arg(command)
             .current_dir(directory)
             .status()
@@ -110,7 +121,10 @@ fn multi_line_entries_history_and_output_in_a_terminal() {
     terminal.type_line("exit");
     let deadline = Instant::now() + Duration::from_secs(20);
     while !history.exists() {
-        assert!(Instant::now() < deadline, "the history file was not written");
+        assert!(
+            Instant::now() < deadline,
+            "the history file was not written"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(200));

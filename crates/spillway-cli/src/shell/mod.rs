@@ -18,6 +18,7 @@
 pub mod command;
 pub mod error;
 pub mod execute;
+pub mod fuzzing;
 pub mod parse;
 pub mod print;
 pub mod session;
