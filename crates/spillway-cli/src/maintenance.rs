@@ -77,14 +77,11 @@ pub fn stats(db: &Path) -> Result<ExitCode> {
             collection.name,
             collection.documents,
             collection.document_bytes,
-            if collection.documents > 0 {
-                format!(
-                    ", average {} bytes",
-                    collection.document_bytes / collection.documents
-                )
-            } else {
-                String::new()
-            }
+            collection
+                .document_bytes
+                .checked_div(collection.documents)
+                .map(|average| format!(", average {average} bytes"))
+                .unwrap_or_default()
         )?;
         if !collection.largest_documents.is_empty() {
             let largest: Vec<String> = collection

@@ -10,6 +10,10 @@ use spillway::bson::Document;
 
 /// One parsed statement.
 #[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one command per statement, built once and run once: boxing would buy nothing"
+)]
 pub enum Command {
     /// `help`: what the shell understands.
     Help,

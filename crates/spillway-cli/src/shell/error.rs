@@ -5,7 +5,7 @@
 //! A statement that fails changes nothing: parse and argument errors happen before anything
 //! runs, and each database operation is atomic.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use spillway_doc::shell::Position;
 
@@ -97,7 +97,8 @@ impl ShellError {
             .take(self.position.column.saturating_sub(1))
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
-        out.push_str(&format!("\n  {number} | {line}\n  {gutter} | {padding}^"));
+        write!(out, "\n  {number} | {line}\n  {gutter} | {padding}^")
+            .expect("writing to a String cannot fail");
         out
     }
 }

@@ -402,13 +402,13 @@ fn parse_operation(
         }
         "insertMany" => {
             arguments.at_most(2)?;
-            if let Some(mut options) = arguments.options(1, &["ordered"])? {
-                if !options.bool("ordered")?.unwrap_or(true) {
-                    return Err(options.refuse(
-                        "ordered",
-                        "'ordered: false' is not supported: insertMany inserts all documents or none",
-                    ));
-                }
+            if let Some(mut options) = arguments.options(1, &["ordered"])?
+                && !options.bool("ordered")?.unwrap_or(true)
+            {
+                return Err(options.refuse(
+                    "ordered",
+                    "'ordered: false' is not supported: insertMany inserts all documents or none",
+                ));
             }
             match arguments.required(0, "an array of documents")? {
                 Bson::Array(elements) => Operation::InsertMany {
