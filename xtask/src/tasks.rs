@@ -42,6 +42,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "store_checkpoint",
     "doc_shell",
     "doc_filter_update",
+    "cli_statement",
 ];
 
 /// `fuzz [--seconds N] [TARGET...]`: each target under libFuzzer for N seconds (default 20).

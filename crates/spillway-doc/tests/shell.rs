@@ -763,3 +763,22 @@ fn extended_json_output_uses_bsons_conversions() {
         &value
     ));
 }
+
+#[test]
+fn a_parser_started_inside_a_larger_text_reports_positions_in_that_text() {
+    use spillway_doc::shell::{Dialect, Parser, Position, evaluate};
+    let start = Position {
+        offset: 0,
+        line: 7,
+        column: 5,
+    };
+    let mut parser = Parser::starting_at("{ a: 1,\n  b: ObjectId('12') }", Dialect::Shell, start);
+    let expr = parser.parse_expression().unwrap();
+    assert_eq!((expr.span.start.line, expr.span.start.column), (7, 5));
+    assert_eq!((expr.span.end.line, expr.span.end.column), (8, 22));
+    let error = evaluate(&expr).unwrap_err().to_string();
+    assert!(error.contains("line 8, column 6"), "{error}");
+    let mut parser = Parser::starting_at("{ a: 1 b: 2 }", Dialect::Shell, start);
+    let error = parser.parse_expression().unwrap_err().to_string();
+    assert!(error.contains("line 7, column 12"), "{error}");
+}

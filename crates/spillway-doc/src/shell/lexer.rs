@@ -241,6 +241,23 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// A lexer over `source`, a piece of a larger text that starts at line `start.line`,
+    /// column `start.column` of it (`start.offset` is ignored). Spans and errors then give
+    /// lines and columns in the larger text, so that a shell can parse one statement of a
+    /// script and still report where in the script a problem is; offsets stay relative to
+    /// `source`.
+    pub fn starting_at(source: &'a str, dialect: Dialect, start: Position) -> Self {
+        Lexer {
+            source,
+            position: Position {
+                offset: 0,
+                line: start.line,
+                column: start.column,
+            },
+            dialect,
+        }
+    }
+
     /// The text being read.
     pub fn source(&self) -> &'a str {
         self.source

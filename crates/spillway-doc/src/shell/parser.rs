@@ -183,6 +183,18 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A parser over `source`, a piece of a larger text starting at `start` (see
+    /// [`Lexer::starting_at`]): positions in spans and errors are lines and columns of the
+    /// larger text.
+    pub fn starting_at(source: &'a str, dialect: Dialect, start: Position) -> Self {
+        Parser {
+            lexer: Lexer::starting_at(source, dialect, start),
+            peeked: None,
+            consumed_up_to: Position { offset: 0, ..start },
+            depth: 0,
+        }
+    }
+
     /// The text being parsed.
     pub fn source(&self) -> &'a str {
         self.lexer.source()

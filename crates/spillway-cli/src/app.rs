@@ -1,0 +1,188 @@
+//! The command line: one clap subcommand per job, each dispatched to its module.
+//!
+//! Exit codes: 0 success; 1 the job ran but found or hit a problem (a statement failed,
+//! lines were rejected, verify found damage); 2 bad command-line usage (clap's own). This
+//! module must never hold a subcommand's logic: it parses arguments and delegates.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use spillway::{Database, DatabaseOptions, Durability};
+
+use crate::shell::{ConsoleTranscript, Executor, RunOptions, Session};
+use crate::{export, import, maintenance, repl};
+
+/// Spillway: an embedded document database that applies MongoDB's outlier and subset
+/// patterns for you.
+#[derive(Debug, Parser)]
+#[command(name = "spillway", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Interactive shell in mongosh syntax (db.<collection>.find(...), show collections,
+    /// help, exit). Without DB, a temporary in-memory database.
+    Shell {
+        /// Database directory (created if missing).
+        db: Option<PathBuf>,
+    },
+    /// Run a script of shell statements, one after another; stops at the first error
+    /// (exit code 1) unless --keep-going.
+    #[command(override_usage = "spillway run [OPTIONS] [DB] <SCRIPT>")]
+    Run {
+        /// [DB] <SCRIPT>: the database directory (optional: in memory without it) and the
+        /// script file ('-' reads standard input).
+        #[arg(num_args = 1..=2, required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Go on after a failed statement (the exit code is still 1).
+        #[arg(long)]
+        keep_going: bool,
+    },
+    /// Import documents from NDJSON, a JSON array, Extended JSON (canonical or relaxed) or
+    /// CSV into a collection.
+    Import(import::ImportArgs),
+    /// Export a collection as NDJSON or a JSON array of Extended JSON documents.
+    Export(export::ExportArgs),
+    /// Check every checksum, every document against its key and every index against its
+    /// documents; exit code 1 if anything is wrong.
+    Verify {
+        /// Database directory.
+        db: PathBuf,
+    },
+    /// Collections, documents, stored sizes, largest documents, live and dead bytes.
+    Stats {
+        /// Database directory.
+        db: PathBuf,
+    },
+    /// Rewrite mostly-dead log segments to reclaim space.
+    Compact {
+        /// Database directory.
+        db: PathBuf,
+    },
+    /// Salvage a damaged database: keep every intact commit, drop damaged documents, rebuild
+    /// indexes, and report what was dropped. The damaged files are kept in a backup
+    /// directory inside DB.
+    Repair {
+        /// Database directory (must not be open elsewhere).
+        db: PathBuf,
+        /// Also write the report to this file.
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
+    },
+    /// Build the seeds' book and product scenarios in an embedded database and compare the
+    /// same operations with and without the patterns (not built yet: says what it will do).
+    Demo {
+        /// Directory for the demo database (default: a fresh directory under the current one).
+        dir: Option<PathBuf>,
+    },
+}
+
+/// How durable the command's writes are: interactive and script writes fsync each commit
+/// (the default); imports batch many documents per commit anyway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DurabilityChoice {
+    /// fsync every commit.
+    Sync,
+    /// Leave flushing to the operating system, fsync once at the end.
+    Buffered,
+}
+
+/// Opens the database in `path`, or a fresh in-memory one.
+pub(crate) fn open_database(path: Option<&PathBuf>, durability: Durability) -> Result<Database> {
+    match path {
+        Some(path) => Database::open_with(path, &DatabaseOptions::default().durability(durability))
+            .with_context(|| format!("cannot open the database in {}", path.display())),
+        None => Ok(Database::open_in_memory()?),
+    }
+}
+
+/// Runs the parsed command line and returns the process's exit code.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Shell { db } => {
+            let database = open_database(db.as_ref(), Durability::SyncEveryCommit)?;
+            if db.is_none() {
+                eprintln!("No database directory given: using a temporary in-memory database.");
+            }
+            repl::run(database)
+        }
+        Command::Run { paths, keep_going } => {
+            let (db, script) = match paths.as_slice() {
+                [script] => (None, script),
+                [db, script] => (Some(db), script),
+                _ => unreachable!("clap allows 1 or 2 paths"),
+            };
+            let source = read_script(script)?;
+            let database = open_database(db, Durability::SyncEveryCommit)?;
+            let mut session = Session::new(Executor::new(database));
+            let summary = session.run(&source, RunOptions { keep_going }, &mut ConsoleTranscript);
+            if summary.failed_lines.is_empty() {
+                return Ok(ExitCode::SUCCESS);
+            }
+            let lines: Vec<String> = summary
+                .failed_lines
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            eprintln!(
+                "{}: {} statement(s) failed (line {}); {} succeeded{}",
+                script.display(),
+                summary.failed_lines.len(),
+                lines.join(", "),
+                summary.statements_succeeded,
+                if keep_going {
+                    ""
+                } else {
+                    "; stopped at the first error"
+                },
+            );
+            Ok(ExitCode::FAILURE)
+        }
+        Command::Import(args) => import::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Verify { db } => maintenance::verify(&db),
+        Command::Stats { db } => maintenance::stats(&db),
+        Command::Compact { db } => maintenance::compact(&db),
+        Command::Repair { db, report } => maintenance::repair(&db, report.as_deref()),
+        Command::Demo { dir } => {
+            demo_placeholder(dir);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn read_script(path: &PathBuf) -> Result<String> {
+    if path.as_os_str() == "-" {
+        let mut source = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut source)
+            .context("cannot read the script from standard input")?;
+        return Ok(source);
+    }
+    if !path.is_file() {
+        bail!("script {} does not exist or is not a file", path.display());
+    }
+    std::fs::read_to_string(path).with_context(|| format!("cannot read script {}", path.display()))
+}
+
+fn demo_placeholder(dir: Option<PathBuf>) {
+    let target = dir.map_or_else(
+        || "a fresh directory under the current one".to_string(),
+        |dir| dir.display().to_string(),
+    );
+    println!(
+        "spillway demo is not built yet. When it is, it will:\n\
+         \x20 1. create an embedded database in {target};\n\
+         \x20 2. declare the outlier pattern on sales.customers_purchased (threshold 50)\n\
+         \x20    and the subset pattern on products.reviews (10 newest);\n\
+         \x20 3. insert the seeds' books and products and show the stored documents;\n\
+         \x20 4. make one book go viral with thousands of pushes;\n\
+         \x20 5. time the same reads and pushes with and without the patterns.\n\
+         What exists today is the document language (crate spillway-doc), the storage\n\
+         engine and the facade: try `spillway shell` or run `cargo xtask ci`."
+    );
+}

@@ -1,0 +1,20 @@
+//! The `spillway` command, as a library: the binary's `main.rs` only parses the command line
+//! and calls [`app::run`].
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `app` | the command line (clap) and the dispatch to each subcommand |
+//! | `shell` | the mongosh-syntax statement language: split, parse, execute, print |
+//! | `repl` | the interactive shell (rustyline line editing, history, multi-line input) |
+//! | `import`, `export`, `csv` | documents in and out: NDJSON, JSON arrays, Extended JSON, CSV |
+//! | `maintenance` | `verify`, `stats`, `compact`, `repair` reports as text |
+//!
+//! This crate must never read or write database files except through the `spillway` facade.
+
+pub mod app;
+pub mod csv;
+pub mod export;
+pub mod import;
+pub mod maintenance;
+pub mod repl;
+pub mod shell;

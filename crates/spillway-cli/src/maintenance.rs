@@ -1,0 +1,194 @@
+//! `spillway verify | stats | compact | repair DB`: the facade's maintenance reports as
+//! text.
+//!
+//! Each command refuses a directory that does not exist rather than creating an empty
+//! database in it. This module only formats what `Database::verify`, `stats`, `compact` and
+//! `repair` return; it never reads database files itself.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use spillway::{Database, DatabaseOptions, Durability};
+use spillway_doc::shell::to_shell_string;
+
+use crate::app::open_database;
+
+fn existing(db: &Path) -> Result<PathBuf> {
+    if !db.is_dir() {
+        bail!(
+            "no database in {}: the directory does not exist",
+            db.display()
+        );
+    }
+    Ok(db.to_path_buf())
+}
+
+fn open_existing(db: &Path) -> Result<Database> {
+    open_database(Some(&existing(db)?), Durability::SyncEveryCommit)
+}
+
+/// `spillway verify DB`: exit code 1 when anything is wrong.
+pub fn verify(db: &Path) -> Result<ExitCode> {
+    let report = open_existing(db)?.verify()?;
+    println!(
+        "checked {} frames, {} stored values, {} collections, {} documents, {} index entries",
+        report.frames_checked,
+        report.values_checked,
+        report.collections_checked,
+        report.documents_checked,
+        report.index_entries_checked
+    );
+    for damage in &report.storage_damage {
+        println!(
+            "damaged: {} at offset {}: {}",
+            damage.path.display(),
+            damage.offset,
+            damage.reason
+        );
+    }
+    for problem in &report.problems {
+        println!("problem: {problem}");
+    }
+    if report.is_clean() {
+        println!("ok: no damage, documents and indexes agree");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!(
+            "{} damaged region(s), {} problem(s): run `spillway repair {}` to salvage",
+            report.storage_damage.len(),
+            report.problems.len(),
+            db.display()
+        );
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// `spillway stats DB`.
+pub fn stats(db: &Path) -> Result<ExitCode> {
+    let stats = open_existing(db)?.stats()?;
+    let mut out = String::new();
+    writeln!(out, "collections: {}", stats.collections.len())?;
+    for collection in &stats.collections {
+        writeln!(
+            out,
+            "  {}: {} document(s), {} bytes stored{}",
+            collection.name,
+            collection.documents,
+            collection.document_bytes,
+            collection
+                .document_bytes
+                .checked_div(collection.documents)
+                .map(|average| format!(", average {average} bytes"))
+                .unwrap_or_default()
+        )?;
+        if !collection.largest_documents.is_empty() {
+            let largest: Vec<String> = collection
+                .largest_documents
+                .iter()
+                .map(|document| {
+                    format!(
+                        "{} ({} bytes)",
+                        to_shell_string(&document.id),
+                        document.bytes
+                    )
+                })
+                .collect();
+            writeln!(out, "    largest: {}", largest.join(", "))?;
+        }
+        for index in &collection.indexes {
+            writeln!(out, "    index {}: {} entries", index.name, index.entries)?;
+        }
+    }
+    writeln!(
+        out,
+        "storage: {} segment(s), {} bytes written, {} live, {} dead ({:.0}% dead), {} bytes of files",
+        stats.segments,
+        stats.written_bytes,
+        stats.live_bytes,
+        stats.dead_bytes,
+        if stats.written_bytes == 0 {
+            0.0
+        } else {
+            100.0 * stats.dead_bytes as f64 / stats.written_bytes as f64
+        },
+        stats.file_bytes
+    )?;
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `spillway compact DB`.
+pub fn compact(db: &Path) -> Result<ExitCode> {
+    let database = open_existing(db)?;
+    let report = database.compact()?;
+    if report.segments_compacted.is_empty() {
+        println!("nothing to compact: no segment is mostly dead");
+    } else {
+        println!(
+            "compacted {} segment(s) into {}: {} live record(s) moved, {} bytes -> {} bytes",
+            report.segments_compacted.len(),
+            report.segments_written.len(),
+            report.records_moved,
+            report.bytes_before,
+            report.bytes_after
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `spillway repair DB [--report FILE]`.
+pub fn repair(db: &Path, report_file: Option<&Path>) -> Result<ExitCode> {
+    let db = existing(db)?;
+    let report = Database::repair(&db, &DatabaseOptions::default())
+        .with_context(|| format!("cannot repair the database in {}", db.display()))?;
+    let mut text = String::new();
+    writeln!(text, "repair of {}", db.display())?;
+    writeln!(
+        text,
+        "started from {}; {} intact frame(s) applied",
+        if report.checkpoint_used {
+            "the checkpoint"
+        } else {
+            "a full scan of every segment (documents deleted long ago may reappear)"
+        },
+        report.frames_salvaged
+    )?;
+    writeln!(
+        text,
+        "kept {} stored value(s); dropped {} damaged value(s)",
+        report.values_recovered, report.values_dropped
+    )?;
+    for damage in &report.damage {
+        writeln!(
+            text,
+            "dropped: {} at offset {}: {}",
+            damage.path.display(),
+            damage.offset,
+            damage.reason
+        )?;
+    }
+    for (keyspace, values) in &report.orphaned_keyspaces {
+        writeln!(
+            text,
+            "dropped: keyspace {keyspace} ({values} value(s)): its catalog record was damaged"
+        )?;
+    }
+    for index in &report.indexes_rebuilt {
+        writeln!(text, "rebuilt index {index} from the surviving documents")?;
+    }
+    for (index, reason) in &report.indexes_dropped {
+        writeln!(
+            text,
+            "dropped index {index}: it could not be rebuilt: {reason}"
+        )?;
+    }
+    writeln!(text, "the old files are in {}", report.backup_dir.display())?;
+    print!("{text}");
+    if let Some(path) = report_file {
+        std::fs::write(path, &text)
+            .with_context(|| format!("cannot write the report to {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

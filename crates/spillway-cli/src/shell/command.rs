@@ -1,0 +1,226 @@
+//! The statements the shell understands, as data: what the parser produces and the executor
+//! runs.
+//!
+//! Every argument is already evaluated (documents are `bson::Document`s, options are typed
+//! fields), so the executor never sees syntax. A new shell command is a new variant here, a
+//! case in the parser that builds it and one in the executor that runs it. This module must
+//! never touch a database.
+
+use spillway::bson::Document;
+
+/// One parsed statement.
+#[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one command per statement, built once and run once: boxing would buy nothing"
+)]
+pub enum Command {
+    /// `help`: what the shell understands.
+    Help,
+    /// `exit`, `quit`, `exit()`, `quit()`: leave the shell (or stop the script).
+    Exit,
+    /// `show collections`, `show tables`, `db.getCollectionNames()`.
+    ShowCollections,
+    /// `it`: the next batch of the last `find`.
+    More,
+    /// `db.<collection>.<method>(...)` or `db.collection('<name>').<method>(...)`.
+    Collection {
+        /// The collection's name.
+        collection: String,
+        /// What to do with it.
+        operation: Operation,
+    },
+}
+
+/// What a statement does with one collection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operation {
+    /// `insertOne(document)`.
+    InsertOne {
+        /// The document.
+        document: Document,
+    },
+    /// `insertMany([documents])`, or `insertOne([documents])` (see `written_as_insert_one`).
+    InsertMany {
+        /// The documents, in order.
+        documents: Vec<Document>,
+        /// The statement was `insertOne` with an array, which mongosh refuses and the seeds
+        /// use: it runs as `insertMany` and says so.
+        written_as_insert_one: bool,
+    },
+    /// `find(filter, projection)` with its cursor methods.
+    Find(FindQuery),
+    /// `findOne(filter, projection, options)`.
+    FindOne {
+        /// The filter.
+        filter: Document,
+        /// Which fields to return.
+        projection: Option<Document>,
+        /// Which matching document comes first.
+        sort: Option<Document>,
+        /// How many matching documents to pass over.
+        skip: u64,
+    },
+    /// `updateOne` / `updateMany(filter, update, options)`.
+    Update {
+        /// The filter.
+        filter: Document,
+        /// The update operators.
+        update: Document,
+        /// `updateMany` (every match) rather than `updateOne` (the first).
+        multi: bool,
+        /// `{upsert: true}`.
+        upsert: bool,
+        /// `{arrayFilters: [...]}`.
+        array_filters: Vec<Document>,
+    },
+    /// `replaceOne(filter, replacement, options)`.
+    Replace {
+        /// The filter.
+        filter: Document,
+        /// The new document (no operators).
+        replacement: Document,
+        /// `{upsert: true}`.
+        upsert: bool,
+    },
+    /// `deleteOne` / `deleteMany(filter)`.
+    Delete {
+        /// The filter.
+        filter: Document,
+        /// `deleteMany` rather than `deleteOne`.
+        multi: bool,
+    },
+    /// `findOneAndUpdate(filter, update, options)`.
+    FindOneAndUpdate {
+        /// The filter.
+        filter: Document,
+        /// The update operators.
+        update: Document,
+        /// Sort, projection, upsert, which version to return, array filters.
+        options: FindAndModifyOptions,
+    },
+    /// `findOneAndReplace(filter, replacement, options)`.
+    FindOneAndReplace {
+        /// The filter.
+        filter: Document,
+        /// The new document.
+        replacement: Document,
+        /// Sort, projection, upsert, which version to return.
+        options: FindAndModifyOptions,
+    },
+    /// `findOneAndDelete(filter, options)`.
+    FindOneAndDelete {
+        /// The filter.
+        filter: Document,
+        /// Which matching document is deleted first.
+        sort: Option<Document>,
+        /// Which fields of the deleted document to return.
+        projection: Option<Document>,
+    },
+    /// `countDocuments(filter, options)`.
+    CountDocuments {
+        /// The filter.
+        filter: Document,
+        /// `{skip: n}`.
+        skip: u64,
+        /// `{limit: n}`; 0 means no limit.
+        limit: u64,
+    },
+    /// `estimatedDocumentCount()`.
+    EstimatedDocumentCount,
+    /// `distinct(field, filter)`.
+    Distinct {
+        /// The dotted field path.
+        field: String,
+        /// The filter.
+        filter: Document,
+    },
+    /// `createIndex(keys, options)`.
+    CreateIndex {
+        /// The key pattern.
+        keys: Document,
+        /// `{unique: true}`.
+        unique: bool,
+        /// `{name: '...'}`.
+        name: Option<String>,
+    },
+    /// `getIndexes()`.
+    GetIndexes,
+    /// `dropIndex(name)` or `dropIndex(keys)`.
+    DropIndex(IndexSelector),
+    /// `drop()`.
+    Drop,
+}
+
+impl Operation {
+    /// The mongosh method name, for messages.
+    pub fn method_name(&self) -> &'static str {
+        match self {
+            Operation::InsertOne { .. } => "insertOne",
+            Operation::InsertMany {
+                written_as_insert_one: true,
+                ..
+            } => "insertOne",
+            Operation::InsertMany { .. } => "insertMany",
+            Operation::Find(_) => "find",
+            Operation::FindOne { .. } => "findOne",
+            Operation::Update { multi: false, .. } => "updateOne",
+            Operation::Update { multi: true, .. } => "updateMany",
+            Operation::Replace { .. } => "replaceOne",
+            Operation::Delete { multi: false, .. } => "deleteOne",
+            Operation::Delete { multi: true, .. } => "deleteMany",
+            Operation::FindOneAndUpdate { .. } => "findOneAndUpdate",
+            Operation::FindOneAndReplace { .. } => "findOneAndReplace",
+            Operation::FindOneAndDelete { .. } => "findOneAndDelete",
+            Operation::CountDocuments { .. } => "countDocuments",
+            Operation::EstimatedDocumentCount => "estimatedDocumentCount",
+            Operation::Distinct { .. } => "distinct",
+            Operation::CreateIndex { .. } => "createIndex",
+            Operation::GetIndexes => "getIndexes",
+            Operation::DropIndex(_) => "dropIndex",
+            Operation::Drop => "drop",
+        }
+    }
+}
+
+/// A `find` with the cursor methods chained after it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FindQuery {
+    /// The filter.
+    pub filter: Document,
+    /// `find(filter, projection)` or `.projection(...)`.
+    pub projection: Option<Document>,
+    /// `.sort(...)`.
+    pub sort: Option<Document>,
+    /// `.skip(n)`.
+    pub skip: u64,
+    /// `.limit(n)`; 0 means no limit, a negative limit returns one batch of `|n|`.
+    pub limit: i64,
+    /// `.explain()`: show the plan instead of the documents.
+    pub explain: bool,
+}
+
+/// Options of `findOneAndUpdate` and `findOneAndReplace`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FindAndModifyOptions {
+    /// Which matching document is modified first.
+    pub sort: Option<Document>,
+    /// Which fields of the returned document to return.
+    pub projection: Option<Document>,
+    /// Insert when nothing matches.
+    pub upsert: bool,
+    /// Return the document as the write left it (`returnDocument: 'after'`) rather than as
+    /// it was.
+    pub return_after: bool,
+    /// `{arrayFilters: [...]}` (updates only).
+    pub array_filters: Vec<Document>,
+}
+
+/// Which index `dropIndex` drops.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IndexSelector {
+    /// By name: `dropIndex('year_1')`.
+    Name(String),
+    /// By key pattern: `dropIndex({year: 1})`.
+    Keys(Document),
+}

@@ -1,0 +1,124 @@
+//! [`ShellError`]: why a statement was refused, and where.
+//!
+//! Every error carries the position in the whole input (script file or typed lines) that it
+//! concerns, so that [`ShellError::render`] can show the line with a caret under the column.
+//! A statement that fails changes nothing: parse and argument errors happen before anything
+//! runs, and each database operation is atomic.
+
+use std::fmt::{self, Write as _};
+
+use spillway_doc::shell::Position;
+
+/// What kind of failure.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ShellErrorKind {
+    /// The text is not a statement: a bracket, a comma, a quote is wrong.
+    Syntax,
+    /// The statement parses but asks for something the shell does not offer or gives an
+    /// argument of the wrong shape: an unknown method, a string where a document goes, an
+    /// unknown option.
+    Usage,
+    /// The database refused the operation (duplicate key, bad filter or update...).
+    Database(spillway::Error),
+}
+
+/// A statement that could not run.
+#[derive(Debug)]
+pub struct ShellError {
+    kind: ShellErrorKind,
+    message: String,
+    position: Position,
+}
+
+impl ShellError {
+    /// A syntax error at `position`.
+    pub fn syntax(position: Position, message: impl Into<String>) -> ShellError {
+        ShellError {
+            kind: ShellErrorKind::Syntax,
+            message: message.into(),
+            position,
+        }
+    }
+
+    /// A usage error at `position`.
+    pub fn usage(position: Position, message: impl Into<String>) -> ShellError {
+        ShellError {
+            kind: ShellErrorKind::Usage,
+            message: message.into(),
+            position,
+        }
+    }
+
+    /// The database's error for the statement starting at `position`.
+    pub fn database(position: Position, error: spillway::Error) -> ShellError {
+        ShellError {
+            message: error.to_string(),
+            kind: ShellErrorKind::Database(error),
+            position,
+        }
+    }
+
+    /// What kind of failure.
+    pub fn kind(&self) -> &ShellErrorKind {
+        &self.kind
+    }
+
+    /// What was wrong, without the position.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Where in the input.
+    pub fn position(&self) -> Position {
+        self.position
+    }
+
+    /// The error with the offending line of `source` (the whole input the positions refer
+    /// to) and a caret under the column:
+    ///
+    /// ```text
+    /// SyntaxError: expected ',' or '}' after a field, found identifier 'price' (line 4, column 1)
+    ///   4 | price: { value: 1 }
+    ///     | ^
+    /// ```
+    pub fn render(&self, source: &str) -> String {
+        let mut out = self.to_string();
+        let Some(line) = source.lines().nth(self.position.line.saturating_sub(1)) else {
+            return out;
+        };
+        let number = self.position.line.to_string();
+        let gutter = " ".repeat(number.len());
+        let line = line.trim_end_matches('\r');
+        // The caret goes under the column, counting characters; tabs are kept so the caret
+        // lines up in a terminal that expands them.
+        let padding: String = line
+            .chars()
+            .take(self.position.column.saturating_sub(1))
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        write!(out, "\n  {number} | {line}\n  {gutter} | {padding}^")
+            .expect("writing to a String cannot fail");
+        out
+    }
+}
+
+impl fmt::Display for ShellError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let label = match self.kind {
+            ShellErrorKind::Syntax => "SyntaxError",
+            ShellErrorKind::Usage => "UsageError",
+            ShellErrorKind::Database(_) => "DatabaseError",
+        };
+        write!(f, "{label}: {} ({})", self.message, self.position)
+    }
+}
+
+impl std::error::Error for ShellError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ShellErrorKind::Database(error) => Some(error),
+            _ => None,
+        }
+    }
+}

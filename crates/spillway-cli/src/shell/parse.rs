@@ -1,0 +1,1040 @@
+//! Turns one statement's text into a [`Command`].
+//!
+//! The text is parsed with `spillway_doc`'s expression parser (the same one that reads
+//! mongosh literals), the method chain `db.<collection>.<method>(...).<cursor method>(...)`
+//! is walked here, and every argument is evaluated to BSON with `spillway_doc::shell::evaluate`,
+//! which only knows literals and constructors such as `ObjectId(...)`: a statement can never
+//! run code. Errors point at the argument, option or name that is wrong, with positions in
+//! the whole input. This module must never touch a database.
+
+use spillway::bson::{Bson, Document};
+use spillway_doc::DocError;
+use spillway_doc::shell::{Dialect, Expr, ExprKind, Parser, Position, Span, TokenKind, evaluate};
+
+use super::command::{Command, FindAndModifyOptions, FindQuery, IndexSelector, Operation};
+use super::error::ShellError;
+use super::split::StatementSource;
+
+type Result<T> = std::result::Result<T, ShellError>;
+
+/// The methods a collection offers in the shell, for `help` and error messages.
+pub const COLLECTION_METHODS: &[&str] = &[
+    "insertOne",
+    "insertMany",
+    "find",
+    "findOne",
+    "updateOne",
+    "updateMany",
+    "replaceOne",
+    "deleteOne",
+    "deleteMany",
+    "findOneAndUpdate",
+    "findOneAndReplace",
+    "findOneAndDelete",
+    "countDocuments",
+    "estimatedDocumentCount",
+    "distinct",
+    "createIndex",
+    "getIndexes",
+    "dropIndex",
+    "drop",
+];
+
+/// The methods that may follow `find(...)`.
+pub const CURSOR_METHODS: &[&str] = &[
+    "sort",
+    "skip",
+    "limit",
+    "projection",
+    "explain",
+    "toArray",
+    "pretty",
+    "batchSize",
+];
+
+/// Parses one statement.
+pub fn parse_statement(statement: &StatementSource<'_>) -> Result<Command> {
+    let origin = Origin {
+        start: statement.start,
+    };
+    let mut parser = Parser::starting_at(statement.text, Dialect::Shell, statement.start);
+    let expr = parser
+        .parse_expression()
+        .map_err(|error| origin.doc_error(error, origin.first()))?;
+    let next = parser
+        .next_token()
+        .map_err(|error| origin.doc_error(error, origin.first()))?;
+    if let (ExprKind::Identifier(word), TokenKind::Identifier(topic)) = (&expr.kind, &next.kind)
+        && word == "show"
+    {
+        return parse_show(&origin, topic, next.span, &mut parser);
+    }
+    if next.kind != TokenKind::End {
+        return Err(ShellError::syntax(
+            origin.absolute(next.span.start),
+            format!(
+                "expected ';' or a new line after the statement, found {}",
+                next.kind
+            ),
+        ));
+    }
+    parse_expression_statement(&origin, &expr)
+}
+
+/// Completes positions inside a statement into positions in the whole input: the parser
+/// starts at the statement's line and column, so only byte offsets are relative.
+#[derive(Debug, Clone, Copy)]
+struct Origin {
+    start: Position,
+}
+
+impl Origin {
+    /// The statement's first character, with a relative offset like the parser's.
+    fn first(self) -> Position {
+        Position {
+            offset: 0,
+            ..self.start
+        }
+    }
+
+    fn absolute(self, position: Position) -> Position {
+        Position {
+            offset: self.start.offset + position.offset,
+            ..position
+        }
+    }
+
+    /// A `spillway_doc` error: syntax errors keep their own position, others get `fallback`.
+    fn doc_error(self, error: DocError, fallback: Position) -> ShellError {
+        match error {
+            DocError::Syntax {
+                line,
+                column,
+                message,
+            } => ShellError::syntax(
+                Position {
+                    offset: self.start.offset,
+                    line,
+                    column,
+                },
+                message,
+            ),
+            other => ShellError::usage(self.absolute(fallback), other.to_string()),
+        }
+    }
+
+    fn usage(self, at: Position, message: impl Into<String>) -> ShellError {
+        ShellError::usage(self.absolute(at), message)
+    }
+}
+
+fn parse_show(
+    origin: &Origin,
+    topic: &str,
+    topic_span: Span,
+    parser: &mut Parser<'_>,
+) -> Result<Command> {
+    let after = parser
+        .next_token()
+        .map_err(|error| origin.doc_error(error, origin.first()))?;
+    if after.kind != TokenKind::End {
+        return Err(ShellError::syntax(
+            origin.absolute(after.span.start),
+            format!(
+                "expected ';' or a new line after 'show {topic}', found {}",
+                after.kind
+            ),
+        ));
+    }
+    match topic {
+        "collections" | "tables" => Ok(Command::ShowCollections),
+        "dbs" | "databases" => Err(origin.usage(
+            topic_span.start,
+            "a spillway database is one directory: there is no list of databases \
+             (give another directory to open another database)",
+        )),
+        other => Err(origin.usage(
+            topic_span.start,
+            format!("unknown 'show {other}': the shell knows 'show collections'"),
+        )),
+    }
+}
+
+/// One step of a method chain: `.name`, `[index]` or `(arguments)`.
+#[derive(Debug, Clone, Copy)]
+enum Link<'e> {
+    Property { name: &'e str, span: Span },
+    Index { index: &'e Expr },
+    Call { arguments: &'e [Expr], span: Span },
+}
+
+/// `a.b(c).d` as its root `a` and the links `.b`, `(c)`, `.d`.
+fn flatten<'e>(expr: &'e Expr, links: &mut Vec<Link<'e>>) -> &'e Expr {
+    match &expr.kind {
+        ExprKind::Member { object, property } => {
+            let root = flatten(object, links);
+            // The property's own span is not kept by the parser: it ends where the member
+            // expression ends.
+            let start = Position {
+                offset: expr.span.end.offset - property.len(),
+                line: expr.span.end.line,
+                column: expr.span.end.column - property.chars().count(),
+            };
+            links.push(Link::Property {
+                name: property,
+                span: Span {
+                    start,
+                    end: expr.span.end,
+                },
+            });
+            root
+        }
+        ExprKind::Index { object, index } => {
+            let root = flatten(object, links);
+            links.push(Link::Index { index });
+            root
+        }
+        ExprKind::Call { callee, arguments } => {
+            let root = flatten(callee, links);
+            links.push(Link::Call {
+                arguments,
+                span: expr.span,
+            });
+            root
+        }
+        _ => expr,
+    }
+}
+
+const STATEMENT_STARTS: &str =
+    "a statement is db.<collection>.<method>(...), show collections, it, help or exit";
+
+fn parse_expression_statement(origin: &Origin, expr: &Expr) -> Result<Command> {
+    let mut links = Vec::new();
+    let root = flatten(expr, &mut links);
+    let ExprKind::Identifier(root_name) = &root.kind else {
+        return Err(origin.usage(
+            root.span.start,
+            format!(
+                "expected a statement, found {}: {STATEMENT_STARTS}",
+                root.kind.describe()
+            ),
+        ));
+    };
+    let is_bare_call = matches!(links.as_slice(), [Link::Call { arguments: [], .. }]);
+    match root_name.as_str() {
+        "help" | "exit" | "quit" | "it" if links.is_empty() || is_bare_call => {
+            return Ok(match root_name.as_str() {
+                "help" => Command::Help,
+                "it" => Command::More,
+                _ => Command::Exit,
+            });
+        }
+        "db" => {}
+        other => {
+            return Err(origin.usage(
+                root.span.start,
+                format!("unknown name '{other}': {STATEMENT_STARTS}"),
+            ));
+        }
+    }
+    parse_database_chain(origin, root, &links)
+}
+
+fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Result<Command> {
+    let (collection, rest) = match links {
+        [] => {
+            return Err(origin.usage(
+                root.span.end,
+                "'db' alone is not a statement: write db.<collection>.<method>(...)",
+            ));
+        }
+        [
+            Link::Property {
+                name: "getCollectionNames",
+                ..
+            },
+            Link::Call { arguments: [], .. },
+        ] => return Ok(Command::ShowCollections),
+        [
+            Link::Property {
+                name: "collection" | "getCollection",
+                span,
+            },
+            Link::Call { arguments, .. },
+            rest @ ..,
+        ] => {
+            let name = match arguments {
+                [
+                    Expr {
+                        kind: ExprKind::String(name),
+                        ..
+                    },
+                ] => name.clone(),
+                _ => {
+                    return Err(origin.usage(
+                        span.start,
+                        "db.collection(...) takes one argument: the collection's name as a string",
+                    ));
+                }
+            };
+            (name, rest)
+        }
+        [Link::Index { index }, rest @ ..] => match &index.kind {
+            ExprKind::String(name) => (name.clone(), rest),
+            other => {
+                return Err(origin.usage(
+                    index.span.start,
+                    format!(
+                        "db[...] takes the collection's name as a string, found {}",
+                        other.describe()
+                    ),
+                ));
+            }
+        },
+        _ => {
+            // db.a.b.find(): the collection is "a.b", the method the last name before a call.
+            let mut names = Vec::new();
+            let mut position = 0;
+            while let Some(Link::Property { name, .. }) = links.get(position) {
+                if matches!(links.get(position + 1), Some(Link::Call { .. })) {
+                    break;
+                }
+                names.push(*name);
+                position += 1;
+            }
+            if names.is_empty() {
+                let at = match links[0] {
+                    Link::Property { span, .. } | Link::Call { span, .. } => span.start,
+                    Link::Index { index } => index.span.start,
+                };
+                return Err(origin.usage(
+                    at,
+                    "expected a collection after 'db.': db.<collection>.<method>(...)",
+                ));
+            }
+            (names.join("."), &links[position..])
+        }
+    };
+    let (method, method_span, arguments, call_span, cursor_links) = match rest {
+        [
+            Link::Property { name, span },
+            Link::Call {
+                arguments,
+                span: call_span,
+            },
+            cursor_links @ ..,
+        ] => (*name, *span, *arguments, *call_span, cursor_links),
+        [Link::Property { name, span }, ..] => {
+            return Err(origin.usage(
+                span.start,
+                format!("'{name}' needs to be called: db.{collection}.{name}(...)"),
+            ));
+        }
+        [] => {
+            return Err(origin.usage(
+                root.span.start,
+                format!(
+                    "db.{collection} alone is not a statement: call one of its methods ({})",
+                    COLLECTION_METHODS.join(", ")
+                ),
+            ));
+        }
+        [Link::Index { index }, ..] => {
+            return Err(origin.usage(
+                index.span.start,
+                "expected '.<method>(...)' after the collection",
+            ));
+        }
+        [Link::Call { span, .. }, ..] => {
+            return Err(origin.usage(span.start, "expected '.<method>(...)' after the collection"));
+        }
+    };
+    let arguments = Arguments {
+        origin: *origin,
+        method,
+        values: arguments,
+        call_end: call_span.end,
+    };
+    let operation = parse_operation(origin, method, method_span, &arguments)?;
+    let operation = match operation {
+        Operation::Find(query) => {
+            Operation::Find(apply_cursor_methods(origin, query, cursor_links)?)
+        }
+        other => {
+            if let Some(link) = cursor_links.first() {
+                let at = match link {
+                    Link::Property { span, .. } | Link::Call { span, .. } => span.start,
+                    Link::Index { index } => index.span.start,
+                };
+                return Err(origin.usage(
+                    at,
+                    format!("{method}(...) returns a result, not a cursor: nothing can follow it"),
+                ));
+            }
+            other
+        }
+    };
+    Ok(Command::Collection {
+        collection,
+        operation,
+    })
+}
+
+fn parse_operation(
+    origin: &Origin,
+    method: &str,
+    method_span: Span,
+    arguments: &Arguments<'_>,
+) -> Result<Operation> {
+    let operation = match method {
+        "insertOne" => {
+            arguments.at_most(2)?;
+            arguments.no_options(1)?;
+            match arguments.required(0, "the document to insert")? {
+                Bson::Document(document) => Operation::InsertOne { document },
+                Bson::Array(elements) => Operation::InsertMany {
+                    documents: arguments.documents_of(0, elements)?,
+                    written_as_insert_one: true,
+                },
+                other => return Err(arguments.wrong_type(0, "a document", &other)),
+            }
+        }
+        "insertMany" => {
+            arguments.at_most(2)?;
+            if let Some(mut options) = arguments.options(1, &["ordered"])?
+                && !options.bool("ordered")?.unwrap_or(true)
+            {
+                return Err(options.refuse(
+                    "ordered",
+                    "'ordered: false' is not supported: insertMany inserts all documents or none",
+                ));
+            }
+            match arguments.required(0, "an array of documents")? {
+                Bson::Array(elements) => Operation::InsertMany {
+                    documents: arguments.documents_of(0, elements)?,
+                    written_as_insert_one: false,
+                },
+                other => return Err(arguments.wrong_type(0, "an array of documents", &other)),
+            }
+        }
+        "find" => {
+            arguments.at_most(3)?;
+            let mut query = FindQuery {
+                filter: arguments.filter(0)?,
+                projection: arguments.optional_document(1, "a projection")?,
+                ..FindQuery::default()
+            };
+            if let Some(mut options) =
+                arguments.options(2, &["sort", "skip", "limit", "projection"])?
+            {
+                query.sort = options.document("sort")?;
+                query.skip = options.count("skip")?.unwrap_or(0);
+                query.limit = options.integer("limit")?.unwrap_or(0);
+                if let Some(projection) = options.document("projection")? {
+                    query.projection = Some(projection);
+                }
+            }
+            Operation::Find(query)
+        }
+        "findOne" => {
+            arguments.at_most(3)?;
+            let filter = arguments.filter(0)?;
+            let mut projection = arguments.optional_document(1, "a projection")?;
+            let mut sort = None;
+            let mut skip = 0;
+            if let Some(mut options) = arguments.options(2, &["sort", "skip", "projection"])? {
+                sort = options.document("sort")?;
+                skip = options.count("skip")?.unwrap_or(0);
+                if let Some(given) = options.document("projection")? {
+                    projection = Some(given);
+                }
+            }
+            Operation::FindOne {
+                filter,
+                projection,
+                sort,
+                skip,
+            }
+        }
+        "updateOne" | "updateMany" => {
+            arguments.at_most(3)?;
+            let filter = arguments.required_document(0, "a filter")?;
+            let update = arguments.update(1)?;
+            let mut upsert = false;
+            let mut array_filters = Vec::new();
+            if let Some(mut options) = arguments.options(2, &["upsert", "arrayFilters"])? {
+                upsert = options.bool("upsert")?.unwrap_or(false);
+                array_filters = options.documents("arrayFilters")?.unwrap_or_default();
+            }
+            Operation::Update {
+                filter,
+                update,
+                multi: method == "updateMany",
+                upsert,
+                array_filters,
+            }
+        }
+        "replaceOne" => {
+            arguments.at_most(3)?;
+            let filter = arguments.required_document(0, "a filter")?;
+            let replacement = arguments.required_document(1, "the replacement document")?;
+            let mut upsert = false;
+            if let Some(mut options) = arguments.options(2, &["upsert"])? {
+                upsert = options.bool("upsert")?.unwrap_or(false);
+            }
+            Operation::Replace {
+                filter,
+                replacement,
+                upsert,
+            }
+        }
+        "deleteOne" | "deleteMany" => {
+            arguments.at_most(2)?;
+            arguments.no_options(1)?;
+            Operation::Delete {
+                filter: arguments.required_document(0, "a filter")?,
+                multi: method == "deleteMany",
+            }
+        }
+        "findOneAndUpdate" => {
+            arguments.at_most(3)?;
+            Operation::FindOneAndUpdate {
+                filter: arguments.required_document(0, "a filter")?,
+                update: arguments.update(1)?,
+                options: arguments.find_and_modify_options(2, true)?,
+            }
+        }
+        "findOneAndReplace" => {
+            arguments.at_most(3)?;
+            Operation::FindOneAndReplace {
+                filter: arguments.required_document(0, "a filter")?,
+                replacement: arguments.required_document(1, "the replacement document")?,
+                options: arguments.find_and_modify_options(2, false)?,
+            }
+        }
+        "findOneAndDelete" => {
+            arguments.at_most(2)?;
+            let filter = arguments.required_document(0, "a filter")?;
+            let mut sort = None;
+            let mut projection = None;
+            if let Some(mut options) = arguments.options(1, &["sort", "projection"])? {
+                sort = options.document("sort")?;
+                projection = options.document("projection")?;
+            }
+            Operation::FindOneAndDelete {
+                filter,
+                sort,
+                projection,
+            }
+        }
+        "countDocuments" => {
+            arguments.at_most(2)?;
+            let filter = arguments.filter(0)?;
+            let mut skip = 0;
+            let mut limit = 0;
+            if let Some(mut options) = arguments.options(1, &["skip", "limit"])? {
+                skip = options.count("skip")?.unwrap_or(0);
+                limit = options.count("limit")?.unwrap_or(0);
+            }
+            Operation::CountDocuments {
+                filter,
+                skip,
+                limit,
+            }
+        }
+        "estimatedDocumentCount" => {
+            arguments.at_most(1)?;
+            arguments.no_options(0)?;
+            Operation::EstimatedDocumentCount
+        }
+        "distinct" => {
+            arguments.at_most(2)?;
+            let field = match arguments.required(0, "a field name")? {
+                Bson::String(field) => field,
+                other => return Err(arguments.wrong_type(0, "a field name as a string", &other)),
+            };
+            Operation::Distinct {
+                field,
+                filter: arguments.filter(1)?,
+            }
+        }
+        "createIndex" => {
+            arguments.at_most(2)?;
+            let keys = arguments.required_document(0, "a key pattern such as {year: 1}")?;
+            let mut unique = false;
+            let mut name = None;
+            if let Some(mut options) = arguments.options(1, &["unique", "name"])? {
+                unique = options.bool("unique")?.unwrap_or(false);
+                name = options.string("name")?;
+            }
+            Operation::CreateIndex { keys, unique, name }
+        }
+        "getIndexes" => {
+            arguments.at_most(0)?;
+            Operation::GetIndexes
+        }
+        "dropIndex" => {
+            arguments.at_most(1)?;
+            match arguments.required(0, "an index name or key pattern")? {
+                Bson::String(name) => Operation::DropIndex(IndexSelector::Name(name)),
+                Bson::Document(keys) => Operation::DropIndex(IndexSelector::Keys(keys)),
+                other => {
+                    return Err(arguments.wrong_type(0, "an index name or key pattern", &other));
+                }
+            }
+        }
+        "drop" => {
+            arguments.at_most(0)?;
+            Operation::Drop
+        }
+        other => {
+            return Err(origin.usage(
+                method_span.start,
+                format!(
+                    "unknown collection method '{other}' (the shell knows {})",
+                    COLLECTION_METHODS.join(", ")
+                ),
+            ));
+        }
+    };
+    Ok(operation)
+}
+
+fn apply_cursor_methods(
+    origin: &Origin,
+    mut query: FindQuery,
+    links: &[Link<'_>],
+) -> Result<FindQuery> {
+    let mut rest = links;
+    while !rest.is_empty() {
+        let (method, method_span, values, call_span) = match rest {
+            [
+                Link::Property { name, span },
+                Link::Call {
+                    arguments,
+                    span: call_span,
+                },
+                ..,
+            ] => (*name, *span, *arguments, *call_span),
+            [Link::Property { name, span }, ..] => {
+                return Err(origin.usage(
+                    span.start,
+                    format!("'{name}' needs to be called: .{name}(...)"),
+                ));
+            }
+            [Link::Index { index }, ..] => {
+                return Err(origin.usage(
+                    index.span.start,
+                    "expected a cursor method such as .sort(...) after find(...)",
+                ));
+            }
+            [Link::Call { span, .. }, ..] => {
+                return Err(origin.usage(
+                    span.start,
+                    "expected a cursor method such as .sort(...) after find(...)",
+                ));
+            }
+            [] => unreachable!("the loop stops on an empty chain"),
+        };
+        rest = &rest[2..];
+        if query.explain && method != "explain" {
+            return Err(origin.usage(
+                method_span.start,
+                format!("explain() must come last: call .{method}(...) before it"),
+            ));
+        }
+        let arguments = Arguments {
+            origin: *origin,
+            method,
+            values,
+            call_end: call_span.end,
+        };
+        match method {
+            "sort" => {
+                arguments.at_most(1)?;
+                query.sort = Some(arguments.required_document(0, "a sort such as {year: -1}")?);
+            }
+            "projection" => {
+                arguments.at_most(1)?;
+                query.projection = Some(arguments.required_document(0, "a projection")?);
+            }
+            "skip" => {
+                arguments.at_most(1)?;
+                query.skip = arguments.count(0)?;
+            }
+            "limit" => {
+                arguments.at_most(1)?;
+                query.limit = arguments.integer(0)?;
+            }
+            "batchSize" => {
+                arguments.at_most(1)?;
+                arguments.count(0)?;
+            }
+            "explain" => {
+                arguments.at_most(1)?;
+                if let Some(verbosity) = arguments.value(0)? {
+                    let known = ["queryPlanner", "executionStats", "allPlansExecution"];
+                    let valid = matches!(&verbosity, Bson::String(text) if known.contains(&text.as_str()))
+                        || matches!(verbosity, Bson::Boolean(_));
+                    if !valid {
+                        return Err(arguments.wrong_type(
+                            0,
+                            "a verbosity ('queryPlanner', 'executionStats' or 'allPlansExecution')",
+                            &verbosity,
+                        ));
+                    }
+                }
+                query.explain = true;
+            }
+            "toArray" | "pretty" => arguments.at_most(0)?,
+            other => {
+                return Err(origin.usage(
+                    method_span.start,
+                    format!(
+                        "unknown cursor method '{other}' (after find(...) the shell knows {})",
+                        CURSOR_METHODS.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(query)
+}
+
+/// The arguments of one call, evaluated on demand, with errors that name the method and
+/// point at the argument.
+struct Arguments<'e> {
+    origin: Origin,
+    method: &'e str,
+    values: &'e [Expr],
+    /// Just past the closing parenthesis: where a missing argument is reported.
+    call_end: Position,
+}
+
+impl Arguments<'_> {
+    fn at(&self, index: usize) -> Position {
+        self.values.get(index).map_or(
+            Position {
+                column: self.call_end.column.saturating_sub(1).max(1),
+                offset: self.call_end.offset.saturating_sub(1),
+                ..self.call_end
+            },
+            |value| value.span.start,
+        )
+    }
+
+    fn usage(&self, index: usize, message: impl Into<String>) -> ShellError {
+        self.origin.usage(self.at(index), message)
+    }
+
+    fn at_most(&self, count: usize) -> Result<()> {
+        if self.values.len() <= count {
+            return Ok(());
+        }
+        let takes = match count {
+            0 => "no arguments".to_owned(),
+            1 => "at most 1 argument".to_owned(),
+            n => format!("at most {n} arguments"),
+        };
+        Err(self.usage(
+            count,
+            format!("{} takes {takes}, found {}", self.method, self.values.len()),
+        ))
+    }
+
+    fn value(&self, index: usize) -> Result<Option<Bson>> {
+        let Some(expr) = self.values.get(index) else {
+            return Ok(None);
+        };
+        evaluate(expr)
+            .map(Some)
+            .map_err(|error| self.origin.doc_error(error, innermost_failure(expr)))
+    }
+
+    fn required(&self, index: usize, what: &str) -> Result<Bson> {
+        self.value(index)?.ok_or_else(|| {
+            self.usage(
+                index,
+                format!("{} needs {what} (argument {})", self.method, index + 1),
+            )
+        })
+    }
+
+    fn wrong_type(&self, index: usize, expected: &str, found: &Bson) -> ShellError {
+        self.usage(
+            index,
+            format!(
+                "{}: argument {} must be {expected}, found {}",
+                self.method,
+                index + 1,
+                describe(found)
+            ),
+        )
+    }
+
+    fn required_document(&self, index: usize, what: &str) -> Result<Document> {
+        match self.required(index, what)? {
+            Bson::Document(document) => Ok(document),
+            other => Err(self.wrong_type(index, what, &other)),
+        }
+    }
+
+    fn optional_document(&self, index: usize, what: &str) -> Result<Option<Document>> {
+        match self.value(index)? {
+            None | Some(Bson::Null | Bson::Undefined) => Ok(None),
+            Some(Bson::Document(document)) => Ok(Some(document)),
+            Some(other) => Err(self.wrong_type(index, what, &other)),
+        }
+    }
+
+    /// An optional filter: missing means every document.
+    fn filter(&self, index: usize) -> Result<Document> {
+        Ok(self
+            .optional_document(index, "a filter document")?
+            .unwrap_or_default())
+    }
+
+    fn update(&self, index: usize) -> Result<Document> {
+        match self.required(index, "an update such as {$set: {...}}")? {
+            Bson::Document(document) => Ok(document),
+            Bson::Array(_) => Err(self.usage(
+                index,
+                format!(
+                    "{}: update pipelines ([...]) are not supported; use update operators such as {{$set: {{...}}}}",
+                    self.method
+                ),
+            )),
+            other => Err(self.wrong_type(index, "an update such as {$set: {...}}", &other)),
+        }
+    }
+
+    /// The elements of an array argument, each of which must be a document.
+    fn documents_of(&self, index: usize, elements: Vec<Bson>) -> Result<Vec<Document>> {
+        elements
+            .into_iter()
+            .enumerate()
+            .map(|(position, element)| match element {
+                Bson::Document(document) => Ok(document),
+                other => Err(self.usage(
+                    index,
+                    format!(
+                        "{}: element {position} of the array must be a document, found {}",
+                        self.method,
+                        describe(&other)
+                    ),
+                )),
+            })
+            .collect()
+    }
+
+    fn integer(&self, index: usize) -> Result<i64> {
+        let value = self.required(index, "a number")?;
+        as_integer(&value).ok_or_else(|| self.wrong_type(index, "an integer", &value))
+    }
+
+    fn count(&self, index: usize) -> Result<u64> {
+        let value = self.required(index, "a number")?;
+        as_integer(&value)
+            .and_then(|number| u64::try_from(number).ok())
+            .ok_or_else(|| self.wrong_type(index, "a non-negative integer", &value))
+    }
+
+    fn no_options(&self, index: usize) -> Result<()> {
+        match self.value(index)? {
+            None => Ok(()),
+            Some(Bson::Document(options)) if options.is_empty() => Ok(()),
+            Some(_) => Err(self.usage(
+                index,
+                format!("{} takes no options in this shell", self.method),
+            )),
+        }
+    }
+
+    fn options(&self, index: usize, supported: &[&'static str]) -> Result<Option<Options<'_>>> {
+        let document = match self.value(index)? {
+            None | Some(Bson::Null | Bson::Undefined) => return Ok(None),
+            Some(Bson::Document(document)) => document,
+            Some(other) => return Err(self.wrong_type(index, "an options document", &other)),
+        };
+        if let Some(unknown) = document
+            .keys()
+            .find(|key| !supported.contains(&key.as_str()))
+        {
+            return Err(self.usage(
+                index,
+                format!(
+                    "{}: unknown option '{unknown}' (supported: {})",
+                    self.method,
+                    supported.join(", ")
+                ),
+            ));
+        }
+        Ok(Some(Options {
+            arguments: self,
+            index,
+            document,
+        }))
+    }
+
+    fn find_and_modify_options(&self, index: usize, update: bool) -> Result<FindAndModifyOptions> {
+        let mut supported = vec![
+            "sort",
+            "projection",
+            "upsert",
+            "returnDocument",
+            "returnNewDocument",
+        ];
+        if update {
+            supported.push("arrayFilters");
+        }
+        let mut result = FindAndModifyOptions::default();
+        let Some(mut options) = self.options(index, &supported)? else {
+            return Ok(result);
+        };
+        result.sort = options.document("sort")?;
+        result.projection = options.document("projection")?;
+        result.upsert = options.bool("upsert")?.unwrap_or(false);
+        result.return_after = options.bool("returnNewDocument")?.unwrap_or(false);
+        match options.string("returnDocument")?.as_deref() {
+            None => {}
+            Some("after") => result.return_after = true,
+            Some("before") => result.return_after = false,
+            Some(other) => {
+                return Err(options.refuse(
+                    "returnDocument",
+                    &format!("returnDocument must be 'before' or 'after', found '{other}'"),
+                ));
+            }
+        }
+        if update {
+            result.array_filters = options.documents("arrayFilters")?.unwrap_or_default();
+        }
+        Ok(result)
+    }
+}
+
+/// An options document being read, option by option.
+struct Options<'a> {
+    arguments: &'a Arguments<'a>,
+    index: usize,
+    document: Document,
+}
+
+impl Options<'_> {
+    fn refuse(&self, option: &str, message: &str) -> ShellError {
+        self.arguments.usage(
+            self.index,
+            format!("{}: option '{option}': {message}", self.arguments.method),
+        )
+    }
+
+    fn wrong_type(&self, option: &str, expected: &str, found: &Bson) -> ShellError {
+        self.refuse(
+            option,
+            &format!("expected {expected}, found {}", describe(found)),
+        )
+    }
+
+    fn bool(&mut self, option: &str) -> Result<Option<bool>> {
+        match self.document.remove(option) {
+            None => Ok(None),
+            Some(Bson::Boolean(value)) => Ok(Some(value)),
+            Some(other) => Err(self.wrong_type(option, "true or false", &other)),
+        }
+    }
+
+    fn document(&mut self, option: &str) -> Result<Option<Document>> {
+        match self.document.remove(option) {
+            None => Ok(None),
+            Some(Bson::Document(value)) => Ok(Some(value)),
+            Some(other) => Err(self.wrong_type(option, "a document", &other)),
+        }
+    }
+
+    fn documents(&mut self, option: &str) -> Result<Option<Vec<Document>>> {
+        match self.document.remove(option) {
+            None => Ok(None),
+            Some(Bson::Array(elements)) => elements
+                .into_iter()
+                .map(|element| match element {
+                    Bson::Document(document) => Ok(document),
+                    other => Err(self.wrong_type(option, "an array of documents", &other)),
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some(other) => Err(self.wrong_type(option, "an array of documents", &other)),
+        }
+    }
+
+    fn string(&mut self, option: &str) -> Result<Option<String>> {
+        match self.document.remove(option) {
+            None => Ok(None),
+            Some(Bson::String(value)) => Ok(Some(value)),
+            Some(other) => Err(self.wrong_type(option, "a string", &other)),
+        }
+    }
+
+    fn integer(&mut self, option: &str) -> Result<Option<i64>> {
+        match self.document.remove(option) {
+            None => Ok(None),
+            Some(value) => as_integer(&value)
+                .map(Some)
+                .ok_or_else(|| self.wrong_type(option, "an integer", &value)),
+        }
+    }
+
+    fn count(&mut self, option: &str) -> Result<Option<u64>> {
+        match self.document.remove(option) {
+            None => Ok(None),
+            Some(value) => as_integer(&value)
+                .and_then(|number| u64::try_from(number).ok())
+                .map(Some)
+                .ok_or_else(|| self.wrong_type(option, "a non-negative integer", &value)),
+        }
+    }
+}
+
+/// Where the value that makes `expr` fail to evaluate starts: the innermost object, array
+/// element or constructor call that fails on its own. Only runs on the error path.
+fn innermost_failure(expr: &Expr) -> Position {
+    let children: Vec<&Expr> = match &expr.kind {
+        ExprKind::Object(fields) => fields.iter().map(|field| &field.value).collect(),
+        ExprKind::Array(elements) => elements.iter().collect(),
+        ExprKind::Call { arguments, .. } | ExprKind::New { arguments, .. } => {
+            arguments.iter().collect()
+        }
+        _ => Vec::new(),
+    };
+    children
+        .into_iter()
+        .find(|child| evaluate(child).is_err())
+        .map_or(expr.span.start, innermost_failure)
+}
+
+/// An integral number of any BSON numeric type.
+fn as_integer(value: &Bson) -> Option<i64> {
+    match value {
+        Bson::Int32(number) => Some(i64::from(*number)),
+        Bson::Int64(number) => Some(*number),
+        Bson::Double(number) if number.fract() == 0.0 && number.abs() < 9.0e18 => {
+            Some(*number as i64)
+        }
+        _ => None,
+    }
+}
+
+/// How messages name a value's type.
+fn describe(value: &Bson) -> String {
+    match value {
+        Bson::Document(_) => "a document".to_owned(),
+        Bson::Array(_) => "an array".to_owned(),
+        Bson::String(text) => format!("the string {text:?}"),
+        Bson::Boolean(value) => format!("{value}"),
+        Bson::Null => "null".to_owned(),
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => {
+            format!("the number {value}")
+        }
+        other => format!("a value of type {:?}", other.element_type()),
+    }
+}

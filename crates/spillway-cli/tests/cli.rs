@@ -1,0 +1,408 @@
+//! End-to-end tests of the real `spillway` binary: import of valid and broken files, a
+//! script with an error, the export round trip, and the maintenance commands.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use spillway::bson::Document;
+use spillway::{Database, doc};
+
+fn spillway(args: &[&str], directory: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(args)
+        .current_dir(directory)
+        .env("SPILLWAY_HISTORY", directory.join("history"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn documents(directory: &Path, collection: &str) -> Vec<Document> {
+    let database = Database::open(directory.join("db")).unwrap();
+    database
+        .collection::<Document>(collection)
+        .find(doc! {})
+        .run()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+const BROKEN_NDJSON: &str = r#"{"_id": 1, "title": "Invisible Cities", "n": {"$numberLong": "5"}}
+{"_id": 2, "title": "The Wooden Amulet", "added": {"$date": "2023-05-01T00:00:00Z"}}
+{"_id": 3, "title": oops}
+
+{"_id": 1, "title": "duplicate"}
+["not", "a", "document"]
+{"_id": 4, "title": "Dune"}
+"#;
+
+#[test]
+fn import_stores_valid_lines_and_reports_rejected_ones() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(directory.path().join("books.ndjson"), BROKEN_NDJSON).unwrap();
+    let output = spillway(&["import", "db", "books", "books.ndjson"], directory.path());
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("imported 3 document(s) into 'books'"),
+        "{text}"
+    );
+    assert!(text.contains("rejected 3 line(s):"), "{text}");
+    assert!(
+        text.contains("line 3: column 21: expected a JSON value, found identifier 'oops'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("line 5: duplicate key in collection 'books', index '_id_': 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("line 6: expected a JSON object (a document), found an array"),
+        "{text}"
+    );
+    let stored = documents(directory.path(), "books");
+    let ids: Vec<i32> = stored.iter().map(|d| d.get_i32("_id").unwrap()).collect();
+    assert_eq!(ids, [1, 2, 4]);
+    assert_eq!(stored[0].get_i64("n").unwrap(), 5);
+    assert!(stored[1].get_datetime("added").is_ok());
+}
+
+#[test]
+fn import_with_stop_on_error_leaves_the_database_unchanged() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(directory.path().join("first.json"), r#"[{"_id": 10}]"#).unwrap();
+    let output = spillway(&["import", "db", "books", "first.json"], directory.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    // A syntax error on line 3: nothing of the file is stored.
+    std::fs::write(directory.path().join("books.ndjson"), BROKEN_NDJSON).unwrap();
+    let output = spillway(
+        &["import", "db", "books", "books.ndjson", "--stop-on-error"],
+        directory.path(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(text.contains("imported nothing"), "{text}");
+    assert!(text.contains("line 3:"), "{text}");
+
+    // Every line parses but the last collides with a stored _id: still nothing is stored.
+    std::fs::write(
+        directory.path().join("collide.ndjson"),
+        "{\"_id\": 11}\n{\"_id\": 12}\n{\"_id\": 10}\n",
+    )
+    .unwrap();
+    let output = spillway(
+        &["import", "db", "books", "collide.ndjson", "--stop-on-error"],
+        directory.path(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(text.contains("line 3: duplicate key"), "{text}");
+    let ids: Vec<i32> = documents(directory.path(), "books")
+        .iter()
+        .map(|d| d.get_i32("_id").unwrap())
+        .collect();
+    assert_eq!(ids, [10]);
+}
+
+#[test]
+fn import_reads_json_arrays_and_csv() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(
+        directory.path().join("products.json"),
+        "[\n  {\"_id\": {\"$oid\": \"507f1f77bcf86cd993384520\"}, \"price\": {\"$numberDecimal\": \"119.99\"}},\n  42,\n  {\"_id\": 2}\n]\n",
+    )
+    .unwrap();
+    let output = spillway(
+        &["import", "db", "products", "products.json"],
+        directory.path(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains("line 3: expected a JSON object"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(documents(directory.path(), "products").len(), 2);
+
+    std::fs::write(
+        directory.path().join("broken.json"),
+        "[{\"_id\": 3},\n {\"_id\" 4}]",
+    )
+    .unwrap();
+    let output = spillway(
+        &["import", "db", "products", "broken.json"],
+        directory.path(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("nothing was imported"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stderr(&output).contains("line 2, column 9"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(documents(directory.path(), "products").len(), 2);
+
+    std::fs::write(
+        directory.path().join("people.txt"),
+        "name,age,address.city\nAda,36,London\n\"Hopper, Grace\",85,\"New York\"\nbad,\"1\"x,Paris\n",
+    )
+    .unwrap();
+    let output = spillway(
+        &[
+            "import",
+            "db",
+            "people",
+            "people.txt",
+            "--format",
+            "csv",
+            "--types",
+        ],
+        directory.path(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("line 4: field 2 has 'x' after its closing quote"));
+    let people = documents(directory.path(), "people");
+    assert_eq!(people.len(), 2);
+    assert_eq!(
+        people.iter().filter(|p| p.get_i32("age").is_ok()).count(),
+        2
+    );
+    assert!(
+        people
+            .iter()
+            .any(|p| p.get_str("name").ok() == Some("Hopper, Grace"))
+    );
+
+    let output = spillway(&["import", "db", "people", "people.txt"], directory.path());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("--format"), "{}", stderr(&output));
+}
+
+#[test]
+fn run_stops_at_the_first_error_with_its_line() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(
+        directory.path().join("script.js"),
+        "// a script\ndb.books.insertOne({ _id: 1 });\ndb.books.insertOne({\n  _id: 2,\n  title 'x'\n})\ndb.books.insertOne({ _id: 3 })\n",
+    )
+    .unwrap();
+    let output = spillway(&["run", "db", "script.js"], directory.path());
+    assert_eq!(output.status.code(), Some(1));
+    let errors = stderr(&output);
+    assert!(
+        errors.contains("SyntaxError: expected ':' after the field name 'title', found string \"x\" (line 5, column 9)"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("  5 |   title 'x'\n    |         ^"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("1 statement(s) failed (line 5); 1 succeeded; stopped at the first error"),
+        "{errors}"
+    );
+    assert!(stdout(&output).contains("{ acknowledged: true, insertedId: 1 }"));
+    let ids: Vec<i32> = documents(directory.path(), "books")
+        .iter()
+        .map(|d| d.get_i32("_id").unwrap())
+        .collect();
+    assert_eq!(ids, [1]);
+
+    let output = spillway(
+        &["run", "db", "script.js", "--keep-going"],
+        directory.path(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let errors = stderr(&output);
+    assert!(
+        errors.contains("2 statement(s) failed (line 2, 5); 1 succeeded"),
+        "{errors}"
+    );
+    assert_eq!(documents(directory.path(), "books").len(), 2);
+
+    // Without a database directory the script runs in memory.
+    std::fs::write(
+        directory.path().join("memory.js"),
+        "db.a.insertOne({ _id: 1 }); db.a.countDocuments()",
+    )
+    .unwrap();
+    let output = spillway(&["run", "memory.js"], directory.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "{ acknowledged: true, insertedId: 1 }\n1\n"
+    );
+
+    let output = spillway(&["run", "db", "missing.js"], directory.path());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("missing.js does not exist"));
+}
+
+#[test]
+fn export_then_import_round_trips() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(
+        directory.path().join("seed.js"),
+        r"db.sales.insertMany([
+  { _id: 1, title: 'Invisible Cities', year: 1972, big: NumberLong(5), price: Decimal128('12.50'),
+    ratio: 0.25, whole: 2.0, added: ISODate('2024-01-01T10:00:00Z'), oid: ObjectId('507f1f77bcf86cd993384520'),
+    tags: ['a', 'b'], nested: { deep: [ { x: null } ] }, re: /ab+c/i },
+  { _id: 'two', customers_purchased: ['user00', 'user01'] }
+])",
+    )
+    .unwrap();
+    assert!(
+        spillway(&["run", "db", "seed.js"], directory.path())
+            .status
+            .success()
+    );
+    let original = documents(directory.path(), "sales");
+
+    for (format, canonical) in [("ndjson", true), ("json", true), ("ndjson", false)] {
+        let file = format!("sales-{canonical}.{format}");
+        let mut args = vec!["export", "db", "sales", "--format", format, "-o", &file];
+        if canonical {
+            args.push("--canonical");
+        }
+        let output = spillway(&args, directory.path());
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(stderr(&output).contains("exported 2 document(s)"));
+        let target = format!("copy_{format}_{canonical}");
+        let output = spillway(&["import", "db", &target, &file], directory.path());
+        assert!(output.status.success(), "{}", stdout(&output));
+        let copy = documents(directory.path(), &target);
+        if canonical {
+            assert_eq!(copy, original, "{format}");
+        } else {
+            // Relaxed Extended JSON cannot tell a small Int64 from an Int32: only `big`
+            // changes type.
+            let mut relaxed = original.clone();
+            relaxed[0].insert("big", 5);
+            assert_eq!(copy, relaxed);
+        }
+    }
+
+    let output = spillway(
+        &["export", "db", "sales", "--query", "{ _id: 'two' }"],
+        directory.path(),
+    );
+    assert_eq!(
+        stdout(&output),
+        "{\"_id\":\"two\",\"customers_purchased\":[\"user00\",\"user01\"]}\n"
+    );
+    let output = spillway(
+        &["export", "db", "sales", "--query", "{ _id: "],
+        directory.path(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("is not a filter document"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn maintenance_commands_report_on_a_database() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(
+        directory.path().join("seed.js"),
+        "db.books.createIndex({ tags: 1 })\ndb.books.insertMany([{ _id: 1, tags: ['a'] }, { _id: 2, tags: ['b', 'c'], text: 'long long long' }])\ndb.books.updateMany({}, { $set: { n: 1 } })\ndb.books.updateMany({}, { $set: { n: 2 } })",
+    )
+    .unwrap();
+    assert!(
+        spillway(&["run", "db", "seed.js"], directory.path())
+            .status
+            .success()
+    );
+
+    let output = spillway(&["verify", "db"], directory.path());
+    assert!(output.status.success());
+    assert!(
+        stdout(&output).contains("2 documents, 3 index entries"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(stdout(&output).contains("ok: no damage"));
+
+    let output = spillway(&["stats", "db"], directory.path());
+    assert!(output.status.success());
+    let text = stdout(&output);
+    assert!(text.contains("books: 2 document(s)"), "{text}");
+    assert!(text.contains("largest: 2 ("), "{text}");
+    assert!(text.contains("index tags_1: 3 entries"), "{text}");
+    assert!(text.contains(" dead ("), "{text}");
+
+    let output = spillway(&["compact", "db"], directory.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let output = spillway(
+        &["repair", "db", "--report", "report.txt"],
+        directory.path(),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = std::fs::read_to_string(directory.path().join("report.txt")).unwrap();
+    assert_eq!(report, stdout(&output));
+    assert!(report.contains("dropped 0 damaged value(s)"), "{report}");
+    assert_eq!(documents(directory.path(), "books").len(), 2);
+
+    for command in ["verify", "stats", "compact", "repair"] {
+        let output = spillway(&[command, "nowhere"], directory.path());
+        assert_eq!(output.status.code(), Some(1));
+        assert!(stderr(&output).contains("no database in nowhere"));
+        assert!(!directory.path().join("nowhere").exists());
+    }
+}
+
+#[test]
+fn every_subcommand_has_help_and_demo_still_runs() {
+    let directory = tempfile::tempdir().unwrap();
+    for command in [
+        "shell", "run", "import", "export", "verify", "stats", "compact", "repair", "demo",
+    ] {
+        let output = spillway(&[command, "--help"], directory.path());
+        assert!(output.status.success(), "{command}");
+        assert!(stdout(&output).contains("Usage: spillway"), "{command}");
+    }
+    let output = spillway(&["demo"], directory.path());
+    assert!(output.status.success());
+    assert!(stdout(&output).contains("spillway demo is not built yet"));
+}
+
+#[test]
+fn the_shell_reads_a_piped_script() {
+    let directory = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["shell", "db"])
+        .current_dir(directory.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        b"db.a.insertOne({\n  _id: 1\n})\ndb.a.bogus()\ndb.a.find()\n",
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stdout(&output),
+        "{ acknowledged: true, insertedId: 1 }\n[ { _id: 1 } ]\n"
+    );
+    assert!(stderr(&output).contains("unknown collection method 'bogus'"));
+}

@@ -1,0 +1,244 @@
+//! Snapshot tests of shell sessions: a script goes through the same session, parser,
+//! executor and printer as `spillway shell` and `spillway run`, and the transcript
+//! (statements, results, errors with their carets) is compared with a reviewed snapshot.
+
+use spillway::Database;
+use spillway_cli::shell::{Executor, RunOptions, Session, StringTranscript};
+
+/// Runs `script` on a fresh in-memory database, going on after errors, and returns the
+/// transcript with generated ObjectIds replaced by `[oid]`.
+fn transcript(script: &str) -> String {
+    let database = Database::open_in_memory().unwrap();
+    let mut session = Session::new(Executor::new(database).with_batch_size(3));
+    let mut transcript = StringTranscript::default();
+    session.run(script, RunOptions { keep_going: true }, &mut transcript);
+    redact_object_ids(&transcript.text)
+}
+
+fn redact_object_ids(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("ObjectId('") {
+        let after = &rest[start + "ObjectId('".len()..];
+        let hex_len = after.chars().take_while(char::is_ascii_hexdigit).count();
+        out.push_str(&rest[..start]);
+        if hex_len == 24 && after[24..].starts_with("')") {
+            out.push_str("ObjectId('[oid]')");
+            rest = &after[26..];
+        } else {
+            out.push_str("ObjectId('");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn inserts_and_finds() {
+    insta::assert_snapshot!(transcript(
+        r#"
+db.sales.insertOne(
+{
+"_id": 1,
+"title": "Invisible Cities",
+"year": 1972,
+"author": "Italo Calvino",
+"customers_purchased": [ "user00", "user01", "user02" ]
+}
+)
+db.sales.insertOne({ title: 'Generated id', year: 2001 })
+db.sales.insertMany([{ _id: 2, title: 'The Wooden Amulet', year: 2023 }, { _id: 3, title: 'Dune', year: 1965 }])
+db.sales.find({ year: { $gt: 1970 } }, { title: 1 }).sort({ year: -1 })
+db.sales.findOne({ _id: 1 })
+db.sales.findOne({ _id: 404 })
+db['sales'].countDocuments()
+db.sales.countDocuments({ year: { $lt: 2000 } }, { limit: 1 })
+db.sales.estimatedDocumentCount()
+db.sales.distinct('year', { year: { $gte: 1972 } })
+db.sales.find({}, { _id: 1 }).skip(1).limit(2); db.sales.find({ nothing: true })
+show collections
+"#
+    ));
+}
+
+#[test]
+fn batches_continue_with_it() {
+    insta::assert_snapshot!(transcript(
+        "db.n.insertMany([{_id: 1}, {_id: 2}, {_id: 3}, {_id: 4}, {_id: 5}, {_id: 6}, {_id: 7}])
+db.n.find()
+it
+it
+it
+db.n.find().limit(3)
+it"
+    ));
+}
+
+#[test]
+fn updates_replaces_and_deletes() {
+    insta::assert_snapshot!(transcript(
+        r"
+db.books.insertMany([
+  { _id: 1, title: 'Dune', tags: ['sf'], grades: [{ g: 1 }, { g: 5 }] },
+  { _id: 2, title: 'Emma', tags: [] }
+])
+db.books.updateOne({ _id: 1 }, { $push: { tags: 'classic' } })
+db.books.updateMany({}, { $set: { checked: true } })
+db.books.updateOne({ _id: 3 }, { $set: { title: 'New' } }, { upsert: true })
+db.books.updateOne({ _id: 1 }, { $set: { 'grades.$[high].top': true } }, { arrayFilters: [{ 'high.g': { $gt: 3 } }] })
+db.books.findOne({ _id: 1 })
+db.books.replaceOne({ _id: 2 }, { title: 'Emma', author: 'Austen' })
+db.books.replaceOne({ _id: 9 }, { title: 'Nine' }, { upsert: true })
+db.books.findOneAndUpdate({ _id: 1 }, { $inc: { reads: 1 } }, { returnDocument: 'after', projection: { reads: 1 } })
+db.books.findOneAndUpdate({ _id: 1 }, { $inc: { reads: 1 } }, { projection: { reads: 1 } })
+db.books.findOneAndReplace({ _id: 3 }, { title: 'Three' }, { returnNewDocument: true })
+db.books.findOneAndDelete({ checked: true }, { sort: { _id: -1 } })
+db.books.deleteOne({ _id: 1 })
+db.books.deleteMany({})
+db.books.countDocuments()
+"
+    ));
+}
+
+#[test]
+fn indexes_and_explain() {
+    insta::assert_snapshot!(transcript(
+        r"
+db.collection('people').insertMany([{ _id: 1, email: 'a@x', age: 30 }, { _id: 2, email: 'b@x', age: 40 }])
+db.collection('people').createIndex({ email: 1 }, { unique: true })
+db.people.createIndex({ age: -1 }, { name: 'by_age' })
+db.people.getIndexes()
+db.people.find({ email: 'a@x' }).explain()
+db.people.insertOne({ _id: 3, email: 'a@x' })
+db.people.dropIndex('by_age')
+db.people.dropIndex({ email: 1 })
+db.people.dropIndex('nope')
+db.people.getIndexes()
+db.people.drop()
+db.people.drop()
+show collections
+"
+    ));
+}
+
+#[test]
+fn insert_one_with_an_array_runs_as_insert_many() {
+    // The subset seed writes this; mongosh would refuse it.
+    insta::assert_snapshot!(transcript(
+        r#"
+db.collection('products').insertOne( [
+{
+_id: ObjectId("507f1f77bcf86cd993384520"),
+name: "Super Widget",
+description: "This is the most useful item in your toolbox.",
+price: { value: Decimal128("119.99"), currency: "USD" },
+reviews: [
+{
+review_id: 786,
+review_author: "Kristina",
+review_text: "This is indeed an amazing widgt.",
+published_date: ISODate("2019-02-18")
+}
+]
+}
+] )
+db.collection('products').findOne()
+"#
+    ));
+}
+
+#[test]
+fn syntax_errors_point_at_the_line_and_column() {
+    // Each case is its own session: an unclosed bracket swallows the lines after it.
+    let cases = [
+        "db.products.insertOne({\n  name: \"Super Widget\",\n  description: \"no comma after this\"\n  price: 12\n})",
+        "db.products.find({ a: 1 }\n",
+        "db.products.insertOne({ s: 'unterminated })",
+        "db.products.find() db.other.find()",
+        "db.products.find({ a: 1 }).sort({ b: 1 }))",
+        "db.products.insertOne({ a.b: 1 })",
+        "db.products.insertOne({\n  when: ISODate('2019-13-45') })",
+        "db.products.find({ tags: /a/g })",
+        "\tdb.products.find({ a: @ })",
+        "db.products.find({}).sort({ a: 1 }).",
+    ];
+    let sessions: Vec<String> = cases.iter().map(|case| transcript(case)).collect();
+    insta::assert_snapshot!(sessions.join("\n"));
+}
+
+#[test]
+fn usage_errors_name_the_argument_or_option() {
+    insta::assert_snapshot!(transcript(
+        r"
+db.c.insertOne('not a document')
+db.c.insertOne()
+db.c.insertMany([{ a: 1 }, 2])
+db.c.insertMany([{ a: 1 }], { ordered: false })
+db.c.updateOne({}, [{ $set: { a: 1 } }])
+db.c.updateOne({}, { $set: { a: 1 } }, { upsert: 'yes' })
+db.c.updateOne({}, { $set: { a: 1 } }, { collation: {} })
+db.c.findOneAndUpdate({}, { $set: { a: 1 } }, { returnDocument: 'later' })
+db.c.find().sort({ a: 1 }).count()
+db.c.find().explain().limit(1)
+db.c.find().limit('ten')
+db.c.countDocuments().limit(1)
+db.c.frobnicate()
+db.c.find
+db.c
+db
+print('hello')
+show dbs
+show users
+it
+db.c.insertOne({ _id: ObjectId('123') })
+db.c.find({}, {}, {}, {})
+show collections
+"
+    ));
+}
+
+#[test]
+fn database_errors_change_nothing() {
+    insta::assert_snapshot!(transcript(
+        r"
+db.c.insertMany([{ _id: 1 }, { _id: 2 }])
+db.c.insertMany([{ _id: 3 }, { _id: 1 }])
+db.c.countDocuments()
+db.c.updateOne({ _id: 1 }, { $bogus: { a: 1 } })
+db.c.updateMany({}, { $inc: { _id: 1 } })
+db.c.find({ $where: 'x' })
+db.c.find().sort({ a: 'up' })
+db['system.views'].insertOne({})
+db.c.find()
+"
+    ));
+}
+
+#[test]
+fn help_and_exit() {
+    insta::assert_snapshot!(transcript(
+        "help\ndb.c.insertOne({ _id: 1 })\nexit\ndb.c.insertOne({ _id: 2 })"
+    ));
+}
+
+#[test]
+fn a_script_stops_at_its_first_error_unless_told_to_keep_going() {
+    let database = Database::open_in_memory().unwrap();
+    let mut session = Session::new(Executor::new(database.clone()));
+    let mut transcript = StringTranscript::default();
+    let script =
+        "db.c.insertOne({ _id: 1 })\ndb.c.insertOne({ _id: 1 })\ndb.c.insertOne({ _id: 2 })";
+    let summary = session.run(script, RunOptions::default(), &mut transcript);
+    assert_eq!(summary.statements_succeeded, 1);
+    assert_eq!(summary.failed_lines, [2]);
+    let count = database
+        .collection::<spillway::bson::Document>("c")
+        .count_documents(spillway::doc! {})
+        .run()
+        .unwrap();
+    assert_eq!(count, 1);
+    let summary = session.run(script, RunOptions { keep_going: true }, &mut transcript);
+    assert_eq!(summary.statements_succeeded, 1);
+    assert_eq!(summary.failed_lines, [1, 2]);
+}
