@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use spillway_store::{Durability, Store, StoreOptions};
+use spillway_store::{CompactionReport, Durability, Store, StoreOptions};
 
 use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
@@ -22,6 +22,7 @@ use crate::catalog::{
 };
 use crate::collection::Collection;
 use crate::error::{Error, ErrorKind, Result};
+use crate::maintenance::{self, DatabaseStats, RepairReport, VerifyReport};
 use crate::ops;
 use crate::txn::{Published, WriteTxn};
 
@@ -284,6 +285,63 @@ impl Database {
     /// Makes every commit so far durable (useful with the buffered durability modes).
     pub fn sync(&self) -> Result<()> {
         Ok(self.inner.store.sync()?)
+    }
+
+    /// Checks the whole database without changing it: every log frame and stored value
+    /// against its checksum (the store's own check), every document against the key it is
+    /// stored under, and every index against the entries its documents produce. Reads one
+    /// consistent snapshot; writers are not blocked. Memory grows with the largest index.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let storage = self.inner.store.verify()?;
+        let mut report = VerifyReport {
+            frames_checked: storage.frames_checked,
+            values_checked: storage.values_checked,
+            storage_damage: storage.damage,
+            ..VerifyReport::default()
+        };
+        maintenance::verify_collections(&self.inner.published(), &mut report)?;
+        Ok(report)
+    }
+
+    /// Per-collection figures (documents, stored bytes, the largest documents, index entry
+    /// counts) from one snapshot, and the store's live and dead bytes. Reads every document's
+    /// size, not its contents.
+    pub fn stats(&self) -> Result<DatabaseStats> {
+        let collections = maintenance::collection_stats(&self.inner.published())?;
+        let store = self.inner.store.stats();
+        let sum = |figure: fn(&spillway_store::SegmentStats) -> u64| {
+            store.segments.iter().map(figure).sum::<u64>()
+        };
+        Ok(DatabaseStats {
+            collections,
+            segments: store.segments.len() as u64,
+            file_bytes: sum(|segment| segment.file_bytes),
+            written_bytes: sum(|segment| segment.written_bytes),
+            live_bytes: sum(|segment| segment.live_bytes),
+            dead_bytes: sum(|segment| segment.dead_bytes),
+        })
+    }
+
+    /// Rewrites the live records of mostly-dead log segments into new ones and deletes the
+    /// old segments once no reader uses them (the store's compaction). Readers and writers
+    /// go on meanwhile; what is stored does not change.
+    pub fn compact(&self) -> Result<CompactionReport> {
+        Ok(self.inner.store.compact()?)
+    }
+
+    /// Salvages a damaged database in directory `path`, which must not be open: keeps every
+    /// intact commit, skips damaged bytes, drops documents whose bytes are damaged, moves the
+    /// old files to a backup directory inside `path`, then rebuilds every index that no
+    /// longer agrees with the surviving documents. The report says what was dropped.
+    pub fn repair(path: impl AsRef<Path>, options: &DatabaseOptions) -> Result<RepairReport> {
+        let mut store_options = StoreOptions {
+            durability: options.durability,
+            ..StoreOptions::default()
+        };
+        if let Some(segment_size) = options.segment_size {
+            store_options.segment_size = segment_size;
+        }
+        maintenance::repair(path.as_ref(), store_options)
     }
 }
 

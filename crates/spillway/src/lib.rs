@@ -27,6 +27,7 @@
 //! | `ops` | collection operations with MongoDB's semantics, indexes kept in step |
 //! | `index_keys` | the index entries of a document |
 //! | `patterned` | the pattern layer wired in: backends, write paths, logical queries, policy methods of `Database` |
+//! | `maintenance` | `verify`, `stats`, `compact`, `repair` of a whole database, and their reports |
 //! | `planner`, `exec` | access path choice (`IDHACK`, `IXSCAN`, `COLLSCAN`, `SORT`) and its resumable execution |
 //!
 //! This crate must never know terminals, nor files other than its database directory.
@@ -38,6 +39,7 @@ mod database;
 mod error;
 mod exec;
 mod index_keys;
+mod maintenance;
 mod ops;
 mod patterned;
 mod planner;
@@ -54,6 +56,10 @@ pub use collection::{
 pub use cursor::Cursor;
 pub use database::{Database, DatabaseOptions, Transaction};
 pub use error::{Error, ErrorKind, Result};
+pub use maintenance::{
+    CollectionStats, DatabaseStats, DocumentSize, IndexStats, LARGEST_DOCUMENTS_LISTED, Problem,
+    RepairReport, VerifyReport,
+};
 pub use results::{
     CreateIndexResult, DeleteResult, Explain, IndexModel, IndexModelBuilder, IndexOptions,
     IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument, UpdateResult,
@@ -62,4 +68,4 @@ pub use spillway_doc::DocError;
 pub use spillway_pattern::{
     OutlierPattern, Pattern, PatternError, PatternKind, Shape, SubsetPattern, Violation,
 };
-pub use spillway_store::{Durability, Store};
+pub use spillway_store::{CompactionReport, Damage, Durability, Store};

@@ -1,0 +1,374 @@
+//! Whole-database maintenance: [`Database::verify`](crate::Database::verify),
+//! [`Database::stats`](crate::Database::stats), [`Database::compact`](crate::Database::compact)
+//! and [`Database::repair`](crate::Database::repair), and the reports they return.
+//!
+//! The store checks its own bytes (frame and value checksums); this module adds what only
+//! the facade knows: that every stored document is BSON whose `_id` matches its key, and that
+//! every index holds exactly the entries its documents produce. Repair salvages the store
+//! first, then rebuilds every index that no longer agrees with the documents that survived.
+//! This module must never change a healthy database: `verify` and `stats` only read.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use bson::Bson;
+use spillway_doc::key;
+use spillway_store::{Damage, Store, StoreOptions};
+
+use crate::catalog::{Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX};
+use crate::error::Result;
+use crate::index_keys::index_entries;
+use crate::ops;
+use crate::txn::{KeyRange, Published, Reader};
+
+/// How many of the largest documents [`CollectionStats`] lists.
+pub const LARGEST_DOCUMENTS_LISTED: usize = 5;
+
+/// What [`Database::verify`](crate::Database::verify) found.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct VerifyReport {
+    /// Log frames whose checksum the store verified.
+    pub frames_checked: u64,
+    /// Stored values (documents, index entries, catalog records) whose checksum was verified.
+    pub values_checked: u64,
+    /// Damaged bytes the store found (checksum failures, garbage after the log).
+    pub storage_damage: Vec<Damage>,
+    /// Collections checked.
+    pub collections_checked: u64,
+    /// Documents decoded and checked against their key.
+    pub documents_checked: u64,
+    /// Index entries compared with the entries their documents produce.
+    pub index_entries_checked: u64,
+    /// Logical problems: undecodable documents, `_id`s that do not match their key, index
+    /// entries missing or left over.
+    pub problems: Vec<Problem>,
+}
+
+impl VerifyReport {
+    /// True when neither the bytes nor the documents and indexes have a problem.
+    pub fn is_clean(&self) -> bool {
+        self.storage_damage.is_empty() && self.problems.is_empty()
+    }
+}
+
+/// One logical inconsistency found by [`Database::verify`](crate::Database::verify).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The collection concerned.
+    pub collection: String,
+    /// The index concerned, if any.
+    pub index: Option<String>,
+    /// What is wrong.
+    pub description: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.index {
+            Some(index) => write!(
+                f,
+                "collection '{}', index '{index}': {}",
+                self.collection, self.description
+            ),
+            None => write!(f, "collection '{}': {}", self.collection, self.description),
+        }
+    }
+}
+
+/// What [`Database::stats`](crate::Database::stats) reports.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DatabaseStats {
+    /// Every collection, by name.
+    pub collections: Vec<CollectionStats>,
+    /// Log segments (files) of the store.
+    pub segments: u64,
+    /// Bytes of the segment files (preallocated, so partly sparse).
+    pub file_bytes: u64,
+    /// Bytes of frames written to the segments.
+    pub written_bytes: u64,
+    /// Bytes of records still reachable.
+    pub live_bytes: u64,
+    /// Bytes of overwritten or deleted records, tombstones and headers: what compaction frees.
+    pub dead_bytes: u64,
+}
+
+/// Figures of one collection.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CollectionStats {
+    /// The collection's name.
+    pub name: String,
+    /// Number of documents.
+    pub documents: u64,
+    /// Sum of the documents' stored (BSON) sizes.
+    pub document_bytes: u64,
+    /// The largest documents, largest first (at most [`LARGEST_DOCUMENTS_LISTED`]).
+    pub largest_documents: Vec<DocumentSize>,
+    /// Secondary indexes and their entry counts, in creation order.
+    pub indexes: Vec<IndexStats>,
+}
+
+/// A document's `_id` and stored size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentSize {
+    /// The document's `_id`.
+    pub id: Bson,
+    /// Its BSON size in bytes.
+    pub bytes: u64,
+}
+
+/// Figures of one secondary index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexStats {
+    /// The index name.
+    pub name: String,
+    /// Entries in the index (more than documents for a multikey index).
+    pub entries: u64,
+}
+
+/// What [`Database::repair`](crate::Database::repair) did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RepairReport {
+    /// True if the store's checkpoint was intact and used as the starting point; false means
+    /// every segment was scanned, so documents deleted long ago may reappear.
+    pub checkpoint_used: bool,
+    /// Intact log frames applied.
+    pub frames_salvaged: u64,
+    /// Damaged regions skipped and values dropped, with the file and offset of each.
+    pub damage: Vec<Damage>,
+    /// Stored values (documents, index entries, catalog records) kept.
+    pub values_recovered: u64,
+    /// Stored values dropped because their bytes were damaged.
+    pub values_dropped: u64,
+    /// Keyspaces dropped because no catalog record names them any more (their record was
+    /// damaged), with the number of values each held.
+    pub orphaned_keyspaces: Vec<(String, u64)>,
+    /// Indexes rebuilt from the surviving documents, as `collection.index`.
+    pub indexes_rebuilt: Vec<String>,
+    /// Indexes that could not be rebuilt (a unique index whose surviving documents now
+    /// collide), with the reason; they were dropped.
+    pub indexes_dropped: Vec<(String, String)>,
+    /// Where the damaged files were moved (inside the database directory).
+    pub backup_dir: PathBuf,
+}
+
+/// Checks every collection of `state`: documents against their keys, indexes against their
+/// documents. Appends to `report`.
+pub(crate) fn verify_collections(state: &Published, report: &mut VerifyReport) -> Result<()> {
+    for meta in state.catalog.collections.values() {
+        report.collections_checked += 1;
+        let expected = expected_index_entries(state, meta, report)?;
+        for (index, expected) in meta.indexes.iter().zip(expected) {
+            let mut missing = expected;
+            let mut extra = 0_u64;
+            for entry in state.scan(index.keyspace, &KeyRange::all(), false)? {
+                let (entry_key, _) = entry?;
+                report.index_entries_checked += 1;
+                if !missing.remove(entry_key.as_ref()) {
+                    extra += 1;
+                }
+            }
+            let problem = |description: String| Problem {
+                collection: meta.name.clone(),
+                index: Some(index.name.clone()),
+                description,
+            };
+            if !missing.is_empty() {
+                report.problems.push(problem(format!(
+                    "{} entries missing (documents the index does not find)",
+                    missing.len()
+                )));
+            }
+            if extra > 0 {
+                report.problems.push(problem(format!(
+                    "{extra} entries left over (they point at documents that are gone or changed)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The entries each index of `meta` should hold, from its documents; records undecodable
+/// documents and mismatched keys in `report`.
+fn expected_index_entries(
+    state: &Published,
+    meta: &CollectionMeta,
+    report: &mut VerifyReport,
+) -> Result<Vec<BTreeSet<Vec<u8>>>> {
+    let mut expected = vec![BTreeSet::new(); meta.indexes.len()];
+    let problem = |description: String| Problem {
+        collection: meta.name.clone(),
+        index: None,
+        description,
+    };
+    for entry in state.scan(meta.docs, &KeyRange::all(), false)? {
+        let (id_key, bytes) = entry?;
+        report.documents_checked += 1;
+        let document = match ops::decode(&bytes) {
+            Ok(document) => document,
+            Err(error) => {
+                report.problems.push(problem(format!(
+                    "the document stored under key {} is not valid BSON: {error}",
+                    hex(&id_key)
+                )));
+                continue;
+            }
+        };
+        match document.get("_id") {
+            Some(id) if key::to_key(id) == id_key.as_ref() => {}
+            Some(id) => report.problems.push(problem(format!(
+                "the document with _id {id} is stored under the key of another _id"
+            ))),
+            None => report.problems.push(problem(format!(
+                "the document stored under key {} has no _id",
+                hex(&id_key)
+            ))),
+        }
+        for (index, expected) in meta.indexes.iter().zip(&mut expected) {
+            match index_entries(&meta.name, index, &document, &id_key) {
+                Ok((entries, _)) => expected.extend(entries.into_iter().map(|entry| entry.key)),
+                Err(error) => report.problems.push(Problem {
+                    collection: meta.name.clone(),
+                    index: Some(index.name.clone()),
+                    description: format!("a document cannot be indexed: {error}"),
+                }),
+            }
+        }
+    }
+    Ok(expected)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        write!(out, "{byte:02x}").expect("writing to a String cannot fail");
+    }
+    out
+}
+
+/// Per-collection figures of `state`.
+pub(crate) fn collection_stats(state: &Published) -> Result<Vec<CollectionStats>> {
+    let mut all = Vec::with_capacity(state.catalog.collections.len());
+    for meta in state.catalog.collections.values() {
+        let mut documents = 0_u64;
+        let mut document_bytes = 0_u64;
+        // (size, _id key) of the largest documents so far, smallest first.
+        let mut largest: Vec<(u64, Vec<u8>)> = Vec::new();
+        for entry in state.scan(meta.docs, &KeyRange::all(), false)? {
+            let (id_key, bytes) = entry?;
+            documents += 1;
+            let size = bytes.len() as u64;
+            document_bytes += size;
+            if largest.len() < LARGEST_DOCUMENTS_LISTED || size > largest[0].0 {
+                if largest.len() == LARGEST_DOCUMENTS_LISTED {
+                    largest.remove(0);
+                }
+                let position = largest.partition_point(|(known, _)| *known <= size);
+                largest.insert(position, (size, id_key.into_owned()));
+            }
+        }
+        let mut largest_documents = Vec::with_capacity(largest.len());
+        for (size, id_key) in largest.into_iter().rev() {
+            let Some(bytes) = state.get(meta.docs, &id_key)? else {
+                continue;
+            };
+            let id = ops::decode(&bytes)
+                .ok()
+                .and_then(|mut document| document.remove("_id"))
+                .unwrap_or(Bson::Null);
+            largest_documents.push(DocumentSize { id, bytes: size });
+        }
+        let mut indexes = Vec::with_capacity(meta.indexes.len());
+        for index in &meta.indexes {
+            indexes.push(IndexStats {
+                name: index.name.clone(),
+                entries: state.count(index.keyspace)? as u64,
+            });
+        }
+        all.push(CollectionStats {
+            name: meta.name.clone(),
+            documents,
+            document_bytes,
+            largest_documents,
+            indexes,
+        });
+    }
+    Ok(all)
+}
+
+/// Salvages the store in `path`, then makes the catalog, documents and indexes agree again.
+pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport> {
+    let salvaged = Store::repair(path, options.clone())?;
+    let mut report = RepairReport {
+        checkpoint_used: salvaged.checkpoint_used,
+        frames_salvaged: salvaged.frames_salvaged,
+        damage: salvaged.damage,
+        values_recovered: salvaged.keys_recovered,
+        values_dropped: salvaged.values_dropped,
+        orphaned_keyspaces: Vec::new(),
+        indexes_rebuilt: Vec::new(),
+        indexes_dropped: Vec::new(),
+        backup_dir: salvaged.backup_dir,
+    };
+    let store = Store::open(path, options)?;
+    {
+        // Record what `Database::from_store` is about to drop, before it does.
+        let snapshot = store.snapshot();
+        let catalog = Catalog::load(&store, &snapshot)?;
+        let referenced = catalog.referenced_keyspaces();
+        for (name, keyspace) in snapshot.keyspaces() {
+            let ours =
+                name.starts_with(DOCS_KEYSPACE_PREFIX) || name.starts_with(INDEX_KEYSPACE_PREFIX);
+            if ours && !referenced.contains(&name.as_str()) {
+                let values = snapshot.len(keyspace)? as u64;
+                report.orphaned_keyspaces.push((name, values));
+            }
+        }
+    }
+    let database = crate::Database::from_store(store)?;
+    let mut check = VerifyReport::default();
+    verify_collections(&database.inner.published(), &mut check)?;
+    let mut damaged_indexes: Vec<(String, String)> = check
+        .problems
+        .into_iter()
+        .filter_map(|problem| Some((problem.collection, problem.index?)))
+        .collect();
+    damaged_indexes.dedup();
+    for (collection, index_name) in damaged_indexes {
+        let qualified = format!("{collection}.{index_name}");
+        let rebuilt = database.inner.write(|txn, store| {
+            let meta = &txn.catalog().collections[&collection];
+            let index = meta
+                .indexes
+                .iter()
+                .find(|index| index.name == index_name)
+                .expect("verify named an existing index")
+                .clone();
+            ops::drop_index(txn, &collection, &index_name)?;
+            ops::create_index(
+                txn,
+                store,
+                &collection,
+                &index.spec,
+                index.unique,
+                Some(&index_name),
+            )
+        });
+        match rebuilt {
+            Ok(_) => report.indexes_rebuilt.push(qualified),
+            Err(error) => {
+                database
+                    .inner
+                    .write(|txn, _| ops::drop_index(txn, &collection, &index_name))?;
+                report.indexes_dropped.push((qualified, error.to_string()));
+            }
+        }
+    }
+    database.checkpoint()?;
+    Ok(report)
+}
