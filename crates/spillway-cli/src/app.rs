@@ -75,10 +75,13 @@ enum Command {
         report: Option<PathBuf>,
     },
     /// Build the seeds' book and product scenarios in an embedded database and compare the
-    /// same operations with and without the patterns (not built yet: says what it will do).
+    /// same operations with and without the pattern, measured in the run.
     Demo {
         /// Directory for the demo database (default: a fresh directory under the current one).
         dir: Option<PathBuf>,
+        /// Buyers pushed into the viral book, in each of the two collections.
+        #[arg(long, default_value_t = crate::demo::DEFAULT_PUSHES)]
+        pushes: usize,
     },
 }
 
@@ -149,8 +152,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Stats { db } => maintenance::stats(&db),
         Command::Compact { db } => maintenance::compact(&db),
         Command::Repair { db, report } => maintenance::repair(&db, report.as_deref()),
-        Command::Demo { dir } => {
-            demo_placeholder(dir);
+        Command::Demo { dir, pushes } => {
+            crate::demo::run(dir, pushes, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -167,22 +170,4 @@ fn read_script(path: &PathBuf) -> Result<String> {
         bail!("script {} does not exist or is not a file", path.display());
     }
     std::fs::read_to_string(path).with_context(|| format!("cannot read script {}", path.display()))
-}
-
-fn demo_placeholder(dir: Option<PathBuf>) {
-    let target = dir.map_or_else(
-        || "a fresh directory under the current one".to_string(),
-        |dir| dir.display().to_string(),
-    );
-    println!(
-        "spillway demo is not built yet. When it is, it will:\n\
-         \x20 1. create an embedded database in {target};\n\
-         \x20 2. declare the outlier pattern on sales.customers_purchased (threshold 50)\n\
-         \x20    and the subset pattern on products.reviews (10 newest);\n\
-         \x20 3. insert the seeds' books and products and show the stored documents;\n\
-         \x20 4. make one book go viral with thousands of pushes;\n\
-         \x20 5. time the same reads and pushes with and without the patterns.\n\
-         What exists today is the document language (crate spillway-doc), the storage\n\
-         engine and the facade: try `spillway shell` or run `cargo xtask ci`."
-    );
 }

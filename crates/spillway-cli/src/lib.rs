@@ -13,6 +13,7 @@
 
 pub mod app;
 pub mod csv;
+pub mod demo;
 pub mod export;
 pub mod import;
 pub mod maintenance;
