@@ -92,6 +92,9 @@ impl<'p> Outlier<'p> {
     }
 
     fn chunks(&self, mut elements: Vec<Bson>) -> Vec<Vec<Bson>> {
+        if elements.is_empty() {
+            return Vec::new();
+        }
         let Some(capacity) = self.capacity else {
             return vec![elements];
         };

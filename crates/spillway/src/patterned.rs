@@ -588,11 +588,16 @@ impl Database {
     /// # Ok::<(), spillway::Error>(())
     /// ```
     ///
+    /// A side collection that already holds documents (a layout made by hand, as the seeds
+    /// describe: `has_extras` and an `extra_sales` document per book, or a `reviews`
+    /// collection beside embedded reviews) is adopted: its elements join the logical arrays
+    /// and are rewritten into the policy's layout.
+    ///
     /// # Errors
     /// [`ErrorKind::Pattern`] when the policy is invalid on its own (a threshold of 0...),
     /// names a collection that does not exist, a field already managed, or a side collection
-    /// that exists with documents or belongs to another policy; or when a stored document
-    /// cannot take the layout (a subset element that is not a document).
+    /// that belongs to another policy; or when a stored document cannot take the layout (a
+    /// subset element that is not a document).
     pub fn set_pattern(&self, pattern: impl Into<Pattern>) -> Result<()> {
         let pattern: Pattern = pattern.into();
         pattern.validate()?;
@@ -764,11 +769,16 @@ fn check_new_policy(txn: &WriteTxn, pattern: &Pattern) -> Result<()> {
             ));
         }
     }
-    if !documents_after(txn, pattern.side_collection(), None, 1)?.is_empty() {
+    if catalog.has_policies(pattern.side_collection()) {
         return refuse(format!(
-            "side collection '{}' exists and holds documents",
+            "side collection '{}' is the main collection of another policy",
             pattern.side_collection()
         ));
     }
+    // A side collection that already holds documents is adopted: the migration reads the
+    // overflow of flagged main documents (outlier) or every archive document linked to a main
+    // document (subset), as a layout made by hand following the seeds would have them, and
+    // rewrites it into the policy's layout. Side documents linked to nothing stay where they
+    // are and `verify_patterns` reports them.
     Ok(())
 }

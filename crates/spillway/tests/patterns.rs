@@ -449,3 +449,45 @@ fn policies_survive_reopen() {
     assert_eq!(array[1000].as_str(), Some("late"));
     assert!(db.verify_patterns().unwrap().is_empty());
 }
+
+#[test]
+fn a_layout_made_by_hand_as_in_the_seeds_is_adopted() {
+    let db = Database::open_in_memory().unwrap();
+    let sales = db.collection::<Document>("sales");
+    // The seed's statements, run before any policy exists.
+    sales
+        .insert_one(doc! {
+            "_id": 2, "title": "The Wooden Amulet", "year": 2023, "author": "Lesley Moreno",
+            "customers_purchased": buyers(0..50), "has_extras": true,
+        })
+        .run()
+        .unwrap();
+    db.collection::<Document>("extra_sales")
+        .insert_one(doc! { "book_id": 2, "customers_purchased_extra": buyers(50..1000) })
+        .run()
+        .unwrap();
+    db.set_pattern(
+        Pattern::outlier("sales", "customers_purchased")
+            .link_field("book_id")
+            .unbounded_buckets(),
+    )
+    .unwrap();
+    assert!(db.verify_patterns().unwrap().is_empty());
+    assert_eq!(
+        expanded(&db, "sales", 2)
+            .get_array("customers_purchased")
+            .unwrap(),
+        &buyers(0..1000)
+    );
+    sales
+        .update_one(
+            doc! { "_id": 2 },
+            doc! { "$push": { "customers_purchased": "user1000" } },
+        )
+        .run()
+        .unwrap();
+    assert_eq!(
+        sales.array_len(2, "customers_purchased").unwrap(),
+        Some(1001)
+    );
+}
