@@ -105,8 +105,8 @@ impl Checker<'_> {
     }
 }
 
-fn unique(name: &str) -> Option<IndexOptions> {
-    Some(IndexOptions::builder().unique(true).name(name).build())
+fn unique(name: &str) -> IndexOptions {
+    IndexOptions::builder().unique(true).name(name).build()
 }
 
 /// Two collections with indexes (one unique) and data.
@@ -115,7 +115,7 @@ fn populate(db: &Database) {
     products
         .create_index(IndexModel {
             keys: doc! { "sku": 1 },
-            options: unique("sku_unique"),
+            options: Some(unique("sku_unique")),
         })
         .run()
         .unwrap();
@@ -490,7 +490,7 @@ fn refused_operations_change_nothing_even_after_reopen() {
             reviews
                 .create_index(IndexModel {
                     keys: doc! { "product": 1, "missing": 1 },
-                    options: unique("product_missing"),
+                    options: Some(unique("product_missing")),
                 })
                 .run()
         },

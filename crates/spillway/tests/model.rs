@@ -677,7 +677,9 @@ impl Reference {
                 self.write(|collection| collection.find_one_and_delete(filter, &options))
                     .map(Outcome::Returned)
             }
-            Op::CreateIndex { keys, unique, name } => self.create_index(keys, *unique, name),
+            Op::CreateIndex { keys, unique, name } => {
+                self.create_index(keys, *unique, name.as_deref())
+            }
             Op::DropIndex(name) => self.drop_index(name),
             Op::Reopen => Ok(Outcome::Done),
         };
@@ -690,9 +692,9 @@ impl Reference {
         &mut self,
         keys: &Document,
         unique: bool,
-        name: &Option<String>,
+        name: Option<&str>,
     ) -> Result<Outcome, Kind> {
-        let name = name.clone().unwrap_or_else(|| default_index_name(keys));
+        let name = name.map_or_else(|| default_index_name(keys), str::to_string);
         for index in &self.indexes {
             let same_keys = &index.keys == keys;
             if index.name == name || same_keys {
@@ -951,7 +953,7 @@ impl Subject {
         let collection = self.collection();
         let collect = |cursor: spillway::Result<spillway::Cursor<Document>>| {
             cursor
-                .and_then(|cursor| cursor.collect::<Result<Vec<_>, _>>())
+                .and_then(Iterator::collect::<Result<Vec<_>, _>>)
                 .map(|found| found.into_iter().map(Bson::Document).collect::<Vec<_>>())
         };
         let answer = match query {
