@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use spillway_store::{Durability, Store, StoreOptions};
+use spillway_store::{CompactionReport, Durability, Store, StoreOptions};
 
 use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
@@ -48,6 +48,15 @@ impl DatabaseOptions {
     /// The same options with another durability mode.
     pub fn durability(self, durability: Durability) -> Self {
         DatabaseOptions { durability, ..self }
+    }
+
+    /// The same options with another log segment size (small segments make compaction
+    /// reclaim space sooner; the store refuses sizes below 4 KiB).
+    pub fn segment_size(self, segment_size: u64) -> Self {
+        DatabaseOptions {
+            segment_size: Some(segment_size),
+            ..self
+        }
     }
 }
 
@@ -263,6 +272,13 @@ impl Database {
     /// Writes a checkpoint of the store's key directory, so that the next open replays less.
     pub fn checkpoint(&self) -> Result<()> {
         Ok(self.inner.store.checkpoint()?)
+    }
+
+    /// Rewrites the live records of mostly-dead log segments into new ones and deletes the old
+    /// segments once no reader uses them. Readers and writers carry on meanwhile; a crash at
+    /// any point leaves either the old segments or the new ones in force, never a mixture.
+    pub fn compact(&self) -> Result<CompactionReport> {
+        Ok(self.inner.store.compact()?)
     }
 
     /// Makes every commit so far durable (useful with the buffered durability modes).

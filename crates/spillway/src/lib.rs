@@ -57,4 +57,4 @@ pub use results::{
     IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument, UpdateResult,
 };
 pub use spillway_doc::DocError;
-pub use spillway_store::{Durability, Store};
+pub use spillway_store::{CompactionReport, Durability, Store};
