@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use heed::types::Bytes;
 use redb::{ReadableDatabase, TableDefinition};
+use spillway_benches::{criterion_median, format_duration};
 use spillway_store::{Durability, KeyspaceId, Store, StoreOptions, WriteBatch};
 
 const KEY_LEN: usize = 24;
@@ -126,32 +127,6 @@ fn lmdb_load(env: &heed::Env, db: Lmdb, records: &[([u8; KEY_LEN], [u8; VALUE_LE
             db.put(&mut txn, key, value).unwrap();
         }
         txn.commit().unwrap();
-    }
-}
-
-/// Median time per iteration (ns) that criterion recorded for `group/function`.
-fn criterion_median(output: &Path, group: &str, function: &str) -> Option<f64> {
-    let path = output
-        .join(group)
-        .join(function)
-        .join("new")
-        .join("estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let median = &text[text.find("\"median\"")?..];
-    let estimate = &median[median.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
-    let end = estimate.find([',', '}'])?;
-    estimate[..end].trim().parse().ok()
-}
-
-fn format_duration(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.2} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
     }
 }
 

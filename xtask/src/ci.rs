@@ -85,6 +85,24 @@ pub(crate) fn step(name: &str, mut command: Command) -> Result<()> {
     Ok(())
 }
 
+/// Like [`step`], but captures the command's standard output (echoed once it ends, standard
+/// error streams through) and returns it.
+pub(crate) fn step_capturing(name: &str, mut command: Command) -> Result<String> {
+    println!("\n== {name}: {}", describe(&command));
+    let started = Instant::now();
+    let output = command
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("could not start {name}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    print!("{stdout}");
+    if !output.status.success() {
+        bail!("{name} failed ({})", output.status);
+    }
+    println!("== {name}: ok in {:.0?}", started.elapsed());
+    Ok(stdout)
+}
+
 fn describe(command: &Command) -> String {
     let args: Vec<_> = command
         .get_args()

@@ -5,7 +5,7 @@
 //! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, then the tasks that need `../shared` |
 //! | `conformance` | MongoDB's CRUD v1 conformance tests from `../shared/conformance/crud-v1`, against the reference model and through the facade |
 //! | `bench` | the criterion benchmarks in `benches/` |
-//! | `crash` | the storage engine's kill -9 loop, as long as you like |
+//! | `crash` | the kill -9 loops of the storage engine and of the database, as long as you like |
 //! | `fuzz` | the cargo-fuzz targets under libFuzzer |
 //!
 //! xtask only orchestrates: it never contains product logic. Every check it runs is also a
@@ -27,7 +27,8 @@ commands:
   conformance [--verbose]
                          run MongoDB's CRUD v1 conformance tests (needs ../shared)
   bench [criterion args] run the criterion benchmarks in benches/
-  crash [--iterations N] kill -9 loop of the storage engine (default 200 kills)
+  crash [--iterations N] kill -9 loops of the storage engine and of the database
+                         (default 200 kills each)
   fuzz [--seconds N] [TARGET...]
                          run the fuzz targets under libFuzzer (default 20 s each)
 

@@ -1,17 +1,24 @@
 //! `cargo xtask crash` and `cargo xtask fuzz`: the long-running robustness loops.
 //!
-//! Both wrap tests that also run, briefly, inside `cargo test`: the kill -9 loop with its
-//! default iteration count, and the fuzz entry points on random inputs. These commands run
+//! Both wrap tests that also run, briefly, inside `cargo test`: the kill -9 loops (the store's
+//! and the database facade's) with their default iteration counts, and the fuzz entry points on random inputs. These commands run
 //! them longer, and the fuzz command under libFuzzer (cargo-fuzz) for coverage guidance.
 
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::ci::{cargo, step};
+use crate::ci::{cargo, step, step_capturing};
 use crate::shared::repo_root;
 
-/// `crash [--iterations N]`: the storage engine's kill -9 loop, in release mode.
+/// The kill -9 loops `crash` runs: (package, what it checks).
+const CRASH_LOOPS: &[(&str, &str)] = &[
+    ("spillway-store", "storage engine: write batches"),
+    ("spillway", "database: transactions and indexes"),
+];
+
+/// `crash [--iterations N]`: the kill -9 loops of the storage engine and of the database
+/// facade, in release mode, N kills each; then the counts each loop reported.
 pub(crate) fn crash(args: &[String]) -> Result<()> {
     let iterations = match args {
         [] => 200,
@@ -20,20 +27,35 @@ pub(crate) fn crash(args: &[String]) -> Result<()> {
             .with_context(|| format!("--iterations takes a whole number, got '{count}'"))?,
         other => bail!("crash takes only --iterations N, got {other:?}"),
     };
-    let mut command = cargo(&repo_root(), &[]);
-    command
-        .args([
-            "test",
-            "--release",
-            "-p",
-            "spillway-store",
-            "--test",
-            "crash",
-            "--",
-            "--nocapture",
-        ])
-        .env("SPILLWAY_CRASH_ITERATIONS", iterations.to_string());
-    step("crash loop", command)
+    let mut summaries = Vec::new();
+    for &(package, what) in CRASH_LOOPS {
+        let mut command = cargo(&repo_root(), &[]);
+        command
+            .args([
+                "test",
+                "--release",
+                "-p",
+                package,
+                "--test",
+                "crash",
+                "--",
+                "--nocapture",
+            ])
+            .env("SPILLWAY_CRASH_ITERATIONS", iterations.to_string());
+        let output = step_capturing(&format!("crash loop, {what}"), command)?;
+        // Each loop ends by printing one line with its counts ("... N kills, M acknowledged ...").
+        let summary = output
+            .lines()
+            .rev()
+            .find(|line| line.contains(" kills, "))
+            .with_context(|| format!("the {package} crash loop printed no counts"))?;
+        summaries.push(format!("{package}: {summary}"));
+    }
+    println!("\n== crash loops passed, {iterations} kills each");
+    for summary in summaries {
+        println!("{summary}");
+    }
+    Ok(())
 }
 
 /// The fuzz targets, in `fuzz/`.

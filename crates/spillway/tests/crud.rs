@@ -728,6 +728,46 @@ fn bad_filters_updates_and_index_specs_are_typed_errors() {
 }
 
 #[test]
+fn compaction_keeps_documents_and_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = spillway::DatabaseOptions::default().segment_size(8 * 1024);
+    let db = Database::open_with(dir.path(), &options).unwrap();
+    let people = db.collection::<Document>("people");
+    people
+        .create_index(IndexModel::builder().keys(doc! { "age": 1 }).build())
+        .run()
+        .unwrap();
+    people.insert_many(seed()).run().unwrap();
+    // Rewrite every document many times, so that early segments hold only dead records.
+    for round in 0..200 {
+        people
+            .update_many(doc! {}, doc! { "$set": { "round": round } })
+            .run()
+            .unwrap();
+    }
+    let report = db.compact().unwrap();
+    assert!(!report.segments_compacted.is_empty(), "{report:?}");
+    let expected: Vec<Document> = seed()
+        .into_iter()
+        .map(|mut document| {
+            document.insert("round", 199);
+            document
+        })
+        .collect();
+    assert_eq!(all(&db, "people"), expected);
+    assert_eq!(people.count_documents(doc! { "age": 25 }).run().unwrap(), 2);
+    drop((db, people));
+    let db = Database::open_with(dir.path(), &options).unwrap();
+    assert_eq!(all(&db, "people"), expected);
+    let explain = db
+        .collection::<Document>("people")
+        .find(doc! { "age": 25 })
+        .explain()
+        .unwrap();
+    assert_eq!((explain.keys_examined, explain.n_returned), (2, 2));
+}
+
+#[test]
 fn reopen_keeps_documents_collections_and_indexes() {
     let dir = tempfile::tempdir().unwrap();
     {
