@@ -46,10 +46,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         Some(dir) => {
             println!("shared material found at {}", dir.display());
             crate::conformance::run(&[])?;
+            crate::realdata::run(&[])?;
         }
         None => println!(
             "SKIPPED: ../shared is not beside the repository (set SPILLWAY_SHARED to point at it); \
-             the conformance run did not happen"
+             the conformance and realdata runs did not happen"
         ),
     }
     println!("\nci: all checks passed in {:.0?}", started.elapsed());

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, then the tasks that need `../shared` |
 //! | `conformance` | MongoDB's CRUD v1 conformance tests from `../shared/conformance/crud-v1`, against the reference model and through the facade |
+//! | `realdata` | the outlier and subset policies on OpenFlights routes and MovieLens ratings from `../shared/data`: logical equality, `verify_patterns`, stored sizes |
 //! | `bench` | the criterion benchmarks in `benches/` |
 //! | `crash` | the kill -9 loops of the storage engine and of the database, as long as you like |
 //! | `fuzz` | the cargo-fuzz targets under libFuzzer |
@@ -13,6 +14,7 @@
 
 mod ci;
 mod conformance;
+mod realdata;
 mod shared;
 mod tasks;
 
@@ -26,6 +28,8 @@ commands:
   ci                     fmt, clippy, tests, docs, fuzz smoke, then the ../shared tasks
   conformance [--verbose]
                          run MongoDB's CRUD v1 conformance tests (needs ../shared)
+  realdata               patterns on the real data sets in ../shared/data: logical
+                         equality, verify, stored sizes (needs ../shared)
   bench [criterion args] run the criterion benchmarks in benches/
   crash [--iterations N] kill -9 loops of the storage engine and of the database
                          (default 200 kills each)
@@ -53,6 +57,7 @@ fn run(args: &[String]) -> Result<()> {
     match command.as_str() {
         "ci" => ci::run(rest),
         "conformance" => conformance::run(rest),
+        "realdata" => realdata::run(rest),
         "bench" => ci::bench(rest),
         "crash" => tasks::crash(rest),
         "fuzz" => tasks::fuzz(rest),
