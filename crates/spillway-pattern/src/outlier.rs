@@ -179,8 +179,22 @@ impl<'p> Outlier<'p> {
                 )
                 .into());
         };
-        for bucket in &buckets {
-            items.extend(self.elements_of(&link, bucket)?.iter().cloned());
+        for mut bucket in buckets {
+            // The buckets are ours: move their elements instead of copying them.
+            match bucket.remove(self.overflow_field) {
+                Some(Bson::Array(elements)) => items.extend(elements),
+                _ => {
+                    return Err(self
+                        .corrupt(
+                            &link,
+                            format!(
+                                "an overflow document has no array '{}'",
+                                self.overflow_field
+                            ),
+                        )
+                        .into());
+                }
+            }
         }
         Ok(())
     }

@@ -639,7 +639,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             ops::query(reader, name, &filter, sort.as_ref(), self.skip, limit)
         })?;
         Ok(Explain {
-            winning_plan: run.plan.describe(),
+            winning_plan: run.described.unwrap_or_else(|| run.plan.describe()),
             keys_examined: run.keys_examined,
             docs_examined: run.docs_examined,
             n_returned: run.matches.len() as u64,

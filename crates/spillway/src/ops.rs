@@ -42,6 +42,9 @@ use crate::txn::{Reader, WriteTxn};
 pub(crate) struct QueryRun {
     pub(crate) matches: Vec<Match>,
     pub(crate) plan: Plan,
+    /// What `explain` shows when the run was not one plan (a pattern query that unions a
+    /// main-collection and a side-collection index scan); `None` shows `plan`.
+    pub(crate) described: Option<Document>,
     pub(crate) keys_examined: u64,
     pub(crate) docs_examined: u64,
 }
@@ -110,6 +113,7 @@ pub(crate) fn query_stored(
         keys_examined: execution.keys_examined,
         docs_examined: execution.docs_examined,
         plan,
+        described: None,
     })
 }
 
@@ -906,6 +910,7 @@ pub(crate) fn create_index(
         .indexes
         .push(index);
     txn.collection_changed(collection);
+    patterned::mirror_index(txn, store, collection, keys)?;
     Ok(name)
 }
 

@@ -245,6 +245,9 @@ pub(crate) fn query(
         engine,
         filter,
     };
+    if let Some(run) = index_union(reader, collection, filter, &matcher, sort, skip, limit)? {
+        return Ok(run);
+    }
     let mut matches = execution.collect(reader, &matcher)?;
     if let Some(sort) = &plan.sort {
         ops::sort_matches(&mut matches, sort)?;
@@ -259,7 +262,189 @@ pub(crate) fn query(
         keys_examined: execution.keys_examined,
         docs_examined: execution.docs_examined,
         plan,
+        described: None,
     })
+}
+
+/// Where a managed path's values live in side documents: `customers_purchased` →
+/// `customers_purchased_extra` (outlier buckets), `reviews.review_author` → `review_author`
+/// (subset archive). `None` for a path the side collection cannot index element-wise (a
+/// subset's whole elements).
+fn side_path(pattern: &Pattern, path: &str) -> Option<String> {
+    let rest = path
+        .strip_prefix(pattern.field())
+        .filter(|rest| rest.is_empty() || rest.starts_with('.'))?;
+    match pattern.shape() {
+        spillway_pattern::Shape::Outlier { overflow_field, .. } => {
+            Some(format!("{overflow_field}{rest}"))
+        }
+        spillway_pattern::Shape::Subset { .. } => rest.strip_prefix('.').map(str::to_string),
+    }
+}
+
+/// Whether `collection` has an index whose first field is `path`.
+fn leads_an_index(catalog: &Catalog, collection: &str, path: &str) -> bool {
+    catalog.collections.get(collection).is_some_and(|meta| {
+        meta.indexes.iter().any(|index| {
+            index
+                .fields
+                .first()
+                .is_some_and(|(field, _)| field.as_str() == path)
+        })
+    })
+}
+
+/// Answers a filter with an equality or `$in` on a managed path from two index scans when
+/// both sides have an index on it: the main documents whose main array matches, and the main
+/// documents linked from side documents that match. Their union holds every logical match
+/// (each element is in the main array or in a side document); each candidate is then checked
+/// on its logical document. `None` when the filter or the indexes do not allow it.
+fn index_union(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    matcher: &LogicalMatcher<'_>,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<usize>,
+) -> Result<Option<QueryRun>> {
+    use spillway_doc::filter::Predicate;
+    let catalog = reader.catalog();
+    let whole_value = |value: &Bson| matches!(value, Bson::Array(_));
+    let found = filter.field_predicates().find_map(|(path, predicate)| {
+        let usable = match predicate {
+            Predicate::Eq(operand) => !operand.is_null() && !whole_value(operand.value()),
+            Predicate::In(list) => {
+                !list.contains_null() && list.values.iter().all(|value| !whole_value(value.value()))
+            }
+            _ => false,
+        };
+        if !usable {
+            return None;
+        }
+        let policy = catalog.policies.iter().find(|policy| {
+            policy.pattern.collection() == collection
+                && Engine::new(collection, std::slice::from_ref(*policy))
+                    .is_managed_path(path.as_str())
+        })?;
+        let side = side_path(&policy.pattern, path.as_str())?;
+        let both_indexed = leads_an_index(catalog, collection, path.as_str())
+            && leads_an_index(catalog, policy.pattern.side_collection(), &side);
+        both_indexed.then_some((path, predicate, policy, side))
+    });
+    let Some((path, predicate, policy, side)) = found else {
+        return Ok(None);
+    };
+    let main_filter = Filter {
+        clauses: vec![Clause::Field {
+            path: path.clone(),
+            predicate: predicate.clone(),
+        }],
+    };
+    let side_filter = Filter {
+        clauses: vec![Clause::Field {
+            path: spillway_doc::path::FieldPath::parse(&side).map_err(Error::argument)?,
+            predicate: predicate.clone(),
+        }],
+    };
+    let main_run = ops::query_stored(reader, collection, &main_filter, None, 0, None)?;
+    let side_run = ops::query_stored(
+        reader,
+        policy.pattern.side_collection(),
+        &side_filter,
+        None,
+        0,
+        None,
+    )?;
+    let mut candidates: Vec<Vec<u8>> = main_run
+        .matches
+        .iter()
+        .map(|found| found.id_key.clone())
+        .collect();
+    for found in &side_run.matches {
+        let side_document = ops::decode(&found.bytes)?;
+        if let Some(link) = side_document.get(policy.pattern.link_field()) {
+            candidates.push(key::to_key(link));
+        }
+    }
+    candidates.sort();
+    candidates.dedup();
+    let docs = catalog.collections.get(collection).map(|meta| meta.docs);
+    let mut matches = Vec::new();
+    let mut docs_examined = main_run.docs_examined + side_run.docs_examined;
+    if let Some(docs) = docs {
+        for id_key in candidates {
+            let Some(bytes) = reader.get(docs, &id_key)? else {
+                continue;
+            };
+            docs_examined += 1;
+            if matcher.matches(stored_document(&bytes)?)? {
+                matches.push(Match {
+                    id_key,
+                    bytes: bytes.into_owned(),
+                });
+            }
+        }
+    }
+    if let Some(sort) = sort {
+        ops::sort_matches(&mut matches, sort)?;
+    }
+    let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+    let mut matches: Vec<Match> = matches.into_iter().skip(skip).collect();
+    if let Some(limit) = limit {
+        matches.truncate(limit);
+    }
+    let described = bson::doc! {
+        "stage": "PATTERN_UNION",
+        "policy": format!("{} {}.{}", policy.pattern.kind(), collection, policy.pattern.field()),
+        "inputStages": [
+            main_run.plan.describe(),
+            { "collection": policy.pattern.side_collection(), "plan": side_run.plan.describe() },
+        ],
+    };
+    Ok(Some(QueryRun {
+        matches,
+        keys_examined: main_run.keys_examined + side_run.keys_examined,
+        docs_examined,
+        plan: main_run.plan,
+        described: Some(described),
+    }))
+}
+
+/// After an index is created on a main collection: a policy's side collection gets the
+/// mirrored index (`customers_purchased` → `customers_purchased_extra`, `reviews.author` →
+/// `author`), so that logical equality queries can use both.
+pub(crate) fn mirror_index(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    keys: &Document,
+) -> Result<()> {
+    let catalog = txn.catalog_arc();
+    let Some((first, direction)) = keys.iter().next() else {
+        return Ok(());
+    };
+    for policy in catalog
+        .policies
+        .iter()
+        .filter(|policy| policy.pattern.collection() == collection)
+    {
+        if let Some(side) = side_path(&policy.pattern, first)
+            && !leads_an_index(&catalog, policy.pattern.side_collection(), &side)
+        {
+            let mut mirrored = Document::new();
+            mirrored.insert(side, direction.clone());
+            ops::create_index(
+                txn,
+                store,
+                policy.pattern.side_collection(),
+                &mirrored,
+                false,
+                None,
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The logical document of a stored document of `collection`.
@@ -633,7 +818,22 @@ impl Database {
         } else {
             Progress::Active
         };
+        let existing: Vec<Document> = txn
+            .catalog()
+            .collections
+            .get(collection)
+            .map(|meta| {
+                meta.indexes
+                    .iter()
+                    .map(|index| index.spec.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let collection = collection.to_string();
         txn.policies_mut().push(Policy { pattern, progress });
+        for keys in &existing {
+            mirror_index(&mut txn, &self.inner.store, &collection, keys)?;
+        }
         self.inner.commit(txn)?;
         self.run_migrations()?;
         drop(guard);

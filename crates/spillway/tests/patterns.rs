@@ -491,3 +491,65 @@ fn a_layout_made_by_hand_as_in_the_seeds_is_adopted() {
         Some(1001)
     );
 }
+
+#[test]
+fn equality_on_a_managed_field_uses_indexes_on_both_sides() {
+    let db = Database::open_in_memory().unwrap();
+    seed_outlier(&db, false);
+    let sales = db.collection::<Document>("sales");
+    for id in 3..40 {
+        sales
+            .insert_one(doc! { "_id": id, "customers_purchased": buyers(0..(id as usize % 7)) })
+            .run()
+            .unwrap();
+    }
+    sales
+        .create_index(
+            spillway::IndexModel::builder()
+                .keys(doc! { "customers_purchased": 1 })
+                .build(),
+        )
+        .run()
+        .unwrap();
+    // The side collection got the mirrored index.
+    assert!(
+        db.collection::<Document>("extra_sales")
+            .list_index_names()
+            .unwrap()
+            .contains(&"customers_purchased_extra_1".to_string())
+    );
+    for (filter, expected) in [
+        (doc! { "customers_purchased": "user777" }, vec![2]),
+        (
+            doc! { "customers_purchased": "user05" },
+            vec![2, 6, 13, 20, 27, 34],
+        ),
+        (
+            doc! { "customers_purchased": { "$in": ["user999", "user04"] } },
+            vec![2, 5, 6, 12, 13, 19, 20, 26, 27, 33, 34],
+        ),
+    ] {
+        let found: Vec<i32> = sales
+            .find(filter.clone())
+            .run()
+            .unwrap()
+            .map(|document| document.unwrap().get_i32("_id").unwrap())
+            .collect();
+        assert_eq!(found, expected, "{filter}");
+        let explain = sales.find(filter.clone()).explain().unwrap();
+        assert_eq!(
+            explain.winning_plan.get_str("stage").ok(),
+            Some("PATTERN_UNION")
+        );
+        let text = explain.winning_plan.to_string();
+        assert!(text.contains("customers_purchased_1"), "{text}");
+        assert!(text.contains("customers_purchased_extra_1"), "{text}");
+        assert!(explain.docs_examined < 30, "{explain:?}");
+    }
+    // A negation cannot use the union; it is answered on logical documents all the same.
+    let without: u64 = sales
+        .count_documents(doc! { "customers_purchased": { "$ne": "user777" } })
+        .run()
+        .unwrap();
+    assert_eq!(without, 38);
+}
