@@ -11,7 +11,8 @@ use anyhow::{Context, Result, bail};
 use crate::ci::{cargo, step};
 use crate::shared::repo_root;
 
-/// `crash [--iterations N]`: the storage engine's kill -9 loop, in release mode.
+/// `crash [--iterations N]`: the storage engine's kill -9 loop, then the pattern layer's, in
+/// release mode.
 pub(crate) fn crash(args: &[String]) -> Result<()> {
     let iterations = match args {
         [] => 200,
@@ -33,7 +34,27 @@ pub(crate) fn crash(args: &[String]) -> Result<()> {
             "--nocapture",
         ])
         .env("SPILLWAY_CRASH_ITERATIONS", iterations.to_string());
-    step("crash loop", command)
+    step("crash loop", command)?;
+    pattern_crash(iterations)
+}
+
+/// The pattern layer's kill -9 loops (outlier pushes, subset writes, an interrupted
+/// migration), `crates/spillway/tests/pattern_crash.rs`, with the same iteration count.
+fn pattern_crash(iterations: u64) -> Result<()> {
+    let mut command = cargo(&repo_root(), &[]);
+    command
+        .args([
+            "test",
+            "--release",
+            "-p",
+            "spillway",
+            "--test",
+            "pattern_crash",
+            "--",
+            "--nocapture",
+        ])
+        .env("SPILLWAY_CRASH_ITERATIONS", iterations.to_string());
+    step("pattern crash loop", command)
 }
 
 /// The fuzz targets, in `fuzz/`.
