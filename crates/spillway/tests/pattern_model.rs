@@ -506,8 +506,7 @@ impl Harness {
     /// Runs one operation on both sides and checks that they agree on its outcome.
     fn step(&mut self, op: &Op) -> Result<(), TestCaseError> {
         let mut model = self.model.clone();
-        let (engine, expected): (Result<u64, spillway::Error>, Result<u64, ModelError>) = match op
-        {
+        let (engine, expected): (Result<u64, spillway::Error>, Result<u64, ModelError>) = match op {
             Op::InsertOne(book) => {
                 let document = self.book(book, true);
                 let engine = self
@@ -749,7 +748,12 @@ impl Harness {
                 _ => Vec::new(),
             });
             let len = books.array_len(probe.id, field).unwrap();
-            prop_assert_eq!(len, array.as_ref().map(|a| a.len() as u64), "array_len {}", field);
+            prop_assert_eq!(
+                len,
+                array.as_ref().map(|a| a.len() as u64),
+                "array_len {}",
+                field
+            );
             let page = books
                 .array_page(probe.id, field, probe.skip, probe.limit)
                 .unwrap();
@@ -759,7 +763,14 @@ impl Harness {
                     .take(probe.limit)
                     .collect::<Vec<_>>()
             });
-            prop_assert_eq!(page, want, "array_page {} {} {}", field, probe.skip, probe.limit);
+            prop_assert_eq!(
+                page,
+                want,
+                "array_page {} {} {}",
+                field,
+                probe.skip,
+                probe.limit
+            );
         }
         Ok(())
     }
@@ -815,7 +826,9 @@ fn delete_bucket(model: &mut MemoryCollection, id: i32, bucket: i64) -> u64 {
 fn rebuild(documents: Vec<Document>) -> MemoryCollection {
     let mut model = MemoryCollection::new();
     for document in documents {
-        model.insert_one(document).expect("documents already stored");
+        model
+            .insert_one(document)
+            .expect("documents already stored");
     }
     model
 }
@@ -833,11 +846,9 @@ fn normalized(model: &MemoryCollection) -> MemoryCollection {
                 && reviews.iter().all(|review| review.as_document().is_some())
             {
                 reviews.sort_by(|a, b| {
-                    let key = |review: &Bson| review.as_document().and_then(|r| r.get("k")).cloned();
-                    compare(
-                        &key(b).unwrap_or(Bson::Null),
-                        &key(a).unwrap_or(Bson::Null),
-                    )
+                    let key =
+                        |review: &Bson| review.as_document().and_then(|r| r.get("k")).cloned();
+                    compare(&key(b).unwrap_or(Bson::Null), &key(a).unwrap_or(Bson::Null))
                 });
             }
             document

@@ -460,7 +460,10 @@ fn an_empty_push_creates_a_missing_array_and_fails_on_a_scalar() {
         .unwrap();
     let sales = db.collection::<Document>("sales");
     sales
-        .insert_many([doc! { "_id": 1 }, doc! { "_id": 2, "customers_purchased": "x" }])
+        .insert_many([
+            doc! { "_id": 1 },
+            doc! { "_id": 2, "customers_purchased": "x" },
+        ])
         .run()
         .unwrap();
     let empty_push = doc! { "$push": { "customers_purchased": { "$each": [] } } };
@@ -477,6 +480,9 @@ fn an_empty_push_creates_a_missing_array_and_fails_on_a_scalar() {
         .update_one(doc! { "_id": 2 }, empty_push)
         .run()
         .unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::InvalidUpdate(_)), "{error}");
+    assert!(
+        matches!(error.kind(), ErrorKind::InvalidUpdate(_)),
+        "{error}"
+    );
     assert!(db.verify_patterns().unwrap().is_empty());
 }
