@@ -11,14 +11,20 @@ use anyhow::{Context, Result, bail};
 use crate::ci::{cargo, step, step_capturing};
 use crate::shared::repo_root;
 
-/// The kill -9 loops `crash` runs: (package, what it checks).
-const CRASH_LOOPS: &[(&str, &str)] = &[
-    ("spillway-store", "storage engine: write batches"),
-    ("spillway", "database: transactions and indexes"),
+/// The kill -9 loops `crash` runs: (package, test target, what it checks).
+const CRASH_LOOPS: &[(&str, &str, &str)] = &[
+    ("spillway-store", "crash", "storage engine: write batches"),
+    ("spillway", "crash", "database: transactions and indexes"),
+    (
+        "spillway",
+        "pattern_crash",
+        "patterns: outlier pushes, subset writes, interrupted migrations",
+    ),
 ];
 
-/// `crash [--iterations N]`: the kill -9 loops of the storage engine and of the database
-/// facade, in release mode, N kills each; then the counts each loop reported.
+/// `crash [--iterations N]`: the kill -9 loops of the storage engine, of the database facade
+/// and of the pattern layer, in release mode, N kills each (a quarter of that for interrupted
+/// migrations); then the counts each loop reported.
 pub(crate) fn crash(args: &[String]) -> Result<()> {
     let iterations = match args {
         [] => 200,
@@ -28,7 +34,7 @@ pub(crate) fn crash(args: &[String]) -> Result<()> {
         other => bail!("crash takes only --iterations N, got {other:?}"),
     };
     let mut summaries = Vec::new();
-    for &(package, what) in CRASH_LOOPS {
+    for &(package, test, what) in CRASH_LOOPS {
         let mut command = cargo(&repo_root(), &[]);
         command
             .args([
@@ -37,19 +43,23 @@ pub(crate) fn crash(args: &[String]) -> Result<()> {
                 "-p",
                 package,
                 "--test",
-                "crash",
+                test,
                 "--",
                 "--nocapture",
             ])
             .env("SPILLWAY_CRASH_ITERATIONS", iterations.to_string());
         let output = step_capturing(&format!("crash loop, {what}"), command)?;
-        // Each loop ends by printing one line with its counts ("... N kills, M acknowledged ...").
-        let summary = output
+        // Each loop prints its counts on lines like "... N kills, M acknowledged ...".
+        let counts: Vec<&str> = output
             .lines()
-            .rev()
-            .find(|line| line.contains(" kills, "))
-            .with_context(|| format!("the {package} crash loop printed no counts"))?;
-        summaries.push(format!("{package}: {summary}"));
+            .filter(|line| line.contains(" kills, "))
+            .collect();
+        if counts.is_empty() {
+            bail!("the {package} {test} crash loop printed no counts");
+        }
+        for line in counts {
+            summaries.push(format!("{package} {test}: {line}"));
+        }
     }
     println!("\n== crash loops passed, {iterations} kills each");
     for summary in summaries {

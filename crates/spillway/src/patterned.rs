@@ -610,7 +610,14 @@ pub(crate) fn apply_update(
             .apply(&mut main, &context)
             .map_err(Error::update)?;
         let pushes = appends.values.iter().any(|(_, values)| !values.is_empty());
-        if !pushes && !rest.modified {
+        // `$push: { f: { $each: [] } }` changes nothing only when `f` is an array: on a
+        // missing field it creates `[]`, on anything else it fails. Those go to the general
+        // path below, which has MongoDB's semantics.
+        let targets_are_arrays = appends
+            .values
+            .iter()
+            .all(|(field, _)| matches!(main.get(field.as_str()), Some(Bson::Array(_))));
+        if !pushes && !rest.modified && targets_are_arrays {
             return Ok(None);
         }
         if let Some(after) = engine.append(&mut TxnBackend { txn, store }, main, &appends.values)? {

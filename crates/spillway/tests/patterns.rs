@@ -553,3 +553,40 @@ fn equality_on_a_managed_field_uses_indexes_on_both_sides() {
         .unwrap();
     assert_eq!(without, 38);
 }
+
+#[test]
+fn an_empty_push_creates_a_missing_array_and_fails_on_a_scalar() {
+    // Found by the model test: the append fast path took `$each: []` for a no-op even when
+    // the managed field was missing (MongoDB creates `[]`) or not an array (MongoDB fails).
+    let db = Database::open_in_memory().unwrap();
+    db.create_collection("sales").unwrap();
+    db.set_pattern(Pattern::outlier("sales", "customers_purchased").threshold(2))
+        .unwrap();
+    let sales = db.collection::<Document>("sales");
+    sales
+        .insert_many([
+            doc! { "_id": 1 },
+            doc! { "_id": 2, "customers_purchased": "x" },
+        ])
+        .run()
+        .unwrap();
+    let empty_push = doc! { "$push": { "customers_purchased": { "$each": [] } } };
+    let result = sales
+        .update_one(doc! { "_id": 1 }, empty_push.clone())
+        .run()
+        .unwrap();
+    assert_eq!(result.modified_count, 1);
+    assert_eq!(
+        expanded(&db, "sales", 1),
+        doc! { "_id": 1, "customers_purchased": [] }
+    );
+    let error = sales
+        .update_one(doc! { "_id": 2 }, empty_push)
+        .run()
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::InvalidUpdate(_)),
+        "{error}"
+    );
+    assert!(db.verify_patterns().unwrap().is_empty());
+}
