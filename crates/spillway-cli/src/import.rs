@@ -258,12 +258,7 @@ fn insert_atomically<'d>(
     collection: &Collection<Document>,
     documents: impl IntoIterator<Item = &'d Document>,
 ) -> spillway::Result<InsertManyResult> {
-    database.transaction(|transaction| {
-        collection
-            .insert_many(documents)
-            .session(transaction)
-            .run()
-    })
+    database.transaction(|transaction| collection.insert_many(documents).session(transaction).run())
 }
 
 /// Errors that concern one document (the import goes on), as opposed to the database
