@@ -59,6 +59,9 @@ enum Command {
         /// Database directory.
         db: PathBuf,
     },
+    /// The pattern advisor: per collection, array lengths (table and histogram) and the
+    /// Outlier or Subset policy it proposes; --svg plots them, --apply declares them.
+    Advise(crate::advise::AdviseArgs),
     /// Rewrite mostly-dead log segments to reclaim space.
     Compact {
         /// Database directory.
@@ -150,6 +153,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Export(args) => export::run(&args),
         Command::Verify { db } => maintenance::verify(&db),
         Command::Stats { db } => maintenance::stats(&db),
+        Command::Advise(args) => crate::advise::run(
+            &args,
+            &mut std::io::stdin().lock(),
+            &mut std::io::stdout().lock(),
+        ),
         Command::Compact { db } => maintenance::compact(&db),
         Command::Repair { db, report } => maintenance::repair(&db, report.as_deref()),
         Command::Demo { dir, pushes } => {

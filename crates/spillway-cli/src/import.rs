@@ -22,7 +22,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use spillway::bson::{Bson, Document};
-use spillway::{Collection, Durability};
+use spillway::{Collection, Database, Durability, InsertManyResult};
 use spillway_doc::DocError;
 use spillway_doc::shell::{Dialect, Parser, TokenKind, evaluate, parse_extjson};
 
@@ -132,9 +132,15 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode> {
     let progress = progress_bar(total_bytes);
     let started = Instant::now();
     let tally = if args.stop_on_error {
-        import_all_or_nothing(&collection, records, &progress)?
+        import_all_or_nothing(&database, &collection, records, &progress)?
     } else {
-        import_valid(&collection, records, &progress, args.batch_size as usize)?
+        import_valid(
+            &database,
+            &collection,
+            records,
+            &progress,
+            args.batch_size as usize,
+        )?
     };
     database.sync()?;
     progress.finish_and_clear();
@@ -191,6 +197,7 @@ fn print_summary(args: &ImportArgs, format: ImportFormat, bytes: u64, seconds: f
 
 /// Stores every valid document; rejects the others with their line.
 fn import_valid(
+    database: &Database,
     collection: &Collection<Document>,
     records: impl Iterator<Item = Result<Record>>,
     progress: &ProgressBar,
@@ -205,16 +212,17 @@ fn import_valid(
             Err(reason) => tally.rejected.push((record.line, reason)),
         }
         if batch.len() == batch_size {
-            insert_batch(collection, &mut batch, &mut tally)?;
+            insert_batch(database, collection, &mut batch, &mut tally)?;
         }
         progress.set_position(record.consumed);
     }
-    insert_batch(collection, &mut batch, &mut tally)?;
+    insert_batch(database, collection, &mut batch, &mut tally)?;
     tally.rejected.sort_by_key(|(line, _)| *line);
     Ok(tally)
 }
 
 fn insert_batch(
+    database: &Database,
     collection: &Collection<Document>,
     batch: &mut Vec<(usize, Document)>,
     tally: &mut Tally,
@@ -223,7 +231,7 @@ fn insert_batch(
         return Ok(());
     }
     let documents = batch.iter().map(|(_, document)| document);
-    match collection.insert_many(documents).run() {
+    match insert_atomically(database, collection, documents) {
         Ok(result) => tally.imported += result.inserted_ids.len() as u64,
         Err(error) if error.document_index().is_some() => {
             // The batch wrote nothing: insert its documents one by one to find every bad one.
@@ -243,6 +251,16 @@ fn insert_batch(
     Ok(())
 }
 
+/// Inserts `documents` in one atomic write: the facade's `insert_many`, like MongoDB's,
+/// keeps the documents before a failure, unless it runs in a transaction, which aborts whole.
+fn insert_atomically<'d>(
+    database: &Database,
+    collection: &Collection<Document>,
+    documents: impl IntoIterator<Item = &'d Document>,
+) -> spillway::Result<InsertManyResult> {
+    database.transaction(|transaction| collection.insert_many(documents).session(transaction).run())
+}
+
 /// Errors that concern one document (the import goes on), as opposed to the database
 /// failing (the import stops).
 fn is_document_error(error: &spillway::Error) -> bool {
@@ -259,6 +277,7 @@ fn is_document_error(error: &spillway::Error) -> bool {
 
 /// Parses everything, then inserts everything in one atomic write.
 fn import_all_or_nothing(
+    database: &Database,
     collection: &Collection<Document>,
     records: impl Iterator<Item = Result<Record>>,
     progress: &ProgressBar,
@@ -280,7 +299,7 @@ fn import_all_or_nothing(
         }
         progress.set_position(record.consumed);
     }
-    match collection.insert_many(&documents).run() {
+    match insert_atomically(database, collection, &documents) {
         Ok(result) => tally.imported = result.inserted_ids.len() as u64,
         Err(error) => match error.document_index() {
             Some(index) => tally.rejected.push((lines[index], error.to_string())),

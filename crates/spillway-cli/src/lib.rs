@@ -8,14 +8,18 @@
 //! | `repl` | the interactive shell (rustyline line editing, history, multi-line input) |
 //! | `import`, `export`, `csv` | documents in and out: NDJSON, JSON arrays, Extended JSON, CSV |
 //! | `maintenance` | `verify`, `stats`, `compact`, `repair` reports as text |
+//! | `advise` | `spillway advise`: the pattern advisor's report, its plot, applying its proposals |
+//! | `patterns` | pattern policies as the shell writes them (`setPattern`'s options) |
 //!
 //! This crate must never read or write database files except through the `spillway` facade.
 
+pub mod advise;
 pub mod app;
 pub mod csv;
 pub mod demo;
 pub mod export;
 pub mod import;
 pub mod maintenance;
+pub mod patterns;
 pub mod repl;
 pub mod shell;

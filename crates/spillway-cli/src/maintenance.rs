@@ -25,13 +25,18 @@ fn existing(db: &Path) -> Result<PathBuf> {
     Ok(db.to_path_buf())
 }
 
-fn open_existing(db: &Path) -> Result<Database> {
+/// Opens the database in `db`, refusing a directory that does not exist.
+pub(crate) fn open_existing(db: &Path) -> Result<Database> {
     open_database(Some(&existing(db)?), Durability::SyncEveryCommit)
 }
 
-/// `spillway verify DB`: exit code 1 when anything is wrong.
+/// `spillway verify DB`: exit code 1 when anything is wrong, in the store, the indexes or
+/// the pattern policies' layouts.
 pub fn verify(db: &Path) -> Result<ExitCode> {
-    let report = open_existing(db)?.verify()?;
+    let database = open_existing(db)?;
+    let report = database.verify()?;
+    let n_policies = database.patterns().len();
+    let violations = database.verify_patterns()?;
     println!(
         "checked {} frames, {} stored values, {} collections, {} documents, {} index entries",
         report.frames_checked,
@@ -51,9 +56,27 @@ pub fn verify(db: &Path) -> Result<ExitCode> {
     for problem in &report.problems {
         println!("problem: {problem}");
     }
-    if report.is_clean() {
-        println!("ok: no damage, documents and indexes agree");
+    for violation in &violations {
+        println!("pattern violation: {violation}");
+    }
+    println!(
+        "patterns: {n_policies} {} checked, {} violation(s)",
+        if n_policies == 1 {
+            "policy"
+        } else {
+            "policies"
+        },
+        violations.len()
+    );
+    if report.is_clean() && violations.is_empty() {
+        println!("ok: no damage, documents and indexes agree, every policy's layout holds");
         Ok(ExitCode::SUCCESS)
+    } else if report.is_clean() {
+        println!(
+            "{} pattern violation(s): the store is intact; removing and declaring the policy again rebuilds its layout",
+            violations.len()
+        );
+        Ok(ExitCode::FAILURE)
     } else {
         println!(
             "{} damaged region(s), {} problem(s): run `spillway repair {}` to salvage",
@@ -67,7 +90,8 @@ pub fn verify(db: &Path) -> Result<ExitCode> {
 
 /// `spillway stats DB`.
 pub fn stats(db: &Path) -> Result<ExitCode> {
-    let stats = open_existing(db)?.stats()?;
+    let database = open_existing(db)?;
+    let stats = database.stats()?;
     let mut out = String::new();
     writeln!(out, "collections: {}", stats.collections.len())?;
     for collection in &stats.collections {
@@ -115,6 +139,11 @@ pub fn stats(db: &Path) -> Result<ExitCode> {
         },
         stats.file_bytes
     )?;
+    let policies = database.patterns();
+    writeln!(out, "patterns: {}", policies.len())?;
+    for pattern in &policies {
+        writeln!(out, "  {}", crate::patterns::describe(pattern))?;
+    }
     print!("{out}");
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,5 @@
 //! End-to-end tests of the real `spillway` binary: import of valid and broken files, a
-//! script with an error, the export round trip, and the maintenance commands.
+//! script with an error, the export round trip, the maintenance commands, and the advisor.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -371,7 +371,8 @@ fn maintenance_commands_report_on_a_database() {
 fn every_subcommand_has_help() {
     let directory = tempfile::tempdir().unwrap();
     for command in [
-        "shell", "run", "import", "export", "verify", "stats", "compact", "repair", "demo",
+        "shell", "run", "import", "export", "verify", "stats", "advise", "compact", "repair",
+        "demo",
     ] {
         let output = spillway(&[command, "--help"], directory.path());
         assert!(output.status.success(), "{command}");
@@ -443,4 +444,186 @@ fn the_shell_reads_a_piped_script() {
         "{ acknowledged: true, insertedId: 1 }\n[ { _id: 1 } ]\n"
     );
     assert!(stderr(&output).contains("unknown collection method 'bogus'"));
+}
+
+fn spillway_with_input(args: &[&str], directory: &Path, input: &str) -> Output {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(args)
+        .current_dir(directory)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A `sales` collection of 40 books with 0 to 5 buyers, and book 7 with `viral` buyers.
+fn write_sales(directory: &Path, viral: usize) {
+    let books: Vec<String> = (0..40)
+        .map(|book| {
+            let count = if book == 7 { viral } else { book % 6 };
+            let buyers: Vec<String> = (0..count).map(|n| format!("'user{n}'")).collect();
+            format!(
+                "{{ _id: {book}, customers_purchased: [{}] }}",
+                buyers.join(", ")
+            )
+        })
+        .collect();
+    std::fs::write(
+        directory.join("sales.js"),
+        format!("db.sales.insertMany([{}])\n", books.join(", ")),
+    )
+    .unwrap();
+    let output = spillway(&["run", "db", "sales.js"], directory);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
+fn advise_proposes_applies_and_verifies_an_outlier_policy() {
+    let directory = tempfile::tempdir().unwrap();
+    write_sales(directory.path(), 400);
+
+    let output = spillway(
+        &["advise", "db", "sales", "--svg", "sales.svg"],
+        directory.path(),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("== sales =="), "{text}");
+    assert!(
+        text.contains("customers_purchased         40       495    0       2    5  400  400  outlier, threshold 10 (78.8% moved)"),
+        "{text}"
+    );
+    assert!(text.contains("  256-511 |███ 1"), "{text}");
+    assert!(
+        text.contains("db.sales.setPattern({ outlier: 'customers_purchased', threshold: 10, overflowCollection: 'extra_sales', linkField: 'sales_id'"),
+        "{text}"
+    );
+    assert!(text.contains("run again with --apply"), "{text}");
+    let svg = std::fs::read_to_string(directory.path().join("sales.svg")).unwrap();
+    assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{svg}");
+
+    // Declining leaves the database as it was.
+    let output = spillway_with_input(&["advise", "db", "--apply"], directory.path(), "n\n");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("apply 1 policy? [y/N] "), "{text}");
+    assert!(text.contains("nothing applied"), "{text}");
+    assert!(stdout(&spillway(&["stats", "db"], directory.path())).contains("patterns: 0"));
+
+    let output = spillway(&["advise", "db", "--apply", "--yes"], directory.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("applied: outlier sales.customers_purchased -> extra_sales (threshold: 10"),
+        "{text}"
+    );
+    assert!(
+        text.contains("verify: no violations (1 policy checked)"),
+        "{text}"
+    );
+
+    let output = spillway(&["verify", "db"], directory.path());
+    assert!(output.status.success(), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("patterns: 1 policy checked, 0 violation(s)"),
+        "{}",
+        stdout(&output)
+    );
+    let output = spillway(&["stats", "db"], directory.path());
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "patterns: 1\n  outlier sales.customers_purchased -> extra_sales (threshold: 10"
+        ),
+        "{text}"
+    );
+    let book = documents(directory.path(), "sales")
+        .into_iter()
+        .find(|book| book.get_i32("_id").ok() == Some(7))
+        .unwrap();
+    assert_eq!(book.get_array("customers_purchased").unwrap().len(), 10);
+    assert_eq!(book.get_bool("has_extras").ok(), Some(true));
+
+    // Advised again: the stored arrays are short now, and the side collection is skipped.
+    let output = spillway(&["advise", "db", "--apply", "--yes"], directory.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "skipping extra_sales: the side collection of outlier sales.customers_purchased"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("no proposals"), "{text}");
+}
+
+#[test]
+fn advise_proposes_nothing_for_short_arrays_and_refuses_bad_input() {
+    let directory = tempfile::tempdir().unwrap();
+    write_sales(directory.path(), 5);
+    let output = spillway(&["advise", "db", "--apply", "--yes"], directory.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("no proposal: arrays stay small: the longest holds 5 elements"),
+        "{text}"
+    );
+    assert!(text.contains("no proposals"), "{text}");
+    assert!(!text.contains("applied"), "{text}");
+    assert!(stdout(&spillway(&["stats", "db"], directory.path())).contains("patterns: 0"));
+
+    let output = spillway(&["advise", "db", "nope"], directory.path());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("no collection 'nope' in db (collections: sales)"),
+        "{}",
+        stderr(&output)
+    );
+    let output = spillway(&["advise", "nowhere"], directory.path());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("no database in nowhere"));
+    let output = spillway(&["advise", "db", "--yes"], directory.path());
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn verify_reports_pattern_violations() {
+    let directory = tempfile::tempdir().unwrap();
+    write_sales(directory.path(), 30);
+    std::fs::write(
+        directory.path().join("policy.js"),
+        "db.sales.setPattern({ outlier: 'customers_purchased', threshold: 10 })\n",
+    )
+    .unwrap();
+    let output = spillway(&["run", "db", "policy.js"], directory.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+    // Break the layout behind the policy's back: an overflow document linked to no book.
+    {
+        let database = Database::open(directory.path().join("db")).unwrap();
+        database
+            .collection::<Document>("extra_sales")
+            .insert_one(
+                doc! { "sales_id": 999, "bucket": 0_i64, "customers_purchased_extra": ["x"] },
+            )
+            .run()
+            .unwrap();
+    }
+    let output = spillway(&["verify", "db"], directory.path());
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("pattern violation: extra_sales _id"),
+        "{text}"
+    );
+    assert!(text.contains("1 pattern violation(s)"), "{text}");
 }

@@ -2,6 +2,8 @@
 //! executor and printer as `spillway shell` and `spillway run`, and the transcript
 //! (statements, results, errors with their carets) is compared with a reviewed snapshot.
 
+use std::fmt::Write as _;
+
 use spillway::Database;
 use spillway_cli::shell::{Executor, RunOptions, Session, StringTranscript};
 
@@ -241,4 +243,121 @@ fn a_script_stops_at_its_first_error_unless_told_to_keep_going() {
     let summary = session.run(script, RunOptions { keep_going: true }, &mut transcript);
     assert_eq!(summary.statements_succeeded, 1);
     assert_eq!(summary.failed_lines, [1, 2]);
+}
+
+/// `customers_purchased` for books with `buyers` buyers, as a shell array literal.
+fn buyers(from: usize, to: usize) -> String {
+    let names: Vec<String> = (from..to).map(|n| format!("'user{n:02}'")).collect();
+    format!("[{}]", names.join(", "))
+}
+
+#[test]
+fn outlier_patterns_are_declared_listed_read_and_removed() {
+    insta::assert_snapshot!(transcript(&format!(
+        r#"
+db.sales.insertOne({{ _id: 1, title: 'Invisible Cities', customers_purchased: {small} }})
+db.sales.insertOne({{ _id: 2, title: 'The Wooden Amulet', customers_purchased: {large} }})
+show patterns
+db.sales.setPattern({{ outlier: "customers_purchased", threshold: 5, overflowCollection: "extra_sales", linkField: "book_id", flagField: "has_extras", bucketCapacity: 4 }})
+show patterns
+db.getPatterns()
+db.sales.findOne({{ _id: 2 }})
+db.extra_sales.find({{}}, {{ _id: 0 }})
+db.sales.arrayLength(2, "customers_purchased")
+db.sales.arrayLength(1, "customers_purchased")
+db.sales.arrayLength(404, "customers_purchased")
+db.sales.arrayPage(2, "customers_purchased", {{ skip: 4, limit: 3 }})
+db.sales.arrayPage(2, "customers_purchased")
+db.sales.findOne({{ _id: 2 }}, {{ title: 1, customers_purchased: 1 }}, {{ expand: true }})
+db.sales.find({{ customers_purchased: "user10" }}, {{ title: 1 }})
+db.sales.find({{ _id: 2 }}).expand()
+db.sales.updateOne({{ _id: 1 }}, {{ $push: {{ customers_purchased: {{ $each: ['user03', 'user04', 'user05'] }} }} }})
+db.sales.findOne({{ _id: 1 }})
+db.verifyPatterns()
+db.sales.removePattern("customers_purchased")
+show patterns
+db.sales.findOne({{ _id: 2 }})
+show collections
+"#,
+        small = buyers(0, 3),
+        large = buyers(0, 12),
+    )));
+}
+
+#[test]
+fn subset_patterns_keep_the_newest_and_archive_everything() {
+    insta::assert_snapshot!(transcript(
+        r#"
+db.products.insertOne({ _id: 1, name: 'Super Widget', reviews: [
+  { review_id: 4, review_author: 'Kristina', published_date: ISODate('2019-02-18') },
+  { review_id: 3, review_author: 'Trina', published_date: ISODate('2019-02-17') },
+  { review_id: 2, review_author: 'Pablo', published_date: ISODate('2019-02-15') },
+  { review_id: 1, review_author: 'Hans', published_date: ISODate('2017-12-06') }
+] })
+db.products.setPattern({ subset: "reviews", keep: 2, sortBy: { published_date: -1 }, archiveCollection: "review", linkField: "product_id", identity: "review_id" })
+db.getPatterns()
+db.products.findOne()
+db.review.countDocuments({ product_id: 1 })
+db.products.arrayLength(1, 'reviews')
+db.products.arrayPage(1, 'reviews', { skip: 2, limit: 5 })
+db.products.updateOne({ _id: 1 }, { $push: { reviews: { review_id: 5, review_author: 'Ana', published_date: ISODate('2019-03-01') } } })
+db.products.findOne({}, { reviews: 1 })
+db.products.find({ 'reviews.review_author': 'Hans' }, { name: 1 })
+db.verifyPatterns()
+db.review.drop()
+"#
+    ));
+}
+
+#[test]
+fn pattern_statement_errors_change_nothing() {
+    insta::assert_snapshot!(transcript(
+        r#"
+db.sales.insertOne({ _id: 1, customers_purchased: ['a', 'b'] })
+db.sales.setPattern({ outlier: "customers_purchased", treshold: 50 })
+db.sales.setPattern({ threshold: 50 })
+db.sales.setPattern({ outlier: "customers_purchased", subset: "customers_purchased" })
+db.sales.setPattern({ outlier: "customers_purchased", bucketCapacity: 10, unboundedBuckets: true })
+db.sales.setPattern({ outlier: 7 })
+db.sales.setPattern({ outlier: "customers_purchased", threshold: -1 })
+db.sales.setPattern({ outlier: "customers_purchased", threshold: 0 })
+db.sales.setPattern({ subset: "reviews", keep: 10, overflowCollection: "x" })
+db.sales.setPattern("customers_purchased")
+db.nothing.setPattern({ outlier: "customers_purchased" })
+db.sales.setPattern({ outlier: "customers_purchased", threshold: 1 })
+db.sales.setPattern({ outlier: "customers_purchased" })
+db.extra_sales.drop()
+db.sales.removePattern("title")
+db.sales.removePattern()
+db.sales.arrayPage(1, "customers_purchased", { offset: 1 })
+db.sales.arrayLength(1)
+db.sales.find().expand('yes')
+db.sales.findOne({}, {}, { expand: 1 })
+db.getPatterns(1)
+db.verifyPatterns().length
+show pattern
+show patterns
+db.sales.findOne()
+db.verifyPatterns()
+"#
+    ));
+}
+
+#[test]
+fn advise_reports_on_a_collection() {
+    let mut script = String::from("db.sales.insertMany([");
+    for book in 0..40 {
+        let count = if book == 7 { 400 } else { book % 6 };
+        write!(
+            script,
+            "{{ _id: {book}, customers_purchased: {} }},",
+            buyers(0, count)
+        )
+        .unwrap();
+    }
+    script.push_str("])\ndb.sales.advise()\ndb.empty.advise()\n");
+    let text = transcript(&script);
+    // The insert statement is long: keep only what follows it.
+    let advice = &text[text.find("> db.sales.advise()").unwrap()..];
+    insta::assert_snapshot!(advice);
 }

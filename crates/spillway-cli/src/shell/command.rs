@@ -6,7 +6,8 @@
 //! case in the parser that builds it and one in the executor that runs it. This module must
 //! never touch a database.
 
-use spillway::bson::Document;
+use spillway::Pattern;
+use spillway::bson::{Bson, Document};
 
 /// One parsed statement.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +24,12 @@ pub enum Command {
     ShowCollections,
     /// `it`: the next batch of the last `find`.
     More,
+    /// `show patterns`: the declared policies, one line each.
+    ShowPatterns,
+    /// `db.getPatterns()`: the declared policies as documents in `setPattern`'s syntax.
+    GetPatterns,
+    /// `db.verifyPatterns()`: every policy's invariants, one line per violation.
+    VerifyPatterns,
     /// `db.<collection>.<method>(...)` or `db.collection('<name>').<method>(...)`.
     Collection {
         /// The collection's name.
@@ -60,6 +67,8 @@ pub enum Operation {
         sort: Option<Document>,
         /// How many matching documents to pass over.
         skip: u64,
+        /// `{expand: true}`: the logical document, managed arrays whole.
+        expand: bool,
     },
     /// `updateOne` / `updateMany(filter, update, options)`.
     Update {
@@ -150,6 +159,33 @@ pub enum Operation {
     DropIndex(IndexSelector),
     /// `drop()`.
     Drop,
+    /// `setPattern({outlier: field, ...})` or `setPattern({subset: field, ...})`.
+    SetPattern(Pattern),
+    /// `removePattern(field)`.
+    RemovePattern {
+        /// The managed field whose policy goes.
+        field: String,
+    },
+    /// `arrayLength(id, field)`: the logical length of a managed (or plain) array.
+    ArrayLength {
+        /// The main document's `_id`.
+        id: Bson,
+        /// The array field.
+        field: String,
+    },
+    /// `arrayPage(id, field, {skip, limit})`: a page of a logical array.
+    ArrayPage {
+        /// The main document's `_id`.
+        id: Bson,
+        /// The array field.
+        field: String,
+        /// Elements passed over.
+        skip: usize,
+        /// Elements returned at most.
+        limit: usize,
+    },
+    /// `advise()`: the advisor's report on the collection's stored documents.
+    Advise,
 }
 
 impl Operation {
@@ -179,6 +215,11 @@ impl Operation {
             Operation::GetIndexes => "getIndexes",
             Operation::DropIndex(_) => "dropIndex",
             Operation::Drop => "drop",
+            Operation::SetPattern(_) => "setPattern",
+            Operation::RemovePattern { .. } => "removePattern",
+            Operation::ArrayLength { .. } => "arrayLength",
+            Operation::ArrayPage { .. } => "arrayPage",
+            Operation::Advise => "advise",
         }
     }
 }
@@ -198,6 +239,8 @@ pub struct FindQuery {
     pub limit: i64,
     /// `.explain()`: show the plan instead of the documents.
     pub explain: bool,
+    /// `{expand: true}` or `.expand()`: logical documents, managed arrays whole.
+    pub expand: bool,
 }
 
 /// Options of `findOneAndUpdate` and `findOneAndReplace`.

@@ -12,7 +12,8 @@ use spillway_doc::shell::Position;
 
 use super::command::{Command, FindAndModifyOptions, FindQuery, IndexSelector, Operation};
 use super::error::ShellError;
-use super::parse::{COLLECTION_METHODS, CURSOR_METHODS};
+use super::parse::{COLLECTION_METHODS, CURSOR_METHODS, DATABASE_METHODS};
+use crate::patterns;
 
 /// How many documents `find` and `it` show at a time (mongosh's default).
 pub const DEFAULT_BATCH_SIZE: usize = 20;
@@ -109,6 +110,38 @@ impl Executor {
                     .map_err(database_error)?,
             )
             .into()),
+            Command::ShowPatterns => {
+                let patterns = self.database.patterns();
+                if patterns.is_empty() {
+                    return Ok(Reply::Lines(vec!["no patterns".to_owned()]).into());
+                }
+                Ok(Reply::Lines(patterns.iter().map(patterns::describe).collect()).into())
+            }
+            Command::GetPatterns => Ok(Reply::Value(Bson::Array(
+                self.database
+                    .patterns()
+                    .iter()
+                    .map(|pattern| Bson::Document(patterns::pattern_document(pattern)))
+                    .collect(),
+            ))
+            .into()),
+            Command::VerifyPatterns => {
+                let violations = self.database.verify_patterns().map_err(database_error)?;
+                if violations.is_empty() {
+                    let checked = self.database.patterns().len();
+                    return Ok(Reply::Lines(vec![format!(
+                        "no violations ({checked} {} checked)",
+                        if checked == 1 { "policy" } else { "policies" }
+                    )])
+                    .into());
+                }
+                let mut lines: Vec<String> = violations
+                    .iter()
+                    .map(|violation| format!("violation: {violation}"))
+                    .collect();
+                lines.push(format!("{} violation(s)", violations.len()));
+                Ok(Reply::Lines(lines).into())
+            }
             Command::More => {
                 let Some(cursor) = self.open_cursor.take() else {
                     return Err(ShellError::usage(
@@ -156,7 +189,12 @@ impl Executor {
                 documents,
                 written_as_insert_one,
             } => {
-                let result = collection.insert_many(documents).run()?;
+                // The shell promises all or nothing (docs/cli.md); the facade's insert_many,
+                // like MongoDB's, keeps the documents before a failure unless it runs in a
+                // transaction, which aborts whole.
+                let result = self.database.transaction(|transaction| {
+                    collection.insert_many(documents).session(transaction).run()
+                })?;
                 let mut ids: Vec<(usize, Bson)> = result.inserted_ids.into_iter().collect();
                 ids.sort_by_key(|(index, _)| *index);
                 let inserted_ids: Document = ids
@@ -182,8 +220,12 @@ impl Executor {
                 projection,
                 sort,
                 skip,
+                expand,
             } => {
-                let mut action = collection.find_one(filter.clone()).skip(*skip);
+                let mut action = collection
+                    .find_one(filter.clone())
+                    .skip(*skip)
+                    .expand(*expand);
                 if let Some(sort) = sort {
                     action = action.sort(sort.clone());
                 }
@@ -340,6 +382,46 @@ impl Executor {
                 collection.drop().run()?;
                 Bson::Boolean(existed)
             }
+            Operation::SetPattern(pattern) => {
+                self.database.set_pattern(pattern.clone())?;
+                Bson::Document(doc! {
+                    "ok": 1,
+                    "pattern": patterns::pattern_document(pattern),
+                })
+            }
+            Operation::RemovePattern { field } => {
+                let removed = self
+                    .database
+                    .patterns()
+                    .into_iter()
+                    .find(|pattern| pattern.collection() == name && pattern.field() == field);
+                self.database.remove_pattern(name, field)?;
+                let mut reply = doc! { "ok": 1 };
+                if let Some(removed) = removed {
+                    reply.insert("removed", patterns::pattern_document(&removed));
+                }
+                Bson::Document(reply)
+            }
+            Operation::ArrayLength { id, field } => collection
+                .array_len(id.clone(), field)?
+                .map_or(Bson::Null, count_value),
+            Operation::ArrayPage {
+                id,
+                field,
+                skip,
+                limit,
+            } => collection
+                .array_page(id.clone(), field, *skip, *limit)?
+                .map_or(Bson::Null, Bson::Array),
+            Operation::Advise => {
+                let report = crate::advise::report(&collection).map_err(|error| match error {
+                    crate::advise::AdviseError::Database(error) => Failure::Database(error),
+                    other => Failure::Usage(other.to_string()),
+                })?;
+                return Ok(
+                    Reply::Lines(report.to_string().lines().map(str::to_owned).collect()).into(),
+                );
+            }
         };
         Ok(Reply::Value(reply).into())
     }
@@ -352,7 +434,8 @@ impl Executor {
         let mut action = collection
             .find(query.filter.clone())
             .skip(query.skip)
-            .limit(query.limit);
+            .limit(query.limit)
+            .expand(query.expand);
         if let Some(sort) = &query.sort {
             action = action.sort(sort.clone());
         }
@@ -440,7 +523,12 @@ fn help_lines() -> Vec<String> {
         format!("  collection methods: {}", COLLECTION_METHODS.join(", ")),
         format!("  after find(...): {}", CURSOR_METHODS.join(", ")),
         "  options as in mongosh: {upsert: true}, {arrayFilters: [...]}, {returnDocument: 'after'}, {unique: true}".to_owned(),
+        format!("  db.<method>(): {}", DATABASE_METHODS.join(", ")),
+        "  patterns: db.<coll>.setPattern({outlier: '<field>', threshold: 50, ...}) or ({subset: '<field>', keep: 10, sortBy: {...}, ...}),".to_owned(),
+        "            removePattern('<field>'), arrayLength(id, '<field>'), arrayPage(id, '<field>', {skip, limit}), advise(),".to_owned(),
+        "            findOne(filter, projection, {expand: true}), find(...).expand(): managed arrays whole".to_owned(),
         "  show collections                     list the collections".to_owned(),
+        "  show patterns                        list the pattern policies".to_owned(),
         "  it                                   the next batch of the last find".to_owned(),
         "  help                                 this text".to_owned(),
         "  exit, quit                           leave the shell".to_owned(),

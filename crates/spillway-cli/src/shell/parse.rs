@@ -14,6 +14,8 @@ use spillway_doc::shell::{Dialect, Expr, ExprKind, Parser, Position, Span, Token
 use super::command::{Command, FindAndModifyOptions, FindQuery, IndexSelector, Operation};
 use super::error::ShellError;
 use super::split::StatementSource;
+use crate::patterns::{OUTLIER_OPTIONS, SUBSET_OPTIONS};
+use spillway::Pattern;
 
 type Result<T> = std::result::Result<T, ShellError>;
 
@@ -38,7 +40,15 @@ pub const COLLECTION_METHODS: &[&str] = &[
     "getIndexes",
     "dropIndex",
     "drop",
+    "setPattern",
+    "removePattern",
+    "arrayLength",
+    "arrayPage",
+    "advise",
 ];
+
+/// The methods of `db` itself (besides `collection(...)` and `getCollection(...)`).
+pub const DATABASE_METHODS: &[&str] = &["getCollectionNames", "getPatterns", "verifyPatterns"];
 
 /// The methods that may follow `find(...)`.
 pub const CURSOR_METHODS: &[&str] = &[
@@ -50,6 +60,7 @@ pub const CURSOR_METHODS: &[&str] = &[
     "toArray",
     "pretty",
     "batchSize",
+    "expand",
 ];
 
 /// Parses one statement.
@@ -148,6 +159,7 @@ fn parse_show(
     }
     match topic {
         "collections" | "tables" => Ok(Command::ShowCollections),
+        "patterns" => Ok(Command::ShowPatterns),
         "dbs" | "databases" => Err(origin.usage(
             topic_span.start,
             "a spillway database is one directory: there is no list of databases \
@@ -155,7 +167,9 @@ fn parse_show(
         )),
         other => Err(origin.usage(
             topic_span.start,
-            format!("unknown 'show {other}': the shell knows 'show collections'"),
+            format!(
+                "unknown 'show {other}': the shell knows 'show collections' and 'show patterns'"
+            ),
         )),
     }
 }
@@ -258,6 +272,33 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
         ] => return Ok(Command::ShowCollections),
         [
             Link::Property {
+                name: "getPatterns",
+                ..
+            },
+            Link::Call { arguments: [], .. },
+        ] => return Ok(Command::GetPatterns),
+        [
+            Link::Property {
+                name: "verifyPatterns",
+                ..
+            },
+            Link::Call { arguments: [], .. },
+        ] => return Ok(Command::VerifyPatterns),
+        [
+            Link::Property {
+                name: name @ ("getCollectionNames" | "getPatterns" | "verifyPatterns"),
+                span,
+            },
+            Link::Call { .. },
+            ..,
+        ] => {
+            return Err(origin.usage(
+                span.start,
+                format!("db.{name}() takes no arguments and nothing can follow it"),
+            ));
+        }
+        [
+            Link::Property {
                 name: "collection" | "getCollection",
                 span,
             },
@@ -356,7 +397,7 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
         values: arguments,
         call_end: call_span.end,
     };
-    let operation = parse_operation(origin, method, method_span, &arguments)?;
+    let operation = parse_operation(origin, &collection, method, method_span, &arguments)?;
     let operation = match operation {
         Operation::Find(query) => {
             Operation::Find(apply_cursor_methods(origin, query, cursor_links)?)
@@ -381,8 +422,12 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
     })
 }
 
+/// How many elements `arrayPage` returns without `{limit: n}` (mongosh's batch size).
+pub const DEFAULT_ARRAY_PAGE: u64 = 20;
+
 fn parse_operation(
     origin: &Origin,
+    collection: &str,
     method: &str,
     method_span: Span,
     arguments: &Arguments<'_>,
@@ -426,11 +471,12 @@ fn parse_operation(
                 ..FindQuery::default()
             };
             if let Some(mut options) =
-                arguments.options(2, &["sort", "skip", "limit", "projection"])?
+                arguments.options(2, &["sort", "skip", "limit", "projection", "expand"])?
             {
                 query.sort = options.document("sort")?;
                 query.skip = options.count("skip")?.unwrap_or(0);
                 query.limit = options.integer("limit")?.unwrap_or(0);
+                query.expand = options.bool("expand")?.unwrap_or(false);
                 if let Some(projection) = options.document("projection")? {
                     query.projection = Some(projection);
                 }
@@ -443,9 +489,13 @@ fn parse_operation(
             let mut projection = arguments.optional_document(1, "a projection")?;
             let mut sort = None;
             let mut skip = 0;
-            if let Some(mut options) = arguments.options(2, &["sort", "skip", "projection"])? {
+            let mut expand = false;
+            if let Some(mut options) =
+                arguments.options(2, &["sort", "skip", "projection", "expand"])?
+            {
                 sort = options.document("sort")?;
                 skip = options.count("skip")?.unwrap_or(0);
+                expand = options.bool("expand")?.unwrap_or(false);
                 if let Some(given) = options.document("projection")? {
                     projection = Some(given);
                 }
@@ -455,6 +505,7 @@ fn parse_operation(
                 projection,
                 sort,
                 skip,
+                expand,
             }
         }
         "updateOne" | "updateMany" => {
@@ -588,6 +639,45 @@ fn parse_operation(
             arguments.at_most(0)?;
             Operation::Drop
         }
+        "setPattern" => {
+            arguments.at_most(1)?;
+            Operation::SetPattern(arguments.pattern(0, collection)?)
+        }
+        "removePattern" => {
+            arguments.at_most(1)?;
+            Operation::RemovePattern {
+                field: arguments.field_name(0)?,
+            }
+        }
+        "arrayLength" => {
+            arguments.at_most(2)?;
+            Operation::ArrayLength {
+                id: arguments.required(0, "the document's _id")?,
+                field: arguments.field_name(1)?,
+            }
+        }
+        "arrayPage" => {
+            arguments.at_most(3)?;
+            let id = arguments.required(0, "the document's _id")?;
+            let field = arguments.field_name(1)?;
+            let mut skip = 0;
+            let mut limit = DEFAULT_ARRAY_PAGE;
+            if let Some(mut options) = arguments.options(2, &["skip", "limit"])? {
+                skip = options.count("skip")?.unwrap_or(0);
+                limit = options.count("limit")?.unwrap_or(DEFAULT_ARRAY_PAGE);
+            }
+            let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+            Operation::ArrayPage {
+                id,
+                field,
+                skip: to_usize(skip),
+                limit: to_usize(limit),
+            }
+        }
+        "advise" => {
+            arguments.at_most(0)?;
+            Operation::Advise
+        }
         other => {
             return Err(origin.usage(
                 method_span.start,
@@ -688,6 +778,14 @@ fn apply_cursor_methods(
                 query.explain = true;
             }
             "toArray" | "pretty" => arguments.at_most(0)?,
+            "expand" => {
+                arguments.at_most(1)?;
+                query.expand = match arguments.value(0)? {
+                    None => true,
+                    Some(Bson::Boolean(expand)) => expand,
+                    Some(other) => return Err(arguments.wrong_type(0, "true or false", &other)),
+                };
+            }
             other => {
                 return Err(origin.usage(
                     method_span.start,
@@ -877,6 +975,106 @@ impl Arguments<'_> {
         }))
     }
 
+    /// A field name given as a string.
+    fn field_name(&self, index: usize) -> Result<String> {
+        match self.required(index, "a field name")? {
+            Bson::String(field) if !field.is_empty() => Ok(field),
+            other => Err(self.wrong_type(index, "a field name as a non-empty string", &other)),
+        }
+    }
+
+    /// `setPattern`'s argument: `{outlier: field, ...}` or `{subset: field, ...}`, every
+    /// option known to the kind, each of the right type.
+    fn pattern(&self, index: usize, collection: &str) -> Result<Pattern> {
+        const USAGE: &str = "{outlier: '<field>', threshold, overflowCollection, linkField, \
+             flagField, overflowField, bucketCapacity | unboundedBuckets} or {subset: '<field>', \
+             keep, sortBy, archiveCollection, linkField, identity}";
+        let given = match self.required(index, &format!("a policy such as {USAGE}"))? {
+            Bson::Document(given) => given,
+            other => return Err(self.wrong_type(index, &format!("a policy {USAGE}"), &other)),
+        };
+        let is_outlier = given.contains_key("outlier");
+        let is_subset = given.contains_key("subset");
+        let supported = match (is_outlier, is_subset) {
+            (true, false) => OUTLIER_OPTIONS,
+            (false, true) => SUBSET_OPTIONS,
+            (true, true) => {
+                return Err(self.usage(
+                    index,
+                    format!(
+                        "{}: give either 'outlier' or 'subset', not both: {USAGE}",
+                        self.method
+                    ),
+                ));
+            }
+            (false, false) => {
+                return Err(self.usage(
+                    index,
+                    format!(
+                        "{}: the policy needs 'outlier: <field>' or 'subset: <field>': {USAGE}",
+                        self.method
+                    ),
+                ));
+            }
+        };
+        let mut options = self
+            .options(index, supported)?
+            .expect("the argument is a document");
+        let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        if is_outlier {
+            let field = options.field("outlier")?;
+            let mut pattern = Pattern::outlier(collection, &field);
+            if let Some(threshold) = options.count("threshold")? {
+                pattern = pattern.threshold(to_usize(threshold));
+            }
+            if let Some(name) = options.string("overflowCollection")? {
+                pattern = pattern.overflow_collection(&name);
+            }
+            if let Some(name) = options.string("linkField")? {
+                pattern = pattern.link_field(&name);
+            }
+            if let Some(name) = options.string("flagField")? {
+                pattern = pattern.flag_field(&name);
+            }
+            if let Some(name) = options.string("overflowField")? {
+                pattern = pattern.overflow_field(&name);
+            }
+            let capacity = options.count("bucketCapacity")?;
+            let unbounded = options.bool("unboundedBuckets")?.unwrap_or(false);
+            match (capacity, unbounded) {
+                (Some(_), true) => {
+                    return Err(options.refuse(
+                        "unboundedBuckets",
+                        "give either bucketCapacity or unboundedBuckets: true, not both",
+                    ));
+                }
+                (Some(capacity), false) => pattern = pattern.bucket_capacity(to_usize(capacity)),
+                (None, true) => pattern = pattern.unbounded_buckets(),
+                (None, false) => {}
+            }
+            Ok(pattern.into())
+        } else {
+            let field = options.field("subset")?;
+            let mut pattern = Pattern::subset(collection, &field);
+            if let Some(keep) = options.count("keep")? {
+                pattern = pattern.keep(to_usize(keep));
+            }
+            if let Some(sort) = options.document("sortBy")? {
+                pattern = pattern.sort_by(sort);
+            }
+            if let Some(name) = options.string("archiveCollection")? {
+                pattern = pattern.archive_collection(&name);
+            }
+            if let Some(name) = options.string("linkField")? {
+                pattern = pattern.link_field(&name);
+            }
+            if let Some(name) = options.string("identity")? {
+                pattern = pattern.identity(&name);
+            }
+            Ok(pattern.into())
+        }
+    }
+
     fn find_and_modify_options(&self, index: usize, update: bool) -> Result<FindAndModifyOptions> {
         let mut supported = vec![
             "sort",
@@ -972,6 +1170,17 @@ impl Options<'_> {
             None => Ok(None),
             Some(Bson::String(value)) => Ok(Some(value)),
             Some(other) => Err(self.wrong_type(option, "a string", &other)),
+        }
+    }
+
+    /// A required field name.
+    fn field(&mut self, option: &str) -> Result<String> {
+        match self.document.remove(option) {
+            Some(Bson::String(field)) if !field.is_empty() => Ok(field),
+            Some(other) => {
+                Err(self.wrong_type(option, "a field name as a non-empty string", &other))
+            }
+            None => Err(self.refuse(option, "missing")),
         }
     }
 
