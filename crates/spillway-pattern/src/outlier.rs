@@ -141,6 +141,25 @@ impl<'p> Outlier<'p> {
         )
     }
 
+    /// The last overflow bucket of `link`, found through the side index.
+    fn last_bucket<R: ReadBackend>(
+        &self,
+        backend: &R,
+        link: &Bson,
+    ) -> Result<Option<Document>, R::Error> {
+        Ok(backend
+            .find(
+                self.side(),
+                &Query {
+                    filter: doc! { self.link(): link.clone() },
+                    sort: Some(doc! { BUCKET_FIELD: -1 }),
+                    limit: Some(1),
+                    ..Query::default()
+                },
+            )?
+            .pop())
+    }
+
     fn elements_of<'b>(
         &self,
         link: &Bson,
@@ -264,17 +283,7 @@ impl<'p> Outlier<'p> {
         }
         let link = main.get("_id").cloned().unwrap_or(Bson::Null);
         let last = if flagged {
-            backend
-                .find(
-                    self.side(),
-                    &Query {
-                        filter: doc! { self.link(): link.clone() },
-                        sort: Some(doc! { BUCKET_FIELD: -1 }),
-                        limit: Some(1),
-                        ..Query::default()
-                    },
-                )?
-                .pop()
+            self.last_bucket(backend, &link)?
         } else {
             None
         };
@@ -326,18 +335,7 @@ impl<'p> Outlier<'p> {
             return Ok(main);
         }
         let link = stored.get("_id").cloned().unwrap_or(Bson::Null);
-        let last = backend
-            .find(
-                self.side(),
-                &Query {
-                    filter: doc! { self.link(): link.clone() },
-                    sort: Some(doc! { BUCKET_FIELD: -1 }),
-                    limit: Some(1),
-                    ..Query::default()
-                },
-            )?
-            .pop();
-        let Some(last) = last else {
+        let Some(last) = self.last_bucket(backend, &link)? else {
             return Ok(main);
         };
         let in_last = self.elements_of(&link, &last)?.len() as u64;

@@ -104,17 +104,22 @@ pub(crate) fn query_stored(
             execution.fill(reader, filter, missing, &mut matches)?;
         }
     }
-    let mut matches: Vec<Match> = matches.into_iter().skip(skip).collect();
-    if let Some(limit) = limit {
-        matches.truncate(limit);
-    }
     Ok(QueryRun {
-        matches,
+        matches: skip_and_limit(matches, skip, limit),
         keys_examined: execution.keys_examined,
         docs_examined: execution.docs_examined,
         plan,
         described: None,
     })
+}
+
+/// The matches left after skipping `skip` and keeping at most `limit`.
+pub(crate) fn skip_and_limit(matches: Vec<Match>, skip: usize, limit: Option<usize>) -> Vec<Match> {
+    let mut matches: Vec<Match> = matches.into_iter().skip(skip).collect();
+    if let Some(limit) = limit {
+        matches.truncate(limit);
+    }
+    matches
 }
 
 /// Sorts matches stably by `sort`.

@@ -253,12 +253,8 @@ pub(crate) fn query(
         ops::sort_matches(&mut matches, sort)?;
     }
     let skip = usize::try_from(skip).unwrap_or(usize::MAX);
-    let mut matches: Vec<Match> = matches.into_iter().skip(skip).collect();
-    if let Some(limit) = limit {
-        matches.truncate(limit);
-    }
     Ok(QueryRun {
-        matches,
+        matches: ops::skip_and_limit(matches, skip, limit),
         keys_examined: execution.keys_examined,
         docs_examined: execution.docs_examined,
         plan,
@@ -390,10 +386,7 @@ fn index_union(
         ops::sort_matches(&mut matches, sort)?;
     }
     let skip = usize::try_from(skip).unwrap_or(usize::MAX);
-    let mut matches: Vec<Match> = matches.into_iter().skip(skip).collect();
-    if let Some(limit) = limit {
-        matches.truncate(limit);
-    }
+    let matches = ops::skip_and_limit(matches, skip, limit);
     let described = bson::doc! {
         "stage": "PATTERN_UNION",
         "policy": format!("{} {}.{}", policy.pattern.kind(), collection, policy.pattern.field()),
@@ -953,34 +946,28 @@ fn check_new_policy(txn: &WriteTxn, pattern: &Pattern) -> Result<()> {
         if same_policy(known, pattern) {
             return refuse("the field already has a policy".to_string());
         }
-        if known.side_collection() == pattern.side_collection() {
-            return refuse(format!(
-                "side collection '{}' already belongs to the policy on {}.{}",
-                pattern.side_collection(),
-                known.collection(),
-                known.field()
-            ));
-        }
-        if known.side_collection() == pattern.collection() {
-            return refuse(format!(
-                "'{}' is the side collection of the policy on {}.{}",
-                pattern.collection(),
-                known.collection(),
-                known.field()
-            ));
-        }
-        if known.collection() == pattern.side_collection() {
-            return refuse(format!(
-                "side collection '{}' is the main collection of another policy",
+        let owner = format!("the policy on {}.{}", known.collection(), known.field());
+        let clash = if known.side_collection() == pattern.side_collection() {
+            Some(format!(
+                "side collection '{}' already belongs to {owner}",
                 pattern.side_collection()
-            ));
+            ))
+        } else if known.side_collection() == pattern.collection() {
+            Some(format!(
+                "'{}' is the side collection of {owner}",
+                pattern.collection()
+            ))
+        } else if known.collection() == pattern.side_collection() {
+            Some(format!(
+                "side collection '{}' is the main collection of {owner}",
+                pattern.side_collection()
+            ))
+        } else {
+            None
+        };
+        if let Some(clash) = clash {
+            return refuse(clash);
         }
-    }
-    if catalog.has_policies(pattern.side_collection()) {
-        return refuse(format!(
-            "side collection '{}' is the main collection of another policy",
-            pattern.side_collection()
-        ));
     }
     // A side collection that already holds documents is adopted: the migration reads the
     // overflow of flagged main documents (outlier) or every archive document linked to a main
