@@ -117,7 +117,8 @@ fn compaction_frees_dead_bytes_and_keeps_every_document() {
     assert!(database.verify().unwrap().is_clean());
 }
 
-/// Flips one byte of the first occurrence of `marker` in any segment file of `directory`.
+/// Flips one byte (the sixth) of the first occurrence of `marker` in any segment file of
+/// `directory`.
 fn damage_segment_bytes(directory: &std::path::Path, marker: &[u8]) {
     for entry in std::fs::read_dir(directory).unwrap() {
         let path = entry.unwrap().path();
@@ -126,7 +127,7 @@ fn damage_segment_bytes(directory: &std::path::Path, marker: &[u8]) {
         }
         let mut bytes = std::fs::read(&path).unwrap();
         if let Some(position) = bytes.windows(marker.len()).position(|w| w == marker) {
-            bytes[position] ^= 0xff;
+            bytes[position + 5] ^= 0xff;
             std::fs::write(&path, bytes).unwrap();
             return;
         }
@@ -148,7 +149,11 @@ fn repair_drops_a_damaged_document_and_rebuilds_its_indexes() {
         // replay, so only that document is lost and its index entries are left behind.
         database.checkpoint().unwrap();
     }
-    damage_segment_bytes(directory.path(), b"DAMAGED-TITLE-MARKER");
+    // The title as BSON stores it in the document (length prefix 21, then the bytes), not as
+    // the title index's key encodes it: the damage must hit the document's value.
+    let mut stored_title = vec![21, 0, 0, 0];
+    stored_title.extend_from_slice(b"DAMAGED-TITLE-MARKER");
+    damage_segment_bytes(directory.path(), &stored_title);
 
     let report = Database::repair(directory.path(), &DatabaseOptions::default()).unwrap();
     assert!(report.checkpoint_used, "{report:?}");
