@@ -433,6 +433,33 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// Whether the logical array `field` of a stored main document holds `value`, answered
+    /// without expanding it (outlier policies: the main array, then an indexed count on the
+    /// overflow); `None` when that is not possible (a subset, whose elements are archive
+    /// documents; a value a query cannot test), for the caller to expand instead.
+    ///
+    /// # Errors
+    /// The backend's.
+    pub fn contains<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &Document,
+        field: &str,
+        value: &Bson,
+    ) -> Result<Option<bool>, R::Error> {
+        let Some(policy) = self
+            .policies
+            .iter()
+            .find(|policy| policy.pattern.field == field)
+        else {
+            return Ok(None);
+        };
+        match Layout::of(&policy.pattern) {
+            Layout::Outlier(outlier) => outlier.contains(backend, stored, value),
+            Layout::Subset(_) => Ok(None),
+        }
+    }
+
     /// Deletes a stored main document and every side document of its policies.
     ///
     /// # Errors

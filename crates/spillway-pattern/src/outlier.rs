@@ -16,6 +16,7 @@
 //! in the seed.
 
 use bson::{Bson, Document, doc, oid::ObjectId};
+use spillway_doc::compare::values_equal;
 
 use crate::backend::{Query, ReadBackend, Write};
 use crate::error::PatternError;
@@ -318,6 +319,41 @@ impl<'p> Outlier<'p> {
             });
         }
         Ok(true)
+    }
+
+    /// Whether the logical array of a stored main document holds an element equal to
+    /// `value` (MongoDB's equality): the main array is checked in memory, the overflow with
+    /// one count query on the link and the overflow field, which an index on the overflow
+    /// field answers without reading every bucket. `None` for a value a query cannot test for
+    /// equality alone (an array, `null`, a regular expression, a document with `$` keys).
+    pub(crate) fn contains<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &Document,
+        value: &Bson,
+    ) -> Result<Option<bool>, R::Error> {
+        let queryable = match value {
+            Bson::Array(_) | Bson::Null | Bson::RegularExpression(_) | Bson::Undefined => false,
+            Bson::Document(document) => document.keys().all(|key| !key.starts_with('$')),
+            _ => true,
+        };
+        if !queryable {
+            return Ok(None);
+        }
+        if let Some(Bson::Array(items)) = stored.get(self.field())
+            && items.iter().any(|item| values_equal(item, value))
+        {
+            return Ok(Some(true));
+        }
+        if !self.is_flagged(stored) {
+            return Ok(Some(false));
+        }
+        let link = stored.get("_id").cloned().unwrap_or(Bson::Null);
+        let found = backend.count(
+            self.side(),
+            &doc! { self.link(): link, self.overflow_field: value.clone() },
+        )?;
+        Ok(Some(found > 0))
     }
 
     /// The logical length of a stored main document's array, reading at most the last

@@ -596,7 +596,13 @@ pub(crate) fn apply_update(
     engine.check_update(&update.operations())?;
     let stored = ops::decode(&found.bytes)?;
     let context = ApplyContext::new(now);
-    if let Some(appends) = update.split_appends(&engine.managed_fields()) {
+    let appends = match update.split_appends(&engine.managed_fields()) {
+        Some(appends) => {
+            with_absent_values(&engine, &ReaderBackend { reader: &*txn }, &stored, appends)?
+        }
+        None => None,
+    };
+    if let Some(appends) = appends {
         let mut main = stored.clone();
         let rest = appends
             .rest
@@ -634,6 +640,39 @@ pub(crate) fn apply_update(
     check_nesting(&logical).map_err(Error::document)?;
     let after = engine.rewrite(&mut TxnBackend { txn, store }, &stored, logical)?;
     Ok(Some(after))
+}
+
+/// Turns the `$addToSet`s of an append-only update into plain appends of the values the
+/// logical arrays do not hold yet, each membership answered by the engine without expanding
+/// the array; `None` (take the general path) when the engine cannot answer one, or when a
+/// target array is missing (`$addToSet` then creates it, which the general path does).
+fn with_absent_values(
+    engine: &Engine<'_>,
+    backend: &ReaderBackend<'_>,
+    stored: &Document,
+    mut appends: spillway_doc::update::Appends,
+) -> Result<Option<spillway_doc::update::Appends>> {
+    for (field, candidates) in std::mem::take(&mut appends.add_to_set) {
+        if !matches!(stored.get(field.as_str()), Some(Bson::Array(_))) {
+            return Ok(None);
+        }
+        let mut absent: Vec<Bson> = Vec::new();
+        for value in candidates {
+            if absent
+                .iter()
+                .any(|known| spillway_doc::compare::values_equal(known, &value))
+            {
+                continue;
+            }
+            match engine.contains(backend, stored, &field, &value)? {
+                Some(true) => {}
+                Some(false) => absent.push(value),
+                None => return Ok(None),
+            }
+        }
+        appends.values.push((field, absent));
+    }
+    Ok(Some(appends))
 }
 
 /// Deletes a main document of a collection with policies, with its side documents.

@@ -590,3 +590,53 @@ fn an_empty_push_creates_a_missing_array_and_fails_on_a_scalar() {
     );
     assert!(db.verify_patterns().unwrap().is_empty());
 }
+
+#[test]
+fn add_to_set_checks_membership_across_main_and_buckets_without_expanding() {
+    let db = Database::open_in_memory().unwrap();
+    seed_outlier(&db, false);
+    let sales = db.collection::<Document>("sales");
+    // user999 sits in the last bucket, user05 in the main array: nothing to add.
+    let unchanged = sales
+        .update_one(
+            doc! { "_id": 2 },
+            doc! { "$addToSet": { "customers_purchased": { "$each": ["user999", "user05"] } } },
+        )
+        .run()
+        .unwrap();
+    assert_eq!(unchanged.modified_count, 0);
+    let added = sales
+        .update_one(
+            doc! { "_id": 2 },
+            doc! { "$addToSet": { "customers_purchased": { "$each": ["new1", "user500", "new1", "new2"] } } },
+        )
+        .run()
+        .unwrap();
+    assert_eq!(added.modified_count, 1);
+    let mut expected = buyers(0..1000);
+    expected.push(Bson::String("new1".into()));
+    expected.push(Bson::String("new2".into()));
+    assert_eq!(
+        expanded(&db, "sales", 2)
+            .get_array("customers_purchased")
+            .unwrap(),
+        &expected
+    );
+    // Numbers compare by value, as MongoDB's $addToSet does: 7 and 7.0 are the same element.
+    sales
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$addToSet": { "customers_purchased": 7 } },
+        )
+        .run()
+        .unwrap();
+    let again = sales
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$addToSet": { "customers_purchased": 7.0 } },
+        )
+        .run()
+        .unwrap();
+    assert_eq!(again.modified_count, 0);
+    assert!(db.verify_patterns().unwrap().is_empty());
+}

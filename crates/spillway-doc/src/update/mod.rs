@@ -97,8 +97,11 @@ impl Default for ApplyContext {
 /// An update split by [`Update::split_appends`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Appends {
-    /// The values appended to each array field, in the update's order of application.
+    /// The values appended to each array field (`$push`), in the update's order of
+    /// application.
     pub values: Vec<(String, Vec<Bson>)>,
+    /// The values appended to each array field that does not hold them yet (`$addToSet`).
+    pub add_to_set: Vec<(String, Vec<Bson>)>,
     /// Every other operation of the update (possibly none).
     pub rest: Update,
 }
@@ -193,21 +196,31 @@ impl Update {
     /// that keeps those arrays elsewhere (spillway-pattern's fast path).
     ///
     /// Returns `None` unless every operation on those fields is a `$push` without
-    /// `$position`, `$sort` or `$slice` (`$each` is fine) on the field itself, no other
-    /// operation touches them (a `$rename` to or from them included), and the rest of the
-    /// update has no positional operator (whose element the query would have to find in the
-    /// whole array). Then applying [`Appends::rest`] to the document and appending
-    /// [`Appends::values`] to the arrays, which must exist and be arrays, gives the same
-    /// result as applying the whole update. A replacement is never split.
+    /// `$position`, `$sort` or `$slice` (`$each` is fine) or an `$addToSet` on the field
+    /// itself, no other operation touches them (a `$rename` to or from them included), and the
+    /// rest of the update has no positional operator (whose element the query would have to
+    /// find in the whole array). Then applying [`Appends::rest`] to the document, appending
+    /// [`Appends::values`], and appending those of [`Appends::add_to_set`] that the array does
+    /// not hold yet (each once), to arrays that must exist, gives the same result as applying
+    /// the whole update. A replacement is never split.
     pub fn split_appends(&self, fields: &[&str]) -> Option<Appends> {
         let Kind::Operators(operators) = &self.kind else {
             return None;
         };
         let managed = |dotted: &str| fields.contains(&head(dotted));
         let mut values: Vec<(String, Vec<Bson>)> = Vec::new();
+        let mut add_to_set: Vec<(String, Vec<Bson>)> = Vec::new();
         let mut rest = Vec::new();
+        let on_the_field =
+            |field: &FieldUpdate| field.path.parts.len() == 1 && field.path.is_plain();
         for field in &operators.fields {
             match &field.action {
+                Action::AddToSet(candidates) if managed(&field.path.dotted) => {
+                    if !on_the_field(field) {
+                        return None;
+                    }
+                    add_to_set.push((field.path.dotted.clone(), candidates.clone()));
+                }
                 Action::Push(push) if managed(&field.path.dotted) => {
                     let plain = push.position.is_none()
                         && push.sort.is_none()
@@ -225,11 +238,12 @@ impl Update {
                 _ => rest.push(field.clone()),
             }
         }
-        if values.is_empty() {
+        if values.is_empty() && add_to_set.is_empty() {
             return None;
         }
         Some(Appends {
             values,
+            add_to_set,
             rest: Update {
                 kind: Kind::Operators(OperatorUpdate {
                     fields: rest,
