@@ -46,6 +46,11 @@ pub struct ExportArgs {
     /// Export only the documents matching this filter, in shell syntax: '{year: {$gt: 2000}}'.
     #[arg(long, value_name = "FILTER")]
     query: Option<String>,
+    /// Export logical documents: every array a pattern policy manages whole, read back from
+    /// its side collection, without the policy's flags. By default the stored documents are
+    /// exported, as `find` returns them.
+    #[arg(long)]
+    logical: bool,
 }
 
 /// Runs `spillway export`.
@@ -78,7 +83,7 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
     if args.format == ExportFormat::Json {
         out.write_all(b"[")?;
     }
-    for document in collection.find(filter).run()? {
+    for document in collection.find(filter).expand(args.logical).run()? {
         let text = to_json(&Bson::Document(document?));
         match args.format {
             ExportFormat::Ndjson => writeln!(out, "{text}")?,

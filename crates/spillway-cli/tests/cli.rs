@@ -627,3 +627,27 @@ fn verify_reports_pattern_violations() {
     );
     assert!(text.contains("1 pattern violation(s)"), "{text}");
 }
+
+#[test]
+fn export_writes_stored_or_logical_documents() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(
+        directory.path().join("book.js"),
+        "db.sales.insertOne({ _id: 2, customers_purchased: [] })\n\
+         db.sales.setPattern({ outlier: 'customers_purchased', threshold: 2, linkField: 'book_id' })\n\
+         db.sales.updateOne({ _id: 2 }, { $push: { customers_purchased: { $each: ['a', 'b', 'c', 'd'] } } })\n",
+    )
+    .unwrap();
+    let output = spillway(&["run", "db", "book.js"], directory.path());
+    assert!(output.status.success(), "{}", stdout(&output));
+    let stored = spillway(&["export", "db", "sales"], directory.path());
+    assert_eq!(
+        stdout(&stored).trim(),
+        r#"{"_id":2,"customers_purchased":["a","b"],"has_extras":true}"#
+    );
+    let logical = spillway(&["export", "db", "sales", "--logical"], directory.path());
+    assert_eq!(
+        stdout(&logical).trim(),
+        r#"{"_id":2,"customers_purchased":["a","b","c","d"]}"#
+    );
+}
