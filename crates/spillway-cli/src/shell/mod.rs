@@ -8,7 +8,7 @@
 //! | split | [`split`] | input text → statement texts with their positions (and "is the input complete?") |
 //! | parse | [`parse`] | statement text → [`Command`], arguments evaluated to BSON |
 //! | execute | [`execute`] | [`Command`] → [`Outcome`] through the `spillway` facade |
-//! | print | [`print`] | [`Outcome`] → text in mongosh's style |
+//! | print | [`mod@print`] | [`Outcome`] → text in mongosh's style |
 //! | session | [`session`] | the loop over statements, shared by the interactive shell, `spillway run` and the tests |
 //!
 //! Literals and the expression grammar come from `spillway_doc::shell`. Nothing here reads
