@@ -283,13 +283,13 @@ impl<'a> Lexer<'a> {
         rest.next()
     }
 
-    /// Consumes one character, keeping line and column up to date. `\r\n` counts as one
-    /// line break.
+    /// Consumes one character, keeping line and column up to date. Positions count lines at
+    /// `\n` only, as every tool that shows the offending line does (`\r\n` is one break; a
+    /// lone `\r` moves neither line nor column).
     fn bump(&mut self) -> Option<char> {
         let c = self.peek()?;
         self.position.offset += c.len_utf8();
-        let starts_new_line = c == '\n' || (c == '\r' && self.peek() != Some('\n'));
-        if starts_new_line {
+        if c == '\n' {
             self.position.line += 1;
             self.position.column = 1;
         } else if c != '\r' {
