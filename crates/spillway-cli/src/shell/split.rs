@@ -45,7 +45,11 @@ enum Context {
 pub fn split_statements(source: &str) -> Split<'_> {
     let mut statements = Vec::new();
     let mut context = Context::Code;
-    let mut depth: i64 = 0;
+    // The brackets still open, innermost last; `broken` once a closer does not match (no
+    // later line can complete such a statement, so it ends at its line and the parser
+    // reports the mismatch).
+    let mut open: Vec<char> = Vec::new();
+    let mut broken = false;
     let mut position = Position::START;
     // The statement being read: where it started, and the end of its last significant
     // character.
@@ -139,22 +143,35 @@ pub fn split_statements(source: &str) -> Split<'_> {
             context = Context::BlockComment;
             continue;
         }
-        if c == ';' && depth <= 0 {
+        if c == ';' && (open.is_empty() || broken) {
             finish(source, &mut current, &mut statements);
-            depth = 0;
+            open.clear();
+            broken = false;
             last_significant = ';';
             newline_since_significant = false;
             continue;
         }
         let continues = c == '.' || last_significant == '.';
-        if newline_since_significant && depth <= 0 && !continues {
+        if newline_since_significant && (open.is_empty() || broken) && !continues {
             finish(source, &mut current, &mut statements);
-            depth = 0;
+            open.clear();
+            broken = false;
         }
         newline_since_significant = false;
         match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
+            '(' | '[' | '{' => open.push(c),
+            ')' | ']' | '}' => {
+                let opener = match c {
+                    ')' => '(',
+                    ']' => '[',
+                    _ => '{',
+                };
+                if open.last() == Some(&opener) {
+                    open.pop();
+                } else {
+                    broken = true;
+                }
+            }
             '"' | '\'' | '`' => context = Context::String(c),
             '/' => context = Context::Regex { in_class: false },
             _ => {}
@@ -165,7 +182,7 @@ pub fn split_statements(source: &str) -> Split<'_> {
         extend(&mut current, position.offset);
         last_significant = c;
     }
-    let complete = depth <= 0 && context != Context::BlockComment;
+    let complete = (open.is_empty() || broken) && context != Context::BlockComment;
     finish(source, &mut current, &mut statements);
     Split {
         statements,
@@ -236,6 +253,17 @@ mod tests {
             &[("db.a.insertOne({\n  x: [1,", 1, 1)],
             false,
         );
+    }
+
+    #[test]
+    fn a_mismatched_bracket_ends_the_statement_at_its_line() {
+        // `[1, 2}` can never be completed by more lines: the statement ends here and the
+        // parser reports the mismatch, instead of swallowing the lines that follow.
+        let split = split_statements("db.a.insertOne({ a: [1, 2}\nshow collections");
+        assert!(split.complete);
+        let texts: Vec<&str> = split.statements.iter().map(|s| s.text).collect();
+        assert_eq!(texts, ["db.a.insertOne({ a: [1, 2}", "show collections"]);
+        assert!(!is_complete("db.a.insertOne({ a: [1, 2]"));
     }
 
     #[test]
