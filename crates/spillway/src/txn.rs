@@ -6,8 +6,9 @@
 //!   `db.transaction`) per keyspace over a `Published` base, answers reads with its own
 //!   writes applied, and turns everything, catalog changes included, into one `WriteBatch`.
 //!
-//! Every logical write of the facade goes through `WriteTxn`; this is the seam where the
-//! pattern layer will intercept writes. This module must never commit anything itself, and
+//! Every logical write of the facade goes through `WriteTxn`, the pattern engine's side
+//! documents included (`patterned::TxnBackend` stages its batches here), so a logical write
+//! commits as one store batch. This module must never commit anything itself, and
 //! never let a read see a write of another uncommitted transaction.
 
 use std::borrow::Cow;
