@@ -561,12 +561,17 @@ mod tests {
     fn each_bucket_owns_only_its_own_elements() {
         // Splitting a vector off its tail again and again left every chunk holding the
         // capacity of everything after it: a 200,000-element insert took 22 GB.
-        let pattern: Pattern = Pattern::outlier("books", "buyers").bucket_capacity(100).into();
+        let pattern: Pattern = Pattern::outlier("books", "buyers")
+            .bucket_capacity(100)
+            .into();
         let outlier = Outlier::of(&pattern).expect("an outlier policy");
         let elements: Vec<Bson> = (0..1_050).map(Bson::Int32).collect();
         let chunks = outlier.chunks(elements);
         assert_eq!(chunks.len(), 11);
         assert!(chunks.iter().all(|chunk| chunk.capacity() <= 100));
-        assert_eq!(chunks[10], (1_000..1_050).map(Bson::Int32).collect::<Vec<_>>());
+        assert_eq!(
+            chunks[10],
+            (1_000..1_050).map(Bson::Int32).collect::<Vec<_>>()
+        );
     }
 }
