@@ -14,8 +14,8 @@
 //! Rows (numbers as in `patterns.rs`): (1) read a typical book by `_id`; (2) the viral book's
 //! page: PoloDB 5.3 has neither projection nor `$slice`, so the whole document is read and
 //! the first 50 buyers taken in the client; (3) plain `$push` of one buyer into books of 10,
-//! 1,000 and 100,000 buyers (PoloDB ignores `$push` modifiers such as `$each`/`$slice`, so
-//! none are used); (4) bytes written per push, `wchar` of `/proc/self/io` around 50 pushes;
+//! 1,000 and 100,000 buyers (PoloDB appends a `$push` value as it is, so a modifier such as
+//! `{$each: [...]}` would become one literal element; none are used); (4) bytes written per push, `wchar` of `/proc/self/io` around 50 pushes;
 //! (5) full read of the viral book; (7) the ids of the books bought by user `u0`. Row (6)
 //! (products and reviews) is not run.
 //!
@@ -153,7 +153,7 @@ fn measure(mut operation: impl FnMut()) -> f64 {
         })
         .collect();
     samples.sort_by(f64::total_cmp);
-    (samples[SAMPLES / 2 - 1] + samples[SAMPLES / 2]) / 2.0
+    f64::midpoint(samples[SAMPLES / 2 - 1], samples[SAMPLES / 2])
 }
 
 /// Bytes this process has passed to `write`-family calls so far (`wchar` of `/proc/self/io`).
