@@ -57,7 +57,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Runs the benchmarks; extra arguments go to criterion.
+/// Runs the benchmarks; extra arguments go to criterion. Only `spillway-benches` is built:
+/// the PoloDB peer (`benches/polodb-peer`, outside the workspace because it compiles RocksDB for
+/// about 15 minutes) is run by hand, see docs/benchmarks.md.
 pub(crate) fn bench(args: &[String]) -> Result<()> {
     let root = repo_root();
     let mut command = cargo(&root, &["bench", "--package", "spillway-benches"]);
@@ -160,4 +162,35 @@ fn find_snapshots(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cargo, repo_root};
+
+    /// `cargo xtask bench` and CI must never build the PoloDB peer: it stays out of the
+    /// workspace, and the workspace still resolves without it.
+    #[test]
+    fn polodb_peer_is_outside_the_workspace() {
+        let output = cargo(
+            &repo_root(),
+            &["metadata", "--format-version", "1", "--no-deps"],
+        )
+        .output()
+        .unwrap();
+        assert!(
+            output.status.success(),
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let names: Vec<&str> = metadata["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|package| package["name"].as_str())
+            .collect();
+        assert!(names.contains(&"spillway-benches"), "packages: {names:?}");
+        assert!(!names.contains(&"polodb-peer"), "packages: {names:?}");
+    }
 }
