@@ -640,3 +640,35 @@ fn add_to_set_checks_membership_across_main_and_buckets_without_expanding() {
     assert_eq!(again.modified_count, 0);
     assert!(db.verify_patterns().unwrap().is_empty());
 }
+
+#[test]
+fn a_logical_document_over_16_mib_is_stored_because_no_stored_document_is() {
+    let db = Database::open_in_memory().unwrap();
+    db.create_collection("sales").unwrap();
+    db.set_pattern(Pattern::outlier("sales", "customers_purchased").bucket_capacity(10_000))
+        .unwrap();
+    let sales = db.collection::<Document>("sales");
+    // 220,000 buyers of 80 bytes each: about 19 MB as one document.
+    let buyers: Vec<Bson> = (0..220_000)
+        .map(|n| Bson::String(format!("{n:080}")))
+        .collect();
+    let book = doc! { "_id": 1, "customers_purchased": buyers.clone() };
+    assert!(spillway::bson::serialize_to_vec(&book).unwrap().len() > 16 * 1024 * 1024);
+    sales.insert_one(book).run().unwrap();
+    assert_eq!(
+        sales.array_len(1, "customers_purchased").unwrap(),
+        Some(220_000)
+    );
+    let logical = expanded(&db, "sales", 1);
+    assert_eq!(logical.get_array("customers_purchased").unwrap(), &buyers);
+    // The same document without a policy is refused, with the typed error.
+    let plain = db.collection::<Document>("plain");
+    let refused = plain
+        .insert_one(doc! { "_id": 1, "customers_purchased": buyers })
+        .run()
+        .unwrap_err();
+    assert!(
+        matches!(refused.kind(), ErrorKind::DocumentTooLarge { .. }),
+        "{refused}"
+    );
+}
