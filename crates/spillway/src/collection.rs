@@ -592,8 +592,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             return Ok(Cursor::materialised(matches.matches, filter, projection));
         }
         let state = self.collection.database.inner.published();
-        let logical = expand && state.catalog.has_policies(&self.collection.name)
-            || patterned::is_logical_query(&state.catalog, &self.collection.name, &filter);
+        // Expanded reads and filters on managed fields are answered whole, on logical
+        // documents; everything else streams from the snapshot.
+        let expanded = expand && state.catalog.has_policies(&self.collection.name);
+        let logical =
+            expanded || patterned::is_logical_query(&state.catalog, &self.collection.name, &filter);
         let plan = planner::plan(
             state.catalog.collections.get(&self.collection.name),
             &filter,
