@@ -769,6 +769,9 @@ impl Drop for MemoryLock {
 impl MemoryBackend {
     fn lock_dir_as(&self, dir: &Path, shared: bool) -> io::Result<DirLock> {
         let mut namespace = lock(&self.state.namespace);
+        if !namespace.dirs.contains(dir) {
+            return Err(not_found(dir));
+        }
         let next = match (namespace.locked.get(dir).copied(), shared) {
             (None, false) => None,
             (None, true) => Some(1),
