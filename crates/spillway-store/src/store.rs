@@ -65,8 +65,9 @@ pub enum Durability {
 pub struct StoreOptions {
     /// When commits become durable.
     pub durability: Durability,
-    /// Size of each log segment file, preallocated (sparse) on creation. A batch larger than
-    /// this gets a segment of its own, as large as needed.
+    /// Size of each log segment file, allocated on creation (a disk with less free space
+    /// refuses the segment). A batch larger than this gets a segment of its own, as large as
+    /// needed.
     pub segment_size: u64,
     /// [`Store::compact`] rewrites sealed segments whose live bytes are below this fraction of
     /// their written bytes.
@@ -201,7 +202,7 @@ pub struct SegmentStats {
     pub kind: SegmentKind,
     /// True for the segment being appended to.
     pub active: bool,
-    /// Length of the file (preallocated, so mostly sparse for the active segment).
+    /// Length of the file (allocated whole, so mostly unwritten for the active segment).
     pub file_bytes: u64,
     /// Bytes of frames written.
     pub written_bytes: u64,
