@@ -28,9 +28,10 @@ fn stderr(output: &Output) -> String {
 /// `db` with ten books inserted one by one (one segment), closed; returns the segment and
 /// where its log ends.
 fn seed(directory: &Path) -> (PathBuf, usize) {
-    let script: String = (1..=10)
-        .map(|id| format!("db.books.insertOne({{ _id: {id}, t: 'book {id}' }})\n"))
-        .collect();
+    let script = (1..=10)
+        .map(|id| format!("db.books.insertOne({{ _id: {id}, t: 'book {id}' }})"))
+        .collect::<Vec<_>>()
+        .join("\n");
     std::fs::write(directory.join("seed.js"), script).unwrap();
     let output = spillway(&["run", "db", "seed.js"], directory);
     assert!(output.status.success(), "{}", stderr(&output));

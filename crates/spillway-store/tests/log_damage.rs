@@ -35,7 +35,7 @@ fn build(frames: u32) -> (MemoryBackend, Vec<usize>) {
         batch.put(
             ks,
             format!("key{i:03}").as_bytes(),
-            &vec![b'a' + (i % 26) as u8; 200],
+            &[b'a' + (i % 26) as u8; 200],
         );
         store.commit(batch).unwrap();
         ends.push(store.stats().segments[0].written_bytes as usize + 32);
