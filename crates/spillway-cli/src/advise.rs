@@ -97,7 +97,7 @@ pub fn report(collection: &Collection<Document>) -> Result<AdviceReport, AdviseE
 /// A database that cannot be opened or read, an unknown collection, an SVG file that cannot
 /// be written.
 pub fn run(args: &AdviseArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<ExitCode> {
-    let database = open_existing(&args.db)?;
+    let database = open_existing(&args.db, false)?;
     let names = database.list_collection_names()?;
     let policies = database.patterns();
     let side_of = |name: &str| {

@@ -26,7 +26,7 @@ use spillway::{Collection, Database, Durability, InsertManyResult};
 use spillway_doc::DocError;
 use spillway_doc::shell::{Dialect, Parser, TokenKind, evaluate, parse_extjson};
 
-use crate::app::open_database;
+use crate::app::{Access, open_database};
 use crate::csv::{CsvRecords, csv_document};
 
 /// The formats `import` reads.
@@ -114,7 +114,7 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode> {
     let file =
         File::open(&args.file).with_context(|| format!("cannot open {}", args.file.display()))?;
     let total_bytes = file.metadata().map_or(0, |metadata| metadata.len());
-    let database = open_database(Some(&args.db), Durability::OsBuffered)?;
+    let database = open_database(Some(&args.db), Access::ReadWrite(Durability::OsBuffered))?;
     let collection = database.collection::<Document>(&args.collection);
     let records: Box<dyn Iterator<Item = Result<Record>>> = match format {
         ImportFormat::Ndjson => Box::new(ndjson_records(BufReader::new(file))),

@@ -60,6 +60,13 @@ pub enum Error {
     },
     /// The options passed to `Store::open` are inconsistent.
     InvalidOptions(String),
+    /// A write, checkpoint or compaction on a store opened with `Store::open_read_only`.
+    ReadOnly {
+        /// What was refused (`"commit"`, `"checkpoint"`, ...).
+        operation: &'static str,
+        /// The store directory.
+        path: PathBuf,
+    },
 }
 
 impl Error {
@@ -87,6 +94,11 @@ impl Error {
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corrupt { .. })
     }
+
+    /// True for an I/O error caused by a full disk (`ENOSPC`).
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == io::ErrorKind::StorageFull)
+    }
 }
 
 impl fmt::Display for Error {
@@ -96,7 +108,12 @@ impl fmt::Display for Error {
                 operation,
                 path,
                 source,
-            } => write!(f, "{operation} failed on {}: {source}", path.display()),
+            } => {
+                if source.kind() == io::ErrorKind::StorageFull {
+                    f.write_str("disk full: ")?;
+                }
+                write!(f, "{operation} failed on {}: {source}", path.display())
+            }
             Error::Locked { path } => write!(
                 f,
                 "database is locked by another process: {}",
@@ -127,6 +144,11 @@ impl fmt::Display for Error {
                 )
             }
             Error::InvalidOptions(message) => write!(f, "invalid store options: {message}"),
+            Error::ReadOnly { operation, path } => write!(
+                f,
+                "{operation} refused: the database in {} was opened read-only",
+                path.display()
+            ),
         }
     }
 }
