@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 
 use spillway::bson::Document;
 use spillway::{Database, doc};
+use spillway_store::{Store, StoreOptions, WriteBatch};
 
 fn spillway(args: &[&str], directory: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_spillway"))
@@ -607,9 +608,33 @@ fn verify_reports_pattern_violations() {
     .unwrap();
     let output = spillway(&["run", "db", "policy.js"], directory.path());
     assert!(output.status.success(), "{}", stderr(&output));
-    // Break the layout behind the policy's back: an overflow document linked to no book.
+    // Break the layout behind the policy's back (the facade refuses an overflow document
+    // linked to no book): set the policy record aside in the store's catalog, insert one
+    // through the facade, then put the record back.
+    let path = directory.path().join("db");
+    let records = {
+        let store = Store::open(&path, StoreOptions::default()).unwrap();
+        let catalog = store.keyspace_id("catalog").expect("a catalog keyspace");
+        let records: Vec<(Vec<u8>, Vec<u8>)> = store
+            .snapshot()
+            .iter(catalog)
+            .unwrap()
+            .map(|entry| {
+                entry
+                    .map(|(key, value)| (key.to_vec(), value.to_vec()))
+                    .unwrap()
+            })
+            .filter(|(key, _)| key.starts_with(b"pattern:"))
+            .collect();
+        let mut batch = WriteBatch::new();
+        for (key, _) in &records {
+            batch.delete(catalog, key);
+        }
+        store.commit(batch).unwrap();
+        records
+    };
     {
-        let database = Database::open(directory.path().join("db")).unwrap();
+        let database = Database::open(&path).unwrap();
         database
             .collection::<Document>("extra_sales")
             .insert_one(
@@ -617,6 +642,15 @@ fn verify_reports_pattern_violations() {
             )
             .run()
             .unwrap();
+    }
+    {
+        let store = Store::open(&path, StoreOptions::default()).unwrap();
+        let catalog = store.keyspace_id("catalog").expect("a catalog keyspace");
+        let mut batch = WriteBatch::new();
+        for (key, value) in &records {
+            batch.put(catalog, key, value);
+        }
+        store.commit(batch).unwrap();
     }
     let output = spillway(&["verify", "db"], directory.path());
     let text = stdout(&output);
