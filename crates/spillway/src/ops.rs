@@ -327,17 +327,17 @@ fn check_unique(
                 .get(index.keyspace, key)?
                 .is_some_and(|owner| owner.as_ref() != *id_key);
         if taken_in_statement || taken_before {
-            return Err(duplicate(collection, index, document));
+            return Err(duplicate(collection, index, document, key));
         }
     }
     Ok(())
 }
 
-fn duplicate(collection: &str, index: &IndexMeta, document: &Document) -> Error {
+fn duplicate(collection: &str, index: &IndexMeta, document: &Document, entry_key: &[u8]) -> Error {
     Error::new(ErrorKind::DuplicateKey {
         collection: collection.to_string(),
         index: index.name.clone(),
-        key: key_values(index, document),
+        key: key_values(index, document, entry_key),
     })
 }
 
@@ -887,26 +887,36 @@ pub(crate) fn create_index(
         keyspace,
         multikey: false,
     };
-    let mut entries = Vec::new();
+    // Entries hold their key and their document's `_id` key, never the document: one copy of
+    // a document per entry made a 20,000-element array take tens of gigabytes.
+    let mut entries: Vec<(Vec<u8>, Arc<[u8]>)> = Vec::new();
     for entry in txn.scan(docs, &crate::txn::KeyRange::all(), false)? {
         let (id_key, bytes) = entry?;
         let document = decode(&bytes)?;
         let (document_entries, multikey) = index_entries(collection, &index, &document, &id_key)?;
         index.multikey |= multikey;
-        for entry in document_entries {
-            entries.push((entry.key, id_key.to_vec(), document.clone()));
-        }
+        let id_key: Arc<[u8]> = Arc::from(&id_key[..]);
+        entries.extend(
+            document_entries
+                .into_iter()
+                .map(|entry| (entry.key, Arc::clone(&id_key))),
+        );
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     if unique {
         for pair in entries.windows(2) {
             if pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1 {
-                return Err(duplicate(collection, &index, &pair[1].2));
+                let document = stored_by_key(txn, collection, &pair[1].1)?.ok_or_else(|| {
+                    Error::corruption(format!(
+                        "collection '{collection}': a document the index build just read is gone"
+                    ))
+                })?;
+                return Err(duplicate(collection, &index, &document, &pair[1].0));
             }
         }
     }
-    for (key, id_key, _) in entries {
-        txn.put(keyspace, key, id_key);
+    for (key, id_key) in entries {
+        txn.put(keyspace, key, id_key.to_vec());
     }
     txn.catalog_mut()
         .collections
