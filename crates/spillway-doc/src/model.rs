@@ -20,7 +20,7 @@ use crate::error::DocError;
 use crate::filter::Filter;
 use crate::path::FieldPath;
 use crate::projection::Projection;
-use crate::size::{MAX_DOCUMENT_SIZE, check_id, check_nesting, check_size};
+use crate::size::{MAX_DOCUMENT_SIZE, check_field_names, check_id, check_nesting, check_size};
 use crate::sort::SortSpec;
 use crate::update::{ApplyContext, Update};
 
@@ -438,6 +438,7 @@ impl MemoryCollection {
         let mut stored = Document::new();
         stored.insert("_id", id);
         stored.extend(document);
+        check_field_names(&stored)?;
         check_storable(&stored)?;
         Ok(stored)
     }

@@ -22,7 +22,9 @@ use spillway_doc::filter::Filter;
 use spillway_doc::key;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
-use spillway_doc::size::{MAX_DOCUMENT_SIZE, check_id, check_nesting, check_size};
+use spillway_doc::size::{
+    MAX_DOCUMENT_SIZE, check_field_names, check_id, check_nesting, check_size,
+};
 use spillway_doc::sort::{Direction, SortKey, SortSpec};
 use spillway_doc::update::{ApplyContext, Update};
 use spillway_store::Store;
@@ -349,13 +351,14 @@ fn prepare_insert(document: Document) -> Result<Document> {
 }
 
 /// Gives a document its `_id` (first, generated when missing), refusing `_id`s MongoDB
-/// refuses.
+/// refuses and field names no document may store (every insert and upsert comes here).
 pub(crate) fn assign_id(mut document: Document) -> Result<Document> {
     let id = match document.remove("_id") {
         Some(id) => id,
         None => Bson::ObjectId(ObjectId::new()),
     };
     check_id(&id).map_err(Error::document)?;
+    check_field_names(&document).map_err(Error::document)?;
     let mut stored = Document::new();
     stored.insert("_id", id);
     stored.extend(document);
