@@ -333,12 +333,14 @@ fn expect_document(value: Bson) -> Result<Document, String> {
 fn ndjson_records(mut reader: impl BufRead) -> impl Iterator<Item = Result<Record>> {
     let mut line_number = 0;
     let mut consumed = 0_u64;
-    let mut buffer = String::new();
+    let mut buffer = Vec::new();
     std::iter::from_fn(move || {
         loop {
             buffer.clear();
             line_number += 1;
-            let read = match reader.read_line(&mut buffer) {
+            // Bytes, not a `String`: a line that is not UTF-8 is one bad record, not the end
+            // of the file.
+            let read = match reader.read_until(b'\n', &mut buffer) {
                 Ok(0) => return None,
                 Ok(read) => read,
                 Err(error) => {
@@ -347,13 +349,21 @@ fn ndjson_records(mut reader: impl BufRead) -> impl Iterator<Item = Result<Recor
                 }
             };
             consumed += read as u64;
-            let text = buffer.trim_start_matches('\u{feff}').trim();
-            if text.is_empty() {
-                continue;
-            }
-            let document = parse_extjson(text)
-                .map_err(|error| describe_line_error(&error))
-                .and_then(expect_document);
+            let document = match std::str::from_utf8(&buffer) {
+                Ok(line) => {
+                    let text = line.trim_start_matches('\u{feff}').trim();
+                    if text.is_empty() {
+                        continue;
+                    }
+                    parse_extjson(text)
+                        .map_err(|error| describe_line_error(&error))
+                        .and_then(expect_document)
+                }
+                Err(error) => Err(format!(
+                    "not valid UTF-8 at byte {}",
+                    error.valid_up_to() + 1
+                )),
+            };
             return Some(Ok(Record {
                 line: line_number,
                 consumed,

@@ -113,6 +113,49 @@ fn import_with_stop_on_error_leaves_the_database_unchanged() {
     assert_eq!(ids, [10]);
 }
 
+/// NDJSON with a line that is not UTF-8 (line 3) and one with `$`-prefixed field names
+/// (line 4), between valid lines.
+const NDJSON_WITH_BAD_BYTES: &[u8] =
+    b"{\"_id\": 1}\n{\"_id\": 2, \"t\": \"caf\xc3\xa9\"}\n{\"_id\": 3, \"t\": \"caf\xe9\"}\n{\"_id\": 5, \"$bad\": 1}\n{\"_id\": 4}\n";
+
+#[test]
+fn import_rejects_a_line_that_is_not_utf8_and_keeps_the_others() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(directory.path().join("bytes.ndjson"), NDJSON_WITH_BAD_BYTES).unwrap();
+    let output = spillway(&["import", "db", "books", "bytes.ndjson"], directory.path());
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("imported 3 document(s)"), "{text}");
+    assert!(text.contains("rejected 2 line(s):"), "{text}");
+    assert!(
+        text.contains("\n  line 3: not valid UTF-8 at byte 21\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n  line 4: invalid value: field '$bad': names starting with '$' cannot be stored (DBRef's $ref, $id and $db aside)\n"),
+        "{text}"
+    );
+    let ids: Vec<i32> = documents(directory.path(), "books")
+        .iter()
+        .map(|d| d.get_i32("_id").unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 4]);
+
+    // With --stop-on-error the same line refuses the whole file, as a syntax error does.
+    let output = spillway(
+        &["import", "db", "other", "bytes.ndjson", "--stop-on-error"],
+        directory.path(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("imported nothing"), "{text}");
+    assert!(
+        text.contains("\n  line 3: not valid UTF-8 at byte 21\n"),
+        "{text}"
+    );
+    assert!(documents(directory.path(), "other").is_empty());
+}
+
 #[test]
 fn import_reads_json_arrays_and_csv() {
     let directory = tempfile::tempdir().unwrap();
