@@ -28,6 +28,7 @@ use spillway_doc::shell::{Dialect, Parser, TokenKind, evaluate, parse_extjson};
 
 use crate::app::open_database;
 use crate::csv::{CsvRecords, csv_document};
+use crate::excerpt::pointer;
 
 /// The formats `import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -320,6 +321,19 @@ fn describe_line_error(error: &DocError) -> String {
     }
 }
 
+/// [`describe_line_error`], with the NDJSON line (a window of it, if it is long) and a caret
+/// under the column of a syntax error, indented under the rejection.
+fn describe_ndjson_error(error: &DocError, line_number: usize, text: &str) -> String {
+    let mut described = describe_line_error(error);
+    if let DocError::Syntax { column, .. } = error {
+        for line in pointer(line_number, text, *column).lines() {
+            described.push_str("\n  ");
+            described.push_str(line);
+        }
+    }
+    described
+}
+
 fn expect_document(value: Bson) -> Result<Document, String> {
     match value {
         Bson::Document(document) => Ok(document),
@@ -356,7 +370,7 @@ fn ndjson_records(mut reader: impl BufRead) -> impl Iterator<Item = Result<Recor
                         continue;
                     }
                     parse_extjson(text)
-                        .map_err(|error| describe_line_error(&error))
+                        .map_err(|error| describe_ndjson_error(&error, line_number, text))
                         .and_then(expect_document)
                 }
                 Err(error) => Err(format!(

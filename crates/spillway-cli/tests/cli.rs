@@ -295,6 +295,65 @@ fn run_stops_at_the_first_error_with_its_line() {
 }
 
 #[test]
+fn errors_about_huge_statements_and_lines_show_a_window_of_them() {
+    let directory = tempfile::tempdir().unwrap();
+    let huge = "x".repeat(17 * 1024 * 1024);
+    let long = "y".repeat(1_000_000);
+    std::fs::write(
+        directory.path().join("huge.js"),
+        format!("db.c.insertOne({{ a: \"{huge}\" }})\ndb.c.insertOne({{ a: \"{long}\" oops }})\n"),
+    )
+    .unwrap();
+    let output = spillway(&["run", "db", "huge.js", "--keep-going"], directory.path());
+    assert_eq!(output.status.code(), Some(1));
+    let errors = stderr(&output);
+    // Column 1 and the 80 characters after it.
+    let window = "x".repeat(81 - "db.c.insertOne({ a: \"".len());
+    let expected = format!(
+        "DatabaseError: document is 17825822 bytes, over the 16777216-byte limit (line 1, column 1)
+  1 | db.c.insertOne({{ a: \"{window}…
+    | ^
+SyntaxError: expected ',' or '}}' after a field, found identifier 'oops' (line 2, column 1000024)
+  2 | …{}\" oops }})
+    | {}^
+huge.js: 2 statement(s) failed (line 1, 2); 0 succeeded
+",
+        "y".repeat(78),
+        " ".repeat(81),
+    );
+    assert_eq!(errors, expected);
+
+    // An import line: the syntax error's window, and values in messages cut short.
+    let id = "z".repeat(1_000_000);
+    std::fs::write(
+        directory.path().join("huge.ndjson"),
+        format!(
+            "{{\"_id\": \"{id}\"}}\n{{\"_id\": \"{id}\"}}\n{{\"a\": \"{long}\" oops}}\n{{\"d\": {{\"$date\": \"{long}\"}}}}\n"
+        ),
+    )
+    .unwrap();
+    let output = spillway(&["import", "db", "c", "huge.ndjson"], directory.path());
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let expected = format!(
+        "rejected 3 line(s):
+  line 2: duplicate key in collection 'c', index '_id_': \"{}...{}\"
+  line 3: column 1000010: expected ',' or '}}' after a field, found identifier 'oops'
+    3 | …{}\" oops}}
+      | {}^
+  line 4: invalid value: Extended JSON $date at line 1, column 8: invalid value: string \"{}... expected rfc3339 formatted utc datetime
+",
+        "z".repeat(79),
+        "z".repeat(39),
+        "y".repeat(78),
+        " ".repeat(81),
+        "y".repeat(57),
+    );
+    let text = stdout(&output);
+    let rejections = &text[text.find("rejected").unwrap()..];
+    assert_eq!(rejections, expected);
+}
+
+#[test]
 fn export_then_import_round_trips() {
     let directory = tempfile::tempdir().unwrap();
     std::fs::write(

@@ -11,6 +11,7 @@ use std::fmt;
 
 use bson::Bson;
 use spillway_doc::DocError;
+use spillway_doc::error::{MAX_SHOWN_CHARS, abbreviate};
 
 /// The result type of every fallible facade operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -259,7 +260,8 @@ impl fmt::Display for Error {
                 key,
             } => write!(
                 f,
-                "duplicate key in collection '{collection}', index '{index}': {key}"
+                "duplicate key in collection '{collection}', index '{index}': {}",
+                abbreviate(&key.to_string(), MAX_SHOWN_CHARS)
             )?,
             ErrorKind::InvalidFilter(error)
             | ErrorKind::InvalidUpdate(error)
