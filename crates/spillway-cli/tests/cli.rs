@@ -354,6 +354,30 @@ huge.js: 2 statement(s) failed (line 1, 2); 0 succeeded
 }
 
 #[test]
+fn a_locked_database_is_named_once_in_one_line() {
+    let directory = tempfile::tempdir().unwrap();
+    std::fs::write(directory.path().join("count.js"), "db.c.countDocuments()").unwrap();
+    // This process holds the database; the binary is the second one.
+    let holder = Database::open(directory.path().join("db")).unwrap();
+    for args in [
+        &["run", "db", "count.js"][..],
+        &["verify", "db"],
+        &["export", "db", "c"],
+    ] {
+        let output = spillway(args, directory.path());
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            stderr(&output),
+            "error: cannot open the database in db: storage error: database is locked by another process: db\n",
+            "{args:?}"
+        );
+    }
+    drop(holder);
+    let output = spillway(&["run", "db", "count.js"], directory.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
 fn export_then_import_round_trips() {
     let directory = tempfile::tempdir().unwrap();
     std::fs::write(

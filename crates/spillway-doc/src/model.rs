@@ -55,7 +55,8 @@ impl fmt::Display for ModelError {
 impl std::error::Error for ModelError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ModelError::Doc(error) => Some(error),
+            // The message is the `DocError`'s: give what it does not say.
+            ModelError::Doc(error) => error.source(),
             _ => None,
         }
     }

@@ -108,7 +108,8 @@ impl fmt::Display for ShellError {
 impl std::error::Error for ShellError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            ShellErrorKind::Database(error) => Some(error),
+            // The message is the database error's: give what it does not say.
+            ShellErrorKind::Database(error) => error.source(),
             _ => None,
         }
     }
