@@ -182,6 +182,17 @@ impl fmt::Display for DocError {
 
 impl std::error::Error for DocError {}
 
+impl From<bson::error::Error> for DocError {
+    fn from(error: bson::error::Error) -> Self {
+        DocError::MalformedBson {
+            message: error.to_string(),
+        }
+    }
+}
+
+/// The result type of this crate.
+pub type Result<T, E = DocError> = std::result::Result<T, E>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,14 +205,3 @@ mod tests {
         assert_eq!(abbreviate(&"é".repeat(1000), 3), "éé...é");
     }
 }
-
-impl From<bson::error::Error> for DocError {
-    fn from(error: bson::error::Error) -> Self {
-        DocError::MalformedBson {
-            message: error.to_string(),
-        }
-    }
-}
-
-/// The result type of this crate.
-pub type Result<T, E = DocError> = std::result::Result<T, E>;
