@@ -66,8 +66,9 @@ impl fmt::Display for AdviseError {
 impl std::error::Error for AdviseError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            AdviseError::Database(error) => Some(error),
-            AdviseError::Document(error) => Some(error.as_ref()),
+            // The message already says `error`; give what it does not say.
+            AdviseError::Database(error) => error.source(),
+            AdviseError::Document(error) => error.source(),
         }
     }
 }

@@ -309,6 +309,28 @@ db.review.drop()
     ));
 }
 
+/// docs/patterns.md: with `identity: "_id"` an element's `_id` is its archive document's.
+#[test]
+fn subset_patterns_with_identity_id_keep_element_ids() {
+    insta::assert_snapshot!(transcript(
+        r#"
+db.products.insertOne({ _id: 1, name: 'Super Widget', reviews: [
+  { _id: 'r3', stars: 5 },
+  { _id: 'r2', stars: 4 },
+  { _id: 'r1', stars: 2 }
+] })
+db.products.setPattern({ subset: "reviews", keep: 2, archiveCollection: "review", linkField: "product_id", identity: "_id" })
+db.getPatterns()
+db.review.find({}, { _seq: 0 }).sort({ _id: 1 })
+db.products.updateOne({ _id: 1 }, { $push: { reviews: { _id: 'r4', stars: 3 } } })
+db.products.findOne()
+db.products.arrayPage(1, 'reviews', { skip: 0, limit: 10 })
+db.review.findOne({ _id: 'r4' }, { _seq: 0 })
+db.verifyPatterns()
+"#
+    ));
+}
+
 #[test]
 fn pattern_statement_errors_change_nothing() {
     insta::assert_snapshot!(transcript(

@@ -1,7 +1,9 @@
 //! The crate's error type.
 //!
 //! Every variant says what went wrong and where (file, offset, keyspace). This module must never
-//! hide an `io::Error`: the original is kept as the `source()`.
+//! hide an `io::Error`: the original is kept whole in [`Error::Io`]. Its text is part of the
+//! message, so `source()` does not return it again (it forwards the `io::Error`'s own source):
+//! a caller printing the chain says each cause once.
 
 use std::fmt;
 use std::io;
@@ -156,7 +158,8 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { source, .. } => Some(source),
+            // The message already says `source`; give what it does not say.
+            Error::Io { source, .. } => source.source(),
             _ => None,
         }
     }

@@ -22,7 +22,9 @@ use spillway_doc::filter::Filter;
 use spillway_doc::key;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
-use spillway_doc::size::{MAX_DOCUMENT_SIZE, check_id, check_nesting, check_size};
+use spillway_doc::size::{
+    MAX_DOCUMENT_SIZE, check_field_names, check_id, check_nesting, check_size,
+};
 use spillway_doc::sort::{Direction, SortKey, SortSpec};
 use spillway_doc::update::{ApplyContext, Update};
 use spillway_store::Store;
@@ -327,17 +329,17 @@ fn check_unique(
                 .get(index.keyspace, key)?
                 .is_some_and(|owner| owner.as_ref() != *id_key);
         if taken_in_statement || taken_before {
-            return Err(duplicate(collection, index, document));
+            return Err(duplicate(collection, index, document, key));
         }
     }
     Ok(())
 }
 
-fn duplicate(collection: &str, index: &IndexMeta, document: &Document) -> Error {
+fn duplicate(collection: &str, index: &IndexMeta, document: &Document, entry_key: &[u8]) -> Error {
     Error::new(ErrorKind::DuplicateKey {
         collection: collection.to_string(),
         index: index.name.clone(),
-        key: key_values(index, document),
+        key: key_values(index, document, entry_key),
     })
 }
 
@@ -349,13 +351,14 @@ pub(crate) fn prepare_insert(document: Document) -> Result<Document> {
 }
 
 /// Gives a document its `_id` (first, generated when missing), refusing `_id`s MongoDB
-/// refuses.
+/// refuses and field names no document may store (every insert and upsert comes here).
 pub(crate) fn assign_id(mut document: Document) -> Result<Document> {
     let id = match document.remove("_id") {
         Some(id) => id,
         None => Bson::ObjectId(ObjectId::new()),
     };
     check_id(&id).map_err(Error::document)?;
+    check_field_names(&document).map_err(Error::document)?;
     let mut stored = Document::new();
     stored.insert("_id", id);
     stored.extend(document);
@@ -851,26 +854,36 @@ pub(crate) fn create_index(
         keyspace,
         multikey: false,
     };
-    let mut entries = Vec::new();
+    // Entries hold their key and their document's `_id` key, never the document: one copy of
+    // a document per entry made a 20,000-element array take tens of gigabytes.
+    let mut entries: Vec<(Vec<u8>, Arc<[u8]>)> = Vec::new();
     for entry in txn.scan(docs, &crate::txn::KeyRange::all(), false)? {
         let (id_key, bytes) = entry?;
         let document = decode(&bytes)?;
         let (document_entries, multikey) = index_entries(collection, &index, &document, &id_key)?;
         index.multikey |= multikey;
-        for entry in document_entries {
-            entries.push((entry.key, id_key.to_vec(), document.clone()));
-        }
+        let id_key: Arc<[u8]> = Arc::from(&id_key[..]);
+        entries.extend(
+            document_entries
+                .into_iter()
+                .map(|entry| (entry.key, Arc::clone(&id_key))),
+        );
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     if unique {
         for pair in entries.windows(2) {
             if pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1 {
-                return Err(duplicate(collection, &index, &pair[1].2));
+                let document = stored_by_key(txn, collection, &pair[1].1)?.ok_or_else(|| {
+                    Error::corruption(format!(
+                        "collection '{collection}': a document the index build just read is gone"
+                    ))
+                })?;
+                return Err(duplicate(collection, &index, &document, &pair[1].0));
             }
         }
     }
-    for (key, id_key, _) in entries {
-        txn.put(keyspace, key, id_key);
+    for (key, id_key) in entries {
+        txn.put(keyspace, key, id_key.to_vec());
     }
     txn.catalog_mut()
         .collections
