@@ -2,8 +2,8 @@
 //! column, with a caret under that column.
 //!
 //! A statement or an import line may be megabytes long (a 16 MiB document on one line); an
-//! error shows at most [`RADIUS`] characters either side of its column, with `…` where the
-//! line is cut. Shell statements (`spillway run`, the shell) and NDJSON import lines both go
+//! error shows a window of `2 * RADIUS + 1` characters around its column ([`RADIUS`] either
+//! side where the line allows), with `…` where the line is cut. Shell statements (`spillway run`, the shell) and NDJSON import lines both go
 //! through [`pointer`]. This module must never change the characters it shows (tabs stay tabs,
 //! so that the caret lines up in a terminal that expands them).
 
@@ -22,24 +22,28 @@ pub const RADIUS: usize = 80;
 pub fn pointer(line_number: usize, line: &str, column: usize) -> String {
     let line = line.trim_end_matches(['\r', '\n']);
     let index = column.saturating_sub(1);
-    let start = index.saturating_sub(RADIUS);
+    // A window of `2 * RADIUS + 1` characters centred on the column, slid back inside the
+    // line near either end, so that any line that short is shown whole.
+    let width = 2 * RADIUS + 1;
+    let len = line.chars().count();
+    let end = (index.saturating_sub(RADIUS) + width).min(len.max(index + 1));
+    let start = end
+        .min(len)
+        .saturating_sub(width)
+        .min(index.saturating_sub(RADIUS));
     let mut shown = String::new();
     let mut padding = String::new();
     if start > 0 {
         shown.push('…');
         padding.push(' ');
     }
-    let mut chars = line.chars().enumerate().skip(start);
-    for (position, c) in chars.by_ref() {
+    for (position, c) in line.chars().enumerate().skip(start).take(end - start) {
         if position < index {
             padding.push(if c == '\t' { '\t' } else { ' ' });
         }
         shown.push(c);
-        if position == index + RADIUS {
-            break;
-        }
     }
-    if chars.next().is_some() {
+    if end < len {
         shown.push('…');
     }
     let number = line_number.to_string();
@@ -75,11 +79,29 @@ mod tests {
             shown,
             format!("  2 | {expected_line}\n    | {expected_caret}")
         );
-        // Near the start only the end is cut.
+        // Near the start only the end is cut, and the window keeps its width.
         let shown = pointer(1, &line, 3);
         assert_eq!(
             shown,
-            format!("  1 | {}…\n    |   ^", "a".repeat(3 + RADIUS))
+            format!("  1 | {}…\n    |   ^", "a".repeat(2 * RADIUS + 1))
         );
+        // Near the end only the start is cut.
+        let tail = format!("{}xyz", "a".repeat(1_000));
+        let shown = pointer(1, &tail, 1_003);
+        let expected_line = format!("…{}xyz", "a".repeat(2 * RADIUS - 2));
+        let expected_caret = format!("{}^", " ".repeat(2 * RADIUS + 1));
+        assert_eq!(
+            shown,
+            format!("  1 | {expected_line}\n    | {expected_caret}")
+        );
+    }
+
+    #[test]
+    fn lines_as_short_as_the_window_are_shown_whole_wherever_the_column_is() {
+        let line = "x".repeat(2 * RADIUS + 1);
+        for column in [1, RADIUS, 2 * RADIUS + 1, 2 * RADIUS + 2] {
+            let shown = pointer(1, &line, column);
+            assert!(!shown.contains('…'), "column {column}: {shown}");
+        }
     }
 }

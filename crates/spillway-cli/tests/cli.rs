@@ -308,8 +308,8 @@ fn errors_about_huge_statements_and_lines_show_a_window_of_them() {
     let output = spillway(&["run", "db", "huge.js", "--keep-going"], directory.path());
     assert_eq!(output.status.code(), Some(1));
     let errors = stderr(&output);
-    // Column 1 and the 80 characters after it.
-    let window = "x".repeat(81 - "db.c.insertOne({ a: \"".len());
+    // A window of 161 characters: from column 1 on, or ending at the line's end.
+    let window = "x".repeat(161 - "db.c.insertOne({ a: \"".len());
     let expected = format!(
         "DatabaseError: document is 17825822 bytes, over the 16777216-byte limit (line 1, column 1)
   1 | db.c.insertOne({{ a: \"{window}…
@@ -319,8 +319,8 @@ SyntaxError: expected ',' or '}}' after a field, found identifier 'oops' (line 2
     | {}^
 huge.js: 2 statement(s) failed (line 1, 2); 0 succeeded
 ",
-        "y".repeat(78),
-        " ".repeat(81),
+        "y".repeat(152),
+        " ".repeat(155),
     );
     assert_eq!(errors, expected);
 
@@ -345,8 +345,8 @@ huge.js: 2 statement(s) failed (line 1, 2); 0 succeeded
 ",
         "z".repeat(79),
         "z".repeat(39),
-        "y".repeat(78),
-        " ".repeat(81),
+        "y".repeat(154),
+        " ".repeat(157),
         "y".repeat(57),
     );
     let text = stdout(&output);
