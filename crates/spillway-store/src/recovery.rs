@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use crate::backend::Backend;
 use crate::checkpoint;
-use crate::compaction::CompactionOutput;
 use crate::directory::{Directory, LiveBytes};
 use crate::error::{Error, Result};
 use crate::format::{
@@ -20,8 +19,7 @@ use crate::format::{
     checkpoint_file_name, decode_frame, encode_op, segment_file_name,
 };
 use crate::segment::Segment;
-use crate::snapshot::{SegmentTable, read_value};
-use crate::store::{Damage, RecoveryReport, RepairReport, StoreOptions};
+use crate::store::{Damage, RecoveryReport};
 
 pub(crate) struct Loaded {
     pub(crate) manifest: Manifest,
@@ -31,7 +29,6 @@ pub(crate) struct Loaded {
     /// Where the log ends in the active segment.
     pub(crate) active_head: usize,
     pub(crate) report: RecoveryReport,
-    pub(crate) damage: Vec<Damage>,
 }
 
 pub(crate) fn write_manifest(backend: &dyn Backend, dir: &Path, manifest: &Manifest) -> Result<()> {
@@ -210,7 +207,7 @@ fn replay_segment(
 }
 
 /// Salvage-mode apply: creates keyspaces that frames refer to but that are missing.
-fn apply_leniently(
+pub(crate) fn apply_leniently(
     directory: &mut Directory,
     frame: &format::Frame<'_>,
     segment: u32,
@@ -478,7 +475,6 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, salvage: bool) -> Res
         next_seq,
         active_head,
         report,
-        damage,
     })
 }
 
@@ -544,162 +540,4 @@ pub(crate) fn remove_orphans(
             .map_err(|e| Error::io("fsync store directory", dir, e))?;
     }
     Ok(removed)
-}
-
-/// Salvages a damaged store: see [`crate::Store::repair`].
-pub(crate) fn repair(
-    backend: &Arc<dyn Backend>,
-    dir: &Path,
-    options: &StoreOptions,
-) -> Result<RepairReport> {
-    let dir = dir.to_path_buf();
-    let _lock = backend.lock_dir(&dir).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::WouldBlock {
-            Error::Locked { path: dir.clone() }
-        } else {
-            Error::io("lock store directory", &dir, e)
-        }
-    })?;
-    let loaded = load(backend, &dir, true)?;
-    let mut report = RepairReport {
-        checkpoint_used: loaded.report.checkpoint_loaded,
-        frames_salvaged: loaded.report.frames_replayed,
-        damage: loaded.damage,
-        ..RepairReport::default()
-    };
-    let table: SegmentTable = loaded
-        .segments
-        .into_iter()
-        .map(|(id, segment)| (id, Arc::new(segment)))
-        .collect();
-    let old_names = backend
-        .list_dir(&dir)
-        .map_err(|e| Error::io("list store directory", &dir, e))?;
-
-    // Rewrite every intact value into fresh compacted segments.
-    let mut next_id = loaded.manifest.next_segment_id.max(
-        old_names
-            .iter()
-            .filter_map(|n| n.get(n.len().saturating_sub(12)..n.len().saturating_sub(4)))
-            .filter_map(|hex| u32::from_str_radix(hex, 16).ok())
-            .max()
-            .unwrap_or(0)
-            .saturating_add(1),
-    );
-    let mut allocate = || {
-        let id = next_id;
-        next_id += 1;
-        id
-    };
-    let mut directory = loaded.directory;
-    let mut output =
-        CompactionOutput::new(backend, &dir, options.segment_size as usize, &mut allocate);
-    for (&keyspace_id, keyspace) in &directory.keyspaces {
-        for (key, loc) in &keyspace.entries {
-            match read_value(&table, loc) {
-                Ok(value) => output.add(keyspace_id, &keyspace.name, key, value, *loc)?,
-                Err(error) => {
-                    report.values_dropped += 1;
-                    report.damage.push(Damage {
-                        path: match &error {
-                            Error::Corrupt { path, .. } => path.clone(),
-                            _ => dir.clone(),
-                        },
-                        offset: u64::from(loc.offset),
-                        reason: format!(
-                            "value of a key in keyspace {:?} dropped: {error}",
-                            keyspace.name
-                        ),
-                    });
-                }
-            }
-        }
-    }
-    let (written, moves) = output.finish()?;
-    let mut rebuilt = Directory {
-        next_keyspace_id: directory.next_keyspace_id,
-        ..Directory::default()
-    };
-    for (&id, keyspace) in &directory.keyspaces {
-        rebuilt.names.insert(keyspace.name.clone(), id);
-        let mut state = keyspace.clone();
-        state.entries = imbl::OrdMap::new();
-        rebuilt.keyspaces.insert(id, state);
-    }
-    for moved in moves {
-        if let Some(keyspace) = rebuilt.keyspaces.get_mut(&moved.keyspace) {
-            keyspace.entries.insert(moved.key, moved.new);
-        }
-    }
-    directory = rebuilt;
-    report.keys_recovered = directory.total_keys() as u64;
-
-    let log_id = allocate();
-    let log = Segment::create(
-        backend,
-        &dir,
-        log_id,
-        SegmentKind::Log,
-        options.segment_size as usize,
-    )?;
-    let checkpoint_id = allocate();
-    drop(log);
-    let bytes = checkpoint::encode(&directory, loaded.next_seq, log_id, SEGMENT_HEADER_LEN);
-    write_checkpoint_file(backend.as_ref(), &dir, checkpoint_id, &bytes)?;
-
-    // Keep a copy of the old manifest, switch to the new one atomically, then move the old
-    // files aside. A crash before the switch leaves the old store as it was; a crash after
-    // it leaves old files behind as orphans that the next open deletes.
-    let mut backup_index = 1;
-    while old_names.contains(&format!("repair-backup-{backup_index}")) {
-        backup_index += 1;
-    }
-    let backup = dir.join(format!("repair-backup-{backup_index}"));
-    backend
-        .create_dir_all(&backup)
-        .map_err(|e| Error::io("create backup directory", &backup, e))?;
-    if let Ok(old_manifest) = backend.read_file(&dir.join(MANIFEST_FILE_NAME)) {
-        let copy = backup.join(MANIFEST_FILE_NAME);
-        let file = backend
-            .create_file(&copy)
-            .map_err(|e| Error::io("create manifest backup", &copy, e))?;
-        file.write_all_at(&old_manifest, 0)
-            .and_then(|()| file.sync_data())
-            .map_err(|e| Error::io("write manifest backup", &copy, e))?;
-    }
-    let mut segments: Vec<ManifestSegment> = written
-        .iter()
-        .map(|s| ManifestSegment {
-            id: s.id,
-            kind: SegmentKind::Compacted,
-            end: s.capacity() as u64,
-        })
-        .collect();
-    segments.push(ManifestSegment {
-        id: log_id,
-        kind: SegmentKind::Log,
-        end: ACTIVE_SEGMENT_END,
-    });
-    let manifest = Manifest {
-        generation: loaded.manifest.generation + 1,
-        next_segment_id: allocate(),
-        checkpoint: Some(checkpoint_id),
-        segments,
-    };
-    write_manifest(backend.as_ref(), &dir, &manifest)?;
-    drop(table);
-    for name in &old_names {
-        let is_store_file = name.starts_with("seg-") || name.starts_with("ckpt-");
-        if is_store_file {
-            backend
-                .rename(&dir.join(name), &backup.join(name))
-                .map_err(|e| Error::io("move file to backup", dir.join(name), e))?;
-        }
-    }
-    backend
-        .sync_dir(&backup)
-        .and_then(|()| backend.sync_dir(&dir))
-        .map_err(|e| Error::io("fsync backup directory", &backup, e))?;
-    report.backup_dir = backup;
-    Ok(report)
 }
