@@ -205,7 +205,7 @@ fn repair_text(db: &Path, report: &spillway::RepairReport) -> Result<String> {
     )?;
     writeln!(
         text,
-        "kept {} stored value(s); lost {} damaged value(s)",
+        "kept {} stored value(s); lost {} value(s) whose bytes were damaged or gone",
         report.values_recovered, report.values_dropped
     )?;
     for damage in &report.damage {

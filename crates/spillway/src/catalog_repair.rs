@@ -89,44 +89,38 @@ pub(crate) fn rebuild(store: &Store) -> Result<CatalogRepair> {
 
     // The catalog's records: from its keyspace, or from a keyspace that lost its name.
     let mut records: BTreeMap<Vec<u8>, Document> = BTreeMap::new();
-    let catalog = match keyspaces.get(CATALOG_KEYSPACE) {
-        Some(&catalog) => {
-            for (key, value) in entries(&snapshot, catalog)? {
-                match Document::from_reader(value.as_slice()) {
-                    Ok(record) => {
+    let catalog = if let Some(&catalog) = keyspaces.get(CATALOG_KEYSPACE) {
+        for (key, value) in entries(&snapshot, catalog)? {
+            if let Ok(record) = Document::from_reader(value.as_slice()) {
+                records.insert(key, record);
+            } else {
+                repair.records_lost.push(printable(&key));
+                batch.delete(catalog, &key);
+            }
+        }
+        catalog
+    } else {
+        let catalog = create_keyspace(CATALOG_KEYSPACE, &mut repair)?;
+        for (name, &id) in &keyspaces {
+            if !name.starts_with(SALVAGED_KEYSPACE_PREFIX) {
+                continue;
+            }
+            let found = entries(&snapshot, id)?;
+            let is_catalog = found.iter().any(|(key, _)| {
+                key == META_KEY || key.starts_with(COLLECTION_KEY_PREFIX.as_bytes())
+            });
+            if is_catalog {
+                for (key, value) in found {
+                    if let Ok(record) = Document::from_reader(value.as_slice()) {
+                        batch.put(catalog, &key, &value);
                         records.insert(key, record);
                     }
-                    Err(_) => {
-                        repair.records_lost.push(printable(&key));
-                        batch.delete(catalog, &key);
-                    }
                 }
+                batch.drop_keyspace(id);
+                break;
             }
-            catalog
         }
-        None => {
-            let catalog = create_keyspace(CATALOG_KEYSPACE, &mut repair)?;
-            for (name, &id) in &keyspaces {
-                if !name.starts_with(SALVAGED_KEYSPACE_PREFIX) {
-                    continue;
-                }
-                let found = entries(&snapshot, id)?;
-                let is_catalog = found.iter().any(|(key, _)| {
-                    key == META_KEY || key.starts_with(COLLECTION_KEY_PREFIX.as_bytes())
-                });
-                if is_catalog {
-                    for (key, value) in found {
-                        if let Ok(record) = Document::from_reader(value.as_slice()) {
-                            batch.put(catalog, &key, &value);
-                            records.insert(key, record);
-                        }
-                    }
-                    batch.drop_keyspace(id);
-                    break;
-                }
-            }
-            catalog
-        }
+        catalog
     };
     let put_record = |batch: &mut WriteBatch, key: &[u8], record: &Document| -> Result<()> {
         let bytes = ops::encode(record)?;

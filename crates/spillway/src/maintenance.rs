@@ -383,6 +383,7 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
             }
         }
         report.catalog_records_lost.sort();
+        report.catalog_records_lost.dedup();
     }
     for index in rebuilt.indexes_to_create {
         changed = true;

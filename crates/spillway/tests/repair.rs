@@ -402,23 +402,20 @@ fn a_zeroed_segment_header_or_swapped_segment_files_lose_no_document() {
         let files = segment_files(directory.path());
         let log = files.iter().find(|f| f.2 == 1).unwrap().0.clone();
         let compacted = files.iter().find(|f| f.2 == 2).unwrap().0.clone();
-        match case {
-            "swap" => {
-                let aside = directory.path().join("aside");
-                std::fs::rename(&log, &aside).unwrap();
-                std::fs::rename(&compacted, &log).unwrap();
-                std::fs::rename(&aside, &compacted).unwrap();
-            }
-            _ => {
-                let target = if case == "zero log header" {
-                    &log
-                } else {
-                    &compacted
-                };
-                let mut bytes = std::fs::read(target).unwrap();
-                bytes[..32].fill(0);
-                std::fs::write(target, bytes).unwrap();
-            }
+        if case == "swap" {
+            let aside = directory.path().join("aside");
+            std::fs::rename(&log, &aside).unwrap();
+            std::fs::rename(&compacted, &log).unwrap();
+            std::fs::rename(&aside, &compacted).unwrap();
+        } else {
+            let target = if case == "zero log header" {
+                &log
+            } else {
+                &compacted
+            };
+            let mut bytes = std::fs::read(target).unwrap();
+            bytes[..32].fill(0);
+            std::fs::write(target, bytes).unwrap();
         }
         let report = repair(directory.path());
         assert_eq!(report.values_dropped, 0, "{case}: {report:?}");
@@ -458,9 +455,7 @@ fn repairing_a_healthy_database_changes_nothing() {
 /// A small database where every document is its own commit, in compacted, sealed and active
 /// segments, with a checkpoint in the middle of the log.
 fn build_small(path: &Path) -> Contents {
-    let database = Database::open_with(path, &options()).unwrap();
-    let mut contents = Contents::new();
-    let mut insert = |collection: &str, id: i64| {
+    fn insert(database: &Database, contents: &mut Contents, collection: &str, id: i64) {
         database
             .collection::<Document>(collection)
             .insert_one(document(collection, id))
@@ -470,11 +465,12 @@ fn build_small(path: &Path) -> Contents {
             .entry(collection.to_string())
             .or_default()
             .insert(id, document(collection, id));
-    };
-    for id in 0..25 {
-        insert("a", id);
     }
-    drop(insert);
+    let database = Database::open_with(path, &options()).unwrap();
+    let mut contents = Contents::new();
+    for id in 0..25 {
+        insert(&database, &mut contents, "a", id);
+    }
     let churn = database.collection::<Document>("churn");
     for round in 0..6 {
         churn
@@ -492,29 +488,13 @@ fn build_small(path: &Path) -> Contents {
         .create_index(IndexModel::builder().keys(doc! { "region": 1 }).build())
         .run()
         .unwrap();
-    let mut insert = |collection: &str, id: i64| {
-        database
-            .collection::<Document>(collection)
-            .insert_one(document(collection, id))
-            .run()
-            .unwrap();
-        contents
-            .entry(collection.to_string())
-            .or_default()
-            .insert(id, document(collection, id));
-    };
     for id in 0..25 {
-        insert("b", id);
+        insert(&database, &mut contents, "b", id);
     }
     database.checkpoint().unwrap();
     for id in 25..35 {
-        insert("b", id);
+        insert(&database, &mut contents, "b", id);
     }
-    drop(insert);
-    contents
-        .entry("churn".into())
-        .or_default()
-        .insert(0, read_contents(&database)["churn"][&0].clone());
     contents
 }
 
