@@ -33,8 +33,9 @@ commands:
   bench [criterion args] run the criterion benchmarks in benches/
   crash [--iterations N] kill -9 loops of the storage engine and of the database
                          (default 200 kills each)
-  fuzz [--seconds N] [TARGET...]
-                         run the fuzz targets under libFuzzer (default 20 s each)
+  fuzz [--seconds N] [--runs N] [TARGET...]
+                         run the fuzz targets under libFuzzer (default 20 s each, or
+                         N executions each with --runs)
 
 environment:
   SPILLWAY_SHARED        where the shared material is (default: ../shared beside the repository)";

@@ -77,19 +77,31 @@ const FUZZ_TARGETS: &[&str] = &[
     "cli_statement",
 ];
 
-/// `fuzz [--seconds N] [TARGET...]`: each target under libFuzzer for N seconds (default 20).
-/// Installs cargo-fuzz when it is missing. cargo-fuzz passes nightly-only flags to rustc;
+/// `fuzz [--seconds N] [--runs N] [TARGET...]`: each target under libFuzzer for N seconds
+/// (default 20), or for N executions with `--runs` (libFuzzer's `-runs`; then no time limit
+/// unless `--seconds` is given too). libFuzzer's closing line ("Done N runs in S second(s)")
+/// is the execution count. Installs cargo-fuzz when it is missing. cargo-fuzz passes nightly-only flags to rustc;
 /// `RUSTC_BOOTSTRAP=1` lets this project's stable toolchain accept them.
 pub(crate) fn fuzz(args: &[String]) -> Result<()> {
-    let mut seconds = 20_u64;
+    let mut seconds = None;
+    let mut runs = None;
     let mut targets = Vec::new();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         if arg == "--seconds" {
             let value = rest.next().context("--seconds needs a number")?;
-            seconds = value
-                .parse()
-                .with_context(|| format!("--seconds takes a whole number, got '{value}'"))?;
+            seconds = Some(
+                value
+                    .parse::<u64>()
+                    .with_context(|| format!("--seconds takes a whole number, got '{value}'"))?,
+            );
+        } else if arg == "--runs" {
+            let value = rest.next().context("--runs needs a number")?;
+            runs = Some(
+                value
+                    .parse::<u64>()
+                    .with_context(|| format!("--runs takes a whole number, got '{value}'"))?,
+            );
         } else if FUZZ_TARGETS.contains(&arg.as_str()) {
             targets.push(arg.as_str());
         } else {
@@ -111,9 +123,22 @@ pub(crate) fn fuzz(args: &[String]) -> Result<()> {
         let mut command = cargo(&fuzz_dir, &[]);
         command
             .args(["fuzz", "run", target, "--"])
-            .arg(format!("-max_total_time={seconds}"))
             .env("RUSTC_BOOTSTRAP", "1");
-        step(&format!("fuzz {target} for {seconds}s"), command)?;
+        let budget = match (seconds, runs) {
+            (_, Some(runs)) => {
+                command.arg(format!("-runs={runs}"));
+                if let Some(seconds) = seconds {
+                    command.arg(format!("-max_total_time={seconds}"));
+                }
+                format!("{runs} runs")
+            }
+            (seconds, None) => {
+                let seconds = seconds.unwrap_or(20);
+                command.arg(format!("-max_total_time={seconds}"));
+                format!("{seconds}s")
+            }
+        };
+        step(&format!("fuzz {target} for {budget}"), command)?;
     }
     Ok(())
 }

@@ -66,8 +66,9 @@ impl fmt::Display for AdviseError {
 impl std::error::Error for AdviseError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            AdviseError::Database(error) => Some(error),
-            AdviseError::Document(error) => Some(error.as_ref()),
+            // The message already says `error`; give what it does not say.
+            AdviseError::Database(error) => error.source(),
+            AdviseError::Document(error) => error.source(),
         }
     }
 }
@@ -97,7 +98,7 @@ pub fn report(collection: &Collection<Document>) -> Result<AdviceReport, AdviseE
 /// A database that cannot be opened or read, an unknown collection, an SVG file that cannot
 /// be written.
 pub fn run(args: &AdviseArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<ExitCode> {
-    let database = open_existing(&args.db)?;
+    let database = open_existing(&args.db, false)?;
     let names = database.list_collection_names()?;
     let policies = database.patterns();
     let side_of = |name: &str| {

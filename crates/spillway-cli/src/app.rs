@@ -30,6 +30,10 @@ enum Command {
     Shell {
         /// Database directory (created if missing).
         db: Option<PathBuf>,
+        /// Open the existing database read-only (read-only media, or to be sure nothing
+        /// changes): reads work, every write statement fails.
+        #[arg(long)]
+        read_only: bool,
     },
     /// Run a script of shell statements, one after another; stops at the first error
     /// (exit code 1) unless --keep-going.
@@ -42,6 +46,9 @@ enum Command {
         /// Go on after a failed statement (the exit code is still 1).
         #[arg(long)]
         keep_going: bool,
+        /// Open the existing database read-only: reads work, every write statement fails.
+        #[arg(long)]
+        read_only: bool,
     },
     /// Import documents from NDJSON, a JSON array, Extended JSON (canonical or relaxed) or
     /// CSV into a collection.
@@ -53,11 +60,17 @@ enum Command {
     Verify {
         /// Database directory.
         db: PathBuf,
+        /// Open read-only: change nothing, not even a torn tail (which is then only reported).
+        #[arg(long)]
+        read_only: bool,
     },
     /// Collections, documents, stored sizes, largest documents, live and dead bytes.
     Stats {
         /// Database directory.
         db: PathBuf,
+        /// Open read-only: change nothing.
+        #[arg(long)]
+        read_only: bool,
     },
     /// The pattern advisor: per collection, array lengths (table and histogram) and the
     /// Outlier or Subset policy it proposes; --svg plots them, --apply declares them.
@@ -98,33 +111,75 @@ pub(crate) enum DurabilityChoice {
     Buffered,
 }
 
-/// Opens the database in `path`, or a fresh in-memory one.
-pub(crate) fn open_database(path: Option<&PathBuf>, durability: Durability) -> Result<Database> {
-    match path {
-        Some(path) => Database::open_with(path, &DatabaseOptions::default().durability(durability))
-            .with_context(|| format!("cannot open the database in {}", path.display())),
-        None => Ok(Database::open_in_memory()?),
+/// How a command opens its database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Reads and writes, commits as durable as this.
+    ReadWrite(Durability),
+    /// `--read-only`: `Database::open_read_only`, nothing on disk changes.
+    ReadOnly,
+}
+
+impl Access {
+    /// Read-only if `read_only`, else writable with fsync on every commit.
+    pub(crate) fn from_flag(read_only: bool) -> Access {
+        if read_only {
+            Access::ReadOnly
+        } else {
+            Access::ReadWrite(Durability::SyncEveryCommit)
+        }
     }
+}
+
+/// Opens the database in `path`, or a fresh in-memory one. When recovery dropped something
+/// (the torn tail a crash left), says so in one line on stderr.
+pub(crate) fn open_database(path: Option<&PathBuf>, access: Access) -> Result<Database> {
+    let Some(path) = path else {
+        if access == Access::ReadOnly {
+            bail!("--read-only needs a database directory");
+        }
+        return Ok(Database::open_in_memory()?);
+    };
+    let database = match access {
+        Access::ReadWrite(durability) => {
+            Database::open_with(path, &DatabaseOptions::default().durability(durability))
+        }
+        Access::ReadOnly => Database::open_read_only(path),
+    }
+    .with_context(|| format!("cannot open the database in {}", path.display()))?;
+    if let Some(torn) = &database.recovery_report().torn_tail {
+        let ignored = if database.is_read_only() {
+            " (ignored: opened read-only)"
+        } else {
+            ""
+        };
+        eprintln!("recovery: {torn}{ignored}");
+    }
+    Ok(database)
 }
 
 /// Runs the parsed command line and returns the process's exit code.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Shell { db } => {
-            let database = open_database(db.as_ref(), Durability::SyncEveryCommit)?;
+        Command::Shell { db, read_only } => {
+            let database = open_database(db.as_ref(), Access::from_flag(read_only))?;
             if db.is_none() {
                 eprintln!("No database directory given: using a temporary in-memory database.");
             }
             repl::run(database)
         }
-        Command::Run { paths, keep_going } => {
+        Command::Run {
+            paths,
+            keep_going,
+            read_only,
+        } => {
             let (db, script) = match paths.as_slice() {
                 [script] => (None, script),
                 [db, script] => (Some(db), script),
                 _ => unreachable!("clap allows 1 or 2 paths"),
             };
             let source = read_script(script)?;
-            let database = open_database(db, Durability::SyncEveryCommit)?;
+            let database = open_database(db, Access::from_flag(read_only))?;
             let mut session = Session::new(Executor::new(database));
             let summary = session.run(&source, RunOptions { keep_going }, &mut ConsoleTranscript);
             if summary.failed_lines.is_empty() {
@@ -151,8 +206,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Import(args) => import::run(&args),
         Command::Export(args) => export::run(&args),
-        Command::Verify { db } => maintenance::verify(&db),
-        Command::Stats { db } => maintenance::stats(&db),
+        Command::Verify { db, read_only } => maintenance::verify(&db, read_only),
+        Command::Stats { db, read_only } => maintenance::stats(&db, read_only),
         Command::Advise(args) => crate::advise::run(
             &args,
             &mut std::io::stdin().lock(),

@@ -12,11 +12,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use spillway::Durability;
 use spillway::bson::{Bson, Document};
 use spillway_doc::shell::{parse_document, to_canonical_extjson_string, to_relaxed_extjson_string};
 
-use crate::app::open_database;
+use crate::app::{Access, open_database};
 
 /// The formats `export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -51,6 +50,9 @@ pub struct ExportArgs {
     /// exported, as `find` returns them.
     #[arg(long)]
     logical: bool,
+    /// Open the database read-only: change nothing, not even a torn tail.
+    #[arg(long)]
+    read_only: bool,
 }
 
 /// Runs `spillway export`.
@@ -66,7 +68,7 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
             .with_context(|| format!("--query {text:?} is not a filter document"))?,
         None => Document::new(),
     };
-    let database = open_database(Some(&args.db), Durability::SyncEveryCommit)?;
+    let database = open_database(Some(&args.db), Access::from_flag(args.read_only))?;
     let collection = database.collection::<Document>(&args.collection);
     let mut out: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(BufWriter::new(

@@ -26,8 +26,9 @@ use spillway::{Collection, Database, Durability, InsertManyResult};
 use spillway_doc::DocError;
 use spillway_doc::shell::{Dialect, Parser, TokenKind, evaluate, parse_extjson};
 
-use crate::app::open_database;
+use crate::app::{Access, open_database};
 use crate::csv::{CsvRecords, csv_document};
+use crate::excerpt::pointer;
 
 /// The formats `import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -114,7 +115,7 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode> {
     let file =
         File::open(&args.file).with_context(|| format!("cannot open {}", args.file.display()))?;
     let total_bytes = file.metadata().map_or(0, |metadata| metadata.len());
-    let database = open_database(Some(&args.db), Durability::OsBuffered)?;
+    let database = open_database(Some(&args.db), Access::ReadWrite(Durability::OsBuffered))?;
     let collection = database.collection::<Document>(&args.collection);
     let records: Box<dyn Iterator<Item = Result<Record>>> = match format {
         ImportFormat::Ndjson => Box::new(ndjson_records(BufReader::new(file))),
@@ -320,6 +321,19 @@ fn describe_line_error(error: &DocError) -> String {
     }
 }
 
+/// [`describe_line_error`], with the NDJSON line (a window of it, if it is long) and a caret
+/// under the column of a syntax error, indented under the rejection.
+fn describe_ndjson_error(error: &DocError, line_number: usize, text: &str) -> String {
+    let mut described = describe_line_error(error);
+    if let DocError::Syntax { column, .. } = error {
+        for line in pointer(line_number, text, *column).lines() {
+            described.push_str("\n  ");
+            described.push_str(line);
+        }
+    }
+    described
+}
+
 fn expect_document(value: Bson) -> Result<Document, String> {
     match value {
         Bson::Document(document) => Ok(document),
@@ -333,12 +347,14 @@ fn expect_document(value: Bson) -> Result<Document, String> {
 fn ndjson_records(mut reader: impl BufRead) -> impl Iterator<Item = Result<Record>> {
     let mut line_number = 0;
     let mut consumed = 0_u64;
-    let mut buffer = String::new();
+    let mut buffer = Vec::new();
     std::iter::from_fn(move || {
         loop {
             buffer.clear();
             line_number += 1;
-            let read = match reader.read_line(&mut buffer) {
+            // Bytes, not a `String`: a line that is not UTF-8 is one bad record, not the end
+            // of the file.
+            let read = match reader.read_until(b'\n', &mut buffer) {
                 Ok(0) => return None,
                 Ok(read) => read,
                 Err(error) => {
@@ -347,13 +363,21 @@ fn ndjson_records(mut reader: impl BufRead) -> impl Iterator<Item = Result<Recor
                 }
             };
             consumed += read as u64;
-            let text = buffer.trim_start_matches('\u{feff}').trim();
-            if text.is_empty() {
-                continue;
-            }
-            let document = parse_extjson(text)
-                .map_err(|error| describe_line_error(&error))
-                .and_then(expect_document);
+            let document = match std::str::from_utf8(&buffer) {
+                Ok(line) => {
+                    let text = line.trim_start_matches('\u{feff}').trim();
+                    if text.is_empty() {
+                        continue;
+                    }
+                    parse_extjson(text)
+                        .map_err(|error| describe_ndjson_error(&error, line_number, text))
+                        .and_then(expect_document)
+                }
+                Err(error) => Err(format!(
+                    "not valid UTF-8 at byte {}",
+                    error.valid_up_to() + 1
+                )),
+            };
             return Some(Ok(Record {
                 line: line_number,
                 consumed,

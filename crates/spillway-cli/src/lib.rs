@@ -10,6 +10,7 @@
 //! | `maintenance` | `verify`, `stats`, `compact`, `repair` reports as text |
 //! | `advise` | `spillway advise`: the pattern advisor's report, its plot, applying its proposals |
 //! | `patterns` | pattern policies as the shell writes them (`setPattern`'s options) |
+//! | `excerpt` | the input line an error is about, cut to a window around its column |
 //!
 //! This crate must never read or write database files except through the `spillway` facade.
 
@@ -17,6 +18,7 @@ pub mod advise;
 pub mod app;
 pub mod csv;
 pub mod demo;
+pub mod excerpt;
 pub mod export;
 pub mod import;
 pub mod maintenance;

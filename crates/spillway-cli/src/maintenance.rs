@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use spillway::{Database, DatabaseOptions, Durability};
+use spillway::{Database, DatabaseOptions};
 use spillway_doc::shell::to_shell_string;
 
-use crate::app::open_database;
+use crate::app::{Access, open_database};
 
 fn existing(db: &Path) -> Result<PathBuf> {
     if !db.is_dir() {
@@ -25,15 +25,16 @@ fn existing(db: &Path) -> Result<PathBuf> {
     Ok(db.to_path_buf())
 }
 
-/// Opens the database in `db`, refusing a directory that does not exist.
-pub(crate) fn open_existing(db: &Path) -> Result<Database> {
-    open_database(Some(&existing(db)?), Durability::SyncEveryCommit)
+/// Opens the database in `db` (read-only with `read_only`), refusing a directory that does
+/// not exist.
+pub(crate) fn open_existing(db: &Path, read_only: bool) -> Result<Database> {
+    open_database(Some(&existing(db)?), Access::from_flag(read_only))
 }
 
 /// `spillway verify DB`: exit code 1 when anything is wrong, in the store, the indexes or
 /// the pattern policies' layouts.
-pub fn verify(db: &Path) -> Result<ExitCode> {
-    let database = open_existing(db)?;
+pub fn verify(db: &Path, read_only: bool) -> Result<ExitCode> {
+    let database = open_existing(db, read_only)?;
     let report = database.verify()?;
     let n_policies = database.patterns().len();
     let violations = database.verify_patterns()?;
@@ -68,8 +69,18 @@ pub fn verify(db: &Path) -> Result<ExitCode> {
         },
         violations.len()
     );
+    if let Some(torn) = &report.torn_tail {
+        // Not damage (those commits were never acknowledged), but never silent either.
+        println!("recovery: the open {torn}");
+    }
     if report.is_clean() && violations.is_empty() {
-        println!("ok: no damage, documents and indexes agree, every policy's layout holds");
+        if report.torn_tail.is_some() {
+            println!(
+                "ok: no damage left after recovery, documents and indexes agree, every policy's layout holds"
+            );
+        } else {
+            println!("ok: no damage, documents and indexes agree, every policy's layout holds");
+        }
         Ok(ExitCode::SUCCESS)
     } else if report.is_clean() {
         println!(
@@ -89,8 +100,8 @@ pub fn verify(db: &Path) -> Result<ExitCode> {
 }
 
 /// `spillway stats DB`.
-pub fn stats(db: &Path) -> Result<ExitCode> {
-    let database = open_existing(db)?;
+pub fn stats(db: &Path, read_only: bool) -> Result<ExitCode> {
+    let database = open_existing(db, read_only)?;
     let stats = database.stats()?;
     let mut out = String::new();
     writeln!(out, "collections: {}", stats.collections.len())?;
@@ -150,7 +161,7 @@ pub fn stats(db: &Path) -> Result<ExitCode> {
 
 /// `spillway compact DB`.
 pub fn compact(db: &Path) -> Result<ExitCode> {
-    let database = open_existing(db)?;
+    let database = open_existing(db, false)?;
     let report = database.compact()?;
     if report.segments_compacted.is_empty() {
         println!("nothing to compact: no segment is mostly dead");

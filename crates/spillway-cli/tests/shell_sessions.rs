@@ -309,6 +309,28 @@ db.review.drop()
     ));
 }
 
+/// docs/patterns.md: with `identity: "_id"` an element's `_id` is its archive document's.
+#[test]
+fn subset_patterns_with_identity_id_keep_element_ids() {
+    insta::assert_snapshot!(transcript(
+        r#"
+db.products.insertOne({ _id: 1, name: 'Super Widget', reviews: [
+  { _id: 'r3', stars: 5 },
+  { _id: 'r2', stars: 4 },
+  { _id: 'r1', stars: 2 }
+] })
+db.products.setPattern({ subset: "reviews", keep: 2, archiveCollection: "review", linkField: "product_id", identity: "_id" })
+db.getPatterns()
+db.review.find({}, { _seq: 0 }).sort({ _id: 1 })
+db.products.updateOne({ _id: 1 }, { $push: { reviews: { _id: 'r4', stars: 3 } } })
+db.products.findOne()
+db.products.arrayPage(1, 'reviews', { skip: 0, limit: 10 })
+db.review.findOne({ _id: 'r4' }, { _seq: 0 })
+db.verifyPatterns()
+"#
+    ));
+}
+
 #[test]
 fn pattern_statement_errors_change_nothing() {
     insta::assert_snapshot!(transcript(
@@ -360,4 +382,32 @@ fn advise_reports_on_a_collection() {
     // The insert statement is long: keep only what follows it.
     let advice = &text[text.find("> db.sales.advise()").unwrap()..];
     insta::assert_snapshot!(advice);
+}
+
+#[test]
+fn policies_never_change_user_data_and_side_writes_keep_the_layout() {
+    insta::assert_snapshot!(transcript(
+        r#"
+db.sales.insertMany([{ _id: 1, title: 'Invisible Cities', customers_purchased: ['a', 'b', 'c'] }, { _id: 2, title: 'Dune', customers_purchased: ['d'] }])
+db.sales.setPattern({ outlier: "customers_purchased", threshold: 1, flagField: "title" })
+db.notes.insertOne({ _id: 7, text: 'call the printer' })
+db.sales.setPattern({ outlier: "customers_purchased", threshold: 1, overflowCollection: "notes" })
+show patterns
+db.sales.find()
+db.notes.find()
+db.books.insertOne({ _id: 1, buyers: ['a', 'b'], has_extras: true })
+db.extra_books.insertOne({ _id: 'b0', book_id: 1, buyers_extra: ['c', 'd', 'e'] })
+db.books.setPattern({ outlier: "buyers", threshold: 2, linkField: "book_id", bucketCapacity: 2 })
+db.extra_books.find({}, { _id: 0 })
+db.extra_books.updateMany({}, { $push: { buyers_extra: 'X' } })
+db.books.findOne({ _id: 1 }, {}, { expand: true })
+db.extra_books.insertOne({ _id: 'stray', book_id: 404, buyers_extra: ['z'] })
+db.extra_books.updateMany({}, { $unset: { buyers_extra: '' } })
+db.verifyPatterns()
+db.books.removePattern("buyers")
+show collections
+db.extra_books.countDocuments()
+db.books.findOne()
+"#
+    ));
 }

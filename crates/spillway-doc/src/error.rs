@@ -4,9 +4,29 @@
 //! `_id`, the line and column), with no trailing period, so that callers can show it to a
 //! user as it is. Callers that need to react programmatically match on the variant.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use bson::Bson;
+
+/// How many characters of a value (or of a third party's message quoting one) an error
+/// message shows before [`abbreviate`] cuts it.
+pub const MAX_SHOWN_CHARS: usize = 120;
+
+/// `text` whole if it has at most `max_chars` characters, else its beginning and end around
+/// `...`: error messages quote values, and a value may be 16 MiB long.
+pub fn abbreviate(text: &str, max_chars: usize) -> Cow<'_, str> {
+    let total = text.chars().count();
+    if total <= max_chars {
+        return Cow::Borrowed(text);
+    }
+    let head = max_chars * 2 / 3;
+    let tail = max_chars - head;
+    let mut short: String = text.chars().take(head).collect();
+    short.push_str("...");
+    short.extend(text.chars().skip(total - tail));
+    Cow::Owned(short)
+}
 
 /// Everything that can go wrong while parsing or evaluating MongoDB's document language.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,7 +148,11 @@ impl fmt::Display for DocError {
             } => {
                 write!(f, "{operator}: field '{field}' {message}")?;
                 match id {
-                    Some(id) => write!(f, " (document _id: {id})"),
+                    Some(id) => write!(
+                        f,
+                        " (document _id: {})",
+                        abbreviate(&id.to_string(), MAX_SHOWN_CHARS)
+                    ),
                     None => write!(f, " (document without _id)"),
                 }
             }
@@ -168,3 +192,16 @@ impl From<bson::error::Error> for DocError {
 
 /// The result type of this crate.
 pub type Result<T, E = DocError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abbreviate_keeps_both_ends_of_long_text() {
+        assert_eq!(abbreviate("short", 10), "short");
+        assert_eq!(abbreviate("0123456789", 10), "0123456789");
+        assert_eq!(abbreviate("0123456789abcdef", 9), "012345...def");
+        assert_eq!(abbreviate(&"é".repeat(1000), 3), "éé...é");
+    }
+}

@@ -20,7 +20,7 @@ use crate::error::DocError;
 use crate::filter::Filter;
 use crate::path::FieldPath;
 use crate::projection::Projection;
-use crate::size::{MAX_DOCUMENT_SIZE, check_id, check_nesting, check_size};
+use crate::size::{MAX_DOCUMENT_SIZE, check_field_names, check_id, check_nesting, check_size};
 use crate::sort::SortSpec;
 use crate::update::{ApplyContext, Update};
 
@@ -55,7 +55,8 @@ impl fmt::Display for ModelError {
 impl std::error::Error for ModelError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ModelError::Doc(error) => Some(error),
+            // The message is the `DocError`'s: give what it does not say.
+            ModelError::Doc(error) => error.source(),
             _ => None,
         }
     }
@@ -438,6 +439,7 @@ impl MemoryCollection {
         let mut stored = Document::new();
         stored.insert("_id", id);
         stored.extend(document);
+        check_field_names(&stored)?;
         check_storable(&stored)?;
         Ok(stored)
     }

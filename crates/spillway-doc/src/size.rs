@@ -2,8 +2,9 @@
 //!
 //! [`document_size`] computes the encoded size of a decoded document arithmetically (no
 //! serialisation), so that the database can refuse an oversized document before it encodes
-//! it. The limits are MongoDB's: 16 MiB per document and 100 levels of nesting, and what
-//! an `_id` may hold ([`check_id`]).
+//! it. The limits are MongoDB's: 16 MiB per document and 100 levels of nesting, what an
+//! `_id` may hold ([`check_id`]), and which field names a stored document may have
+//! ([`check_field_names`], the one rule for every write).
 
 use bson::{Bson, Document, spec::BinarySubtype};
 
@@ -118,7 +119,8 @@ pub fn check_id(id: &Bson) -> Result<()> {
         Bson::Array(_) | Bson::RegularExpression(_) | Bson::Undefined => {
             Some(format!("_id cannot be {}", crate::path::describe(id)))
         }
-        Bson::Document(document) => dollar_field(document).map(|name| {
+        // Not even DBRef's names: MongoDB refuses every `$` name inside an `_id`.
+        Bson::Document(document) => first_dollar_field(document, &[]).map(|(_, name)| {
             format!(
                 "_id cannot hold a field name starting with '$' ('{name}' is not valid for storage)"
             )
@@ -131,20 +133,56 @@ pub fn check_id(id: &Bson) -> Result<()> {
     }
 }
 
-/// The first field name starting with `$` in `document` or the documents and arrays it holds.
-fn dollar_field(document: &Document) -> Option<&str> {
+/// Field names that may start with `$` in a stored document (outside `_id`): DBRef's.
+pub const DBREF_FIELDS: [&str; 3] = ["$ref", "$id", "$db"];
+
+/// How every refusal of a `$` field name ends, whichever write it comes from.
+pub(crate) const DOLLAR_NAMES_REFUSED: &str =
+    "names starting with '$' cannot be stored (DBRef's $ref, $id and $db aside)";
+
+/// Fails with [`DocError::InvalidValue`] when `document` has a field name starting with `$`
+/// at any depth, DBRef's `$ref`, `$id` and `$db` aside: read back, such a name would be taken
+/// for an operator. This is the one rule for every document written (inserts, upserts,
+/// imports, replacements, the values update operators store: see
+/// [`dollar_prefixed_field`]). MongoDB 5.0+ accepts some of these names; Spillway does not.
+pub fn check_field_names(document: &Document) -> Result<()> {
+    match first_dollar_field(document, &DBREF_FIELDS) {
+        Some((path, _)) => Err(DocError::InvalidValue {
+            message: format!("field '{path}': {DOLLAR_NAMES_REFUSED}"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The first field name in `value` (a document or an array, at any depth) that starts with
+/// `$` and is not one of [`DBREF_FIELDS`], with its dotted path relative to `value`
+/// (`("a.0.$x", "$x")`); `None` for other values.
+pub fn dollar_prefixed_field(value: &Bson) -> Option<(String, &str)> {
+    first_dollar_below(value, &DBREF_FIELDS)
+}
+
+/// The path and name of the first field name starting with `$` and not in `allowed`.
+fn first_dollar_field<'a>(document: &'a Document, allowed: &[&str]) -> Option<(String, &'a str)> {
     document.iter().find_map(|(key, value)| {
-        if key.starts_with('$') {
-            return Some(key.as_str());
+        if key.starts_with('$') && !allowed.contains(&key.as_str()) {
+            return Some((key.clone(), key.as_str()));
         }
-        nested_dollar_field(value)
+        let (below, name) = first_dollar_below(value, allowed)?;
+        Some((format!("{key}.{below}"), name))
     })
 }
 
-fn nested_dollar_field(value: &Bson) -> Option<&str> {
+fn first_dollar_in_array<'a>(items: &'a [Bson], allowed: &[&str]) -> Option<(String, &'a str)> {
+    items.iter().enumerate().find_map(|(index, item)| {
+        let (below, name) = first_dollar_below(item, allowed)?;
+        Some((format!("{index}.{below}"), name))
+    })
+}
+
+fn first_dollar_below<'a>(value: &'a Bson, allowed: &[&str]) -> Option<(String, &'a str)> {
     match value {
-        Bson::Document(document) => dollar_field(document),
-        Bson::Array(items) => items.iter().find_map(nested_dollar_field),
+        Bson::Document(document) => first_dollar_field(document, allowed),
+        Bson::Array(items) => first_dollar_in_array(items, allowed),
         _ => None,
     }
 }

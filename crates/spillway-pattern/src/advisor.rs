@@ -149,8 +149,9 @@ impl fmt::Display for AdviceError {
 impl std::error::Error for AdviceError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
+            // The message already says `source`; give what it does not say.
             AdviceError::Malformed { source, .. } | AdviceError::Unencodable { source, .. } => {
-                Some(source)
+                source.source()
             }
         }
     }

@@ -9,7 +9,7 @@
 //! ([`Engine::append`]): they touch the main document and the last bucket (outlier) or the
 //! archive's top (subset). Each call ends in exactly one [`WriteBackend::apply`].
 
-use bson::{Bson, Document};
+use bson::{Bson, Document, doc};
 use spillway_doc::compare::compare;
 
 use crate::backend::{ReadBackend, Write, WriteBackend};
@@ -25,6 +25,9 @@ pub struct Policy {
     pub pattern: Pattern,
     /// Whether the collection's documents are in the policy's layout yet.
     pub progress: Progress,
+    /// Whether declaring the policy created its side collection. Removing the policy drops
+    /// only a side collection it created (and only once it is empty); an adopted one stays.
+    pub created_side: bool,
 }
 
 /// Where a policy's migration stands. Migrations go in `_id` order, in batches, each batch
@@ -46,11 +49,12 @@ pub enum Progress {
 }
 
 impl Policy {
-    /// An active policy.
+    /// An active policy (whose side collection it did not create).
     pub fn active(pattern: Pattern) -> Policy {
         Policy {
             pattern,
             progress: Progress::Active,
+            created_side: false,
         }
     }
 
@@ -356,15 +360,46 @@ impl<'a> Engine<'a> {
         Ok(Some(main))
     }
 
-    /// Checks that a stored document can be brought into the policies' layout (a subset's
-    /// elements must be documents without the archive's own fields), before a migration.
+    /// Checks that a stored document can be brought into the policies' layout without
+    /// changing its data, before a migration starts: a subset's elements must be documents
+    /// without the archive's own fields; an outlier's flag field, which the migration takes
+    /// over, must be absent or hold what a layout made by hand gives it (`true` when overflow
+    /// documents link to the document, `false` when none do).
     ///
     /// # Errors
-    /// [`PatternError::Refused`] naming the problem.
-    pub fn check_migratable(&self, stored: &Document) -> Result<(), PatternError> {
+    /// [`PatternError::Refused`] (a subset element) or [`PatternError::InvalidPolicy`] (a
+    /// flag field that collides with the document's data), naming the field and the `_id`;
+    /// the backend's.
+    pub fn check_migratable<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &Document,
+    ) -> Result<(), R::Error> {
         for policy in &self.policies {
-            if let Layout::Subset(subset) = Layout::of(&policy.pattern) {
-                subset.check_elements(stored)?;
+            match Layout::of(&policy.pattern) {
+                Layout::Subset(subset) => subset.check_elements(stored)?,
+                Layout::Outlier(outlier) => {
+                    let Some(value) = stored.get(outlier.flag_field) else {
+                        continue;
+                    };
+                    let id = id_of(stored);
+                    let has_overflow = backend.count(
+                        &policy.pattern.side_collection,
+                        &doc! { policy.pattern.link_field.as_str(): id.clone() },
+                    )? > 0;
+                    if *value != Bson::Boolean(has_overflow) {
+                        return Err(invalid(
+                            &policy.pattern,
+                            format!(
+                                "the flag field '{}' collides with data: document _id {id} holds {} there, which the policy would overwrite (a flag made by hand must be true with overflow documents in '{}', false without); choose another flag field",
+                                outlier.flag_field,
+                                short(value),
+                                policy.pattern.side_collection,
+                            ),
+                        )
+                        .into());
+                    }
+                }
             }
         }
         Ok(())
@@ -381,7 +416,12 @@ impl<'a> Engine<'a> {
         backend: &mut W,
         stored: &Document,
     ) -> Result<Document, W::Error> {
-        let logical = self.expand(backend, stored)?;
+        let mut logical = self.expand(backend, stored)?;
+        for policy in &self.policies {
+            if let Layout::Subset(subset) = Layout::of(&policy.pattern) {
+                subset.keep_embedded(stored, &mut logical);
+            }
+        }
         self.rewrite(backend, stored, logical)
     }
 
@@ -478,6 +518,25 @@ impl<'a> Engine<'a> {
     }
 }
 
+fn invalid(pattern: &Pattern, message: String) -> PatternError {
+    PatternError::InvalidPolicy {
+        collection: pattern.collection.clone(),
+        field: pattern.field.clone(),
+        message,
+    }
+}
+
+/// A value for a message: whole when short, its type otherwise (a user's array or document
+/// can be megabytes).
+fn short(value: &Bson) -> String {
+    let text = value.to_string();
+    if text.len() <= 80 {
+        text
+    } else {
+        format!("a {:?} value", value.element_type())
+    }
+}
+
 fn refused(pattern: &Pattern, message: String) -> PatternError {
     PatternError::Refused {
         collection: pattern.collection.clone(),
@@ -491,6 +550,130 @@ pub fn policies_on_side<'a>(all: &'a [Policy], collection: &str) -> Vec<&'a Poli
     all.iter()
         .filter(|policy| policy.pattern.side_collection == collection)
         .collect()
+}
+
+/// What keeps `document`, a document of `policy`'s side collection, from having the layout's
+/// shape, or `None`: it must link to an existing main document and hold only what the layout
+/// holds (an overflow bucket: `_id`, the link, `bucket` and an array; an archive document:
+/// the element's fields, the link and, in insertion order, an integer `_seq`). When
+/// `adopting`, the main document must also read it: an outlier's flag is `true`, a subset's
+/// array is an array.
+fn side_problem<R: ReadBackend>(
+    policy: &Policy,
+    backend: &R,
+    document: &Document,
+    adopting: bool,
+) -> Result<Option<String>, R::Error> {
+    let pattern = &policy.pattern;
+    let layout = Layout::of(pattern);
+    let Some(link) = document.get(pattern.link_field.as_str()) else {
+        return Ok(Some(format!(
+            "it has no link field '{}'",
+            pattern.link_field
+        )));
+    };
+    let shape = match &layout {
+        Layout::Outlier(outlier) => outlier.shape_problem(document),
+        Layout::Subset(subset) => subset.shape_problem(document),
+    };
+    if shape.is_some() {
+        return Ok(shape);
+    }
+    let Some(main) = backend.get(&pattern.collection, link)? else {
+        return Ok(Some(format!(
+            "it links to {} {}, but '{}' has no document with _id {}",
+            pattern.link_field,
+            short(link),
+            pattern.collection,
+            short(link)
+        )));
+    };
+    if !adopting {
+        return Ok(None);
+    }
+    Ok(match layout {
+        Layout::Outlier(outlier) if !outlier.is_flagged(&main) => Some(format!(
+            "it links to _id {}, whose flag '{}' is not true",
+            short(link),
+            outlier.flag_field
+        )),
+        Layout::Subset(_) if !matches!(main.get(pattern.field.as_str()), Some(Bson::Array(_))) => {
+            Some(format!(
+                "it links to _id {}, which has no array '{}'",
+                short(link),
+                pattern.field
+            ))
+        }
+        _ => None,
+    })
+}
+
+/// Refuses a document about to be written directly into `policy`'s side collection (insert,
+/// update or replacement) that would not have the layout's shape: no link field, a link to a
+/// main document that does not exist, an overflow array that is not an array, a field the
+/// layout does not hold.
+///
+/// # Errors
+/// [`PatternError::Refused`] naming the document and the problem; the backend's.
+pub fn check_side_write<R: ReadBackend>(
+    policy: &Policy,
+    backend: &R,
+    document: &Document,
+) -> Result<(), R::Error> {
+    match side_problem(policy, backend, document, false)? {
+        None => Ok(()),
+        Some(problem) => Err(refused(
+            &policy.pattern,
+            format!(
+                "document _id {} of '{}' would break the layout: {problem}",
+                short(&id_of(document)),
+                policy.pattern.side_collection
+            ),
+        )
+        .into()),
+    }
+}
+
+/// Refuses to adopt an existing side collection (a new policy naming it) unless `document`,
+/// one of its documents, already has the layout's shape and belongs to a main document that
+/// reads it.
+///
+/// # Errors
+/// [`PatternError::InvalidPolicy`] naming the collection, the document and the problem; the
+/// backend's.
+pub fn check_adoptable<R: ReadBackend>(
+    policy: &Policy,
+    backend: &R,
+    document: &Document,
+) -> Result<(), R::Error> {
+    match side_problem(policy, backend, document, true)? {
+        None => Ok(()),
+        Some(problem) => Err(invalid(
+            &policy.pattern,
+            format!(
+                "'{}' already holds documents that are not in the policy's layout, so it cannot be adopted: document _id {}: {problem}; name another side collection",
+                policy.pattern.side_collection,
+                short(&id_of(document))
+            ),
+        )
+        .into()),
+    }
+}
+
+/// The side documents of the main document `link` as the read paths find them (through the
+/// side collection's index), in the policy's order.
+///
+/// # Errors
+/// The backend's.
+pub fn side_documents<R: ReadBackend>(
+    policy: &Policy,
+    backend: &R,
+    link: &Bson,
+) -> Result<Vec<Document>, R::Error> {
+    match Layout::of(&policy.pattern) {
+        Layout::Outlier(outlier) => outlier.buckets(backend, link),
+        Layout::Subset(subset) => subset.archive(backend, link),
+    }
 }
 
 /// Prepares a document inserted directly into a side collection (a subset archive in

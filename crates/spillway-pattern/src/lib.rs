@@ -31,8 +31,8 @@ mod verify;
 
 pub use backend::{Query, ReadBackend, Write, WriteBackend};
 pub use engine::{
-    Engine, Policy, Progress, check_document, logical_len, page, policies_on_side,
-    prepare_side_insert, resync,
+    Engine, Policy, Progress, check_adoptable, check_document, check_side_write, logical_len, page,
+    policies_on_side, prepare_side_insert, resync, side_documents,
 };
 pub use error::PatternError;
 pub use policy::{

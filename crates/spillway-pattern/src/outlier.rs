@@ -439,6 +439,38 @@ impl<'p> Outlier<'p> {
         Ok(page)
     }
 
+    /// What keeps `document` from being an overflow bucket (besides its link): only `_id`,
+    /// the link, `bucket` (a number from 0) and the overflow array, since every rewrite of the
+    /// buckets keeps nothing else.
+    pub(crate) fn shape_problem(&self, document: &Document) -> Option<String> {
+        if let Some(key) = document.keys().find(|key| {
+            !["_id", self.link(), BUCKET_FIELD, self.overflow_field].contains(&key.as_str())
+        }) {
+            return Some(format!(
+                "it has the field '{key}', which an overflow bucket does not hold (only _id, '{}', '{BUCKET_FIELD}' and '{}')",
+                self.link(),
+                self.overflow_field
+            ));
+        }
+        match document.get(self.overflow_field) {
+            Some(Bson::Array(_)) => {}
+            Some(other) => {
+                return Some(format!(
+                    "its '{}' is {:?}, not an array",
+                    self.overflow_field,
+                    other.element_type()
+                ));
+            }
+            None => return Some(format!("it has no array '{}'", self.overflow_field)),
+        }
+        match document.get(BUCKET_FIELD) {
+            None | Some(Bson::Int32(0..) | Bson::Int64(0..)) => None,
+            Some(other) => Some(format!(
+                "its '{BUCKET_FIELD}' is {other}, not a bucket number (an integer from 0)"
+            )),
+        }
+    }
+
     /// What is wrong with one main document and its buckets, as messages.
     pub(crate) fn check(&self, stored: &Document, buckets: &[Document]) -> Vec<String> {
         let mut problems = Vec::new();

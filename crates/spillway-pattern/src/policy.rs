@@ -273,7 +273,9 @@ impl Pattern {
                         }
                     }
                 }
-                if let Some(identity) = identity {
+                // `_id` is the one identity that may be `_id`: the element's own `_id` becomes
+                // its archive document's (see `subset.rs`), as docs/patterns.md says.
+                if let Some(identity) = identity.as_deref().filter(|name| *name != "_id") {
                     check_field_name("identity field", identity).or_else(invalid)?;
                 }
             }

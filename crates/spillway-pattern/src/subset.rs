@@ -496,6 +496,57 @@ impl<'p> Subset<'p> {
         Ok(archived.iter().map(|doc| self.element_of(doc)).collect())
     }
 
+    /// What keeps `document` from being an archive document (besides its link): `_seq` is
+    /// the archive's own field, an integer in insertion order and absent under `sort_by`
+    /// (where no element may carry it).
+    pub(crate) fn shape_problem(&self, document: &Document) -> Option<String> {
+        match (document.get(SEQUENCE_FIELD), self.insertion_order) {
+            (None | Some(Bson::Int32(_) | Bson::Int64(_)), true) | (None, false) => None,
+            (Some(other), true) => Some(format!(
+                "its '{SEQUENCE_FIELD}' is {other}, not an integer (the archive's insertion order)"
+            )),
+            (Some(_), false) => Some(format!(
+                "it has the field '{SEQUENCE_FIELD}', which an archive sorted by {} does not hold",
+                self.order_document
+            )),
+        }
+    }
+
+    /// Adds to `logical`'s array (read from the archive) the elements of `stored`'s main array
+    /// that the archive does not hold, matched by identity when the policy has one, else by
+    /// equal content: a layout made by hand may keep its newest elements only in the main
+    /// document (the subset seed's "old reviews" collection), and adopting it must lose none.
+    pub(crate) fn keep_embedded(&self, stored: &Document, logical: &mut Document) {
+        let Some(Bson::Array(embedded)) = stored.get(self.field()) else {
+            return;
+        };
+        let Some(Bson::Array(elements)) = logical.get_mut(self.field()) else {
+            return;
+        };
+        let mut matched = vec![false; elements.len()];
+        let mut missing = Vec::new();
+        for element in embedded {
+            let wanted = self.identity_of(element);
+            let found = elements
+                .iter()
+                .enumerate()
+                .position(|(position, candidate)| {
+                    !matched[position]
+                        && match &wanted {
+                            Some(identity) => self
+                                .identity_of(candidate)
+                                .is_some_and(|known| values_equal(&known, identity)),
+                            None => candidate == element,
+                        }
+                });
+            match found {
+                Some(position) => matched[position] = true,
+                None => missing.push(element.clone()),
+            }
+        }
+        elements.extend(missing);
+    }
+
     /// What is wrong with one main document and its archive (in order), as messages.
     pub(crate) fn check(&self, stored: &Document, archived: &[Document]) -> Vec<String> {
         let mut problems = Vec::new();

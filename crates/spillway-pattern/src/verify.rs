@@ -6,9 +6,10 @@ use std::fmt;
 
 use bson::{Bson, Document};
 use spillway_doc::key::to_key;
+use spillway_doc::sort::SortSpec;
 
 use crate::backend::{Query, ReadBackend};
-use crate::engine::{Policy, check_document};
+use crate::engine::{Policy, check_document, side_documents};
 
 /// One broken invariant.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,13 +42,12 @@ impl fmt::Display for Violation {
 pub fn verify<R: ReadBackend>(policy: &Policy, backend: &R) -> Result<Vec<Violation>, R::Error> {
     let pattern = &policy.pattern;
     let mains = backend.find(pattern.collection(), &Query::default())?;
-    let sides = backend.find(
-        pattern.side_collection(),
-        &Query {
-            sort: Some(pattern.side_index()),
-            ..Query::default()
-        },
-    )?;
+    // Every side document as stored, found by a scan (not through the side index, which is
+    // what the read paths use and what is compared with it below), in the policy's order.
+    let mut sides = backend.find(pattern.side_collection(), &Query::default())?;
+    let order = SortSpec::parse(&pattern.side_index())
+        .expect("a validated policy's side index is a valid sort");
+    sides.sort_by(|a, b| order.compare(a, b));
     let mut by_link: BTreeMap<Vec<u8>, Vec<Document>> = BTreeMap::new();
     let mut violations = Vec::new();
     for side in sides {
@@ -78,6 +78,19 @@ pub fn verify<R: ReadBackend>(policy: &Policy, backend: &R) -> Result<Vec<Violat
             }
             continue;
         }
+        let indexed = side_documents(policy, backend, &id)?;
+        if ids(&indexed) != ids(&side) {
+            violations.push(Violation {
+                collection: pattern.side_collection().to_string(),
+                id: id.clone(),
+                field: pattern.field().to_string(),
+                problem: format!(
+                    "the side index finds {} side document(s) for this _id where {} are stored, so the logical array read through it is stale; repair rebuilds indexes",
+                    indexed.len(),
+                    side.len()
+                ),
+            });
+        }
         for problem in check_document(policy, main, &side) {
             violations.push(Violation {
                 collection: pattern.collection().to_string(),
@@ -106,4 +119,14 @@ pub fn verify<R: ReadBackend>(policy: &Policy, backend: &R) -> Result<Vec<Violat
         }
     }
     Ok(violations)
+}
+
+/// The `_id` keys of `documents`, sorted.
+fn ids(documents: &[Document]) -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = documents
+        .iter()
+        .map(|document| to_key(document.get("_id").unwrap_or(&Bson::Null)))
+        .collect();
+    keys.sort();
+    keys
 }

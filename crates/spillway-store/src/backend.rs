@@ -1,11 +1,16 @@
 //! The small I/O interface every byte the store reads or writes goes through.
 //!
-//! Two implementations: [`FileBackend`] (real files, `pwrite`, `fdatasync`, `mmap`, an `flock`
-//! exclusive lock) and [`MemoryBackend`] (files in memory, with a model of what survives a
-//! power loss and a [`FaultPlan`] that injects write, fsync and disk-full failures). Tests and
-//! upper layers use the latter to simulate crashes deterministically.
+//! Two implementations: [`FileBackend`] (real files, `pwrite`, `fdatasync`, `fallocate`, `mmap`,
+//! an `flock` on the store directory itself) and [`MemoryBackend`] (files in memory, with a
+//! model of what survives a power loss, of allocated and sparse space, of read-only media, and
+//! a [`FaultPlan`] that injects write, fsync and disk-full failures). Tests and upper layers use
+//! the latter to simulate crashes deterministically.
 //!
 //! This module must never interpret file contents: formats live in `format` and `checkpoint`.
+//! It must never map a page that has no disk block behind it (on tmpfs, touching such a page
+//! of a full file system raises SIGBUS): callers [`BackendFile::allocate`] a file before they
+//! map it for writing, and a read-only file that is not fully allocated is read into memory
+//! instead of being mapped.
 
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,7 +19,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use crate::map::Map;
@@ -31,15 +36,21 @@ pub trait BackendFile: Send + Sync + fmt::Debug {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     /// Writes all of `buf` at `offset` (a positional write; extends the file if needed).
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
-    /// Sets the length (extending with zeros).
+    /// Sets the length (extending with zeros, without reserving disk blocks).
     fn set_len(&self, len: u64) -> io::Result<()>;
+    /// Reserves disk blocks for bytes `[0, len)`, extending the file to `len` if it is
+    /// shorter, so that no page of it is a hole: a full disk fails here (`StorageFull`), never
+    /// later on a write into that range or a touch of a mapped page. Contents are unchanged. A
+    /// file system that cannot preallocate (no `fallocate`) leaves the file sparse; such file
+    /// systems return zeroes for holes and report a full disk on the write.
+    fn allocate(&self, len: u64) -> io::Result<()>;
     /// Makes the file's contents and length durable (`fdatasync`).
     fn sync_data(&self) -> io::Result<()>;
     /// Maps the whole file read-only at its current length.
     fn map(&self) -> io::Result<Map>;
 }
 
-/// Opaque guard of a store directory's exclusive lock; dropping it releases the lock.
+/// Opaque guard of a store directory's lock (exclusive or shared); dropping it releases it.
 pub struct DirLock {
     _guard: Box<dyn Any + Send + Sync>,
 }
@@ -54,10 +65,17 @@ impl fmt::Debug for DirLock {
 pub trait Backend: Send + Sync + fmt::Debug {
     /// Creates a directory and its parents.
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
-    /// Takes the exclusive lock of `dir`; fails with `ErrorKind::WouldBlock` if it is held.
+    /// Takes the exclusive lock of `dir`; fails with `ErrorKind::WouldBlock` if it is held
+    /// (exclusively or shared). The lock must not depend on a file that can be deleted while
+    /// it is held.
     fn lock_dir(&self, dir: &Path) -> io::Result<DirLock>;
+    /// Takes a shared lock of `dir` (readers; creates nothing); fails with
+    /// `ErrorKind::WouldBlock` if the exclusive lock is held.
+    fn lock_dir_shared(&self, dir: &Path) -> io::Result<DirLock>;
     /// Opens an existing file for reading and writing.
     fn open_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>>;
+    /// Opens an existing file for reading only; its writes fail.
+    fn open_file_read_only(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>>;
     /// Creates a file (truncating any existing one) for reading and writing.
     fn create_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>>;
     /// Reads a whole file.
@@ -82,6 +100,26 @@ pub trait Backend: Send + Sync + fmt::Debug {
 // ---------------------------------------------------------------------------------------------
 // Real files
 
+/// The file every writer also locks, for versions that locked only it.
+const LOCK_FILE_NAME: &str = "LOCK";
+
+/// `flock` without waiting; a held lock is `ErrorKind::WouldBlock`.
+fn try_lock(file: &File, shared: bool) -> io::Result<()> {
+    let result = if shared {
+        file.try_lock_shared()
+    } else {
+        file.try_lock()
+    };
+    match result {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "lock held by another process",
+        )),
+        Err(std::fs::TryLockError::Error(error)) => Err(error),
+    }
+}
+
 /// The backend for real files on a local file system.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FileBackend;
@@ -89,6 +127,18 @@ pub struct FileBackend;
 #[derive(Debug)]
 struct RealFile {
     file: File,
+    read_only: bool,
+}
+
+impl RealFile {
+    /// Whether the file system holds a block for every byte of the file (a sparse file has
+    /// fewer). Compressing file systems may under-count; the caller then only reads instead
+    /// of mapping, which is slower but safe.
+    fn fully_allocated(&self) -> io::Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = self.file.metadata()?;
+        Ok(metadata.blocks().saturating_mul(512) >= metadata.len())
+    }
 }
 
 impl BackendFile for RealFile {
@@ -104,12 +154,50 @@ impl BackendFile for RealFile {
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.file.set_len(len)
     }
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        allocate_file(&self.file, len)
+    }
     fn sync_data(&self) -> io::Result<()> {
         self.file.sync_data()
     }
     fn map(&self) -> io::Result<Map> {
+        if self.read_only && !self.fully_allocated()? {
+            // A store opened read-only cannot allocate the holes of a sparse file (written
+            // by an older version, or on read-only media): read it instead of mapping it.
+            // `read` returns zeroes for holes without allocating, where a mapped page of a
+            // hole on a full tmpfs would raise SIGBUS.
+            let len = usize::try_from(self.file.metadata()?.len())
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "file too large"))?;
+            let mut bytes = vec![0u8; len];
+            FileExt::read_exact_at(&self.file, &mut bytes, 0)?;
+            return Ok(Map::of_memory(atomic_buffer(bytes.into_iter())));
+        }
         Map::of_file(&self.file)
     }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn allocate_file(file: &File, len: u64) -> io::Result<()> {
+    use rustix::fs::{FallocateFlags, fallocate};
+    use rustix::io::Errno;
+    if len == 0 {
+        return Ok(());
+    }
+    match fallocate(file, FallocateFlags::empty(), 0, len) {
+        Ok(()) => Ok(()),
+        // No preallocation on this file system: it stays sparse (see `BackendFile::allocate`).
+        Err(errno) if errno == Errno::OPNOTSUPP || errno == Errno::NOSYS => Ok(()),
+        Err(errno) => Err(errno.into()),
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn allocate_file(file: &File, len: u64) -> io::Result<()> {
+    // No `fallocate`: extend only (sparse); see `BackendFile::allocate`.
+    if file.metadata()?.len() < len {
+        file.set_len(len)?;
+    }
+    Ok(())
 }
 
 impl Backend for FileBackend {
@@ -118,27 +206,45 @@ impl Backend for FileBackend {
     }
 
     fn lock_dir(&self, dir: &Path) -> io::Result<DirLock> {
+        // The lock is on the directory itself, which cannot be deleted from under the holder
+        // while it holds the store's files. `LOCK` is still created and locked too, so that
+        // versions that only lock `LOCK` keep out while this handle is open.
+        let directory = File::open(dir)?;
+        try_lock(&directory, false)?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(dir.join("LOCK"))?;
-        match file.try_lock() {
-            Ok(()) => Ok(DirLock {
-                _guard: Box::new(file),
-            }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                "lock held by another process",
-            )),
-            Err(std::fs::TryLockError::Error(error)) => Err(error),
-        }
+            .open(dir.join(LOCK_FILE_NAME))?;
+        try_lock(&file, false)?;
+        Ok(DirLock {
+            _guard: Box::new((directory, file)),
+        })
+    }
+
+    fn lock_dir_shared(&self, dir: &Path) -> io::Result<DirLock> {
+        let directory = File::open(dir)?;
+        try_lock(&directory, true)?;
+        Ok(DirLock {
+            _guard: Box::new(directory),
+        })
     }
 
     fn open_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
         let file = OpenOptions::new().read(true).write(true).open(path)?;
-        Ok(Arc::new(RealFile { file }))
+        Ok(Arc::new(RealFile {
+            file,
+            read_only: false,
+        }))
+    }
+
+    fn open_file_read_only(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+        let file = File::open(path)?;
+        Ok(Arc::new(RealFile {
+            file,
+            read_only: true,
+        }))
     }
 
     fn create_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
@@ -148,7 +254,10 @@ impl Backend for FileBackend {
             .create(true)
             .truncate(true)
             .open(path)?;
-        Ok(Arc::new(RealFile { file }))
+        Ok(Arc::new(RealFile {
+            file,
+            read_only: false,
+        }))
     }
 
     fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
@@ -192,8 +301,10 @@ pub struct FaultPlan {
     pub tear_failed_write: bool,
     /// The Nth call of `sync_data` or `sync_dir` fails and makes nothing durable.
     pub fail_sync_at: Option<u64>,
-    /// Once this many bytes have been written in total, writes fail with "no space left on
-    /// device" (`ErrorKind::StorageFull`) after writing what still fits.
+    /// Once this many bytes of space have been used in total, writes that need more fail
+    /// with "no space left on device" (`ErrorKind::StorageFull`) after writing what still
+    /// fits, and so does `allocate` (allocating nothing). Space is used by `allocate` and by
+    /// writes past a file's allocated part; writes inside it need none, as on a real disk.
     pub no_space_after_bytes: Option<u64>,
 }
 
@@ -206,6 +317,8 @@ pub struct FaultCounters {
     pub syncs: u64,
     /// Bytes written.
     pub bytes_written: u64,
+    /// Bytes of space used (see [`FaultPlan::no_space_after_bytes`]).
+    pub space_used: u64,
 }
 
 /// What a simulated power loss keeps of the data written since the last fsync.
@@ -228,10 +341,19 @@ struct Faults {
     writes: AtomicU64,
     syncs: AtomicU64,
     bytes_written: AtomicU64,
+    space_used: AtomicU64,
 }
 
 fn simulated(kind: io::ErrorKind, message: &str) -> io::Error {
     io::Error::new(kind, format!("simulated fault: {message}"))
+}
+
+fn no_space() -> io::Error {
+    simulated(io::ErrorKind::StorageFull, "no space left on device")
+}
+
+fn read_only_media() -> io::Error {
+    simulated(io::ErrorKind::ReadOnlyFilesystem, "read-only file system")
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -246,27 +368,37 @@ impl Faults {
     }
 
     /// How many bytes of a write of `len` bytes may go through, and the error to return after.
-    fn admit_write(&self, len: usize) -> (usize, Option<io::Error>) {
+    /// The first `already_allocated` bytes of the write need no new space.
+    fn admit_write(&self, len: usize, already_allocated: usize) -> (usize, Option<io::Error>) {
         let call = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
         let plan = self.plan();
         if plan.fail_write_at == Some(call) {
             let torn = if plan.tear_failed_write { len / 2 } else { 0 };
             return (torn, Some(simulated(io::ErrorKind::Other, "write failed")));
         }
+        let already_allocated = already_allocated.min(len);
+        let needed = (len - already_allocated) as u64;
         if let Some(limit) = plan.no_space_after_bytes {
-            let so_far = self.bytes_written.load(Ordering::SeqCst);
-            let room = limit.saturating_sub(so_far);
-            if (len as u64) > room {
-                return (
-                    room as usize,
-                    Some(simulated(
-                        io::ErrorKind::StorageFull,
-                        "no space left on device",
-                    )),
-                );
+            let room = limit.saturating_sub(self.space_used.load(Ordering::SeqCst));
+            if needed > room {
+                self.space_used.fetch_add(room, Ordering::SeqCst);
+                return (already_allocated + room as usize, Some(no_space()));
             }
         }
+        self.space_used.fetch_add(needed, Ordering::SeqCst);
         (len, None)
+    }
+
+    /// Takes `needed` bytes of space, or none if they do not fit.
+    fn admit_allocation(&self, needed: u64) -> io::Result<()> {
+        if let Some(limit) = self.plan().no_space_after_bytes {
+            let room = limit.saturating_sub(self.space_used.load(Ordering::SeqCst));
+            if needed > room {
+                return Err(no_space());
+            }
+        }
+        self.space_used.fetch_add(needed, Ordering::SeqCst);
+        Ok(())
     }
 
     fn admit_sync(&self) -> io::Result<()> {
@@ -284,6 +416,8 @@ struct MemoryFile {
     bytes: RwLock<Arc<[AtomicU8]>>,
     /// Contents as of the last successful `sync_data`.
     durable: Mutex<Vec<u8>>,
+    /// Length of the prefix that has disk blocks (written or allocated); the rest is a hole.
+    allocated: AtomicUsize,
     faults: Arc<Faults>,
 }
 
@@ -304,6 +438,7 @@ impl MemoryFile {
         MemoryFile {
             bytes: RwLock::new(atomic_buffer(contents.iter().copied())),
             durable: Mutex::new(contents.to_vec()),
+            allocated: AtomicUsize::new(contents.len()),
             faults,
         }
     }
@@ -340,6 +475,7 @@ impl MemoryFile {
         *guard = atomic_buffer(
             (0..new_len).map(|i| old.get(i).map_or(0, |b| b.load(Ordering::Relaxed))),
         );
+        self.allocated.fetch_min(new_len, Ordering::SeqCst);
         Ok(())
     }
 }
@@ -363,10 +499,13 @@ impl BackendFile for MemoryFile {
     }
 
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        let (admitted, error) = self.faults.admit_write(buf.len());
-        let buf = &buf[..admitted];
         let start = usize::try_from(offset)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset too large"))?;
+        let allocated = self.allocated.load(Ordering::SeqCst);
+        let (admitted, error) = self
+            .faults
+            .admit_write(buf.len(), allocated.saturating_sub(start));
+        let buf = &buf[..admitted];
         let end = start + buf.len();
         if end > self.current().len() {
             self.resize(end)?;
@@ -374,6 +513,11 @@ impl BackendFile for MemoryFile {
         let bytes = self.current();
         for (target, &byte) in bytes[start..end].iter().zip(buf) {
             target.store(byte, Ordering::Relaxed);
+        }
+        if start <= allocated {
+            // Contiguous with the allocated prefix; a write past a hole leaves the hole (and
+            // counts the file as sparse from there, which is conservative).
+            self.allocated.fetch_max(end, Ordering::SeqCst);
         }
         self.faults
             .bytes_written
@@ -387,6 +531,19 @@ impl BackendFile for MemoryFile {
         self.resize(len)
     }
 
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        let len = usize::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "length too large"))?;
+        let allocated = self.allocated.load(Ordering::SeqCst);
+        self.faults
+            .admit_allocation(len.saturating_sub(allocated) as u64)?;
+        if len > self.current().len() {
+            self.resize(len)?;
+        }
+        self.allocated.fetch_max(len, Ordering::SeqCst);
+        Ok(())
+    }
+
     fn sync_data(&self) -> io::Result<()> {
         self.faults.admit_sync()?;
         let snapshot = self.snapshot();
@@ -395,7 +552,52 @@ impl BackendFile for MemoryFile {
     }
 
     fn map(&self) -> io::Result<Map> {
-        Ok(Map::of_memory(self.current()))
+        // A real map of a hole can raise SIGBUS on a full tmpfs: refuse, so that every test on
+        // this backend proves no code path maps a file before allocating it.
+        let bytes = self.current();
+        let allocated = self.allocated.load(Ordering::SeqCst);
+        if allocated < bytes.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "in-memory file has no blocks past offset {allocated} of {}: mapping it could raise SIGBUS on a full file system",
+                    bytes.len()
+                ),
+            ));
+        }
+        Ok(Map::of_memory(bytes))
+    }
+}
+
+/// A [`MemoryFile`] opened read-only: every change is refused.
+#[derive(Debug)]
+struct ReadOnlyMemoryFile(Arc<MemoryFile>);
+
+fn opened_read_only() -> io::Error {
+    io::Error::new(io::ErrorKind::PermissionDenied, "file was opened read-only")
+}
+
+impl BackendFile for ReadOnlyMemoryFile {
+    fn len(&self) -> io::Result<u64> {
+        self.0.len()
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.0.read_exact_at(buf, offset)
+    }
+    fn write_all_at(&self, _buf: &[u8], _offset: u64) -> io::Result<()> {
+        Err(opened_read_only())
+    }
+    fn set_len(&self, _len: u64) -> io::Result<()> {
+        Err(opened_read_only())
+    }
+    fn allocate(&self, _len: u64) -> io::Result<()> {
+        Err(opened_read_only())
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        Ok(())
+    }
+    fn map(&self) -> io::Result<Map> {
+        self.0.map()
     }
 }
 
@@ -404,13 +606,16 @@ struct Namespace {
     files: BTreeMap<PathBuf, Arc<MemoryFile>>,
     durable_files: BTreeMap<PathBuf, Arc<MemoryFile>>,
     dirs: BTreeSet<PathBuf>,
-    locked: BTreeSet<PathBuf>,
+    /// Locked directories: `None` for the exclusive lock, `Some(n)` for `n` shared holders.
+    locked: BTreeMap<PathBuf, Option<usize>>,
 }
 
 #[derive(Debug, Default)]
 struct MemoryState {
     namespace: Mutex<Namespace>,
     faults: Arc<Faults>,
+    /// Every change to the namespace or a file opened for writing fails, as on read-only media.
+    read_only: AtomicBool,
 }
 
 /// Files in memory, for tests: crash simulation ([`MemoryBackend::crash`]) and fault injection
@@ -445,7 +650,23 @@ impl MemoryBackend {
             writes: faults.writes.load(Ordering::SeqCst),
             syncs: faults.syncs.load(Ordering::SeqCst),
             bytes_written: faults.bytes_written.load(Ordering::SeqCst),
+            space_used: faults.space_used.load(Ordering::SeqCst),
         }
+    }
+
+    /// Makes the backend behave like read-only media (`true`) or writable again: creating,
+    /// renaming, deleting and opening files for writing fail with
+    /// `ErrorKind::ReadOnlyFilesystem`, and so does the exclusive lock (its `LOCK` file cannot
+    /// be created). Files opened earlier are not affected.
+    pub fn set_read_only(&self, read_only: bool) {
+        self.state.read_only.store(read_only, Ordering::SeqCst);
+    }
+
+    fn check_writable(&self) -> io::Result<()> {
+        if self.state.read_only.load(Ordering::SeqCst) {
+            return Err(read_only_media());
+        }
+        Ok(())
     }
 
     /// Simulates a power loss: returns a new backend holding what would be on the disk after a
@@ -487,9 +708,10 @@ impl MemoryBackend {
                 durable_files: files.clone(),
                 files,
                 dirs: namespace.dirs.clone(),
-                locked: BTreeSet::new(),
+                locked: BTreeMap::new(),
             }),
             faults,
+            read_only: AtomicBool::new(false),
         };
         MemoryBackend {
             state: Arc::new(state),
@@ -532,24 +754,36 @@ struct MemoryLock {
 
 impl Drop for MemoryLock {
     fn drop(&mut self) {
-        lock(&self.state.namespace).locked.remove(&self.dir);
+        let mut namespace = lock(&self.state.namespace);
+        match namespace.locked.get(&self.dir).copied() {
+            Some(Some(holders)) if holders > 1 => {
+                namespace.locked.insert(self.dir.clone(), Some(holders - 1));
+            }
+            _ => {
+                namespace.locked.remove(&self.dir);
+            }
+        }
     }
 }
 
-impl Backend for MemoryBackend {
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        lock(&self.state.namespace).dirs.insert(dir.to_path_buf());
-        Ok(())
-    }
-
-    fn lock_dir(&self, dir: &Path) -> io::Result<DirLock> {
+impl MemoryBackend {
+    fn lock_dir_as(&self, dir: &Path, shared: bool) -> io::Result<DirLock> {
         let mut namespace = lock(&self.state.namespace);
-        if !namespace.locked.insert(dir.to_path_buf()) {
-            return Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                "lock held by another handle",
-            ));
+        if !namespace.dirs.contains(dir) {
+            return Err(not_found(dir));
         }
+        let next = match (namespace.locked.get(dir).copied(), shared) {
+            (None, false) => None,
+            (None, true) => Some(1),
+            (Some(Some(holders)), true) => Some(holders + 1),
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "lock held by another handle",
+                ));
+            }
+        };
+        namespace.locked.insert(dir.to_path_buf(), next);
         Ok(DirLock {
             _guard: Box::new(MemoryLock {
                 state: self.state.clone(),
@@ -557,12 +791,42 @@ impl Backend for MemoryBackend {
             }),
         })
     }
+}
+
+impl Backend for MemoryBackend {
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        let mut namespace = lock(&self.state.namespace);
+        if !namespace.dirs.contains(dir) {
+            self.check_writable()?;
+            namespace.dirs.insert(dir.to_path_buf());
+        }
+        Ok(())
+    }
+
+    fn lock_dir(&self, dir: &Path) -> io::Result<DirLock> {
+        self.check_writable()?;
+        self.lock_dir_as(dir, false)
+    }
+
+    fn lock_dir_shared(&self, dir: &Path) -> io::Result<DirLock> {
+        self.lock_dir_as(dir, true)
+    }
 
     fn open_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+        self.check_writable()?;
         Ok(self.lookup(path)?)
     }
 
+    fn open_file_read_only(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+        Ok(Arc::new(ReadOnlyMemoryFile(self.lookup(path)?)))
+    }
+
+    fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
+        Ok(self.lookup(path)?.snapshot())
+    }
+
     fn create_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+        self.check_writable()?;
         let mut namespace = lock(&self.state.namespace);
         let parent = path.parent().unwrap_or(Path::new(""));
         if !namespace.dirs.contains(parent) {
@@ -596,6 +860,7 @@ impl Backend for MemoryBackend {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.check_writable()?;
         let mut namespace = lock(&self.state.namespace);
         let file = namespace
             .files
@@ -606,6 +871,7 @@ impl Backend for MemoryBackend {
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.check_writable()?;
         lock(&self.state.namespace)
             .files
             .remove(path)

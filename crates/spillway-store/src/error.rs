@@ -1,7 +1,9 @@
 //! The crate's error type.
 //!
 //! Every variant says what went wrong and where (file, offset, keyspace). This module must never
-//! hide an `io::Error`: the original is kept as the `source()`.
+//! hide an `io::Error`: the original is kept whole in [`Error::Io`]. Its text is part of the
+//! message, so `source()` does not return it again (it forwards the `io::Error`'s own source):
+//! a caller printing the chain says each cause once.
 
 use std::fmt;
 use std::io;
@@ -60,6 +62,13 @@ pub enum Error {
     },
     /// The options passed to `Store::open` are inconsistent.
     InvalidOptions(String),
+    /// A write, checkpoint or compaction on a store opened with `Store::open_read_only`.
+    ReadOnly {
+        /// What was refused (`"commit"`, `"checkpoint"`, ...).
+        operation: &'static str,
+        /// The store directory.
+        path: PathBuf,
+    },
 }
 
 impl Error {
@@ -87,6 +96,11 @@ impl Error {
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corrupt { .. })
     }
+
+    /// True for an I/O error caused by a full disk (`ENOSPC`).
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == io::ErrorKind::StorageFull)
+    }
 }
 
 impl fmt::Display for Error {
@@ -96,7 +110,12 @@ impl fmt::Display for Error {
                 operation,
                 path,
                 source,
-            } => write!(f, "{operation} failed on {}: {source}", path.display()),
+            } => {
+                if source.kind() == io::ErrorKind::StorageFull {
+                    f.write_str("disk full: ")?;
+                }
+                write!(f, "{operation} failed on {}: {source}", path.display())
+            }
             Error::Locked { path } => write!(
                 f,
                 "database is locked by another process: {}",
@@ -127,6 +146,11 @@ impl fmt::Display for Error {
                 )
             }
             Error::InvalidOptions(message) => write!(f, "invalid store options: {message}"),
+            Error::ReadOnly { operation, path } => write!(
+                f,
+                "{operation} refused: the database in {} was opened read-only",
+                path.display()
+            ),
         }
     }
 }
@@ -134,7 +158,8 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { source, .. } => Some(source),
+            // The message already says `source`; give what it does not say.
+            Error::Io { source, .. } => source.source(),
             _ => None,
         }
     }

@@ -108,6 +108,9 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
 pub(crate) struct SegmentHeader {
     pub(crate) kind: SegmentKind,
     pub(crate) segment_id: u32,
+    /// The length the file was created with (bytes 24..28), so that a shortened file is
+    /// recognised as damage; 0 in segments written before this field existed (unknown).
+    pub(crate) capacity: u32,
 }
 
 impl SegmentHeader {
@@ -117,6 +120,7 @@ impl SegmentHeader {
         bytes[8..10].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
         bytes[10] = self.kind.to_byte();
         bytes[16..24].copy_from_slice(&u64::from(self.segment_id).to_le_bytes());
+        bytes[24..28].copy_from_slice(&self.capacity.to_le_bytes());
         let crc = crc32fast::hash(&bytes[0..28]);
         bytes[28..32].copy_from_slice(&crc.to_le_bytes());
         bytes
@@ -142,7 +146,11 @@ impl SegmentHeader {
         let kind = SegmentKind::from_byte(bytes[10]).map_err(|e| FormatError::new(10, e))?;
         let segment_id = u32::try_from(u64_at(bytes, 16))
             .map_err(|_| FormatError::new(16, "segment id out of range"))?;
-        Ok(SegmentHeader { kind, segment_id })
+        Ok(SegmentHeader {
+            kind,
+            segment_id,
+            capacity: u32_at(bytes, 24),
+        })
     }
 }
 
@@ -675,6 +683,7 @@ mod tests {
         let header = SegmentHeader {
             kind: SegmentKind::Compacted,
             segment_id: 77,
+            capacity: 4096,
         };
         assert_eq!(
             SegmentHeader::from_bytes(&header.to_bytes()).unwrap(),
@@ -682,6 +691,9 @@ mod tests {
         );
         let mut damaged = header.to_bytes();
         damaged[17] ^= 1;
+        assert!(SegmentHeader::from_bytes(&damaged).is_err());
+        let mut damaged = header.to_bytes();
+        damaged[25] ^= 1;
         assert!(SegmentHeader::from_bytes(&damaged).is_err());
     }
 }

@@ -7,14 +7,19 @@
 //!   compaction, values read in place from the segment maps (8-byte aligned).
 //! - **Durability modes** ([`Durability`]): fsync every commit with group commit, fsync on an
 //!   interval, or leave it to the OS. A failed fsync poisons the handle.
-//! - **Recovery**: a torn tail of the active segment is dropped; damage anywhere else fails
-//!   the open with the file and offset, and [`Store::repair`] salvages around it.
+//! - **Recovery**: a torn tail of the active segment (a bad last frame with nothing intact
+//!   after it) is dropped and reported; damage anywhere else, including a bad frame followed by
+//!   intact ones, fails the open with the file and offset and changes nothing, and
+//!   [`Store::repair`] salvages around it.
 //! - **Checkpoints** ([`Store::checkpoint`]): the key directory as a checked `rkyv` archive, so
 //!   opening replays only the log written after it.
 //! - **Compaction** ([`Store::compact`]): live records of mostly-dead segments are copied into
 //!   new segments, installed through an atomically replaced manifest; old files are deleted
 //!   only when no snapshot maps them.
-//! - **Exclusive lock**: a second writer gets [`Error::Locked`].
+//! - **Exclusive lock** on the directory itself: a second writer gets [`Error::Locked`].
+//!   [`Store::open_read_only`] shares the lock with other readers and writes nothing.
+//! - **Allocated segments**: a full disk is an error on the call that needs space
+//!   ([`Error::is_disk_full`]), never a SIGBUS from a mapped hole.
 //!
 //! All file I/O goes through [`backend::Backend`]; [`backend::MemoryBackend`] simulates
 //! crashes and injects faults for tests. The on-disk format and the recovery argument are in

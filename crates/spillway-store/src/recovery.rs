@@ -1,9 +1,12 @@
 //! Opening a store directory: reading the manifest, loading the checkpoint, replaying the log,
-//! finding a torn tail, removing orphans — and the salvage variant of all that for repair.
+//! telling a torn tail from damage, removing orphans — and the salvage variant of all that for
+//! repair.
 //!
 //! Also the two atomic file writes every protocol uses (manifest and checkpoint). This module
-//! must never accept damage outside the active segment's tail unless it is salvaging, and never
-//! write anything a manifest refers to before it is durable.
+//! must never accept damage outside the active segment's tail unless it is salvaging, never
+//! take a bad frame for a torn tail when an intact later frame follows it, never write
+//! anything a manifest refers to before it is durable, and `load` must never change a file:
+//! an open that refuses leaves the directory as it found it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -16,9 +19,9 @@ use crate::error::{Error, Result};
 use crate::format::{
     self, ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, FrameSlot, MANIFEST_FILE_NAME,
     MANIFEST_TEMP_FILE_NAME, Manifest, ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentKind,
-    checkpoint_file_name, decode_frame, encode_op, segment_file_name,
+    align_up, checkpoint_file_name, decode_frame, encode_op, segment_file_name,
 };
-use crate::segment::Segment;
+use crate::segment::{Access, Segment};
 use crate::store::{Damage, RecoveryReport};
 
 pub(crate) struct Loaded {
@@ -75,11 +78,60 @@ pub(crate) fn dirty_end(bytes: &[u8], from: usize) -> usize {
     }
 }
 
+/// Intact frames of this log at or after `from` (a scan at every [`ALIGN`] step, skipping
+/// zeroes quickly): how many, and where the last one ends. A frame counts if its sequence
+/// number is `next_seq` or later, that is a commit that would have followed the log's end.
+fn intact_frames_after(bytes: &[u8], from: usize, next_seq: u64) -> (u64, usize) {
+    let mut count = 0;
+    let mut last_end = from;
+    let mut probe = align_up(from);
+    while probe + FRAME_HEADER_LEN <= bytes.len() {
+        match bytes[probe..].iter().position(|&b| b != 0) {
+            Some(skip) => probe = (probe + skip) / ALIGN * ALIGN,
+            None => break,
+        }
+        if let Ok(FrameSlot::Frame(frame)) = decode_frame(bytes, probe)
+            && frame.seq >= next_seq
+        {
+            count += 1;
+            probe += frame.len;
+            last_end = probe;
+        } else {
+            probe += ALIGN;
+        }
+    }
+    (count, last_end)
+}
+
+/// Decides whether the active segment's log, which stops at `offset` (an all-zero header or a
+/// bad frame, `what`), has a torn tail there or is damaged: a crash can only tear the frames
+/// written last, so an intact later frame after the stop means bytes inside the log were lost.
+fn torn_tail_or_damage(
+    segment: &Segment,
+    bytes: &[u8],
+    offset: usize,
+    what: &str,
+    next_seq: u64,
+) -> Result<usize> {
+    let (n_frames, last_end) = intact_frames_after(bytes, offset, next_seq);
+    if n_frames == 0 {
+        return Ok(offset);
+    }
+    Err(Error::corrupt(
+        &segment.path,
+        offset as u64,
+        format!(
+            "{what}, but {n_frames} intact later frame(s) follow up to offset {last_end}: this is damage inside the log, not a torn tail; nothing was changed (run repair to keep the later commits)"
+        ),
+    ))
+}
+
 /// Scans one log segment from `start`, applying frames. Returns where the log ends.
 ///
 /// Sealed segments (`sealed_end` is `Some`) must hold valid frames exactly up to their end.
-/// In the active segment, the first invalid frame is a torn tail: scanning stops there. In
-/// salvage mode, damage anywhere is recorded and skipped.
+/// In the active segment, the log ends at the first all-zero header or invalid frame: a torn
+/// tail if no intact later frame follows, damage (an error) if one does. In salvage mode,
+/// damage anywhere is recorded and skipped.
 #[allow(clippy::too_many_arguments)]
 fn replay_segment(
     segment: &Segment,
@@ -110,7 +162,13 @@ fn replay_segment(
                             ),
                         ));
                     }
-                    return Ok(offset);
+                    return torn_tail_or_damage(
+                        segment,
+                        bytes,
+                        offset,
+                        "the log ends with an all-zero frame header here",
+                        *next_seq,
+                    );
                 }
                 None
             }
@@ -189,8 +247,14 @@ fn replay_segment(
                 if sealed_end.is_some() {
                     return Err(corrupt(at, reason));
                 }
-                // A torn tail of the active segment: the log ends at the start of this frame.
-                return Ok(offset);
+                // A torn tail of the active segment, unless intact frames follow: the log ends
+                // at the start of this frame.
+                let what = if at == offset {
+                    format!("the frame here is damaged ({reason})")
+                } else {
+                    format!("the frame here is damaged ({reason} at offset {at})")
+                };
+                return torn_tail_or_damage(segment, bytes, offset, &what, *next_seq);
             }
             (None, None) => unreachable!("handled above"),
         }
@@ -269,7 +333,7 @@ fn discover_manifest(backend: &Arc<dyn Backend>, dir: &Path, names: &[String]) -
         };
         next_segment_id = next_segment_id.max(id.saturating_add(1));
         for kind in [SegmentKind::Log, SegmentKind::Compacted] {
-            if Segment::open(backend, dir, id, kind).is_ok() {
+            if Segment::open(backend, dir, id, kind, Access::ReadWrite).is_ok() {
                 segments.push(ManifestSegment { id, kind, end: 0 });
             }
         }
@@ -290,7 +354,14 @@ fn discover_manifest(backend: &Arc<dyn Backend>, dir: &Path, names: &[String]) -
     }
 }
 
-pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, salvage: bool) -> Result<Loaded> {
+/// Reads the store in `dir` into memory. Changes no file (with [`Access::ReadWrite`], segment
+/// blocks are allocated, which changes no byte).
+pub(crate) fn load(
+    backend: &Arc<dyn Backend>,
+    dir: &Path,
+    salvage: bool,
+    access: Access,
+) -> Result<Loaded> {
     let mut damage = Vec::new();
     let names = backend
         .list_dir(dir)
@@ -328,7 +399,7 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, salvage: bool) -> Res
     let mut segments = BTreeMap::new();
     let mut missing = Vec::new();
     for entry in &manifest.segments {
-        match Segment::open(backend, dir, entry.id, entry.kind) {
+        match Segment::open(backend, dir, entry.id, entry.kind, access) {
             Ok(segment) => {
                 if entry.end != ACTIVE_SEGMENT_END && !salvage {
                     let fits = usize::try_from(entry.end).is_ok_and(|end| {
@@ -350,7 +421,7 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, salvage: bool) -> Res
                     offset: 0,
                     reason: error.to_string(),
                 });
-                match Segment::open_ignoring_header(backend, dir, entry.id, entry.kind) {
+                match Segment::open_ignoring_header(backend, dir, entry.id, entry.kind, access) {
                     Ok(segment) => {
                         segments.insert(entry.id, segment);
                     }

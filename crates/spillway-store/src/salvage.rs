@@ -30,7 +30,7 @@ use crate::format::{
     decode_frame, segment_file_name,
 };
 use crate::recovery::{apply_leniently, dirty_end, write_checkpoint_file, write_manifest};
-use crate::segment::Segment;
+use crate::segment::{Access, Segment};
 use crate::snapshot::{SegmentTable, read_value};
 use crate::store::{Damage, RepairReport, StoreOptions};
 
@@ -347,6 +347,7 @@ impl Salvage {
                 &self.dir,
                 name_id,
                 SegmentKind::Log,
+                Access::ReadWrite,
             ) {
                 Ok(segment) => segment,
                 Err(error) => {

@@ -1,9 +1,12 @@
 //! One segment file: its header, its map, appends and reads.
 //!
-//! A segment is created at its full (preallocated) size and never shrinks. This module must
-//! never write below the published length (enforced by [`MappedFile`]) and never delete a file
-//! that is still mapped: a retired segment deletes its file when its last `Arc` is dropped,
-//! which is after every snapshot that could read it is gone.
+//! A segment is created at its full size, with its disk blocks allocated, and never shrinks;
+//! its header records that size, so a shortened file is damage, not a torn tail. This module
+//! must never write below the published length (enforced by [`MappedFile`]), never map a
+//! segment it may write to before its blocks are allocated (a mapped hole raises SIGBUS on a
+//! full tmpfs), and never delete a file that is still mapped: a retired segment deletes its
+//! file when its last `Arc` is dropped, which is after every snapshot that could read it is
+//! gone.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,6 +16,15 @@ use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::format::{SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, segment_file_name};
 use crate::map::MappedFile;
+
+/// How a segment file is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// For reading and appending: blocks are allocated before the file is mapped.
+    ReadWrite,
+    /// For reading only (a store opened read-only): nothing is written, not even allocation.
+    ReadOnly,
+}
 
 /// A mapped segment file.
 #[derive(Debug)]
@@ -26,8 +38,9 @@ pub(crate) struct Segment {
 }
 
 impl Segment {
-    /// Creates a segment file of `capacity` bytes with its header written and synced, and maps
-    /// it. Only the header is published. The caller syncs the directory.
+    /// Creates a segment file of `capacity` bytes, allocated, with its header written and
+    /// synced, and maps it. Only the header is published. The caller syncs the directory. On
+    /// failure (a full disk fails the allocation) the file is deleted again.
     pub(crate) fn create(
         backend: &Arc<dyn Backend>,
         dir: &Path,
@@ -39,18 +52,29 @@ impl Segment {
         let io =
             |operation| move |source| Error::io(operation, dir.join(segment_file_name(id)), source);
         let file = backend.create_file(&path).map_err(io("create segment"))?;
-        file.set_len(capacity as u64)
-            .map_err(io("preallocate segment"))?;
-        file.write_all_at(
-            &SegmentHeader {
-                kind,
-                segment_id: id,
-            }
-            .to_bytes(),
-            0,
-        )
-        .map_err(io("write segment header"))?;
-        file.sync_data().map_err(io("fsync new segment"))?;
+        let prepared = (|| {
+            file.set_len(capacity as u64)
+                .map_err(io("size new segment"))?;
+            file.allocate(capacity as u64)
+                .map_err(io("allocate new segment"))?;
+            file.write_all_at(
+                &SegmentHeader {
+                    kind,
+                    segment_id: id,
+                    capacity: u32::try_from(capacity).unwrap_or(0),
+                }
+                .to_bytes(),
+                0,
+            )
+            .map_err(io("write segment header"))?;
+            file.sync_data().map_err(io("fsync new segment"))
+        })();
+        if let Err(error) = prepared {
+            drop(file);
+            // Best effort: a file left behind is an orphan that the next open deletes.
+            let _ = backend.remove_file(&path);
+            return Err(error);
+        }
         let mut file = MappedFile::new(file).map_err(io("map segment"))?;
         file.set_published(SEGMENT_HEADER_LEN);
         Ok(Segment {
@@ -63,17 +87,30 @@ impl Segment {
         })
     }
 
-    /// Opens and maps an existing segment and checks its header. Every byte counts as published
-    /// until the caller says otherwise with [`Segment::set_published`].
+    /// Opens and maps an existing segment and checks its header, including that the file is
+    /// not shorter than it was created. Every byte counts as published until the caller says
+    /// otherwise with [`Segment::set_published`].
     pub(crate) fn open(
         backend: &Arc<dyn Backend>,
         dir: &Path,
         id: u32,
         kind: SegmentKind,
+        access: Access,
     ) -> Result<Segment> {
-        let segment = Segment::open_ignoring_header(backend, dir, id, kind)?;
+        let segment = Segment::open_ignoring_header(backend, dir, id, kind, access)?;
         let header = SegmentHeader::from_bytes(segment.file.published_bytes())
             .map_err(|e| Error::corrupt(&segment.path, e.offset, e.reason))?;
+        let created = header.capacity as usize;
+        if created != 0 && segment.capacity() < created {
+            return Err(Error::corrupt(
+                &segment.path,
+                segment.capacity() as u64,
+                format!(
+                    "the file is {} bytes but was created with {created}: it was shortened, and whatever was in the missing bytes is lost (run repair)",
+                    segment.capacity()
+                ),
+            ));
+        }
         if header.segment_id != id || header.kind != kind {
             return Err(Error::corrupt(
                 &segment.path,
@@ -88,17 +125,30 @@ impl Segment {
     }
 
     /// Opens and maps an existing segment without checking its header (salvage of a segment
-    /// whose header is damaged: its frames may still be intact).
+    /// whose header is damaged: its frames may still be intact). With [`Access::ReadWrite`]
+    /// the file's blocks are allocated first (a no-op unless an older version left it sparse).
     pub(crate) fn open_ignoring_header(
         backend: &Arc<dyn Backend>,
         dir: &Path,
         id: u32,
         kind: SegmentKind,
+        access: Access,
     ) -> Result<Segment> {
         let path = dir.join(segment_file_name(id));
-        let file = backend
-            .open_file(&path)
-            .map_err(|e| Error::io("open segment", &path, e))?;
+        let file = match access {
+            Access::ReadWrite => {
+                let file = backend
+                    .open_file(&path)
+                    .map_err(|e| Error::io("open segment", &path, e))?;
+                file.len()
+                    .and_then(|len| file.allocate(len))
+                    .map_err(|e| Error::io("allocate segment", &path, e))?;
+                file
+            }
+            Access::ReadOnly => backend
+                .open_file_read_only(&path)
+                .map_err(|e| Error::io("open segment", &path, e))?,
+        };
         let file = MappedFile::new(file).map_err(|e| Error::io("map segment", &path, e))?;
         Ok(Segment {
             id,

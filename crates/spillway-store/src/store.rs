@@ -34,7 +34,7 @@ use crate::recovery::{
     dirty_end, initialise, load, remove_orphans, write_checkpoint_file, write_manifest,
 };
 use crate::salvage;
-use crate::segment::Segment;
+use crate::segment::{Access, Segment};
 use crate::snapshot::{SegmentTable, Snapshot, read_value};
 
 /// Identifies a keyspace. Ids are never reused, even after the keyspace is dropped.
@@ -66,8 +66,9 @@ pub enum Durability {
 pub struct StoreOptions {
     /// When commits become durable.
     pub durability: Durability,
-    /// Size of each log segment file, preallocated (sparse) on creation. A batch larger than
-    /// this gets a segment of its own, as large as needed.
+    /// Size of each log segment file, allocated on creation (a disk with less free space
+    /// refuses the segment). A batch larger than this gets a segment of its own, as large as
+    /// needed.
     pub segment_size: u64,
     /// [`Store::compact`] rewrites sealed segments whose live bytes are below this fraction of
     /// their written bytes.
@@ -96,7 +97,9 @@ pub struct RecoveryReport {
     pub checkpoint_loaded: bool,
     /// Log frames replayed.
     pub frames_replayed: u64,
-    /// A torn or checksum-failing tail of the active segment that was dropped.
+    /// A torn tail of the active segment (a partly written or checksum-failing last frame,
+    /// with no intact frame after it) that was dropped: zeroed, or, on a read-only open,
+    /// ignored in memory. Damage followed by intact frames is not a torn tail: it fails the open.
     pub torn_tail: Option<TornTail>,
     /// Files no manifest refers to (left by a crash mid-rotation or mid-compaction), deleted.
     pub orphans_removed: Vec<String>,
@@ -109,8 +112,20 @@ pub struct TornTail {
     pub path: PathBuf,
     /// Offset of the first dropped byte: the log ends here now.
     pub offset: u64,
-    /// Bytes from `offset` to the last non-zero byte, zeroed.
+    /// Bytes from `offset` to the last non-zero byte, zeroed (ignored on a read-only open).
     pub bytes_dropped: u64,
+}
+
+impl std::fmt::Display for TornTail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "dropped a torn tail of {} bytes at offset {} in {}",
+            self.bytes_dropped,
+            self.offset,
+            self.path.display()
+        )
+    }
 }
 
 /// One problem found by [`Store::verify`] or skipped by [`Store::repair`].
@@ -133,6 +148,10 @@ pub struct VerifyReport {
     pub values_checked: u64,
     /// Everything found wrong; empty for a healthy store.
     pub damage: Vec<Damage>,
+    /// The torn tail the open of this handle dropped, if any (from
+    /// [`Store::recovery_report`]): not damage, but bytes that are gone, so a report of a clean
+    /// store must still mention it.
+    pub torn_tail: Option<TornTail>,
 }
 
 impl VerifyReport {
@@ -193,7 +212,7 @@ pub struct SegmentStats {
     pub kind: SegmentKind,
     /// True for the segment being appended to.
     pub active: bool,
-    /// Length of the file (preallocated, so mostly sparse for the active segment).
+    /// Length of the file (allocated whole, so mostly unwritten for the active segment).
     pub file_bytes: u64,
     /// Bytes of frames written.
     pub written_bytes: u64,
@@ -267,6 +286,8 @@ struct Shared {
     fsyncs: AtomicU64,
     bytes_written: AtomicU64,
     recovery: RecoveryReport,
+    /// Opened with [`Store::open_read_only`]: every write is refused, nothing is written.
+    read_only: bool,
     _lock: DirLock,
 }
 
@@ -327,7 +348,40 @@ impl Store {
         dir: impl AsRef<Path>,
         options: StoreOptions,
     ) -> Result<Store> {
-        let dir = dir.as_ref().to_path_buf();
+        Store::open_as(backend, dir.as_ref(), options, Access::ReadWrite)
+    }
+
+    /// Opens the existing store in `dir` for reading only, as on read-only media: takes a
+    /// shared lock (other read-only handles may open it too, a writer may not) and creates,
+    /// deletes and changes nothing. Recovery happens in memory only: a torn tail is ignored
+    /// (and reported) instead of zeroed, orphans are left alone. Every write, checkpoint and
+    /// compaction fails with [`Error::ReadOnly`]. Damage fails the open as it does for
+    /// [`Store::open`].
+    pub fn open_read_only(dir: impl AsRef<Path>) -> Result<Store> {
+        Store::open_read_only_with_backend(Arc::new(FileBackend), dir)
+    }
+
+    /// [`Store::open_read_only`] through `backend`.
+    pub fn open_read_only_with_backend(
+        backend: Arc<dyn Backend>,
+        dir: impl AsRef<Path>,
+    ) -> Result<Store> {
+        Store::open_as(
+            backend,
+            dir.as_ref(),
+            StoreOptions::default(),
+            Access::ReadOnly,
+        )
+    }
+
+    fn open_as(
+        backend: Arc<dyn Backend>,
+        dir: &Path,
+        options: StoreOptions,
+        access: Access,
+    ) -> Result<Store> {
+        let dir = dir.to_path_buf();
+        let read_only = access == Access::ReadOnly;
         if !(MIN_SEGMENT_SIZE..=MAX_SEGMENT_SIZE).contains(&options.segment_size) {
             return Err(Error::InvalidOptions(format!(
                 "segment_size {} is outside {MIN_SEGMENT_SIZE}..={MAX_SEGMENT_SIZE}",
@@ -347,10 +401,17 @@ impl Store {
                 "sync interval must not be zero".into(),
             ));
         }
-        backend
-            .create_dir_all(&dir)
-            .map_err(|e| Error::io("create store directory", &dir, e))?;
-        let dir_lock = backend.lock_dir(&dir).map_err(|e| {
+        if !read_only {
+            backend
+                .create_dir_all(&dir)
+                .map_err(|e| Error::io("create store directory", &dir, e))?;
+        }
+        let locked = if read_only {
+            backend.lock_dir_shared(&dir)
+        } else {
+            backend.lock_dir(&dir)
+        };
+        let dir_lock = locked.map_err(|e| {
             if e.kind() == std::io::ErrorKind::WouldBlock {
                 Error::Locked { path: dir.clone() }
             } else {
@@ -382,15 +443,29 @@ impl Store {
                     "segment files exist but the manifest is missing (run repair)",
                 ));
             }
+            if read_only {
+                return Err(Error::io(
+                    "open read-only",
+                    dir.join(MANIFEST_FILE_NAME),
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "there is no database here (no manifest), and a read-only open creates none",
+                    ),
+                ));
+            }
             initialise(&backend, &dir, options.segment_size as usize)?;
         }
 
-        let mut loaded = load(&backend, &dir, false)?;
-        let orphans = remove_orphans(&backend, &dir, &loaded.manifest)?;
-        loaded.report.orphans_removed = orphans;
+        // `load` changes nothing on disk: if it refuses (damage), the directory is untouched.
+        let mut loaded = load(&backend, &dir, false, access)?;
+        if !read_only {
+            let orphans = remove_orphans(&backend, &dir, &loaded.manifest)?;
+            loaded.report.orphans_removed = orphans;
+        }
 
         // Drop a torn tail: zero everything after the end of the log so that a stale frame can
-        // never be mistaken for a new one, and make the zeroes durable before appending.
+        // never be mistaken for a new one, and make the zeroes durable before appending. A
+        // read-only handle appends nothing, so it only ignores the tail.
         let active_id = loaded.manifest.active_segment().id;
         let mut active = loaded
             .segments
@@ -400,9 +475,11 @@ impl Store {
         let dirty = dirty_end(active.bytes(), head);
         active.set_published(head);
         if dirty > head {
-            let zeroes = vec![0u8; align_up(dirty - head).min(active.capacity() - head)];
-            active.write_at(head, &zeroes)?;
-            active.sync()?;
+            if !read_only {
+                let zeroes = vec![0u8; align_up(dirty - head).min(active.capacity() - head)];
+                active.write_at(head, &zeroes)?;
+                active.sync()?;
+            }
             loaded.report.torn_tail = Some(TornTail {
                 path: active.path.clone(),
                 offset: head as u64,
@@ -445,6 +522,7 @@ impl Store {
             fsyncs: AtomicU64::new(0),
             bytes_written: AtomicU64::new(0),
             recovery: loaded.report,
+            read_only,
             options,
             _lock: dir_lock,
         });
@@ -487,6 +565,11 @@ impl Store {
         &self.shared.recovery
     }
 
+    /// True if the store was opened with [`Store::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.shared.read_only
+    }
+
     /// True once a failed write or fsync has poisoned this handle.
     pub fn is_poisoned(&self) -> bool {
         self.shared.poisoned.load(Ordering::Acquire)
@@ -501,7 +584,7 @@ impl Store {
             return Err(Error::InvalidKeyspaceName(name.to_owned()));
         }
         let shared = &self.shared;
-        let mut writer = shared.lock_writer()?;
+        let mut writer = shared.lock_writer("create keyspace")?;
         let (existing, id) = {
             let published = read(&shared.published);
             (
@@ -576,7 +659,7 @@ impl Store {
             return Ok(read(&self.shared.published).seq);
         }
         let shared = &self.shared;
-        let mut writer = shared.lock_writer()?;
+        let mut writer = shared.lock_writer("commit")?;
         let seq = shared.append(&mut writer, batch)?;
         drop(writer);
         shared.wait_durable(seq)?;
@@ -607,8 +690,12 @@ impl Store {
         }
     }
 
-    /// Makes every commit so far durable (useful with the buffered durability modes).
+    /// Makes every commit so far durable (useful with the buffered durability modes). A no-op
+    /// on a read-only handle.
     pub fn sync(&self) -> Result<()> {
+        if self.shared.read_only {
+            return Ok(());
+        }
         let seq = lock(&self.shared.writer).next_seq - 1;
         self.shared.wait_durable_forced(seq)
     }
@@ -619,7 +706,7 @@ impl Store {
         let shared = &self.shared;
         let _maintenance = lock(&shared.maintenance);
         let (directory, position, next_seq) = {
-            let writer = shared.lock_writer()?;
+            let writer = shared.lock_writer("checkpoint")?;
             // The checkpoint refers to log bytes up to `head`: they must be durable first.
             shared.sync_segment(&writer.active)?;
             let directory = read(&shared.published).directory.clone();
@@ -643,7 +730,7 @@ impl Store {
         // 1. Seal the active segment if it would be a victim itself, and choose victims.
         let ratio = shared.options.compaction_live_ratio;
         let (victims, snapshot) = {
-            let mut writer = shared.lock_writer()?;
+            let mut writer = shared.lock_writer("compact")?;
             let active_written = (writer.head - SEGMENT_HEADER_LEN) as f64;
             let active_live = writer.live.get(writer.active.id) as f64;
             if active_written > 0.0 && active_live < ratio * active_written {
@@ -705,7 +792,7 @@ impl Store {
 
         // 3. Swap locations of records that did not change meanwhile, publish the new segments.
         let (directory, position, next_seq, retired) = {
-            let mut writer = shared.lock_writer()?;
+            let mut writer = shared.lock_writer("compact")?;
             let writer = &mut *writer;
             let mut published = write(&shared.published);
             let mut segments: SegmentTable = (*published.segments).clone();
@@ -779,7 +866,10 @@ impl Store {
             let writer = lock(&self.shared.writer);
             (writer.active.id, writer.head)
         };
-        let mut report = VerifyReport::default();
+        let mut report = VerifyReport {
+            torn_tail: self.shared.recovery.torn_tail.clone(),
+            ..VerifyReport::default()
+        };
         for entry in &manifest.segments {
             let Some(segment) = snapshot.segments.get(&entry.id) else {
                 continue;
@@ -976,7 +1066,13 @@ impl Shared {
         self.sync_done.notify_all();
     }
 
-    fn lock_writer(&self) -> Result<MutexGuard<'_, Writer>> {
+    fn lock_writer(&self, operation: &'static str) -> Result<MutexGuard<'_, Writer>> {
+        if self.read_only {
+            return Err(Error::ReadOnly {
+                operation,
+                path: self.dir.clone(),
+            });
+        }
         self.check_poisoned()?;
         let writer = lock(&self.writer);
         self.check_poisoned()?;
@@ -1022,13 +1118,12 @@ impl Shared {
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(&batch.frame[FRAME_HEADER_LEN..]);
         seal_frame(&mut batch.frame, seq, batch.op_count, &hasher);
-        let result = (|| {
-            if writer.head + frame_len > writer.active.capacity() {
-                self.rotate(writer, frame_len)?;
-            }
-            writer.active.write_at(writer.head, &batch.frame)
-        })();
-        if let Err(error) = result {
+        if writer.head + frame_len > writer.active.capacity() {
+            // Poisons the handle itself when the durable state is in doubt; a new segment that
+            // could not be created (a full disk) changes nothing, so the handle stays usable.
+            self.rotate(writer, frame_len)?;
+        }
+        if let Err(error) = writer.active.write_at(writer.head, &batch.frame) {
             self.poison(&error);
             return Err(error);
         }
@@ -1058,7 +1153,9 @@ impl Shared {
     }
 
     /// Seals the active segment (fsync, end recorded in the manifest) and starts a new one
-    /// big enough for a frame of `frame_len` bytes.
+    /// big enough for a frame of `frame_len` bytes. A failed fsync or manifest write poisons
+    /// the handle; a new segment that cannot be created (full disk) is deleted and leaves the
+    /// active segment as it was.
     fn rotate(&self, writer: &mut Writer, frame_len: usize) -> Result<()> {
         self.sync_segment(&writer.active)?;
         let capacity = (self.options.segment_size as usize)
@@ -1089,7 +1186,11 @@ impl Shared {
                 end: ACTIVE_SEGMENT_END,
             });
             next.segments.sort_by_key(|s| s.id);
-            write_manifest(self.backend.as_ref(), &self.dir, &next)?;
+            if let Err(error) = write_manifest(self.backend.as_ref(), &self.dir, &next) {
+                // The rename may or may not have happened: the durable state is unknown.
+                self.poison(&error);
+                return Err(error);
+            }
             *manifest = next;
         }
         {

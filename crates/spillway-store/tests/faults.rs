@@ -183,14 +183,14 @@ fn disk_full_at_many_points() {
     let total = {
         let backend = MemoryBackend::new();
         workload(&backend, FaultPlan::default());
-        backend.counters().bytes_written
+        backend.counters().space_used
     };
     let start = MemoryBackend::new();
     let setup_bytes = {
         let store = Store::open_with_backend(Arc::new(start.clone()), DIR, options()).unwrap();
         store.keyspace("k").unwrap();
         drop(store);
-        start.counters().bytes_written
+        start.counters().space_used
     };
     for limit in (setup_bytes..total).step_by(97) {
         let backend = MemoryBackend::new();

@@ -1,6 +1,7 @@
 //! Torn tails: the active segment cut at every byte offset inside its last frames (the rest
-//! zeroed, the file truncated, or the rest overwritten with garbage). The store must open with
-//! exactly the frames that were complete, report the dropped bytes, and keep working.
+//! zeroed or overwritten with garbage). The store must open with exactly the frames that were
+//! complete, report the dropped bytes, and keep working. A file cut short is not a torn tail (a
+//! crash cannot shorten a preallocated segment): the open refuses and changes nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -87,6 +88,16 @@ fn torn_tail_at_every_byte_offset_keeps_exactly_the_complete_frames() {
                 }
             }
             backend.overwrite_file(&segment_path(), &damaged).unwrap();
+            if matches!(mode, Cut::Truncated) {
+                let error = Store::open_with_backend(Arc::new(backend.clone()), DIR, options())
+                    .expect_err("a shortened segment must not open");
+                assert!(
+                    error.is_corruption() && error.to_string().contains("shortened"),
+                    "cut at {cut}: {error}"
+                );
+                assert_eq!(backend.file_contents(&segment_path()).unwrap(), damaged);
+                continue;
+            }
             // A frame survives if all its bytes survive; zeroing its zero padding changes nothing.
             let expected = ends
                 .iter()
@@ -112,6 +123,10 @@ fn torn_tail_at_every_byte_offset_keeps_exactly_the_complete_frames() {
                 assert_eq!(torn.offset as usize, log_end);
                 assert!(torn.bytes_dropped > 0);
             }
+            // `verify` finds no damage left, but says what the open dropped.
+            let verified = store.verify().unwrap();
+            assert!(verified.is_clean());
+            assert_eq!(verified.torn_tail, torn);
             // The store keeps working and a stale frame can never come back.
             let ks = store.keyspace_id("k").unwrap();
             let mut batch = WriteBatch::new();

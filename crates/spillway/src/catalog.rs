@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
 //! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey }] }` |
-//! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` |
+//! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` and `created_side: <bool>` (whether declaring it created the side collection) |
 //!
 //! Keyspace names carry a number that is never reused (`docs.<id>.<collection>`,
 //! `index.<id>.<collection>.<index>`), so a collection dropped and recreated in one
@@ -343,6 +343,7 @@ pub(crate) fn policy_record(policy: &Policy) -> Document {
         "progress",
         doc! { "state": state, "through": through.unwrap_or(Bson::Null) },
     );
+    record.insert("created_side", policy.created_side);
     record
 }
 
@@ -366,7 +367,14 @@ pub(crate) fn policy_from_record(record: &Document) -> Result<Policy> {
             )));
         }
     };
-    Ok(Policy { pattern, progress })
+    // Records written before `created_side` existed say nothing: treat the side collection
+    // as adopted, so that removing the policy never drops it.
+    let created_side = record.get_bool("created_side").unwrap_or(false);
+    Ok(Policy {
+        pattern,
+        progress,
+        created_side,
+    })
 }
 
 fn resolve_keyspace(store: &Store, name: &str) -> Result<KeyspaceId> {

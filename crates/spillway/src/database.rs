@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use spillway_store::{CompactionReport, Durability, Store, StoreOptions};
+use spillway_store::{CompactionReport, Durability, RecoveryReport, Store, StoreOptions};
 
 use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
@@ -182,6 +182,19 @@ impl Database {
         Database::from_store(Store::open(path, store_options)?)
     }
 
+    /// Opens the existing database in directory `path` for reading only, for example on
+    /// read-only media or while it must not change: nothing is created, deleted or written
+    /// (recovery happens in memory: a torn tail is ignored, not zeroed; an interrupted
+    /// policy migration is not resumed). Other read-only handles may open it at the same
+    /// time, a writer may not. Every write fails with [`ErrorKind::Storage`] holding the
+    /// store's `ReadOnly` error ("... refused: the database in ... was opened read-only").
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Database> {
+        let store = Store::open_read_only(path)?;
+        let snapshot = store.snapshot();
+        let catalog = Catalog::load(&store, &snapshot)?;
+        Ok(Database::with_catalog(store, catalog))
+    }
+
     /// A fresh database in memory, for tests: nothing is persisted.
     pub fn open_in_memory() -> Result<Database> {
         Database::from_store(Store::open_in_memory()?)
@@ -203,18 +216,7 @@ impl Database {
             }
         }
         store.keyspace(CATALOG_KEYSPACE)?;
-        let published = Arc::new(Published {
-            snapshot: store.snapshot(),
-            catalog: Arc::new(catalog),
-        });
-        let database = Database {
-            inner: Arc::new(Inner {
-                id: NEXT_DATABASE_ID.fetch_add(1, Ordering::Relaxed),
-                store,
-                published: RwLock::new(published),
-                write_lock: Mutex::new(()),
-            }),
-        };
+        let database = Database::with_catalog(store, catalog);
         let unfinished = database
             .inner
             .published()
@@ -231,6 +233,34 @@ impl Database {
             drop(guard);
         }
         Ok(database)
+    }
+
+    fn with_catalog(store: Store, catalog: Catalog) -> Database {
+        let published = Arc::new(Published {
+            snapshot: store.snapshot(),
+            catalog: Arc::new(catalog),
+        });
+        Database {
+            inner: Arc::new(Inner {
+                id: NEXT_DATABASE_ID.fetch_add(1, Ordering::Relaxed),
+                store,
+                published: RwLock::new(published),
+                write_lock: Mutex::new(()),
+            }),
+        }
+    }
+
+    /// What opening the database found and fixed: whether a checkpoint was used, how many
+    /// log frames were replayed, the torn tail dropped after a crash (the unacknowledged end
+    /// of the log: which file, where, how many bytes), orphan files deleted. Damage that is
+    /// not a torn tail fails the open instead.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        self.inner.store.recovery_report()
+    }
+
+    /// True if the database was opened with [`Database::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.inner.store.is_read_only()
     }
 
     /// A handle on collection `name`, whose documents are read and written as `T`
@@ -306,6 +336,7 @@ impl Database {
             frames_checked: storage.frames_checked,
             values_checked: storage.values_checked,
             storage_damage: storage.damage,
+            torn_tail: storage.torn_tail,
             ..VerifyReport::default()
         };
         maintenance::verify_collections(&self.inner.published(), &mut report)?;

@@ -3,14 +3,17 @@
 //! Every message says what was wrong and where (collection, index, key, document position),
 //! without a trailing period. Errors from the lower crates are kept whole: a filter error is
 //! the `DocError` the filter parser produced, a storage error the store's `Error`, each
-//! reachable through [`std::error::Error::source`]. This module must never turn an error into
-//! a string and lose its kind.
+//! reachable through [`ErrorKind`]. Their text is part of the message, so
+//! [`std::error::Error::source`] does not return them again (it forwards their own source):
+//! printing the chain says each cause once. This module must never turn an error into a
+//! string and lose its kind.
 
 use std::collections::HashMap;
 use std::fmt;
 
 use bson::Bson;
 use spillway_doc::DocError;
+use spillway_doc::error::{MAX_SHOWN_CHARS, abbreviate};
 
 /// The result type of every fallible facade operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -259,7 +262,8 @@ impl fmt::Display for Error {
                 key,
             } => write!(
                 f,
-                "duplicate key in collection '{collection}', index '{index}': {key}"
+                "duplicate key in collection '{collection}', index '{index}': {}",
+                abbreviate(&key.to_string(), MAX_SHOWN_CHARS)
             )?,
             ErrorKind::InvalidFilter(error)
             | ErrorKind::InvalidUpdate(error)
@@ -345,9 +349,9 @@ impl std::error::Error for Error {
             ErrorKind::InvalidFilter(error)
             | ErrorKind::InvalidUpdate(error)
             | ErrorKind::InvalidDocument(error)
-            | ErrorKind::InvalidArgument(error) => Some(error),
-            ErrorKind::Storage(error) => Some(error),
-            ErrorKind::Pattern(error) => Some(error),
+            | ErrorKind::InvalidArgument(error) => error.source(),
+            ErrorKind::Storage(error) => error.source(),
+            ErrorKind::Pattern(error) => error.source(),
             _ => None,
         }
     }

@@ -93,17 +93,38 @@ pub(crate) fn index_entries(
     Ok((entries, array_fields > 0))
 }
 
-/// The values of the index fields of `document`, as a document, for a duplicate key error.
-pub(crate) fn key_values(index: &IndexMeta, document: &Document) -> Bson {
+/// The values of the index fields of `document` that make up its entry `entry_key`, as a
+/// document, for a duplicate key error: `{ tags: "red" }`, not the whole `tags` array, so that
+/// the message names the one duplicated value however long the array is.
+pub(crate) fn key_values(index: &IndexMeta, document: &Document, entry_key: &[u8]) -> Bson {
     let mut shown = Document::new();
-    for (path, _) in &index.fields {
+    let mut rest = entry_key;
+    for (path, direction) in &index.fields {
         let mut values = Vec::new();
         let mut through_array = false;
         collect_document(document, path.parts(), &mut values, &mut through_array);
-        let value = match values.len() {
-            0 => Bson::Null,
-            1 => values.remove(0),
-            _ => Bson::Array(values),
+        if values.is_empty() {
+            values.push(Bson::Null);
+        }
+        // Components are self-delimiting, so the one whose encoding starts what is left of
+        // the entry is this field's value in it.
+        let mut encoded = Vec::new();
+        let position = values.iter().position(|value| {
+            encoded.clear();
+            match direction {
+                Direction::Ascending => key::encode(value, &mut encoded),
+                Direction::Descending => key::encode_descending(value, &mut encoded),
+            }
+            rest.starts_with(&encoded)
+        });
+        let value = match position {
+            Some(position) => {
+                rest = &rest[encoded.len()..];
+                values.swap_remove(position)
+            }
+            // Not an entry of this document (never expected): show every value.
+            None if values.len() == 1 => values.remove(0),
+            None => Bson::Array(values),
         };
         shown.insert(path.as_str(), value);
     }

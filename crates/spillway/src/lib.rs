@@ -70,4 +70,4 @@ pub use spillway_doc::DocError;
 pub use spillway_pattern::{
     OutlierPattern, Pattern, PatternError, PatternKind, Shape, SubsetPattern, Violation,
 };
-pub use spillway_store::{CompactionReport, Damage, Durability, Store};
+pub use spillway_store::{CompactionReport, Damage, Durability, RecoveryReport, Store, TornTail};

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use bson::Bson;
 use spillway_doc::key;
-use spillway_store::{Damage, Store, StoreOptions};
+use spillway_store::{Damage, Store, StoreOptions, TornTail};
 
 use crate::catalog::{CATALOG_KEYSPACE, CollectionMeta};
 use crate::catalog_repair::{self, RebuiltCollection};
@@ -44,6 +44,10 @@ pub struct VerifyReport {
     /// Logical problems: undecodable documents, `_id`s that do not match their key, index
     /// entries missing or left over.
     pub problems: Vec<Problem>,
+    /// The torn tail this handle's open dropped (see
+    /// [`Database::recovery_report`](crate::Database::recovery_report)): not damage, since
+    /// the commits in it were never acknowledged, but lost bytes a report must mention.
+    pub torn_tail: Option<TornTail>,
 }
 
 impl VerifyReport {

@@ -22,7 +22,9 @@ use spillway_doc::filter::Filter;
 use spillway_doc::key;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
-use spillway_doc::size::{MAX_DOCUMENT_SIZE, check_id, check_nesting, check_size};
+use spillway_doc::size::{
+    MAX_DOCUMENT_SIZE, check_field_names, check_id, check_nesting, check_size,
+};
 use spillway_doc::sort::{Direction, SortKey, SortSpec};
 use spillway_doc::update::{ApplyContext, Update};
 use spillway_store::Store;
@@ -197,10 +199,10 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
 
 /// One document change of a write: an insert (`old` is `None`), a delete (`new` is `None`)
 /// or an update; `new` carries the encoded bytes to store.
-struct DocumentChange<'a> {
-    id_key: &'a [u8],
-    old: Option<&'a Document>,
-    new: Option<(&'a Document, Vec<u8>)>,
+pub(crate) struct DocumentChange<'a> {
+    pub(crate) id_key: &'a [u8],
+    pub(crate) old: Option<&'a Document>,
+    pub(crate) new: Option<(&'a Document, Vec<u8>)>,
 }
 
 /// Writes one document change with its index entries.
@@ -221,7 +223,7 @@ pub(crate) fn write_document(
 /// independent of the order the documents were found in: `update_many` with
 /// `{ $inc: { rank: 1 } }` over a unique `rank` succeeds whenever its result has no duplicate,
 /// where MongoDB, checking each document as it writes it, fails or not depending on the plan.
-fn write_documents(
+pub(crate) fn write_documents(
     txn: &mut WriteTxn,
     collection: &str,
     changes: Vec<DocumentChange<'_>>,
@@ -327,35 +329,36 @@ fn check_unique(
                 .get(index.keyspace, key)?
                 .is_some_and(|owner| owner.as_ref() != *id_key);
         if taken_in_statement || taken_before {
-            return Err(duplicate(collection, index, document));
+            return Err(duplicate(collection, index, document, key));
         }
     }
     Ok(())
 }
 
-fn duplicate(collection: &str, index: &IndexMeta, document: &Document) -> Error {
+fn duplicate(collection: &str, index: &IndexMeta, document: &Document, entry_key: &[u8]) -> Error {
     Error::new(ErrorKind::DuplicateKey {
         collection: collection.to_string(),
         index: index.name.clone(),
-        key: key_values(index, document),
+        key: key_values(index, document, entry_key),
     })
 }
 
 /// Gives a document its `_id` (first, generated when missing) and checks it can be stored.
-fn prepare_insert(document: Document) -> Result<Document> {
+pub(crate) fn prepare_insert(document: Document) -> Result<Document> {
     let stored = assign_id(document)?;
     check_storable(&stored)?;
     Ok(stored)
 }
 
 /// Gives a document its `_id` (first, generated when missing), refusing `_id`s MongoDB
-/// refuses.
+/// refuses and field names no document may store (every insert and upsert comes here).
 pub(crate) fn assign_id(mut document: Document) -> Result<Document> {
     let id = match document.remove("_id") {
         Some(id) => id,
         None => Bson::ObjectId(ObjectId::new()),
     };
     check_id(&id).map_err(Error::document)?;
+    check_field_names(&document).map_err(Error::document)?;
     let mut stored = Document::new();
     stored.insert("_id", id);
     stored.extend(document);
@@ -402,39 +405,6 @@ pub(crate) fn insert_stored(
     let bytes = encode(&document)?;
     write_document(txn, collection, &id_key, None, Some((&document, bytes)))?;
     Ok((id, document))
-}
-
-/// Replaces the stored document with `document`'s `_id` (which must exist) as it is.
-pub(crate) fn replace_stored(
-    txn: &mut WriteTxn,
-    collection: &str,
-    document: &Document,
-) -> Result<()> {
-    let id = document.get("_id").cloned().unwrap_or(Bson::Null);
-    let id_key = key::to_key(&id);
-    let before = stored_by_key(txn, collection, &id_key)?.ok_or_else(|| {
-        Error::corruption(format!(
-            "collection '{collection}' has no document with _id {id} to replace"
-        ))
-    })?;
-    check_storable(document)?;
-    let bytes = encode(document)?;
-    write_document(
-        txn,
-        collection,
-        &id_key,
-        Some(&before),
-        Some((document, bytes)),
-    )
-}
-
-/// Deletes the stored document with this `_id`, if there is one.
-pub(crate) fn delete_stored(txn: &mut WriteTxn, collection: &str, id: &Bson) -> Result<()> {
-    let id_key = key::to_key(id);
-    if let Some(before) = stored_by_key(txn, collection, &id_key)? {
-        write_document(txn, collection, &id_key, Some(&before), None)?;
-    }
-    Ok(())
 }
 
 /// The stored document with `_id` key `id_key`.
@@ -518,15 +488,27 @@ pub(crate) fn update(
         }
         return Ok(counts);
     }
-    let catalog = txn.catalog_arc();
-    if catalog.has_policies(collection) || catalog.is_side_collection(collection) {
-        // Each main document is one logical write through the pattern engine.
+    if txn.catalog().has_policies(collection) {
+        // Each main document is one logical write through the pattern engine; the statement
+        // stages them together, so unique indexes see its final state here too.
+        let mut statement = patterned::Statement::default();
         let mut modified_count = 0;
         for found in &matches {
-            if update_patterned(txn, store, collection, filter, update, found, now)?.is_some() {
+            let updated = patterned::apply_update(
+                txn,
+                store,
+                collection,
+                filter,
+                update,
+                found,
+                now,
+                &mut statement,
+            )?;
+            if updated.is_some() {
                 modified_count += 1;
             }
         }
+        statement.finish(txn, store)?;
         return Ok(UpdateCounts {
             matched_count: matches.len() as u64,
             modified_count,
@@ -550,7 +532,7 @@ pub(crate) fn update(
             new: Some((after, bytes.clone())),
         })
         .collect();
-    write_documents(txn, collection, changes)?;
+    write_statement(txn, store, collection, changes)?;
     Ok(UpdateCounts {
         matched_count: matches.len() as u64,
         modified_count,
@@ -558,33 +540,18 @@ pub(crate) fn update(
     })
 }
 
-/// Updates one matched document of a collection with policies (through the engine) or of a
-/// side collection (then resyncs the main documents it belongs to); returns the stored
-/// document after the update, if it changed.
-fn update_patterned(
+/// Writes the document changes of one statement: on a side collection with the pattern
+/// layer's shape checks and main-document resyncs, elsewhere as they are.
+fn write_statement(
     txn: &mut WriteTxn,
     store: &Store,
     collection: &str,
-    filter: &Filter,
-    update: &Update,
-    found: &Match,
-    now: DateTime,
-) -> Result<Option<Document>> {
-    if txn.catalog().has_policies(collection) {
-        return patterned::apply_update(txn, store, collection, filter, update, found, now);
+    changes: Vec<DocumentChange<'_>>,
+) -> Result<()> {
+    if txn.catalog().is_side_collection(collection) {
+        return patterned::write_side_documents(txn, store, collection, changes);
     }
-    let Some((before, after, bytes)) = apply_update(filter, update, found, now)? else {
-        return Ok(None);
-    };
-    write_document(
-        txn,
-        collection,
-        &found.id_key,
-        Some(&before),
-        Some((&after, bytes)),
-    )?;
-    patterned::after_side_write(txn, store, collection, Some(&before), Some(&after))?;
-    Ok(Some(after))
+    write_documents(txn, collection, changes)
 }
 
 /// Applies `update` to one matched document; returns the document before and after, and the
@@ -630,12 +597,13 @@ pub(crate) fn delete(
     } else {
         query(txn, collection, filter, Some(&sort), 0, Some(1))?.matches
     };
-    let catalog = txn.catalog_arc();
-    if catalog.has_policies(collection) || catalog.is_side_collection(collection) {
+    if txn.catalog().has_policies(collection) {
+        let mut statement = patterned::Statement::default();
         for found in &matches {
             let before = decode(&found.bytes)?;
-            delete_patterned(txn, store, collection, &found.id_key, &before)?;
+            patterned::delete(txn, store, collection, &before, &mut statement)?;
         }
+        statement.finish(txn, store)?;
         return Ok(matches.len() as u64);
     }
     let mut removed = Vec::with_capacity(matches.len());
@@ -651,24 +619,8 @@ pub(crate) fn delete(
             new: None,
         })
         .collect();
-    write_documents(txn, collection, changes)?;
+    write_statement(txn, store, collection, changes)?;
     Ok(matches.len() as u64)
-}
-
-/// Deletes one matched document of a collection with policies (with its side documents) or
-/// of a side collection (then resyncs the main document it belonged to).
-fn delete_patterned(
-    txn: &mut WriteTxn,
-    store: &Store,
-    collection: &str,
-    id_key: &[u8],
-    before: &Document,
-) -> Result<()> {
-    if txn.catalog().has_policies(collection) {
-        return patterned::delete(txn, store, collection, before);
-    }
-    write_document(txn, collection, id_key, Some(before), None)?;
-    patterned::after_side_write(txn, store, collection, Some(before), None)
 }
 
 /// Options of `find_one_and_*`.
@@ -707,10 +659,20 @@ pub(crate) fn find_one_and_modify(
         }
         return project(options.projection, filter, inserted).map(Some);
     };
-    let catalog = txn.catalog_arc();
-    if catalog.has_policies(collection) || catalog.is_side_collection(collection) {
+    if txn.catalog().has_policies(collection) {
         let before = decode(&found.bytes)?;
-        let after = update_patterned(txn, store, collection, filter, update, &found, now)?;
+        let mut statement = patterned::Statement::default();
+        let after = patterned::apply_update(
+            txn,
+            store,
+            collection,
+            filter,
+            update,
+            &found,
+            now,
+            &mut statement,
+        )?;
+        statement.finish(txn, store)?;
         let returned = if options.return_after {
             after.unwrap_or(before)
         } else {
@@ -720,13 +682,12 @@ pub(crate) fn find_one_and_modify(
     }
     let returned = match apply_update(filter, update, &found, now)? {
         Some((before, after, bytes)) => {
-            write_document(
-                txn,
-                collection,
-                &found.id_key,
-                Some(&before),
-                Some((&after, bytes)),
-            )?;
+            let change = DocumentChange {
+                id_key: &found.id_key,
+                old: Some(&before),
+                new: Some((&after, bytes)),
+            };
+            write_statement(txn, store, collection, vec![change])?;
             if options.return_after { after } else { before }
         }
         None => decode(&found.bytes)?,
@@ -752,11 +713,17 @@ pub(crate) fn find_one_and_delete(
         return Ok(None);
     };
     let before = decode(&found.bytes)?;
-    let catalog = txn.catalog_arc();
-    if catalog.has_policies(collection) || catalog.is_side_collection(collection) {
-        delete_patterned(txn, store, collection, &found.id_key, &before)?;
+    if txn.catalog().has_policies(collection) {
+        let mut statement = patterned::Statement::default();
+        patterned::delete(txn, store, collection, &before, &mut statement)?;
+        statement.finish(txn, store)?;
     } else {
-        write_document(txn, collection, &found.id_key, Some(&before), None)?;
+        let change = DocumentChange {
+            id_key: &found.id_key,
+            old: Some(&before),
+            new: None,
+        };
+        write_statement(txn, store, collection, vec![change])?;
     }
     project(projection, filter, before).map(Some)
 }
@@ -887,26 +854,36 @@ pub(crate) fn create_index(
         keyspace,
         multikey: false,
     };
-    let mut entries = Vec::new();
+    // Entries hold their key and their document's `_id` key, never the document: one copy of
+    // a document per entry made a 20,000-element array take tens of gigabytes.
+    let mut entries: Vec<(Vec<u8>, Arc<[u8]>)> = Vec::new();
     for entry in txn.scan(docs, &crate::txn::KeyRange::all(), false)? {
         let (id_key, bytes) = entry?;
         let document = decode(&bytes)?;
         let (document_entries, multikey) = index_entries(collection, &index, &document, &id_key)?;
         index.multikey |= multikey;
-        for entry in document_entries {
-            entries.push((entry.key, id_key.to_vec(), document.clone()));
-        }
+        let id_key: Arc<[u8]> = Arc::from(&id_key[..]);
+        entries.extend(
+            document_entries
+                .into_iter()
+                .map(|entry| (entry.key, Arc::clone(&id_key))),
+        );
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     if unique {
         for pair in entries.windows(2) {
             if pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1 {
-                return Err(duplicate(collection, &index, &pair[1].2));
+                let document = stored_by_key(txn, collection, &pair[1].1)?.ok_or_else(|| {
+                    Error::corruption(format!(
+                        "collection '{collection}': a document the index build just read is gone"
+                    ))
+                })?;
+                return Err(duplicate(collection, &index, &document, &pair[1].0));
             }
         }
     }
-    for (key, id_key, _) in entries {
-        txn.put(keyspace, key, id_key);
+    for (key, id_key) in entries {
+        txn.put(keyspace, key, id_key.to_vec());
     }
     txn.catalog_mut()
         .collections

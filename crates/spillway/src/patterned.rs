@@ -3,9 +3,16 @@
 //! side collections, logical queries, and the `Database` methods that declare, remove,
 //! migrate and verify policies.
 //!
-//! Every engine write goes through `ops::*_stored`, so indexes stay in step and nothing
-//! recurses into the pattern layer; every logical write happens inside one `WriteTxn`, so it
-//! commits as one store batch. Migrations (applying a policy to a non-empty collection,
+//! Every engine batch goes through `ops::write_documents` per collection, so indexes stay in
+//! step, unique indexes are checked against the state the whole batch leaves, and nothing
+//! recurses into the pattern layer; a statement over many main documents collects the
+//! engine's batches in a [`Statement`] and stages them together. Every logical write happens
+//! inside one `WriteTxn`, so it commits as one store batch. A direct write to a side
+//! collection is checked against the layout, written whole, then each main document it
+//! touched is resynced once. Declaring a policy must never change the user's data: a flag
+//! that collides with data, or a side collection whose documents are not in the layout, is
+//! refused before anything is written, and removing a policy drops only a side collection it
+//! created. Migrations (applying a policy to a non-empty collection,
 //! removing one) run in batches of [`MIGRATION_BATCH`] documents, each its own commit, under
 //! the write lock; the progress is in the catalog record, so a crash resumes where it
 //! stopped (at the next open, or with [`Database::resume_patterns`]).
@@ -20,7 +27,7 @@ use spillway_doc::sort::SortSpec;
 use spillway_doc::update::{ApplyContext, Update};
 use spillway_pattern::{
     Engine, Pattern, PatternError, Policy, Progress, Query, ReadBackend, Violation, Write,
-    WriteBackend, policies_on_side, prepare_side_insert, resync,
+    WriteBackend, check_adoptable, check_side_write, policies_on_side, prepare_side_insert, resync,
 };
 use spillway_store::Store;
 
@@ -119,27 +126,162 @@ impl ReadBackend for TxnBackend<'_> {
 impl WriteBackend for TxnBackend<'_> {
     fn apply(&mut self, batch: Vec<Write>) -> Result<()> {
         // Atomic because the whole transaction is discarded when any operation fails.
-        for write in batch {
-            match write {
-                Write::Insert {
-                    collection,
-                    document,
-                } => {
-                    ops::insert_stored(self.txn, self.store, &collection, document)?;
-                }
-                Write::Replace {
-                    collection,
-                    document,
-                } => ops::replace_stored(self.txn, &collection, &document)?,
-                Write::Delete { collection, id } => ops::delete_stored(self.txn, &collection, &id)?,
-            }
-        }
+        apply_writes(self.txn, self.store, batch)
+    }
+
+    fn ensure_index(&mut self, collection: &str, keys: &Document) -> Result<()> {
+        ops::create_index(self.txn, self.store, collection, keys, false, None).map(drop)
+    }
+}
+
+/// The engine's writes of one statement over several main documents (an `update_many`, a
+/// `delete_many`, the resyncs after a statement on a side collection), collected while each
+/// document is computed and staged together by [`Statement::finish`]: unique indexes are
+/// then checked against the state the whole statement leaves, as on every other path
+/// (`ops::write_documents`), and the statement's outcome does not depend on its order.
+#[derive(Default)]
+pub(crate) struct Statement {
+    writes: Vec<Write>,
+}
+
+impl Statement {
+    /// Stages every collected write in the transaction.
+    pub(crate) fn finish(self, txn: &mut WriteTxn, store: &Store) -> Result<()> {
+        apply_writes(txn, store, self.writes)
+    }
+}
+
+/// The engine's backend while a statement is computed: reads see the transaction as it was
+/// before the statement, writes go to the [`Statement`]. That is enough because each engine
+/// call ends in its one `apply` (it never reads what it wrote itself) and the main documents
+/// of one statement have disjoint side documents (a side document links to one main document).
+struct StatementBackend<'t> {
+    txn: &'t mut WriteTxn,
+    store: &'t Store,
+    writes: &'t mut Vec<Write>,
+}
+
+impl ReadBackend for StatementBackend<'_> {
+    type Error = Error;
+
+    fn get(&self, collection: &str, id: &Bson) -> Result<Option<Document>> {
+        backend_get(&*self.txn, collection, id)
+    }
+
+    fn find(&self, collection: &str, query: &Query) -> Result<Vec<Document>> {
+        backend_find(&*self.txn, collection, query)
+    }
+
+    fn count(&self, collection: &str, filter: &Document) -> Result<u64> {
+        backend_count(&*self.txn, collection, filter)
+    }
+}
+
+impl WriteBackend for StatementBackend<'_> {
+    fn apply(&mut self, batch: Vec<Write>) -> Result<()> {
+        self.writes.extend(batch);
         Ok(())
     }
 
     fn ensure_index(&mut self, collection: &str, keys: &Document) -> Result<()> {
         ops::create_index(self.txn, self.store, collection, keys, false, None).map(drop)
     }
+}
+
+/// One document touched by a batch of engine writes: as stored before the batch, and after.
+struct Touched {
+    collection: String,
+    id_key: Vec<u8>,
+    before: Option<Document>,
+    after: Option<Document>,
+}
+
+/// Stages a batch of engine writes in the transaction: the inserts, replacements and deletes
+/// of each collection go through `ops::write_documents` together, so unique indexes are
+/// checked against the state the whole batch leaves. Nothing is buffered for a collection
+/// whose writes are refused; the caller discards the transaction on any error.
+fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<()> {
+    let mut touched: Vec<Touched> = Vec::new();
+    let mut positions: std::collections::HashMap<(String, Vec<u8>), usize> =
+        std::collections::HashMap::new();
+    for write in batch {
+        let (collection, id, after, inserting) = match write {
+            Write::Insert {
+                collection,
+                document,
+            } => {
+                let document = ops::prepare_insert(document)?;
+                ops::ensure_collection(txn, store, &collection)?;
+                let id = document.get("_id").cloned().expect("prepared");
+                (collection, id, Some(document), true)
+            }
+            Write::Replace {
+                collection,
+                document,
+            } => {
+                ops::check_storable(&document)?;
+                let id = document.get("_id").cloned().unwrap_or(Bson::Null);
+                (collection, id, Some(document), false)
+            }
+            Write::Delete { collection, id } => (collection, id, None, false),
+        };
+        let id_key = key::to_key(&id);
+        let slot = (collection, id_key);
+        let position = if let Some(position) = positions.get(&slot) {
+            *position
+        } else {
+            let before = ops::stored_by_key(&*txn, &slot.0, &slot.1)?;
+            touched.push(Touched {
+                collection: slot.0.clone(),
+                id_key: slot.1.clone(),
+                after: before.clone(),
+                before,
+            });
+            positions.insert(slot, touched.len() - 1);
+            touched.len() - 1
+        };
+        let document = &mut touched[position];
+        let exists = document.after.is_some();
+        if inserting && exists {
+            return Err(Error::new(ErrorKind::DuplicateKey {
+                collection: document.collection.clone(),
+                index: ID_INDEX_NAME.to_string(),
+                key: id,
+            }));
+        }
+        if !inserting && after.is_some() && !exists {
+            return Err(Error::corruption(format!(
+                "collection '{}' has no document with _id {id} to replace",
+                document.collection
+            )));
+        }
+        document.after = after;
+    }
+    let mut collections: Vec<&str> = Vec::new();
+    for document in &touched {
+        if !collections.contains(&document.collection.as_str()) {
+            collections.push(&document.collection);
+        }
+    }
+    for collection in collections {
+        let mut changes = Vec::new();
+        for document in touched.iter().filter(|document| {
+            document.collection == collection
+                && (document.before.is_some() || document.after.is_some())
+        }) {
+            let new = match &document.after {
+                Some(after) => Some((after, ops::encode(after)?)),
+                None => None,
+            };
+            changes.push(ops::DocumentChange {
+                id_key: &document.id_key,
+                old: document.before.as_ref(),
+                new,
+            });
+        }
+        ops::write_documents(txn, collection, changes)?;
+    }
+    Ok(())
 }
 
 /// Refuses writes to a collection whose policy (as main or side collection) is still being
@@ -533,8 +675,8 @@ pub(crate) fn insert(
     Ok((id, stored))
 }
 
-/// Inserts a document directly into a side collection, then brings its main document in
-/// step.
+/// Inserts a document directly into a side collection, refused unless it has the layout's
+/// shape, then brings its main document in step.
 pub(crate) fn insert_side(
     txn: &mut WriteTxn,
     store: &Store,
@@ -543,44 +685,93 @@ pub(crate) fn insert_side(
 ) -> Result<(Bson, Document)> {
     let catalog = txn.catalog_arc();
     check_settled(&catalog, collection)?;
+    let policies = policies_on_side(&catalog.policies, collection);
     let mut document = ops::assign_id(document)?;
-    for policy in policies_on_side(&catalog.policies, collection) {
+    for policy in &policies {
         prepare_side_insert(policy, &ReaderBackend { reader: &*txn }, &mut document)?;
+        check_side_write(policy, &ReaderBackend { reader: &*txn }, &document)?;
     }
     let (id, stored) = ops::insert_stored(txn, store, collection, document)?;
-    after_side_write(txn, store, collection, None, Some(&stored))?;
-    Ok((id, stored))
+    let links = linked_mains(&policies, [&stored]);
+    resync_mains(txn, store, links).map(|()| (id, stored))
 }
 
-/// Brings main documents in step after a direct write to side collection `collection`
-/// (`before` and `after` are the side document's two versions).
-pub(crate) fn after_side_write(
+/// Writes the document changes of one statement on side collection `collection` (updates,
+/// replacements, deletes): every new version is checked against the layout of the policy,
+/// then all are written together (`ops::write_documents`: unique indexes see the statement's
+/// final state), then every main document a changed side document belonged to, before or
+/// after, is brought back in step once, from the side documents the whole statement left.
+/// Resyncing after each side document instead would re-split buckets that later changes of
+/// the same statement still address by their old content.
+pub(crate) fn write_side_documents(
     txn: &mut WriteTxn,
     store: &Store,
     collection: &str,
-    before: Option<&Document>,
-    after: Option<&Document>,
+    changes: Vec<ops::DocumentChange<'_>>,
 ) -> Result<()> {
     let catalog = txn.catalog_arc();
     check_settled(&catalog, collection)?;
-    for policy in policies_on_side(&catalog.policies, collection) {
-        let mut links: Vec<Bson> = Vec::new();
-        for document in [before, after].into_iter().flatten() {
-            if let Some(link) = document.get(policy.pattern.link_field())
-                && !links.contains(link)
-            {
-                links.push(link.clone());
+    let policies = policies_on_side(&catalog.policies, collection);
+    for change in &changes {
+        if let Some((after, _)) = &change.new {
+            for policy in &policies {
+                check_side_write(policy, &ReaderBackend { reader: &*txn }, after)?;
             }
         }
-        for link in links {
-            resync(policy, &mut TxnBackend { txn, store }, &link)?;
+    }
+    let links = linked_mains(
+        &policies,
+        changes
+            .iter()
+            .flat_map(|change| [change.old, change.new.as_ref().map(|(new, _)| *new)])
+            .flatten(),
+    );
+    ops::write_documents(txn, collection, changes)?;
+    resync_mains(txn, store, links)
+}
+
+/// The main documents (`_id`s, each once, with their policy) that `documents` of a side
+/// collection link to.
+fn linked_mains<'p, 'd>(
+    policies: &[&'p Policy],
+    documents: impl IntoIterator<Item = &'d Document>,
+) -> Vec<(&'p Policy, Bson)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut links = Vec::new();
+    for document in documents {
+        for (position, policy) in policies.iter().enumerate() {
+            if let Some(link) = document.get(policy.pattern.link_field())
+                && seen.insert((position, key::to_key(link)))
+            {
+                links.push((*policy, link.clone()));
+            }
         }
     }
-    Ok(())
+    links
+}
+
+/// Brings each of `links` back in step with its side documents, as one statement.
+fn resync_mains(txn: &mut WriteTxn, store: &Store, links: Vec<(&Policy, Bson)>) -> Result<()> {
+    let mut statement = Statement::default();
+    for (policy, link) in links {
+        let mut backend = StatementBackend {
+            txn,
+            store,
+            writes: &mut statement.writes,
+        };
+        resync(policy, &mut backend, &link)?;
+    }
+    statement.finish(txn, store)
 }
 
 /// Applies an update to one main document of a collection with policies: plain appends by
 /// the fast path, everything else by expand, apply, split.
+///
+/// The writes go to `statement`, staged when the whole statement is computed.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one update of one matched document, with its statement"
+)]
 pub(crate) fn apply_update(
     txn: &mut WriteTxn,
     store: &Store,
@@ -589,6 +780,7 @@ pub(crate) fn apply_update(
     update: &Update,
     found: &Match,
     now: DateTime,
+    statement: &mut Statement,
 ) -> Result<Option<Document>> {
     let catalog = txn.catalog_arc();
     check_settled(&catalog, collection)?;
@@ -619,7 +811,12 @@ pub(crate) fn apply_update(
         if !pushes && !rest.modified && targets_are_arrays {
             return Ok(None);
         }
-        if let Some(after) = engine.append(&mut TxnBackend { txn, store }, main, &appends.values)? {
+        let mut backend = StatementBackend {
+            txn,
+            store,
+            writes: &mut statement.writes,
+        };
+        if let Some(after) = engine.append(&mut backend, main, &appends.values)? {
             return Ok(Some(after));
         }
     }
@@ -638,7 +835,12 @@ pub(crate) fn apply_update(
     }
     engine.check_document(&logical)?;
     check_nesting(&logical).map_err(Error::document)?;
-    let after = engine.rewrite(&mut TxnBackend { txn, store }, &stored, logical)?;
+    let mut backend = StatementBackend {
+        txn,
+        store,
+        writes: &mut statement.writes,
+    };
+    let after = engine.rewrite(&mut backend, &stored, logical)?;
     Ok(Some(after))
 }
 
@@ -675,16 +877,23 @@ fn with_absent_values(
     Ok(Some(appends))
 }
 
-/// Deletes a main document of a collection with policies, with its side documents.
+/// Deletes a main document of a collection with policies, with its side documents; the
+/// writes go to `statement`.
 pub(crate) fn delete(
     txn: &mut WriteTxn,
     store: &Store,
     collection: &str,
     stored: &Document,
+    statement: &mut Statement,
 ) -> Result<()> {
     let catalog = txn.catalog_arc();
     check_settled(&catalog, collection)?;
-    Engine::new(collection, &catalog.policies).delete(&mut TxnBackend { txn, store }, stored)
+    let mut backend = StatementBackend {
+        txn,
+        store,
+        writes: &mut statement.writes,
+    };
+    Engine::new(collection, &catalog.policies).delete(&mut backend, stored)
 }
 
 /// Before dropping `collection`: a side collection cannot be dropped while its policy
@@ -707,16 +916,39 @@ pub(crate) fn before_drop(txn: &mut WriteTxn, collection: &str) -> Result<()> {
     if !catalog.has_policies(collection) {
         return Ok(());
     }
-    let sides: Vec<String> = catalog
+    txn.policies_mut()
+        .retain(|policy| policy.pattern.collection() != collection);
+    for policy in catalog
         .policies
         .iter()
         .filter(|policy| policy.pattern.collection() == collection)
-        .map(|policy| policy.pattern.side_collection().to_string())
-        .collect();
-    txn.policies_mut()
-        .retain(|policy| policy.pattern.collection() != collection);
-    for side in sides {
-        ops::drop_collection(txn, &side)?;
+    {
+        let side = policy.pattern.side_collection();
+        if policy.created_side {
+            ops::drop_collection(txn, side)?;
+            continue;
+        }
+        // An adopted side collection stays: only the side documents the policy owns (every
+        // document linked to a main document, all of which are being dropped) go.
+        let owned = Filter::parse(&bson::doc! { policy.pattern.link_field(): { "$exists": true } })
+            .map_err(Error::filter)?;
+        let run = ops::query_stored(&*txn, side, &owned, None, 0, None)?;
+        let documents = run
+            .matches
+            .iter()
+            .map(|found| ops::decode(&found.bytes))
+            .collect::<Result<Vec<_>>>()?;
+        let changes = run
+            .matches
+            .iter()
+            .zip(&documents)
+            .map(|(found, document)| ops::DocumentChange {
+                id_key: &found.id_key,
+                old: Some(document),
+                new: None,
+            })
+            .collect();
+        ops::write_documents(txn, side, changes)?;
     }
     Ok(())
 }
@@ -784,8 +1016,14 @@ fn migration_step(txn: &mut WriteTxn, store: &Store, policy: &Policy) -> Result<
         (true, false) => policies[position].progress = Progress::Active,
         (true, true) => {
             policies.remove(position);
+            // Only a side collection the policy created goes, and only once nothing is left
+            // in it: an adopted collection, or documents the policy does not own, stay.
             let side = policy.pattern.side_collection();
-            if !txn.catalog().has_policies(side) && !txn.catalog().is_side_collection(side) {
+            if policy.created_side
+                && documents_after(&*txn, side, None, 1)?.is_empty()
+                && !txn.catalog().has_policies(side)
+                && !txn.catalog().is_side_collection(side)
+            {
                 ops::drop_collection(txn, side)?;
             }
         }
@@ -812,16 +1050,20 @@ impl Database {
     /// # Ok::<(), spillway::Error>(())
     /// ```
     ///
-    /// A side collection that already holds documents (a layout made by hand, as the seeds
-    /// describe: `has_extras` and an `extra_sales` document per book, or a `reviews`
-    /// collection beside embedded reviews) is adopted: its elements join the logical arrays
-    /// and are rewritten into the policy's layout.
+    /// Declaring a policy never changes the user's data. A side collection that already
+    /// holds documents is adopted only when every one of them is in the layout's shape (a
+    /// layout made by hand, as the seeds describe: `has_extras` and an `extra_sales` document
+    /// per book, or a `reviews` collection beside embedded reviews): its elements join the
+    /// logical arrays and are rewritten into the policy's layout. Everything is checked
+    /// before anything is written.
     ///
     /// # Errors
     /// [`ErrorKind::Pattern`] when the policy is invalid on its own (a threshold of 0...),
-    /// names a collection that does not exist, a field already managed, or a side collection
-    /// that belongs to another policy; or when a stored document cannot take the layout (a
-    /// subset element that is not a document).
+    /// names a collection that does not exist, a field already managed or written by another
+    /// policy, or a side collection that belongs to another policy; when a stored document
+    /// cannot take the layout (a subset element that is not a document) or holds the flag
+    /// field with a value the policy would not write; when the side collection exists with a
+    /// document not in the layout's shape. The message names the field and one `_id`.
     pub fn set_pattern(&self, pattern: impl Into<Pattern>) -> Result<()> {
         let pattern: Pattern = pattern.into();
         pattern.validate()?;
@@ -829,13 +1071,39 @@ impl Database {
         let mut txn = WriteTxn::new(self.inner.published());
         check_new_policy(&txn, &pattern)?;
         let collection = pattern.collection();
+        let side = pattern.side_collection();
         let only = [Policy::active(pattern.clone())];
         let engine = Engine::new(collection, &only);
+        // Everything is checked before anything is committed: a refused policy leaves the
+        // database as it was. An existing side collection is adopted only when each of its
+        // documents already has the layout's shape (a layout made by hand, as the seeds
+        // describe); then no main document may hold data where the policy writes.
+        let side_existed = txn.catalog().collections.contains_key(side);
+        let mut through = None;
+        loop {
+            let batch = documents_after(&txn, side, through.as_ref(), MIGRATION_BATCH)?;
+            for document in &batch {
+                check_adoptable(&only[0], &ReaderBackend { reader: &txn }, document)?;
+            }
+            match batch.last() {
+                Some(last) if batch.len() == MIGRATION_BATCH => through = last.get("_id").cloned(),
+                _ => break,
+            }
+        }
+        ops::ensure_collection(&mut txn, &self.inner.store, side)?;
+        ops::create_index(
+            &mut txn,
+            &self.inner.store,
+            side,
+            &pattern.side_index(),
+            false,
+            None,
+        )?;
         let mut through = None;
         loop {
             let batch = documents_after(&txn, collection, through.as_ref(), MIGRATION_BATCH)?;
             for document in &batch {
-                engine.check_migratable(document)?;
+                engine.check_migratable(&ReaderBackend { reader: &txn }, document)?;
             }
             match batch.last() {
                 Some(last) if batch.len() == MIGRATION_BATCH => through = last.get("_id").cloned(),
@@ -843,15 +1111,6 @@ impl Database {
             }
         }
         let has_documents = !documents_after(&txn, collection, None, 1)?.is_empty();
-        ops::ensure_collection(&mut txn, &self.inner.store, pattern.side_collection())?;
-        ops::create_index(
-            &mut txn,
-            &self.inner.store,
-            pattern.side_collection(),
-            &pattern.side_index(),
-            false,
-            None,
-        )?;
         let progress = if has_documents {
             Progress::Applying { through: None }
         } else {
@@ -869,7 +1128,11 @@ impl Database {
             })
             .unwrap_or_default();
         let collection = collection.to_string();
-        txn.policies_mut().push(Policy { pattern, progress });
+        txn.policies_mut().push(Policy {
+            pattern,
+            progress,
+            created_side: !side_existed,
+        });
         for keys in &existing {
             mirror_index(&mut txn, &self.inner.store, &collection, keys)?;
         }
@@ -880,8 +1143,9 @@ impl Database {
     }
 
     /// Removes the policy on `collection.field`: every logical array is folded back into its
-    /// main document (in batches, resumable like a migration), then the side collection is
-    /// dropped.
+    /// main document and its side documents are deleted (in batches, resumable like a
+    /// migration), then the side collection is dropped if declaring the policy created it and
+    /// nothing is left in it; an adopted side collection stays.
     ///
     /// # Errors
     /// [`ErrorKind::Pattern`] when there is no such policy; a logical document over 16 MiB
@@ -962,6 +1226,13 @@ impl Database {
     }
 }
 
+/// The main document fields a policy writes: its array and its flag.
+fn main_fields(pattern: &Pattern) -> Vec<&str> {
+    let mut fields = pattern.reserved_main_fields();
+    fields.push(pattern.field());
+    fields
+}
+
 /// Checks a new policy against the database.
 fn check_new_policy(txn: &WriteTxn, pattern: &Pattern) -> Result<()> {
     let catalog = txn.catalog();
@@ -1007,11 +1278,18 @@ fn check_new_policy(txn: &WriteTxn, pattern: &Pattern) -> Result<()> {
         if let Some(clash) = clash {
             return refuse(clash);
         }
+        if known.collection() == pattern.collection() {
+            // Two policies of one collection must not write the same main field.
+            let ours = main_fields(pattern);
+            if let Some(shared) = main_fields(known)
+                .into_iter()
+                .find(|field| ours.contains(field))
+            {
+                return refuse(format!(
+                    "the field '{shared}' is already maintained by {owner}; choose another flag field"
+                ));
+            }
+        }
     }
-    // A side collection that already holds documents is adopted: the migration reads the
-    // overflow of flagged main documents (outlier) or every archive document linked to a main
-    // document (subset), as a layout made by hand following the seeds would have them, and
-    // rewrites it into the policy's layout. Side documents linked to nothing stay where they
-    // are and `verify_patterns` reports them.
     Ok(())
 }

@@ -349,6 +349,54 @@ fn refused_operations_change_nothing_even_after_reopen() {
         },
     );
     check.refused(
+        "insert: a top-level '$' field",
+        "InvalidDocument",
+        "'$x'",
+        || products.insert_one(doc! { "_id": 90, "$x": 1 }).run(),
+    );
+    check.refused(
+        "insert: a '$' field in a document in an array",
+        "InvalidDocument",
+        "'a.b.1.$x'",
+        || {
+            products
+                .insert_one(doc! { "_id": 91, "a": { "b": [1, { "$x": 1 }] } })
+                .run()
+        },
+    );
+    check.refused(
+        "insert_many: a '$' field in the first document",
+        "InvalidDocument",
+        "'$x'",
+        || {
+            products
+                .insert_many([doc! { "$x": 1 }, doc! { "_id": 92 }])
+                .run()
+        },
+    );
+    check.refused(
+        "upsert: a '$' field seeded from the filter's equality",
+        "InvalidDocument",
+        "'meta.$x'",
+        || {
+            products
+                .update_one(
+                    doc! { "_id": 93, "meta": { "$eq": { "$x": 1 } } },
+                    doc! { "$set": { "b": 1 } },
+                )
+                .upsert(true)
+                .run()
+        },
+    );
+    check.refused("replace: a nested '$' field", "InvalidUpdate", "$x", || {
+        products
+            .replace_one(
+                doc! { "_id": 2 },
+                doc! { "sku": "b-2", "meta": { "$x": 1 } },
+            )
+            .run()
+    });
+    check.refused(
         "insert: '$' field inside _id",
         "InvalidDocument",
         "$k",
@@ -546,4 +594,38 @@ fn refused_operations_change_nothing_even_after_reopen() {
         expected_digest,
         "after reopening from disk"
     );
+}
+
+/// DBRef's `$ref`, `$id` and `$db` are the `$` names a document may store, at any depth
+/// (outside `_id`), through inserts, replacements and updates alike.
+#[test]
+fn dbref_field_names_are_stored() {
+    let db = Database::open_in_memory().unwrap();
+    let posts = db.collection::<Document>("posts");
+    let author = doc! { "$ref": "users", "$id": 7, "$db": "blog" };
+    posts
+        .insert_one(doc! { "_id": 1, "author": author.clone(), "refs": [author.clone()] })
+        .run()
+        .unwrap();
+    posts
+        .insert_one(doc! { "$ref": "users", "$id": 8 })
+        .run()
+        .unwrap();
+    posts
+        .replace_one(doc! { "_id": 1 }, doc! { "author": author.clone() })
+        .run()
+        .unwrap();
+    posts
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$push": { "refs": author.clone() } },
+        )
+        .run()
+        .unwrap();
+    let stored = posts.find_one(doc! { "_id": 1 }).run().unwrap().unwrap();
+    assert_eq!(
+        stored,
+        doc! { "_id": 1, "author": author.clone(), "refs": [author] }
+    );
+    assert_eq!(posts.count_documents(doc! {}).run().unwrap(), 2);
 }

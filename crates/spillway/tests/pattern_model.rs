@@ -12,8 +12,10 @@
 //! Operations: inserts (one and many), updates (one and many, upserts) with `$push` and its
 //! modifiers, `$addToSet`, `$pull`, `$pullAll`, `$pop`, `$set`/`$unset` of the field and of
 //! an element (by index and positional `$`), other-field `$set`/`$inc`, replacements,
-//! deletes, direct writes to the side collections (archive: delete a review, edit its text;
-//! overflow: delete a bucket), checkpoints and reopens of the on-disk database.
+//! deletes, direct writes to the side collections (archive: delete a review, edit its text,
+//! edit every text with `update_many`; overflow: delete a bucket, push into every bucket with
+//! `update_many`, delete a book's buckets with `delete_many`), checkpoints and reopens of the
+//! on-disk database.
 //!
 //! After every step: the expanded documents equal the model's, `verify_patterns()` is
 //! empty, and random queries on the managed fields (`find` plain and expanded,
@@ -137,6 +139,12 @@ enum Op {
     ArchiveDelete(u16),
     ArchiveSetText(u16, &'static str),
     BucketDelete(i32, i64),
+    /// `updateMany({}, {$push: {tags_extra: v}})` on the overflow collection.
+    BucketPushAll(i32),
+    /// `deleteMany({book_id: id})` on the overflow collection.
+    BucketDeleteBook(i32),
+    /// `updateMany({}, {$set: {t: text}})` on the archive.
+    ArchiveSetTextAll(&'static str),
     Checkpoint,
     Reopen,
 }
@@ -272,6 +280,9 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<u16>().prop_map(Op::ArchiveDelete),
         2 => (any::<u16>(), text()).prop_map(|(k, t)| Op::ArchiveSetText(k, t)),
         2 => (0..MAX_ID, 0..4_i64).prop_map(|(id, n)| Op::BucketDelete(id, n)),
+        1 => (0..20_i32).prop_map(Op::BucketPushAll),
+        1 => (0..MAX_ID).prop_map(Op::BucketDeleteBook),
+        1 => text().prop_map(Op::ArchiveSetTextAll),
         1 => Just(Op::Checkpoint),
         1 => Just(Op::Reopen),
     ]
@@ -637,6 +648,34 @@ impl Harness {
                     .map(|result| result.deleted_count);
                 (engine, Ok(delete_bucket(&mut model, *id, *bucket)))
             }
+            Op::BucketPushAll(value) => {
+                let engine = self
+                    .db()
+                    .collection::<Document>(OVERFLOW)
+                    .update_many(doc! {}, doc! { "$push": { "tags_extra": *value } })
+                    .run()
+                    .map(|result| result.matched_count * 10 + result.modified_count);
+                let buckets = push_into_every_bucket(&mut model, *value);
+                (engine, Ok(buckets * 10 + buckets))
+            }
+            Op::BucketDeleteBook(id) => {
+                let engine = self
+                    .db()
+                    .collection::<Document>(OVERFLOW)
+                    .delete_many(doc! { LINK: id })
+                    .run()
+                    .map(|result| result.deleted_count);
+                (engine, Ok(delete_overflow(&mut model, *id)))
+            }
+            Op::ArchiveSetTextAll(text) => {
+                let engine = self
+                    .db()
+                    .collection::<Document>(ARCHIVE)
+                    .update_many(doc! {}, doc! { "$set": { "t": *text } })
+                    .run()
+                    .map(|result| result.matched_count * 10 + result.modified_count);
+                (engine, Ok(set_every_review_text(&mut model, text)))
+            }
             Op::Checkpoint => {
                 self.db().checkpoint().unwrap();
                 return Ok(());
@@ -844,6 +883,74 @@ fn delete_bucket(model: &mut MemoryCollection, id: i32, bucket: i64) -> u64 {
     }
     *model = rebuild(documents);
     deleted
+}
+
+/// The overflow of a book's `tags` as its dense buckets hold it.
+fn overflow_chunks(tags: &[Bson]) -> Vec<Vec<Bson>> {
+    tags.get(THRESHOLD..)
+        .unwrap_or_default()
+        .chunks(CAPACITY)
+        .map(<[Bson]>::to_vec)
+        .collect()
+}
+
+/// Appends `value` to every overflow bucket of every book in the model (the logical array
+/// is the main part, then the buckets in order); returns how many buckets there were.
+fn push_into_every_bucket(model: &mut MemoryCollection, value: i32) -> u64 {
+    let mut documents = model.documents().to_vec();
+    let mut buckets = 0;
+    for document in &mut documents {
+        if let Ok(tags) = document.get_array_mut("tags")
+            && tags.len() > THRESHOLD
+        {
+            let chunks = overflow_chunks(tags);
+            buckets += chunks.len() as u64;
+            tags.truncate(THRESHOLD);
+            for mut chunk in chunks {
+                chunk.push(Bson::Int32(value));
+                tags.extend(chunk);
+            }
+        }
+    }
+    *model = rebuild(documents);
+    buckets
+}
+
+/// Removes every overflow element of book `id` from the model; returns how many buckets held
+/// them.
+fn delete_overflow(model: &mut MemoryCollection, id: i32) -> u64 {
+    let mut documents = model.documents().to_vec();
+    let mut buckets = 0;
+    for document in &mut documents {
+        if document.get_i32("_id").ok() == Some(id)
+            && let Ok(tags) = document.get_array_mut("tags")
+        {
+            buckets = overflow_chunks(tags).len() as u64;
+            tags.truncate(THRESHOLD);
+        }
+    }
+    *model = rebuild(documents);
+    buckets
+}
+
+/// Sets `t` of every review in the model; returns matched * 10 + modified, as the archive's
+/// `update_many` counts them (one archive document per review).
+fn set_every_review_text(model: &mut MemoryCollection, text: &str) -> u64 {
+    let mut documents = model.documents().to_vec();
+    let (mut matched, mut modified) = (0, 0);
+    for document in &mut documents {
+        if let Ok(reviews) = document.get_array_mut("reviews") {
+            for review in reviews.iter_mut().filter_map(Bson::as_document_mut) {
+                matched += 1;
+                if review.get_str("t").ok() != Some(text) {
+                    review.insert("t", text);
+                    modified += 1;
+                }
+            }
+        }
+    }
+    *model = rebuild(documents);
+    matched * 10 + modified
 }
 
 fn rebuild(documents: Vec<Document>) -> MemoryCollection {

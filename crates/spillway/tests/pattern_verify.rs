@@ -186,3 +186,39 @@ fn a_clean_layout_made_behind_the_engine_verifies_clean() {
     let db = Database::open(dir.path()).unwrap();
     assert_eq!(report(&db), "");
 }
+
+#[test]
+fn verify_reports_a_side_index_that_misses_a_bucket() {
+    // A stale side index is what made direct side writes look fine to `verify_patterns`: the
+    // read paths (and the old checks) found the buckets through it, so a bucket it missed
+    // did not exist for them.
+    let dir = tempfile::tempdir().unwrap();
+    seeded(dir.path());
+    {
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let (_, index) = store
+            .keyspaces()
+            .into_iter()
+            .find(|(name, _)| {
+                name.starts_with("index.") && name.ends_with(".extra_books.book_id_1_bucket_1")
+            })
+            .expect("the overflow collection's side index");
+        let (key, _) = store
+            .snapshot()
+            .iter(index)
+            .unwrap()
+            .next()
+            .expect("an index entry")
+            .map(|(key, value)| (key.to_vec(), value.to_vec()))
+            .unwrap();
+        let mut batch = WriteBatch::new();
+        batch.delete(index, &key);
+        store.commit(batch).unwrap();
+    }
+    let db = Database::open(dir.path()).unwrap();
+    let report = report(&db);
+    assert!(
+        report.contains("extra_books _id 1 (tags): the side index finds 3 side document(s) for this _id where 4 are stored"),
+        "{report}"
+    );
+}

@@ -5,9 +5,11 @@
 //! A statement that fails changes nothing: parse and argument errors happen before anything
 //! runs, and each database operation is atomic.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use spillway_doc::shell::Position;
+
+use crate::excerpt::pointer;
 
 /// What kind of failure.
 #[derive(Debug)]
@@ -75,7 +77,7 @@ impl ShellError {
     }
 
     /// The error with the offending line of `source` (the whole input the positions refer
-    /// to) and a caret under the column:
+    /// to), cut to a window around the column when it is long, and a caret under the column:
     ///
     /// ```text
     /// SyntaxError: expected ',' or '}' after a field, found identifier 'price' (line 4, column 1)
@@ -84,21 +86,10 @@ impl ShellError {
     /// ```
     pub fn render(&self, source: &str) -> String {
         let mut out = self.to_string();
-        let Some(line) = source.lines().nth(self.position.line.saturating_sub(1)) else {
-            return out;
-        };
-        let number = self.position.line.to_string();
-        let gutter = " ".repeat(number.len());
-        let line = line.trim_end_matches('\r');
-        // The caret goes under the column, counting characters; tabs are kept so the caret
-        // lines up in a terminal that expands them.
-        let padding: String = line
-            .chars()
-            .take(self.position.column.saturating_sub(1))
-            .map(|c| if c == '\t' { '\t' } else { ' ' })
-            .collect();
-        write!(out, "\n  {number} | {line}\n  {gutter} | {padding}^")
-            .expect("writing to a String cannot fail");
+        if let Some(line) = source.lines().nth(self.position.line.saturating_sub(1)) {
+            out.push('\n');
+            out.push_str(&pointer(self.position.line, line, self.position.column));
+        }
         out
     }
 }
@@ -117,7 +108,8 @@ impl fmt::Display for ShellError {
 impl std::error::Error for ShellError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            ShellErrorKind::Database(error) => Some(error),
+            // The message is the database error's: give what it does not say.
+            ShellErrorKind::Database(error) => error.source(),
             _ => None,
         }
     }

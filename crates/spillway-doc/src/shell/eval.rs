@@ -16,7 +16,7 @@ use bson::{
 use super::iso_date;
 use super::lexer::{NumberLiteral, Span, syntax_error};
 use super::parser::{Expr, ExprKind, Field};
-use crate::error::{DocError, Result};
+use crate::error::{DocError, MAX_SHOWN_CHARS, Result, abbreviate};
 
 /// The keys that make an object an Extended JSON value rather than a document.
 pub(crate) const EXTENDED_JSON_KEYS: &[&str] = &[
@@ -535,7 +535,8 @@ fn bson_error_message(error: &bson::error::Error) -> String {
         .message
         .clone()
         .unwrap_or_else(|| error.kind.to_string());
-    message.trim_end_matches('.').to_owned()
+    // The crate's message quotes the value, which may be megabytes long.
+    abbreviate(message.trim_end_matches('.'), MAX_SHOWN_CHARS).into_owned()
 }
 
 /// The plain JSON inside an Extended JSON object.

@@ -18,6 +18,7 @@ use super::describe_value;
 use crate::error::{DocError, Result};
 use crate::filter::Filter;
 use crate::path::{FieldPath, array_index};
+use crate::size::{DOLLAR_NAMES_REFUSED, dollar_prefixed_field};
 
 /// Shorthand for an [`DocError::InvalidUpdate`].
 pub(super) fn invalid(message: impl Into<String>) -> DocError {
@@ -518,27 +519,14 @@ fn collect_identifiers(filter: &Document, identifiers: &mut Vec<String>) {
     }
 }
 
-/// Field names MongoDB allows to start with `$` in stored documents (DBRef).
-const DBREF_FIELDS: [&str; 3] = ["$ref", "$id", "$db"];
-
-/// Fails when a value an operator would store contains a `$`-prefixed field name (other
-/// than DBRef's) at any depth: it would be an operator or modifier misread as data.
+/// Fails when a value an operator would store contains a field name that cannot be stored
+/// ([`crate::size::dollar_prefixed_field`], the rule inserts follow too): it would be an
+/// operator or modifier misread as data.
 pub(super) fn check_storable(operator: &str, field: &str, value: &Bson) -> Result<()> {
-    match value {
-        Bson::Document(inner) => {
-            for (key, nested) in inner {
-                if key.starts_with('$') && !DBREF_FIELDS.contains(&key.as_str()) {
-                    return Err(invalid(format!(
-                        "{operator}: field '{field}': the value contains the field name '{key}'; names starting with '$' cannot be stored"
-                    )));
-                }
-                check_storable(operator, field, nested)?;
-            }
-            Ok(())
-        }
-        Bson::Array(items) => items
-            .iter()
-            .try_for_each(|item| check_storable(operator, field, item)),
-        _ => Ok(()),
+    match dollar_prefixed_field(value) {
+        Some((_, key)) => Err(invalid(format!(
+            "{operator}: field '{field}': the value contains the field name '{key}'; {DOLLAR_NAMES_REFUSED}"
+        ))),
+        None => Ok(()),
     }
 }
