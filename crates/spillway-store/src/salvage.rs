@@ -27,9 +27,9 @@ use crate::error::{Error, Result};
 use crate::format::{
     ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, Frame, FrameSlot, MANIFEST_FILE_NAME, Manifest,
     ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, checkpoint_file_name,
-    decode_frame, segment_file_name,
+    decode_frame, encode_op, segment_file_name,
 };
-use crate::recovery::{apply_leniently, dirty_end, write_checkpoint_file, write_manifest};
+use crate::recovery::{dirty_end, write_checkpoint_file, write_manifest};
 use crate::segment::{Access, Segment};
 use crate::snapshot::{SegmentTable, read_value};
 use crate::store::{Damage, RepairReport, StoreOptions};
@@ -777,4 +777,54 @@ fn apply_salvaged_frame(
         }
     }
     apply_leniently(directory, frame, segment, payload_offset, live);
+}
+
+/// Applies a frame leniently: creates keyspaces that puts refer to but that are missing (as
+/// `salvaged-<id>`), and skips ops that cannot apply.
+fn apply_leniently(
+    directory: &mut Directory,
+    frame: &Frame<'_>,
+    segment: u32,
+    payload_offset: usize,
+    live: &mut LiveBytes,
+) {
+    for op in frame.ops() {
+        let exists = directory.keyspaces.contains_key(&op.keyspace);
+        let single = std::iter::once(op);
+        match op.kind {
+            OpKind::CreateKeyspace => {
+                if directory.check_ops(std::iter::once(op)).is_ok() {
+                    directory.apply_ops(single, segment, payload_offset, live);
+                }
+            }
+            OpKind::Put => {
+                if !exists {
+                    let name = format!("{SALVAGED_KEYSPACE_PREFIX}{}", op.keyspace);
+                    let mut create = Vec::new();
+                    encode_op(
+                        &mut create,
+                        OpKind::CreateKeyspace,
+                        op.keyspace,
+                        name.as_bytes(),
+                        &[],
+                    );
+                    let ops = Frame {
+                        seq: 0,
+                        payload: &create,
+                        len: 0,
+                    };
+                    if directory.names.contains_key(name.as_str()) {
+                        continue;
+                    }
+                    directory.apply_ops(ops.ops(), segment, 0, live);
+                }
+                directory.apply_ops(single, segment, payload_offset, live);
+            }
+            OpKind::Delete | OpKind::ClearKeyspace | OpKind::DropKeyspace => {
+                if exists {
+                    directory.apply_ops(single, segment, payload_offset, live);
+                }
+            }
+        }
+    }
 }

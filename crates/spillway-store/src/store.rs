@@ -1,6 +1,6 @@
 //! The store handle: commits with group commit, segment rotation, snapshots, checkpoints,
-//! compaction, stats and verification (opening and repair are in `recovery`, compaction output
-//! in `compaction`).
+//! compaction, stats and verification (opening is in `recovery`, repair in `salvage`, compaction
+//! output in `compaction`).
 //!
 //! Concurrency: one writer at a time (the `writer` mutex) appends frames and applies them to
 //! the published directory; readers clone the published directory and segment table under a
@@ -457,7 +457,7 @@ impl Store {
         }
 
         // `load` changes nothing on disk: if it refuses (damage), the directory is untouched.
-        let mut loaded = load(&backend, &dir, false, access)?;
+        let mut loaded = load(&backend, &dir, access)?;
         if !read_only {
             let orphans = remove_orphans(&backend, &dir, &loaded.manifest)?;
             loaded.report.orphans_removed = orphans;
