@@ -356,7 +356,22 @@ impl Salvage {
                 }
             };
             match SegmentHeader::from_bytes(segment.bytes()) {
-                Ok(header) => with_header.push((segment, name_id, header)),
+                Ok(header) => {
+                    // A shortened file is damage even when only zeroes were cut: the normal
+                    // open refuses it, so the store must be rewritten.
+                    let created = header.capacity as usize;
+                    if created != 0 && segment.capacity() < created {
+                        self.damaged(
+                            &path,
+                            segment.capacity() as u64,
+                            format!(
+                                "the file is {} bytes but was created with {created}: it was shortened, and whatever was in the missing bytes is lost",
+                                segment.capacity()
+                            ),
+                        );
+                    }
+                    with_header.push((segment, name_id, header));
+                }
                 Err(error) => {
                     self.damaged(
                         &path,

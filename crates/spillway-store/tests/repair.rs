@@ -387,3 +387,37 @@ fn an_empty_directory_is_refused_with_a_clear_error() {
     let error = Store::repair_with_backend(Arc::new(backend), DIR, options()).unwrap_err();
     assert!(error.to_string().contains("nothing to salvage"), "{error}");
 }
+
+#[test]
+fn a_log_segment_shortened_only_of_its_zeroes_is_rewritten_and_then_opens() {
+    let (backend, contents) = build();
+    let name = active_segment(&backend);
+    let bytes = backend.file_contents(&path(&name)).unwrap();
+    let used = bytes.iter().rposition(|&b| b != 0).unwrap() + 1;
+    assert!(
+        used < bytes.len(),
+        "the active segment must have zero room left"
+    );
+    backend
+        .overwrite_file(&path(&name), &bytes[..used])
+        .unwrap();
+    // The normal open refuses a shortened file...
+    let refused = Store::open_with_backend(Arc::new(backend.clone()), DIR, options());
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("shortened")),
+        "{:?}",
+        refused.map(|_| ())
+    );
+    // ...so repair must not take the store for intact: it reports the cut and rewrites it,
+    // losing nothing, since only zeroes were cut.
+    let report = repair(&backend);
+    assert!(
+        report.damage.iter().any(|d| d.reason.contains("shortened")),
+        "{report:?}"
+    );
+    assert_eq!(report.values_dropped, 0, "{report:?}");
+    assert_same(&read_all(&backend), &contents, "");
+    assert!(repair(&backend).damage.is_empty());
+}
