@@ -183,8 +183,27 @@ pub fn repair(db: &Path, report_file: Option<&Path>) -> Result<ExitCode> {
     let db = existing(db)?;
     let report = Database::repair(&db, &DatabaseOptions::default())
         .with_context(|| format!("cannot repair the database in {}", db.display()))?;
+    let text = repair_text(&db, &report)?;
+    print!("{text}");
+    if let Some(path) = report_file {
+        std::fs::write(path, &text)
+            .with_context(|| format!("cannot write the report to {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The report `spillway repair` prints: what was found damaged, moved aside, lost and rebuilt,
+/// one line each.
+fn repair_text(db: &Path, report: &spillway::RepairReport) -> Result<String> {
     let mut text = String::new();
     writeln!(text, "repair of {}", db.display())?;
+    if report.is_clean() {
+        writeln!(
+            text,
+            "nothing to repair: every file is intact, and the catalog, documents and indexes agree; nothing was changed"
+        )?;
+        return Ok(text);
+    }
     writeln!(
         text,
         "started from {}; {} intact frame(s) applied",
@@ -197,38 +216,72 @@ pub fn repair(db: &Path, report_file: Option<&Path>) -> Result<ExitCode> {
     )?;
     writeln!(
         text,
-        "kept {} stored value(s); dropped {} damaged value(s)",
+        "kept {} stored value(s); lost {} value(s) whose bytes were damaged or gone",
         report.values_recovered, report.values_dropped
     )?;
     for damage in &report.damage {
         writeln!(
             text,
-            "dropped: {} at offset {}: {}",
+            "damaged: {} at offset {}: {}",
             damage.path.display(),
             damage.offset,
             damage.reason
         )?;
     }
+    if report.active_segment_missing {
+        writeln!(
+            text,
+            "rebuilt: a fresh active log segment (the old one was missing)"
+        )?;
+    }
+    for (collection, documents) in &report.documents_lost {
+        writeln!(
+            text,
+            "lost: {documents} document(s) of collection {collection}: their bytes were damaged or gone"
+        )?;
+    }
+    for collection in &report.collections_emptied {
+        writeln!(
+            text,
+            "lost: every document of collection {collection}: its documents keyspace was gone; the collection is kept, empty"
+        )?;
+    }
+    for record in &report.catalog_records_lost {
+        writeln!(text, "lost: catalog record {record}: it was damaged")?;
+    }
     for (keyspace, values) in &report.orphaned_keyspaces {
         writeln!(
             text,
-            "dropped: keyspace {keyspace} ({values} value(s)): its catalog record was damaged"
+            "lost: keyspace {keyspace} ({values} value(s)): nothing names it and it holds no documents"
+        )?;
+    }
+    for (index, reason) in &report.indexes_lost {
+        writeln!(text, "lost: index {index}: {reason}")?;
+    }
+    for collection in &report.collections_rebuilt {
+        writeln!(
+            text,
+            "rebuilt: collection {} ({} document(s)) from keyspace {}: its catalog record was lost",
+            collection.name, collection.documents, collection.keyspace
         )?;
     }
     for index in &report.indexes_rebuilt {
-        writeln!(text, "rebuilt index {index} from the surviving documents")?;
+        writeln!(text, "rebuilt: index {index} from the surviving documents")?;
     }
     for (index, reason) in &report.indexes_dropped {
         writeln!(
             text,
-            "dropped index {index}: it could not be rebuilt: {reason}"
+            "dropped: index {index}: it could not be rebuilt: {reason}"
         )?;
     }
-    writeln!(text, "the old files are in {}", report.backup_dir.display())?;
-    print!("{text}");
-    if let Some(path) = report_file {
-        std::fs::write(path, &text)
-            .with_context(|| format!("cannot write the report to {}", path.display()))?;
+    match &report.backup_dir {
+        Some(backup) => writeln!(
+            text,
+            "moved aside: {} to {}",
+            report.files_moved.join(", "),
+            backup.display()
+        )?,
+        None => writeln!(text, "no file was moved: the files were intact")?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(text)
 }

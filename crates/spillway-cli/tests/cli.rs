@@ -483,7 +483,7 @@ fn maintenance_commands_report_on_a_database() {
     assert!(output.status.success(), "{}", stderr(&output));
     let report = std::fs::read_to_string(directory.path().join("report.txt")).unwrap();
     assert_eq!(report, stdout(&output));
-    assert!(report.contains("dropped 0 damaged value(s)"), "{report}");
+    assert!(report.contains("nothing to repair"), "{report}");
     assert_eq!(documents(directory.path(), "books").len(), 2);
 
     for command in ["verify", "stats", "compact", "repair"] {

@@ -56,6 +56,7 @@ mod format;
 pub mod fuzzing;
 mod map;
 mod recovery;
+mod salvage;
 mod segment;
 mod snapshot;
 mod store;

@@ -1,12 +1,12 @@
 //! Opening a store directory: reading the manifest, loading the checkpoint, replaying the log,
-//! telling a torn tail from damage, removing orphans — and the salvage variant of all that for
-//! repair.
+//! telling a torn tail from damage, removing orphans. Repair of a damaged store is not here but
+//! in `salvage`.
 //!
 //! Also the two atomic file writes every protocol uses (manifest and checkpoint). This module
-//! must never accept damage outside the active segment's tail unless it is salvaging, never
-//! take a bad frame for a torn tail when an intact later frame follows it, never write
-//! anything a manifest refers to before it is durable, and `load` must never change a file:
-//! an open that refuses leaves the directory as it found it.
+//! must never accept damage outside the active segment's tail, never take a bad frame for a
+//! torn tail when an intact later frame follows it, never write anything a manifest refers to
+//! before it is durable, and `load` must never change a file: an open that refuses leaves the
+//! directory as it found it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -14,17 +14,15 @@ use std::sync::Arc;
 
 use crate::backend::Backend;
 use crate::checkpoint;
-use crate::compaction::CompactionOutput;
 use crate::directory::{Directory, LiveBytes};
 use crate::error::{Error, Result};
 use crate::format::{
-    self, ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, FrameSlot, MANIFEST_FILE_NAME,
-    MANIFEST_TEMP_FILE_NAME, Manifest, ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentKind,
-    align_up, checkpoint_file_name, decode_frame, encode_op, segment_file_name,
+    ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, FrameSlot, MANIFEST_FILE_NAME,
+    MANIFEST_TEMP_FILE_NAME, Manifest, ManifestSegment, SEGMENT_HEADER_LEN, SegmentKind, align_up,
+    checkpoint_file_name, decode_frame, segment_file_name,
 };
 use crate::segment::{Access, Segment};
-use crate::snapshot::{SegmentTable, read_value};
-use crate::store::{Damage, RecoveryReport, RepairReport, StoreOptions};
+use crate::store::RecoveryReport;
 
 pub(crate) struct Loaded {
     pub(crate) manifest: Manifest,
@@ -34,7 +32,6 @@ pub(crate) struct Loaded {
     /// Where the log ends in the active segment.
     pub(crate) active_head: usize,
     pub(crate) report: RecoveryReport,
-    pub(crate) damage: Vec<Damage>,
 }
 
 pub(crate) fn write_manifest(backend: &dyn Backend, dir: &Path, manifest: &Manifest) -> Result<()> {
@@ -133,9 +130,7 @@ fn torn_tail_or_damage(
 ///
 /// Sealed segments (`sealed_end` is `Some`) must hold valid frames exactly up to their end.
 /// In the active segment, the log ends at the first all-zero header or invalid frame: a torn
-/// tail if no intact later frame follows, damage (an error) if one does. In salvage mode,
-/// damage anywhere is recorded and skipped.
-#[allow(clippy::too_many_arguments)]
+/// tail if no intact later frame follows, damage (an error) if one does.
 fn replay_segment(
     segment: &Segment,
     start: usize,
@@ -144,76 +139,44 @@ fn replay_segment(
     live: &mut LiveBytes,
     next_seq: &mut u64,
     frames: &mut u64,
-    salvage: Option<&mut Vec<Damage>>,
 ) -> Result<usize> {
     let bytes = segment.bytes();
     let limit = sealed_end.unwrap_or(bytes.len()).min(bytes.len());
     let bytes = &bytes[..limit];
     let corrupt =
         |offset: usize, reason: String| Error::corrupt(&segment.path, offset as u64, reason);
-    let mut salvage = salvage;
     let mut offset = start;
     while offset < limit {
-        let problem = match decode_frame(bytes, offset) {
+        let (at, reason) = match decode_frame(bytes, offset) {
             Ok(FrameSlot::Empty) => {
-                if salvage.is_none() {
-                    if let Some(end) = sealed_end {
-                        return Err(corrupt(
-                            offset,
-                            format!(
-                                "log ends here but the manifest says the segment ends at {end}"
-                            ),
-                        ));
-                    }
-                    return torn_tail_or_damage(
-                        segment,
-                        bytes,
+                if let Some(end) = sealed_end {
+                    return Err(corrupt(
                         offset,
-                        "the log ends with an all-zero frame header here",
-                        *next_seq,
-                    );
+                        format!("log ends here but the manifest says the segment ends at {end}"),
+                    ));
                 }
-                None
+                return torn_tail_or_damage(
+                    segment,
+                    bytes,
+                    offset,
+                    "the log ends with an all-zero frame header here",
+                    *next_seq,
+                );
             }
             Ok(FrameSlot::Frame(frame)) => {
-                let is_log = segment.kind == SegmentKind::Log;
-                if is_log && frame.seq != *next_seq && (salvage.is_none() || frame.seq < *next_seq)
-                {
-                    Some((
+                if segment.kind == SegmentKind::Log && frame.seq != *next_seq {
+                    (
                         offset,
                         format!(
                             "frame has sequence number {} where {} was expected",
                             frame.seq, *next_seq
                         ),
-                    ))
-                } else if let Some(damage) = salvage.as_deref_mut() {
-                    if let Err(keyspace) = directory.check_ops(frame.ops()) {
-                        damage.push(Damage {
-                            path: segment.path.clone(),
-                            offset: offset as u64,
-                            reason: format!(
-                                "frame refers to unknown keyspace {keyspace}; applied leniently"
-                            ),
-                        });
-                    }
-                    apply_leniently(
-                        directory,
-                        &frame,
-                        segment.id,
-                        offset + FRAME_HEADER_LEN,
-                        live,
-                    );
-                    if is_log {
-                        *next_seq = frame.seq + 1;
-                    }
-                    *frames += 1;
-                    offset += frame.len;
-                    continue;
+                    )
                 } else if let Err(keyspace) = directory.check_ops(frame.ops()) {
-                    Some((
+                    (
                         offset,
                         format!("frame refers to unknown keyspace {keyspace}"),
-                    ))
+                    )
                 } else {
                     directory.apply_ops(frame.ops(), segment.id, offset + FRAME_HEADER_LEN, live);
                     *next_seq += 1;
@@ -222,47 +185,21 @@ fn replay_segment(
                     continue;
                 }
             }
-            Err(error) => Some((error.offset as usize, error.reason)),
+            Err(error) => (error.offset as usize, error.reason),
         };
-        match (&mut salvage, problem) {
-            (Some(damage), problem) => {
-                if let Some((at, reason)) = problem {
-                    damage.push(Damage {
-                        path: segment.path.clone(),
-                        offset: at as u64,
-                        reason,
-                    });
-                }
-                // Resynchronise: the next offset where an intact frame starts.
-                let mut probe = offset + ALIGN;
-                offset = limit;
-                while probe + FRAME_HEADER_LEN <= limit {
-                    if let Ok(FrameSlot::Frame(frame)) = decode_frame(bytes, probe)
-                        && (segment.kind == SegmentKind::Compacted || frame.seq >= *next_seq)
-                    {
-                        offset = probe;
-                        break;
-                    }
-                    probe += ALIGN;
-                }
-            }
-            (None, Some((at, reason))) => {
-                if sealed_end.is_some() {
-                    return Err(corrupt(at, reason));
-                }
-                // A torn tail of the active segment, unless intact frames follow: the log ends
-                // at the start of this frame.
-                let what = if at == offset {
-                    format!("the frame here is damaged ({reason})")
-                } else {
-                    format!("the frame here is damaged ({reason} at offset {at})")
-                };
-                return torn_tail_or_damage(segment, bytes, offset, &what, *next_seq);
-            }
-            (None, None) => unreachable!("handled above"),
+        if sealed_end.is_some() {
+            return Err(corrupt(at, reason));
         }
+        // A torn tail of the active segment, unless intact frames follow: the log ends at the
+        // start of this frame.
+        let what = if at == offset {
+            format!("the frame here is damaged ({reason})")
+        } else {
+            format!("the frame here is damaged ({reason} at offset {at})")
+        };
+        return torn_tail_or_damage(segment, bytes, offset, &what, *next_seq);
     }
-    if let (None, Some(end)) = (&salvage, sealed_end)
+    if let Some(end) = sealed_end
         && offset != end
     {
         return Err(corrupt(
@@ -273,99 +210,10 @@ fn replay_segment(
     Ok(offset.min(limit))
 }
 
-/// Salvage-mode apply: creates keyspaces that frames refer to but that are missing.
-fn apply_leniently(
-    directory: &mut Directory,
-    frame: &format::Frame<'_>,
-    segment: u32,
-    payload_offset: usize,
-    live: &mut LiveBytes,
-) {
-    for op in frame.ops() {
-        let exists = directory.keyspaces.contains_key(&op.keyspace);
-        let single = std::iter::once(op);
-        match op.kind {
-            OpKind::CreateKeyspace => {
-                if directory.check_ops(std::iter::once(op)).is_ok() {
-                    directory.apply_ops(single, segment, payload_offset, live);
-                }
-            }
-            OpKind::Put => {
-                if !exists {
-                    let name = format!("salvaged-{}", op.keyspace);
-                    let mut create = Vec::new();
-                    encode_op(
-                        &mut create,
-                        OpKind::CreateKeyspace,
-                        op.keyspace,
-                        name.as_bytes(),
-                        &[],
-                    );
-                    let ops = format::Frame {
-                        seq: 0,
-                        payload: &create,
-                        len: 0,
-                    };
-                    if directory.names.contains_key(name.as_str()) {
-                        continue;
-                    }
-                    directory.apply_ops(ops.ops(), segment, 0, live);
-                }
-                directory.apply_ops(single, segment, payload_offset, live);
-            }
-            OpKind::Delete | OpKind::ClearKeyspace | OpKind::DropKeyspace => {
-                if exists {
-                    directory.apply_ops(single, segment, payload_offset, live);
-                }
-            }
-        }
-    }
-}
-
-fn discover_manifest(backend: &Arc<dyn Backend>, dir: &Path, names: &[String]) -> Manifest {
-    // Salvage without a readable manifest: every segment file with a valid header.
-    let mut segments = Vec::new();
-    let mut next_segment_id = 1;
-    for name in names {
-        let Some(id) = name
-            .strip_prefix("seg-")
-            .and_then(|rest| rest.strip_suffix(".spw"))
-            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-        else {
-            continue;
-        };
-        next_segment_id = next_segment_id.max(id.saturating_add(1));
-        for kind in [SegmentKind::Log, SegmentKind::Compacted] {
-            if Segment::open(backend, dir, id, kind, Access::ReadWrite).is_ok() {
-                segments.push(ManifestSegment { id, kind, end: 0 });
-            }
-        }
-    }
-    segments.sort_by_key(|s| s.id);
-    if let Some(last_log) = segments
-        .iter_mut()
-        .rev()
-        .find(|s| s.kind == SegmentKind::Log)
-    {
-        last_log.end = ACTIVE_SEGMENT_END;
-    }
-    Manifest {
-        generation: 0,
-        next_segment_id,
-        checkpoint: None,
-        segments,
-    }
-}
-
-/// Reads the store in `dir` into memory. Changes no file (with [`Access::ReadWrite`], segment
-/// blocks are allocated, which changes no byte).
-pub(crate) fn load(
-    backend: &Arc<dyn Backend>,
-    dir: &Path,
-    salvage: bool,
-    access: Access,
-) -> Result<Loaded> {
-    let mut damage = Vec::new();
+/// Reads the store in `dir` into memory for a normal open: any damage outside the active
+/// segment's torn tail is an error (repair is `salvage::repair`). Changes no file (with
+/// [`Access::ReadWrite`], segment blocks are allocated, which changes no byte).
+pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Result<Loaded> {
     let names = backend
         .list_dir(dir)
         .map_err(|e| Error::io("list store directory", dir, e))?;
@@ -378,18 +226,7 @@ pub(crate) fn load(
     } else {
         Err(Error::corrupt(&manifest_path, 0, "manifest is missing"))
     };
-    let mut manifest = match parsed {
-        Ok(manifest) => manifest,
-        Err(error) if salvage => {
-            damage.push(Damage {
-                path: manifest_path.clone(),
-                offset: 0,
-                reason: error.to_string(),
-            });
-            discover_manifest(backend, dir, &names)
-        }
-        Err(error) => return Err(error),
-    };
+    let manifest = parsed?;
     if manifest.segments.is_empty() {
         return Err(Error::corrupt(
             &manifest_path,
@@ -400,64 +237,35 @@ pub(crate) fn load(
 
     // Open every segment (checks headers).
     let mut segments = BTreeMap::new();
-    let mut missing = Vec::new();
     for entry in &manifest.segments {
-        match Segment::open(backend, dir, entry.id, entry.kind, access) {
-            Ok(segment) => {
-                if entry.end != ACTIVE_SEGMENT_END && !salvage {
-                    let fits = usize::try_from(entry.end).is_ok_and(|end| {
-                        end >= SEGMENT_HEADER_LEN && end <= segment.capacity() && end % ALIGN == 0
-                    });
-                    if !fits {
-                        return Err(Error::corrupt(
-                            &segment.path,
-                            0,
-                            format!("manifest end {} does not fit the segment", entry.end),
-                        ));
-                    }
-                }
-                segments.insert(entry.id, segment);
+        let segment = Segment::open(backend, dir, entry.id, entry.kind, access)?;
+        if entry.end != ACTIVE_SEGMENT_END {
+            let fits = usize::try_from(entry.end).is_ok_and(|end| {
+                end >= SEGMENT_HEADER_LEN && end <= segment.capacity() && end % ALIGN == 0
+            });
+            if !fits {
+                return Err(Error::corrupt(
+                    &segment.path,
+                    0,
+                    format!("manifest end {} does not fit the segment", entry.end),
+                ));
             }
-            Err(error) if salvage => {
-                damage.push(Damage {
-                    path: dir.join(segment_file_name(entry.id)),
-                    offset: 0,
-                    reason: error.to_string(),
-                });
-                match Segment::open_ignoring_header(backend, dir, entry.id, entry.kind, access) {
-                    Ok(segment) => {
-                        segments.insert(entry.id, segment);
-                    }
-                    Err(_) => missing.push(entry.id),
-                }
-            }
-            Err(error) => return Err(error),
         }
+        segments.insert(entry.id, segment);
     }
-    manifest.segments.retain(|s| !missing.contains(&s.id));
 
     // Checkpoint.
     let mut report = RecoveryReport::default();
     let mut loaded_checkpoint = None;
     if let Some(checkpoint_id) = manifest.checkpoint {
         let path = dir.join(checkpoint_file_name(checkpoint_id));
-        let result = backend
+        let bytes = backend
             .read_file(&path)
-            .map_err(|e| Error::io("read checkpoint", &path, e))
-            .and_then(|bytes| {
-                let segment_len = |id: u32| segments.get(&id).map(Segment::capacity);
-                checkpoint::decode(&bytes, &segment_len)
-                    .map_err(|e| Error::corrupt(&path, e.offset, e.reason))
-            });
-        match result {
-            Ok(loaded) => loaded_checkpoint = Some(loaded),
-            Err(error) if salvage => damage.push(Damage {
-                path,
-                offset: 0,
-                reason: error.to_string(),
-            }),
-            Err(error) => return Err(error),
-        }
+            .map_err(|e| Error::io("read checkpoint", &path, e))?;
+        let segment_len = |id: u32| segments.get(&id).map(Segment::capacity);
+        let loaded = checkpoint::decode(&bytes, &segment_len)
+            .map_err(|e| Error::corrupt(&path, e.offset, e.reason))?;
+        loaded_checkpoint = Some(loaded);
     }
     let (mut directory, mut next_seq, start) = match loaded_checkpoint {
         Some(loaded) => {
@@ -473,33 +281,10 @@ pub(crate) fn load(
     let mut live = LiveBytes::from_directory(&directory);
     let mut frames = 0;
 
-    // Without a checkpoint, a salvage replays compacted segments first (they hold older data).
-    if salvage && start.is_none() {
-        for entry in manifest
-            .segments
-            .iter()
-            .filter(|s| s.kind == SegmentKind::Compacted)
-        {
-            let segment = &segments[&entry.id];
-            replay_segment(
-                segment,
-                SEGMENT_HEADER_LEN,
-                None,
-                &mut directory,
-                &mut live,
-                &mut next_seq,
-                &mut frames,
-                Some(&mut damage),
-            )?;
-        }
-        next_seq = 1;
-    }
-
     let active_id = manifest.active_segment().id;
     let mut active_head = SEGMENT_HEADER_LEN;
     for entry in manifest
         .segments
-        .clone()
         .iter()
         .filter(|s| s.kind == SegmentKind::Log)
     {
@@ -509,7 +294,7 @@ pub(crate) fn load(
             _ => SEGMENT_HEADER_LEN,
         };
         let is_active = entry.id == active_id;
-        let sealed_end = if is_active || salvage {
+        let sealed_end = if is_active {
             None
         } else {
             Some(entry.end as usize)
@@ -523,7 +308,6 @@ pub(crate) fn load(
             &mut live,
             &mut next_seq,
             &mut frames,
-            if salvage { Some(&mut damage) } else { None },
         )?;
         if is_active {
             active_head = end;
@@ -549,7 +333,6 @@ pub(crate) fn load(
         next_seq,
         active_head,
         report,
-        damage,
     })
 }
 
@@ -615,162 +398,4 @@ pub(crate) fn remove_orphans(
             .map_err(|e| Error::io("fsync store directory", dir, e))?;
     }
     Ok(removed)
-}
-
-/// Salvages a damaged store: see [`crate::Store::repair`].
-pub(crate) fn repair(
-    backend: &Arc<dyn Backend>,
-    dir: &Path,
-    options: &StoreOptions,
-) -> Result<RepairReport> {
-    let dir = dir.to_path_buf();
-    let _lock = backend.lock_dir(&dir).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::WouldBlock {
-            Error::Locked { path: dir.clone() }
-        } else {
-            Error::io("lock store directory", &dir, e)
-        }
-    })?;
-    let loaded = load(backend, &dir, true, Access::ReadWrite)?;
-    let mut report = RepairReport {
-        checkpoint_used: loaded.report.checkpoint_loaded,
-        frames_salvaged: loaded.report.frames_replayed,
-        damage: loaded.damage,
-        ..RepairReport::default()
-    };
-    let table: SegmentTable = loaded
-        .segments
-        .into_iter()
-        .map(|(id, segment)| (id, Arc::new(segment)))
-        .collect();
-    let old_names = backend
-        .list_dir(&dir)
-        .map_err(|e| Error::io("list store directory", &dir, e))?;
-
-    // Rewrite every intact value into fresh compacted segments.
-    let mut next_id = loaded.manifest.next_segment_id.max(
-        old_names
-            .iter()
-            .filter_map(|n| n.get(n.len().saturating_sub(12)..n.len().saturating_sub(4)))
-            .filter_map(|hex| u32::from_str_radix(hex, 16).ok())
-            .max()
-            .unwrap_or(0)
-            .saturating_add(1),
-    );
-    let mut allocate = || {
-        let id = next_id;
-        next_id += 1;
-        id
-    };
-    let mut directory = loaded.directory;
-    let mut output =
-        CompactionOutput::new(backend, &dir, options.segment_size as usize, &mut allocate);
-    for (&keyspace_id, keyspace) in &directory.keyspaces {
-        for (key, loc) in &keyspace.entries {
-            match read_value(&table, loc) {
-                Ok(value) => output.add(keyspace_id, &keyspace.name, key, value, *loc)?,
-                Err(error) => {
-                    report.values_dropped += 1;
-                    report.damage.push(Damage {
-                        path: match &error {
-                            Error::Corrupt { path, .. } => path.clone(),
-                            _ => dir.clone(),
-                        },
-                        offset: u64::from(loc.offset),
-                        reason: format!(
-                            "value of a key in keyspace {:?} dropped: {error}",
-                            keyspace.name
-                        ),
-                    });
-                }
-            }
-        }
-    }
-    let (written, moves) = output.finish()?;
-    let mut rebuilt = Directory {
-        next_keyspace_id: directory.next_keyspace_id,
-        ..Directory::default()
-    };
-    for (&id, keyspace) in &directory.keyspaces {
-        rebuilt.names.insert(keyspace.name.clone(), id);
-        let mut state = keyspace.clone();
-        state.entries = imbl::OrdMap::new();
-        rebuilt.keyspaces.insert(id, state);
-    }
-    for moved in moves {
-        if let Some(keyspace) = rebuilt.keyspaces.get_mut(&moved.keyspace) {
-            keyspace.entries.insert(moved.key, moved.new);
-        }
-    }
-    directory = rebuilt;
-    report.keys_recovered = directory.total_keys() as u64;
-
-    let log_id = allocate();
-    let log = Segment::create(
-        backend,
-        &dir,
-        log_id,
-        SegmentKind::Log,
-        options.segment_size as usize,
-    )?;
-    let checkpoint_id = allocate();
-    drop(log);
-    let bytes = checkpoint::encode(&directory, loaded.next_seq, log_id, SEGMENT_HEADER_LEN);
-    write_checkpoint_file(backend.as_ref(), &dir, checkpoint_id, &bytes)?;
-
-    // Keep a copy of the old manifest, switch to the new one atomically, then move the old
-    // files aside. A crash before the switch leaves the old store as it was; a crash after
-    // it leaves old files behind as orphans that the next open deletes.
-    let mut backup_index = 1;
-    while old_names.contains(&format!("repair-backup-{backup_index}")) {
-        backup_index += 1;
-    }
-    let backup = dir.join(format!("repair-backup-{backup_index}"));
-    backend
-        .create_dir_all(&backup)
-        .map_err(|e| Error::io("create backup directory", &backup, e))?;
-    if let Ok(old_manifest) = backend.read_file(&dir.join(MANIFEST_FILE_NAME)) {
-        let copy = backup.join(MANIFEST_FILE_NAME);
-        let file = backend
-            .create_file(&copy)
-            .map_err(|e| Error::io("create manifest backup", &copy, e))?;
-        file.write_all_at(&old_manifest, 0)
-            .and_then(|()| file.sync_data())
-            .map_err(|e| Error::io("write manifest backup", &copy, e))?;
-    }
-    let mut segments: Vec<ManifestSegment> = written
-        .iter()
-        .map(|s| ManifestSegment {
-            id: s.id,
-            kind: SegmentKind::Compacted,
-            end: s.capacity() as u64,
-        })
-        .collect();
-    segments.push(ManifestSegment {
-        id: log_id,
-        kind: SegmentKind::Log,
-        end: ACTIVE_SEGMENT_END,
-    });
-    let manifest = Manifest {
-        generation: loaded.manifest.generation + 1,
-        next_segment_id: allocate(),
-        checkpoint: Some(checkpoint_id),
-        segments,
-    };
-    write_manifest(backend.as_ref(), &dir, &manifest)?;
-    drop(table);
-    for name in &old_names {
-        let is_store_file = name.starts_with("seg-") || name.starts_with("ckpt-");
-        if is_store_file {
-            backend
-                .rename(&dir.join(name), &backup.join(name))
-                .map_err(|e| Error::io("move file to backup", dir.join(name), e))?;
-        }
-    }
-    backend
-        .sync_dir(&backup)
-        .and_then(|()| backend.sync_dir(&dir))
-        .map_err(|e| Error::io("fsync backup directory", &backup, e))?;
-    report.backup_dir = backup;
-    Ok(report)
 }

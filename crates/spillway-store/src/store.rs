@@ -1,6 +1,6 @@
 //! The store handle: commits with group commit, segment rotation, snapshots, checkpoints,
-//! compaction, stats and verification (opening and repair are in `recovery`, compaction output
-//! in `compaction`).
+//! compaction, stats and verification (opening is in `recovery`, repair in `salvage`, compaction
+//! output in `compaction`).
 //!
 //! Concurrency: one writer at a time (the `writer` mutex) appends frames and applies them to
 //! the published directory; readers clone the published directory and segment table under a
@@ -31,8 +31,9 @@ use crate::format::{
     checkpoint_file_name, decode_frame, encode_op, seal_frame, segment_file_name,
 };
 use crate::recovery::{
-    self, dirty_end, initialise, load, remove_orphans, write_checkpoint_file, write_manifest,
+    dirty_end, initialise, load, remove_orphans, write_checkpoint_file, write_manifest,
 };
+use crate::salvage;
 use crate::segment::{Access, Segment};
 use crate::snapshot::{SegmentTable, Snapshot, read_value};
 
@@ -168,14 +169,23 @@ pub struct RepairReport {
     pub checkpoint_used: bool,
     /// Intact frames applied.
     pub frames_salvaged: u64,
-    /// Damaged regions skipped, and keys dropped because their value was damaged.
+    /// Everything found wrong (damaged regions skipped, missing or misnamed files, keys
+    /// dropped because their value was damaged), with the file and offset of each. Empty when
+    /// the store was intact.
     pub damage: Vec<Damage>,
     /// Keys in the repaired store.
     pub keys_recovered: u64,
-    /// Keys dropped because their value failed its checksum.
+    /// Keys dropped because their value was damaged or gone.
     pub values_dropped: u64,
-    /// Where the old files were moved (inside the store directory).
-    pub backup_dir: PathBuf,
+    /// The keys dropped, as (keyspace name, key).
+    pub dropped_keys: Vec<(String, Vec<u8>)>,
+    /// True if the active log segment was missing (a fresh one was started).
+    pub active_segment_missing: bool,
+    /// Files moved to `backup_dir` (the manifest is copied there, then replaced).
+    pub files_moved: Vec<String>,
+    /// Where the old files were moved (inside the store directory); `None` when nothing was
+    /// damaged and no file was changed.
+    pub backup_dir: Option<PathBuf>,
 }
 
 /// Result of [`Store::compact`].
@@ -447,7 +457,7 @@ impl Store {
         }
 
         // `load` changes nothing on disk: if it refuses (damage), the directory is untouched.
-        let mut loaded = load(&backend, &dir, false, access)?;
+        let mut loaded = load(&backend, &dir, access)?;
         if !read_only {
             let orphans = remove_orphans(&backend, &dir, &loaded.manifest)?;
             loaded.report.orphans_removed = orphans;
@@ -523,9 +533,11 @@ impl Store {
         Ok(Store { shared, syncer })
     }
 
-    /// Salvages a damaged store in `dir`: replays every intact frame (from the checkpoint if
-    /// it is intact), skips damaged ones, drops keys whose value is damaged, and rewrites the
-    /// result as a fresh store. The old files are moved to a `repair-backup-<n>` directory.
+    /// Salvages a damaged store in `dir`: finds every segment by its header, starts from the
+    /// checkpoint if it is intact, applies every intact frame after it, skips damaged ones,
+    /// drops keys whose value is damaged or gone, and rewrites the result as a fresh store
+    /// whose old files are moved to a `repair-backup-<n>` directory. A store in which nothing
+    /// is damaged is left as it is. The salvage rules are in `docs/file-format.md`.
     pub fn repair(dir: impl AsRef<Path>, options: StoreOptions) -> Result<RepairReport> {
         Store::repair_with_backend(Arc::new(FileBackend), dir, options)
     }
@@ -540,7 +552,7 @@ impl Store {
         dir: impl AsRef<Path>,
         options: StoreOptions,
     ) -> Result<RepairReport> {
-        recovery::repair(&backend, dir.as_ref(), &options)
+        salvage::repair(&backend, dir.as_ref(), &options)
     }
 
     /// The store directory.

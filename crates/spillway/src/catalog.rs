@@ -37,7 +37,7 @@ pub(crate) const COLLECTION_KEY_PREFIX: &str = "coll:";
 /// Catalog key prefix of pattern policies.
 pub(crate) const PATTERN_KEY_PREFIX: &str = "pattern:";
 /// The catalog format this code writes and reads.
-const CATALOG_VERSION: i32 = 1;
+pub(crate) const CATALOG_VERSION: i32 = 1;
 /// Longest accepted collection name, in bytes.
 pub const MAX_COLLECTION_NAME_LEN: usize = 120;
 /// Longest accepted index name, in bytes.
@@ -347,7 +347,7 @@ pub(crate) fn policy_record(policy: &Policy) -> Document {
     record
 }
 
-fn policy_from_record(record: &Document) -> Result<Policy> {
+pub(crate) fn policy_from_record(record: &Document) -> Result<Policy> {
     let pattern = Pattern::from_document(record)
         .map_err(|error| Error::corruption(format!("catalog: {error}")))?;
     let progress = record.get_document("progress").map_err(|_| {

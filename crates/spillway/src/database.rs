@@ -371,9 +371,11 @@ impl Database {
     }
 
     /// Salvages a damaged database in directory `path`, which must not be open: keeps every
-    /// intact commit, skips damaged bytes, drops documents whose bytes are damaged, moves the
-    /// old files to a backup directory inside `path`, then rebuilds every index that no
-    /// longer agrees with the surviving documents. The report says what was dropped.
+    /// intact commit, skips damaged bytes, drops documents whose bytes are damaged or gone,
+    /// moves the old files to a backup directory inside `path`, rebuilds catalog records that
+    /// were lost from the keyspaces that survive, then rebuilds every index that no longer
+    /// agrees with the surviving documents. The report says what was lost and rebuilt; an
+    /// intact database is left unchanged.
     pub fn repair(path: impl AsRef<Path>, options: &DatabaseOptions) -> Result<RepairReport> {
         let mut store_options = StoreOptions {
             durability: options.durability,

@@ -33,6 +33,7 @@
 //! This crate must never know terminals, nor files other than its database directory.
 
 mod catalog;
+mod catalog_repair;
 mod collection;
 mod cursor;
 mod database;
@@ -49,6 +50,7 @@ mod txn;
 pub use bson;
 pub use bson::doc;
 pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN};
+pub use catalog_repair::RebuiltCollection;
 pub use collection::{
     Collection, CountDocuments, CreateIndex, Delete, Distinct, DropCollection, DropIndex, Find,
     FindOne, FindOneAndDelete, FindOneAndModify, InsertMany, InsertOne, UpdateAction,

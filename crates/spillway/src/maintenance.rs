@@ -15,7 +15,8 @@ use bson::Bson;
 use spillway_doc::key;
 use spillway_store::{Damage, Store, StoreOptions, TornTail};
 
-use crate::catalog::{Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX};
+use crate::catalog::{CATALOG_KEYSPACE, CollectionMeta};
+use crate::catalog_repair::{self, RebuiltCollection};
 use crate::error::Result;
 use crate::index_keys::index_entries;
 use crate::ops;
@@ -141,22 +142,58 @@ pub struct RepairReport {
     pub checkpoint_used: bool,
     /// Intact log frames applied.
     pub frames_salvaged: u64,
-    /// Damaged regions skipped and values dropped, with the file and offset of each.
+    /// What the store found wrong (damaged regions skipped, missing or misnamed files, values
+    /// dropped), with the file and offset of each. Empty when the files were intact.
     pub damage: Vec<Damage>,
+    /// True if the active log segment was missing (a fresh one was started).
+    pub active_segment_missing: bool,
     /// Stored values (documents, index entries, catalog records) kept.
     pub values_recovered: u64,
-    /// Stored values dropped because their bytes were damaged.
+    /// Stored values dropped because their bytes were damaged or gone.
     pub values_dropped: u64,
-    /// Keyspaces dropped because no catalog record names them any more (their record was
-    /// damaged), with the number of values each held.
+    /// Documents dropped because their bytes were damaged or gone, per collection.
+    pub documents_lost: Vec<(String, u64)>,
+    /// Collections whose catalog record was lost, rebuilt from the keyspace that holds their
+    /// documents.
+    pub collections_rebuilt: Vec<RebuiltCollection>,
+    /// Collections whose documents keyspace was gone: kept, empty.
+    pub collections_emptied: Vec<String>,
+    /// Catalog records that were unreadable or damaged and are gone (pattern policies among
+    /// them are no longer applied; their side collections remain ordinary collections).
+    pub catalog_records_lost: Vec<String>,
+    /// Keyspaces dropped because nothing names them and they hold no documents, with the
+    /// number of values each held.
     pub orphaned_keyspaces: Vec<(String, u64)>,
-    /// Indexes rebuilt from the surviving documents, as `collection.index`.
+    /// Indexes rebuilt from the surviving documents, as `collection.index` (including indexes
+    /// whose definition was recovered from the name of their keyspace).
     pub indexes_rebuilt: Vec<String>,
+    /// Indexes whose definition was lost with a damaged catalog record and could not be
+    /// recovered, with the reason.
+    pub indexes_lost: Vec<(String, String)>,
     /// Indexes that could not be rebuilt (a unique index whose surviving documents now
     /// collide), with the reason; they were dropped.
     pub indexes_dropped: Vec<(String, String)>,
-    /// Where the damaged files were moved (inside the database directory).
-    pub backup_dir: PathBuf,
+    /// Files moved to `backup_dir` (the manifest is copied there, then replaced).
+    pub files_moved: Vec<String>,
+    /// Where the damaged files were moved (inside the database directory); `None` when the
+    /// files were intact and left as they were.
+    pub backup_dir: Option<PathBuf>,
+}
+
+impl RepairReport {
+    /// True when repair found nothing wrong and changed nothing.
+    pub fn is_clean(&self) -> bool {
+        self.damage.is_empty()
+            && self.backup_dir.is_none()
+            && self.documents_lost.is_empty()
+            && self.collections_rebuilt.is_empty()
+            && self.collections_emptied.is_empty()
+            && self.catalog_records_lost.is_empty()
+            && self.orphaned_keyspaces.is_empty()
+            && self.indexes_rebuilt.is_empty()
+            && self.indexes_lost.is_empty()
+            && self.indexes_dropped.is_empty()
+    }
 }
 
 /// Checks every collection of `state`: documents against their keys, indexes against their
@@ -308,33 +345,68 @@ pub(crate) fn collection_stats(state: &Published) -> Result<Vec<CollectionStats>
 /// Salvages the store in `path`, then makes the catalog, documents and indexes agree again.
 pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport> {
     let salvaged = Store::repair(path, options.clone())?;
+    let store = Store::open(path, options)?;
+    let rebuilt = catalog_repair::rebuild(&store)?;
     let mut report = RepairReport {
         checkpoint_used: salvaged.checkpoint_used,
         frames_salvaged: salvaged.frames_salvaged,
         damage: salvaged.damage,
+        active_segment_missing: salvaged.active_segment_missing,
         values_recovered: salvaged.keys_recovered,
         values_dropped: salvaged.values_dropped,
-        orphaned_keyspaces: Vec::new(),
+        documents_lost: Vec::new(),
+        collections_rebuilt: rebuilt.collections_rebuilt,
+        collections_emptied: rebuilt.collections_emptied,
+        catalog_records_lost: rebuilt.records_lost,
+        orphaned_keyspaces: rebuilt.keyspaces_dropped,
         indexes_rebuilt: Vec::new(),
+        indexes_lost: rebuilt.indexes_lost,
         indexes_dropped: Vec::new(),
+        files_moved: salvaged.files_moved,
         backup_dir: salvaged.backup_dir,
     };
-    let store = Store::open(path, options)?;
+    let mut changed = rebuilt.changed;
+    let database = crate::Database::from_store(store)?;
     {
-        // Record what `Database::from_store` is about to drop, before it does.
-        let snapshot = store.snapshot();
-        let catalog = Catalog::load(&store, &snapshot)?;
-        let referenced = catalog.referenced_keyspaces();
-        for (name, keyspace) in snapshot.keyspaces() {
-            let ours =
-                name.starts_with(DOCS_KEYSPACE_PREFIX) || name.starts_with(INDEX_KEYSPACE_PREFIX);
-            if ours && !referenced.contains(&name.as_str()) {
-                let values = snapshot.len(keyspace)? as u64;
-                report.orphaned_keyspaces.push((name, values));
+        let published = database.inner.published();
+        for (keyspace, key) in &salvaged.dropped_keys {
+            if keyspace == CATALOG_KEYSPACE {
+                report
+                    .catalog_records_lost
+                    .push(String::from_utf8_lossy(key).replace('\0', "/"));
+            } else if let Some(meta) = published
+                .catalog
+                .collections
+                .values()
+                .find(|meta| &meta.keyspace_name == keyspace)
+            {
+                match report.documents_lost.last_mut() {
+                    Some((name, count)) if *name == meta.name => *count += 1,
+                    _ => report.documents_lost.push((meta.name.clone(), 1)),
+                }
             }
         }
+        report.catalog_records_lost.sort();
+        report.catalog_records_lost.dedup();
     }
-    let database = crate::Database::from_store(store)?;
+    for index in rebuilt.indexes_to_create {
+        changed = true;
+        let qualified = format!("{}.{}", index.collection, index.name);
+        let created = database.inner.write(|txn, store| {
+            ops::create_index(
+                txn,
+                store,
+                &index.collection,
+                &index.spec,
+                index.unique,
+                Some(&index.name),
+            )
+        });
+        match created {
+            Ok(_) => report.indexes_rebuilt.push(qualified),
+            Err(error) => report.indexes_dropped.push((qualified, error.to_string())),
+        }
+    }
     let mut check = VerifyReport::default();
     verify_collections(&database.inner.published(), &mut check)?;
     let mut damaged_indexes: Vec<(String, String)> = check
@@ -344,6 +416,7 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
         .collect();
     damaged_indexes.dedup();
     for (collection, index_name) in damaged_indexes {
+        changed = true;
         let qualified = format!("{collection}.{index_name}");
         let rebuilt = database.inner.write(|txn, store| {
             let meta = &txn.catalog().collections[&collection];
@@ -373,6 +446,8 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
             }
         }
     }
-    database.checkpoint()?;
+    if changed {
+        database.checkpoint()?;
+    }
     Ok(report)
 }
