@@ -4,7 +4,7 @@
 //! A statement or an import line may be megabytes long (a 16 MiB document on one line); an
 //! error shows a window of `2 * RADIUS + 1` characters around its column ([`RADIUS`] either
 //! side where the line allows), with `…` where the line is cut. Shell statements (`spillway run`, the shell) and NDJSON import lines both go
-//! through [`pointer`]. This module must never change the characters it shows (tabs stay tabs,
+//! through [`pointer()`]. This module must never change the characters it shows (tabs stay tabs,
 //! so that the caret lines up in a terminal that expands them).
 
 use std::fmt::Write as _;
