@@ -72,6 +72,7 @@ pub(crate) fn crash(args: &[String]) -> Result<()> {
 const FUZZ_TARGETS: &[&str] = &[
     "store_frame",
     "store_checkpoint",
+    "store_recovery",
     "doc_shell",
     "doc_filter_update",
     "cli_statement",

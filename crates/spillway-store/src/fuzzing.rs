@@ -47,3 +47,43 @@ pub fn decode_checkpoint_body(bytes: &[u8]) -> Option<usize> {
 pub fn decode_manifest(bytes: &[u8]) -> bool {
     crate::format::Manifest::from_bytes(bytes).is_ok()
 }
+
+/// Opens, then repairs, then opens again an in-memory store whose active log segment holds
+/// `bytes` (after a real store created it, so the manifest and the file names are intact):
+/// recovery's torn-tail-or-damage decision and the salvage of `repair` on arbitrary bytes.
+/// None of them may panic, and a store that `repair` accepted must open afterwards (a panic
+/// here says it does not). Returns whether the first open succeeded.
+pub fn open_and_repair_active_segment(bytes: &[u8]) -> bool {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use crate::backend::{Backend, MemoryBackend};
+    use crate::{Store, StoreOptions};
+
+    let dir = Path::new("/fuzz");
+    let options = || StoreOptions {
+        segment_size: 4096,
+        ..StoreOptions::default()
+    };
+    let memory = MemoryBackend::new();
+    let backend: Arc<dyn Backend> = Arc::new(memory.clone());
+    let store = Store::open_with_backend(backend.clone(), dir, options())
+        .expect("creating an empty in-memory store");
+    drop(store);
+    let segment = memory
+        .list_dir(dir)
+        .expect("listing the in-memory store")
+        .into_iter()
+        .find(|name| name.starts_with("seg-"))
+        .expect("a new store has an active segment");
+    memory
+        .overwrite_file(&dir.join(segment), bytes)
+        .expect("the segment is not mapped once the store is closed");
+    let opened = Store::open_with_backend(backend.clone(), dir, options()).is_ok();
+    if Store::repair_with_backend(backend.clone(), dir, options()).is_ok()
+        && let Err(error) = Store::open_with_backend(backend, dir, options())
+    {
+        panic!("repair succeeded but the store does not open: {error}");
+    }
+    opened
+}

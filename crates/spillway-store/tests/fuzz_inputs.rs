@@ -59,6 +59,7 @@ proptest! {
         fuzzing::decode_checkpoint_file(&bytes);
         fuzzing::decode_checkpoint_body(&bytes);
         fuzzing::decode_manifest(&bytes);
+        fuzzing::open_and_repair_active_segment(&bytes);
     }
 
     #[test]
@@ -79,5 +80,7 @@ proptest! {
         // Skipping the CRC reaches the rkyv validation with damaged archives.
         fuzzing::decode_checkpoint_body(&checkpoint[32..]);
         fuzzing::decode_checkpoint_body(&checkpoint[32..32 + cut.index(checkpoint.len() - 32)]);
+        fuzzing::open_and_repair_active_segment(&segment);
+        fuzzing::open_and_repair_active_segment(&segment[..cut.index(segment.len())]);
     }
 }
