@@ -286,6 +286,10 @@ impl fmt::Display for Error {
             ErrorKind::IndexNotFound { collection, index } => {
                 write!(f, "index '{index}' not found in collection '{collection}'")?;
             }
+            // The store's and the pattern layer's messages already say "corruption in ...".
+            ErrorKind::Corruption { message } if message.starts_with("corruption") => {
+                f.write_str(message)?;
+            }
             ErrorKind::Corruption { message } => write!(f, "corruption: {message}")?,
             ErrorKind::Storage(error) => write!(f, "storage error: {error}")?,
             ErrorKind::Serialization { message } => write!(f, "serialization: {message}")?,

@@ -99,7 +99,9 @@ fn damage_inside_the_log_refuses_the_open_and_changes_nothing() {
         assert!(
             message.contains(&segment.display().to_string())
                 && message.contains("intact later frame(s) follow")
-                && message.contains("run repair"),
+                && message.contains("run repair")
+                && message.starts_with("corruption in ")
+                && message.matches("corruption").count() == 1,
             "{message}"
         );
         assert!(
