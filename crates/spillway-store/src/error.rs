@@ -80,6 +80,18 @@ impl Error {
         }
     }
 
+    /// A failed attempt to lock the store directory `dir`: [`Error::Locked`] when another
+    /// process holds it, an I/O error otherwise.
+    pub(crate) fn lock_failed(dir: &std::path::Path, source: io::Error) -> Self {
+        if source.kind() == io::ErrorKind::WouldBlock {
+            Error::Locked {
+                path: dir.to_path_buf(),
+            }
+        } else {
+            Error::io("lock store directory", dir, source)
+        }
+    }
+
     pub(crate) fn corrupt(
         path: impl Into<PathBuf>,
         offset: u64,

@@ -44,13 +44,9 @@ pub(crate) fn repair(
     options: &StoreOptions,
 ) -> Result<RepairReport> {
     let dir = dir.to_path_buf();
-    let _lock = backend.lock_dir(&dir).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::WouldBlock {
-            Error::Locked { path: dir.clone() }
-        } else {
-            Error::io("lock store directory", &dir, e)
-        }
-    })?;
+    let _lock = backend
+        .lock_dir(&dir)
+        .map_err(|e| Error::lock_failed(&dir, e))?;
     let names = backend
         .list_dir(&dir)
         .map_err(|e| Error::io("list store directory", &dir, e))?;

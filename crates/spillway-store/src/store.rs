@@ -411,13 +411,7 @@ impl Store {
         } else {
             backend.lock_dir(&dir)
         };
-        let dir_lock = locked.map_err(|e| {
-            if e.kind() == std::io::ErrorKind::WouldBlock {
-                Error::Locked { path: dir.clone() }
-            } else {
-                Error::io("lock store directory", &dir, e)
-            }
-        })?;
+        let dir_lock = locked.map_err(|e| Error::lock_failed(&dir, e))?;
 
         let names = backend
             .list_dir(&dir)
