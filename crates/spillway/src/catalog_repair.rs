@@ -219,65 +219,50 @@ pub(crate) fn rebuild(store: &Store) -> Result<CatalogRepair> {
             continue;
         }
         let documents = snapshot.len(id)? as u64;
-        let (collection, number) = if let Some(rest) = name.strip_prefix(DOCS_KEYSPACE_PREFIX) {
-            let parsed = rest
-                .split_once('.')
-                .and_then(|(number, collection)| Some((number.parse::<u64>().ok()?, collection)));
-            match parsed {
-                Some((number, collection)) if validate_collection_name(collection).is_ok() => {
-                    (collection.to_string(), number)
+        // The collection's name, its number, and the documents keyspace its record names.
+        let (collection, number, keyspace) =
+            if let Some(rest) = name.strip_prefix(DOCS_KEYSPACE_PREFIX) {
+                let parsed = rest.split_once('.').and_then(|(number, collection)| {
+                    Some((number.parse::<u64>().ok()?, collection))
+                });
+                match parsed {
+                    Some((number, collection)) if validate_collection_name(collection).is_ok() => {
+                        (collection.to_string(), number, name.clone())
+                    }
+                    Some((number, _)) => (format!("recovered-{number}"), number, name.clone()),
+                    None => {
+                        let number = next_id;
+                        next_id += 1;
+                        (format!("recovered-{number}"), number, name.clone())
+                    }
                 }
-                Some((number, _)) => (format!("recovered-{number}"), number),
-                None => {
-                    let number = next_id;
-                    next_id += 1;
-                    (format!("recovered-{number}"), number)
+            } else if name.starts_with(SALVAGED_KEYSPACE_PREFIX)
+                && holds_documents(&snapshot, id)?
+                && documents > 0
+            {
+                // Documents whose keyspace lost its name: copied into a collection of that name.
+                let number = next_id;
+                next_id += 1;
+                let docs_name = format!("{DOCS_KEYSPACE_PREFIX}{number}.{name}");
+                let docs = create_keyspace(&docs_name, &mut repair)?;
+                for (key, value) in entries(&snapshot, id)? {
+                    batch.put(docs, &key, &value);
                 }
-            }
-        } else if name.starts_with(SALVAGED_KEYSPACE_PREFIX)
-            && holds_documents(&snapshot, id)?
-            && documents > 0
-        {
-            // Documents whose keyspace lost its name: copied into a collection of that name.
-            let number = next_id;
-            next_id += 1;
-            let docs_name = format!("{DOCS_KEYSPACE_PREFIX}{number}.{name}");
-            let docs = create_keyspace(&docs_name, &mut repair)?;
-            for (key, value) in entries(&snapshot, id)? {
-                batch.put(docs, &key, &value);
-            }
-            batch.drop_keyspace(id);
-            let record = Record {
-                name: unique_name(name, number, &collections),
-                id: number,
-                keyspace: docs_name,
-                indexes: Vec::new(),
+                batch.drop_keyspace(id);
+                (name.clone(), number, docs_name)
+            } else if name.starts_with(SALVAGED_KEYSPACE_PREFIX) {
+                // Not documents (index entries are built again from the documents) or empty.
+                repair.keyspaces_dropped.push((name.clone(), documents));
+                batch.drop_keyspace(id);
+                continue;
+            } else {
+                // Not a keyspace of the facade's layout: not ours to judge.
+                continue;
             };
-            put_record(
-                &mut batch,
-                &CollectionMeta::catalog_key(&record.name),
-                &to_record(&record),
-            )?;
-            repair.collections_rebuilt.push(RebuiltCollection {
-                name: record.name.clone(),
-                keyspace: name.clone(),
-                documents,
-            });
-            collections.insert(record.name.clone(), record);
-            continue;
-        } else if name.starts_with(SALVAGED_KEYSPACE_PREFIX) {
-            // Not documents (index entries are built again from the documents) or empty.
-            repair.keyspaces_dropped.push((name.clone(), documents));
-            batch.drop_keyspace(id);
-            continue;
-        } else {
-            // Not a keyspace of the facade's layout: not ours to judge.
-            continue;
-        };
         let record = Record {
             name: unique_name(&collection, number, &collections),
             id: number,
-            keyspace: name.clone(),
+            keyspace,
             indexes: Vec::new(),
         };
         put_record(
