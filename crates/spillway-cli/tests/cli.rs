@@ -8,22 +8,9 @@ use spillway::bson::Document;
 use spillway::{Database, doc};
 use spillway_store::{Store, StoreOptions, WriteBatch};
 
-fn spillway(args: &[&str], directory: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spillway"))
-        .args(args)
-        .current_dir(directory)
-        .env("SPILLWAY_HISTORY", directory.join("history"))
-        .output()
-        .expect("the binary runs")
-}
+mod common;
 
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use common::{spillway, stderr, stdout};
 
 fn documents(directory: &Path, collection: &str) -> Vec<Document> {
     let database = Database::open(directory.join("db")).unwrap();

@@ -4,26 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use spillway::{Database, DatabaseOptions};
 
-fn spillway(args: &[&str], directory: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spillway"))
-        .args(args)
-        .current_dir(directory)
-        .env("SPILLWAY_HISTORY", directory.join("history"))
-        .output()
-        .expect("the binary runs")
-}
+mod common;
 
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use common::{spillway, stderr, stdout};
 
 /// `db` with ten books inserted one by one (one segment), closed; returns the segment and
 /// where its log ends.

@@ -4,23 +4,13 @@
 //! finds nothing to do.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use spillway::bson::Document;
 use spillway::{Database, IndexModel, doc};
 
-fn spillway(args: &[&str], directory: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spillway"))
-        .args(args)
-        .current_dir(directory)
-        .env("SPILLWAY_HISTORY", directory.join("history"))
-        .output()
-        .expect("the binary runs")
-}
+mod common;
 
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
+use common::{spillway, stdout};
 
 /// `db` with 40 books (an index on `tags`), compacted so that they sit in a compacted
 /// segment, and a checkpoint.
