@@ -103,6 +103,23 @@ pub enum DocError {
         /// The limit it exceeds.
         limit: usize,
     },
+    /// An aggregation expression that cannot be parsed, or that fails on a document
+    /// (`$add` of a string...), with MongoDB's error code for the same failure.
+    Expression {
+        /// MongoDB's error code (e.g. 168 for an unrecognized expression, 16554 for `$add`
+        /// of a non-number).
+        code: i32,
+        /// What is wrong, naming the operator.
+        message: String,
+    },
+    /// An aggregation pipeline or stage that cannot be parsed or run, with MongoDB's error
+    /// code (e.g. 40324 for an unrecognized stage).
+    Pipeline {
+        /// MongoDB's error code.
+        code: i32,
+        /// What is wrong, naming the stage.
+        message: String,
+    },
     /// Bytes that are not a well-formed BSON document.
     MalformedBson {
         /// What the BSON decoder reported.
@@ -174,6 +191,12 @@ impl fmt::Display for DocError {
                     f,
                     "document is nested {depth} levels deep, over the limit of {limit}"
                 )
+            }
+            DocError::Expression { code, message } => {
+                write!(f, "invalid expression: {message} (code {code})")
+            }
+            DocError::Pipeline { code, message } => {
+                write!(f, "invalid pipeline: {message} (code {code})")
             }
             DocError::MalformedBson { message } => write!(f, "malformed BSON: {message}"),
         }

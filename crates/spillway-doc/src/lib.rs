@@ -12,6 +12,7 @@
 //! | [`key`] | a memcomparable byte encoding of BSON values with the same order |
 //! | [`filter`] | the query language, parsed once and evaluated on `RawDocument` |
 //! | [`update`] | update operators and replacement documents |
+//! | [`expr`] | aggregation expressions, parsed once and evaluated on documents |
 //! | [`projection`] | inclusion, exclusion, `$slice`, `$elemMatch` projections |
 //! | [`sort`] | sort specifications |
 //! | [`shell`] | mongosh literals and Extended JSON |
@@ -20,6 +21,7 @@
 
 pub mod compare;
 pub mod error;
+pub mod expr;
 pub mod filter;
 pub mod key;
 pub mod model;
