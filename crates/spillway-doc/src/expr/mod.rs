@@ -103,6 +103,11 @@ impl Expression {
         }
     }
 
+    /// Adds the fields of the input document this expression reads to `found`.
+    pub fn dependencies(&self, found: &mut Dependencies) {
+        self.expr.collect_dependencies(found);
+    }
+
     /// The dotted path, if the expression is a plain field path such as `"$author.name"`.
     pub fn as_field_path(&self) -> Option<String> {
         match &self.expr {
@@ -113,6 +118,17 @@ impl Expression {
             _ => None,
         }
     }
+}
+
+/// The fields of the input document an expression reads, so that a caller can avoid
+/// materialising the others (a pattern's buckets, for one).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dependencies {
+    /// The dotted paths read (a variable bound to a field's value reads through that field's
+    /// path, which is listed where the variable is bound).
+    pub paths: Vec<String>,
+    /// Whether the whole document is read (`$$ROOT`, `$$CURRENT`).
+    pub whole_document: bool,
 }
 
 /// MongoDB's truthiness: `false`, `null`, missing, undefined and every numeric zero are
@@ -171,6 +187,9 @@ pub(crate) trait Operator: fmt::Debug + Send + Sync {
     fn evaluate(&self, context: &mut Context<'_>) -> Result<Option<Bson>>;
     /// A copy of the node (expressions are cloned when a pipeline is shared).
     fn clone_box(&self) -> OperatorBox;
+    /// Every sub-expression of the node, so that [`Expression::dependencies`] can find the
+    /// fields an expression reads.
+    fn children(&self) -> Vec<&Expr>;
 }
 
 /// A boxed [`Operator`].
@@ -208,9 +227,42 @@ impl Operator for Call {
     fn clone_box(&self) -> OperatorBox {
         Box::new(self.clone())
     }
+
+    fn children(&self) -> Vec<&Expr> {
+        self.args.iter().collect()
+    }
 }
 
 impl Expr {
+    /// Adds the document fields this node reads to `found` (see [`Dependencies`]).
+    fn collect_dependencies(&self, found: &mut Dependencies) {
+        match self {
+            Expr::Constant(_) => {}
+            Expr::Path { base, parts } => match base {
+                Variable::Current | Variable::Root if parts.is_empty() => {
+                    found.whole_document = true;
+                }
+                Variable::Current | Variable::Root => found.paths.push(parts.join(".")),
+                Variable::Remove | Variable::Now | Variable::Slot(_) => {}
+            },
+            Expr::Object(fields) => {
+                for (_, expr) in fields {
+                    expr.collect_dependencies(found);
+                }
+            }
+            Expr::Array(items) => {
+                for item in items {
+                    item.collect_dependencies(found);
+                }
+            }
+            Expr::Operator(operator) => {
+                for child in operator.children() {
+                    child.collect_dependencies(found);
+                }
+            }
+        }
+    }
+
     /// An operator node of evaluated arguments.
     pub(crate) fn call(name: &'static str, args: Vec<Expr>, function: CallFn) -> Expr {
         Expr::Operator(Box::new(Call {
