@@ -93,6 +93,7 @@ const JSON_INSERT: &str = "INSERT INTO books (id, doc) VALUES (?1, ?2)";
 const JSON_BY_ID: &str = "SELECT doc FROM books WHERE id = ?1";
 const JSON_BY_AUTHOR: &str = "SELECT doc FROM books WHERE json_extract(doc, '$.author') = ?1";
 const JSON_BY_PAGES: &str = "SELECT doc FROM books WHERE json_extract(doc, '$.pages') = ?1";
+const JSON_GROUP_BY_AUTHOR: &str = "SELECT json_extract(doc, '$.author'), count(*), avg(json_extract(doc, '$.price')) FROM books GROUP BY 1";
 const JSON_SET_PRICE: &str = "UPDATE books SET doc = json_set(doc, '$.price', ?1) WHERE id = ?2";
 
 fn json_insert(connection: &Connection, document: &Document) {
@@ -134,6 +135,8 @@ const RELATIONAL_INSERT_BOOK: &str = "INSERT INTO books (id, title, author, year
 const RELATIONAL_INSERT_PURCHASE: &str =
     "INSERT INTO purchases (book_id, position, customer) VALUES (?1, ?2, ?3)";
 const RELATIONAL_SELECT: &str = "SELECT b.id, b.title, b.author, b.year, b.price, b.pages, b.in_stock, p.customer FROM books b LEFT JOIN purchases p ON p.book_id = b.id";
+const RELATIONAL_GROUP_BY_AUTHOR: &str =
+    "SELECT author, count(*), avg(price) FROM books GROUP BY author";
 const RELATIONAL_SET_PRICE: &str = "UPDATE books SET price = ?1 WHERE id = ?2";
 
 fn relational_insert(connection: &Connection, document: &Document) {
@@ -292,6 +295,54 @@ fn spillway_find(collection: &Collection<Document>, filter: Document) -> Vec<Doc
         .unwrap()
 }
 
+const GROUP_BY_AUTHOR: &str = "group by author";
+
+fn spillway_group_by_author(collection: &Collection<Document>) -> Vec<Document> {
+    collection
+        .aggregate([doc! { "$group": {
+            "_id": "$author",
+            "books": { "$sum": 1 },
+            "average_price": { "$avg": "$price" },
+        } }])
+        .run()
+        .expect(GROUP_BY_AUTHOR)
+        .collect::<Result<_, _>>()
+        .expect(GROUP_BY_AUTHOR)
+}
+
+/// The SQLite `GROUP BY` answer, as the documents `$group` returns.
+fn sqlite_group_by_author(connection: &Connection, sql: &str) -> Vec<Document> {
+    let mut statement = connection.prepare_cached(sql).unwrap();
+    let rows = statement
+        .query_map([], |row| {
+            Ok(doc! {
+                "_id": row.get::<_, String>(0)?,
+                "books": row.get::<_, i64>(1)?,
+                "average_price": row.get::<_, f64>(2)?,
+            })
+        })
+        .unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+/// The hand-written loop over the decoded documents: the in-memory limit.
+fn memory_group_by_author(memory: &Memory) -> Vec<Document> {
+    let mut groups: HashMap<&str, (i64, f64)> = HashMap::new();
+    for document in memory.documents.values() {
+        let entry = groups
+            .entry(document.get_str("author").unwrap())
+            .or_default();
+        entry.0 += 1;
+        entry.1 += document.get_f64("price").unwrap();
+    }
+    groups
+        .into_iter()
+        .map(|(author, (books, total))| {
+            doc! { "_id": author, "books": books, "average_price": total / books as f64 }
+        })
+        .collect()
+}
+
 /// The same answers from every peer (up to field types and order), and the plans intended:
 /// an index for the author query, a full scan for the pages query.
 fn check_peers(peers: &Peers) {
@@ -325,6 +376,38 @@ fn check_peers(peers: &Peers) {
     let relational = relational_query(&peers.relational, "b.pages = ?1", 777);
     assert_eq!(ids(&spillway), ids(&json));
     assert_eq!(ids(&spillway), ids(&relational));
+    let by_author = |groups: Vec<Document>| {
+        let mut counts: Vec<(String, i64)> = groups
+            .iter()
+            .map(|group| {
+                let books = match group.get("books") {
+                    Some(Bson::Int32(n)) => i64::from(*n),
+                    Some(Bson::Int64(n)) => *n,
+                    other => panic!("unexpected count {other:?}"),
+                };
+                (group.get_str("_id").unwrap().to_string(), books)
+            })
+            .collect();
+        counts.sort();
+        counts
+    };
+    let groups = spillway_group_by_author(&peers.spillway);
+    assert_eq!(groups.len(), N_AUTHORS as usize);
+    assert_eq!(
+        by_author(groups.clone()),
+        by_author(sqlite_group_by_author(&peers.json, JSON_GROUP_BY_AUTHOR))
+    );
+    assert_eq!(
+        by_author(groups),
+        by_author(sqlite_group_by_author(
+            &peers.relational,
+            RELATIONAL_GROUP_BY_AUTHOR
+        ))
+    );
+    assert_eq!(
+        by_author(memory_group_by_author(&peers.memory)).len(),
+        N_AUTHORS as usize
+    );
     let explain = peers
         .spillway
         .find(doc! { "author": &author })
@@ -464,6 +547,23 @@ fn main() {
                     .collect::<Vec<_>>()
             });
         });
+        group.finish();
+    }
+
+    {
+        // `$group` by author with `$sum` and `$avg` over every book; each peer returns one
+        // document per author.
+        let mut group = criterion.benchmark_group("group_by_author");
+        group.bench_function("spillway", |b| {
+            b.iter(|| spillway_group_by_author(spillway))
+        });
+        group.bench_function("sqlite_json", |b| {
+            b.iter(|| sqlite_group_by_author(json, JSON_GROUP_BY_AUTHOR));
+        });
+        group.bench_function("sqlite_relational", |b| {
+            b.iter(|| sqlite_group_by_author(relational, RELATIONAL_GROUP_BY_AUTHOR));
+        });
+        group.bench_function("hashmap", |b| b.iter(|| memory_group_by_author(memory)));
         group.finish();
     }
 
@@ -626,6 +726,10 @@ fn main() {
         (
             "update_one_set",
             "`update_one` by `_id` with `$set`, one commit",
+        ),
+        (
+            "group_by_author",
+            "`$group` by `author` with `$sum` and `$avg` over every book (1,000 groups)",
         ),
         ("insert_one_synced", "`insert_one`, one commit"),
         ("insert_many_1000", "`insert_many` of 1,000, one commit"),

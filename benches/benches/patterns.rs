@@ -12,7 +12,8 @@
 //! Rows: (1) read a typical book; (2) the viral book's page (main document, first 50 buyers);
 //! (3) `$push` of one buyer at each size; (4) bytes written per pushed buyer (the process's
 //! `wchar` from `/proc/self/io`, the same measure for every engine; printed, not timed);
-//! (5) full expanded read of the viral book vs reading the same array from one document;
+//! (5) full expanded read of the viral book vs reading the same array from one document, and
+//! `$unwind` + `$group` of its buyers;
 //! (6) the big product's page with its 10 newest reviews, and page 50 of its reviews (10 per
 //! page); (7) the ids of the books bought by user `u0`.
 //!
@@ -570,6 +571,47 @@ fn main() {
     });
     group.finish();
 
+    // `$unwind` + `$group` over the viral book: how many times each user bought it.
+    let buyer_counts = |books: &Collection<Document>| -> Vec<Document> {
+        books
+            .aggregate([
+                doc! { "$match": { "_id": VIRAL_ID } },
+                doc! { "$unwind": "$customers_purchased" },
+                doc! { "$group": { "_id": "$customers_purchased", "times": { "$sum": 1 } } },
+            ])
+            .run()
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let sqlite_buyer_counts = |conn: &Connection| -> Vec<(String, i64)> {
+        conn.prepare_cached("SELECT user, count(*) FROM buyers WHERE book_id = ?1 GROUP BY user")
+            .unwrap()
+            .query_map(params![VIRAL_ID], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    assert_eq!(
+        buyer_counts(&pattern.books).len(),
+        buyer_counts(&naive.books).len()
+    );
+    assert_eq!(
+        buyer_counts(&pattern.books).len(),
+        sqlite_buyer_counts(&sqlite).len()
+    );
+    let mut group = criterion.benchmark_group("viral_unwind_group");
+    group.bench_function("pattern", |b| {
+        b.iter(|| black_box(buyer_counts(&pattern.books)))
+    });
+    group.bench_function("naive", |b| {
+        b.iter(|| black_box(buyer_counts(&naive.books)))
+    });
+    group.bench_function("sqlite", |b| {
+        b.iter(|| black_box(sqlite_buyer_counts(&sqlite)))
+    });
+    group.finish();
+
     let newest_first = |product: &Document, skip: usize| -> Vec<Bson> {
         let reviews = product.get_array("reviews").unwrap();
         reviews
@@ -749,6 +791,11 @@ fn main() {
     row(
         "(5) full read of the viral book (expanded / one document / all rows)",
         engines("viral_full"),
+        false,
+    );
+    row(
+        "(5) `$unwind` + `$group` over the viral book's buyers",
+        engines("viral_unwind_group"),
         false,
     );
     row(

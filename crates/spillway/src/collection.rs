@@ -19,6 +19,7 @@ use spillway_doc::projection::Projection;
 use spillway_doc::sort::SortSpec;
 use spillway_store::Store;
 
+use crate::aggregate;
 use crate::catalog::{ID_INDEX_NAME, validate_collection_name};
 use crate::cursor::Cursor;
 use crate::database::{Database, Transaction};
@@ -417,6 +418,24 @@ where
             .collect())
     }
 
+    /// Runs an aggregation pipeline on the collection's documents (logical documents on a
+    /// collection with a pattern policy; see the [`Aggregate`] action). The cursor yields
+    /// `Document`s; [`Aggregate::with_type`] reads them as another type.
+    pub fn aggregate(
+        &self,
+        pipeline: impl IntoIterator<Item = Document>,
+    ) -> Aggregate<'_, Document> {
+        Aggregate {
+            database: &self.database,
+            collection: &self.name,
+            pipeline: pipeline.into_iter().collect(),
+            let_vars: None,
+            batch_size: None,
+            session: None,
+            marker: PhantomData,
+        }
+    }
+
     /// Drops the collection and its indexes (nothing happens if it does not exist).
     pub fn drop(&self) -> DropCollection<'_, T> {
         DropCollection {
@@ -647,6 +666,107 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             docs_examined: run.docs_examined,
             n_returned: run.matches.len() as u64,
         })
+    }
+}
+
+/// `aggregate`, run with `.run()` (a [`Cursor`] of `R`, `Document` unless
+/// [`Aggregate::with_type`] says otherwise) or `.explain()`.
+///
+/// The leading `$match`, `$sort`, `$skip` and `$limit` stages run as a `find` and use
+/// indexes; the rest streams, except the stages that must hold documents (`$group` holds its
+/// groups, `$sort` its input or, before a `$limit`, the top documents). On a collection with
+/// a pattern policy the pipeline reads logical documents, and expands a stored document only
+/// when it reads a managed array or passes whole documents on; a first stage
+/// `{$storedDocuments: {}}` reads the stored documents as they are. A pipeline ending with
+/// `$out` or `$merge` runs in one write transaction: its output is written whole or not at
+/// all. Errors carry MongoDB's codes ([`Error::code`]).
+#[must_use = "an action does nothing until .run()"]
+pub struct Aggregate<'a, R> {
+    database: &'a Database,
+    collection: &'a str,
+    pipeline: Vec<Document>,
+    let_vars: Option<Document>,
+    batch_size: Option<u32>,
+    session: Option<&'a mut Transaction>,
+    marker: PhantomData<fn() -> R>,
+}
+
+impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
+    session_method!();
+
+    /// Variables the pipeline reads as `$$name` (MongoDB's `let` option).
+    pub fn let_vars(mut self, let_vars: Document) -> Self {
+        self.let_vars = Some(let_vars);
+        self
+    }
+
+    /// How many documents the cursor fetches from the store at a time.
+    pub fn batch_size(mut self, batch_size: u32) -> Self {
+        self.batch_size = Some(batch_size);
+        self
+    }
+
+    /// Accepted for compatibility: stages that hold documents hold them in memory.
+    pub fn allow_disk_use(self, _allow: bool) -> Self {
+        self
+    }
+
+    /// Reads the results as `U` instead.
+    pub fn with_type<U: DeserializeOwned>(self) -> Aggregate<'a, U> {
+        Aggregate {
+            database: self.database,
+            collection: self.collection,
+            pipeline: self.pipeline,
+            let_vars: self.let_vars,
+            batch_size: self.batch_size,
+            session: self.session,
+            marker: PhantomData,
+        }
+    }
+
+    fn request(&self) -> Result<aggregate::Request> {
+        validate_collection_name(self.collection)?;
+        aggregate::Request::parse(self.collection, &self.pipeline, self.let_vars.as_ref())
+    }
+
+    /// Runs the pipeline. A pipeline ending with `$out` or `$merge` has written its output
+    /// when this returns (the cursor is then empty).
+    pub fn run(self) -> Result<Cursor<R>> {
+        let request = self.request()?;
+        let inner = &self.database.inner;
+        if request.writes() {
+            match self.session {
+                None => inner.write(|txn, store| request.run_writing(txn, store))?,
+                Some(transaction) => {
+                    transaction.check_database(self.database)?;
+                    let result = request.run_writing(&mut transaction.txn, &inner.store);
+                    if let Err(error) = &result {
+                        transaction.failure = Some(error.to_string());
+                    }
+                    result?;
+                }
+            }
+            return Ok(Cursor::documents(Box::new(std::iter::empty())));
+        }
+        if let Some(transaction) = self.session {
+            transaction.check_database(self.database)?;
+            let documents = request.run_in(&transaction.txn)?;
+            return Ok(Cursor::documents(Box::new(documents.into_iter().map(Ok))));
+        }
+        let batch_size = self
+            .batch_size
+            .map_or(DEFAULT_BATCH_SIZE, |size| size as usize);
+        request.run_on_snapshot(inner.published(), batch_size)
+    }
+
+    /// The plan: the `find` the planner runs for the leading stages (with what it
+    /// examined), then the other stages as parsed.
+    pub fn explain(self) -> Result<Document> {
+        let request = self.request()?;
+        match self.session {
+            None => request.explain(&*self.database.inner.published()),
+            Some(transaction) => request.explain(&transaction.txn),
+        }
     }
 }
 

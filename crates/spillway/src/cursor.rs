@@ -1,6 +1,8 @@
-//! [`Cursor`]: the iterator `find(..).run()` returns.
+//! [`Cursor`]: the iterator `find(..).run()` and `aggregate(..).run()` return.
 //!
-//! Without a sort to do in memory, a cursor streams: it owns the snapshot it started on and
+//! An aggregation's cursor pulls its documents from the pipeline, which streams from a find
+//! cursor underneath (see the `aggregate` module). Without a sort to do in memory, a find
+//! cursor streams: it owns the snapshot it started on and
 //! fetches `batch_size` matches at a time from the plan's position, so later commits never
 //! show through and the whole result is never materialised. With an in-memory `SORT` stage,
 //! or inside a transaction (whose reads see its own uncommitted writes), the result is
@@ -10,6 +12,7 @@ use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use bson::Document;
 use serde::de::DeserializeOwned;
 use spillway_doc::filter::Filter;
 use spillway_doc::projection::Projection;
@@ -28,6 +31,8 @@ enum Source {
         to_skip: usize,
     },
     Materialised,
+    /// The output of an aggregation pipeline: decoded documents, pulled one at a time.
+    Documents(Box<dyn Iterator<Item = Result<Document>> + Send>),
 }
 
 /// The documents of a `find`, as an iterator of `Result<T>`.
@@ -86,6 +91,22 @@ impl<T> Cursor<T> {
             remaining: None,
             filter,
             projection,
+            failed: false,
+            marker: PhantomData,
+        }
+    }
+
+    /// A cursor over documents an aggregation pipeline produces (`filter` and projection do
+    /// not apply to them).
+    pub(crate) fn documents(
+        documents: Box<dyn Iterator<Item = Result<Document>> + Send>,
+    ) -> Cursor<T> {
+        Cursor {
+            source: Source::Documents(documents),
+            buffer: VecDeque::new(),
+            remaining: None,
+            filter: Arc::new(Filter::match_all()),
+            projection: None,
             failed: false,
             marker: PhantomData,
         }
@@ -155,10 +176,21 @@ impl<T: DeserializeOwned> Iterator for Cursor<T> {
         if self.failed {
             return None;
         }
-        let result = match self.next_match() {
-            Ok(Some(found)) => self.convert(&found),
-            Ok(None) => return None,
-            Err(error) => Err(error),
+        let result = if let Source::Documents(documents) = &mut self.source {
+            match documents.next()? {
+                Ok(document) => bson::deserialize_from_document(document).map_err(|error| {
+                    Error::serialization(format!(
+                        "cannot deserialize a pipeline's document: {error}"
+                    ))
+                }),
+                Err(error) => Err(error),
+            }
+        } else {
+            match self.next_match() {
+                Ok(Some(found)) => self.convert(&found),
+                Ok(None) => return None,
+                Err(error) => Err(error),
+            }
         };
         if result.is_err() {
             // A cursor whose read failed stops: its position is no longer meaningful.

@@ -39,6 +39,10 @@ pub enum ErrorKind {
     InvalidDocument(DocError),
     /// A sort, projection or field path argument is invalid.
     InvalidArgument(DocError),
+    /// An aggregation pipeline or one of its expressions could not be parsed, or an
+    /// expression failed on a document (`$add` of a string...): a `DocError::Pipeline` or
+    /// `DocError::Expression`, which carries MongoDB's code (see [`Error::code`]).
+    Aggregation(DocError),
     /// A document is larger than the 16 MiB limit.
     DocumentTooLarge {
         /// The document's size in bytes.
@@ -188,6 +192,37 @@ impl Error {
         Error::new(ErrorKind::InvalidUpdate(error))
     }
 
+    /// An error of a pipeline or of an expression: `Aggregation`, except for what is not
+    /// about the pipeline itself (a document too large to store keeps its own kind).
+    pub(crate) fn aggregation(error: DocError) -> Error {
+        match error {
+            DocError::Expression { .. } | DocError::Pipeline { .. } => {
+                Error::new(ErrorKind::Aggregation(error))
+            }
+            DocError::InvalidFilter { .. } => Error::filter(error),
+            DocError::DocumentTooLarge { .. } | DocError::NestingTooDeep { .. } => {
+                Error::document(error)
+            }
+            other => Error::argument(other),
+        }
+    }
+
+    /// MongoDB's error code for this error, where MongoDB has one that says the same thing:
+    /// 11000 for a duplicate key, 10334 for a document over 16 MiB, and the code a pipeline or
+    /// expression error carries (e.g. 40324 for an unknown stage, 16554 for `$add` of a
+    /// string).
+    pub fn code(&self) -> Option<i32> {
+        match &*self.kind {
+            ErrorKind::DuplicateKey { .. } => Some(11000),
+            ErrorKind::DocumentTooLarge { .. } => Some(10334),
+            ErrorKind::Aggregation(
+                DocError::Expression { code, .. } | DocError::Pipeline { code, .. },
+            )
+            | ErrorKind::InvalidFilter(DocError::Expression { code, .. }) => Some(*code),
+            _ => None,
+        }
+    }
+
     pub(crate) fn argument(error: DocError) -> Error {
         Error::new(ErrorKind::InvalidArgument(error))
     }
@@ -268,7 +303,8 @@ impl fmt::Display for Error {
             ErrorKind::InvalidFilter(error)
             | ErrorKind::InvalidUpdate(error)
             | ErrorKind::InvalidDocument(error)
-            | ErrorKind::InvalidArgument(error) => error.fmt(f)?,
+            | ErrorKind::InvalidArgument(error)
+            | ErrorKind::Aggregation(error) => error.fmt(f)?,
             ErrorKind::DocumentTooLarge { size, limit } => {
                 write!(f, "document is {size} bytes, over the {limit}-byte limit")?;
             }
@@ -353,7 +389,8 @@ impl std::error::Error for Error {
             ErrorKind::InvalidFilter(error)
             | ErrorKind::InvalidUpdate(error)
             | ErrorKind::InvalidDocument(error)
-            | ErrorKind::InvalidArgument(error) => error.source(),
+            | ErrorKind::InvalidArgument(error)
+            | ErrorKind::Aggregation(error) => error.source(),
             ErrorKind::Storage(error) => error.source(),
             ErrorKind::Pattern(error) => error.source(),
             _ => None,

@@ -20,6 +20,7 @@
 //! | `database` | [`Database`], [`DatabaseOptions`], [`Transaction`]; the write lock and the published snapshot |
 //! | `collection` | [`Collection`] and its fluent actions (`insert_one(..).run()`) |
 //! | `cursor` | [`Cursor`], streaming from the snapshot it started on |
+//! | `aggregate` | pipelines: the planner's prefix, logical input expanded only when read, `$lookup` reads, `$out`/`$merge` in one transaction |
 //! | `results` | result and option types with the driver's field names, [`Explain`] |
 //! | `error` | [`Error`] and [`ErrorKind`] |
 //! | `catalog` | collections and index definitions, persisted in the store |
@@ -32,6 +33,7 @@
 //!
 //! This crate must never know terminals, nor files other than its database directory.
 
+mod aggregate;
 mod catalog;
 mod catalog_repair;
 mod collection;
@@ -47,13 +49,15 @@ mod planner;
 mod results;
 mod txn;
 
+pub use aggregate::STORED_DOCUMENTS_STAGE;
 pub use bson;
 pub use bson::doc;
 pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN};
 pub use catalog_repair::RebuiltCollection;
 pub use collection::{
-    Collection, CountDocuments, CreateIndex, Delete, Distinct, DropCollection, DropIndex, Find,
-    FindOne, FindOneAndDelete, FindOneAndModify, InsertMany, InsertOne, UpdateAction,
+    Aggregate, Collection, CountDocuments, CreateIndex, Delete, Distinct, DropCollection,
+    DropIndex, Find, FindOne, FindOneAndDelete, FindOneAndModify, InsertMany, InsertOne,
+    UpdateAction,
 };
 pub use cursor::Cursor;
 pub use database::{Database, DatabaseOptions, Transaction};

@@ -307,6 +307,16 @@ pub(crate) fn is_managed_path(catalog: &Catalog, collection: &str, path: &str) -
         && Engine::new(collection, &catalog.policies).is_managed_path(path)
 }
 
+/// Whether `path` reaches into a field a policy of `collection` owns besides its array (the
+/// outlier's flag): stored documents have it, logical documents do not.
+pub(crate) fn is_reserved_path(catalog: &Catalog, collection: &str, path: &str) -> bool {
+    let head = path.split('.').next().unwrap_or(path);
+    catalog.policies.iter().any(|policy| {
+        policy.pattern.collection() == collection
+            && policy.pattern.reserved_main_fields().contains(&head)
+    })
+}
+
 fn touches(filter: &Filter, managed: &dyn Fn(&str) -> bool) -> bool {
     filter.clauses.iter().any(|clause| match clause {
         Clause::Field { path, .. } => managed(path.as_str()),

@@ -57,6 +57,8 @@ pub enum Operation {
     },
     /// `find(filter, projection)` with its cursor methods.
     Find(FindQuery),
+    /// `aggregate(pipeline, options)` with its cursor methods.
+    Aggregate(AggregateQuery),
     /// `findOne(filter, projection, options)`.
     FindOne {
         /// The filter.
@@ -200,6 +202,7 @@ impl Operation {
             Operation::InsertMany { .. } => "insertMany",
             Operation::Find(_) => "find",
             Operation::FindOne { .. } => "findOne",
+            Operation::Aggregate(_) => "aggregate",
             Operation::Update { multi: false, .. } => "updateOne",
             Operation::Update { multi: true, .. } => "updateMany",
             Operation::Replace { .. } => "replaceOne",
@@ -241,6 +244,17 @@ pub struct FindQuery {
     pub explain: bool,
     /// `{expand: true}` or `.expand()`: logical documents, managed arrays whole.
     pub expand: bool,
+}
+
+/// An `aggregate` with the cursor methods chained after it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AggregateQuery {
+    /// The stages, in order.
+    pub pipeline: Vec<Document>,
+    /// `{let: {...}}`: variables the pipeline reads as `$$name`.
+    pub let_vars: Option<Document>,
+    /// `.explain()` or `{explain: true}`: show the plan instead of the documents.
+    pub explain: bool,
 }
 
 /// Options of `findOneAndUpdate` and `findOneAndReplace`.

@@ -10,7 +10,9 @@ use spillway::bson::{Bson, Document, doc};
 use spillway::{Cursor, Database, IndexModel, IndexOptions, ReturnDocument, UpdateResult};
 use spillway_doc::shell::Position;
 
-use super::command::{Command, FindAndModifyOptions, FindQuery, IndexSelector, Operation};
+use super::command::{
+    AggregateQuery, Command, FindAndModifyOptions, FindQuery, IndexSelector, Operation,
+};
 use super::error::ShellError;
 use super::parse::{COLLECTION_METHODS, CURSOR_METHODS, DATABASE_METHODS};
 use crate::patterns;
@@ -215,6 +217,7 @@ impl Executor {
                 reply
             }
             Operation::Find(query) => return self.find(&collection, query),
+            Operation::Aggregate(query) => return self.aggregate(&collection, query),
             Operation::FindOne {
                 filter,
                 projection,
@@ -458,6 +461,23 @@ impl Executor {
             .into());
         }
         // A new find replaces the cursor `it` would have continued.
+        self.open_cursor = None;
+        Ok(self.next_batch(action.run()?.peekable())?)
+    }
+
+    fn aggregate(
+        &mut self,
+        collection: &spillway::Collection<Document>,
+        query: &AggregateQuery,
+    ) -> Result<Outcome, Failure> {
+        let mut action = collection.aggregate(query.pipeline.clone());
+        if let Some(let_vars) = &query.let_vars {
+            action = action.let_vars(let_vars.clone());
+        }
+        if query.explain {
+            return Ok(Reply::Value(Bson::Document(action.explain()?)).into());
+        }
+        // A new aggregate replaces the cursor `it` would have continued.
         self.open_cursor = None;
         Ok(self.next_batch(action.run()?.peekable())?)
     }

@@ -11,7 +11,9 @@ use spillway::bson::{Bson, Document};
 use spillway_doc::DocError;
 use spillway_doc::shell::{Dialect, Expr, ExprKind, Parser, Position, Span, TokenKind, evaluate};
 
-use super::command::{Command, FindAndModifyOptions, FindQuery, IndexSelector, Operation};
+use super::command::{
+    AggregateQuery, Command, FindAndModifyOptions, FindQuery, IndexSelector, Operation,
+};
 use super::error::ShellError;
 use super::split::StatementSource;
 use crate::patterns::{OUTLIER_OPTIONS, SUBSET_OPTIONS};
@@ -25,6 +27,7 @@ pub const COLLECTION_METHODS: &[&str] = &[
     "insertMany",
     "find",
     "findOne",
+    "aggregate",
     "updateOne",
     "updateMany",
     "replaceOne",
@@ -62,6 +65,9 @@ pub const CURSOR_METHODS: &[&str] = &[
     "batchSize",
     "expand",
 ];
+
+/// The methods that may follow `aggregate(...)`.
+pub const AGGREGATE_CURSOR_METHODS: &[&str] = &["toArray", "pretty", "explain"];
 
 /// Parses one statement.
 pub fn parse_statement(statement: &StatementSource<'_>) -> Result<Command> {
@@ -402,6 +408,9 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
         Operation::Find(query) => {
             Operation::Find(apply_cursor_methods(origin, query, cursor_links)?)
         }
+        Operation::Aggregate(query) => {
+            Operation::Aggregate(apply_aggregate_cursor_methods(origin, query, cursor_links)?)
+        }
         other => {
             if let Some(link) = cursor_links.first() {
                 let at = match link {
@@ -482,6 +491,28 @@ fn parse_operation(
                 }
             }
             Operation::Find(query)
+        }
+        "aggregate" => {
+            arguments.at_most(2)?;
+            let pipeline = match arguments.required(0, "a pipeline: an array of stages")? {
+                Bson::Array(stages) => arguments.documents_of(0, stages)?,
+                other => {
+                    return Err(arguments.wrong_type(0, "a pipeline: an array of stages", &other));
+                }
+            };
+            let mut query = AggregateQuery {
+                pipeline,
+                ..AggregateQuery::default()
+            };
+            if let Some(mut options) = arguments.options(
+                1,
+                &["let", "allowDiskUse", "batchSize", "explain", "comment"],
+            )? {
+                query.let_vars = options.document("let")?;
+                options.bool("allowDiskUse")?;
+                query.explain = options.bool("explain")?.unwrap_or(false);
+            }
+            Operation::Aggregate(query)
         }
         "findOne" => {
             arguments.at_most(3)?;
@@ -691,11 +722,13 @@ fn parse_operation(
     Ok(operation)
 }
 
-fn apply_cursor_methods(
+/// The `.method(arguments)` calls chained after a cursor-returning method, in order.
+fn cursor_calls<'a>(
     origin: &Origin,
-    mut query: FindQuery,
-    links: &[Link<'_>],
-) -> Result<FindQuery> {
+    links: &'a [Link<'a>],
+    after: &str,
+) -> Result<Vec<(&'a str, Span, Arguments<'a>)>> {
+    let mut calls = Vec::new();
     let mut rest = links;
     while !rest.is_empty() {
         let (method, method_span, values, call_span) = match rest {
@@ -716,19 +749,19 @@ fn apply_cursor_methods(
             [Link::Index { index }, ..] => {
                 return Err(origin.usage(
                     index.span.start,
-                    "expected a cursor method such as .sort(...) after find(...)",
+                    format!("expected a cursor method such as .toArray() after {after}(...)"),
                 ));
             }
             [Link::Call { span, .. }, ..] => {
                 return Err(origin.usage(
                     span.start,
-                    "expected a cursor method such as .sort(...) after find(...)",
+                    format!("expected a cursor method such as .toArray() after {after}(...)"),
                 ));
             }
             [] => unreachable!("the loop stops on an empty chain"),
         };
         rest = &rest[2..];
-        if query.explain && method != "explain" {
+        if calls.iter().any(|(earlier, _, _)| *earlier == "explain") {
             return Err(origin.usage(
                 method_span.start,
                 format!("explain() must come last: call .{method}(...) before it"),
@@ -740,6 +773,62 @@ fn apply_cursor_methods(
             values,
             call_end: call_span.end,
         };
+        calls.push((method, method_span, arguments));
+    }
+    Ok(calls)
+}
+
+/// `explain(verbosity)`'s optional argument, checked.
+fn explain_verbosity(arguments: &Arguments<'_>) -> Result<()> {
+    arguments.at_most(1)?;
+    if let Some(verbosity) = arguments.value(0)? {
+        let known = ["queryPlanner", "executionStats", "allPlansExecution"];
+        let valid = matches!(&verbosity, Bson::String(text) if known.contains(&text.as_str()))
+            || matches!(verbosity, Bson::Boolean(_));
+        if !valid {
+            return Err(arguments.wrong_type(
+                0,
+                "a verbosity ('queryPlanner', 'executionStats' or 'allPlansExecution')",
+                &verbosity,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The cursor methods after `aggregate(...)`: `toArray()`, `pretty()`, `explain()`.
+fn apply_aggregate_cursor_methods(
+    origin: &Origin,
+    mut query: AggregateQuery,
+    links: &[Link<'_>],
+) -> Result<AggregateQuery> {
+    for (method, method_span, arguments) in cursor_calls(origin, links, "aggregate")? {
+        match method {
+            "explain" => {
+                explain_verbosity(&arguments)?;
+                query.explain = true;
+            }
+            "toArray" | "pretty" => arguments.at_most(0)?,
+            other => {
+                return Err(origin.usage(
+                    method_span.start,
+                    format!(
+                        "unknown cursor method '{other}' (after aggregate(...) the shell knows {})",
+                        AGGREGATE_CURSOR_METHODS.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(query)
+}
+
+fn apply_cursor_methods(
+    origin: &Origin,
+    mut query: FindQuery,
+    links: &[Link<'_>],
+) -> Result<FindQuery> {
+    for (method, method_span, arguments) in cursor_calls(origin, links, "find")? {
         match method {
             "sort" => {
                 arguments.at_most(1)?;
@@ -762,19 +851,7 @@ fn apply_cursor_methods(
                 arguments.count(0)?;
             }
             "explain" => {
-                arguments.at_most(1)?;
-                if let Some(verbosity) = arguments.value(0)? {
-                    let known = ["queryPlanner", "executionStats", "allPlansExecution"];
-                    let valid = matches!(&verbosity, Bson::String(text) if known.contains(&text.as_str()))
-                        || matches!(verbosity, Bson::Boolean(_));
-                    if !valid {
-                        return Err(arguments.wrong_type(
-                            0,
-                            "a verbosity ('queryPlanner', 'executionStats' or 'allPlansExecution')",
-                            &verbosity,
-                        ));
-                    }
-                }
+                explain_verbosity(&arguments)?;
                 query.explain = true;
             }
             "toArray" | "pretty" => arguments.at_most(0)?,
