@@ -27,7 +27,14 @@ fn rss_anon() -> u64 {
     status
         .lines()
         .find_map(|line| line.strip_prefix("RssAnon:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .and_then(|value| {
+            value
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
         .map_or(0, |kib| kib * 1024)
 }
 
@@ -45,7 +52,10 @@ fn main() {
     // `cargo bench` passes `--bench`; nothing to parse.
     let documents: i64 = std::env::var("SPILLWAY_MEMORY_DOCUMENTS")
         .ok()
-        .map_or(1_000_000, |v| v.parse().expect("SPILLWAY_MEMORY_DOCUMENTS must be a number"));
+        .map_or(1_000_000, |v| {
+            v.parse()
+                .expect("SPILLWAY_MEMORY_DOCUMENTS must be a number")
+        });
     let target_dir = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
         || Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"),
         PathBuf::from,
@@ -62,7 +72,9 @@ fn main() {
         let books = database.collection::<Document>("books");
         let mut first = 0;
         while first < documents {
-            let batch: Vec<Document> = (first..documents.min(first + LOAD_BATCH)).map(book).collect();
+            let batch: Vec<Document> = (first..documents.min(first + LOAD_BATCH))
+                .map(book)
+                .collect();
             books.insert_many(&batch).run().unwrap();
             first += LOAD_BATCH;
         }

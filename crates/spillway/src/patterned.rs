@@ -317,6 +317,28 @@ pub(crate) fn is_reserved_path(catalog: &Catalog, collection: &str, path: &str) 
     })
 }
 
+/// The top-level fields the policies of `collection` manage.
+pub(crate) fn managed_fields(catalog: &Catalog, collection: &str) -> Vec<String> {
+    catalog
+        .policies
+        .iter()
+        .filter(|policy| policy.pattern.collection() == collection)
+        .map(|policy| policy.pattern.field().to_string())
+        .collect()
+}
+
+/// Removes from a stored document of `collection` the fields its policies own besides their
+/// arrays (the outlier's flag), which logical documents do not have.
+pub(crate) fn remove_reserved_fields(catalog: &Catalog, collection: &str, document: &mut Document) {
+    for policy in &catalog.policies {
+        if policy.pattern.collection() == collection {
+            for reserved in policy.pattern.reserved_main_fields() {
+                document.remove(reserved);
+            }
+        }
+    }
+}
+
 fn touches(filter: &Filter, managed: &dyn Fn(&str) -> bool) -> bool {
     filter.clauses.iter().any(|clause| match clause {
         Clause::Field { path, .. } => managed(path.as_str()),

@@ -108,7 +108,10 @@ fn pipelines(user: u8, n: i64) -> Vec<(&'static str, Vec<Document>)> {
                 doc! { "$sort": { "_id": 1 } },
             ],
         ),
-        ("books", vec![doc! { "$sort": { "_id": -1 } }, doc! { "$limit": n }]),
+        (
+            "books",
+            vec![doc! { "$sort": { "_id": -1 } }, doc! { "$limit": n }],
+        ),
         ("books", vec![doc! { "$match": { "author": "author 1" } }]),
         (
             "books",
@@ -182,13 +185,19 @@ fn apply(db: &Database, write: &Write, next_k: i64) {
     match write {
         Write::Push { book, user } => {
             books
-                .update_one(doc! { "_id": book }, doc! { "$push": { "buyers": format!("u{user}") } })
+                .update_one(
+                    doc! { "_id": book },
+                    doc! { "$push": { "buyers": format!("u{user}") } },
+                )
                 .run()
                 .unwrap();
         }
         Write::Pull { book, user } => {
             books
-                .update_one(doc! { "_id": book }, doc! { "$pull": { "buyers": format!("u{user}") } })
+                .update_one(
+                    doc! { "_id": book },
+                    doc! { "$pull": { "buyers": format!("u{user}") } },
+                )
                 .run()
                 .unwrap();
         }
@@ -251,7 +260,11 @@ fn stored_documents_stage_reads_the_main_documents_as_stored() {
         .insert_one(book(1, &[1, 2, 3, 4, 5, 6, 7]))
         .run()
         .unwrap();
-    let logical = run(&books, &[doc! { "$project": { "n": { "$size": "$buyers" } } }]).unwrap();
+    let logical = run(
+        &books,
+        &[doc! { "$project": { "n": { "$size": "$buyers" } } }],
+    )
+    .unwrap();
     assert_eq!(logical, vec![doc! { "_id": 1, "n": 7 }]);
     let stored = run(
         &books,
@@ -261,10 +274,18 @@ fn stored_documents_stage_reads_the_main_documents_as_stored() {
         ],
     )
     .unwrap();
-    assert_eq!(stored, vec![doc! { "_id": 1, "n": THRESHOLD as i32, "has_extras": true }]);
+    assert_eq!(
+        stored,
+        vec![doc! { "_id": 1, "n": THRESHOLD as i32, "has_extras": true }]
+    );
     let misplaced = books
         .aggregate([doc! { "$match": {} }, doc! { "$storedDocuments": {} }])
         .run()
         .unwrap_err();
-    assert!(misplaced.to_string().contains("only valid as the first stage"), "{misplaced}");
+    assert!(
+        misplaced
+            .to_string()
+            .contains("only valid as the first stage"),
+        "{misplaced}"
+    );
 }

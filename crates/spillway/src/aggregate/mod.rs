@@ -26,9 +26,9 @@ use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
 use spillway_doc::DocError;
-use spillway_doc::expr::Variables;
+use spillway_doc::expr::{Dependencies, Variables};
 use spillway_doc::filter::Filter;
-use spillway_doc::pipeline::{self, MergeAction, Output, Pipeline, PipelineOptions};
+use spillway_doc::pipeline::{self, Output, Pipeline, PipelineOptions};
 use spillway_doc::sort::SortSpec;
 use spillway_store::Store;
 
@@ -36,9 +36,13 @@ use crate::cursor::Cursor;
 use crate::error::{Error, Result};
 use crate::exec::Execution;
 use crate::ops;
-use crate::patterned;
 use crate::planner;
 use crate::txn::{Published, Reader, WriteTxn};
+
+mod logical;
+mod write;
+
+use logical::{Chunks, LogicalInput};
 
 /// The first stage that asks for the stored (unexpanded) documents of a collection with a
 /// pattern policy.
@@ -51,11 +55,19 @@ pub(crate) struct Request {
     stored: bool,
     /// The stages the planner answers, as a find.
     prefix: Prefix,
-    /// The stages after the prefix, without a final `$out`/`$merge`.
-    rest: Arc<Pipeline>,
+    /// The stages after the prefix, a final `$out`/`$merge` included.
+    rest: Vec<Document>,
     /// `$out` or `$merge`, if the pipeline ends with one.
     output: Option<Output>,
+    options: PipelineOptions,
     variables: Variables,
+}
+
+/// What a request runs on one view of the database: how input documents are made, and the
+/// stages after the prefix (without the write stage), rewritten for that input.
+struct Prepared {
+    input: LogicalInput,
+    pipeline: Arc<Pipeline>,
 }
 
 /// The leading `$match`/`$sort`/`$skip`/`$limit` stages, as one find.
@@ -72,7 +84,7 @@ struct Prefix {
 
 impl Request {
     /// Parses `stages` (MongoDB's errors, with their codes, for a bad pipeline) and splits it
-    /// into the planner's prefix, the streamed rest and the write stage.
+    /// into the planner's prefix and the rest.
     pub(crate) fn parse(
         collection: &str,
         stages: &[Document],
@@ -104,21 +116,15 @@ impl Request {
         // The whole pipeline is checked first, so that an error in a stage the planner takes
         // is reported as MongoDB reports it.
         let whole = Pipeline::parse(stages, &options).map_err(Error::aggregation)?;
-        let variables = whole.variables().clone();
         let (prefix, consumed) = Prefix::peel(stages)?;
-        let mut rest: Vec<Document> = stages[consumed..].to_vec();
-        let output = whole.output().cloned();
-        if output.is_some() {
-            rest.pop();
-        }
-        let rest = Pipeline::parse(&rest, &options).map_err(Error::aggregation)?;
         Ok(Request {
             collection: collection.to_string(),
             stored,
             prefix,
-            rest: Arc::new(rest),
-            output,
-            variables,
+            rest: stages[consumed..].to_vec(),
+            output: whole.output().cloned(),
+            variables: whole.variables().clone(),
+            options,
         })
     }
 
@@ -127,20 +133,27 @@ impl Request {
         self.output.is_some()
     }
 
-    /// Whether the input must be logical documents: the collection has a policy and the
-    /// pipeline reads a field the policy manages or owns (or passes whole documents on).
-    fn needs_logical(&self, reader: &dyn Reader) -> bool {
-        let catalog = reader.catalog();
-        if self.stored || !catalog.has_policies(&self.collection) {
-            return false;
+    /// Plans the input on `reader`'s view and parses the stages it runs.
+    fn prepare(&self, reader: &dyn Reader) -> Result<Prepared> {
+        let mut stages = self.rest.clone();
+        let input = if self.stored {
+            LogicalInput::default()
+        } else {
+            let dependencies = |stages: &[Document]| -> Result<Dependencies> {
+                Ok(Pipeline::parse(stages, &self.options)
+                    .map_err(Error::aggregation)?
+                    .dependencies())
+            };
+            LogicalInput::plan(reader, &self.collection, &mut stages, &dependencies)?
+        };
+        if self.output.is_some() {
+            stages.pop();
         }
-        let dependencies = self.rest.dependencies();
-        dependencies.whole_document
-            || dependencies.paths.iter().any(|path| {
-                patterned::is_managed_path(catalog, &self.collection, path)
-                    || patterned::is_reserved_path(catalog, &self.collection, path)
-            })
-            || self.output.is_some()
+        let pipeline = Pipeline::parse(&stages, &self.options).map_err(Error::aggregation)?;
+        Ok(Prepared {
+            input,
+            pipeline: Arc::new(pipeline),
+        })
     }
 
     /// Runs a read-only pipeline on the latest snapshot; the cursor streams.
@@ -149,9 +162,18 @@ impl Request {
         state: Arc<Published>,
         batch_size: usize,
     ) -> Result<Cursor<T>> {
-        let input = self.stream_input(&state, batch_size)?;
+        let prepared = self.prepare(&*state)?;
+        let stored = self.stored_documents(&state, batch_size)?;
+        let input = LogicalStream {
+            reader: Arc::clone(&state),
+            collection: self.collection.clone(),
+            input: prepared.input,
+            stored,
+            chunks: None,
+            failed: false,
+        };
         let source: Arc<dyn pipeline::Source + Send + Sync> = Arc::new(SnapshotSource { state });
-        let output = pipeline::run(self.rest, input, source, self.variables);
+        let output = pipeline::run(prepared.pipeline, Box::new(input), source, self.variables);
         Ok(Cursor::documents(Box::new(
             output.map(|item| item.map_err(Error::aggregation)),
         )))
@@ -159,12 +181,22 @@ impl Request {
 
     /// Runs a read-only pipeline in a transaction (its reads see the transaction's writes):
     /// the result is computed now, as a transaction's `find` computes it.
-    pub(crate) fn run_in(self, reader: &(dyn Reader + Sync)) -> Result<Vec<Document>> {
-        let input = self.materialised_input(reader)?;
+    pub(crate) fn run_in(&self, reader: &(dyn Reader + Sync)) -> Result<Vec<Document>> {
+        let prepared = self.prepare(reader)?;
+        let mut input = Vec::new();
+        for found in self.query(reader)? {
+            let mut chunks =
+                prepared
+                    .input
+                    .documents(reader, &self.collection, ops::decode(&found.bytes)?)?;
+            while let Some(document) = chunks.next(reader, &self.collection)? {
+                input.push(document);
+            }
+        }
         let source: Arc<dyn pipeline::Source + Send + Sync + '_> =
             Arc::new(ReaderSource { reader });
         pipeline::run(
-            Arc::clone(&self.rest),
+            prepared.pipeline,
             Box::new(input.into_iter().map(Ok)),
             source,
             self.variables.clone(),
@@ -175,89 +207,73 @@ impl Request {
 
     /// Runs a pipeline that ends with `$out` or `$merge` inside `txn`: the output is computed
     /// from the transaction's view, then written into it; the caller commits once.
-    pub(crate) fn run_writing(self, txn: &mut WriteTxn, store: &Store) -> Result<()> {
+    pub(crate) fn run_writing(&self, txn: &mut WriteTxn, store: &Store) -> Result<()> {
         let output = self
             .output
             .clone()
             .expect("run_writing needs $out or $merge");
         let documents = self.run_in(&*txn)?;
-        match output {
-            Output::Out { collection, .. } => out(txn, store, &collection, documents),
-            Output::Merge(spec) => {
-                let target = spec.collection().to_string();
-                for document in documents {
-                    merge_one(txn, store, &target, &spec, document)?;
-                }
-                Ok(())
-            }
-        }
+        write::write_output(txn, store, &output, documents)
     }
 
-    /// The input documents, streamed from a find on the snapshot.
-    fn stream_input(
+    /// The stored documents the prefix selects, streamed from the snapshot where the plan
+    /// allows it.
+    fn stored_documents(
         &self,
         state: &Arc<Published>,
         batch_size: usize,
-    ) -> Result<Box<dyn Iterator<Item = spillway_doc::Result<Document>> + Send>> {
-        let logical = self.needs_logical(&**state);
-        let filtered_logically =
-            patterned::is_logical_query(&state.catalog, &self.collection, &self.prefix.filter);
+    ) -> Result<Cursor<Document>> {
+        let filtered_logically = !self.stored
+            && crate::patterned::is_logical_query(
+                &state.catalog,
+                &self.collection,
+                &self.prefix.filter,
+            );
         let plan = planner::plan(
             state.catalog.collections.get(&self.collection),
             &self.prefix.filter,
             self.prefix.sort.as_ref(),
         );
-        let cursor: Cursor<Document> = if plan.sort.is_some() || filtered_logically || logical {
-            Cursor::materialised(
-                self.query(&**state, logical)?,
+        if plan.sort.is_some() || filtered_logically {
+            return Ok(Cursor::materialised(
+                self.query(&**state)?,
                 Arc::new(Filter::match_all()),
                 None,
-            )
-        } else {
-            Cursor::streaming(
-                Arc::clone(state),
-                Execution::new(plan.access, plan.docs),
-                Arc::new(self.prefix.filter.clone()),
-                None,
-                usize::try_from(self.prefix.skip).unwrap_or(usize::MAX),
-                self.prefix.limit,
-                batch_size,
-            )
-        };
-        Ok(Box::new(cursor.map(|item| item.map_err(to_doc_error))))
+            ));
+        }
+        Ok(Cursor::streaming(
+            Arc::clone(state),
+            Execution::new(plan.access, plan.docs),
+            Arc::new(self.prefix.filter.clone()),
+            None,
+            usize::try_from(self.prefix.skip).unwrap_or(usize::MAX),
+            self.prefix.limit,
+            batch_size,
+        ))
     }
 
-    /// The input documents, all at once.
-    fn materialised_input(&self, reader: &dyn Reader) -> Result<Vec<Document>> {
-        let logical = self.needs_logical(reader);
-        self.query(reader, logical)?
-            .iter()
-            .map(|found| ops::decode(&found.bytes))
-            .collect()
-    }
-
-    fn query(&self, reader: &dyn Reader, logical: bool) -> Result<Vec<crate::exec::Match>> {
+    /// The stored documents the prefix selects, all at once.
+    fn query(&self, reader: &dyn Reader) -> Result<Vec<crate::exec::Match>> {
         let query = if self.stored {
             ops::query_stored
         } else {
             ops::query
         };
-        let mut run = query(
+        Ok(query(
             reader,
             &self.collection,
             &self.prefix.filter,
             self.prefix.sort.as_ref(),
             self.prefix.skip,
             self.prefix.limit,
-        )?;
-        if logical {
-            patterned::expand_matches(reader, &self.collection, &mut run.matches)?;
-        }
-        Ok(run.matches)
+        )?
+        .matches)
     }
 
-    /// `explain` for the pipeline: the find the planner runs, then the other stages.
+    /// `explain` for the pipeline: the find the planner runs (with what it examined), how
+    /// input documents are made, then the other stages as they run.
     pub(crate) fn explain(&self, reader: &dyn Reader) -> Result<Document> {
+        let prepared = self.prepare(reader)?;
         let run = ops::query(
             reader,
             &self.collection,
@@ -277,17 +293,74 @@ impl Request {
                 "totalKeysExamined": run.keys_examined as i64,
                 "totalDocsExamined": run.docs_examined as i64,
             },
-            "logicalDocuments": !self.stored && self.needs_logical(reader),
+            "input": if self.stored { "stored documents".to_string() } else { prepared.input.describe() },
         };
         if let Some(sort) = &self.prefix.sort_document {
             cursor_stage.insert("sort", sort.clone());
         }
+        if self.prefix.skip > 0 {
+            cursor_stage.insert("skip", self.prefix.skip as i64);
+        }
+        if let Some(limit) = self.prefix.limit {
+            cursor_stage.insert("limit", limit as i64);
+        }
         let mut stages = vec![Bson::Document(doc! { "$cursor": cursor_stage })];
-        stages.extend(self.rest.describe().into_iter().map(Bson::Document));
+        stages.extend(prepared.pipeline.describe().into_iter().map(Bson::Document));
         if let Some(output) = &self.output {
             stages.push(Bson::Document(output.describe()));
         }
         Ok(doc! { "stages": stages })
+    }
+}
+
+/// The input documents of a pipeline on the latest snapshot: the stored documents the prefix
+/// selects, each made into the documents [`LogicalInput`] says, one at a time.
+struct LogicalStream {
+    reader: Arc<Published>,
+    collection: String,
+    input: LogicalInput,
+    stored: Cursor<Document>,
+    chunks: Option<Chunks>,
+    failed: bool,
+}
+
+impl LogicalStream {
+    fn next_document(&mut self) -> Result<Option<Document>> {
+        loop {
+            if let Some(chunks) = &mut self.chunks {
+                if let Some(document) = chunks.next(&*self.reader, &self.collection)? {
+                    return Ok(Some(document));
+                }
+                self.chunks = None;
+            }
+            let Some(stored) = self.stored.next().transpose()? else {
+                return Ok(None);
+            };
+            if !self.input.transforms() {
+                return Ok(Some(stored));
+            }
+            self.chunks = Some(
+                self.input
+                    .documents(&*self.reader, &self.collection, stored)?,
+            );
+        }
+    }
+}
+
+impl Iterator for LogicalStream {
+    type Item = spillway_doc::Result<Document>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        match self.next_document() {
+            Ok(document) => document.map(Ok),
+            Err(error) => {
+                self.failed = true;
+                Some(Err(to_doc_error(error)))
+            }
+        }
     }
 }
 
@@ -412,54 +485,4 @@ impl pipeline::Source for ReaderSource<'_> {
         let documents = read_collection(self.reader, collection, filter).map_err(to_doc_error)?;
         Ok(Box::new(documents.into_iter().map(Ok)))
     }
-}
-
-/// `$out`: the target's documents become `documents` (its indexes stay, as in MongoDB).
-fn out(txn: &mut WriteTxn, store: &Store, target: &str, documents: Vec<Document>) -> Result<()> {
-    ops::delete(txn, store, target, &Filter::match_all(), true)?;
-    ops::ensure_collection(txn, store, target)?;
-    for document in documents {
-        ops::insert(txn, store, target, document)?;
-    }
-    Ok(())
-}
-
-/// `$merge` of one output document into `target`.
-fn merge_one(
-    txn: &mut WriteTxn,
-    store: &Store,
-    target: &str,
-    spec: &pipeline::MergeSpec,
-    document: Document,
-) -> Result<()> {
-    let filter_document = spec.match_filter(&document).map_err(Error::aggregation)?;
-    let filter = Filter::parse(&filter_document).map_err(Error::filter)?;
-    let existing = ops::query(txn, target, &filter, None, 0, Some(2))?;
-    if existing.matches.len() > 1 {
-        return Err(Error::aggregation(DocError::Pipeline {
-            code: 51183,
-            message: format!(
-                "$merge: more than one document of '{target}' matches the 'on' fields of {filter_document}"
-            ),
-        }));
-    }
-    let existing = existing
-        .matches
-        .first()
-        .map(|found| ops::decode(&found.bytes))
-        .transpose()?;
-    match spec
-        .decide(existing.as_ref(), document)
-        .map_err(Error::aggregation)?
-    {
-        MergeAction::Insert(document) => {
-            ops::insert(txn, store, target, document)?;
-        }
-        MergeAction::Replace(document) => {
-            let replacement = ops::parse_update(&document, &[], ops::UpdateKind::Replacement)?;
-            ops::update(txn, store, target, &filter, &replacement, false, false)?;
-        }
-        MergeAction::Keep | MergeAction::Discard => {}
-    }
-    Ok(())
 }

@@ -1,0 +1,84 @@
+//! The writing stages, `$out` and `$merge`: the pipeline's output written into a collection
+//! inside the transaction that computed it.
+//!
+//! `spillway_doc::pipeline` decides what each output document means for the target (insert,
+//! replace, keep, or MongoDB's error); this module only reads the target and writes. Writes go
+//! through the same operations as `insert_one` and `replace_one`, so a target with indexes or
+//! pattern policies stays consistent, and a failure aborts the whole transaction.
+
+use bson::Document;
+use spillway_doc::DocError;
+use spillway_doc::filter::Filter;
+use spillway_doc::pipeline::{MergeAction, MergeSpec, Output};
+use spillway_store::Store;
+
+use crate::error::{Error, Result};
+use crate::ops;
+use crate::txn::WriteTxn;
+
+/// Writes `documents` as `output` says.
+pub(super) fn write_output(
+    txn: &mut WriteTxn,
+    store: &Store,
+    output: &Output,
+    documents: Vec<Document>,
+) -> Result<()> {
+    match output {
+        Output::Out(spec) => out(txn, store, spec.collection(), documents),
+        Output::Merge(spec) => {
+            for document in documents {
+                merge_one(txn, store, spec, document)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `$out`: the target's documents become `documents`; its indexes stay, as in MongoDB.
+fn out(txn: &mut WriteTxn, store: &Store, target: &str, documents: Vec<Document>) -> Result<()> {
+    ops::delete(txn, store, target, &Filter::match_all(), true)?;
+    ops::ensure_collection(txn, store, target)?;
+    for document in documents {
+        ops::insert(txn, store, target, document)?;
+    }
+    Ok(())
+}
+
+/// `$merge` of one output document.
+fn merge_one(
+    txn: &mut WriteTxn,
+    store: &Store,
+    spec: &MergeSpec,
+    document: Document,
+) -> Result<()> {
+    let target = spec.collection();
+    let filter_document = spec.match_filter(&document).map_err(Error::aggregation)?;
+    let filter = Filter::parse(&filter_document).map_err(Error::filter)?;
+    let existing = ops::query(txn, target, &filter, None, 0, Some(2))?.matches;
+    if existing.len() > 1 {
+        return Err(Error::aggregation(DocError::Pipeline {
+            code: 51183,
+            message: format!(
+                "$merge: more than one document of '{target}' matches the 'on' fields of {filter_document}"
+            ),
+        }));
+    }
+    let existing = existing
+        .first()
+        .map(|found| ops::decode(&found.bytes))
+        .transpose()?;
+    match spec
+        .decide(existing.as_ref(), document)
+        .map_err(Error::aggregation)?
+    {
+        MergeAction::Insert(document) => {
+            ops::insert(txn, store, target, document)?;
+        }
+        MergeAction::Replace(document) => {
+            let replacement = ops::parse_update(&document, &[], ops::UpdateKind::Replacement)?;
+            ops::update(txn, store, target, &filter, &replacement, false, false)?;
+        }
+        MergeAction::Keep => {}
+    }
+    Ok(())
+}
