@@ -13,6 +13,7 @@
 //! | [`filter`] | the query language, parsed once and evaluated on `RawDocument` |
 //! | [`update`] | update operators and replacement documents |
 //! | [`expr`] | aggregation expressions, parsed once and evaluated on documents |
+//! | [`pipeline`] | aggregation pipelines: stages parsed once, run as a stream |
 //! | [`projection`] | inclusion, exclusion, `$slice`, `$elemMatch` projections |
 //! | [`sort`] | sort specifications |
 //! | [`shell`] | mongosh literals and Extended JSON |
@@ -27,6 +28,7 @@ pub mod key;
 pub mod model;
 mod number;
 pub mod path;
+pub mod pipeline;
 pub mod projection;
 pub mod shell;
 pub mod size;

@@ -345,6 +345,11 @@ fn touches(filter: &Filter, managed: &dyn Fn(&str) -> bool) -> bool {
         Clause::And(filters) | Clause::Or(filters) | Clause::Nor(filters) => {
             filters.iter().any(|inner| touches(inner, managed))
         }
+        Clause::Expr(expression) => {
+            let mut found = spillway_doc::expr::Dependencies::default();
+            expression.dependencies(&mut found);
+            found.whole_document || found.paths.iter().any(|path| managed(path))
+        }
     })
 }
 

@@ -10,9 +10,9 @@ fn books() -> Vec<Document> {
     vec![
         doc! { "_id": 1, "title": "Invisible Cities", "author": "Calvino", "year": 1972, "price": 12.5 },
         doc! { "_id": 2, "title": "If on a winter's night", "author": "Calvino", "year": 1979, "price": 15.0 },
-        doc! { "_id": 3, "title": "Dune", "author": "Herbert", "year": 1965, "price": 9.99 },
+        doc! { "_id": 3, "title": "Dune", "author": "Herbert", "year": 1965, "price": 9.5 },
         doc! { "_id": 4, "title": "The Baron in the Trees", "author": "Calvino", "year": 1957 },
-        doc! { "_id": 5, "title": "Children of Dune", "author": "Herbert", "year": 1976, "price": 11.0 },
+        doc! { "_id": 5, "title": "Children of Dune", "author": "Herbert", "year": 1976, "price": 11.5 },
     ]
 }
 
@@ -55,7 +55,7 @@ fn group_sort_and_project_like_mongodb() {
         result,
         vec![
             doc! { "_id": "Calvino", "books": 3, "first": 1957, "price": 13.75 },
-            doc! { "_id": "Herbert", "books": 2, "first": 1965, "price": 10.495 },
+            doc! { "_id": "Herbert", "books": 2, "first": 1965, "price": 10.5 },
         ]
     );
 }
@@ -99,9 +99,15 @@ fn typed_results_and_let_variables() {
     assert_eq!(
         titles,
         vec![
-            Title { title: "Invisible Cities".into() },
-            Title { title: "Children of Dune".into() },
-            Title { title: "If on a winter's night".into() },
+            Title {
+                title: "Invisible Cities".into()
+            },
+            Title {
+                title: "Children of Dune".into()
+            },
+            Title {
+                title: "If on a winter's night".into()
+            },
         ]
     );
 }
@@ -123,7 +129,11 @@ fn leading_match_and_sort_use_the_index() {
         .explain()
         .unwrap();
     let stages = explain.get_array("stages").unwrap();
-    let cursor = stages[0].as_document().unwrap().get_document("$cursor").unwrap();
+    let cursor = stages[0]
+        .as_document()
+        .unwrap()
+        .get_document("$cursor")
+        .unwrap();
     let plan = cursor
         .get_document("queryPlanner")
         .unwrap()
@@ -140,7 +150,10 @@ fn leading_match_and_sort_use_the_index() {
         1,
         "{explain}"
     );
-    assert!(stages[1].as_document().unwrap().contains_key("$project"), "{explain}");
+    assert!(
+        stages[1].as_document().unwrap().contains_key("$project"),
+        "{explain}"
+    );
 }
 
 #[test]
@@ -187,25 +200,44 @@ fn out_replaces_the_target_in_one_transaction() {
     assert_eq!(collect(cursor), Vec::<Document>::new());
     assert_eq!(
         all(&db, "summary"),
-        vec![doc! { "_id": "Calvino", "books": 3 }, doc! { "_id": "Herbert", "books": 2 }]
+        vec![
+            doc! { "_id": "Calvino", "books": 3 },
+            doc! { "_id": "Herbert", "books": 2 }
+        ]
     );
     // The target's indexes stay.
-    assert!(summary.list_index_names().unwrap().contains(&"books_1".to_string()));
+    assert!(
+        summary
+            .list_index_names()
+            .unwrap()
+            .contains(&"books_1".to_string())
+    );
 }
 
 #[test]
 fn a_failing_out_changes_nothing() {
     let db = database();
     let summary = db.collection::<Document>("summary");
-    summary.insert_one(doc! { "_id": "kept", "n": 1 }).run().unwrap();
     summary
-        .create_index(IndexModel::builder().keys(doc! { "n": 1 }).options(spillway::IndexOptions::builder().unique(true).build()).build())
+        .insert_one(doc! { "_id": "kept", "n": 1 })
+        .run()
+        .unwrap();
+    summary
+        .create_index(
+            IndexModel::builder()
+                .keys(doc! { "n": 1 })
+                .options(spillway::IndexOptions::builder().unique(true).build())
+                .build(),
+        )
         .run()
         .unwrap();
     // Every output document has n: 1: the unique index refuses the second one.
     let error = db
         .collection::<Document>("books")
-        .aggregate([doc! { "$project": { "n": { "$literal": 1 } } }, doc! { "$out": "summary" }])
+        .aggregate([
+            doc! { "$project": { "n": { "$literal": 1 } } },
+            doc! { "$out": "summary" },
+        ])
         .run()
         .unwrap_err();
     assert!(error.is_duplicate_key(), "{error}");
@@ -244,7 +276,10 @@ fn merge_updates_matching_documents_and_inserts_the_others() {
         .run()
         .unwrap_err();
     assert!(error.code().is_some(), "{error}");
-    assert_eq!(all(&db, "totals")[0], doc! { "_id": "Calvino", "books": 3, "note": "kept" });
+    assert_eq!(
+        all(&db, "totals")[0],
+        doc! { "_id": "Calvino", "books": 3, "note": "kept" }
+    );
 }
 
 #[test]
@@ -272,9 +307,16 @@ fn bad_pipelines_give_mongodb_codes_and_change_nothing() {
         .run()
         .unwrap_err();
     assert_eq!(error.code(), Some(16554), "{error}");
-    assert!(matches!(error.kind(), ErrorKind::Aggregation(_)), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::Aggregation(_)),
+        "{error:?}"
+    );
     assert_eq!(all(&db, "books"), before);
-    assert!(!db.list_collection_names().unwrap().contains(&"never".to_string()));
+    assert!(
+        !db.list_collection_names()
+            .unwrap()
+            .contains(&"never".to_string())
+    );
 }
 
 #[test]
@@ -283,17 +325,25 @@ fn inside_a_transaction_a_pipeline_sees_its_writes_and_out_commits_with_it() {
     let books = db.collection::<Document>("books");
     db.transaction(|transaction| {
         books
-            .insert_one(doc! { "_id": 6, "title": "Mr. Palomar", "author": "Calvino", "year": 1983 })
+            .insert_one(
+                doc! { "_id": 6, "title": "Mr. Palomar", "author": "Calvino", "year": 1983 },
+            )
             .session(transaction)
             .run()?;
         let counted = books
-            .aggregate([doc! { "$match": { "author": "Calvino" } }, doc! { "$count": "n" }])
+            .aggregate([
+                doc! { "$match": { "author": "Calvino" } },
+                doc! { "$count": "n" },
+            ])
             .session(transaction)
             .run()?
             .collect::<Result<Vec<_>, _>>()?;
         assert_eq!(counted, vec![doc! { "n": 4 }]);
         books
-            .aggregate([doc! { "$match": { "year": { "$gt": 1980 } } }, doc! { "$out": "recent" }])
+            .aggregate([
+                doc! { "$match": { "year": { "$gt": 1980 } } },
+                doc! { "$out": "recent" },
+            ])
             .session(transaction)
             .run()?;
         Ok(())
@@ -305,8 +355,13 @@ fn inside_a_transaction_a_pipeline_sees_its_writes_and_out_commits_with_it() {
 #[test]
 fn unwind_of_a_managed_array_gives_every_logical_element() {
     let db = Database::open_in_memory().unwrap();
-    db.set_pattern(Pattern::outlier("sales", "buyers").threshold(3).bucket_capacity(2))
-        .unwrap();
+    db.create_collection("sales").unwrap();
+    db.set_pattern(
+        Pattern::outlier("sales", "buyers")
+            .threshold(3)
+            .bucket_capacity(2),
+    )
+    .unwrap();
     let sales = db.collection::<Document>("sales");
     let buyers: Vec<Bson> = (0..2500).map(|i| Bson::String(format!("u{i}"))).collect();
     sales
@@ -317,7 +372,10 @@ fn unwind_of_a_managed_array_gives_every_logical_element() {
         .aggregate([doc! { "$unwind": { "path": "$buyers", "includeArrayIndex": "i" } }])
         .explain()
         .unwrap();
-    assert!(explain.to_string().contains("unwound from chunks"), "{explain}");
+    assert!(
+        explain.to_string().contains("unwound from chunks"),
+        "{explain}"
+    );
     let unwound = collect(
         sales
             .aggregate([

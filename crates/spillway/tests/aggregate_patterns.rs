@@ -42,6 +42,8 @@ fn product(id: i64, ratings: &[u8]) -> Document {
 
 fn patterned() -> Database {
     let db = Database::open_in_memory().unwrap();
+    db.create_collection("books").unwrap();
+    db.create_collection("products").unwrap();
     db.set_pattern(
         Pattern::outlier("books", "buyers")
             .threshold(THRESHOLD)
@@ -265,7 +267,7 @@ fn stored_documents_stage_reads_the_main_documents_as_stored() {
         &[doc! { "$project": { "n": { "$size": "$buyers" } } }],
     )
     .unwrap();
-    assert_eq!(logical, vec![doc! { "_id": 1, "n": 7 }]);
+    assert_eq!(logical, vec![doc! { "_id": 1_i64, "n": 7 }]);
     let stored = run(
         &books,
         &[

@@ -34,7 +34,14 @@ use bson::{Bson, DateTime, Document};
 use crate::error::{DocError, Result};
 
 mod args;
+mod arith;
 mod array;
+mod convert;
+mod date;
+mod logic;
+pub(crate) mod num;
+mod object;
+mod string;
 
 pub(crate) use args::{Named, expect_args};
 
@@ -42,6 +49,14 @@ pub(crate) use args::{Named, expect_args};
 #[derive(Debug, Clone)]
 pub struct Expression {
     expr: Expr,
+}
+
+/// Two expressions are equal when they were parsed from the same specification (their parsed
+/// shapes print the same): filters holding `$expr` compare by it.
+impl PartialEq for Expression {
+    fn eq(&self, other: &Self) -> bool {
+        format!("{:?}", self.expr) == format!("{:?}", other.expr)
+    }
 }
 
 /// Values bound outside the expression: the pipeline's `let` variables and `$$NOW`.
@@ -378,7 +393,15 @@ pub(crate) struct Scope {
 pub(crate) type FamilyParser = fn(&str, &Bson, &mut Scope) -> Option<Result<Expr>>;
 
 /// Every family of operators, tried in order by [`Scope::parse`].
-const FAMILIES: &[FamilyParser] = &[array::parse];
+const FAMILIES: &[FamilyParser] = &[
+    arith::parse,
+    logic::parse,
+    array::parse,
+    string::parse,
+    object::parse,
+    convert::parse,
+    date::parse,
+];
 
 impl Scope {
     /// Parses `spec` as an expression.
@@ -434,6 +457,10 @@ impl Scope {
             "ROOT" => Variable::Root,
             "REMOVE" => Variable::Remove,
             "NOW" => Variable::Now,
+            // `$redact`'s actions.
+            "DESCEND" | "PRUNE" | "KEEP" if rest.is_empty() => {
+                return Ok(Expr::Constant(Bson::String(name.to_lowercase())));
+            }
             _ => match self.names.iter().rposition(|defined| defined == name) {
                 Some(slot) => Variable::Slot(slot),
                 None if name.is_empty() => {

@@ -46,7 +46,7 @@ impl ElementMatcher {
             Bson::Document(operators) if is_operator_document(operators) => {
                 Condition::Operators(parse_operators(&path, operators)?)
             }
-            Bson::Document(filter) => Condition::Document(parse_filter(filter)?),
+            Bson::Document(filter) => Condition::Document(parse_filter(filter, &[])?),
             Bson::RegularExpression(regex) => {
                 let matcher = RegexMatcher::new(regex.pattern.as_str(), regex.options.as_str())
                     .map_err(|error| match error {

@@ -24,12 +24,13 @@
 use std::cmp::Ordering;
 use std::ops::ControlFlow;
 
-use bson::{RawArray, RawBsonRef, RawDocument};
+use bson::{Document, RawArray, RawBsonRef, RawDocument};
 
 use super::predicate::{ElemMatch, InList, Operand, Predicate};
 use super::{Clause, Filter};
 use crate::compare::{CanonicalType, canonical_type_raw, compare_raw, values_equal_raw};
 use crate::error::Result;
+use crate::expr::{Variables, is_truthy};
 use crate::path::array_index;
 
 /// What a path reaches: a value or nothing.
@@ -44,10 +45,14 @@ enum Candidate<'a> {
 type Outcome = Option<Option<usize>>;
 
 /// Evaluates a whole filter (the implicit AND of its clauses).
-pub(super) fn eval_filter(filter: &Filter, document: &RawDocument) -> Result<Outcome> {
+pub(super) fn eval_filter(
+    filter: &Filter,
+    document: &RawDocument,
+    variables: Option<&Variables>,
+) -> Result<Outcome> {
     let mut array_index_found = None;
     for clause in &filter.clauses {
-        match eval_clause(clause, document)? {
+        match eval_clause(clause, document, variables)? {
             None => return Ok(None),
             Some(Some(index)) => array_index_found = Some(index),
             Some(None) => {}
@@ -56,13 +61,26 @@ pub(super) fn eval_filter(filter: &Filter, document: &RawDocument) -> Result<Out
     Ok(Some(array_index_found))
 }
 
-fn eval_clause(clause: &Clause, document: &RawDocument) -> Result<Outcome> {
+fn eval_clause(
+    clause: &Clause,
+    document: &RawDocument,
+    variables: Option<&Variables>,
+) -> Result<Outcome> {
     match clause {
+        // `$expr` reads the document as expressions do: decoded, with the caller's variables.
+        Clause::Expr(expression) => {
+            let decoded = Document::try_from(document)?;
+            let value = match variables {
+                Some(variables) => expression.evaluate(&decoded, variables)?,
+                None => expression.evaluate(&decoded, &Variables::default())?,
+            };
+            Ok(is_truthy(value.as_ref()).then_some(None))
+        }
         Clause::Field { path, predicate } => eval_predicate(predicate, document, path.parts()),
         Clause::And(filters) => {
             let mut array_index_found = None;
             for filter in filters {
-                match eval_filter(filter, document)? {
+                match eval_filter(filter, document, variables)? {
                     None => return Ok(None),
                     Some(Some(index)) => array_index_found = Some(index),
                     Some(None) => {}
@@ -73,7 +91,7 @@ fn eval_clause(clause: &Clause, document: &RawDocument) -> Result<Outcome> {
         // MongoDB records no positional information through $or and $nor.
         Clause::Or(filters) => {
             for filter in filters {
-                if eval_filter(filter, document)?.is_some() {
+                if eval_filter(filter, document, variables)?.is_some() {
                     return Ok(Some(None));
                 }
             }
@@ -81,7 +99,7 @@ fn eval_clause(clause: &Clause, document: &RawDocument) -> Result<Outcome> {
         }
         Clause::Nor(filters) => {
             for filter in filters {
-                if eval_filter(filter, document)?.is_some() {
+                if eval_filter(filter, document, variables)?.is_some() {
                     return Ok(None);
                 }
             }
@@ -341,11 +359,11 @@ pub(super) fn first_matching_element(
                 all
             }
             ElemMatch::Document(filter) => match element {
-                RawBsonRef::Document(document) => eval_filter(filter, document)?.is_some(),
+                RawBsonRef::Document(document) => eval_filter(filter, document, None)?.is_some(),
                 RawBsonRef::Array(nested) => {
                     // MongoDB sees an array element as a document with keys "0", "1"...
                     let as_document = RawDocument::from_bytes(nested.as_bytes())?;
-                    eval_filter(filter, as_document)?.is_some()
+                    eval_filter(filter, as_document, None)?.is_some()
                 }
                 _ => false,
             },

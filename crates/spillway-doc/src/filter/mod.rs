@@ -44,6 +44,7 @@ pub(crate) use parse::whole_number;
 pub use predicate::{ElemMatch, InList, Operand, Predicate, RegexMatcher, TypeSet};
 
 use crate::error::Result;
+use crate::expr::{Dependencies, Expression, Variables};
 use crate::path::FieldPath;
 
 /// A parsed filter: the implicit AND of its clauses. The empty filter matches every document.
@@ -70,6 +71,8 @@ pub enum Clause {
     Or(Vec<Filter>),
     /// `$nor`: no filter matches.
     Nor(Vec<Filter>),
+    /// `$expr`: an aggregation expression, true for a match (MongoDB's truthiness).
+    Expr(Box<Expression>),
 }
 
 /// What a successful match found out about the document, for the positional `$` operator of
@@ -87,7 +90,33 @@ pub struct MatchDetails {
 impl Filter {
     /// Parses a filter document such as `{ "reviews.author": "ann", qty: { $gt: 5 } }`.
     pub fn parse(filter: &Document) -> Result<Filter> {
-        parse::parse_filter(filter)
+        parse::parse_filter(filter, &[])
+    }
+
+    /// Parses a filter whose `$expr` clauses may read the user variables `names` (a
+    /// pipeline's `let`); evaluate it with [`Filter::matches_with`].
+    pub fn parse_in(filter: &Document, names: &[String]) -> Result<Filter> {
+        parse::parse_filter(filter, names)
+    }
+
+    /// [`Filter::matches`] with the values of the variables `$expr` clauses read.
+    pub fn matches_with(&self, document: &RawDocument, variables: &Variables) -> Result<bool> {
+        Ok(eval::eval_filter(self, document, Some(variables))?.is_some())
+    }
+
+    /// Adds the fields the filter reads to `found`.
+    pub fn dependencies(&self, found: &mut Dependencies) {
+        for clause in &self.clauses {
+            match clause {
+                Clause::Field { path, .. } => found.paths.push(path.as_str().to_string()),
+                Clause::And(filters) | Clause::Or(filters) | Clause::Nor(filters) => {
+                    for filter in filters {
+                        filter.dependencies(found);
+                    }
+                }
+                Clause::Expr(expression) => expression.dependencies(found),
+            }
+        }
     }
 
     /// The filter that matches every document (`{}`).
@@ -102,7 +131,7 @@ impl Filter {
 
     /// Whether `document` satisfies the filter. Fails only on malformed BSON.
     pub fn matches(&self, document: &RawDocument) -> Result<bool> {
-        Ok(eval::eval_filter(self, document)?.is_some())
+        Ok(eval::eval_filter(self, document, None)?.is_some())
     }
 
     /// Whether a decoded document satisfies the filter (it is encoded once, then evaluated
@@ -115,7 +144,10 @@ impl Filter {
     /// Like [`Filter::matches`], and on a match also says which array element matched (for
     /// the positional `$` operator). `None` when the document does not match.
     pub fn match_details(&self, document: &RawDocument) -> Result<Option<MatchDetails>> {
-        Ok(eval::eval_filter(self, document)?.map(|array_index| MatchDetails { array_index }))
+        Ok(
+            eval::eval_filter(self, document, None)?
+                .map(|array_index| MatchDetails { array_index }),
+        )
     }
 
     /// [`Filter::match_details`] on a decoded document.
@@ -158,7 +190,7 @@ fn collect_field_predicates<'a>(
                     collect_field_predicates(inner, found);
                 }
             }
-            Clause::Or(_) | Clause::Nor(_) => {}
+            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) => {}
         }
     }
 }

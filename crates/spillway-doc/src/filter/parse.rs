@@ -16,9 +16,8 @@ use crate::error::{DocError, Result};
 use crate::path::{FieldPath, describe};
 
 /// Top-level operators MongoDB has and Spillway does not.
-const UNSUPPORTED_TOP_LEVEL: [&str; 7] = [
+const UNSUPPORTED_TOP_LEVEL: [&str; 6] = [
     "$where",
-    "$expr",
     "$text",
     "$jsonSchema",
     "$sampleRate",
@@ -46,11 +45,11 @@ const UNSUPPORTED_FIELD_OPERATORS: [&str; 16] = [
     "$bitsAnyClear",
 ];
 
-pub(super) fn parse_filter(filter: &Document) -> Result<Filter> {
+pub(super) fn parse_filter(filter: &Document, names: &[String]) -> Result<Filter> {
     let mut clauses = Vec::with_capacity(filter.len());
     for (key, value) in filter {
         if key.starts_with('$') {
-            if let Some(clause) = parse_top_level_operator(key, value)? {
+            if let Some(clause) = parse_top_level_operator(key, value, names)? {
                 clauses.push(clause);
             }
             continue;
@@ -69,8 +68,17 @@ pub(super) fn parse_filter(filter: &Document) -> Result<Filter> {
     Ok(Filter { clauses })
 }
 
-fn parse_top_level_operator(operator: &str, value: &Bson) -> Result<Option<Clause>> {
+fn parse_top_level_operator(
+    operator: &str,
+    value: &Bson,
+    names: &[String],
+) -> Result<Option<Clause>> {
     let build: fn(Vec<Filter>) -> Clause = match operator {
+        "$expr" => {
+            return Ok(Some(Clause::Expr(Box::new(
+                crate::expr::Expression::parse_in(value, names)?,
+            ))));
+        }
         "$and" => Clause::And,
         "$or" => Clause::Or,
         "$nor" => Clause::Nor,
@@ -114,7 +122,7 @@ fn parse_top_level_operator(operator: &str, value: &Bson) -> Result<Option<Claus
                 ),
             ));
         };
-        filters.push(parse_filter(entry)?);
+        filters.push(parse_filter(entry, names)?);
     }
     Ok(Some(build(filters)))
 }
@@ -459,7 +467,7 @@ fn parse_elem_match(path: &FieldPath, value: &Bson) -> Result<ElemMatch> {
         Ok(ElemMatch::Value(parse_operators(path, spec)?))
     } else {
         // Errors inside name the path from the top: `a.b` for `{a: {$elemMatch: {b: ...}}}`.
-        let filter = parse_filter(spec).map_err(|error| match error {
+        let filter = parse_filter(spec, &[]).map_err(|error| match error {
             DocError::InvalidFilter {
                 path: inner,
                 message,

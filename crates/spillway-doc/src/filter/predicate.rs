@@ -255,6 +255,11 @@ impl RegexMatcher {
         })
     }
 
+    /// The compiled expression (for the aggregation operators that report matches).
+    pub fn regex(&self) -> &regex::Regex {
+        &self.compiled
+    }
+
     /// The pattern as written.
     pub fn pattern(&self) -> &str {
         &self.pattern

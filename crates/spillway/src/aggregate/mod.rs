@@ -36,6 +36,7 @@ use crate::cursor::Cursor;
 use crate::error::{Error, Result};
 use crate::exec::Execution;
 use crate::ops;
+use crate::patterned;
 use crate::planner;
 use crate::txn::{Published, Reader, WriteTxn};
 
@@ -224,11 +225,7 @@ impl Request {
         batch_size: usize,
     ) -> Result<Cursor<Document>> {
         let filtered_logically = !self.stored
-            && crate::patterned::is_logical_query(
-                &state.catalog,
-                &self.collection,
-                &self.prefix.filter,
-            );
+            && patterned::is_logical_query(&state.catalog, &self.collection, &self.prefix.filter);
         let plan = planner::plan(
             state.catalog.collections.get(&self.collection),
             &self.prefix.filter,
@@ -384,7 +381,11 @@ impl Prefix {
         let mut filters = Vec::new();
         let mut consumed = 0;
         let stage = |index: usize| stages.get(index).and_then(single_stage);
-        while let Some(("$match", Bson::Document(filter))) = stage(consumed) {
+        // A `$match` that reads variables (`$expr` with `$$name`) stays in the pipeline, which
+        // evaluates it with their values.
+        while let Some(("$match", Bson::Document(filter))) = stage(consumed)
+            && !filter.to_string().contains("$$")
+        {
             filters.push(Bson::Document(filter.clone()));
             consumed += 1;
         }
