@@ -12,6 +12,7 @@
 //! repository.
 
 mod targets;
+mod unified;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -50,8 +51,25 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         "\n== conformance: the same tests through spillway::Database (in memory), Collection<Document>"
     );
     let facade = run_suite::<FacadeTarget>(&suite, verbose)?;
-    println!("\n{}\n{}", model.summary(), facade.summary());
-    let failed = model.failed + facade.failed;
+    let unified_suite = shared.join("conformance").join("crud-unified");
+    println!(
+        "\n== conformance: MongoDB's unified-format aggregation tests in {} through the facade",
+        unified_suite.display()
+    );
+    let (unified, reasons) = unified::run_suite(&unified_suite, verbose)?;
+    println!(
+        "\n{}\n{}\n{}",
+        model.summary(),
+        facade.summary(),
+        unified.summary()
+    );
+    for (reason, count) in &reasons {
+        println!("  skipped {count}: {reason}");
+    }
+    println!(
+        "  (event assertions, expectEvents, are not checked: an embedded database has no command monitoring)"
+    );
+    let failed = model.failed + facade.failed + unified.failed;
     if failed > 0 {
         bail!("{failed} conformance test(s) failed");
     }
@@ -114,6 +132,13 @@ pub(crate) trait Target: Sized {
         options: &FindOneAndOptions,
     ) -> Outcome<Option<Document>>;
 
+    /// `aggregate(pipeline)` with the `let` option: the result documents.
+    fn aggregate(
+        &self,
+        pipeline: &[Document],
+        let_vars: Option<&Document>,
+    ) -> Outcome<Vec<Document>>;
+
     /// `findOneAndUpdate` (`change` has operators) or `findOneAndReplace`.
     fn find_one_and_modify(
         &mut self,
@@ -155,7 +180,6 @@ impl Tally {
 enum Verdict {
     Pass,
     Fail(String),
-    Skip(&'static str),
 }
 
 pub(crate) fn run_suite<T: Target>(suite: &Path, verbose: bool) -> Result<Tally> {
@@ -220,10 +244,6 @@ fn run_file<T: Target>(file: &PathBuf, verbose: bool, tally: &mut Tally) -> Resu
                 tally.failed += 1;
                 println!("  FAIL  {name}: {description}\n        {why}");
             }
-            Verdict::Skip(reason) => {
-                tally.skipped += 1;
-                println!("  skip  {name}: {description} ({reason})");
-            }
         }
     }
     Ok(())
@@ -264,14 +284,7 @@ fn try_run_test<T: Target>(data: &[Document], test: &Document) -> Result<Verdict
     let outcome = test.get_document("outcome").context("outcome")?;
 
     let mut collection = T::load(data).context("loading data")?;
-    let produced = match name {
-        "aggregate" => {
-            return Ok(Verdict::Skip(
-                "aggregation pipelines are not part of Spillway's API",
-            ));
-        }
-        _ => run_operation(&mut collection, name, arguments)?,
-    };
+    let produced = run_operation(&mut collection, name, arguments)?;
 
     let expects_error = outcome.get_bool("error").unwrap_or(false);
     match (&produced.error, expects_error) {
@@ -323,6 +336,22 @@ fn run_operation<T: Target>(
         error: None,
     };
     let outcome = match name {
+        "aggregate" => {
+            let pipeline = match arguments.get_array("pipeline") {
+                Ok(stages) => stages
+                    .iter()
+                    .map(|stage| stage.as_document().cloned().context("a pipeline stage"))
+                    .collect::<Result<Vec<_>>>()?,
+                Err(_) => Vec::new(),
+            };
+            collection
+                .aggregate(&pipeline, arguments.get_document("let").ok())
+                .map(|documents| {
+                    succeeded(Bson::Array(
+                        documents.into_iter().map(Bson::Document).collect(),
+                    ))
+                })
+        }
         "find" => {
             let options = FindOptions {
                 sort: arguments.get_document("sort").ok().cloned(),
@@ -648,5 +677,18 @@ mod tests {
     #[test]
     fn crud_v1_conformance_through_the_facade() {
         check_conformance::<FacadeTarget>();
+    }
+
+    #[test]
+    fn unified_aggregate_conformance_through_the_facade() {
+        let Some(shared) = shared_dir() else {
+            println!("SKIPPED: ../shared is missing, the unified suite did not run");
+            return;
+        };
+        let (tally, reasons) =
+            unified::run_suite(&shared.join("conformance").join("crud-unified"), false).unwrap();
+        println!("{} {reasons:?}", tally.summary());
+        assert_eq!(tally.failed, 0, "{}", tally.summary());
+        assert!(tally.passed >= 10, "{}", tally.summary());
     }
 }

@@ -197,6 +197,27 @@ impl MemoryCollection {
             .collect()
     }
 
+    /// Runs an aggregation pipeline over the documents in insertion order, reading other
+    /// collections from `source`. A final `$out` or `$merge` is not executed (a model holds
+    /// one collection): the documents it would write are returned.
+    pub fn aggregate(
+        &self,
+        pipeline: &[Document],
+        options: &crate::pipeline::PipelineOptions,
+        source: std::sync::Arc<dyn crate::pipeline::Source + Send + Sync>,
+    ) -> ModelResult<Vec<Document>> {
+        let pipeline = crate::pipeline::Pipeline::parse(pipeline, options)?;
+        let variables = pipeline.variables().clone();
+        let input = self.documents.clone().into_iter().map(Ok);
+        Ok(crate::pipeline::run(
+            std::sync::Arc::new(pipeline),
+            Box::new(input),
+            source,
+            variables,
+        )
+        .collect::<Result<Vec<_>, DocError>>()?)
+    }
+
     /// How many documents match `filter`, after `skip` and within `limit` (0 = no limit).
     pub fn count_documents(&self, filter: &Document, skip: u64, limit: u64) -> ModelResult<u64> {
         let filter = Filter::parse(filter)?;

@@ -278,7 +278,7 @@ fn stored_documents_stage_reads_the_main_documents_as_stored() {
     .unwrap();
     assert_eq!(
         stored,
-        vec![doc! { "_id": 1, "n": THRESHOLD as i32, "has_extras": true }]
+        vec![doc! { "_id": 1_i64, "has_extras": true, "n": THRESHOLD as i32 }]
     );
     let misplaced = books
         .aggregate([doc! { "$match": {} }, doc! { "$storedDocuments": {} }])

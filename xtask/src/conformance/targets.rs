@@ -3,17 +3,33 @@
 //! Each maps the runner's operations onto its API and nothing else: no result shaping, no
 //! comparison (those live once, in the runner). Errors become their messages.
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
 use bson::{Bson, Document, doc};
 use spillway::{Collection, Database};
 use spillway_doc::model::{
     FindOneAndOptions, FindOptions, MemoryCollection, ReturnDocument, UpdateOptions, UpdateResult,
 };
+use spillway_doc::pipeline::{PipelineOptions, Source};
 
 use super::{ChangeKind, Outcome, Target};
 
 fn message(error: impl std::fmt::Display) -> String {
     error.to_string()
+}
+
+/// The model holds one collection: a stage that reads another finds it empty.
+struct NoOtherCollections;
+
+impl Source for NoOtherCollections {
+    fn documents(
+        &self,
+        _collection: &str,
+        _filter: &Document,
+    ) -> spillway_doc::Result<Box<dyn Iterator<Item = spillway_doc::Result<Document>> + '_>> {
+        Ok(Box::new(std::iter::empty()))
+    }
 }
 
 /// [`MemoryCollection`], the reference model.
@@ -45,6 +61,19 @@ impl Target for ModelTarget {
     fn count_documents(&self, filter: &Document, skip: u64, limit: u64) -> Outcome<u64> {
         self.collection
             .count_documents(filter, skip, limit)
+            .map_err(message)
+    }
+
+    fn aggregate(
+        &self,
+        pipeline: &[Document],
+        let_vars: Option<&Document>,
+    ) -> Outcome<Vec<Document>> {
+        let options = PipelineOptions {
+            let_vars: let_vars.cloned(),
+        };
+        self.collection
+            .aggregate(pipeline, &options, Arc::new(NoOtherCollections))
             .map_err(message)
     }
 
@@ -177,6 +206,18 @@ impl Target for FacadeTarget {
             find = find.projection(projection.clone());
         }
         find.run().and_then(Iterator::collect).map_err(message)
+    }
+
+    fn aggregate(
+        &self,
+        pipeline: &[Document],
+        let_vars: Option<&Document>,
+    ) -> Outcome<Vec<Document>> {
+        let mut action = self.collection.aggregate(pipeline.to_vec());
+        if let Some(let_vars) = let_vars {
+            action = action.let_vars(let_vars.clone());
+        }
+        action.run().and_then(Iterator::collect).map_err(message)
     }
 
     fn count_documents(&self, filter: &Document, skip: u64, limit: u64) -> Outcome<u64> {

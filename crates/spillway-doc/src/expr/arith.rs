@@ -37,6 +37,15 @@ pub(super) fn parse(name: &str, argument: &Bson, scope: &mut Scope) -> Option<Re
         "$max" => ("$max", 0, None, max),
         "$stdDevPop" => ("$stdDevPop", 0, None, std_dev_pop),
         "$stdDevSamp" => ("$stdDevSamp", 0, None, std_dev_samp),
+        "$rand" => {
+            if !matches!(argument, Bson::Document(options) if options.is_empty()) {
+                return Some(Err(expression_error(
+                    10065,
+                    "$rand takes an empty object as its argument",
+                )));
+            }
+            return Some(Ok(Expr::call("$rand", Vec::new(), rand)));
+        }
         _ => return None,
     };
     Some(expect_args(scope, name, argument, min, max).map(|args| Expr::call(name, args, function)))
@@ -441,4 +450,28 @@ fn std_dev_samp(_: &'static str, values: Values) -> Result<Option<Bson>> {
     Ok(Some(
         std_dev(&numbers, true).map_or(Bson::Null, Bson::Double),
     ))
+}
+
+/// `$rand`: a double in [0, 1), from a per-thread xorshift generator seeded by the clock.
+fn rand(_: &'static str, _: Values) -> Result<Option<Bson>> {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0x9E37_79B9_7F4A_7C15, |elapsed| elapsed.as_nanos() as u64)
+                | 1,
+        );
+    }
+    let bits = STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        state.set(x);
+        x
+    });
+    Ok(Some(Bson::Double(
+        (bits >> 11) as f64 / (1u64 << 53) as f64,
+    )))
 }
