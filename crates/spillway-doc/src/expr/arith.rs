@@ -2,6 +2,10 @@
 //! `$ceil`, `$floor`, `$round`, `$trunc`, `$sqrt`, `$pow`, `$exp`, `$ln`, `$log`, `$log10`,
 //! and the array forms of `$sum`, `$avg`, `$min`, `$max`, `$stdDevPop`, `$stdDevSamp`.
 
+// Every operator function has the one signature of `CallFn` (the values by value, a
+// `Result`), whether or not it consumes them or can fail.
+#![allow(clippy::needless_pass_by_value, clippy::unnecessary_wraps)]
+
 use bson::{Bson, DateTime};
 
 use super::num::{Num, is_nullish, type_name};

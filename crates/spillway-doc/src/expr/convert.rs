@@ -1,6 +1,10 @@
 //! Type operators: `$type`, `$isNumber`, `$convert` and the `$toBool`, `$toInt`, `$toLong`,
 //! `$toDouble`, `$toDecimal`, `$toString`, `$toDate`, `$toObjectId` family.
 
+// Every operator function has the one signature of `CallFn` (the values by value, a
+// `Result`), whether or not it consumes them or can fail.
+#![allow(clippy::needless_pass_by_value, clippy::unnecessary_wraps)]
+
 use std::str::FromStr;
 
 use bson::oid::ObjectId;

@@ -7,6 +7,10 @@
 //! (`Europe/Paris`) are refused with MongoDB's code 40485 (Spillway has no time zone database;
 //! docs/document-language.md says so).
 
+// Every operator function has the one signature of `CallFn` (the values by value, a
+// `Result`), whether or not it consumes them or can fail.
+#![allow(clippy::needless_pass_by_value, clippy::unnecessary_wraps)]
+
 use bson::{Bson, DateTime};
 
 use super::num::{Num, is_nullish, type_name};

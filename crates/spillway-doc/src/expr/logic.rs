@@ -1,6 +1,10 @@
 //! Comparison (`$cmp`, `$eq`, `$ne`, `$gt`, `$gte`, `$lt`, `$lte`), boolean (`$and`, `$or`,
 //! `$not`), conditional (`$cond`, `$ifNull`, `$switch`) operators and `$let`.
 
+// Every operator function has the one signature of `CallFn` (the values by value, a
+// `Result`), whether or not it consumes them or can fail.
+#![allow(clippy::needless_pass_by_value, clippy::unnecessary_wraps)]
+
 use std::cmp::Ordering;
 
 use bson::{Bson, Document};

@@ -1,6 +1,10 @@
 //! Object operators: `$mergeObjects`, `$objectToArray`, `$arrayToObject`, `$getField`,
 //! `$setField`, `$unsetField`.
 
+// Every operator function has the one signature of `CallFn` (the values by value, a
+// `Result`), whether or not it consumes them or can fail.
+#![allow(clippy::needless_pass_by_value, clippy::unnecessary_wraps)]
+
 use bson::{Bson, Document, doc};
 
 use super::num::{is_nullish, type_name};

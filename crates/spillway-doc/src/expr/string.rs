@@ -3,6 +3,10 @@
 //! `$strcasecmp`, `$indexOfCP`, `$indexOfBytes`, `$regexMatch`, `$regexFind`,
 //! `$regexFindAll`, `$replaceOne`, `$replaceAll`.
 
+// Every operator function has the one signature of `CallFn` (the values by value, a
+// `Result`), whether or not it consumes them or can fail.
+#![allow(clippy::needless_pass_by_value, clippy::unnecessary_wraps)]
+
 use bson::{Bson, Document, doc};
 
 use super::num::{Num, is_nullish, type_name};
