@@ -555,7 +555,7 @@ fn main() {
         // document per author.
         let mut group = criterion.benchmark_group("group_by_author");
         group.bench_function("spillway", |b| {
-            b.iter(|| spillway_group_by_author(spillway))
+            b.iter(|| spillway_group_by_author(spillway));
         });
         group.bench_function("sqlite_json", |b| {
             b.iter(|| sqlite_group_by_author(json, JSON_GROUP_BY_AUTHOR));

@@ -602,13 +602,13 @@ fn main() {
     );
     let mut group = criterion.benchmark_group("viral_unwind_group");
     group.bench_function("pattern", |b| {
-        b.iter(|| black_box(buyer_counts(&pattern.books)))
+        b.iter(|| black_box(buyer_counts(&pattern.books)));
     });
     group.bench_function("naive", |b| {
-        b.iter(|| black_box(buyer_counts(&naive.books)))
+        b.iter(|| black_box(buyer_counts(&naive.books)));
     });
     group.bench_function("sqlite", |b| {
-        b.iter(|| black_box(sqlite_buyer_counts(&sqlite)))
+        b.iter(|| black_box(sqlite_buyer_counts(&sqlite)));
     });
     group.finish();
 

@@ -27,12 +27,12 @@ pub(crate) fn run_suite(suite: &Path, verbose: bool) -> Result<(Tally, BTreeMap<
         .with_context(|| format!("reading {}", suite.display()))?
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .filter(|path| {
-            path.file_name()
+            let is_json = path.extension().is_some_and(|ext| ext == "json");
+            let name = path
+                .file_name()
                 .and_then(|name| name.to_str())
-                .is_some_and(|name| {
-                    (name.starts_with("aggregate") || name == "db-aggregate.json")
-                        && name.ends_with(".json")
-                })
+                .unwrap_or_default();
+            is_json && (name.starts_with("aggregate") || name == "db-aggregate.json")
         })
         .collect();
     files.sort();
@@ -222,7 +222,7 @@ fn run_test(spec: &Document, test: &Document) -> Result<(), String> {
         }
         let result = action
             .run()
-            .and_then(|cursor| cursor.collect::<spillway::Result<Vec<Document>>>());
+            .and_then(std::iter::Iterator::collect::<spillway::Result<Vec<Document>>>);
         match (result, operation.get_document("expectError")) {
             (Ok(_), Ok(_)) => {
                 return Err("FAIL: expected an error, the aggregate succeeded".to_string());

@@ -4,7 +4,11 @@
 
 // Every operator function has the one signature of `CallFn` (the values by value, a
 // `Result`), whether or not it consumes them or can fail.
-#![allow(clippy::needless_pass_by_value, clippy::unnecessary_wraps)]
+#![allow(
+    clippy::needless_pass_by_value,
+    clippy::unnecessary_wraps,
+    clippy::float_cmp
+)]
 
 use bson::{Bson, DateTime};
 

@@ -270,7 +270,7 @@ fn convert(value: &Bson, to: &str) -> Result<Bson> {
         "date" => match value {
             Bson::DateTime(at) => Bson::DateTime(*at),
             Bson::ObjectId(id) => Bson::DateTime(DateTime::from_millis(
-                i64::from(id.timestamp().timestamp_millis() / 1000) * 1000,
+                (id.timestamp().timestamp_millis() / 1000) * 1000,
             )),
             Bson::Timestamp(ts) => Bson::DateTime(DateTime::from_millis(i64::from(ts.time) * 1000)),
             Bson::String(text) => Bson::DateTime(

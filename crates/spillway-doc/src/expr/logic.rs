@@ -82,26 +82,23 @@ fn comparison(name: &'static str, values: Vec<Option<Bson>>) -> Result<Option<Bs
 }
 
 fn parse_cond(argument: &Bson, scope: &mut Scope) -> Result<Expr> {
-    let (condition, then, otherwise) = match argument {
-        Bson::Document(_) => {
-            let mut named = Named::parse(scope, "$cond", argument, &["if", "then", "else"], &[])
-                .map_err(|_| {
-                    expression_error(
-                        17080,
-                        "Missing 'if', 'then' or 'else' parameter to $cond, or an unrecognized one",
-                    )
-                })?;
-            (
-                named.take("if").expect("required"),
-                named.take("then").expect("required"),
-                named.take("else").expect("required"),
-            )
-        }
-        _ => {
-            let mut args = expect_args(scope, "$cond", argument, 3, Some(3))?.into_iter();
-            let mut next = || args.next().expect("three arguments");
-            (next(), next(), next())
-        }
+    let (condition, then, otherwise) = if let Bson::Document(_) = argument {
+        let mut named = Named::parse(scope, "$cond", argument, &["if", "then", "else"], &[])
+            .map_err(|_| {
+                expression_error(
+                    17080,
+                    "Missing 'if', 'then' or 'else' parameter to $cond, or an unrecognized one",
+                )
+            })?;
+        (
+            named.take("if").expect("required"),
+            named.take("then").expect("required"),
+            named.take("else").expect("required"),
+        )
+    } else {
+        let mut args = expect_args(scope, "$cond", argument, 3, Some(3))?.into_iter();
+        let mut next = || args.next().expect("three arguments");
+        (next(), next(), next())
     };
     Ok(lazy(Lazy::Cond(Box::new([condition, then, otherwise]))))
 }

@@ -155,7 +155,7 @@ pub fn is_truthy(value: Option<&Bson>) -> bool {
         Some(Bson::Int64(n)) => *n != 0,
         Some(Bson::Double(n)) => *n != 0.0,
         // Every decimal zero ("0", "-0.00", "0E-6176") parses to a double zero; NaN is true.
-        Some(Bson::Decimal128(n)) => n.to_string().parse::<f64>().map_or(true, |v| v != 0.0),
+        Some(Bson::Decimal128(n)) => n.to_string().parse::<f64>() != Ok(0.0),
         Some(_) => true,
     }
 }

@@ -3,7 +3,11 @@
 
 // Every operator function has the one signature of `CallFn` (the values by value, a
 // `Result`), whether or not it consumes them or can fail.
-#![allow(clippy::needless_pass_by_value, clippy::unnecessary_wraps)]
+#![allow(
+    clippy::needless_pass_by_value,
+    clippy::unnecessary_wraps,
+    clippy::ref_option
+)]
 
 use bson::{Bson, Document, doc};
 

@@ -15,6 +15,9 @@ use crate::path::{FieldPath, get};
 /// A stream of documents between stages.
 type Stream<'a> = Box<dyn Iterator<Item = Result<Document>> + Send + 'a>;
 
+// The pipeline, source and variables are handed over: the stages' iterators keep what they
+// need of them for as long as the caller pulls documents.
+#[allow(clippy::needless_pass_by_value)]
 /// Runs `pipeline` (without its writing stage) over `input`, reading other collections from
 /// `source`, with `variables` (the pipeline's own, from [`Pipeline::variables`], or the
 /// caller's). Documents stream through the stages that allow it.

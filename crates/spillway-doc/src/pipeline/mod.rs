@@ -615,7 +615,7 @@ fn parse_unwind(argument: &Bson) -> Result<Stage> {
             for (key, value) in spec {
                 match (key.as_str(), value) {
                     ("path", Bson::String(text)) => {
-                        path = Some(field_path_argument("$unwind", text, 28818)?)
+                        path = Some(field_path_argument("$unwind", text, 28818)?);
                     }
                     ("path", _) => {
                         return Err(pipeline_error(
@@ -684,7 +684,7 @@ fn parse_lookup(argument: &Bson, names: &[String]) -> Result<Lookup> {
         match key.as_str() {
             "from" => {
                 lookup.from =
-                    string_argument("$lookup", "from", Some(value), ErrorCode::FAILED_TO_PARSE)?
+                    string_argument("$lookup", "from", Some(value), ErrorCode::FAILED_TO_PARSE)?;
             }
             "localField" => {
                 lookup.local_field = Some(string_argument(
@@ -692,7 +692,7 @@ fn parse_lookup(argument: &Bson, names: &[String]) -> Result<Lookup> {
                     "localField",
                     Some(value),
                     ErrorCode::FAILED_TO_PARSE,
-                )?)
+                )?);
             }
             "foreignField" => {
                 lookup.foreign_field = Some(string_argument(
@@ -700,11 +700,11 @@ fn parse_lookup(argument: &Bson, names: &[String]) -> Result<Lookup> {
                     "foreignField",
                     Some(value),
                     ErrorCode::FAILED_TO_PARSE,
-                )?)
+                )?);
             }
             "as" => {
                 lookup.as_field =
-                    string_argument("$lookup", "as", Some(value), ErrorCode::FAILED_TO_PARSE)?
+                    string_argument("$lookup", "as", Some(value), ErrorCode::FAILED_TO_PARSE)?;
             }
             "let" => match value {
                 Bson::Document(vars) => let_spec = Some(vars.clone()),

@@ -116,7 +116,7 @@ fn flag(value: &Bson) -> Option<bool> {
         Bson::Int32(n) => Some(*n != 0),
         Bson::Int64(n) => Some(*n != 0),
         Bson::Double(n) => Some(*n != 0.0),
-        Bson::Decimal128(n) => Some(n.to_string().parse::<f64>().map_or(true, |v| v != 0.0)),
+        Bson::Decimal128(n) => Some(n.to_string().parse::<f64>() != Ok(0.0)),
         _ => None,
     }
 }
@@ -395,7 +395,7 @@ impl AddFields {
             ));
         };
         let mut fields = Vec::new();
-        collect_fields(spec, &mut Vec::new(), &mut fields, names, stage)?;
+        collect_fields(spec, &[], &mut fields, names, stage)?;
         Ok(AddFields { fields })
     }
 
@@ -421,20 +421,20 @@ impl AddFields {
 
 fn collect_fields(
     spec: &Document,
-    prefix: &mut Vec<String>,
+    prefix: &[String],
     fields: &mut Vec<(Vec<String>, Expression)>,
     names: &[String],
     stage: &str,
 ) -> Result<()> {
     for (field, value) in spec {
-        let mut path = prefix.clone();
+        let mut path = prefix.to_vec();
         for part in field.split('.') {
             check_field_name(part, field, stage)?;
             path.push(part.to_string());
         }
         match value {
             Bson::Document(nested) if is_nested_spec(nested) => {
-                collect_fields(nested, &mut path, fields, names, stage)?
+                collect_fields(nested, &path, fields, names, stage)?;
             }
             other => fields.push((path, Expression::parse_in(other, names)?)),
         }

@@ -245,18 +245,14 @@ impl Chunks {
     ) -> Result<Chunks> {
         let mut base = stored.clone();
         patterned::remove_reserved_fields(reader.catalog(), collection, &mut base);
-        let length = match stored.get(&unwind.field) {
-            // Not an array (missing, null, a scalar): the document as it is, for `$unwind`.
-            Some(Bson::Array(_)) => {
-                patterned::array_len(reader, collection, &unwind.field, &stored)? as usize
+        // Not an array (missing, null, a scalar): the document as it is, for `$unwind`.
+        let Some(Bson::Array(_)) = stored.get(&unwind.field) else {
+            if let Some(offset) = &unwind.offset_name {
+                base.insert(offset.clone(), 0_i64);
             }
-            _ => {
-                if let Some(offset) = &unwind.offset_name {
-                    base.insert(offset.clone(), 0_i64);
-                }
-                return Ok(Chunks::one(base));
-            }
+            return Ok(Chunks::one(base));
         };
+        let length = patterned::array_len(reader, collection, &unwind.field, &stored)? as usize;
         if length == 0 {
             if let Some(offset) = &unwind.offset_name {
                 base.insert(offset.clone(), 0_i64);

@@ -112,7 +112,6 @@ impl Request {
         }
         let options = PipelineOptions {
             let_vars: let_vars.cloned(),
-            ..PipelineOptions::default()
         };
         // The whole pipeline is checked first, so that an error in a stage the planner takes
         // is reported as MongoDB reports it.
@@ -433,6 +432,7 @@ fn count(value: &Bson) -> Option<u64> {
 }
 
 /// A facade error met while feeding a pipeline, carried through the pipeline's error type.
+#[allow(clippy::needless_pass_by_value)] // used as `map_err(to_doc_error)`
 fn to_doc_error(error: Error) -> DocError {
     DocError::Pipeline {
         code: error.code().unwrap_or(1),
