@@ -148,7 +148,7 @@ impl Executor {
                 let Some(cursor) = self.open_cursor.take() else {
                     return Err(ShellError::usage(
                         position,
-                        "no cursor to continue: 'it' shows the next batch of the last find(...)",
+                        "no cursor to continue: 'it' shows the next batch of the last find(...) or aggregate(...)",
                     ));
                 };
                 self.next_batch(cursor).map_err(database_error)
