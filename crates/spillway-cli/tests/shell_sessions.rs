@@ -415,7 +415,7 @@ db.books.findOne()
 #[test]
 fn aggregate_prints_like_mongosh_and_reads_logical_documents() {
     insta::assert_snapshot!(transcript(
-        r#"
+        r"
 db.sales.insertMany([{ _id: 1, author: 'Calvino', year: 1972, buyers: ['u1', 'u2', 'u3', 'u4', 'u5'] }, { _id: 2, author: 'Calvino', year: 1979, buyers: [] }, { _id: 3, author: 'Herbert', year: 1965, buyers: ['u2'] }])
 db.sales.setPattern({ outlier: 'buyers', threshold: 2, bucketCapacity: 2 })
 db.sales.aggregate([{ $group: { _id: '$author', books: { $sum: 1 }, first: { $min: '$year' } } }, { $sort: { _id: 1 } }])
@@ -428,6 +428,6 @@ db.sales.aggregate([{ $bogus: 1 }])
 db.sales.aggregate([{ $project: { x: { $add: ['$author', 1] } } }])
 db.sales.aggregate({ $match: {} })
 db.sales.aggregate([]).sort({ a: 1 })
-"#
+"
     ));
 }

@@ -4,6 +4,8 @@
 //! Examples follow MongoDB's reference pages, written out here, with the edge cases a user
 //! meets: missing fields, null, mixed numeric types, empty arrays, wrong types.
 
+use std::fmt::Write as _;
+
 use bson::{Bson, Document, bson, doc};
 use spillway_doc::DocError;
 use spillway_doc::expr::{Expression, Variables};
@@ -29,7 +31,7 @@ fn render(cases: &[Case]) -> String {
             (Ok(_), 0) => {}
             _ => panic!("{expression} on {document}: expected code {code}, got {shown}"),
         }
-        out.push_str(&format!("{expression}  on {document}\n  => {shown}\n"));
+        let _ = writeln!(out, "{expression}  on {document}\n  => {shown}");
     }
     out
 }
@@ -361,7 +363,7 @@ fn dates() {
         (
             bson!({ "$dateDiff": { "startDate": "$date", "endDate": "$end", "unit": "fortnight" } }),
             d.clone(),
-            5439014,
+            5_439_014,
         ),
     ];
     insta::assert_snapshot!(render(&cases));

@@ -3,6 +3,7 @@
 //! snapshotted; bad pipelines assert MongoDB's codes; streaming stages are shown to stream.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use bson::{Document, doc};
@@ -71,14 +72,16 @@ fn aggregate(input: Vec<Document>, stages: &[Document]) -> Result<Vec<Document>,
 fn render(cases: &[(&str, Vec<Document>)]) -> String {
     let mut out = String::new();
     for (name, stages) in cases {
-        out.push_str(&format!("## {name}\n"));
+        let _ = writeln!(out, "## {name}");
         match aggregate(sales(), stages) {
             Ok(documents) => {
                 for document in documents {
-                    out.push_str(&format!("{document}\n"));
+                    let _ = writeln!(out, "{document}");
                 }
             }
-            Err(error) => out.push_str(&format!("error: {error}\n")),
+            Err(error) => {
+                let _ = writeln!(out, "error: {error}");
+            }
         }
     }
     out
@@ -288,7 +291,7 @@ fn streaming_stages_do_not_read_their_whole_input() {
         Arc::new(pipeline),
         Box::new(endless),
         source(),
-        Default::default(),
+        spillway_doc::expr::Variables::default(),
     )
     .collect::<Result<_, _>>()
     .unwrap();
