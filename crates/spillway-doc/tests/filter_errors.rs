@@ -20,7 +20,6 @@ fn invalid_filters() -> Vec<Document> {
         doc! { "a": { "$foo": 1 } },
         doc! { "a": { "$gt": 1, "b": 2 } },
         doc! { "$where": "this.a > 1" },
-        doc! { "$expr": { "$gt": ["$a", 1] } },
         doc! { "$text": { "$search": "coffee" } },
         doc! { "$jsonSchema": {} },
         doc! { "loc": { "$near": [1, 2] } },
