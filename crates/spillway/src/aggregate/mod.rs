@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, Document, RawDocumentBuf, doc};
 use spillway_doc::DocError;
 use spillway_doc::expr::{Dependencies, Variables};
 use spillway_doc::filter::Filter;
@@ -164,7 +164,19 @@ impl Request {
     ) -> Result<Cursor<T>> {
         let prepared = self.prepare(&*state)?;
         let stored = self.stored_documents(&state, batch_size)?;
+        let dependencies = prepared.pipeline.dependencies();
+        let fields = (!dependencies.whole_document).then(|| {
+            let mut heads: Vec<String> = dependencies
+                .paths
+                .iter()
+                .map(|path| path.split('.').next().unwrap_or(path).to_string())
+                .collect();
+            heads.sort();
+            heads.dedup();
+            heads
+        });
         let input = LogicalStream {
+            fields,
             reader: Arc::clone(&state),
             collection: self.collection.clone(),
             input: prepared.input,
@@ -222,7 +234,7 @@ impl Request {
         &self,
         state: &Arc<Published>,
         batch_size: usize,
-    ) -> Result<Cursor<Document>> {
+    ) -> Result<Cursor<RawDocumentBuf>> {
         let filtered_logically = !self.stored
             && patterned::is_logical_query(&state.catalog, &self.collection, &self.prefix.filter);
         let plan = planner::plan(
@@ -309,13 +321,43 @@ impl Request {
     }
 }
 
+/// A stored document decoded whole, or only its top-level `fields` (a pipeline that reads
+/// `author` and `price` never decodes a book's arrays).
+fn decode_fields(stored: &RawDocumentBuf, fields: Option<&[String]>) -> Result<Document> {
+    let Some(fields) = fields else {
+        return Document::try_from(stored.as_ref()).map_err(|error| {
+            Error::corruption(format!("a stored document cannot be decoded: {error}"))
+        });
+    };
+    let mut document = Document::new();
+    for element in stored.iter() {
+        let (key, value) = element.map_err(|error| {
+            Error::corruption(format!("a stored document cannot be decoded: {error}"))
+        })?;
+        let key = key.as_str();
+        if fields
+            .binary_search_by(|field| field.as_str().cmp(key))
+            .is_ok()
+        {
+            let value = bson::Bson::try_from(value).map_err(|error| {
+                Error::corruption(format!("a stored document cannot be decoded: {error}"))
+            })?;
+            document.insert(key, value);
+        }
+    }
+    Ok(document)
+}
+
 /// The input documents of a pipeline on the latest snapshot: the stored documents the prefix
 /// selects, each made into the documents [`LogicalInput`] says, one at a time.
 struct LogicalStream {
     reader: Arc<Published>,
     collection: String,
     input: LogicalInput,
-    stored: Cursor<Document>,
+    stored: Cursor<RawDocumentBuf>,
+    /// The top-level fields the pipeline reads, when it does not read whole documents: only
+    /// those are decoded from a stored document that is used as it is.
+    fields: Option<Vec<String>>,
     chunks: Option<Chunks>,
     failed: bool,
 }
@@ -333,8 +375,9 @@ impl LogicalStream {
                 return Ok(None);
             };
             if !self.input.transforms() {
-                return Ok(Some(stored));
+                return Ok(Some(decode_fields(&stored, self.fields.as_deref())?));
             }
+            let stored = decode_fields(&stored, None)?;
             self.chunks = Some(
                 self.input
                     .documents(&*self.reader, &self.collection, stored)?,
