@@ -395,11 +395,15 @@ fn unwind(
     match get(&document, path) {
         Some(Bson::Array(items)) if !items.is_empty() => {
             let items = items.clone();
+            // Each output copies the document without the array (a placeholder keeps the
+            // field's position): copying the array into every output would be quadratic.
+            let mut base = document;
+            set_path(&mut base, path.parts(), Some(Bson::Null));
             items
                 .into_iter()
                 .enumerate()
                 .map(|(index, item)| {
-                    let mut out = document.clone();
+                    let mut out = base.clone();
                     set_path(&mut out, path.parts(), Some(item));
                     with_index(out, Some(index as i64))
                 })
