@@ -330,7 +330,7 @@ fn decode_fields(stored: &RawDocumentBuf, fields: Option<&[String]>) -> Result<D
         });
     };
     let mut document = Document::new();
-    for element in stored.iter() {
+    for element in stored {
         let (key, value) = element.map_err(|error| {
             Error::corruption(format!("a stored document cannot be decoded: {error}"))
         })?;
