@@ -21,10 +21,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Layout: this module holds the parsed shape ([`Expr`]), the scope of variables, the
+//! Layout: this module holds the parsed shape (`Expr`), the scope of variables, the
 //! evaluation context and the dispatch from an operator's name to its family; each family of
 //! operators (arithmetic, strings, arrays, dates...) lives in its own module and only
-//! registers a parse function in [`FAMILIES`]. This module must never touch storage or
+//! registers a parse function in `FAMILIES`. This module must never touch storage or
 //! collections: a stage that needs another collection (`$lookup`) belongs to the pipeline.
 
 use std::fmt;
