@@ -20,7 +20,7 @@ use crate::error::DocError;
 use crate::filter::Filter;
 use crate::path::FieldPath;
 use crate::projection::Projection;
-use crate::size::{MAX_DOCUMENT_SIZE, check_field_names, check_id, check_nesting, check_size};
+use crate::size::{self, check_field_names, check_id};
 use crate::sort::SortSpec;
 use crate::update::{ApplyContext, Update};
 
@@ -489,9 +489,7 @@ fn is_operator_update(update: &Document) -> bool {
 }
 
 fn check_storable(document: &Document) -> ModelResult<()> {
-    check_size(document, MAX_DOCUMENT_SIZE)?;
-    check_nesting(document)?;
-    Ok(())
+    Ok(size::check_storable(document)?)
 }
 
 fn positional_index(filter: &Filter, document: &Document) -> ModelResult<Option<usize>> {

@@ -111,6 +111,12 @@ pub fn check_nesting(document: &Document) -> Result<()> {
     Ok(())
 }
 
+/// Fails when `document` cannot be stored: over [`MAX_DOCUMENT_SIZE`] or nested too deep.
+pub fn check_storable(document: &Document) -> Result<()> {
+    check_size(document, MAX_DOCUMENT_SIZE)?;
+    check_nesting(document)
+}
+
 /// Fails with [`DocError::InvalidValue`] when `id` cannot be a document's `_id`: MongoDB
 /// refuses arrays, regular expressions and `undefined`, and documents holding a field name
 /// that starts with `$` at any depth.

@@ -1,15 +1,20 @@
 //! The storage the pattern layer works on, as two small traits: [`ReadBackend`] (get by
-//! `_id`, find by filter in order, count) and [`WriteBackend`] (apply one atomic batch of
-//! inserts, replaces and deletes; ensure an index).
+//! `_id`, find by filter in order, count, the declared policies, which collections and
+//! indexes exist) and [`WriteBackend`] (apply one atomic batch of inserts, replaces and
+//! deletes; create and drop collections and indexes; store the policies).
 //!
-//! The embedded database implements them over its transactions; a MongoDB deployment could
-//! implement them with the official driver (`find` with sort/skip/limit, a multi-document
-//! transaction per batch, `createIndex`). Nothing in this crate may assume more than these
-//! methods promise: no peeking at keys, no partial batches.
+//! The embedded database implements them over its transactions; a MongoDB deployment
+//! implements them with the official driver (`find` with sort/skip/limit, a multi-document
+//! transaction per batch, `createIndex`, a collection of policies); [`MemoryBackend`] over
+//! plain in-memory collections is the reference. Nothing in this crate may assume more than
+//! these methods promise: no peeking at keys, no partial batches.
+//!
+//! [`MemoryBackend`]: crate::MemoryBackend
 
-use bson::{Bson, Document};
+use bson::{Bson, Document, doc};
 
 use crate::error::PatternError;
+use crate::policy::Policy;
 
 /// A query on one collection: MongoDB filter, sort, skip and limit.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -72,6 +77,53 @@ pub trait ReadBackend {
     /// # Errors
     /// The backend's, when it cannot read.
     fn count(&self, collection: &str, filter: &Document) -> Result<u64, Self::Error>;
+
+    /// The declared policies with their migration progress, in declaration order (the
+    /// policy store).
+    ///
+    /// # Errors
+    /// The backend's, when it cannot read them.
+    fn policies(&self) -> Result<Vec<Policy>, Self::Error>;
+
+    /// Whether `collection` exists.
+    ///
+    /// # Errors
+    /// The backend's.
+    fn collection_exists(&self, collection: &str) -> Result<bool, Self::Error>;
+
+    /// The key patterns of `collection`'s indexes, `{_id: 1}` included or not.
+    ///
+    /// # Errors
+    /// The backend's.
+    fn index_keys(&self, collection: &str) -> Result<Vec<Document>, Self::Error>;
+
+    /// At most `limit` stored documents of `collection` whose `_id` comes after `through`
+    /// (all of them from the start when `None`), in `_id` order: the batches of a migration.
+    /// The default asks [`find`](Self::find) with an `$expr` comparison, which orders `_id`s
+    /// of different types as BSON does (a plain `$gt` would stay within one type).
+    ///
+    /// # Errors
+    /// The backend's.
+    fn documents_after(
+        &self,
+        collection: &str,
+        through: Option<&Bson>,
+        limit: usize,
+    ) -> Result<Vec<Document>, Self::Error> {
+        let filter = match through {
+            Some(through) => doc! { "$expr": { "$gt": ["$_id", { "$literal": through.clone() }] } },
+            None => Document::new(),
+        };
+        self.find(
+            collection,
+            &Query {
+                filter,
+                sort: Some(doc! { "_id": 1 }),
+                skip: 0,
+                limit: Some(limit as u64),
+            },
+        )
+    }
 }
 
 /// Writes the pattern layer needs. Reads must see the writes already applied.
@@ -90,4 +142,23 @@ pub trait WriteBackend: ReadBackend {
     /// # Errors
     /// The backend's.
     fn ensure_index(&mut self, collection: &str, keys: &Document) -> Result<(), Self::Error>;
+
+    /// Creates `collection` (a no-op if it exists).
+    ///
+    /// # Errors
+    /// The backend's.
+    fn create_collection(&mut self, collection: &str) -> Result<(), Self::Error>;
+
+    /// Drops `collection` with its documents and indexes (a no-op if it does not exist).
+    ///
+    /// # Errors
+    /// The backend's.
+    fn drop_collection(&mut self, collection: &str) -> Result<(), Self::Error>;
+
+    /// Stores the policies (all of them, replacing what was stored), atomically with the
+    /// batches applied in the same backend transaction.
+    ///
+    /// # Errors
+    /// The backend's.
+    fn save_policies(&mut self, policies: Vec<Policy>) -> Result<(), Self::Error>;
 }

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use bson::Bson;
+use spillway_doc::DocError;
 
 /// A policy or a write the pattern layer refuses, or stored data that breaks a policy.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +35,21 @@ pub enum PatternError {
         /// What was refused and why.
         message: String,
     },
+    /// The caller's filter, update or document is invalid (MongoDB's semantics refuse it),
+    /// found while the pattern layer applied it.
+    Input {
+        /// What was invalid.
+        input: Input,
+        /// Why.
+        error: DocError,
+    },
+    /// An insert names an `_id` the collection already holds.
+    DuplicateId {
+        /// The collection.
+        collection: String,
+        /// The `_id`.
+        id: Box<Bson>,
+    },
     /// Stored side documents do not have the shape the policy writes.
     Corrupt {
         /// The collection holding the bad document.
@@ -43,6 +59,43 @@ pub enum PatternError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// Which input of a statement a [`PatternError::Input`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// The filter.
+    Filter,
+    /// The update or replacement.
+    Update,
+    /// A document to store.
+    Document,
+}
+
+impl PatternError {
+    /// An invalid filter.
+    pub fn filter(error: DocError) -> PatternError {
+        PatternError::Input {
+            input: Input::Filter,
+            error,
+        }
+    }
+
+    /// An invalid update.
+    pub fn update(error: DocError) -> PatternError {
+        PatternError::Input {
+            input: Input::Update,
+            error,
+        }
+    }
+
+    /// An invalid document.
+    pub fn document(error: DocError) -> PatternError {
+        PatternError::Input {
+            input: Input::Document,
+            error,
+        }
+    }
 }
 
 impl fmt::Display for PatternError {
@@ -63,6 +116,11 @@ impl fmt::Display for PatternError {
             } => write!(
                 f,
                 "write refused by the policy on {collection}.{field}: {message}"
+            ),
+            PatternError::Input { error, .. } => error.fmt(f),
+            PatternError::DuplicateId { collection, id } => write!(
+                f,
+                "E11000 duplicate key error collection: {collection} index: _id_ dup key: {{ _id: {id} }}"
             ),
             PatternError::Corrupt {
                 collection,

@@ -9,6 +9,7 @@
 //! documents look like theirs. This module must never read or write documents.
 
 use bson::{Bson, Document, doc};
+use spillway_doc::compare::compare;
 
 use crate::error::PatternError;
 
@@ -511,5 +512,60 @@ impl From<OutlierPattern> for Pattern {
 impl From<SubsetPattern> for Pattern {
     fn from(builder: SubsetPattern) -> Pattern {
         builder.pattern
+    }
+}
+
+/// A policy with its migration progress, as the catalog stores it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// What was declared.
+    pub pattern: Pattern,
+    /// Whether the collection's documents are in the policy's layout yet.
+    pub progress: Progress,
+    /// Whether declaring the policy created its side collection. Removing the policy drops
+    /// only a side collection it created (and only once it is empty); an adopted one stays.
+    pub created_side: bool,
+}
+
+/// Where a policy's migration stands. Migrations go in `_id` order, in batches, each batch
+/// one atomic write; `through` is the last `_id` done.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// Every document is in the policy's layout.
+    Active,
+    /// Being applied to an existing collection: documents up to `through` are split.
+    Applying {
+        /// The last `_id` migrated, if any.
+        through: Option<Bson>,
+    },
+    /// Being removed: documents up to `through` are folded back into their main document.
+    Removing {
+        /// The last `_id` folded back, if any.
+        through: Option<Bson>,
+    },
+}
+
+impl Policy {
+    /// An active policy (whose side collection it did not create).
+    pub fn active(pattern: Pattern) -> Policy {
+        Policy {
+            pattern,
+            progress: Progress::Active,
+            created_side: false,
+        }
+    }
+
+    /// Whether the main document with `_id` `id` is stored in the policy's layout.
+    pub fn is_split(&self, id: &Bson) -> bool {
+        let done = |through: &Option<Bson>| {
+            through
+                .as_ref()
+                .is_some_and(|through| compare(id, through).is_le())
+        };
+        match &self.progress {
+            Progress::Active => true,
+            Progress::Applying { through } => done(through),
+            Progress::Removing { through } => !done(through),
+        }
     }
 }

@@ -9,7 +9,8 @@ use spillway_doc::key::to_key;
 use spillway_doc::sort::SortSpec;
 
 use crate::backend::{Query, ReadBackend};
-use crate::engine::{Policy, check_document, side_documents};
+use crate::engine::{check_document, side_documents};
+use crate::policy::Policy;
 
 /// One broken invariant.
 #[derive(Debug, Clone, PartialEq)]

@@ -228,13 +228,6 @@ impl Catalog {
             .any(|policy| policy.pattern.collection() == collection)
     }
 
-    /// Whether `collection` is the side collection of a pattern policy.
-    pub(crate) fn is_side_collection(&self, collection: &str) -> bool {
-        self.policies
-            .iter()
-            .any(|policy| policy.pattern.side_collection() == collection)
-    }
-
     pub(crate) fn meta_record(&self) -> Document {
         doc! { "version": CATALOG_VERSION, "next_id": self.next_id as i64 }
     }

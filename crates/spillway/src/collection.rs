@@ -1155,8 +1155,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropCollection<'a, T> {
     /// Drops the collection.
     pub fn run(self) -> Result<()> {
         let name = &self.collection.name;
-        self.collection.write(self.session, |txn, _| {
-            ops::drop_collection(txn, name).map(drop)
+        self.collection.write(self.session, |txn, store| {
+            ops::drop_collection(txn, store, name).map(drop)
         })
     }
 }

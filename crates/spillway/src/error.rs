@@ -250,16 +250,6 @@ impl Error {
         })
     }
 
-    pub(crate) fn pattern(collection: &str, field: &str, message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Pattern(
-            spillway_pattern::PatternError::InvalidPolicy {
-                collection: collection.to_string(),
-                field: field.to_string(),
-                message: message.into(),
-            },
-        ))
-    }
-
     pub(crate) fn invalid_index(collection: &str, message: impl Into<String>) -> Error {
         Error::new(ErrorKind::InvalidIndex {
             collection: collection.to_string(),
@@ -270,8 +260,19 @@ impl Error {
 
 impl From<spillway_pattern::PatternError> for Error {
     fn from(error: spillway_pattern::PatternError) -> Self {
+        use spillway_pattern::{Input, PatternError};
         match error {
-            spillway_pattern::PatternError::Corrupt { .. } => Error::corruption(error.to_string()),
+            PatternError::Corrupt { .. } => Error::corruption(error.to_string()),
+            PatternError::Input { input, error } => match input {
+                Input::Filter => Error::filter(error),
+                Input::Update => Error::update(error),
+                Input::Document => Error::document(error),
+            },
+            PatternError::DuplicateId { collection, id } => Error::new(ErrorKind::DuplicateKey {
+                collection,
+                index: crate::catalog::ID_INDEX_NAME.to_string(),
+                key: *id,
+            }),
             other => Error::new(ErrorKind::Pattern(other)),
         }
     }

@@ -22,11 +22,10 @@ use spillway_doc::filter::Filter;
 use spillway_doc::key;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
-use spillway_doc::size::{
-    MAX_DOCUMENT_SIZE, check_field_names, check_id, check_nesting, check_size,
-};
+use spillway_doc::size::{check_field_names, check_id};
 use spillway_doc::sort::{Direction, SortKey, SortSpec};
 use spillway_doc::update::{ApplyContext, Update};
+use spillway_pattern::{Role, Statement};
 use spillway_store::Store;
 
 use crate::catalog::{
@@ -169,9 +168,7 @@ pub(crate) fn encode(document: &Document) -> Result<Vec<u8>> {
 }
 
 pub(crate) fn check_storable(document: &Document) -> Result<()> {
-    check_size(document, MAX_DOCUMENT_SIZE).map_err(Error::document)?;
-    check_nesting(document).map_err(Error::document)?;
-    Ok(())
+    spillway_doc::size::check_storable(document).map_err(Error::document)
 }
 
 /// The collection's metadata, creating the collection (implicitly, as MongoDB does) if needed.
@@ -373,13 +370,11 @@ pub(crate) fn insert(
     document: Document,
 ) -> Result<(Bson, Document)> {
     let catalog = txn.catalog_arc();
-    if catalog.has_policies(collection) {
-        return patterned::insert(txn, store, collection, document);
+    match patterned::role(&catalog, collection) {
+        Role::Main(engine) => patterned::insert(txn, store, &engine, document),
+        Role::Side(policies) => patterned::insert_side(txn, store, collection, &policies, document),
+        Role::Plain => insert_stored(txn, store, collection, document),
     }
-    if catalog.is_side_collection(collection) {
-        return patterned::insert_side(txn, store, collection, document);
-    }
-    insert_stored(txn, store, collection, document)
 }
 
 /// Inserts one document as it is, whatever policies the collection has.
@@ -488,16 +483,18 @@ pub(crate) fn update(
         }
         return Ok(counts);
     }
-    if txn.catalog().has_policies(collection) {
+    let catalog = txn.catalog_arc();
+    let role = patterned::role(&catalog, collection);
+    if let Role::Main(engine) = &role {
         // Each main document is one logical write through the pattern engine; the statement
         // stages them together, so unique indexes see its final state here too.
-        let mut statement = patterned::Statement::default();
+        let mut statement = Statement::default();
         let mut modified_count = 0;
         for found in &matches {
             let updated = patterned::apply_update(
                 txn,
                 store,
-                collection,
+                engine,
                 filter,
                 update,
                 found,
@@ -508,7 +505,7 @@ pub(crate) fn update(
                 modified_count += 1;
             }
         }
-        statement.finish(txn, store)?;
+        patterned::finish(statement, txn, store)?;
         return Ok(UpdateCounts {
             matched_count: matches.len() as u64,
             modified_count,
@@ -532,7 +529,7 @@ pub(crate) fn update(
             new: Some((after, bytes.clone())),
         })
         .collect();
-    write_statement(txn, store, collection, changes)?;
+    write_statement(txn, store, collection, &role, changes)?;
     Ok(UpdateCounts {
         matched_count: matches.len() as u64,
         modified_count,
@@ -546,10 +543,11 @@ fn write_statement(
     txn: &mut WriteTxn,
     store: &Store,
     collection: &str,
+    role: &Role<'_>,
     changes: Vec<DocumentChange<'_>>,
 ) -> Result<()> {
-    if txn.catalog().is_side_collection(collection) {
-        return patterned::write_side_documents(txn, store, collection, changes);
+    if let Role::Side(policies) = role {
+        return patterned::write_side_documents(txn, store, collection, policies, changes);
     }
     write_documents(txn, collection, changes)
 }
@@ -597,13 +595,15 @@ pub(crate) fn delete(
     } else {
         query(txn, collection, filter, Some(&sort), 0, Some(1))?.matches
     };
-    if txn.catalog().has_policies(collection) {
-        let mut statement = patterned::Statement::default();
+    let catalog = txn.catalog_arc();
+    let role = patterned::role(&catalog, collection);
+    if let Role::Main(engine) = &role {
+        let mut statement = Statement::default();
         for found in &matches {
             let before = decode(&found.bytes)?;
-            patterned::delete(txn, store, collection, &before, &mut statement)?;
+            patterned::delete(txn, store, engine, &before, &mut statement)?;
         }
-        statement.finish(txn, store)?;
+        patterned::finish(statement, txn, store)?;
         return Ok(matches.len() as u64);
     }
     let mut removed = Vec::with_capacity(matches.len());
@@ -619,7 +619,7 @@ pub(crate) fn delete(
             new: None,
         })
         .collect();
-    write_statement(txn, store, collection, changes)?;
+    write_statement(txn, store, collection, &role, changes)?;
     Ok(matches.len() as u64)
 }
 
@@ -659,20 +659,22 @@ pub(crate) fn find_one_and_modify(
         }
         return project(options.projection, filter, inserted).map(Some);
     };
-    if txn.catalog().has_policies(collection) {
+    let catalog = txn.catalog_arc();
+    let role = patterned::role(&catalog, collection);
+    if let Role::Main(engine) = &role {
         let before = decode(&found.bytes)?;
-        let mut statement = patterned::Statement::default();
+        let mut statement = Statement::default();
         let after = patterned::apply_update(
             txn,
             store,
-            collection,
+            engine,
             filter,
             update,
             &found,
             now,
             &mut statement,
         )?;
-        statement.finish(txn, store)?;
+        patterned::finish(statement, txn, store)?;
         let returned = if options.return_after {
             after.unwrap_or(before)
         } else {
@@ -687,7 +689,7 @@ pub(crate) fn find_one_and_modify(
                 old: Some(&before),
                 new: Some((&after, bytes)),
             };
-            write_statement(txn, store, collection, vec![change])?;
+            write_statement(txn, store, collection, &role, vec![change])?;
             if options.return_after { after } else { before }
         }
         None => decode(&found.bytes)?,
@@ -713,17 +715,19 @@ pub(crate) fn find_one_and_delete(
         return Ok(None);
     };
     let before = decode(&found.bytes)?;
-    if txn.catalog().has_policies(collection) {
-        let mut statement = patterned::Statement::default();
-        patterned::delete(txn, store, collection, &before, &mut statement)?;
-        statement.finish(txn, store)?;
+    let catalog = txn.catalog_arc();
+    let role = patterned::role(&catalog, collection);
+    if let Role::Main(engine) = &role {
+        let mut statement = Statement::default();
+        patterned::delete(txn, store, engine, &before, &mut statement)?;
+        patterned::finish(statement, txn, store)?;
     } else {
         let change = DocumentChange {
             id_key: &found.id_key,
             old: Some(&before),
             new: None,
         };
-        write_statement(txn, store, collection, vec![change])?;
+        write_statement(txn, store, collection, &role, vec![change])?;
     }
     project(projection, filter, before).map(Some)
 }
@@ -934,9 +938,9 @@ pub(crate) fn drop_index(txn: &mut WriteTxn, collection: &str, name: &str) -> Re
 }
 
 /// Drops a collection and its indexes; `false` if it did not exist.
-pub(crate) fn drop_collection(txn: &mut WriteTxn, collection: &str) -> Result<bool> {
+pub(crate) fn drop_collection(txn: &mut WriteTxn, store: &Store, collection: &str) -> Result<bool> {
     validate_collection_name(collection)?;
-    patterned::before_drop(txn, collection)?;
+    patterned::before_drop(txn, store, collection)?;
     let Some(meta) = txn.catalog_mut().collections.remove(collection) else {
         return Ok(false);
     };

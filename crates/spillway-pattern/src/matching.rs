@@ -1,0 +1,170 @@
+//! Queries on logical documents: which filters touch a managed field, the clauses an index
+//! on the stored documents may still answer, matching a stored main document on its logical
+//! form, and the union plan that answers an equality on a managed field from the indexes of
+//! both sides (`customers_purchased` in main documents, `customers_purchased_extra` in
+//! buckets).
+//!
+//! The backend runs the queries; this module says which, and decides the matches.
+
+use bson::{Bson, Document};
+use spillway_doc::expr::Dependencies;
+use spillway_doc::filter::{Clause, Filter, Predicate};
+use spillway_doc::path::FieldPath;
+
+use crate::backend::ReadBackend;
+use crate::engine::Engine;
+use crate::error::PatternError;
+use crate::policy::{Pattern, Policy, Shape};
+
+/// Whether a clause of `filter` reads a path for which `managed` holds.
+fn touches(filter: &Filter, managed: &dyn Fn(&str) -> bool) -> bool {
+    filter.clauses.iter().any(|clause| match clause {
+        Clause::Field { path, .. } => managed(path.as_str()),
+        Clause::And(filters) | Clause::Or(filters) | Clause::Nor(filters) => {
+            filters.iter().any(|inner| touches(inner, managed))
+        }
+        Clause::Expr(expression) => {
+            let mut found = Dependencies::default();
+            expression.dependencies(&mut found);
+            found.whole_document || found.paths.iter().any(|path| managed(path))
+        }
+    })
+}
+
+/// Whether `filter` must be answered on logical documents of `engine`'s collection: it
+/// touches a managed field.
+pub fn is_logical_query(engine: &Engine<'_>, filter: &Filter) -> bool {
+    !engine.is_empty() && touches(filter, &|path| engine.is_managed_path(path))
+}
+
+/// The clauses of `filter` an index on stored documents may answer: those that do not touch
+/// a managed field (an index on a managed field covers the main part of the array only).
+pub fn planning_filter(engine: &Engine<'_>, filter: &Filter) -> Filter {
+    Filter {
+        clauses: filter
+            .clauses
+            .iter()
+            .filter(|clause| {
+                let single = Filter {
+                    clauses: vec![(*clause).clone()],
+                };
+                !touches(&single, &|path| engine.is_managed_path(path))
+            })
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Whether the stored main document `stored` matches `filter` as a logical document: it is
+/// expanded only when its stored form may differ from the logical one.
+///
+/// # Errors
+/// An invalid filter; the backend's.
+pub fn matches_logical<R: ReadBackend>(
+    engine: &Engine<'_>,
+    backend: &R,
+    filter: &Filter,
+    stored: &Document,
+) -> Result<bool, R::Error> {
+    if !engine.may_differ(stored) {
+        return Ok(filter
+            .matches_document(stored)
+            .map_err(PatternError::filter)?);
+    }
+    let view = engine.query_view(backend, stored)?;
+    Ok(filter
+        .matches_document(&view)
+        .map_err(PatternError::filter)?)
+}
+
+/// Where a managed path's values live in side documents: `customers_purchased` →
+/// `customers_purchased_extra` (outlier buckets), `reviews.review_author` → `review_author`
+/// (subset archive). `None` for a path the side collection cannot index element-wise (a
+/// subset's whole elements).
+pub fn side_path(pattern: &Pattern, path: &str) -> Option<String> {
+    let rest = path
+        .strip_prefix(pattern.field.as_str())
+        .filter(|rest| rest.is_empty() || rest.starts_with('.'))?;
+    match &pattern.shape {
+        Shape::Outlier { overflow_field, .. } => Some(format!("{overflow_field}{rest}")),
+        Shape::Subset { .. } => rest.strip_prefix('.').map(str::to_string),
+    }
+}
+
+/// The index a policy's side collection needs beside the main collection's index `keys`, so
+/// that logical equality queries can use both; `None` when `keys` does not lead with a
+/// managed path the side collection can index.
+pub fn mirrored_index(pattern: &Pattern, keys: &Document) -> Option<Document> {
+    let (first, direction) = keys.iter().next()?;
+    let side = side_path(pattern, first)?;
+    let mut mirrored = Document::new();
+    mirrored.insert(side, direction.clone());
+    Some(mirrored)
+}
+
+/// How to answer a filter with an equality or `$in` on a managed path from two indexed
+/// queries: the main documents whose main array matches (`main`), and the side documents
+/// that match (`side`, on the policy's side collection), whose links name the other main
+/// documents. Their union holds every logical match (each element is in the main array or
+/// in a side document); each candidate must still be matched on its logical document.
+#[derive(Debug, Clone)]
+pub struct UnionPlan<'p> {
+    /// The policy whose array the equality reads.
+    pub policy: &'p Policy,
+    /// The query on the main collection.
+    pub main: Filter,
+    /// The query on the side collection.
+    pub side: Filter,
+}
+
+/// The [`UnionPlan`] for `filter` on `engine`'s collection, when a clause allows it and
+/// `leads_an_index(collection, path)` says both sides have an index on the path.
+///
+/// # Errors
+/// A side path that is not a valid field path.
+pub fn union_plan<'p>(
+    engine: &Engine<'p>,
+    filter: &Filter,
+    leads_an_index: impl Fn(&str, &str) -> bool,
+) -> Result<Option<UnionPlan<'p>>, PatternError> {
+    let whole_value = |value: &Bson| matches!(value, Bson::Array(_));
+    let found = filter.field_predicates().find_map(|(path, predicate)| {
+        let usable = match predicate {
+            Predicate::Eq(operand) => !operand.is_null() && !whole_value(operand.value()),
+            Predicate::In(list) => {
+                !list.contains_null() && list.values.iter().all(|value| !whole_value(value.value()))
+            }
+            _ => false,
+        };
+        if !usable {
+            return None;
+        }
+        let policy = engine.policies().find(|policy| {
+            let head = path.as_str().split('.').next().unwrap_or_default();
+            policy.pattern.field == head
+        })?;
+        let side = side_path(&policy.pattern, path.as_str())?;
+        let both_indexed = leads_an_index(engine.collection(), path.as_str())
+            && leads_an_index(&policy.pattern.side_collection, &side);
+        both_indexed.then_some((path, predicate, policy, side))
+    });
+    let Some((path, predicate, policy, side)) = found else {
+        return Ok(None);
+    };
+    let side = FieldPath::parse(&side).map_err(PatternError::filter)?;
+    Ok(Some(UnionPlan {
+        policy,
+        main: Filter {
+            clauses: vec![Clause::Field {
+                path: path.clone(),
+                predicate: predicate.clone(),
+            }],
+        },
+        side: Filter {
+            clauses: vec![Clause::Field {
+                path: side,
+                predicate: predicate.clone(),
+            }],
+        },
+    }))
+}

@@ -1,0 +1,237 @@
+//! [`MemoryBackend`]: the backend traits over spillway-doc's [`MemoryCollection`]s, plain
+//! in-memory collections with MongoDB's semantics. It is the reference the backend test
+//! suite holds every other backend to, and the quickest way to try a policy.
+//!
+//! Every [`WriteBackend::apply`] is atomic (the batch is applied to copies of the collections
+//! it touches, which replace the originals only when all of it succeeded). Transactions over
+//! several batches are [`Layer`](crate::layer::Layer)'s: it works on a copy of the backend
+//! and keeps it on success. For tests of interrupted work, [`MemoryBackend::fail_commits_after`]
+//! makes a later commit fail as a crash between two commits would.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use bson::{Bson, Document, doc};
+use spillway_doc::model::{FindOptions, MemoryCollection, ModelError};
+
+use crate::backend::{Query, ReadBackend, Write, WriteBackend};
+use crate::error::PatternError;
+use crate::layer::Transactional;
+use crate::policy::Policy;
+
+/// The collections, their index key patterns and the policies, all in memory.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryBackend {
+    collections: BTreeMap<String, MemoryCollection>,
+    indexes: BTreeMap<String, Vec<Document>>,
+    policies: Vec<Policy>,
+    /// Commits that may still succeed before an injected failure; `None`: no failure.
+    commits_left: Option<u64>,
+}
+
+/// The in-memory backend's error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MemoryError {
+    /// What the pattern layer refused.
+    Pattern(PatternError),
+    /// What the collections refused (a duplicate `_id`, an invalid filter...).
+    Model(ModelError),
+    /// A commit failed on purpose ([`MemoryBackend::fail_commits_after`]).
+    Injected,
+}
+
+impl fmt::Display for MemoryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemoryError::Pattern(error) => error.fmt(f),
+            MemoryError::Model(error) => error.fmt(f),
+            MemoryError::Injected => f.write_str("injected commit failure"),
+        }
+    }
+}
+
+impl std::error::Error for MemoryError {}
+
+impl From<PatternError> for MemoryError {
+    fn from(error: PatternError) -> Self {
+        MemoryError::Pattern(error)
+    }
+}
+
+impl From<ModelError> for MemoryError {
+    fn from(error: ModelError) -> Self {
+        MemoryError::Model(error)
+    }
+}
+
+fn by_id(id: &Bson) -> Document {
+    doc! { "_id": { "$eq": id.clone() } }
+}
+
+impl MemoryBackend {
+    /// An empty backend.
+    pub fn new() -> MemoryBackend {
+        MemoryBackend::default()
+    }
+
+    /// Makes the commit after the next `commits` fail with [`MemoryError::Injected`], leaving
+    /// what was committed before (as a crash between two commits would); later commits
+    /// succeed again.
+    pub fn fail_commits_after(&mut self, commits: u64) {
+        self.commits_left = Some(commits);
+    }
+
+    /// Counts a commit; fails it if [`fail_commits_after`](Self::fail_commits_after) says so.
+    fn commit(&mut self) -> Result<(), MemoryError> {
+        match self.commits_left {
+            None => Ok(()),
+            Some(0) => {
+                self.commits_left = None;
+                Err(MemoryError::Injected)
+            }
+            Some(left) => {
+                self.commits_left = Some(left - 1);
+                Ok(())
+            }
+        }
+    }
+
+    /// The names of the collections, in order.
+    pub fn collection_names(&self) -> Vec<String> {
+        self.collections.keys().cloned().collect()
+    }
+
+    fn collection(&self, name: &str) -> Option<&MemoryCollection> {
+        self.collections.get(name)
+    }
+}
+
+impl ReadBackend for MemoryBackend {
+    type Error = MemoryError;
+
+    fn get(&self, collection: &str, id: &Bson) -> Result<Option<Document>, MemoryError> {
+        let Some(documents) = self.collection(collection) else {
+            return Ok(None);
+        };
+        Ok(documents
+            .find(&by_id(id), &FindOptions::default())?
+            .into_iter()
+            .next())
+    }
+
+    fn find(&self, collection: &str, query: &Query) -> Result<Vec<Document>, MemoryError> {
+        let Some(documents) = self.collection(collection) else {
+            return Ok(Vec::new());
+        };
+        let options = FindOptions {
+            // Natural order is `_id` order, as in the embedded database.
+            sort: Some(query.sort.clone().unwrap_or_else(|| doc! { "_id": 1 })),
+            skip: query.skip,
+            limit: query
+                .limit
+                .map_or(0, |limit| i64::try_from(limit).unwrap_or(i64::MAX)),
+            projection: None,
+        };
+        Ok(documents.find(&query.filter, &options)?)
+    }
+
+    fn count(&self, collection: &str, filter: &Document) -> Result<u64, MemoryError> {
+        let Some(documents) = self.collection(collection) else {
+            return Ok(0);
+        };
+        Ok(documents.count_documents(filter, 0, 0)?)
+    }
+
+    fn policies(&self) -> Result<Vec<Policy>, MemoryError> {
+        Ok(self.policies.clone())
+    }
+
+    fn collection_exists(&self, collection: &str) -> Result<bool, MemoryError> {
+        Ok(self.collections.contains_key(collection))
+    }
+
+    fn index_keys(&self, collection: &str) -> Result<Vec<Document>, MemoryError> {
+        Ok(self.indexes.get(collection).cloned().unwrap_or_default())
+    }
+}
+
+impl WriteBackend for MemoryBackend {
+    fn apply(&mut self, batch: Vec<Write>) -> Result<(), MemoryError> {
+        let mut changed: BTreeMap<String, MemoryCollection> = BTreeMap::new();
+        for write in batch {
+            let name = match &write {
+                Write::Insert { collection, .. }
+                | Write::Replace { collection, .. }
+                | Write::Delete { collection, .. } => collection.clone(),
+            };
+            let documents = changed
+                .entry(name.clone())
+                .or_insert_with(|| self.collections.get(&name).cloned().unwrap_or_default());
+            match write {
+                Write::Insert { document, .. } => {
+                    documents.insert_one(document)?;
+                }
+                Write::Replace { document, .. } => {
+                    let id = document.get("_id").cloned().unwrap_or(Bson::Null);
+                    let result = documents.replace_one(&by_id(&id), &document, false)?;
+                    if result.matched_count == 0 {
+                        return Err(PatternError::InvalidRecord {
+                            message: format!(
+                                "collection '{name}' has no document with _id {id} to replace"
+                            ),
+                        }
+                        .into());
+                    }
+                }
+                Write::Delete { id, .. } => {
+                    documents.delete(&by_id(&id), false)?;
+                }
+            }
+        }
+        for (name, documents) in changed {
+            self.indexes.entry(name.clone()).or_default();
+            self.collections.insert(name, documents);
+        }
+        Ok(())
+    }
+
+    fn ensure_index(&mut self, collection: &str, keys: &Document) -> Result<(), MemoryError> {
+        let indexes = self.indexes.entry(collection.to_string()).or_default();
+        self.collections.entry(collection.to_string()).or_default();
+        if !indexes.contains(keys) {
+            indexes.push(keys.clone());
+        }
+        Ok(())
+    }
+
+    fn create_collection(&mut self, collection: &str) -> Result<(), MemoryError> {
+        self.collections.entry(collection.to_string()).or_default();
+        self.indexes.entry(collection.to_string()).or_default();
+        Ok(())
+    }
+
+    fn drop_collection(&mut self, collection: &str) -> Result<(), MemoryError> {
+        self.collections.remove(collection);
+        self.indexes.remove(collection);
+        Ok(())
+    }
+
+    fn save_policies(&mut self, policies: Vec<Policy>) -> Result<(), MemoryError> {
+        self.policies = policies;
+        Ok(())
+    }
+}
+
+impl Transactional for MemoryBackend {
+    fn transaction<T>(
+        &mut self,
+        work: impl FnOnce(&mut Self) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
+        let mut copy = self.clone();
+        let value = work(&mut copy)?;
+        self.commit()?;
+        copy.commits_left = self.commits_left;
+        *self = copy;
+        Ok(value)
+    }
+}
