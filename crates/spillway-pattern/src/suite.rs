@@ -9,8 +9,8 @@
 //! - [`seed_layouts`]: the stored layouts of the two seed documents (`../shared/seeds`): a
 //!   book whose buyers pass the threshold, a product with more reviews than it embeds.
 //! - [`verify_cases`]: damage written behind the layer's back, each kind reported.
-//! - [`interrupted_migrations`]: applying and removing a policy on 600 documents, a commit
-//!   failing mid-way as a crash would, resumed by a restart, with nothing lost or changed.
+//! - [`interrupted_migrations`]: applying and removing a policy on 300 documents, a commit
+//!   failing as a crash would, resumed by a restart, with nothing lost or changed.
 //!
 //! Built with the `suite` feature (it needs `proptest`).
 
@@ -65,7 +65,8 @@ pub trait Target {
     fn verify(&mut self) -> Result<Vec<Violation>, Self::Error>;
     /// Applies `writes` to the stored collections behind the pattern layer's back.
     fn write_behind(&mut self, writes: Vec<Write>) -> Result<(), Self::Error>;
-    /// Makes a commit after the next `commits` fail, as a crash between commits would.
+    /// Makes a later commit fail, as a crash between commits would: at most `commits` more
+    /// succeed first (a backend may count its commits its own way, e.g. by syncs).
     fn fail_commits_after(&mut self, commits: u64);
     /// Restarts after a failure (a crash): what was committed stays, unfinished
     /// migrations resume.
@@ -607,13 +608,10 @@ fn seeded<T: Target>(make: &impl Fn() -> T) -> T {
 }
 
 fn side_document<T: Target>(target: &mut T, collection: &str, filter: &Document) -> Document {
-    ok(
-        target.find(collection, filter, false),
-        "find side document",
-    )
-    .into_iter()
-    .next()
-    .unwrap_or_else(|| panic!("no document of {collection} matches {filter}"))
+    ok(target.find(collection, filter, false), "find side document")
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no document of {collection} matches {filter}"))
 }
 
 /// Damage written behind the layer's back, one kind per fresh target, each reported by
@@ -691,55 +689,86 @@ pub fn verify_cases<T: Target>(make: impl Fn() -> T) {
 // ---------------------------------------------------------------------------------------
 // Interrupted migrations.
 
-/// 600 books (three migration batches), some with more tags than the threshold; a policy
-/// applied with the second commit failing, then the target restarted: the migration
-/// resumes, every logical document is what was inserted, `verify` is clean and the long
-/// arrays are split. Then the policy removed the same way: the stored documents are the
-/// inserted ones again and the overflow collection, which the policy created, is gone.
-///
-/// # Panics
-/// When a document is lost or changed, or the layout is wrong after the restart.
-pub fn interrupted_migrations<T: Target>(make: impl Fn() -> T) {
+/// 300 books (two migration batches), some with more tags than the threshold.
+fn many_books<T: Target>(make: &impl Fn() -> T) -> (T, Vec<Document>) {
     let mut target = make();
     ok(target.create_collection(BOOKS), "create");
     let mut inserted = Vec::new();
-    for id in 0..600 {
+    for id in 0..300 {
         let length = (id % 9) as usize;
         let tags: Vec<i32> = (0..length as i32).map(|tag| tag + id).collect();
         let document = doc! { "_id": id, "n": id, "tags": int_array(&tags) };
         ok(target.insert_one(BOOKS, document.clone()), "insert");
         inserted.push(document);
     }
+    (target, inserted)
+}
 
-    target.fail_commits_after(1);
-    assert!(
-        target.set_pattern(outlier_policy()).is_err(),
-        "the failing commit interrupts the migration"
-    );
-    ok(target.restart(), "restart after the interrupted migration");
-    assert_eq!(ok(target.find(BOOKS, &doc! {}, true), "expanded"), inserted);
-    assert_eq!(ok(target.verify(), "verify"), Vec::new());
+/// Whether the stored layout is the outlier policy's: no main array over the threshold, and
+/// overflow documents for the long ones.
+fn is_split<T: Target>(target: &mut T) -> bool {
     let stored = ok(target.find(BOOKS, &doc! {}, false), "stored");
-    for document in &stored {
-        let tags = document.get_array("tags").expect("tags");
-        assert!(tags.len() <= THRESHOLD, "{document} is not split");
+    let short = stored.iter().all(|document| {
+        document
+            .get_array("tags")
+            .is_ok_and(|tags| tags.len() <= THRESHOLD)
+    });
+    short && !ok(target.find(OVERFLOW, &doc! {}, false), "overflow").is_empty()
+}
+
+/// A policy applied to 300 books (two migration batches) with a later commit failing as a
+/// crash would, then the target restarted: whatever the failure interrupted (the declaration
+/// or a migration batch), every logical document is what was inserted and `verify` is clean;
+/// a declaration the failure undid can be made again, and an interrupted migration resumes.
+/// Then the policy removed the same way: the stored documents are the inserted ones again and
+/// the overflow collection, which the policy created, is empty. The failure is placed after
+/// 1 to 4 commits, one run each; at least one run must have interrupted a migration mid-way.
+///
+/// # Panics
+/// When a document is lost or changed, or the layout is wrong after the restart.
+pub fn interrupted_migrations<T: Target>(make: impl Fn() -> T) {
+    let mut interrupted_apply = 0;
+    let mut interrupted_removal = 0;
+    for commits in 1..=4 {
+        let (mut target, inserted) = many_books(&make);
+        target.fail_commits_after(commits);
+        let failed = target.set_pattern(outlier_policy()).is_err();
+        ok(target.restart(), "restart after the failure");
+        assert_eq!(
+            ok(target.find(BOOKS, &doc! {}, true), "expanded"),
+            inserted,
+            "after a failure {commits} commits into applying the policy"
+        );
+        if failed && is_split(&mut target) {
+            interrupted_apply += 1;
+        } else if failed {
+            ok(target.set_pattern(outlier_policy()), "declaring again");
+        }
+        assert!(is_split(&mut target), "the migration finished");
+        assert_eq!(ok(target.verify(), "verify"), Vec::new());
+
+        target.fail_commits_after(commits);
+        let failed = target.remove_pattern(BOOKS, "tags").is_err();
+        ok(target.restart(), "restart after the failure");
+        if failed && ok(target.find(BOOKS, &doc! {}, false), "stored") == inserted {
+            interrupted_removal += 1;
+        } else if failed {
+            ok(target.remove_pattern(BOOKS, "tags"), "removing again");
+        }
+        assert_eq!(
+            ok(target.find(BOOKS, &doc! {}, false), "stored"),
+            inserted,
+            "after a failure {commits} commits into removing the policy"
+        );
+        assert_eq!(
+            ok(target.find(OVERFLOW, &doc! {}, false), "overflow"),
+            Vec::<Document>::new(),
+            "nothing is left in the overflow collection"
+        );
+        assert_eq!(ok(target.verify(), "verify"), Vec::new());
     }
     assert!(
-        !ok(target.find(OVERFLOW, &doc! {}, false), "overflow").is_empty(),
-        "long arrays overflow"
+        interrupted_apply > 0 && interrupted_removal > 0,
+        "no failure interrupted a migration mid-way ({interrupted_apply} applying, {interrupted_removal} removing)"
     );
-
-    target.fail_commits_after(1);
-    assert!(
-        target.remove_pattern(BOOKS, "tags").is_err(),
-        "the failing commit interrupts the removal"
-    );
-    ok(target.restart(), "restart after the interrupted removal");
-    assert_eq!(ok(target.find(BOOKS, &doc! {}, false), "stored"), inserted);
-    assert_eq!(
-        ok(target.find(OVERFLOW, &doc! {}, false), "overflow"),
-        Vec::<Document>::new(),
-        "nothing is left in the overflow collection"
-    );
-    assert_eq!(ok(target.verify(), "verify"), Vec::new());
 }
