@@ -29,7 +29,7 @@ use crate::catalog::{
 };
 use crate::error::{Error, Result};
 use crate::index_keys::index_entries;
-use crate::ops;
+use crate::storage;
 
 /// Name prefix the store gives a keyspace whose create op was lost.
 const SALVAGED_KEYSPACE_PREFIX: &str = "salvaged-";
@@ -123,7 +123,7 @@ pub(crate) fn rebuild(store: &Store) -> Result<CatalogRepair> {
         catalog
     };
     let put_record = |batch: &mut WriteBatch, key: &[u8], record: &Document| -> Result<()> {
-        let bytes = ops::encode(record)?;
+        let bytes = storage::encode(record)?;
         batch.put(catalog, key, &bytes);
         Ok(())
     };
@@ -496,7 +496,7 @@ fn recover_index(
             let mut expected = BTreeSet::new();
             let mut buildable = true;
             for (id_key, bytes) in &documents {
-                let Ok(document) = ops::decode(bytes) else {
+                let Ok(document) = storage::decode(bytes) else {
                     continue;
                 };
                 match index_entries(&collection.name, &index, &document, id_key) {

@@ -32,6 +32,7 @@ use crate::results::{
     CreateIndexResult, DeleteResult, Explain, IndexModel, IndexOptions, InsertManyResult,
     InsertOneResult, ReturnDocument, UpdateResult,
 };
+use crate::storage;
 use crate::txn::{Reader, WriteTxn};
 
 /// How many documents a streaming cursor fetches at a time unless told otherwise.
@@ -42,6 +43,20 @@ pub struct Collection<T> {
     database: Database,
     name: String,
     marker: PhantomData<fn() -> T>,
+}
+
+/// Collections are handed out here rather than in `database.rs`, so that `database` (below)
+/// never imports `collection` (above it).
+impl Database {
+    /// A handle on collection `name`, whose documents are read and written as `T`
+    /// (`bson::Document` for untyped access). The collection is created by its first write;
+    /// the name is checked by every operation.
+    pub fn collection<T>(&self, name: &str) -> Collection<T>
+    where
+        T: Serialize + DeserializeOwned + Send + Sync,
+    {
+        Collection::new(self.clone(), name)
+    }
 }
 
 impl<T> Clone for Collection<T> {
@@ -158,7 +173,7 @@ where
         let id = id.into();
         self.read(None, |reader| {
             let Some(stored) =
-                ops::stored_by_key(reader, &self.name, &spillway_doc::key::to_key(&id))?
+                storage::stored_by_key(reader, &self.name, &spillway_doc::key::to_key(&id))?
             else {
                 return Ok(None);
             };
@@ -179,7 +194,7 @@ where
         let id = id.into();
         self.read(None, |reader| {
             let Some(stored) =
-                ops::stored_by_key(reader, &self.name, &spillway_doc::key::to_key(&id))?
+                storage::stored_by_key(reader, &self.name, &spillway_doc::key::to_key(&id))?
             else {
                 return Ok(None);
             };
@@ -1137,7 +1152,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropIndex<'a, T> {
         let collection = &self.collection.name;
         let index = &self.name;
         self.collection.write(self.session, |txn, _| {
-            ops::drop_index(txn, collection, index)
+            storage::drop_index(txn, collection, index)
         })
     }
 }

@@ -20,6 +20,7 @@ use spillway_doc::projection::Projection;
 use crate::error::{Error, Result};
 use crate::exec::{Execution, Match};
 use crate::ops;
+use crate::storage;
 use crate::txn::Published;
 
 /// Where a cursor's documents come from.
@@ -157,7 +158,7 @@ impl<T> Cursor<T> {
                 Error::serialization(format!("cannot deserialize a stored document: {error}"))
             }),
             Some(projection) => {
-                let document = ops::decode(&found.bytes)?;
+                let document = storage::decode(&found.bytes)?;
                 let projected = ops::project(Some(projection), &self.filter, document)?;
                 bson::deserialize_from_document(projected).map_err(|error| {
                     Error::serialization(format!(

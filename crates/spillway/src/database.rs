@@ -14,16 +14,17 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use spillway_pattern::{Pattern, Violation, migration};
 use spillway_store::{CompactionReport, Durability, RecoveryReport, Store, StoreOptions};
 
 use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
     validate_collection_name,
 };
-use crate::collection::Collection;
 use crate::error::{Error, ErrorKind, Result};
 use crate::maintenance::{self, DatabaseStats, RepairReport, VerifyReport};
-use crate::ops;
+use crate::patterned::{ReaderBackend, TxnBackend};
+use crate::storage;
 use crate::txn::{Published, WriteTxn};
 
 /// Options of [`Database::open_with`].
@@ -263,21 +264,11 @@ impl Database {
         self.inner.store.is_read_only()
     }
 
-    /// A handle on collection `name`, whose documents are read and written as `T`
-    /// (`bson::Document` for untyped access). The collection is created by its first write;
-    /// the name is checked by every operation.
-    pub fn collection<T>(&self, name: &str) -> Collection<T>
-    where
-        T: Serialize + DeserializeOwned + Send + Sync,
-    {
-        Collection::new(self.clone(), name)
-    }
-
     /// Creates an empty collection explicitly (a no-op if it exists).
     pub fn create_collection(&self, name: &str) -> Result<()> {
         validate_collection_name(name)?;
         self.inner
-            .write(|txn, store| ops::ensure_collection(txn, store, name))
+            .write(|txn, store| storage::ensure_collection(txn, store, name))
     }
 
     /// The names of every collection, sorted.
@@ -424,5 +415,140 @@ impl Transaction {
             )));
         }
         Ok(())
+    }
+}
+
+/// Pattern policies: declared, removed, migrated and verified through spillway-pattern over
+/// the write transaction (`patterned::TxnBackend`).
+impl Database {
+    /// Declares a pattern policy: from now on the engine keeps `collection.field` in the
+    /// policy's layout through every write, and migrates the documents already stored (in
+    /// batches, each its own commit; a crash resumes at the next open). Creates the side
+    /// collection and the index it needs.
+    ///
+    /// ```
+    /// use spillway::{Database, Pattern, doc};
+    ///
+    /// let db = Database::open_in_memory()?;
+    /// db.create_collection("sales")?;
+    /// db.set_pattern(Pattern::outlier("sales", "customers_purchased")
+    ///     .threshold(50)
+    ///     .link_field("book_id"))?;
+    /// # Ok::<(), spillway::Error>(())
+    /// ```
+    ///
+    /// Declaring a policy never changes the user's data. A side collection that already
+    /// holds documents is adopted only when every one of them is in the layout's shape (a
+    /// layout made by hand, as the seeds describe: `has_extras` and an `extra_sales` document
+    /// per book, or a `reviews` collection beside embedded reviews): its elements join the
+    /// logical arrays and are rewritten into the policy's layout. Everything is checked
+    /// before anything is written.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Pattern`] when the policy is invalid on its own (a threshold of 0...),
+    /// names a collection that does not exist, a field already managed or written by another
+    /// policy, or a side collection that belongs to another policy; when a stored document
+    /// cannot take the layout (a subset element that is not a document) or holds the flag
+    /// field with a value the policy would not write; when the side collection exists with a
+    /// document not in the layout's shape. The message names the field and one `_id`.
+    pub fn set_pattern(&self, pattern: impl Into<Pattern>) -> Result<()> {
+        let pattern: Pattern = pattern.into();
+        pattern.validate()?;
+        let guard = self.inner.lock_writer()?;
+        let mut txn = WriteTxn::new(self.inner.published());
+        migration::declare(
+            &mut TxnBackend {
+                txn: &mut txn,
+                store: &self.inner.store,
+            },
+            pattern,
+        )?;
+        self.inner.commit(txn)?;
+        self.run_migrations()?;
+        drop(guard);
+        Ok(())
+    }
+
+    /// Removes the policy on `collection.field`: every logical array is folded back into its
+    /// main document and its side documents are deleted (in batches, resumable like a
+    /// migration), then the side collection is dropped if declaring the policy created it and
+    /// nothing is left in it; an adopted side collection stays.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Pattern`] when there is no such policy; a logical document over 16 MiB
+    /// cannot be folded back ([`ErrorKind::DocumentTooLarge`]; the policy then stays in
+    /// removal, and writes to the collection are refused until it is resumed or re-applied).
+    pub fn remove_pattern(&self, collection: &str, field: &str) -> Result<()> {
+        let guard = self.inner.lock_writer()?;
+        let mut txn = WriteTxn::new(self.inner.published());
+        migration::remove(
+            &mut TxnBackend {
+                txn: &mut txn,
+                store: &self.inner.store,
+            },
+            collection,
+            field,
+        )?;
+        self.inner.commit(txn)?;
+        self.run_migrations()?;
+        drop(guard);
+        Ok(())
+    }
+
+    /// The declared policies, in declaration order.
+    pub fn patterns(&self) -> Vec<Pattern> {
+        self.inner
+            .published()
+            .catalog
+            .policies
+            .iter()
+            .map(|policy| policy.pattern.clone())
+            .collect()
+    }
+
+    /// Finishes migrations that a crash or an error interrupted (opening a database does
+    /// this too, and leaves the policy unfinished if it fails).
+    ///
+    /// # Errors
+    /// The migration's error.
+    pub fn resume_patterns(&self) -> Result<()> {
+        let guard = self.inner.lock_writer()?;
+        self.run_migrations()?;
+        drop(guard);
+        Ok(())
+    }
+
+    /// Runs every unfinished migration to its end; the caller holds the write lock.
+    pub(crate) fn run_migrations(&self) -> Result<()> {
+        loop {
+            let state = self.inner.published();
+            let Some(policy) = migration::unfinished(&state.catalog.policies).cloned() else {
+                return Ok(());
+            };
+            let mut txn = WriteTxn::new(state);
+            migration::migration_step(
+                &mut TxnBackend {
+                    txn: &mut txn,
+                    store: &self.inner.store,
+                },
+                &policy,
+                migration::MIGRATION_BATCH,
+            )?;
+            self.inner.commit(txn)?;
+        }
+    }
+
+    /// Checks every invariant of every policy; one [`Violation`] per problem.
+    ///
+    /// # Errors
+    /// A read error.
+    pub fn verify_patterns(&self) -> Result<Vec<Violation>> {
+        let state = self.inner.published();
+        let backend = ReaderBackend { reader: &*state };
+        let mut violations = Vec::new();
+        for policy in &state.catalog.policies {
+            violations.extend(spillway_pattern::verify(policy, &backend)?);
+        }
+        Ok(violations)
     }
 }

@@ -258,26 +258,6 @@ impl Error {
     }
 }
 
-impl From<spillway_pattern::PatternError> for Error {
-    fn from(error: spillway_pattern::PatternError) -> Self {
-        use spillway_pattern::{Input, PatternError};
-        match error {
-            PatternError::Corrupt { .. } => Error::corruption(error.to_string()),
-            PatternError::Input { input, error } => match input {
-                Input::Filter => Error::filter(error),
-                Input::Update => Error::update(error),
-                Input::Document => Error::document(error),
-            },
-            PatternError::DuplicateId { collection, id } => Error::new(ErrorKind::DuplicateKey {
-                collection,
-                index: crate::catalog::ID_INDEX_NAME.to_string(),
-                key: *id,
-            }),
-            other => Error::new(ErrorKind::Pattern(other)),
-        }
-    }
-}
-
 impl From<spillway_store::Error> for Error {
     fn from(error: spillway_store::Error) -> Self {
         if error.is_corruption() {

@@ -25,9 +25,10 @@
 //! | `error` | [`Error`] and [`ErrorKind`] |
 //! | `catalog` | collections and index definitions, persisted in the store |
 //! | `txn` | `WriteTxn`: the one write path, one store batch per transaction |
-//! | `ops` | collection operations with MongoDB's semantics, indexes kept in step |
+//! | `ops` | MongoDB's operations (insert, update, delete, find-and-modify, count, distinct, DDL), each collection's role decided once per statement |
+//! | `patterned` | the pattern layer wired in: spillway-pattern's backend over a transaction, logical queries on the planner |
+//! | `storage` | pattern-unaware primitives: stored documents, index entries, collections and indexes |
 //! | `index_keys` | the index entries of a document |
-//! | `patterned` | the pattern layer wired in: backends, write paths, logical queries, policy methods of `Database` |
 //! | `maintenance` | `verify`, `stats`, `compact`, `repair` of a whole database, and their reports |
 //! | `planner`, `exec` | access path choice (`IDHACK`, `IXSCAN`, `COLLSCAN`, `SORT`) and its resumable execution |
 //!
@@ -47,6 +48,7 @@ mod ops;
 mod patterned;
 mod planner;
 mod results;
+mod storage;
 mod txn;
 
 pub use aggregate::STORED_DOCUMENTS_STAGE;

@@ -20,6 +20,7 @@ use crate::catalog_repair::{self, RebuiltCollection};
 use crate::error::Result;
 use crate::index_keys::index_entries;
 use crate::ops;
+use crate::storage;
 use crate::txn::{KeyRange, Published, Reader};
 
 /// How many of the largest documents [`CollectionStats`] lists.
@@ -249,7 +250,7 @@ fn expected_index_entries(
     for entry in state.scan(meta.docs, &KeyRange::all(), false)? {
         let (id_key, bytes) = entry?;
         report.documents_checked += 1;
-        let document = match ops::decode(&bytes) {
+        let document = match storage::decode(&bytes) {
             Ok(document) => document,
             Err(error) => {
                 report.problems.push(problem(format!(
@@ -318,7 +319,7 @@ pub(crate) fn collection_stats(state: &Published) -> Result<Vec<CollectionStats>
             let Some(bytes) = state.get(meta.docs, &id_key)? else {
                 continue;
             };
-            let id = ops::decode(&bytes)
+            let id = storage::decode(&bytes)
                 .ok()
                 .and_then(|mut document| document.remove("_id"))
                 .unwrap_or(Bson::Null);
@@ -426,7 +427,7 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
                 .find(|index| index.name == index_name)
                 .expect("verify named an existing index")
                 .clone();
-            ops::drop_index(txn, &collection, &index_name)?;
+            storage::drop_index(txn, &collection, &index_name)?;
             ops::create_index(
                 txn,
                 store,
@@ -441,7 +442,7 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
             Err(error) => {
                 database
                     .inner
-                    .write(|txn, _| ops::drop_index(txn, &collection, &index_name))?;
+                    .write(|txn, _| storage::drop_index(txn, &collection, &index_name))?;
                 report.indexes_dropped.push((qualified, error.to_string()));
             }
         }

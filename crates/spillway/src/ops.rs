@@ -12,43 +12,26 @@
 //! pick the matching document with the smallest `_id`, whichever plan found it. This module
 //! must never commit and never touch the store except through `WriteTxn`.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
-
-use bson::{Bson, DateTime, Document, RawDocument, oid::ObjectId};
+use bson::{Bson, DateTime, Document};
 use spillway_doc::DocError;
 use spillway_doc::compare::values_equal;
 use spillway_doc::filter::Filter;
-use spillway_doc::key;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
-use spillway_doc::size::{check_field_names, check_id};
-use spillway_doc::sort::{Direction, SortKey, SortSpec};
+use spillway_doc::sort::SortSpec;
 use spillway_doc::update::{ApplyContext, Update};
 use spillway_pattern::{Role, Statement};
 use spillway_store::Store;
 
-use crate::catalog::{
-    Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME, INDEX_KEYSPACE_PREFIX, IndexMeta,
-    MAX_INDEX_NAME_LEN, default_index_name, parse_index_keys, validate_collection_name,
-};
-use crate::error::{Error, ErrorKind, Result};
-use crate::exec::{Execution, Match, stored_document};
-use crate::index_keys::{index_entries, key_values};
+use crate::catalog::validate_collection_name;
+use crate::error::{Error, Result};
+use crate::exec::{Match, stored_document};
 use crate::patterned;
-use crate::planner::{self, Plan};
+use crate::storage::{
+    self, DocumentChange, QueryRun, check_storable, decode, encode, id_order, insert_stored,
+    query_stored, write_documents,
+};
 use crate::txn::{Reader, WriteTxn};
-
-/// What a query returned and how it ran.
-pub(crate) struct QueryRun {
-    pub(crate) matches: Vec<Match>,
-    pub(crate) plan: Plan,
-    /// What `explain` shows when the run was not one plan (a pattern query that unions a
-    /// main-collection and a side-collection index scan); `None` shows `plan`.
-    pub(crate) described: Option<Document>,
-    pub(crate) keys_examined: u64,
-    pub(crate) docs_examined: u64,
-}
 
 /// `limit` as MongoDB reads it: 0 is none, a negative value its absolute value.
 pub(crate) fn effective_limit(limit: i64) -> Option<usize> {
@@ -56,14 +39,6 @@ pub(crate) fn effective_limit(limit: i64) -> Option<usize> {
         0 => None,
         limit => Some(limit),
     }
-}
-
-/// The sort single-document writes use when none is given: natural (`_id`) order.
-fn id_order() -> SortSpec {
-    SortSpec::from_keys(vec![SortKey {
-        path: FieldPath::parse("_id").expect("a valid path"),
-        direction: Direction::Ascending,
-    }])
 }
 
 /// Runs a query to completion: matches in result order, skipped and limited. A filter that
@@ -80,66 +55,6 @@ pub(crate) fn query(
         return patterned::query(reader, collection, filter, sort, skip, limit);
     }
     query_stored(reader, collection, filter, sort, skip, limit)
-}
-
-/// [`query`] on stored documents, whatever policies the collection has.
-pub(crate) fn query_stored(
-    reader: &dyn Reader,
-    collection: &str,
-    filter: &Filter,
-    sort: Option<&SortSpec>,
-    skip: u64,
-    limit: Option<usize>,
-) -> Result<QueryRun> {
-    let plan = planner::plan(reader.catalog().collections.get(collection), filter, sort);
-    let mut execution = Execution::new(plan.access.clone(), plan.docs);
-    let skip = usize::try_from(skip).unwrap_or(usize::MAX);
-    let mut matches = Vec::new();
-    if let Some(sort) = &plan.sort {
-        matches = execution.collect(reader, filter)?;
-        sort_matches(&mut matches, sort)?;
-    } else {
-        let wanted = limit.map_or(usize::MAX / 2, |limit| skip.saturating_add(limit));
-        while !execution.is_finished() && matches.len() < wanted {
-            let missing = wanted - matches.len();
-            execution.fill(reader, filter, missing, &mut matches)?;
-        }
-    }
-    Ok(QueryRun {
-        matches: skip_and_limit(matches, skip, limit),
-        keys_examined: execution.keys_examined,
-        docs_examined: execution.docs_examined,
-        plan,
-        described: None,
-    })
-}
-
-/// The matches left after skipping `skip` and keeping at most `limit`.
-pub(crate) fn skip_and_limit(matches: Vec<Match>, skip: usize, limit: Option<usize>) -> Vec<Match> {
-    let mut matches: Vec<Match> = matches.into_iter().skip(skip).collect();
-    if let Some(limit) = limit {
-        matches.truncate(limit);
-    }
-    matches
-}
-
-/// Sorts matches stably by `sort`.
-pub(crate) fn sort_matches(matches: &mut [Match], sort: &SortSpec) -> Result<()> {
-    for found in matches.iter() {
-        stored_document(&found.bytes)?;
-    }
-    matches.sort_by(|a, b| {
-        let a = RawDocument::from_bytes(&a.bytes).expect("checked above");
-        let b = RawDocument::from_bytes(&b.bytes).expect("checked above");
-        sort.compare_raw(a, b)
-    });
-    Ok(())
-}
-
-/// Decodes stored bytes.
-pub(crate) fn decode(bytes: &[u8]) -> Result<Document> {
-    Document::from_reader(bytes)
-        .map_err(|error| Error::corruption(format!("a stored document is not valid BSON: {error}")))
 }
 
 /// Applies an optional projection; a positional one uses the array element `filter` matched.
@@ -163,205 +78,6 @@ pub(crate) fn project(
         .map_err(Error::argument)
 }
 
-pub(crate) fn encode(document: &Document) -> Result<Vec<u8>> {
-    bson::serialize_to_vec(document).map_err(|error| Error::document(DocError::from(error)))
-}
-
-pub(crate) fn check_storable(document: &Document) -> Result<()> {
-    spillway_doc::size::check_storable(document).map_err(Error::document)
-}
-
-/// The collection's metadata, creating the collection (implicitly, as MongoDB does) if needed.
-pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -> Result<()> {
-    validate_collection_name(name)?;
-    if txn.catalog().collections.contains_key(name) {
-        return Ok(());
-    }
-    let id = txn.catalog_mut().allocate_id();
-    let keyspace_name = format!("{DOCS_KEYSPACE_PREFIX}{id}.{name}");
-    let docs = txn.create_keyspace(store, &keyspace_name)?;
-    txn.catalog_mut().collections.insert(
-        name.to_string(),
-        CollectionMeta {
-            name: name.to_string(),
-            id,
-            keyspace_name,
-            docs,
-            indexes: Vec::new(),
-        },
-    );
-    txn.collection_changed(name);
-    Ok(())
-}
-
-/// One document change of a write: an insert (`old` is `None`), a delete (`new` is `None`)
-/// or an update; `new` carries the encoded bytes to store.
-pub(crate) struct DocumentChange<'a> {
-    pub(crate) id_key: &'a [u8],
-    pub(crate) old: Option<&'a Document>,
-    pub(crate) new: Option<(&'a Document, Vec<u8>)>,
-}
-
-/// Writes one document change with its index entries.
-pub(crate) fn write_document(
-    txn: &mut WriteTxn,
-    collection: &str,
-    id_key: &[u8],
-    old: Option<&Document>,
-    new: Option<(&Document, Vec<u8>)>,
-) -> Result<()> {
-    write_documents(txn, collection, vec![DocumentChange { id_key, old, new }])
-}
-
-/// Writes the document changes of one statement with their index entries, checking every
-/// unique index against the state the whole statement leaves, before buffering anything.
-///
-/// Checking at the end of the statement (not document by document) makes the outcome
-/// independent of the order the documents were found in: `update_many` with
-/// `{ $inc: { rank: 1 } }` over a unique `rank` succeeds whenever its result has no duplicate,
-/// where MongoDB, checking each document as it writes it, fails or not depending on the plan.
-pub(crate) fn write_documents(
-    txn: &mut WriteTxn,
-    collection: &str,
-    changes: Vec<DocumentChange<'_>>,
-) -> Result<()> {
-    if changes.is_empty() {
-        // Nothing matched (possibly in a collection that does not exist).
-        return Ok(());
-    }
-    let catalog: Arc<Catalog> = txn.catalog_arc();
-    let meta = catalog
-        .collections
-        .get(collection)
-        .expect("the caller made sure the collection exists");
-    let mut puts = Vec::new();
-    let mut deletes = Vec::new();
-    let mut became_multikey = Vec::new();
-    for index in &meta.indexes {
-        let mut index_puts: Vec<(Vec<u8>, &[u8], &Document)> = Vec::new();
-        let mut index_deletes: HashSet<Vec<u8>> = HashSet::new();
-        for change in &changes {
-            let old_entries = match change.old {
-                Some(old) => index_entries(collection, index, old, change.id_key)?.0,
-                None => Vec::new(),
-            };
-            let (new_entries, multikey) = match &change.new {
-                Some((new, _)) => index_entries(collection, index, new, change.id_key)?,
-                None => (Vec::new(), false),
-            };
-            if multikey && !index.multikey && !became_multikey.contains(&index.name) {
-                became_multikey.push(index.name.clone());
-            }
-            for entry in &old_entries {
-                if new_entries.binary_search(entry).is_err() {
-                    index_deletes.insert(entry.key.clone());
-                }
-            }
-            for entry in new_entries {
-                if old_entries.binary_search(&entry).is_err() {
-                    let document = change
-                        .new
-                        .as_ref()
-                        .map(|(new, _)| *new)
-                        .expect("entries of new");
-                    index_puts.push((entry.key, change.id_key, document));
-                }
-            }
-        }
-        if index.unique {
-            check_unique(txn, collection, index, &index_puts, &index_deletes)?;
-        }
-        deletes.extend(index_deletes.into_iter().map(|key| (index.keyspace, key)));
-        puts.extend(
-            index_puts
-                .into_iter()
-                .map(|(key, id_key, _)| (index.keyspace, key, id_key)),
-        );
-    }
-    for (keyspace, key) in deletes {
-        txn.delete(keyspace, key);
-    }
-    for (keyspace, key, id_key) in puts {
-        txn.put(keyspace, key, id_key.to_vec());
-    }
-    for change in changes {
-        match change.new {
-            Some((_, bytes)) => txn.put(meta.docs, change.id_key.to_vec(), bytes),
-            None => txn.delete(meta.docs, change.id_key.to_vec()),
-        }
-    }
-    if !became_multikey.is_empty() {
-        let meta = txn
-            .catalog_mut()
-            .collections
-            .get_mut(collection)
-            .expect("exists");
-        for index in &mut meta.indexes {
-            if became_multikey.contains(&index.name) {
-                index.multikey = true;
-            }
-        }
-        txn.collection_changed(collection);
-    }
-    Ok(())
-}
-
-/// Refuses `puts` (key, owner's `_id` key, owner) to a unique index when a key would belong
-/// to two documents once the statement is done: another new entry of the statement, or an
-/// entry already stored that the statement does not delete.
-fn check_unique(
-    txn: &WriteTxn,
-    collection: &str,
-    index: &IndexMeta,
-    puts: &[(Vec<u8>, &[u8], &Document)],
-    deletes: &HashSet<Vec<u8>>,
-) -> Result<()> {
-    let mut owners: HashMap<&[u8], &[u8]> = HashMap::with_capacity(puts.len());
-    for (key, id_key, document) in puts {
-        let taken_in_statement = owners
-            .insert(key.as_slice(), id_key)
-            .is_some_and(|owner| owner != *id_key);
-        let taken_before = !deletes.contains(key)
-            && txn
-                .get(index.keyspace, key)?
-                .is_some_and(|owner| owner.as_ref() != *id_key);
-        if taken_in_statement || taken_before {
-            return Err(duplicate(collection, index, document, key));
-        }
-    }
-    Ok(())
-}
-
-fn duplicate(collection: &str, index: &IndexMeta, document: &Document, entry_key: &[u8]) -> Error {
-    Error::new(ErrorKind::DuplicateKey {
-        collection: collection.to_string(),
-        index: index.name.clone(),
-        key: key_values(index, document, entry_key),
-    })
-}
-
-/// Gives a document its `_id` (first, generated when missing) and checks it can be stored.
-pub(crate) fn prepare_insert(document: Document) -> Result<Document> {
-    let stored = assign_id(document)?;
-    check_storable(&stored)?;
-    Ok(stored)
-}
-
-/// Gives a document its `_id` (first, generated when missing), refusing `_id`s MongoDB
-/// refuses and field names no document may store (every insert and upsert comes here).
-pub(crate) fn assign_id(mut document: Document) -> Result<Document> {
-    let id = match document.remove("_id") {
-        Some(id) => id,
-        None => Bson::ObjectId(ObjectId::new()),
-    };
-    check_id(&id).map_err(Error::document)?;
-    check_field_names(&document).map_err(Error::document)?;
-    let mut stored = Document::new();
-    stored.insert("_id", id);
-    stored.extend(document);
-    Ok(stored)
-}
-
 /// Inserts one document; returns its `_id` and the stored document.
 pub(crate) fn insert(
     txn: &mut WriteTxn,
@@ -375,46 +91,6 @@ pub(crate) fn insert(
         Role::Side(policies) => patterned::insert_side(txn, store, collection, &policies, document),
         Role::Plain => insert_stored(txn, store, collection, document),
     }
-}
-
-/// Inserts one document as it is, whatever policies the collection has.
-pub(crate) fn insert_stored(
-    txn: &mut WriteTxn,
-    store: &Store,
-    collection: &str,
-    document: Document,
-) -> Result<(Bson, Document)> {
-    // A document that cannot be stored does not create the collection either.
-    let document = prepare_insert(document)?;
-    ensure_collection(txn, store, collection)?;
-    let id = document.get("_id").cloned().expect("prepared");
-    let id_key = key::to_key(&id);
-    let docs = txn.catalog().collections[collection].docs;
-    if txn.get(docs, &id_key)?.is_some() {
-        return Err(Error::new(ErrorKind::DuplicateKey {
-            collection: collection.to_string(),
-            index: ID_INDEX_NAME.to_string(),
-            key: id,
-        }));
-    }
-    let bytes = encode(&document)?;
-    write_document(txn, collection, &id_key, None, Some((&document, bytes)))?;
-    Ok((id, document))
-}
-
-/// The stored document with `_id` key `id_key`.
-pub(crate) fn stored_by_key(
-    reader: &dyn Reader,
-    collection: &str,
-    id_key: &[u8],
-) -> Result<Option<Document>> {
-    let Some(meta) = reader.catalog().collections.get(collection) else {
-        return Ok(None);
-    };
-    reader
-        .get(meta.docs, id_key)?
-        .map(|bytes| decode(&bytes))
-        .transpose()
 }
 
 /// Whether an operation requires an operator update, a replacement, or either.
@@ -784,8 +460,8 @@ pub(crate) fn distinct(
     Ok(values)
 }
 
-/// Creates an index (building its entries from the existing documents in the same batch);
-/// returns its name. Creating an identical index again does nothing.
+/// Creates an index ([`storage::create_index`]); on a main collection with policies, the
+/// side collections get the mirrored index too.
 pub(crate) fn create_index(
     txn: &mut WriteTxn,
     store: &Store,
@@ -794,160 +470,15 @@ pub(crate) fn create_index(
     unique: bool,
     name: Option<&str>,
 ) -> Result<String> {
-    validate_collection_name(collection)?;
-    let fields = parse_index_keys(collection, keys)?;
-    let name = name.map_or_else(|| default_index_name(keys), str::to_string);
-    if name.is_empty() || name.len() > MAX_INDEX_NAME_LEN || name.contains('\0') {
-        return Err(Error::invalid_index(
-            collection,
-            format!("index name {name:?} must be 1 to {MAX_INDEX_NAME_LEN} bytes without NUL"),
-        ));
-    }
-    let same_keys = |spec: &Document| {
-        parse_index_keys(collection, spec).is_ok_and(|known| {
-            known.len() == fields.len()
-                && known
-                    .iter()
-                    .zip(&fields)
-                    .all(|(a, b)| a.0.as_str() == b.0.as_str() && a.1 == b.1)
-        })
-    };
-    if same_keys(&bson::doc! { "_id": 1 }) {
-        if name != ID_INDEX_NAME && name != "_id_1" || unique {
-            return Err(Error::invalid_index(
-                collection,
-                "the _id index exists already and cannot be redefined",
-            ));
-        }
-        ensure_collection(txn, store, collection)?;
-        return Ok(ID_INDEX_NAME.to_string());
-    }
-    if name == ID_INDEX_NAME {
-        return Err(Error::invalid_index(
-            collection,
-            "the name _id_ is reserved for the _id index",
-        ));
-    }
-    ensure_collection(txn, store, collection)?;
-    let meta = &txn.catalog().collections[collection];
-    for index in &meta.indexes {
-        let keys_match = same_keys(&index.spec);
-        if index.name == name || keys_match {
-            if index.name == name && keys_match && index.unique == unique {
-                return Ok(name);
-            }
-            return Err(Error::invalid_index(
-                collection,
-                format!(
-                    "an index named '{}' with keys {} and unique: {} exists already; it conflicts with '{name}' {keys} unique: {unique}",
-                    index.name, index.spec, index.unique
-                ),
-            ));
-        }
-    }
-    let docs = meta.docs;
-    let id = txn.catalog_mut().allocate_id();
-    let keyspace_name = format!("{INDEX_KEYSPACE_PREFIX}{id}.{collection}.{name}");
-    let keyspace = txn.create_keyspace(store, &keyspace_name)?;
-    let mut index = IndexMeta {
-        name: name.clone(),
-        spec: keys.clone(),
-        fields,
-        unique,
-        keyspace_name,
-        keyspace,
-        multikey: false,
-    };
-    // Entries hold their key and their document's `_id` key, never the document: one copy of
-    // a document per entry made a 20,000-element array take tens of gigabytes.
-    let mut entries: Vec<(Vec<u8>, Arc<[u8]>)> = Vec::new();
-    for entry in txn.scan(docs, &crate::txn::KeyRange::all(), false)? {
-        let (id_key, bytes) = entry?;
-        let document = decode(&bytes)?;
-        let (document_entries, multikey) = index_entries(collection, &index, &document, &id_key)?;
-        index.multikey |= multikey;
-        let id_key: Arc<[u8]> = Arc::from(&id_key[..]);
-        entries.extend(
-            document_entries
-                .into_iter()
-                .map(|entry| (entry.key, Arc::clone(&id_key))),
-        );
-    }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    if unique {
-        for pair in entries.windows(2) {
-            if pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1 {
-                let document = stored_by_key(txn, collection, &pair[1].1)?.ok_or_else(|| {
-                    Error::corruption(format!(
-                        "collection '{collection}': a document the index build just read is gone"
-                    ))
-                })?;
-                return Err(duplicate(collection, &index, &document, &pair[1].0));
-            }
-        }
-    }
-    for (key, id_key) in entries {
-        txn.put(keyspace, key, id_key.to_vec());
-    }
-    txn.catalog_mut()
-        .collections
-        .get_mut(collection)
-        .expect("exists")
-        .indexes
-        .push(index);
-    txn.collection_changed(collection);
+    let name = storage::create_index(txn, store, collection, keys, unique, name)?;
     patterned::mirror_index(txn, store, collection, keys)?;
     Ok(name)
 }
 
-/// Drops an index by name.
-pub(crate) fn drop_index(txn: &mut WriteTxn, collection: &str, name: &str) -> Result<()> {
-    validate_collection_name(collection)?;
-    if name == ID_INDEX_NAME {
-        return Err(Error::invalid_index(
-            collection,
-            "the _id index cannot be dropped",
-        ));
-    }
-    let not_found = || {
-        Error::new(ErrorKind::IndexNotFound {
-            collection: collection.to_string(),
-            index: name.to_string(),
-        })
-    };
-    let meta = txn
-        .catalog()
-        .collections
-        .get(collection)
-        .ok_or_else(not_found)?;
-    let position = meta
-        .indexes
-        .iter()
-        .position(|index| index.name == name)
-        .ok_or_else(not_found)?;
-    let keyspace = meta.indexes[position].keyspace;
-    txn.catalog_mut()
-        .collections
-        .get_mut(collection)
-        .expect("exists")
-        .indexes
-        .remove(position);
-    txn.collection_changed(collection);
-    txn.drop_keyspace(keyspace);
-    Ok(())
-}
-
-/// Drops a collection and its indexes; `false` if it did not exist.
+/// Drops a collection and its indexes; `false` if it did not exist. A side collection
+/// cannot be dropped while its policy exists; a main collection's policies go with it.
 pub(crate) fn drop_collection(txn: &mut WriteTxn, store: &Store, collection: &str) -> Result<bool> {
     validate_collection_name(collection)?;
     patterned::before_drop(txn, store, collection)?;
-    let Some(meta) = txn.catalog_mut().collections.remove(collection) else {
-        return Ok(false);
-    };
-    txn.collection_changed(collection);
-    txn.drop_keyspace(meta.docs);
-    for index in &meta.indexes {
-        txn.drop_keyspace(index.keyspace);
-    }
-    Ok(true)
+    storage::drop_collection(txn, collection)
 }

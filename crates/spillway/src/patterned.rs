@@ -4,7 +4,7 @@
 //! to it: which planner runs a logical query, which `WriteTxn` a statement stages into, and
 //! the `Database` methods that declare, remove, migrate and verify policies.
 //!
-//! Every engine batch goes through `ops::write_documents` per collection, so indexes stay in
+//! Every engine batch goes through `storage::write_documents` per collection, so indexes stay in
 //! step, unique indexes are checked against the state the whole batch leaves, and nothing
 //! recurses into the pattern layer. Every logical write happens inside one `WriteTxn`, so it
 //! commits as one store batch. Policies are stored in the catalog (the backend's policy
@@ -20,18 +20,40 @@ use spillway_doc::key;
 use spillway_doc::sort::SortSpec;
 use spillway_doc::update::Update;
 use spillway_pattern::{
-    Engine, Pattern, Policy, Query, ReadBackend, Role, Statement, Violation, Write, WriteBackend,
-    matching, migration, writes,
+    Engine, Policy, Query, ReadBackend, Role, Statement, Write, WriteBackend, matching, migration,
+    writes,
 };
 use spillway_store::Store;
 
 use crate::catalog::{Catalog, ID_INDEX_NAME};
-use crate::database::Database;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Execution, Match, Matcher, stored_document};
-use crate::ops::{self, QueryRun};
 use crate::planner;
+use crate::storage::{self, QueryRun};
 use crate::txn::{KeyRange, Reader, WriteTxn};
+
+/// The pattern layer's refusals as the facade's errors: invalid input keeps its kind (filter,
+/// update, document), a duplicate `_id` is a duplicate key on the `_id` index, damaged side
+/// documents are corruption.
+impl From<spillway_pattern::PatternError> for Error {
+    fn from(error: spillway_pattern::PatternError) -> Self {
+        use spillway_pattern::{Input, PatternError};
+        match error {
+            PatternError::Corrupt { .. } => Error::corruption(error.to_string()),
+            PatternError::Input { input, error } => match input {
+                Input::Filter => Error::filter(error),
+                Input::Update => Error::update(error),
+                Input::Document => Error::document(error),
+            },
+            PatternError::DuplicateId { collection, id } => Error::new(ErrorKind::DuplicateKey {
+                collection,
+                index: ID_INDEX_NAME.to_string(),
+                key: *id,
+            }),
+            other => Error::new(ErrorKind::Pattern(other)),
+        }
+    }
+}
 
 /// The pattern engine's reads over any reader (a snapshot or a transaction).
 pub(crate) struct ReaderBackend<'r> {
@@ -45,7 +67,7 @@ pub(crate) struct TxnBackend<'t> {
 }
 
 fn backend_get(reader: &dyn Reader, collection: &str, id: &Bson) -> Result<Option<Document>> {
-    ops::stored_by_key(reader, collection, &key::to_key(id))
+    storage::stored_by_key(reader, collection, &key::to_key(id))
 }
 
 fn backend_find(reader: &dyn Reader, collection: &str, query: &Query) -> Result<Vec<Document>> {
@@ -59,7 +81,7 @@ fn backend_find(reader: &dyn Reader, collection: &str, query: &Query) -> Result<
     let limit = query
         .limit
         .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX));
-    let run = ops::query_stored(
+    let run = storage::query_stored(
         reader,
         collection,
         &filter,
@@ -69,14 +91,14 @@ fn backend_find(reader: &dyn Reader, collection: &str, query: &Query) -> Result<
     )?;
     run.matches
         .iter()
-        .map(|found| ops::decode(&found.bytes))
+        .map(|found| storage::decode(&found.bytes))
         .collect()
 }
 
 fn backend_count(reader: &dyn Reader, collection: &str, filter: &Document) -> Result<u64> {
     let filter = Filter::parse(filter).map_err(Error::filter)?;
     Ok(
-        ops::query_stored(reader, collection, &filter, None, 0, None)?
+        storage::query_stored(reader, collection, &filter, None, 0, None)?
             .matches
             .len() as u64,
     )
@@ -115,7 +137,7 @@ fn documents_after(
     for entry in reader.scan(meta.docs, &range, false)? {
         let (_, bytes) = entry?;
         stored_document(&bytes)?;
-        documents.push(ops::decode(&bytes)?);
+        documents.push(storage::decode(&bytes)?);
         if documents.len() >= limit {
             break;
         }
@@ -175,15 +197,15 @@ impl WriteBackend for TxnBackend<'_> {
     }
 
     fn ensure_index(&mut self, collection: &str, keys: &Document) -> Result<()> {
-        ops::create_index(self.txn, self.store, collection, keys, false, None).map(drop)
+        storage::create_index(self.txn, self.store, collection, keys, false, None).map(drop)
     }
 
     fn create_collection(&mut self, collection: &str) -> Result<()> {
-        ops::ensure_collection(self.txn, self.store, collection)
+        storage::ensure_collection(self.txn, self.store, collection)
     }
 
     fn drop_collection(&mut self, collection: &str) -> Result<()> {
-        ops::drop_collection(self.txn, self.store, collection).map(drop)
+        storage::drop_collection(self.txn, collection).map(drop)
     }
 
     fn save_policies(&mut self, policies: Vec<Policy>) -> Result<()> {
@@ -200,7 +222,7 @@ struct Touched {
 }
 
 /// Stages a batch of engine writes in the transaction: the inserts, replacements and deletes
-/// of each collection go through `ops::write_documents` together, so unique indexes are
+/// of each collection go through `storage::write_documents` together, so unique indexes are
 /// checked against the state the whole batch leaves. Nothing is buffered for a collection
 /// whose writes are refused; the caller discards the transaction on any error.
 fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<()> {
@@ -213,8 +235,8 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
                 collection,
                 document,
             } => {
-                let document = ops::prepare_insert(document)?;
-                ops::ensure_collection(txn, store, &collection)?;
+                let document = storage::prepare_insert(document)?;
+                storage::ensure_collection(txn, store, &collection)?;
                 let id = document.get("_id").cloned().expect("prepared");
                 (collection, id, Some(document), true)
             }
@@ -222,7 +244,7 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
                 collection,
                 document,
             } => {
-                ops::check_storable(&document)?;
+                storage::check_storable(&document)?;
                 let id = document.get("_id").cloned().unwrap_or(Bson::Null);
                 (collection, id, Some(document), false)
             }
@@ -233,7 +255,7 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
         let position = if let Some(position) = positions.get(&slot) {
             *position
         } else {
-            let before = ops::stored_by_key(&*txn, &slot.0, &slot.1)?;
+            let before = storage::stored_by_key(&*txn, &slot.0, &slot.1)?;
             touched.push(Touched {
                 collection: slot.0.clone(),
                 id_key: slot.1.clone(),
@@ -273,16 +295,16 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
                 && (document.before.is_some() || document.after.is_some())
         }) {
             let new = match &document.after {
-                Some(after) => Some((after, ops::encode(after)?)),
+                Some(after) => Some((after, storage::encode(after)?)),
                 None => None,
             };
-            changes.push(ops::DocumentChange {
+            changes.push(storage::DocumentChange {
                 id_key: &document.id_key,
                 old: document.before.as_ref(),
                 new,
             });
         }
-        ops::write_documents(txn, collection, changes)?;
+        storage::write_documents(txn, collection, changes)?;
     }
     Ok(())
 }
@@ -352,7 +374,7 @@ struct LogicalMatcher<'a> {
 
 impl Matcher for LogicalMatcher<'_> {
     fn matches(&self, document: &RawDocument) -> Result<bool> {
-        let stored = ops::decode(document.as_bytes())?;
+        let stored = storage::decode(document.as_bytes())?;
         matching::matches_logical(
             self.engine,
             &ReaderBackend {
@@ -389,11 +411,11 @@ pub(crate) fn query(
     }
     let mut matches = execution.collect(reader, &matcher)?;
     if let Some(sort) = &plan.sort {
-        ops::sort_matches(&mut matches, sort)?;
+        storage::sort_matches(&mut matches, sort)?;
     }
     let skip = usize::try_from(skip).unwrap_or(usize::MAX);
     Ok(QueryRun {
-        matches: ops::skip_and_limit(matches, skip, limit),
+        matches: storage::skip_and_limit(matches, skip, limit),
         keys_examined: execution.keys_examined,
         docs_examined: execution.docs_examined,
         plan,
@@ -434,8 +456,8 @@ fn index_union(
         return Ok(None);
     };
     let pattern = &union.policy.pattern;
-    let main_run = ops::query_stored(reader, collection, &union.main, None, 0, None)?;
-    let side_run = ops::query_stored(
+    let main_run = storage::query_stored(reader, collection, &union.main, None, 0, None)?;
+    let side_run = storage::query_stored(
         reader,
         pattern.side_collection(),
         &union.side,
@@ -449,7 +471,7 @@ fn index_union(
         .map(|found| found.id_key.clone())
         .collect();
     for found in &side_run.matches {
-        let side_document = ops::decode(&found.bytes)?;
+        let side_document = storage::decode(&found.bytes)?;
         if let Some(link) = side_document.get(pattern.link_field()) {
             candidates.push(key::to_key(link));
         }
@@ -474,10 +496,10 @@ fn index_union(
         }
     }
     if let Some(sort) = sort {
-        ops::sort_matches(&mut matches, sort)?;
+        storage::sort_matches(&mut matches, sort)?;
     }
     let skip = usize::try_from(skip).unwrap_or(usize::MAX);
-    let matches = ops::skip_and_limit(matches, skip, limit);
+    let matches = storage::skip_and_limit(matches, skip, limit);
     let described = bson::doc! {
         "stage": "PATTERN_UNION",
         "policy": format!("{} {}.{}", pattern.kind(), collection, pattern.field()),
@@ -565,9 +587,9 @@ pub(crate) fn expand_matches(
         return Ok(());
     }
     for found in matches {
-        let stored = ops::decode(&found.bytes)?;
+        let stored = storage::decode(&found.bytes)?;
         let logical = expand(reader, collection, &stored)?;
-        found.bytes = ops::encode(&logical)?;
+        found.bytes = storage::encode(&logical)?;
     }
     Ok(())
 }
@@ -579,7 +601,7 @@ pub(crate) fn insert(
     engine: &Engine<'_>,
     document: Document,
 ) -> Result<(Bson, Document)> {
-    let document = ops::assign_id(document)?;
+    let document = storage::assign_id(document)?;
     let id = document
         .get("_id")
         .cloned()
@@ -596,7 +618,7 @@ pub(crate) fn insert_side(
     policies: &[&Policy],
     document: Document,
 ) -> Result<(Bson, Document)> {
-    let document = ops::assign_id(document)?;
+    let document = storage::assign_id(document)?;
     let id = document
         .get("_id")
         .cloned()
@@ -612,7 +634,7 @@ pub(crate) fn insert_side(
 
 /// Writes the document changes of one statement on a side collection (updates,
 /// replacements, deletes): every new version is checked against the layout, then all are
-/// written together (`ops::write_documents`: unique indexes see the statement's final
+/// written together (`storage::write_documents`: unique indexes see the statement's final
 /// state), then every main document a changed side document belonged to, before or after,
 /// is brought back in step once.
 pub(crate) fn write_side_documents(
@@ -620,7 +642,7 @@ pub(crate) fn write_side_documents(
     store: &Store,
     collection: &str,
     policies: &[&Policy],
-    changes: Vec<ops::DocumentChange<'_>>,
+    changes: Vec<storage::DocumentChange<'_>>,
 ) -> Result<()> {
     writes::check_side_writes(
         policies,
@@ -636,7 +658,7 @@ pub(crate) fn write_side_documents(
             .flat_map(|change| [change.old, change.new.as_ref().map(|(new, _)| *new)])
             .flatten(),
     );
-    ops::write_documents(txn, collection, changes)?;
+    storage::write_documents(txn, collection, changes)?;
     writes::resync_mains(&mut TxnBackend { txn, store }, links)
 }
 
@@ -656,7 +678,7 @@ pub(crate) fn apply_update(
     now: DateTime,
     statement: &mut Statement,
 ) -> Result<Option<Document>> {
-    let stored = ops::decode(&found.bytes)?;
+    let stored = storage::decode(&found.bytes)?;
     let mut backend = TxnBackend { txn, store };
     writes::update_main(
         engine,
@@ -689,137 +711,4 @@ pub(crate) fn finish(statement: Statement, txn: &mut WriteTxn, store: &Store) ->
 /// Before dropping `collection` ([`writes::before_drop`]).
 pub(crate) fn before_drop(txn: &mut WriteTxn, store: &Store, collection: &str) -> Result<()> {
     writes::before_drop(&mut TxnBackend { txn, store }, collection)
-}
-
-impl Database {
-    /// Declares a pattern policy: from now on the engine keeps `collection.field` in the
-    /// policy's layout through every write, and migrates the documents already stored (in
-    /// batches, each its own commit; a crash resumes at the next open). Creates the side
-    /// collection and the index it needs.
-    ///
-    /// ```
-    /// use spillway::{Database, Pattern, doc};
-    ///
-    /// let db = Database::open_in_memory()?;
-    /// db.create_collection("sales")?;
-    /// db.set_pattern(Pattern::outlier("sales", "customers_purchased")
-    ///     .threshold(50)
-    ///     .link_field("book_id"))?;
-    /// # Ok::<(), spillway::Error>(())
-    /// ```
-    ///
-    /// Declaring a policy never changes the user's data. A side collection that already
-    /// holds documents is adopted only when every one of them is in the layout's shape (a
-    /// layout made by hand, as the seeds describe: `has_extras` and an `extra_sales` document
-    /// per book, or a `reviews` collection beside embedded reviews): its elements join the
-    /// logical arrays and are rewritten into the policy's layout. Everything is checked
-    /// before anything is written.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Pattern`] when the policy is invalid on its own (a threshold of 0...),
-    /// names a collection that does not exist, a field already managed or written by another
-    /// policy, or a side collection that belongs to another policy; when a stored document
-    /// cannot take the layout (a subset element that is not a document) or holds the flag
-    /// field with a value the policy would not write; when the side collection exists with a
-    /// document not in the layout's shape. The message names the field and one `_id`.
-    pub fn set_pattern(&self, pattern: impl Into<Pattern>) -> Result<()> {
-        let pattern: Pattern = pattern.into();
-        pattern.validate()?;
-        let guard = self.inner.lock_writer()?;
-        let mut txn = WriteTxn::new(self.inner.published());
-        migration::declare(
-            &mut TxnBackend {
-                txn: &mut txn,
-                store: &self.inner.store,
-            },
-            pattern,
-        )?;
-        self.inner.commit(txn)?;
-        self.run_migrations()?;
-        drop(guard);
-        Ok(())
-    }
-
-    /// Removes the policy on `collection.field`: every logical array is folded back into its
-    /// main document and its side documents are deleted (in batches, resumable like a
-    /// migration), then the side collection is dropped if declaring the policy created it and
-    /// nothing is left in it; an adopted side collection stays.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Pattern`] when there is no such policy; a logical document over 16 MiB
-    /// cannot be folded back ([`ErrorKind::DocumentTooLarge`]; the policy then stays in
-    /// removal, and writes to the collection are refused until it is resumed or re-applied).
-    pub fn remove_pattern(&self, collection: &str, field: &str) -> Result<()> {
-        let guard = self.inner.lock_writer()?;
-        let mut txn = WriteTxn::new(self.inner.published());
-        migration::remove(
-            &mut TxnBackend {
-                txn: &mut txn,
-                store: &self.inner.store,
-            },
-            collection,
-            field,
-        )?;
-        self.inner.commit(txn)?;
-        self.run_migrations()?;
-        drop(guard);
-        Ok(())
-    }
-
-    /// The declared policies, in declaration order.
-    pub fn patterns(&self) -> Vec<Pattern> {
-        self.inner
-            .published()
-            .catalog
-            .policies
-            .iter()
-            .map(|policy| policy.pattern.clone())
-            .collect()
-    }
-
-    /// Finishes migrations that a crash or an error interrupted (opening a database does
-    /// this too, and leaves the policy unfinished if it fails).
-    ///
-    /// # Errors
-    /// The migration's error.
-    pub fn resume_patterns(&self) -> Result<()> {
-        let guard = self.inner.lock_writer()?;
-        self.run_migrations()?;
-        drop(guard);
-        Ok(())
-    }
-
-    /// Runs every unfinished migration to its end; the caller holds the write lock.
-    pub(crate) fn run_migrations(&self) -> Result<()> {
-        loop {
-            let state = self.inner.published();
-            let Some(policy) = migration::unfinished(&state.catalog.policies).cloned() else {
-                return Ok(());
-            };
-            let mut txn = WriteTxn::new(state);
-            migration::migration_step(
-                &mut TxnBackend {
-                    txn: &mut txn,
-                    store: &self.inner.store,
-                },
-                &policy,
-                migration::MIGRATION_BATCH,
-            )?;
-            self.inner.commit(txn)?;
-        }
-    }
-
-    /// Checks every invariant of every policy; one [`Violation`] per problem.
-    ///
-    /// # Errors
-    /// A read error.
-    pub fn verify_patterns(&self) -> Result<Vec<Violation>> {
-        let state = self.inner.published();
-        let backend = ReaderBackend { reader: &*state };
-        let mut violations = Vec::new();
-        for policy in &state.catalog.policies {
-            violations.extend(spillway_pattern::verify(policy, &backend)?);
-        }
-        Ok(violations)
-    }
 }

@@ -38,6 +38,7 @@ use crate::exec::Execution;
 use crate::ops;
 use crate::patterned;
 use crate::planner;
+use crate::storage;
 use crate::txn::{Published, Reader, WriteTxn};
 
 mod logical;
@@ -197,10 +198,11 @@ impl Request {
         let prepared = self.prepare(reader)?;
         let mut input = Vec::new();
         for found in self.query(reader)? {
-            let mut chunks =
-                prepared
-                    .input
-                    .documents(reader, &self.collection, ops::decode(&found.bytes)?)?;
+            let mut chunks = prepared.input.documents(
+                reader,
+                &self.collection,
+                storage::decode(&found.bytes)?,
+            )?;
             while let Some(document) = chunks.next(reader, &self.collection)? {
                 input.push(document);
             }
@@ -263,7 +265,7 @@ impl Request {
     /// The stored documents the prefix selects, all at once.
     fn query(&self, reader: &dyn Reader) -> Result<Vec<crate::exec::Match>> {
         let query = if self.stored {
-            ops::query_stored
+            storage::query_stored
         } else {
             ops::query
         };
@@ -495,7 +497,7 @@ fn read_collection(
     patterned::expand_matches(reader, collection, &mut run.matches)?;
     run.matches
         .iter()
-        .map(|found| ops::decode(&found.bytes))
+        .map(|found| storage::decode(&found.bytes))
         .collect()
 }
 

@@ -14,6 +14,7 @@ use spillway_store::Store;
 
 use crate::error::{Error, Result};
 use crate::ops;
+use crate::storage;
 use crate::txn::WriteTxn;
 
 /// Writes `documents` as `output` says.
@@ -37,7 +38,7 @@ pub(super) fn write_output(
 /// `$out`: the target's documents become `documents`; its indexes stay, as in MongoDB.
 fn out(txn: &mut WriteTxn, store: &Store, target: &str, documents: Vec<Document>) -> Result<()> {
     ops::delete(txn, store, target, &Filter::match_all(), true)?;
-    ops::ensure_collection(txn, store, target)?;
+    storage::ensure_collection(txn, store, target)?;
     for document in documents {
         ops::insert(txn, store, target, document)?;
     }
@@ -65,7 +66,7 @@ fn merge_one(
     }
     let existing = existing
         .first()
-        .map(|found| ops::decode(&found.bytes))
+        .map(|found| storage::decode(&found.bytes))
         .transpose()?;
     match spec
         .decide(existing.as_ref(), document)
