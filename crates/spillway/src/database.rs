@@ -12,8 +12,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use spillway_pattern::{Pattern, Violation, migration};
 use spillway_store::{CompactionReport, Durability, RecoveryReport, Store, StoreOptions};
 
