@@ -11,7 +11,7 @@
 //!
 //! [`MemoryBackend`]: crate::MemoryBackend
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, Document, RawDocumentBuf, doc};
 
 use crate::error::PatternError;
 use crate::policy::Policy;
@@ -71,6 +71,30 @@ pub trait ReadBackend {
     /// # Errors
     /// The backend's, when it cannot read.
     fn find(&self, collection: &str, query: &Query) -> Result<Vec<Document>, Self::Error>;
+
+    /// The stored documents matching `query`, in its order, as raw BSON (what expanded
+    /// reads splice without decoding). The default encodes what [`find`](Self::find)
+    /// returns; a backend that holds raw bytes returns them as they are.
+    ///
+    /// # Errors
+    /// The backend's, when it cannot read.
+    fn find_raw(
+        &self,
+        collection: &str,
+        query: &Query,
+    ) -> Result<Vec<RawDocumentBuf>, Self::Error> {
+        self.find(collection, query)?
+            .iter()
+            .map(|document| {
+                RawDocumentBuf::try_from(document).map_err(|error| {
+                    PatternError::InvalidRecord {
+                        message: format!("a document of '{collection}' cannot be encoded: {error}"),
+                    }
+                    .into()
+                })
+            })
+            .collect()
+    }
 
     /// How many stored documents match `filter`.
     ///

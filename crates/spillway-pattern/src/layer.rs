@@ -498,7 +498,12 @@ fn matching<R: ReadBackend>(
     loop {
         let batch = backend.documents_after(collection, through.as_ref(), MIGRATION_BATCH)?;
         for stored in &batch {
-            if matches_logical(engine, backend, filter, stored)? {
+            let raw = bson::RawDocumentBuf::try_from(stored).map_err(|error| {
+                PatternError::InvalidRecord {
+                    message: format!("a document of '{collection}' cannot be encoded: {error}"),
+                }
+            })?;
+            if matches_logical(engine, backend, filter, &raw)? {
                 matched.push(stored.clone());
                 if !multi {
                     return Ok(matched);

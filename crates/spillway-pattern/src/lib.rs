@@ -19,6 +19,7 @@
 //! | [`layer`] | [`Layer`]: MongoDB's operations on logical documents over any transactional backend |
 //! | `memory` | [`MemoryBackend`]: the backend over in-memory collections, the reference |
 //! | `suite` | the backend test suite every backend's tests run (feature `suite`) |
+//! | `raw` | expanded logical documents spliced from raw BSON, nothing decoded or re-encoded |
 //! | `outlier` | the outlier layout: main prefix, flag, dense numbered buckets |
 //! | `subset` | the subset layout: archive documents, top N in the main document |
 //! | `verify` | [`verify`] and its [`Violation`]s |
@@ -40,6 +41,7 @@ mod memory;
 pub mod migration;
 mod outlier;
 mod policy;
+mod raw;
 mod role;
 mod statement;
 mod subset;

@@ -6,7 +6,7 @@
 //!
 //! The backend runs the queries; this module says which, and decides the matches.
 
-use bson::{Bson, Document};
+use bson::{Bson, Document, RawDocument};
 use spillway_doc::expr::Dependencies;
 use spillway_doc::filter::{Clause, Filter, Predicate};
 use spillway_doc::path::FieldPath;
@@ -55,8 +55,9 @@ pub fn planning_filter(engine: &Engine<'_>, filter: &Filter) -> Filter {
     }
 }
 
-/// Whether the stored main document `stored` matches `filter` as a logical document: it is
-/// expanded only when its stored form may differ from the logical one.
+/// Whether the raw stored main document `stored` matches `filter` as a logical document:
+/// its logical view (flags kept, so a filter may test them) is spliced from raw BSON only
+/// when its stored form may differ from the logical one.
 ///
 /// # Errors
 /// An invalid filter; the backend's.
@@ -64,16 +65,15 @@ pub fn matches_logical<R: ReadBackend>(
     engine: &Engine<'_>,
     backend: &R,
     filter: &Filter,
-    stored: &Document,
+    stored: &RawDocument,
 ) -> Result<bool, R::Error> {
-    if !engine.may_differ(stored) {
-        return Ok(filter
-            .matches_document(stored)
-            .map_err(PatternError::filter)?);
-    }
-    let view = engine.query_view(backend, stored)?;
+    let view = if engine.may_differ_raw(stored) {
+        engine.expand_raw(backend, stored, true)?
+    } else {
+        None
+    };
     Ok(filter
-        .matches_document(&view)
+        .matches(view.as_deref().unwrap_or(stored))
         .map_err(PatternError::filter)?)
 }
 

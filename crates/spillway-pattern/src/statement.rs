@@ -9,7 +9,7 @@
 //! (it never reads what it wrote itself) and the main documents of one statement have
 //! disjoint side documents (a side document links to one main document).
 
-use bson::{Bson, Document};
+use bson::{Bson, Document, RawDocumentBuf};
 
 use crate::backend::{Query, ReadBackend, Write, WriteBackend};
 use crate::policy::Policy;
@@ -57,6 +57,10 @@ impl<W: WriteBackend> ReadBackend for Buffered<'_, W> {
 
     fn find(&self, collection: &str, query: &Query) -> Result<Vec<Document>, W::Error> {
         self.backend.find(collection, query)
+    }
+
+    fn find_raw(&self, collection: &str, query: &Query) -> Result<Vec<RawDocumentBuf>, W::Error> {
+        self.backend.find_raw(collection, query)
     }
 
     fn count(&self, collection: &str, filter: &Document) -> Result<u64, W::Error> {

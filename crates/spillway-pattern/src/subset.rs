@@ -77,7 +77,7 @@ impl<'p> Subset<'p> {
         &self.pattern.link_field
     }
 
-    fn keeps_element_id(&self) -> bool {
+    pub(crate) fn keeps_element_id(&self) -> bool {
         self.identity == Some("_id")
     }
 
@@ -149,7 +149,7 @@ impl<'p> Subset<'p> {
         Bson::Document(element)
     }
 
-    fn archive_query(&self, link: &Bson, skip: u64, limit: Option<u64>) -> Query {
+    pub(crate) fn archive_query(&self, link: &Bson, skip: u64, limit: Option<u64>) -> Query {
         Query {
             filter: doc! { self.link(): link.clone() },
             sort: Some(self.order_document.clone()),

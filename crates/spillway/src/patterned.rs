@@ -14,7 +14,7 @@
 
 use std::ops::Bound;
 
-use bson::{Bson, DateTime, Document, RawDocument};
+use bson::{Bson, DateTime, Document, RawDocument, RawDocumentBuf};
 use spillway_doc::filter::Filter;
 use spillway_doc::key;
 use spillway_doc::sort::SortSpec;
@@ -71,6 +71,17 @@ fn backend_get(reader: &dyn Reader, collection: &str, id: &Bson) -> Result<Optio
 }
 
 fn backend_find(reader: &dyn Reader, collection: &str, query: &Query) -> Result<Vec<Document>> {
+    backend_find_raw(reader, collection, query)?
+        .iter()
+        .map(|raw| storage::decode(raw.as_bytes()))
+        .collect()
+}
+
+fn backend_find_raw(
+    reader: &dyn Reader,
+    collection: &str,
+    query: &Query,
+) -> Result<Vec<RawDocumentBuf>> {
     let filter = Filter::parse(&query.filter).map_err(Error::filter)?;
     let sort = query
         .sort
@@ -90,8 +101,12 @@ fn backend_find(reader: &dyn Reader, collection: &str, query: &Query) -> Result<
         limit,
     )?;
     run.matches
-        .iter()
-        .map(|found| storage::decode(&found.bytes))
+        .into_iter()
+        .map(|found| {
+            RawDocumentBuf::from_bytes(found.bytes).map_err(|error| {
+                Error::corruption(format!("a stored document is not valid BSON: {error}"))
+            })
+        })
         .collect()
 }
 
@@ -157,6 +172,10 @@ macro_rules! reads_over {
 
             fn find(&$self, collection: &str, query: &Query) -> Result<Vec<Document>> {
                 backend_find($reader, collection, query)
+            }
+
+            fn find_raw(&$self, collection: &str, query: &Query) -> Result<Vec<RawDocumentBuf>> {
+                backend_find_raw($reader, collection, query)
             }
 
             fn count(&$self, collection: &str, filter: &Document) -> Result<u64> {
@@ -374,14 +393,13 @@ struct LogicalMatcher<'a> {
 
 impl Matcher for LogicalMatcher<'_> {
     fn matches(&self, document: &RawDocument) -> Result<bool> {
-        let stored = storage::decode(document.as_bytes())?;
         matching::matches_logical(
             self.engine,
             &ReaderBackend {
                 reader: self.reader,
             },
             self.filter,
-            &stored,
+            document,
         )
     }
 }
@@ -577,19 +595,32 @@ pub(crate) fn array_page(
     }
 }
 
-/// Replaces each match's bytes by its logical document (for expanded reads).
+/// The logical document of the raw stored document `stored` of `collection`, spliced from
+/// raw BSON (flags kept when `keep_flags`); `None` when it is the stored document itself.
+pub(crate) fn expand_raw(
+    reader: &dyn Reader,
+    engine: &Engine<'_>,
+    stored: &RawDocument,
+    keep_flags: bool,
+) -> Result<Option<RawDocumentBuf>> {
+    engine.expand_raw(&ReaderBackend { reader }, stored, keep_flags)
+}
+
+/// Replaces each match's bytes by its logical document (for expanded reads), spliced from
+/// raw BSON: nothing decoded, nothing re-encoded.
 pub(crate) fn expand_matches(
     reader: &dyn Reader,
     collection: &str,
     matches: &mut [Match],
 ) -> Result<()> {
-    if !reader.catalog().has_policies(collection) {
+    let catalog = reader.catalog();
+    let Role::Main(engine) = role(catalog, collection) else {
         return Ok(());
-    }
+    };
     for found in matches {
-        let stored = storage::decode(&found.bytes)?;
-        let logical = expand(reader, collection, &stored)?;
-        found.bytes = storage::encode(&logical)?;
+        if let Some(logical) = expand_raw(reader, &engine, stored_document(&found.bytes)?, false)? {
+            found.bytes = logical.into_bytes();
+        }
     }
     Ok(())
 }
