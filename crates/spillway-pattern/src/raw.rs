@@ -126,7 +126,10 @@ impl Subset<'_> {
     ) -> Result<Option<RawArrayBuf>, R::Error> {
         let pattern = self.pattern;
         let link = raw_id(stored);
-        let archived = backend.find_raw(&pattern.side_collection, &self.archive_query(&link, 0, None))?;
+        let archived = backend.find_raw(
+            &pattern.side_collection,
+            &self.archive_query(&link, 0, None),
+        )?;
         if archived.is_empty() {
             return Ok(None);
         }
@@ -143,12 +146,33 @@ impl Subset<'_> {
 }
 
 impl Engine<'_> {
+    /// `document` without the policies' flags (a logical view made for a filter, returned
+    /// as the logical document); `None` when it has none.
+    ///
+    /// # Errors
+    /// [`PatternError::Corrupt`] when the document is malformed.
+    pub fn remove_flags_raw(
+        &self,
+        document: &RawDocument,
+    ) -> Result<Option<RawDocumentBuf>, PatternError> {
+        let flags: Vec<&str> = self
+            .policies()
+            .flat_map(|policy| policy.pattern.reserved_main_fields())
+            .filter(|flag| matches!(document.get(flag), Ok(Some(_))))
+            .collect();
+        if flags.is_empty() {
+            return Ok(None);
+        }
+        rebuild(document, &flags, None, self.collection()).map(Some)
+    }
+
     /// Whether a raw stored main document may differ from its logical document (the raw
     /// form of [`Engine::may_differ`]).
     pub fn may_differ_raw(&self, stored: &RawDocument) -> bool {
         self.policies().any(|policy| match &policy.pattern.shape {
-            Shape::Outlier { .. } => Outlier::of(&policy.pattern)
-                .is_some_and(|outlier| outlier.is_flagged_raw(stored)),
+            Shape::Outlier { .. } => {
+                Outlier::of(&policy.pattern).is_some_and(|outlier| outlier.is_flagged_raw(stored))
+            }
             Shape::Subset { keep, .. } => matches!(
                 stored.get(&policy.pattern.field),
                 Ok(Some(RawBsonRef::Array(items))) if items.into_iter().count() >= *keep
@@ -184,7 +208,8 @@ impl Engine<'_> {
                             Some((&pattern.field, &array)),
                             &pattern.collection,
                         )?)
-                    } else if !keep_flags && matches!(document.get(flag_field.as_str()), Ok(Some(_)))
+                    } else if !keep_flags
+                        && matches!(document.get(flag_field.as_str()), Ok(Some(_)))
                     {
                         Some(rebuild(document, drop, None, &pattern.collection)?)
                     } else {
@@ -192,8 +217,8 @@ impl Engine<'_> {
                     }
                 }
                 Shape::Subset { .. } => {
-                    let subset = Subset::of(pattern)
-                        .expect("a validated subset policy has a valid order");
+                    let subset =
+                        Subset::of(pattern).expect("a validated subset policy has a valid order");
                     if matches!(document.get(&pattern.field), Ok(Some(RawBsonRef::Array(_)))) {
                         match subset.spliced(backend, document)? {
                             Some(array) => Some(rebuild(

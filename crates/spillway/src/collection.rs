@@ -21,7 +21,7 @@ use spillway_store::Store;
 
 use crate::aggregate;
 use crate::catalog::{ID_INDEX_NAME, validate_collection_name};
-use crate::cursor::Cursor;
+use crate::cursor::{Cursor, LogicalRead};
 use crate::database::{Database, Transaction};
 use crate::error::{Error, Result};
 use crate::exec::Execution;
@@ -626,27 +626,21 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             return Ok(Cursor::materialised(matches.matches, filter, projection));
         }
         let state = self.collection.database.inner.published();
-        // Expanded reads and filters on managed fields are answered whole, on logical
-        // documents; everything else streams from the snapshot.
-        let expanded = expand && state.catalog.has_policies(&self.collection.name);
-        let logical =
-            expanded || patterned::is_logical_query(&state.catalog, &self.collection.name, &filter);
+        let name = &self.collection.name;
+        // On a main collection with policies, the plan scans with the clauses on unmanaged
+        // fields and the cursor matches and expands each candidate on its logical view.
+        let shape = patterned::read_shape(&state.catalog, name, &filter)?;
         let plan = planner::plan(
-            state.catalog.collections.get(&self.collection.name),
-            &filter,
+            state.catalog.collections.get(name.as_str()),
+            &shape.scan_filter,
             sort.as_ref(),
         );
-        if plan.sort.is_some() || logical {
-            let mut run = ops::query(
-                &*state,
-                &self.collection.name,
-                &filter,
-                sort.as_ref(),
-                self.skip,
-                limit,
-            )?;
+        let union = shape.union;
+        let logical = shape.has_policies && (shape.logical_filter || expand);
+        if plan.sort.is_some() || union {
+            let mut run = ops::query(&*state, name, &filter, sort.as_ref(), self.skip, limit)?;
             if expand {
-                patterned::expand_matches(&*state, &self.collection.name, &mut run.matches)?;
+                patterned::expand_matches(&*state, name, &mut run.matches)?;
             }
             return Ok(Cursor::materialised(run.matches, filter, projection));
         }
@@ -654,10 +648,16 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             .batch_size
             .map_or(DEFAULT_BATCH_SIZE, |size| size as usize);
         let execution = Execution::new(plan.access, plan.docs);
+        let logical = logical.then(|| LogicalRead {
+            collection: name.clone(),
+            check: shape.logical_filter,
+            expand,
+        });
         Ok(Cursor::streaming(
             state,
             execution,
-            filter,
+            (filter, shape.scan_filter),
+            logical,
             projection,
             usize::try_from(self.skip).unwrap_or(usize::MAX),
             limit,

@@ -4,9 +4,13 @@
 //! cursor underneath (see the `aggregate` module). Without a sort to do in memory, a find
 //! cursor streams: it owns the snapshot it started on and
 //! fetches `batch_size` matches at a time from the plan's position, so later commits never
-//! show through and the whole result is never materialised. With an in-memory `SORT` stage,
-//! or inside a transaction (whose reads see its own uncommitted writes), the result is
-//! computed when the cursor is created. This module must never write.
+//! show through and the whole result is never materialised. On a collection with pattern
+//! policies a streaming cursor also does the logical part ([`LogicalRead`]): the plan
+//! scans with the clauses on unmanaged fields, and each candidate is matched on its logical
+//! view and expanded, spliced from raw BSON once, when it is reached. With an in-memory
+//! `SORT` stage, a union of both sides' indexes, or inside a transaction (whose reads see its
+//! own uncommitted writes), the result is computed when the cursor is created. This module
+//! must never write.
 
 use std::collections::VecDeque;
 use std::marker::PhantomData;
@@ -16,18 +20,69 @@ use bson::Document;
 use serde::de::DeserializeOwned;
 use spillway_doc::filter::Filter;
 use spillway_doc::projection::Projection;
+use spillway_pattern::Role;
 
 use crate::error::{Error, Result};
-use crate::exec::{Execution, Match};
+use crate::exec::{Execution, Match, stored_document};
 use crate::ops;
+use crate::patterned;
 use crate::storage;
 use crate::txn::Published;
+
+/// The logical part of a streaming read on a main collection with policies.
+pub(crate) struct LogicalRead {
+    /// The collection, whose policies the snapshot's catalog holds.
+    pub(crate) collection: String,
+    /// Whether the filter touches a managed field, so that candidates (which the plan found
+    /// with the other clauses) are matched on their logical view.
+    pub(crate) check: bool,
+    /// Whether the documents returned are logical (`find(..).expand(true)`).
+    pub(crate) expand: bool,
+}
+
+impl LogicalRead {
+    /// `found` as the read returns it, or `None` when its logical view does not match.
+    fn apply(&self, state: &Published, filter: &Filter, found: Match) -> Result<Option<Match>> {
+        let Role::Main(engine) = patterned::role(&state.catalog, &self.collection) else {
+            return Ok(Some(found));
+        };
+        let stored = stored_document(&found.bytes)?;
+        let differs = engine.may_differ_raw(stored);
+        let view = if differs && (self.check || self.expand) {
+            patterned::expand_raw(state, &engine, stored, self.check)?
+        } else {
+            None
+        };
+        let document = view.as_deref().unwrap_or(stored);
+        if self.check && !filter.matches(document).map_err(Error::filter)? {
+            return Ok(None);
+        }
+        if !self.expand {
+            return Ok(Some(found));
+        }
+        let logical = match engine.remove_flags_raw(document)? {
+            Some(logical) => Some(logical),
+            None => view,
+        };
+        Ok(Some(match logical {
+            Some(logical) => Match {
+                id_key: found.id_key,
+                bytes: logical.into_bytes(),
+            },
+            None => found,
+        }))
+    }
+}
 
 /// Where a cursor's documents come from.
 enum Source {
     Streaming {
         state: Arc<Published>,
         execution: Box<Execution>,
+        /// What the plan's execution matches: the filter, or for a logical read its clauses
+        /// on unmanaged fields.
+        scan_filter: Arc<Filter>,
+        logical: Option<LogicalRead>,
         batch_size: usize,
         to_skip: usize,
     },
@@ -56,10 +111,15 @@ impl<T> std::fmt::Debug for Cursor<T> {
 }
 
 impl<T> Cursor<T> {
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a streaming read: its snapshot, plan, filters, logical part and window"
+    )]
     pub(crate) fn streaming(
         state: Arc<Published>,
         execution: Execution,
-        filter: Arc<Filter>,
+        (filter, scan_filter): (Arc<Filter>, Arc<Filter>),
+        logical: Option<LogicalRead>,
         projection: Option<Arc<Projection>>,
         skip: usize,
         limit: Option<usize>,
@@ -69,6 +129,8 @@ impl<T> Cursor<T> {
             source: Source::Streaming {
                 state,
                 execution: Box::new(execution),
+                scan_filter,
+                logical,
                 batch_size: batch_size.max(1),
                 to_skip: skip,
             },
@@ -119,6 +181,17 @@ impl<T> Cursor<T> {
         }
         loop {
             if let Some(found) = self.buffer.pop_front() {
+                let found = match &self.source {
+                    Source::Streaming {
+                        state,
+                        logical: Some(logical),
+                        ..
+                    } => match logical.apply(state, &self.filter, found)? {
+                        Some(found) => found,
+                        None => continue,
+                    },
+                    _ => found,
+                };
                 if let Source::Streaming { to_skip, .. } = &mut self.source
                     && *to_skip > 0
                 {
@@ -133,8 +206,10 @@ impl<T> Cursor<T> {
             let Source::Streaming {
                 state,
                 execution,
+                scan_filter,
                 batch_size,
                 to_skip,
+                ..
             } = &mut self.source
             else {
                 return Ok(None);
@@ -144,7 +219,7 @@ impl<T> Cursor<T> {
             }
             let mut batch = Vec::new();
             let wanted = (*batch_size).max((*to_skip).min(1 << 16));
-            execution.fill(&**state, &*self.filter, wanted, &mut batch)?;
+            execution.fill(&**state, &**scan_filter, wanted, &mut batch)?;
             self.buffer.extend(batch);
         }
     }

@@ -13,6 +13,7 @@
 //! or with [`Database::resume_patterns`]).
 
 use std::ops::Bound;
+use std::sync::Arc;
 
 use bson::{Bson, DateTime, Document, RawDocument, RawDocumentBuf};
 use spillway_doc::filter::Filter;
@@ -438,6 +439,56 @@ pub(crate) fn query(
         docs_examined: execution.docs_examined,
         plan,
         described: None,
+    })
+}
+
+/// How a streaming read of `collection` with `filter` meets the policies.
+pub(crate) struct ReadShape {
+    /// What the plan scans with: the filter, or its clauses on unmanaged fields when
+    /// candidates are matched on their logical views.
+    pub(crate) scan_filter: Arc<Filter>,
+    /// Whether the filter touches a managed field.
+    pub(crate) logical_filter: bool,
+    /// Whether the collection is the main collection of a policy.
+    pub(crate) has_policies: bool,
+    /// Whether the read runs as a union of both sides' index scans
+    /// ([`matching::union_plan`]), which is computed whole.
+    pub(crate) union: bool,
+}
+
+/// The [`ReadShape`] of a read of `collection` with `filter`.
+pub(crate) fn read_shape(
+    catalog: &Catalog,
+    collection: &str,
+    filter: &Arc<Filter>,
+) -> Result<ReadShape> {
+    let role = role(catalog, collection);
+    let Some(engine) = role.engine() else {
+        return Ok(ReadShape {
+            scan_filter: Arc::clone(filter),
+            logical_filter: false,
+            has_policies: false,
+            union: false,
+        });
+    };
+    let logical_filter = matching::is_logical_query(engine, filter);
+    if !logical_filter {
+        return Ok(ReadShape {
+            scan_filter: Arc::clone(filter),
+            logical_filter,
+            has_policies: true,
+            union: false,
+        });
+    }
+    let union = matching::union_plan(engine, filter, |collection, path| {
+        leads_an_index(catalog, collection, path)
+    })?
+    .is_some();
+    Ok(ReadShape {
+        scan_filter: Arc::new(matching::planning_filter(engine, filter)),
+        logical_filter,
+        has_policies: true,
+        union,
     })
 }
 

@@ -672,3 +672,84 @@ fn a_logical_document_over_16_mib_is_stored_because_no_stored_document_is() {
         "{refused}"
     );
 }
+
+#[test]
+fn streaming_logical_reads_match_skip_and_limit_on_logical_documents() {
+    let db = Database::open_in_memory().unwrap();
+    db.create_collection("books").unwrap();
+    db.set_pattern(
+        Pattern::outlier("books", "buyers")
+            .threshold(3)
+            .bucket_capacity(2)
+            .link_field("book_id"),
+    )
+    .unwrap();
+    let books = db.collection::<Document>("books");
+    let mut logical = Vec::new();
+    for id in 0..12 {
+        // Book `id` has `id` buyers: "b0" .. "b{id-1}"; only books past the threshold
+        // hold the later buyers in buckets.
+        let buyers: Vec<Bson> = (0..id).map(|n| Bson::String(format!("b{n}"))).collect();
+        let book = doc! { "_id": id, "parity": id % 2, "buyers": buyers };
+        books.insert_one(book.clone()).run().unwrap();
+        logical.push(book);
+    }
+    // "b7" sits in a bucket of every book that has it (position 7 > threshold 3).
+    let with_b7: Vec<Document> = logical
+        .iter()
+        .filter(|book| book.get_i32("_id").unwrap() > 7)
+        .cloned()
+        .collect();
+    let run = |filter: Document, skip: u64, limit: i64, expand: bool| -> Vec<Document> {
+        books
+            .find(filter)
+            .skip(skip)
+            .limit(limit)
+            .batch_size(1)
+            .expand(expand)
+            .run()
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(run(doc! { "buyers": "b7" }, 0, 0, true), with_b7);
+    assert_eq!(
+        run(doc! { "buyers": "b7" }, 1, 2, true),
+        with_b7[1..3].to_vec()
+    );
+    let stored: Vec<i32> = run(doc! { "buyers": "b7" }, 0, 0, false)
+        .iter()
+        .map(|book| book.get_i32("_id").unwrap())
+        .collect();
+    assert_eq!(
+        stored,
+        vec![8, 9, 10, 11],
+        "stored documents, matched logically"
+    );
+    let even_with_b7: Vec<Document> = with_b7
+        .iter()
+        .filter(|book| book.get_i32("parity").unwrap() == 0)
+        .cloned()
+        .collect();
+    assert_eq!(
+        run(doc! { "parity": 0, "buyers": { "$size": 10 } }, 0, 0, true),
+        vec![logical[10].clone()],
+        "a clause on an unmanaged field and one on the logical array"
+    );
+    assert_eq!(
+        run(doc! { "parity": 0, "buyers": "b7" }, 0, 0, true),
+        even_with_b7
+    );
+    assert_eq!(
+        run(doc! {}, 10, 0, true),
+        logical[10..].to_vec(),
+        "skip over expanded reads"
+    );
+    assert_eq!(
+        run(doc! { "has_extras": true }, 0, 1, false)[0]
+            .get_i32("_id")
+            .unwrap(),
+        4,
+        "a filter may test the stored flag"
+    );
+}

@@ -32,7 +32,7 @@ use spillway_doc::pipeline::{self, Output, Pipeline, PipelineOptions};
 use spillway_doc::sort::SortSpec;
 use spillway_store::Store;
 
-use crate::cursor::Cursor;
+use crate::cursor::{Cursor, LogicalRead};
 use crate::error::{Error, Result};
 use crate::exec::Execution;
 use crate::ops;
@@ -237,24 +237,46 @@ impl Request {
         state: &Arc<Published>,
         batch_size: usize,
     ) -> Result<Cursor<RawDocumentBuf>> {
-        let filtered_logically = !self.stored
-            && patterned::is_logical_query(&state.catalog, &self.collection, &self.prefix.filter);
+        let filter = Arc::new(self.prefix.filter.clone());
+        let shape = if self.stored {
+            None
+        } else {
+            Some(patterned::read_shape(
+                &state.catalog,
+                &self.collection,
+                &filter,
+            )?)
+        };
+        let scan_filter = shape.as_ref().map_or_else(
+            || Arc::clone(&filter),
+            |shape| Arc::clone(&shape.scan_filter),
+        );
         let plan = planner::plan(
             state.catalog.collections.get(&self.collection),
-            &self.prefix.filter,
+            &scan_filter,
             self.prefix.sort.as_ref(),
         );
-        if plan.sort.is_some() || filtered_logically {
+        if plan.sort.is_some() || shape.as_ref().is_some_and(|shape| shape.union) {
             return Ok(Cursor::materialised(
                 self.query(&**state)?,
                 Arc::new(Filter::match_all()),
                 None,
             ));
         }
+        // A filter on a managed field: the plan scans with the other clauses and the cursor
+        // matches each candidate on its logical view; the pipeline gets stored documents.
+        let logical = shape
+            .filter(|shape| shape.logical_filter)
+            .map(|_| LogicalRead {
+                collection: self.collection.clone(),
+                check: true,
+                expand: false,
+            });
         Ok(Cursor::streaming(
             Arc::clone(state),
             Execution::new(plan.access, plan.docs),
-            Arc::new(self.prefix.filter.clone()),
+            (filter, scan_filter),
+            logical,
             None,
             usize::try_from(self.prefix.skip).unwrap_or(usize::MAX),
             self.prefix.limit,
