@@ -19,7 +19,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use spillway::bson::{Document, doc};
 use spillway::{Collection, Database, Pattern};
-use spillway_pattern::advisor::{AdviceError, AdviceReport, Advisor};
+use spillway_advisor::{AdviceError, AdviceReport, Advisor};
 
 use crate::maintenance::open_existing;
 use crate::patterns;

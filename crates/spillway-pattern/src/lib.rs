@@ -24,14 +24,13 @@
 //! | `subset` | the subset layout: archive documents, top N in the main document |
 //! | `verify` | [`verify`] and its [`Violation`]s |
 //! | `error` | [`PatternError`] |
-//! | [`advisor`] | the advisor: array-length and size distributions, outliers, a proposed policy |
 //!
-//! This crate must never know the storage format: it reads and writes documents only through
+//! The advisor, which proposes policies from a collection's shape, is the `spillway-advisor`
+//! crate. This crate must never know the storage format: it reads and writes documents only through
 //! the backend traits.
 
 pub use bson;
 
-pub mod advisor;
 mod backend;
 mod engine;
 mod error;

@@ -1,14 +1,14 @@
 //! The advisor on synthetic collections with known shapes, its percentiles against a
 //! sort-based reference, snapshots of what the CLI prints, and real data from `../shared`
 //! when it is there. Update snapshots with
-//! `INSTA_UPDATE=always cargo test -p spillway-pattern --test advisor`, then review them.
+//! `INSTA_UPDATE=always cargo test -p spillway-advisor --test advisor`, then review them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use spillway_doc::bson::{Bson, DateTime, Document, RawDocument, RawDocumentBuf, doc};
-use spillway_pattern::advisor::{
+use spillway_advisor::{
     AdviceError, AdviceReport, Advisor, AdvisorOptions, Histogram, ProposalKind, SortDirection,
     SortKey, SortKeyEvidence, ValueCounts, is_date_like_name, outlier_threshold,
     round_up_one_significant_digit,

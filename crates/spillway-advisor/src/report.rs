@@ -234,16 +234,16 @@ pub struct Proposal {
 impl Proposal {
     /// The policy this proposal describes, with the defaults for everything it does not
     /// decide (side collection and link field names). Apply it with `Database::set_pattern`.
-    pub fn to_pattern(&self) -> crate::Pattern {
+    pub fn to_pattern(&self) -> spillway_pattern::Pattern {
         let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         match &self.kind {
             ProposalKind::Outlier { threshold } => {
-                crate::Pattern::outlier(&self.collection, &self.field)
+                spillway_pattern::Pattern::outlier(&self.collection, &self.field)
                     .threshold(to_usize(*threshold))
                     .into()
             }
             ProposalKind::Subset { keep, sort_by } => {
-                crate::Pattern::subset(&self.collection, &self.field)
+                spillway_pattern::Pattern::subset(&self.collection, &self.field)
                     .keep(to_usize(*keep))
                     .sort_by(sort_by.to_document())
                     .into()

@@ -1,5 +1,6 @@
-//! The advisor: reads a collection's documents once and says which arrays deserve a
-//! pattern.
+//! spillway-advisor: reads a collection's documents once and says which arrays deserve a
+//! pattern. Its own crate, so that the pattern engine does not ship histograms and SVG
+//! drawing; the CLI's `spillway advise` uses it.
 //!
 //! For every array field (top-level, or inside sub-documents as a dotted path; arrays nested
 //! inside arrays are not fields of their own) it measures the distribution of lengths, and
@@ -10,7 +11,7 @@
 //! the `rule` module's docs (summarised on [`Advisor`]).
 //!
 //! ```
-//! use spillway_pattern::advisor::{Advisor, ProposalKind};
+//! use spillway_advisor::{Advisor, ProposalKind};
 //! use spillway_doc::bson::doc;
 //!
 //! let mut advisor = Advisor::new("sales");
@@ -23,7 +24,7 @@
 //! let proposal = report.proposals().next().expect("book 7 is an outlier");
 //! assert_eq!(proposal.kind, ProposalKind::Outlier { threshold: 20 });
 //! println!("{report}");
-//! # Ok::<(), spillway_pattern::advisor::AdviceError>(())
+//! # Ok::<(), spillway_advisor::AdviceError>(())
 //! ```
 //!
 //! Memory: the advisor never keeps documents. Per field it keeps array lengths as
