@@ -721,7 +721,11 @@ fn main() {
     for engine in [&pattern, &naive] {
         engine
             .books
-            .create_index(IndexModel::builder().keys(doc! { "customers_purchased": 1 }).build())
+            .create_index(
+                IndexModel::builder()
+                    .keys(doc! { "customers_purchased": 1 })
+                    .build(),
+            )
             .run()
             .unwrap();
     }
@@ -743,7 +747,11 @@ fn main() {
     });
     group.finish();
     for engine in [&pattern, &naive] {
-        engine.books.drop_index("customers_purchased_1").run().unwrap();
+        engine
+            .books
+            .drop_index("customers_purchased_1")
+            .run()
+            .unwrap();
     }
     pattern
         .db

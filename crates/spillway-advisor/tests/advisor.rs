@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use spillway_doc::bson::{Bson, DateTime, Document, RawDocument, RawDocumentBuf, doc};
 use spillway_advisor::{
     AdviceError, AdviceReport, Advisor, AdvisorOptions, Histogram, ProposalKind, SortDirection,
     SortKey, SortKeyEvidence, ValueCounts, is_date_like_name, outlier_threshold,
     round_up_one_significant_digit,
 };
+use spillway_doc::bson::{Bson, DateTime, Document, RawDocument, RawDocumentBuf, doc};
 
 fn advise(collection: &str, documents: impl IntoIterator<Item = Document>) -> AdviceReport {
     let mut advisor = Advisor::new(collection);

@@ -1,21 +1,18 @@
-//! Kill -9 loop: a child process (this binary, re-executed with `SPILLWAY_CRASH_CHILD` set)
-//! commits batches with fsync-every-commit and prints `ack N` after each acknowledged batch,
-//! with checkpoints and compactions mixed in. The parent kills it with SIGKILL at a random
-//! moment, reopens the store, and checks that every acknowledged batch is present and that the
-//! store holds exactly the effects of batches 0..=L for some L (so every batch is
-//! all-or-nothing). Then the next child continues on the same store.
+//! Kill -9 loop (the `spillway-crash` harness): a child process (this binary, re-executed with
+//! `SPILLWAY_CRASH_CHILD` set) commits batches with fsync-every-commit and prints `ack N` after
+//! each acknowledged batch, with checkpoints and compactions mixed in. The parent kills it
+//! with SIGKILL at a random moment, reopens the store, and checks that every acknowledged
+//! batch is present and that the store holds exactly the effects of batches 0..=L for some L
+//! (so every batch is all-or-nothing). Then the next child continues on the same store.
 //!
 //! Iterations: `SPILLWAY_CRASH_ITERATIONS` (default 20). `cargo xtask crash --iterations N`
 //! runs `cargo test --release -p spillway-store --test crash` with it set.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
+use spillway_crash::{Acks, Child, Random, ack_count, child_directory, iterations, last_ack};
 use spillway_store::{Durability, Store, StoreOptions, WriteBatch};
 
 const CHILD_ENV: &str = "SPILLWAY_CRASH_CHILD";
@@ -84,11 +81,10 @@ fn child(dir: &Path) -> ! {
     let store = Store::open(dir, options()).expect("child: open");
     let ks = store.keyspace("k").expect("child: keyspace");
     let mut next = last_batch(&store).map_or(0, |last| last + 1);
-    let mut stdout = std::io::stdout().lock();
+    let mut acks = Acks::new();
     loop {
         store.commit(batch_for(ks, next)).expect("child: commit");
-        writeln!(stdout, "ack {next}").expect("child: report");
-        stdout.flush().expect("child: flush");
+        acks.ack(next);
         if next % 40 == 17 {
             store.checkpoint().expect("child: checkpoint");
         }
@@ -132,65 +128,26 @@ fn verify(dir: &Path, last_acknowledged: Option<u64>, iteration: u32) -> u64 {
 }
 
 fn main() {
-    if let Some(dir) = std::env::var_os(CHILD_ENV) {
-        child(Path::new(&dir));
+    if let Some(dir) = child_directory(CHILD_ENV) {
+        child(&dir);
     }
-    let iterations: u32 = std::env::var("SPILLWAY_CRASH_ITERATIONS")
-        .ok()
-        .map_or(20, |v| {
-            v.parse()
-                .expect("SPILLWAY_CRASH_ITERATIONS must be a number")
-        });
+    let iterations = iterations(20);
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = std::env::current_exe().expect("current exe");
-    let mut rng = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    let mut random = move |bound: u64| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng % bound
-    };
+    let mut random = Random::from_clock();
     let started = Instant::now();
     let mut acknowledged_total = 0u64;
     let mut batches_in_store = 0u64;
     let mut lock_refusals = 0u32;
     for iteration in 0..iterations {
-        let mut child = Command::new(&exe)
-            .env(CHILD_ENV, dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn child");
-        let stdout = child.stdout.take().expect("child stdout");
-        let acks_seen = Arc::new(AtomicU64::new(0));
-        let reader = {
-            let acks_seen = acks_seen.clone();
-            std::thread::spawn(move || {
-                let mut last = None;
-                let mut count = 0u64;
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    if let Some(n) = line.strip_prefix("ack ") {
-                        last = Some(n.parse::<u64>().expect("ack number"));
-                        count += 1;
-                        acks_seen.store(count, Ordering::SeqCst);
-                    }
-                }
-                (last, count)
-            })
-        };
+        let mut child = Child::spawn(CHILD_ENV, dir.path(), &[]);
         // Kill at a random moment: during open/recovery, mid-commit, mid-checkpoint or
         // mid-compaction.
-        std::thread::sleep(Duration::from_millis(5 + random(250)));
-        if let Some(status) = child.try_wait().expect("poll child") {
-            panic!("iteration {iteration}: child exited on its own with {status}");
-        }
+        child.sleep_alive(
+            Duration::from_millis(5 + random.below(250)),
+            format_args!("iteration {iteration}"),
+        );
         // The child holds the store open: a second process must be refused.
-        if acks_seen.load(Ordering::SeqCst) > 0 {
+        if child.acks_seen() > 0 {
             let error = Store::open(dir.path(), options()).expect_err("second writer admitted");
             assert!(
                 matches!(error, spillway_store::Error::Locked { .. }),
@@ -198,11 +155,9 @@ fn main() {
             );
             lock_refusals += 1;
         }
-        child.kill().expect("kill -9 the child");
-        child.wait().expect("reap child");
-        let (last_acknowledged, count) = reader.join().expect("reader thread");
-        acknowledged_total += count;
-        batches_in_store = verify(dir.path(), last_acknowledged, iteration);
+        let lines = child.kill();
+        acknowledged_total += ack_count(&lines);
+        batches_in_store = verify(dir.path(), last_ack(&lines), iteration);
     }
     println!(
         "crash loop: {iterations} kills, {acknowledged_total} acknowledged batches verified ({batches_in_store} batches in the store, {lock_refusals} second opens refused by the lock, {:.1}s)",

@@ -1,4 +1,4 @@
-//! Kill -9 loop through the facade: a child process (this binary, re-executed with
+//! Kill -9 loop through the facade (the `spillway-crash` harness): a child process (this binary, re-executed with
 //! `SPILLWAY_DB_CRASH_CHILD` set) opens an on-disk `Database` with fsync-every-commit and runs
 //! transaction after transaction across two collections with secondary indexes (unique and
 //! multikey on each), printing `ack K` after each acknowledged one, with failed and aborted
@@ -20,17 +20,14 @@
 //! runs this loop and the store's in release mode.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use spillway::bson::{Bson, Document};
 use spillway::{
     Database, DatabaseOptions, Durability, ErrorKind, IndexModel, IndexOptions, Transaction, doc,
 };
+use spillway_crash::{Acks, Child, Random, ack_count, child_directory, iterations, last_ack};
 use spillway_doc::model::{MemoryCollection, UpdateOptions};
 
 const CHILD_ENV: &str = "SPILLWAY_DB_CRASH_CHILD";
@@ -371,7 +368,7 @@ fn failing_transactions(db: &Database, k: u64) {
 fn child(dir: &Path) -> ! {
     let db = Database::open_with(dir, &options()).expect("child: open");
     let mut next = last_transaction(&db).map_or(0, |last| last + 1);
-    let mut stdout = std::io::stdout().lock();
+    let mut acks = Acks::new();
     loop {
         if next % 11 == 5 {
             failing_transactions(&db, next);
@@ -384,8 +381,7 @@ fn child(dir: &Path) -> ! {
             Ok(())
         })
         .unwrap_or_else(|error| panic!("child: transaction {next} failed: {error}"));
-        writeln!(stdout, "ack {next}").expect("child: report");
-        stdout.flush().expect("child: flush");
+        acks.ack(next);
         if next % 25 == 12 {
             db.checkpoint().expect("child: checkpoint");
         }
@@ -603,28 +599,12 @@ fn verify(
 }
 
 fn main() {
-    if let Some(dir) = std::env::var_os(CHILD_ENV) {
-        child(Path::new(&dir));
+    if let Some(dir) = child_directory(CHILD_ENV) {
+        child(&dir);
     }
-    let iterations: u32 = std::env::var("SPILLWAY_CRASH_ITERATIONS")
-        .ok()
-        .map_or(10, |v| {
-            v.parse()
-                .expect("SPILLWAY_CRASH_ITERATIONS must be a number")
-        });
+    let iterations = iterations(10);
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = std::env::current_exe().expect("current exe");
-    let mut rng = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    let mut random = move |bound: u64| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng % bound
-    };
+    let mut random = Random::from_clock();
     let started = Instant::now();
     let mut model = Model::new();
     let mut last_verified: Option<u64> = None;
@@ -633,38 +613,15 @@ fn main() {
     let mut index_lookups = 0u64;
     let mut lock_refusals = 0u32;
     for iteration in 0..iterations {
-        let mut child = Command::new(&exe)
-            .env(CHILD_ENV, dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn child");
-        let stdout = child.stdout.take().expect("child stdout");
-        let acks_seen = Arc::new(AtomicU64::new(0));
-        let reader = {
-            let acks_seen = acks_seen.clone();
-            std::thread::spawn(move || {
-                let mut last = None;
-                let mut count = 0u64;
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    if let Some(n) = line.strip_prefix("ack ") {
-                        last = Some(n.parse::<u64>().expect("ack number"));
-                        count += 1;
-                        acks_seen.store(count, Ordering::SeqCst);
-                    }
-                }
-                (last, count)
-            })
-        };
+        let mut child = Child::spawn(CHILD_ENV, dir.path(), &[]);
         // Kill at a random moment: during open, mid-transaction, mid-commit, mid-checkpoint
         // or mid-compaction.
-        std::thread::sleep(Duration::from_millis(10 + random(300)));
-        if let Some(status) = child.try_wait().expect("poll child") {
-            panic!("iteration {iteration}: child exited on its own with {status}");
-        }
+        child.sleep_alive(
+            Duration::from_millis(10 + random.below(300)),
+            format_args!("iteration {iteration}"),
+        );
         // The child holds the database open: a second process must be refused.
-        if acks_seen.load(Ordering::SeqCst) > 0 {
+        if child.acks_seen() > 0 {
             let error = Database::open_with(dir.path(), &options())
                 .expect_err("a second process opened the database");
             assert!(
@@ -673,10 +630,9 @@ fn main() {
             );
             lock_refusals += 1;
         }
-        child.kill().expect("kill -9 the child");
-        child.wait().expect("reap child");
-        let (last_acknowledged, count) = reader.join().expect("reader thread");
-        acknowledged_total += count;
+        let lines = child.kill();
+        let last_acknowledged: Option<u64> = last_ack(&lines);
+        acknowledged_total += ack_count(&lines);
         let verified = verify(
             dir.path(),
             &mut model,

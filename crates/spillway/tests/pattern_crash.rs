@@ -1,4 +1,4 @@
-//! Kill -9 loops over the pattern layer: a child process (this binary, re-executed with
+//! Kill -9 loops over the pattern layer (the `spillway-crash` harness): a child process (this binary, re-executed with
 //! `SPILLWAY_PATTERN_CRASH_CHILD` set to a directory and `SPILLWAY_PATTERN_CRASH_MODE` to a
 //! scenario) writes through a database that fsyncs every commit and prints `ack N` after each
 //! acknowledged write; the parent kills it with SIGKILL at a random moment, reopens the
@@ -22,24 +22,17 @@
 //! seeding 3,000 documents). `cargo xtask crash` runs this loop too.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use spillway::bson::{Bson, Document, doc};
 use spillway::{Database, Pattern};
+use spillway_crash::{Acks, Child, Random, child_directory, iterations, last_ack};
 use spillway_store::{Store, StoreOptions};
 
 const CHILD_ENV: &str = "SPILLWAY_PATTERN_CRASH_CHILD";
 const MODE_ENV: &str = "SPILLWAY_PATTERN_CRASH_MODE";
 const MIGRATED_DOCUMENTS: i32 = 3000;
-
-fn ack(stdout: &mut std::io::StdoutLock<'_>, line: &str) {
-    writeln!(stdout, "{line}").expect("child: report");
-    stdout.flush().expect("child: flush");
-}
 
 fn ensure_policy(db: &Database, collection: &str, pattern: impl Into<Pattern>) {
     if db.patterns().is_empty() {
@@ -67,14 +60,14 @@ fn push_child(db: &Database) -> ! {
             .expect("child: insert");
     }
     let mut next = books.array_len(1, "tags").unwrap().expect("the book") as i64;
-    let mut stdout = std::io::stdout().lock();
-    ack(&mut stdout, "ready");
+    let mut acks = Acks::new();
+    acks.line("ready");
     loop {
         books
             .update_one(doc! { "_id": 1 }, doc! { "$push": { "tags": next } })
             .run()
             .expect("child: push");
-        ack(&mut stdout, &format!("ack {next}"));
+        acks.ack(next);
         next += 1;
     }
 }
@@ -159,8 +152,8 @@ fn subset_child(db: &Database) -> ! {
         .first()
         .and_then(|review| review.as_document()?.get("k")?.as_i64());
     let mut op = newest.map_or(0, |newest| newest + 1);
-    let mut stdout = std::io::stdout().lock();
-    ack(&mut stdout, "ready");
+    let mut acks = Acks::new();
+    acks.line("ready");
     loop {
         if op % 3 == 2 {
             let deleted = reviews
@@ -177,7 +170,7 @@ fn subset_child(db: &Database) -> ! {
                 .run()
                 .expect("child: push");
         }
-        ack(&mut stdout, &format!("ack {op}"));
+        acks.ack(op);
         op += 1;
     }
 }
@@ -230,7 +223,7 @@ fn migrated_document(id: i32) -> Document {
 }
 
 fn migrate_child(db: &Database) -> ! {
-    let mut stdout = std::io::stdout().lock();
+    let mut acks = Acks::new();
     let sales = db.collection::<Document>("sales");
     if sales.count_documents(doc! {}).run().unwrap() == 0 {
         sales
@@ -238,14 +231,14 @@ fn migrate_child(db: &Database) -> ! {
             .run()
             .expect("child: seed");
     }
-    ack(&mut stdout, "seeded");
+    acks.line("seeded");
     db.set_pattern(
         Pattern::outlier("sales", "tags")
             .threshold(5)
             .bucket_capacity(3),
     )
     .expect("child: set_pattern");
-    ack(&mut stdout, "applied");
+    acks.line("applied");
     // Wait to be killed.
     loop {
         std::thread::sleep(Duration::from_secs(1));
@@ -342,19 +335,8 @@ fn child(dir: &Path, mode: &str) -> ! {
     }
 }
 
-struct Random(u64);
-
-impl Random {
-    fn below(&mut self, bound: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % bound
-    }
-}
-
-/// Runs one child in `dir`, kills it after `delay` (counted from its first line with
-/// `start_on`, or from the spawn), and returns the `ack` lines it printed.
+/// Runs one child in `dir`, kills it after `delay` (counted from its line `start_on`, or
+/// from the spawn), and returns the lines it printed.
 fn run_child(
     dir: &Path,
     mode: &str,
@@ -362,50 +344,13 @@ fn run_child(
     delay: Duration,
     iteration: u32,
 ) -> Vec<String> {
-    let exe = std::env::current_exe().expect("current exe");
-    let mut child = Command::new(exe)
-        .env(CHILD_ENV, dir)
-        .env(MODE_ENV, mode)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn child");
-    let stdout = child.stdout.take().expect("child stdout");
-    let (sender, receiver) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut lines = Vec::new();
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            let _ = sender.send(line.clone());
-            lines.push(line);
-        }
-        lines
-    });
+    let mut child = Child::spawn(CHILD_ENV, dir, &[(MODE_ENV, mode)]);
+    let context = format!("{mode} iteration {iteration}");
     if let Some(start_on) = start_on {
-        loop {
-            let line = receiver
-                .recv_timeout(Duration::from_secs(120))
-                .unwrap_or_else(|_| panic!("{mode} iteration {iteration}: no '{start_on}'"));
-            if line == start_on {
-                break;
-            }
-        }
+        child.wait_for(start_on, &context);
     }
-    std::thread::sleep(delay);
-    if let Some(status) = child.try_wait().expect("poll child") {
-        panic!("{mode} iteration {iteration}: child exited on its own with {status}");
-    }
-    child.kill().expect("kill -9 the child");
-    child.wait().expect("reap child");
-    reader.join().expect("reader thread")
-}
-
-fn last_ack(lines: &[String]) -> Option<i64> {
-    lines
-        .iter()
-        .filter_map(|line| line.strip_prefix("ack "))
-        .map(|n| n.parse().expect("ack number"))
-        .next_back()
+    child.sleep_alive(delay, &context);
+    child.kill()
 }
 
 fn assert_clean(db: &Database, mode: &str, iteration: u32) {
@@ -421,23 +366,12 @@ fn assert_clean(db: &Database, mode: &str, iteration: u32) {
 }
 
 fn main() {
-    if let Some(dir) = std::env::var_os(CHILD_ENV) {
+    if let Some(dir) = child_directory(CHILD_ENV) {
         let mode = std::env::var(MODE_ENV).expect("a mode");
-        child(Path::new(&dir), &mode);
+        child(&dir, &mode);
     }
-    let iterations: u32 = std::env::var("SPILLWAY_CRASH_ITERATIONS")
-        .ok()
-        .map_or(8, |v| {
-            v.parse()
-                .expect("SPILLWAY_CRASH_ITERATIONS must be a number")
-        });
-    let mut random = Random(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64
-            | 1,
-    );
+    let iterations = iterations(8);
+    let mut random = Random::from_clock();
     let started = Instant::now();
 
     for mode in ["push", "subset"] {
@@ -451,7 +385,7 @@ fn main() {
             let delay = Duration::from_millis(random.below(300));
             let lines = run_child(dir.path(), mode, start_on, delay, iteration);
             acks += lines.iter().filter(|line| line.starts_with("ack ")).count();
-            if let Some(acked) = last_ack(&lines) {
+            if let Some(acked) = last_ack::<i64>(&lines) {
                 last_acked = Some(last_acked.map_or(acked, |known: i64| known.max(acked)));
             }
             let db = Database::open(dir.path()).unwrap();
