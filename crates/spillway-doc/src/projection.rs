@@ -120,6 +120,57 @@ impl Projection {
         self.positional.is_some()
     }
 
+    /// What the projection reads of each top-level field for which `wanted` holds: a
+    /// `$slice` window, or the elements (`$elemMatch`, positional `field.$`). Fields it only
+    /// includes or excludes are not listed.
+    pub fn array_reads(&self, wanted: impl Fn(&str) -> bool) -> Vec<(String, ArrayRead)> {
+        let mut reads = Vec::new();
+        for (field, action) in &self.root.fields {
+            if let Action::Slice { skip, limit } = action
+                && wanted(field)
+            {
+                reads.push((
+                    field.clone(),
+                    ArrayRead::Slice {
+                        skip: *skip,
+                        limit: *limit,
+                    },
+                ));
+            }
+        }
+        let positional = self
+            .positional
+            .as_ref()
+            .and_then(|path| path.parts().first().cloned());
+        let element_fields = self
+            .elem_matches
+            .iter()
+            .map(|(field, _)| field.clone())
+            .chain(positional);
+        for field in element_fields {
+            if wanted(&field) && !reads.iter().any(|(known, _)| *known == field) {
+                reads.push((field, ArrayRead::Elements));
+            }
+        }
+        reads
+    }
+
+    /// This projection with the `$slice` of the top-level `field` keeping the whole array:
+    /// for a document whose `field` already holds the window (read without the rest of the
+    /// array).
+    pub fn with_slice_done(&self, field: &str) -> Projection {
+        let mut projection = self.clone();
+        for (name, action) in &mut projection.root.fields {
+            if name == field && matches!(action, Action::Slice { .. }) {
+                *action = Action::Slice {
+                    skip: 0,
+                    limit: Some(i64::MAX),
+                };
+            }
+        }
+        projection
+    }
+
     /// Applies the projection to a document. Fails if the projection is positional (use
     /// [`Projection::apply_matched`]).
     pub fn apply(&self, document: &Document) -> Result<Document> {
@@ -263,16 +314,37 @@ fn slice(value: &Bson, skip: i64, limit: Option<i64>) -> Bson {
     let Bson::Array(elements) = value else {
         return value.clone();
     };
-    let length = elements.len() as i64;
+    let (start, end) = slice_window(elements.len(), skip, limit);
+    Bson::Array(elements[start..end].to_vec())
+}
+
+/// The elements `start..end` that `$slice` keeps of an array of `length` elements:
+/// `$slice: n` (`limit` `None`) the first `n` or the last `-n`, `$slice: [skip, limit]` a
+/// window whose negative `skip` counts from the end.
+pub fn slice_window(length: usize, skip: i64, limit: Option<i64>) -> (usize, usize) {
+    let length = i64::try_from(length).unwrap_or(i64::MAX);
     let (start, count) = match limit {
-        // `$slice: n`: the first n, or the last -n.
         None if skip >= 0 => (0, skip),
         None => (length.saturating_add(skip).max(0), skip.saturating_neg()),
         Some(limit) if skip >= 0 => (skip.min(length), limit),
         Some(limit) => (length.saturating_add(skip).max(0), limit),
     };
-    let end = start.saturating_add(count).min(length);
-    Bson::Array(elements[start as usize..end.max(start) as usize].to_vec())
+    let end = start.saturating_add(count).min(length).max(start);
+    (start as usize, end as usize)
+}
+
+/// What a projection reads of one top-level array field ([`Projection::array_reads`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayRead {
+    /// `$slice`: the window [`slice_window`] gives for these arguments.
+    Slice {
+        /// The first argument (the count of `$slice: n`, or the skip).
+        skip: i64,
+        /// The second argument of `$slice: [skip, limit]`.
+        limit: Option<i64>,
+    },
+    /// `$elemMatch` or a positional `field.$`: the elements, to find one.
+    Elements,
 }
 
 /// Replaces the array at `path` (through embedded documents) by the one element the query

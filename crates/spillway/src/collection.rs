@@ -608,25 +608,23 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         let limit = ops::effective_limit(self.limit);
         validate_collection_name(&self.collection.name)?;
         let expand = self.expand;
+        let name = &self.collection.name;
         if let Some(transaction) = self.session {
-            let matches = self.collection.read(Some(transaction), |reader| {
-                let mut run = ops::query(
-                    reader,
-                    &self.collection.name,
-                    &filter,
-                    sort.as_ref(),
-                    self.skip,
-                    limit,
-                )?;
+            let (matches, projection) = self.collection.read(Some(transaction), |reader| {
+                let (projection, array_reads) =
+                    patterned::managed_projection(reader.catalog(), name, projection, expand);
+                let mut run = ops::query(reader, name, &filter, sort.as_ref(), self.skip, limit)?;
                 if expand {
-                    patterned::expand_matches(reader, &self.collection.name, &mut run.matches)?;
+                    patterned::expand_matches(reader, name, &mut run.matches)?;
                 }
-                Ok(run)
+                patterned::projection_inputs(reader, name, &array_reads, &mut run.matches)?;
+                Ok((run.matches, projection))
             })?;
-            return Ok(Cursor::materialised(matches.matches, filter, projection));
+            return Ok(Cursor::materialised(matches, filter, projection));
         }
         let state = self.collection.database.inner.published();
-        let name = &self.collection.name;
+        let (projection, array_reads) =
+            patterned::managed_projection(&state.catalog, name, projection, expand);
         // On a main collection with policies, the plan scans with the clauses on unmanaged
         // fields and the cursor matches and expands each candidate on its logical view.
         let shape = patterned::read_shape(&state.catalog, name, &filter)?;
@@ -636,12 +634,14 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             sort.as_ref(),
         );
         let union = shape.union;
-        let logical = shape.has_policies && (shape.logical_filter || expand);
+        let logical =
+            shape.has_policies && (shape.logical_filter || expand || !array_reads.is_empty());
         if plan.sort.is_some() || union {
             let mut run = ops::query(&*state, name, &filter, sort.as_ref(), self.skip, limit)?;
             if expand {
                 patterned::expand_matches(&*state, name, &mut run.matches)?;
             }
+            patterned::projection_inputs(&*state, name, &array_reads, &mut run.matches)?;
             return Ok(Cursor::materialised(run.matches, filter, projection));
         }
         let batch_size = self
@@ -652,6 +652,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             collection: name.clone(),
             check: shape.logical_filter,
             expand,
+            array_reads,
         });
         Ok(Cursor::streaming(
             state,

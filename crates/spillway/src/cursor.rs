@@ -19,7 +19,7 @@ use std::sync::Arc;
 use bson::Document;
 use serde::de::DeserializeOwned;
 use spillway_doc::filter::Filter;
-use spillway_doc::projection::Projection;
+use spillway_doc::projection::{ArrayRead, Projection};
 use spillway_pattern::Role;
 
 use crate::error::{Error, Result};
@@ -38,6 +38,9 @@ pub(crate) struct LogicalRead {
     pub(crate) check: bool,
     /// Whether the documents returned are logical (`find(..).expand(true)`).
     pub(crate) expand: bool,
+    /// The managed arrays a projection reads on the logical arrays
+    /// ([`patterned::managed_projection`]).
+    pub(crate) array_reads: Vec<(String, ArrayRead)>,
 }
 
 impl LogicalRead {
@@ -58,7 +61,19 @@ impl LogicalRead {
             return Ok(None);
         }
         if !self.expand {
-            return Ok(Some(found));
+            if self.array_reads.is_empty() {
+                return Ok(Some(found));
+            }
+            let bytes = patterned::projection_input(
+                state,
+                &self.collection,
+                &self.array_reads,
+                &found.bytes,
+            )?;
+            return Ok(Some(Match {
+                id_key: found.id_key,
+                bytes,
+            }));
         }
         let logical = match engine.remove_flags_raw(document)? {
             Some(logical) => Some(logical),

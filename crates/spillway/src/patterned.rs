@@ -18,6 +18,7 @@ use std::sync::Arc;
 use bson::{Bson, DateTime, Document, RawDocument, RawDocumentBuf};
 use spillway_doc::filter::Filter;
 use spillway_doc::key;
+use spillway_doc::projection::{ArrayRead, Projection, slice_window};
 use spillway_doc::sort::SortSpec;
 use spillway_doc::update::Update;
 use spillway_pattern::{
@@ -672,6 +673,81 @@ pub(crate) fn expand_matches(
         if let Some(logical) = expand_raw(reader, &engine, stored_document(&found.bytes)?, false)? {
             found.bytes = logical.into_bytes();
         }
+    }
+    Ok(())
+}
+
+/// A projection on a main collection's stored documents that reads managed arrays with
+/// `$slice`, `$elemMatch` or a positional `field.$` answers on the logical arrays: those
+/// arrays are read from the layout ([`projection_input`]) and the projection applied to the
+/// stored document holding them. Returns the projection to apply (a `$slice` already done by
+/// the read keeps its window whole) and the reads; no reads when the documents are expanded
+/// anyway or no policy manages a field the projection reads that way.
+pub(crate) fn managed_projection(
+    catalog: &Catalog,
+    collection: &str,
+    projection: Option<Arc<Projection>>,
+    expand: bool,
+) -> (Option<Arc<Projection>>, Vec<(String, ArrayRead)>) {
+    let Some(projection) = projection else {
+        return (None, Vec::new());
+    };
+    let reads = match role(catalog, collection).engine() {
+        Some(engine) if !expand => {
+            projection.array_reads(|field| engine.managed_fields().contains(&field))
+        }
+        _ => Vec::new(),
+    };
+    if reads.is_empty() {
+        return (Some(projection), reads);
+    }
+    let mut adjusted = (*projection).clone();
+    for (field, read) in &reads {
+        if matches!(read, ArrayRead::Slice { .. }) {
+            adjusted = adjusted.with_slice_done(field);
+        }
+    }
+    (Some(Arc::new(adjusted)), reads)
+}
+
+/// The stored document `bytes` of `collection` with each array of `reads` replaced by what
+/// the projection reads of the logical array: the `$slice` window, read from the buckets or
+/// archive documents that hold it, or every element for `$elemMatch` and `field.$`.
+pub(crate) fn projection_input(
+    reader: &dyn Reader,
+    collection: &str,
+    reads: &[(String, ArrayRead)],
+    bytes: &[u8],
+) -> Result<Vec<u8>> {
+    let mut stored = storage::decode(bytes)?;
+    for (field, read) in reads {
+        if !matches!(stored.get(field), Some(Bson::Array(_))) {
+            continue;
+        }
+        let length =
+            usize::try_from(array_len(reader, collection, field, &stored)?).unwrap_or(usize::MAX);
+        let (start, end) = match read {
+            ArrayRead::Slice { skip, limit } => slice_window(length, *skip, *limit),
+            ArrayRead::Elements => (0, length),
+        };
+        let elements = array_page(reader, collection, field, &stored, start, end - start)?;
+        stored.insert(field.clone(), Bson::Array(elements));
+    }
+    storage::encode(&stored)
+}
+
+/// [`projection_input`] for each of `matches`.
+pub(crate) fn projection_inputs(
+    reader: &dyn Reader,
+    collection: &str,
+    reads: &[(String, ArrayRead)],
+    matches: &mut [Match],
+) -> Result<()> {
+    if reads.is_empty() {
+        return Ok(());
+    }
+    for found in matches {
+        found.bytes = projection_input(reader, collection, reads, &found.bytes)?;
     }
     Ok(())
 }

@@ -271,6 +271,7 @@ impl Request {
                 collection: self.collection.clone(),
                 check: true,
                 expand: false,
+                array_reads: Vec::new(),
             });
         Ok(Cursor::streaming(
             Arc::clone(state),
