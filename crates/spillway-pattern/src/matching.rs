@@ -115,6 +115,10 @@ pub struct UnionPlan<'p> {
     pub main: Filter,
     /// The query on the side collection.
     pub side: Filter,
+    /// The filter's other clauses, which each candidate must still match on its logical
+    /// view (when empty, every candidate is a match: the equality holds on the main array
+    /// or on a side document, so on the logical array).
+    pub rest: Filter,
 }
 
 /// The [`UnionPlan`] for `filter` on `engine`'s collection, when a clause allows it and
@@ -152,6 +156,14 @@ pub fn union_plan<'p>(
         return Ok(None);
     };
     let side = FieldPath::parse(&side).map_err(PatternError::filter)?;
+    let mut rest = filter.clone();
+    let position = rest
+        .clauses
+        .iter()
+        .position(|clause| matches!(clause, Clause::Field { path: p, predicate: q } if p == path && q == predicate));
+    if let Some(position) = position {
+        rest.clauses.remove(position);
+    }
     Ok(Some(UnionPlan {
         policy,
         main: Filter {
@@ -166,5 +178,6 @@ pub fn union_plan<'p>(
                 predicate: predicate.clone(),
             }],
         },
+        rest,
     }))
 }

@@ -535,34 +535,53 @@ fn index_union(
         0,
         None,
     )?;
-    let mut candidates: Vec<Vec<u8>> = main_run
-        .matches
-        .iter()
-        .map(|found| found.id_key.clone())
-        .collect();
+    // The main documents found through the main index are fetched already; those found
+    // through side documents are fetched by their link.
+    let mut candidates: Vec<Match> = main_run.matches.clone();
+    let mut fetch: Vec<Vec<u8>> = Vec::new();
     for found in &side_run.matches {
-        let side_document = storage::decode(&found.bytes)?;
-        if let Some(link) = side_document.get(pattern.link_field()) {
-            candidates.push(key::to_key(link));
+        let link = stored_document(&found.bytes)?
+            .get(pattern.link_field())
+            .map_err(|error| Error::corruption(format!("a side document is not valid BSON: {error}")))?
+            .and_then(|link| Bson::try_from(link).ok());
+        if let Some(link) = link {
+            fetch.push(key::to_key(&link));
         }
     }
-    candidates.sort();
-    candidates.dedup();
-    let docs = catalog.collections.get(collection).map(|meta| meta.docs);
-    let mut matches = Vec::new();
+    fetch.sort();
+    fetch.dedup();
+    let fetched: std::collections::HashSet<&[u8]> = main_run
+        .matches
+        .iter()
+        .map(|found| found.id_key.as_slice())
+        .collect();
     let mut docs_examined = main_run.docs_examined + side_run.docs_examined;
-    if let Some(docs) = docs {
-        for id_key in candidates {
-            let Some(bytes) = reader.get(docs, &id_key)? else {
+    if let Some(docs) = catalog.collections.get(collection).map(|meta| meta.docs) {
+        for id_key in fetch {
+            if fetched.contains(id_key.as_slice()) {
                 continue;
-            };
-            docs_examined += 1;
-            if matcher.matches(stored_document(&bytes)?)? {
-                matches.push(Match {
+            }
+            if let Some(bytes) = reader.get(docs, &id_key)? {
+                docs_examined += 1;
+                candidates.push(Match {
                     id_key,
                     bytes: bytes.into_owned(),
                 });
             }
+        }
+    }
+    candidates.sort_by(|a, b| a.id_key.cmp(&b.id_key));
+    // Every candidate holds the equality in its main array or a side document, so in its
+    // logical array; only the filter's other clauses are left to check.
+    let mut matches = Vec::with_capacity(candidates.len());
+    let rest = LogicalMatcher {
+        reader,
+        engine: matcher.engine,
+        filter: &union.rest,
+    };
+    for found in candidates {
+        if union.rest.clauses.is_empty() || rest.matches(stored_document(&found.bytes)?)? {
+            matches.push(found);
         }
     }
     if let Some(sort) = sort {

@@ -528,6 +528,15 @@ fn equality_on_a_managed_field_uses_indexes_on_both_sides() {
             doc! { "customers_purchased": { "$in": ["user999", "user04"] } },
             vec![2, 5, 6, 12, 13, 19, 20, 26, 27, 33, 34],
         ),
+        // The other clauses are checked on each candidate.
+        (
+            doc! { "customers_purchased": "user05", "_id": { "$gt": 10 } },
+            vec![13, 20, 27, 34],
+        ),
+        (
+            doc! { "customers_purchased": "user05", "customers_purchased.0": "user00", "_id": { "$lt": 20 } },
+            vec![2, 6, 13],
+        ),
     ] {
         let found: Vec<i32> = sales
             .find(filter.clone())
