@@ -1,13 +1,16 @@
 //! Logical documents assembled from raw BSON: the stored main document's bytes are copied
 //! field by field and a managed array is spliced together from the main array and the side
-//! documents' raw arrays, element bytes copied as they are. Nothing is decoded into `Bson`
-//! values and nothing re-encoded, so an expanded read costs one pass over the bytes and the
-//! caller decodes the result once (or matches a filter on it raw).
+//! documents' raw arrays, each element's value bytes copied as they are under its new index.
+//! Element boundaries come from `bson`'s own iterator (which checks every length against the
+//! buffer); values are neither parsed nor validated again (they were when stored), decoded
+//! into `Bson` or re-encoded, so an expanded read costs one copy of the bytes and the caller
+//! decodes the result once (or matches a filter on it raw).
 //!
 //! [`Engine::expand_raw`] and [`Engine::may_differ_raw`] are the entry points; the decoded
 //! [`Engine::expand`] stays for the write paths, which modify the logical document.
 
-use bson::raw::{RawArrayBuf, RawBsonRef, RawDocument, RawDocumentBuf};
+use bson::raw::{RawArray, RawBsonRef, RawDocument, RawDocumentBuf};
+use bson::spec::ElementType;
 use bson::{Bson, doc};
 
 use crate::backend::{Query, ReadBackend};
@@ -35,27 +38,102 @@ fn raw_id(stored: &RawDocument) -> Bson {
         .unwrap_or(Bson::Null)
 }
 
-/// `stored` with the fields in `drop` left out and `field` (where it is) replaced by
-/// `array`, field order kept.
+/// The elements of a raw document or array in order: key, type and value bytes.
+fn elements<'a>(
+    bytes: &'a [u8],
+    iter: bson::raw::RawIter<'a>,
+) -> impl Iterator<Item = bson::error::Result<(&'a str, ElementType, &'a [u8])>> + 'a {
+    let mut offset = 4;
+    iter.map(move |element| {
+        let element = element?;
+        let key = element.key().as_str();
+        // An element is its type byte, its key and the key's NUL, then its value.
+        let start = offset + 1 + key.len() + 1;
+        let end = start + element.size();
+        offset = end;
+        Ok((key, element.element_type(), &bytes[start..end]))
+    })
+}
+
+/// A BSON document or array written element by element.
+struct Writer {
+    bytes: Vec<u8>,
+    count: usize,
+}
+
+impl Writer {
+    fn with_capacity(capacity: usize) -> Writer {
+        let mut bytes = Vec::with_capacity(capacity + 5);
+        bytes.extend_from_slice(&[0; 4]);
+        Writer { bytes, count: 0 }
+    }
+
+    fn field(&mut self, key: &str, kind: ElementType, value: &[u8]) {
+        self.bytes.push(kind as u8);
+        self.bytes.extend_from_slice(key.as_bytes());
+        self.bytes.push(0);
+        self.bytes.extend_from_slice(value);
+    }
+
+    /// The next element of an array, keyed by its index.
+    fn element(&mut self, kind: ElementType, value: &[u8]) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut index = self.count;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (index % 10) as u8;
+            index /= 10;
+            if index == 0 {
+                break;
+            }
+        }
+        self.bytes.push(kind as u8);
+        self.bytes.extend_from_slice(&digits[at..]);
+        self.bytes.push(0);
+        self.bytes.extend_from_slice(value);
+        self.count += 1;
+    }
+
+    /// Appends every element of `array` under the next indexes.
+    fn extend(&mut self, array: &RawArray) -> bson::error::Result<()> {
+        for element in elements(array.as_bytes(), array.iter_elements()) {
+            let (_, kind, value) = element?;
+            self.element(kind, value);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.bytes.push(0);
+        let length = i32::try_from(self.bytes.len()).unwrap_or(i32::MAX);
+        self.bytes[..4].copy_from_slice(&length.to_le_bytes());
+        self.bytes
+    }
+}
+
+/// `stored` with the fields in `drop` left out and `field` (where it is) replaced by the
+/// array `array` (its bytes), field order kept.
 fn rebuild(
     stored: &RawDocument,
     drop: &[&str],
-    replace: Option<(&str, &RawArrayBuf)>,
+    replace: Option<(&str, &[u8])>,
     collection: &str,
 ) -> Result<RawDocumentBuf, PatternError> {
-    let mut out = RawDocumentBuf::new();
-    for element in stored {
-        let (key, value) = element.map_err(|error| damaged(collection, &raw_id(stored), error))?;
-        let name = key.as_str();
-        if drop.contains(&name) {
+    let corrupt = |error: bson::error::Error| damaged(collection, &raw_id(stored), error);
+    let extra = replace.map_or(0, |(_, array)| array.len());
+    let mut out = Writer::with_capacity(stored.as_bytes().len() + extra);
+    for element in elements(stored.as_bytes(), stored.iter_elements()) {
+        let (key, kind, value) = element.map_err(corrupt)?;
+        if drop.contains(&key) {
             continue;
         }
         match replace {
-            Some((field, array)) if field == name => out.append(key, array.clone()),
-            _ => out.append(key, value),
+            Some((field, array)) if field == key => out.field(key, ElementType::Array, array),
+            _ => out.field(key, kind, value),
         }
     }
-    Ok(out)
+    RawDocumentBuf::from_bytes(out.finish()).map_err(corrupt)
 }
 
 impl Outlier<'_> {
@@ -72,7 +150,7 @@ impl Outlier<'_> {
         &self,
         backend: &R,
         stored: &RawDocument,
-    ) -> Result<RawArrayBuf, R::Error> {
+    ) -> Result<Vec<u8>, R::Error> {
         let pattern = self.pattern;
         let link = raw_id(stored);
         let buckets = backend.find_raw(
@@ -84,21 +162,22 @@ impl Outlier<'_> {
             },
         )?;
         let corrupt = |message: String| damaged(&pattern.side_collection, &link, message);
-        let mut array = RawArrayBuf::new();
-        match stored.get(&pattern.field) {
-            Ok(Some(RawBsonRef::Array(items))) => {
-                for item in items {
-                    array.push(item.map_err(|error| corrupt(error.to_string()))?);
-                }
-            }
-            _ => {
-                return Err(corrupt(format!(
-                    "the main document has no array '{}'",
-                    pattern.field
-                ))
-                .into());
-            }
-        }
+        let Ok(Some(RawBsonRef::Array(main))) = stored.get(&pattern.field) else {
+            return Err(corrupt(format!(
+                "the main document has no array '{}'",
+                pattern.field
+            ))
+            .into());
+        };
+        let capacity = main.as_bytes().len()
+            + buckets
+                .iter()
+                .map(|bucket| bucket.as_bytes().len())
+                .sum::<usize>();
+        let mut array = Writer::with_capacity(capacity);
+        array
+            .extend(main)
+            .map_err(|error| corrupt(error.to_string()))?;
         for bucket in &buckets {
             let Ok(Some(RawBsonRef::Array(items))) = bucket.get(self.overflow_field) else {
                 return Err(corrupt(format!(
@@ -107,11 +186,11 @@ impl Outlier<'_> {
                 ))
                 .into());
             };
-            for item in items {
-                array.push(item.map_err(|error| corrupt(error.to_string()))?);
-            }
+            array
+                .extend(items)
+                .map_err(|error| corrupt(error.to_string()))?;
         }
-        Ok(array)
+        Ok(array.finish())
     }
 }
 
@@ -123,7 +202,7 @@ impl Subset<'_> {
         &self,
         backend: &R,
         stored: &RawDocument,
-    ) -> Result<Option<RawArrayBuf>, R::Error> {
+    ) -> Result<Option<Vec<u8>>, R::Error> {
         let pattern = self.pattern;
         let link = raw_id(stored);
         let archived = backend.find_raw(
@@ -137,11 +216,16 @@ impl Subset<'_> {
         if !self.keeps_element_id() {
             hidden.push("_id");
         }
-        let mut array = RawArrayBuf::new();
+        let capacity = archived
+            .iter()
+            .map(|document| document.as_bytes().len())
+            .sum();
+        let mut array = Writer::with_capacity(capacity);
         for document in &archived {
-            array.push(rebuild(document, &hidden, None, &pattern.side_collection)?);
+            let element = rebuild(document, &hidden, None, &pattern.side_collection)?;
+            array.element(ElementType::EmbeddedDocument, element.as_bytes());
         }
-        Ok(Some(array))
+        Ok(Some(array.finish()))
     }
 }
 
@@ -239,5 +323,72 @@ impl Engine<'_> {
             }
         }
         Ok(current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{Bson, Document, RawDocumentBuf, doc};
+
+    use crate::backend::ReadBackend;
+    use crate::engine::Engine;
+    use crate::layer::Layer;
+    use crate::memory::MemoryBackend;
+    use crate::policy::Pattern;
+
+    /// The spliced bytes are exactly the canonical encoding of the decoded expansion: keys
+    /// renumbered `0..n`, lengths right, field order kept, flags dropped or kept as asked.
+    #[test]
+    fn spliced_bytes_are_the_canonical_encoding_of_the_expansion() {
+        let mut layer = Layer::open(MemoryBackend::new()).unwrap();
+        layer.create_collection("books").unwrap();
+        layer
+            .set_pattern(
+                Pattern::outlier("books", "tags")
+                    .threshold(3)
+                    .bucket_capacity(4),
+            )
+            .unwrap();
+        layer
+            .set_pattern(
+                Pattern::subset("books", "reviews")
+                    .keep(2)
+                    .sort_by(doc! { "k": -1 }),
+            )
+            .unwrap();
+        let tags: Vec<Bson> = (0..23)
+            .map(|n| match n % 3 {
+                0 => Bson::Int32(n),
+                1 => Bson::String(format!("t{n}")),
+                _ => Bson::Document(doc! { "n": n, "nested": [n, n] }),
+            })
+            .collect();
+        let reviews: Vec<Bson> = (0..7)
+            .rev()
+            .map(|k| Bson::Document(doc! { "k": k }))
+            .collect();
+        let book = doc! { "_id": 1, "title": "t", "tags": tags, "reviews": reviews, "z": 1 };
+        layer.insert_one("books", book.clone()).unwrap();
+        let backend = layer.backend();
+        let policies = backend.policies().unwrap();
+        let engine = Engine::new("books", &policies);
+        let stored = backend.get("books", &Bson::Int32(1)).unwrap().unwrap();
+        let raw = RawDocumentBuf::try_from(&stored).unwrap();
+        for keep_flags in [false, true] {
+            let spliced = engine
+                .expand_raw(backend, &raw, keep_flags)
+                .unwrap()
+                .unwrap();
+            let mut expected: Document = engine.query_view(backend, &stored).unwrap();
+            if !keep_flags {
+                expected = engine.expand(backend, &stored).unwrap();
+            }
+            assert_eq!(
+                spliced.as_bytes(),
+                bson::serialize_to_vec(&expected).unwrap(),
+                "keep_flags {keep_flags}"
+            );
+        }
+        assert_eq!(layer.find("books", &doc! {}, true).unwrap(), vec![book]);
     }
 }

@@ -542,7 +542,9 @@ fn index_union(
     for found in &side_run.matches {
         let link = stored_document(&found.bytes)?
             .get(pattern.link_field())
-            .map_err(|error| Error::corruption(format!("a side document is not valid BSON: {error}")))?
+            .map_err(|error| {
+                Error::corruption(format!("a side document is not valid BSON: {error}"))
+            })?
             .and_then(|link| Bson::try_from(link).ok());
         if let Some(link) = link {
             fetch.push(key::to_key(&link));
