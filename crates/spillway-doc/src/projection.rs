@@ -202,14 +202,40 @@ impl Projection {
         Ok(projected)
     }
 
-    /// Applies the projection to a raw document (decoding it once).
+    /// Applies the projection to a raw document. An inclusion of top-level fields only
+    /// (`{_id: 1, title: 1}`) decodes just those fields; anything else decodes the document
+    /// once and applies [`Projection::apply_matched`].
     pub fn apply_raw(
         &self,
         document: &RawDocument,
         details: Option<MatchDetails>,
     ) -> Result<Document> {
-        let decoded = Document::try_from(document)?;
-        self.apply_matched(&decoded, details)
+        let top_level_inclusion = self.mode == Mode::Inclusion
+            && self.positional.is_none()
+            && self.elem_matches.is_empty()
+            && self
+                .root
+                .fields
+                .iter()
+                .all(|(_, action)| matches!(action, Action::Include | Action::Exclude));
+        if !top_level_inclusion {
+            let decoded = Document::try_from(document)?;
+            return self.apply_matched(&decoded, details);
+        }
+        let mut projected = Document::new();
+        for element in document {
+            let (name, value) = element?;
+            let name = name.as_str();
+            let keep = match self.root.get(name) {
+                Some(Action::Include) => true,
+                Some(_) => false,
+                None => name == "_id",
+            };
+            if keep {
+                projected.insert(name, Bson::try_from(value)?);
+            }
+        }
+        Ok(projected)
     }
 }
 

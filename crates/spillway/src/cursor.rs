@@ -247,6 +247,16 @@ impl<T> Cursor<T> {
             None => bson::deserialize_from_slice(&found.bytes).map_err(|error| {
                 Error::serialization(format!("cannot deserialize a stored document: {error}"))
             }),
+            Some(projection) if !projection.needs_match_details() => {
+                let projected = projection
+                    .apply_raw(stored_document(&found.bytes)?, None)
+                    .map_err(Error::argument)?;
+                bson::deserialize_from_document(projected).map_err(|error| {
+                    Error::serialization(format!(
+                        "cannot deserialize a projected document: {error}"
+                    ))
+                })
+            }
             Some(projection) => {
                 let document = storage::decode(&found.bytes)?;
                 let projected = ops::project(Some(projection), &self.filter, document)?;
