@@ -167,3 +167,49 @@ proptest! {
         prop_assert!(matches(&size, &document), "{}", document);
     }
 }
+
+/// A filter on `a` built from one operator and operand, as the growth test draws them.
+fn growth_filter(operator: &str, operand: &Bson) -> Document {
+    match operator {
+        "$in" | "$nin" | "$all" => doc! { "a": { operator: [operand.clone(), 1] } },
+        "$exists" => doc! { "a": { operator: operand.as_bool().unwrap_or(true) } },
+        "$size" => doc! { "a": { operator: 2 } },
+        "$elemMatch" => doc! { "a": { operator: { "$gte": operand.clone() } } },
+        "$not" => doc! { "a": { operator: { "$eq": operand.clone() } } },
+        "$type" => doc! { "a": { operator: "array" } },
+        _ => doc! { "a": { operator: operand.clone() } },
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+    /// `Filter::holds_as_arrays_grow`: when it says so, a document whose array `a` matches
+    /// still matches after elements are appended (the pattern layer then skips splicing the
+    /// rest of a split array).
+    #[test]
+    fn filters_that_hold_as_arrays_grow_stay_true_when_elements_are_appended(
+        prefix in prop::collection::vec(value(), 0..4),
+        appended in prop::collection::vec(value(), 1..4),
+        operator in prop::sample::select(vec![
+            "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$all", "$exists",
+            "$size", "$elemMatch", "$not", "$type",
+        ]),
+        operand in value(),
+        path in prop::sample::select(vec!["a", "a.b", "a.0", "a.3"]),
+    ) {
+        let mut filter = growth_filter(operator, &operand);
+        if path != "a" {
+            let condition = filter.remove("a").unwrap();
+            filter.insert(path, condition);
+        }
+        let parsed = Filter::parse(&filter).unwrap();
+        let before = doc! { "z": 1, "a": prefix.clone() };
+        let mut grown = prefix;
+        grown.extend(appended);
+        let after = doc! { "z": 1, "a": grown };
+        if parsed.holds_as_arrays_grow(&|path| path == "a" || path.starts_with("a.")) && matches(&filter, &before) {
+            prop_assert!(matches(&filter, &after), "{} matched {} but not {}", filter, before, after);
+        }
+    }
+}

@@ -57,7 +57,9 @@ pub fn planning_filter(engine: &Engine<'_>, filter: &Filter) -> Filter {
 
 /// Whether the raw stored main document `stored` matches `filter` as a logical document:
 /// its logical view (flags kept, so a filter may test them) is spliced from raw BSON only
-/// when its stored form may differ from the logical one.
+/// when its stored form may differ from the logical one, and the filter cannot be decided
+/// on the stored document (one that only asks for elements and matches the stored prefix
+/// of each array matches the whole array too).
 ///
 /// # Errors
 /// An invalid filter; the backend's.
@@ -68,6 +70,13 @@ pub fn matches_logical<R: ReadBackend>(
     stored: &RawDocument,
 ) -> Result<bool, R::Error> {
     let view = if engine.may_differ_raw(stored) {
+        // The stored arrays are prefixes of the logical ones: a filter that only asks for
+        // elements is decided by the stored document when it matches there.
+        if filter.holds_as_arrays_grow(&|path| engine.is_managed_path(path))
+            && filter.matches(stored).map_err(PatternError::filter)?
+        {
+            return Ok(true);
+        }
         engine.expand_raw(backend, stored, true)?
     } else {
         None

@@ -50,17 +50,10 @@ impl LogicalRead {
             return Ok(Some(found));
         };
         let stored = stored_document(&found.bytes)?;
-        let differs = engine.may_differ_raw(stored);
-        let view = if differs && (self.check || self.expand) {
-            patterned::expand_raw(state, &engine, stored, self.check)?
-        } else {
-            None
-        };
-        let document = view.as_deref().unwrap_or(stored);
-        if self.check && !filter.matches(document).map_err(Error::filter)? {
-            return Ok(None);
-        }
         if !self.expand {
+            if self.check && !patterned::matches_logical(state, &engine, filter, stored)? {
+                return Ok(None);
+            }
             if self.array_reads.is_empty() {
                 return Ok(Some(found));
             }
@@ -74,6 +67,16 @@ impl LogicalRead {
                 id_key: found.id_key,
                 bytes,
             }));
+        }
+        // Expanded: the view is spliced anyway, and matched there.
+        let view = if engine.may_differ_raw(stored) {
+            patterned::expand_raw(state, &engine, stored, self.check)?
+        } else {
+            None
+        };
+        let document = view.as_deref().unwrap_or(stored);
+        if self.check && !filter.matches(document).map_err(Error::filter)? {
+            return Ok(None);
         }
         let logical = match engine.remove_flags_raw(document)? {
             Some(logical) => Some(logical),

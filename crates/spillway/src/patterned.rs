@@ -395,15 +395,19 @@ struct LogicalMatcher<'a> {
 
 impl Matcher for LogicalMatcher<'_> {
     fn matches(&self, document: &RawDocument) -> Result<bool> {
-        matching::matches_logical(
-            self.engine,
-            &ReaderBackend {
-                reader: self.reader,
-            },
-            self.filter,
-            document,
-        )
+        matches_logical(self.reader, self.engine, self.filter, document)
     }
+}
+
+/// Whether the raw stored main document `stored` matches `filter` as a logical document
+/// ([`matching::matches_logical`]).
+pub(crate) fn matches_logical(
+    reader: &dyn Reader,
+    engine: &Engine<'_>,
+    filter: &Filter,
+    stored: &RawDocument,
+) -> Result<bool> {
+    matching::matches_logical(engine, &ReaderBackend { reader }, filter, stored)
 }
 
 /// A query whose filter touches managed fields: planned on its other clauses, matched on

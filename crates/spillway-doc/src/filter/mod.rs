@@ -119,6 +119,30 @@ impl Filter {
         }
     }
 
+    /// Whether a document that matches stays matched when elements are added to the arrays
+    /// at the paths for which `grows` holds: every clause on such a path asks for an element
+    /// (or the array itself by type) that stays there. Equalities and comparisons with an
+    /// array operand (which compare the whole array), `$size`, and every negation (`$ne`,
+    /// `$nin`, `$not`, `$nor`, `$exists: false`) do not; nor does `$expr`.
+    pub fn holds_as_arrays_grow(&self, grows: &dyn Fn(&str) -> bool) -> bool {
+        self.clauses.iter().all(|clause| match clause {
+            Clause::Field { path, predicate } => {
+                !grows(path.as_str()) || predicate::holds_as_arrays_grow(predicate)
+            }
+            Clause::And(filters) | Clause::Or(filters) => filters
+                .iter()
+                .all(|filter| filter.holds_as_arrays_grow(grows)),
+            Clause::Nor(filters) => {
+                let mut found = Dependencies::default();
+                for filter in filters {
+                    filter.dependencies(&mut found);
+                }
+                !found.whole_document && !found.paths.iter().any(|path| grows(path))
+            }
+            Clause::Expr(_) => false,
+        })
+    }
+
     /// The filter that matches every document (`{}`).
     pub fn match_all() -> Filter {
         Filter::default()

@@ -287,3 +287,24 @@ impl RegexMatcher {
         }
     }
 }
+
+/// Whether `predicate` stays true of an array when elements are added to it
+/// ([`Filter::holds_as_arrays_grow`](super::Filter::holds_as_arrays_grow)).
+pub(crate) fn holds_as_arrays_grow(predicate: &Predicate) -> bool {
+    let scalar = |value: &Bson| !matches!(value, Bson::Array(_));
+    match predicate {
+        Predicate::Eq(operand)
+        | Predicate::Gt(operand)
+        | Predicate::Gte(operand)
+        | Predicate::Lt(operand)
+        | Predicate::Lte(operand) => scalar(operand.value()),
+        Predicate::In(list) => list.values.iter().all(|value| scalar(value.value())),
+        Predicate::Exists(exists) => *exists,
+        Predicate::Type(_)
+        | Predicate::ElemMatch(_)
+        | Predicate::Regex(_)
+        | Predicate::Mod { .. } => true,
+        Predicate::All(predicates) => predicates.iter().all(holds_as_arrays_grow),
+        Predicate::Ne(_) | Predicate::Nin(_) | Predicate::Size(_) | Predicate::Not(_) => false,
+    }
+}
