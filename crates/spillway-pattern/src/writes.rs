@@ -72,7 +72,7 @@ pub fn insert_main<W: WriteBackend>(
 /// `filter` matched: plain appends by the fast path, everything else by expand, apply,
 /// split. Returns the new stored main document, or `None` when nothing changed.
 ///
-/// Pass a [`Statement`](crate::Statement)'s backend when the statement updates several
+/// Pass a [`Statement`]'s backend when the statement updates several
 /// documents.
 ///
 /// # Errors
