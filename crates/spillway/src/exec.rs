@@ -3,8 +3,9 @@
 //! [`Execution`] keeps its position (the range it is in and the last key it examined) rather
 //! than a borrowed iterator, so that a cursor can own its snapshot and fetch the next batch
 //! later; every batch re-opens the store range after the last key examined. Every fetched
-//! document is checked against the whole filter; multikey index scans skip `_id`s they have
-//! already returned. This module must never write.
+//! document is checked against the filter the caller gives; multikey index scans that can
+//! reach a document twice skip `_id`s they have already returned. This module must never
+//! write.
 
 use std::collections::HashSet;
 use std::ops::Bound;
@@ -88,6 +89,41 @@ impl Execution {
         max: usize,
         out: &mut Vec<Match>,
     ) -> Result<()> {
+        let wanted = out.len() + max.max(1);
+        self.advance(reader, filter, |id_key, bytes| {
+            out.push(Match {
+                id_key: id_key.to_vec(),
+                bytes: bytes.to_vec(),
+            });
+            Ok(out.len() >= wanted)
+        })
+    }
+
+    /// Runs to the end and shows every match to `visit` as borrowed `_id` key and stored
+    /// bytes, copying nothing: for callers that keep only part of each document.
+    pub(crate) fn for_each(
+        &mut self,
+        reader: &dyn Reader,
+        filter: &dyn Matcher,
+        mut visit: impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        while !self.finished {
+            self.advance(reader, filter, |id_key, bytes| {
+                visit(id_key, bytes)?;
+                Ok(false)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Shows matching documents to `found` until it answers `true` (stop after this one) or
+    /// the access path ends; the position is kept for the next call.
+    fn advance(
+        &mut self,
+        reader: &dyn Reader,
+        filter: &dyn Matcher,
+        mut found: impl FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
         if self.finished {
             return Ok(());
         }
@@ -95,7 +131,6 @@ impl Execution {
             self.finished = true;
             return Ok(());
         };
-        let wanted = out.len() + max.max(1);
         match &self.access {
             Access::Eof => self.finished = true,
             Access::CollScan { reverse } => {
@@ -105,15 +140,9 @@ impl Execution {
                 for entry in reader.scan(docs, &range, reverse)? {
                     let (key, value) = entry?;
                     self.docs_examined += 1;
-                    if matches(filter, stored_document(&value)?)? {
-                        out.push(Match {
-                            id_key: key.to_vec(),
-                            bytes: value.into_owned(),
-                        });
-                        if out.len() >= wanted {
-                            last_key = Some(key.into_owned());
-                            break;
-                        }
+                    if matches(filter, stored_document(&value)?)? && found(&key, &value)? {
+                        last_key = Some(key.into_owned());
+                        break;
                     }
                 }
                 match last_key {
@@ -122,7 +151,7 @@ impl Execution {
                 }
             }
             Access::IdHack { keys, reverse } => {
-                while self.range_position < keys.len() && out.len() < wanted {
+                while self.range_position < keys.len() {
                     let position = if *reverse {
                         keys.len() - 1 - self.range_position
                     } else {
@@ -133,11 +162,8 @@ impl Execution {
                     self.keys_examined += 1;
                     if let Some(value) = reader.get(docs, id_key)? {
                         self.docs_examined += 1;
-                        if matches(filter, stored_document(&value)?)? {
-                            out.push(Match {
-                                id_key: id_key.clone(),
-                                bytes: value.into_owned(),
-                            });
+                        if matches(filter, stored_document(&value)?)? && found(id_key, &value)? {
+                            break;
                         }
                     }
                 }
@@ -149,10 +175,10 @@ impl Execution {
                 keyspace,
                 ranges,
                 reverse,
-                multikey,
+                repeats,
                 ..
             } => {
-                let (keyspace, reverse, multikey) = (*keyspace, *reverse, *multikey);
+                let (keyspace, reverse, repeats) = (*keyspace, *reverse, *repeats);
                 while self.range_position < ranges.len() {
                     let position = if reverse {
                         ranges.len() - 1 - self.range_position
@@ -164,7 +190,7 @@ impl Execution {
                     for entry in reader.scan(keyspace, &range, reverse)? {
                         let (key, id_key) = entry?;
                         self.keys_examined += 1;
-                        if multikey && !self.seen.insert(id_key.to_vec()) {
+                        if repeats && !self.seen.insert(id_key.to_vec()) {
                             continue;
                         }
                         let Some(value) = reader.get(docs, &id_key)? else {
@@ -173,15 +199,9 @@ impl Execution {
                             ));
                         };
                         self.docs_examined += 1;
-                        if matches(filter, stored_document(&value)?)? {
-                            out.push(Match {
-                                id_key: id_key.into_owned(),
-                                bytes: value.into_owned(),
-                            });
-                            if out.len() >= wanted {
-                                stopped_at = Some(key.into_owned());
-                                break;
-                            }
+                        if matches(filter, stored_document(&value)?)? && found(&id_key, &value)? {
+                            stopped_at = Some(key.into_owned());
+                            break;
                         }
                     }
                     if let Some(key) = stopped_at {

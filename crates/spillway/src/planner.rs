@@ -51,6 +51,9 @@ pub(crate) enum Access {
         ranges: Vec<KeyRange>,
         reverse: bool,
         multikey: bool,
+        /// Whether one document can be reached twice by the scan: through several keys of
+        /// a multikey index, unless a single range pins every index field to one value.
+        repeats: bool,
         /// Per index field, its intervals as shown by `explain`.
         bounds: Box<Document>,
     },
@@ -185,6 +188,8 @@ pub(crate) fn plan(
                 keyspace: index.keyspace,
                 reverse: candidate.sort_reverse.unwrap_or(false),
                 multikey: index.multikey,
+                repeats: index.multikey
+                    && !(candidate.ranges.len() == 1 && candidate.n_points == index.fields.len()),
                 bounds: Box::new(candidate.explain_bounds(index)),
                 ranges: candidate.ranges,
             },
