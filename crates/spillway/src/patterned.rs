@@ -530,34 +530,25 @@ fn index_union(
         return Ok(None);
     };
     let pattern = &union.policy.pattern;
-    let main_run = storage::query_stored(reader, collection, &union.main, None, 0, None)?;
-    let side_run = side_links_scan(reader, pattern.side_collection(), &union.side)?;
+    let main_run = union_main_scan(reader, collection, &union.main)?;
+    let side_run = side_links_scan(
+        reader,
+        pattern.side_collection(),
+        pattern.link_field(),
+        &union.side,
+    )?;
     // The main documents found through the main index are fetched already; those found
     // through side documents are fetched by their link.
-    let mut candidates: Vec<Match> = main_run.matches.clone();
-    let mut fetch: Vec<Vec<u8>> = Vec::new();
-    for found in &side_run.matches {
-        let link = stored_document(&found.bytes)?
-            .get(pattern.link_field())
-            .map_err(|error| {
-                Error::corruption(format!("a side document is not valid BSON: {error}"))
-            })?
-            .and_then(|link| Bson::try_from(link).ok());
-        if let Some(link) = link {
-            fetch.push(key::to_key(&link));
-        }
-    }
-    fetch.sort();
-    fetch.dedup();
-    let fetched: std::collections::HashSet<&[u8]> = main_run
+    let fetched: std::collections::HashSet<Vec<u8>> = main_run
         .matches
         .iter()
-        .map(|found| found.id_key.as_slice())
+        .map(|found| found.id_key.clone())
         .collect();
     let mut docs_examined = main_run.docs_examined + side_run.docs_examined;
+    let mut candidates: Vec<Match> = main_run.matches;
     if let Some(docs) = catalog.collections.get(collection).map(|meta| meta.docs) {
-        for id_key in fetch {
-            if fetched.contains(id_key.as_slice()) {
+        for id_key in side_run.links {
+            if fetched.contains(&id_key) {
                 continue;
             }
             if let Some(bytes) = reader.get(docs, &id_key)? {
@@ -605,25 +596,81 @@ fn index_union(
     }))
 }
 
-/// The side documents an index scan finds for the union's one clause on the side
-/// collection, read only for their links. An index scan on that clause has exact bounds
-/// (an equality or `$in` of scalars), and each entry changes with its document in the same
-/// snapshot, so every document it finds holds the value: its array (a hundred elements per
-/// bucket, a thousand buckets for a viral book) is not walked again. Any other plan
-/// re-checks as every query does.
-fn side_links_scan(reader: &dyn Reader, side: &str, filter: &Filter) -> Result<QueryRun> {
-    let plan = planner::plan(reader.catalog().collections.get(side), filter, None);
-    if !matches!(plan.access, planner::Access::IxScan { .. }) {
-        return storage::query_stored(reader, side, filter, None, 0, None);
+/// What a scan for one of the union's clauses must still check on each document it
+/// fetches. Each clause is an equality or `$in` of scalars on one field: an index scan on it
+/// has exact bounds, and each entry changes with its document in the same snapshot, so every
+/// document it finds holds the value and its array (fifty elements in a main document, a
+/// hundred per bucket) is not walked again. Any other plan checks the clause.
+fn union_clause_check<'f>(
+    plan: &planner::Plan,
+    clause: &'f Filter,
+    match_all: &'f Filter,
+) -> &'f Filter {
+    if matches!(plan.access, planner::Access::IxScan { .. }) {
+        match_all
+    } else {
+        clause
     }
+}
+
+/// The main documents that match the union's clause on the main collection.
+fn union_main_scan(reader: &dyn Reader, collection: &str, clause: &Filter) -> Result<QueryRun> {
+    let plan = planner::plan(reader.catalog().collections.get(collection), clause, None);
+    let match_all = Filter::match_all();
     let mut execution = Execution::new(plan.access.clone(), plan.docs);
-    let matches = execution.collect(reader, &Filter::match_all())?;
+    let matches = execution.collect(reader, union_clause_check(&plan, clause, &match_all))?;
     Ok(QueryRun {
         matches,
         keys_examined: execution.keys_examined,
         docs_examined: execution.docs_examined,
         plan,
         described: None,
+    })
+}
+
+/// What [`side_links_scan`] found: the key encodings of the links, sorted and distinct.
+struct SideLinks {
+    links: Vec<Vec<u8>>,
+    plan: planner::Plan,
+    keys_examined: u64,
+    docs_examined: u64,
+}
+
+/// The links of the side documents that match the union's clause on the side collection,
+/// read in place from each document (nothing is copied).
+fn side_links_scan(
+    reader: &dyn Reader,
+    side: &str,
+    link_field: &str,
+    filter: &Filter,
+) -> Result<SideLinks> {
+    let plan = planner::plan(reader.catalog().collections.get(side), filter, None);
+    let match_all = Filter::match_all();
+    let check = union_clause_check(&plan, filter, &match_all);
+    let mut execution = Execution::new(plan.access.clone(), plan.docs);
+    let mut links: Vec<Vec<u8>> = Vec::new();
+    let mut link_key = Vec::new();
+    execution.for_each(reader, check, |_, bytes| {
+        let link = stored_document(bytes)?.get(link_field).map_err(|error| {
+            Error::corruption(format!("a side document is not valid BSON: {error}"))
+        })?;
+        if let Some(link) = link {
+            link_key.clear();
+            key::encode_raw(link, &mut link_key);
+            // A document's buckets sit together in most scans: skip the repeats cheaply.
+            if links.last() != Some(&link_key) {
+                links.push(link_key.clone());
+            }
+        }
+        Ok(())
+    })?;
+    links.sort_unstable();
+    links.dedup();
+    Ok(SideLinks {
+        links,
+        plan,
+        keys_examined: execution.keys_examined,
+        docs_examined: execution.docs_examined,
     })
 }
 
