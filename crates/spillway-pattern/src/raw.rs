@@ -1,8 +1,8 @@
 //! Logical documents assembled from raw BSON: the stored main document's bytes are copied
 //! field by field and a managed array is spliced together from the main array and the side
 //! documents' raw arrays, each element's value bytes copied as they are under its new index.
-//! Element boundaries come from `bson`'s own iterator (which checks every length against the
-//! buffer); values are neither parsed nor validated again (they were when stored), decoded
+//! Element boundaries come from a walk of BSON's grammar that checks every length against
+//! the buffer; values are neither parsed nor validated again (they were when stored), decoded
 //! into `Bson` or re-encoded, so an expanded read costs one copy of the bytes and the caller
 //! decodes the result once (or matches a filter on it raw).
 //!
@@ -38,21 +38,114 @@ fn raw_id(stored: &RawDocument) -> Bson {
         .unwrap_or(Bson::Null)
 }
 
-/// The elements of a raw document or array in order: key, type and value bytes.
-fn elements<'a>(
+/// The elements of a raw document or array in order: key bytes, type and value bytes.
+///
+/// Walks the bytes by BSON's grammar and checks every length against the buffer; it does
+/// not validate keys as UTF-8 or parse values again (both were checked when the document was
+/// stored, and the caller only copies them), which makes it about twice as fast as `bson`'s
+/// iterator on the hundred-thousand-element arrays it splices.
+fn elements(bytes: &[u8]) -> Elements<'_> {
+    Elements {
+        bytes,
+        at: 4,
+        done: bytes.len() < 5,
+    }
+}
+
+/// The iterator of [`elements`].
+struct Elements<'a> {
     bytes: &'a [u8],
-    iter: bson::raw::RawIter<'a>,
-) -> impl Iterator<Item = bson::error::Result<(&'a str, ElementType, &'a [u8])>> + 'a {
-    let mut offset = 4;
-    iter.map(move |element| {
-        let element = element?;
-        let key = element.key().as_str();
-        // An element is its type byte, its key and the key's NUL, then its value.
-        let start = offset + 1 + key.len() + 1;
-        let end = start + element.size();
-        offset = end;
-        Ok((key, element.element_type(), &bytes[start..end]))
-    })
+    at: usize,
+    done: bool,
+}
+
+/// One element: its key, its type and its value's bytes.
+type Element<'a> = (&'a [u8], ElementType, &'a [u8]);
+
+impl<'a> Elements<'a> {
+    fn malformed(&mut self, what: &str) -> Result<Element<'a>, String> {
+        self.done = true;
+        Err(format!("malformed BSON at byte {}: {what}", self.at))
+    }
+
+    /// The length of the NUL-terminated string at `at`, its NUL included.
+    fn cstring_len(&self, at: usize) -> Option<usize> {
+        let rest = self.bytes.get(at..)?;
+        rest.iter().position(|&byte| byte == 0).map(|nul| nul + 1)
+    }
+
+    /// The little-endian `i32` at `at` as a length of at least `minimum`.
+    fn length_at(&self, at: usize, minimum: usize) -> Option<usize> {
+        let raw = self.bytes.get(at..at + 4)?;
+        let length = i32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]);
+        usize::try_from(length)
+            .ok()
+            .filter(|&length| length >= minimum)
+    }
+
+    /// How many bytes the value of type `kind` at `at` takes.
+    fn value_len(&self, kind: ElementType, at: usize) -> Option<usize> {
+        Some(match kind {
+            ElementType::Double | ElementType::DateTime | ElementType::Int64 => 8,
+            ElementType::Timestamp => 8,
+            ElementType::Int32 => 4,
+            ElementType::Decimal128 => 16,
+            ElementType::ObjectId => 12,
+            ElementType::Boolean => 1,
+            ElementType::Null
+            | ElementType::Undefined
+            | ElementType::MinKey
+            | ElementType::MaxKey => 0,
+            ElementType::String | ElementType::JavaScriptCode | ElementType::Symbol => {
+                4 + self.length_at(at, 1)?
+            }
+            ElementType::EmbeddedDocument
+            | ElementType::Array
+            | ElementType::JavaScriptCodeWithScope => self.length_at(at, 5)?,
+            ElementType::Binary => 4 + 1 + self.length_at(at, 0)?,
+            ElementType::RegularExpression => {
+                let pattern = self.cstring_len(at)?;
+                pattern + self.cstring_len(at + pattern)?
+            }
+            ElementType::DbPointer => 4 + self.length_at(at, 1)? + 12,
+        })
+    }
+}
+
+impl<'a> Iterator for Elements<'a> {
+    type Item = Result<Element<'a>, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let Some(&kind_byte) = self.bytes.get(self.at) else {
+            return Some(self.malformed("the document ends without its final NUL"));
+        };
+        if kind_byte == 0 {
+            self.done = true;
+            return None;
+        }
+        let Some(kind) = ElementType::from(kind_byte) else {
+            return Some(self.malformed(&format!("unknown element type {kind_byte:#04x}")));
+        };
+        let key_start = self.at + 1;
+        let Some(key_len) = self.cstring_len(key_start) else {
+            return Some(self.malformed("a key has no terminating NUL"));
+        };
+        let value_start = key_start + key_len;
+        let value_end = self
+            .value_len(kind, value_start)
+            .and_then(|len| value_start.checked_add(len))
+            .filter(|&end| end < self.bytes.len());
+        let Some(value_end) = value_end else {
+            return Some(self.malformed("a value runs past the end of its document"));
+        };
+        let key = &self.bytes[key_start..value_start - 1];
+        let value = &self.bytes[value_start..value_end];
+        self.at = value_end;
+        Some(Ok((key, kind, value)))
+    }
 }
 
 /// A BSON document or array written element by element.
@@ -68,9 +161,9 @@ impl Writer {
         Writer { bytes, count: 0 }
     }
 
-    fn field(&mut self, key: &str, kind: ElementType, value: &[u8]) {
+    fn field(&mut self, key: &[u8], kind: ElementType, value: &[u8]) {
         self.bytes.push(kind as u8);
-        self.bytes.extend_from_slice(key.as_bytes());
+        self.bytes.extend_from_slice(key);
         self.bytes.push(0);
         self.bytes.extend_from_slice(value);
     }
@@ -96,8 +189,8 @@ impl Writer {
     }
 
     /// Appends every element of `array` under the next indexes.
-    fn extend(&mut self, array: &RawArray) -> bson::error::Result<()> {
-        for element in elements(array.as_bytes(), array.iter_elements()) {
+    fn extend(&mut self, array: &RawArray) -> Result<(), String> {
+        for element in elements(array.as_bytes()) {
             let (_, kind, value) = element?;
             self.element(kind, value);
         }
@@ -120,20 +213,22 @@ fn rebuild(
     replace: Option<(&str, &[u8])>,
     collection: &str,
 ) -> Result<RawDocumentBuf, PatternError> {
-    let corrupt = |error: bson::error::Error| damaged(collection, &raw_id(stored), error);
+    let corrupt = |error: String| damaged(collection, &raw_id(stored), error);
     let extra = replace.map_or(0, |(_, array)| array.len());
     let mut out = Writer::with_capacity(stored.as_bytes().len() + extra);
-    for element in elements(stored.as_bytes(), stored.iter_elements()) {
+    for element in elements(stored.as_bytes()) {
         let (key, kind, value) = element.map_err(corrupt)?;
-        if drop.contains(&key) {
+        if drop.iter().any(|dropped| dropped.as_bytes() == key) {
             continue;
         }
         match replace {
-            Some((field, array)) if field == key => out.field(key, ElementType::Array, array),
+            Some((field, array)) if field.as_bytes() == key => {
+                out.field(key, ElementType::Array, array);
+            }
             _ => out.field(key, kind, value),
         }
     }
-    RawDocumentBuf::from_bytes(out.finish()).map_err(corrupt)
+    RawDocumentBuf::from_bytes(out.finish()).map_err(|error| corrupt(error.to_string()))
 }
 
 impl Outlier<'_> {
@@ -175,9 +270,7 @@ impl Outlier<'_> {
                 .map(|bucket| bucket.as_bytes().len())
                 .sum::<usize>();
         let mut array = Writer::with_capacity(capacity);
-        array
-            .extend(main)
-            .map_err(|error| corrupt(error.to_string()))?;
+        array.extend(main).map_err(corrupt)?;
         for bucket in &buckets {
             let Ok(Some(RawBsonRef::Array(items))) = bucket.get(self.overflow_field) else {
                 return Err(corrupt(format!(
@@ -186,9 +279,7 @@ impl Outlier<'_> {
                 ))
                 .into());
             };
-            array
-                .extend(items)
-                .map_err(|error| corrupt(error.to_string()))?;
+            array.extend(items).map_err(corrupt)?;
         }
         Ok(array.finish())
     }
@@ -335,6 +426,97 @@ mod tests {
     use crate::layer::Layer;
     use crate::memory::MemoryBackend;
     use crate::policy::Pattern;
+
+    /// A document holding a value of every BSON type, nested ones included.
+    fn every_type() -> RawDocumentBuf {
+        use bson::spec::BinarySubtype;
+        use bson::{Binary, DbPointer, JavaScriptCodeWithScope, Regex, Timestamp};
+        let pointer: DbPointer = bson::deserialize_from_slice::<Document>(&hex_bytes(
+            "1c0000000c700004000000636f6c000102030405060708090a0b0c00",
+        ))
+        .map(|document| match document.get("p") {
+            Some(Bson::DbPointer(pointer)) => pointer.clone(),
+            other => panic!("not a DBPointer: {other:?}"),
+        })
+        .unwrap();
+        let document = doc! {
+            "double": 1.5, "string": "héllo", "document": { "a": 1, "b": [1, 2] },
+            "array": [1, "two", { "three": 3 }, [4]],
+            "binary": Binary { subtype: BinarySubtype::Generic, bytes: vec![1, 2, 3] },
+            "undefined": Bson::Undefined, "oid": bson::oid::ObjectId::new(), "bool": true,
+            "date": bson::DateTime::from_millis(42), "null": Bson::Null,
+            "regex": Regex {
+                pattern: "^a".to_string().try_into().unwrap(),
+                options: "i".to_string().try_into().unwrap(),
+            },
+            "pointer": pointer,
+            "code": Bson::JavaScriptCode("f()".into()), "symbol": Bson::Symbol("s".into()),
+            "code_with_scope": JavaScriptCodeWithScope { code: "g()".into(), scope: doc! { "x": 1 } },
+            "int32": 7, "timestamp": Timestamp { time: 1, increment: 2 }, "int64": 8_i64,
+            "decimal": "1.25".parse::<bson::Decimal128>().unwrap(),
+            "min": Bson::MinKey, "max": Bson::MaxKey,
+        };
+        RawDocumentBuf::try_from(&document).unwrap()
+    }
+
+    fn hex_bytes(hex: &str) -> Vec<u8> {
+        (0..hex.len())
+            .step_by(2)
+            .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// The hand walk finds the same keys, types and value bytes as `bson`'s iterator.
+    #[test]
+    fn element_walk_agrees_with_bson_on_every_type() {
+        let document = every_type();
+        let walked: Vec<_> = super::elements(document.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let iterated: Vec<_> = document
+            .iter_elements()
+            .map(|element| element.unwrap())
+            .collect();
+        assert_eq!(walked.len(), iterated.len());
+        assert_eq!(walked.len(), 21);
+        for ((key, kind, value), element) in walked.iter().zip(&iterated) {
+            assert_eq!(*key, element.key().as_str().as_bytes());
+            assert_eq!(*kind, element.element_type());
+            assert_eq!(
+                value.len(),
+                element.size(),
+                "value of {}",
+                element.key().as_str()
+            );
+        }
+    }
+
+    /// Damaged bytes (every truncation, every single-byte change) give an error or a walk
+    /// whose values stay inside the buffer: never a panic, never a read past the end.
+    #[test]
+    fn element_walk_survives_damaged_bytes() {
+        let document = every_type();
+        let bytes = document.as_bytes();
+        for end in 0..bytes.len() {
+            let walked: Result<Vec<_>, _> = super::elements(&bytes[..end]).collect();
+            if end < bytes.len() - 1 {
+                assert!(
+                    walked.is_err() || end < 5,
+                    "a truncation at {end} was accepted"
+                );
+            }
+        }
+        for at in 0..bytes.len() {
+            for value in [0x00, 0x01, 0x7f, 0x80, 0xff] {
+                let mut damaged = bytes.to_vec();
+                damaged[at] = value;
+                for element in super::elements(&damaged) {
+                    let Ok((key, _, value)) = element else { break };
+                    assert!(key.len() + value.len() < damaged.len());
+                }
+            }
+        }
+    }
 
     /// The spliced bytes are exactly the canonical encoding of the decoded expansion: keys
     /// renumbered `0..n`, lengths right, field order kept, flags dropped or kept as asked.
