@@ -280,6 +280,7 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
     };
     let mut live = LiveBytes::from_directory(&directory);
     let mut frames = 0;
+    let mut log_bytes = 0;
 
     let active_id = manifest.active_segment().id;
     let mut active_head = SEGMENT_HEADER_LEN;
@@ -309,6 +310,7 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
             &mut next_seq,
             &mut frames,
         )?;
+        log_bytes += end.saturating_sub(from) as u64;
         if is_active {
             active_head = end;
         }
@@ -326,6 +328,7 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         ));
     }
     report.frames_replayed = frames;
+    report.log_bytes_replayed = log_bytes;
     Ok(Loaded {
         manifest,
         segments,

@@ -73,6 +73,11 @@ pub struct StoreOptions {
     /// [`Store::compact`] rewrites sealed segments whose live bytes are below this fraction of
     /// their written bytes.
     pub compaction_live_ratio: f64,
+    /// Bytes of log after which a checkpoint is written in the background, so that opening
+    /// replays at most about this much log; a clean close also writes one when at least
+    /// [`CLOSE_CHECKPOINT_MIN_BYTES`] (or this, if smaller) were logged since the last. `0`
+    /// turns both off: only [`Store::checkpoint`] and compaction write checkpoints.
+    pub checkpoint_after_log_bytes: u64,
 }
 
 impl Default for StoreOptions {
@@ -81,9 +86,14 @@ impl Default for StoreOptions {
             durability: Durability::SyncEveryCommit,
             segment_size: 64 << 20,
             compaction_live_ratio: 0.75,
+            checkpoint_after_log_bytes: 64 << 20,
         }
     }
 }
+
+/// Log bytes since the last checkpoint from which a clean close writes one: below it, the
+/// next open replays the log faster than the close would write the whole directory.
+pub const CLOSE_CHECKPOINT_MIN_BYTES: u64 = 1 << 20;
 
 /// Smallest accepted segment size.
 pub const MIN_SEGMENT_SIZE: u64 = 4096;
@@ -97,6 +107,8 @@ pub struct RecoveryReport {
     pub checkpoint_loaded: bool,
     /// Log frames replayed.
     pub frames_replayed: u64,
+    /// Bytes of log replayed (the frames after the checkpoint, or every frame without one).
+    pub log_bytes_replayed: u64,
     /// A torn tail of the active segment (a partly written or checksum-failing last frame,
     /// with no intact frame after it) that was dropped: zeroed, or, on a read-only open,
     /// ignored in memory. Damage followed by intact frames is not a torn tail: it fails the open.
@@ -262,6 +274,30 @@ struct Writer {
     head: usize,
     next_seq: u64,
     live: LiveBytes,
+    /// Bytes of log since the store was created, as far as this handle knows: those replayed
+    /// at open plus those appended since (a position to compare, not a size on disk).
+    log_bytes: u64,
+}
+
+/// Where a checkpoint stops covering the log: the next frame's segment, offset and sequence
+/// number, and [`Writer::log_bytes`] there.
+#[derive(Clone, Copy)]
+struct LogPosition {
+    segment: u32,
+    offset: usize,
+    next_seq: u64,
+    log_bytes: u64,
+}
+
+impl LogPosition {
+    fn of(writer: &Writer) -> LogPosition {
+        LogPosition {
+            segment: writer.active.id,
+            offset: writer.head,
+            next_seq: writer.next_seq,
+            log_bytes: writer.log_bytes,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -285,6 +321,12 @@ struct Shared {
     frames_written: AtomicU64,
     fsyncs: AtomicU64,
     bytes_written: AtomicU64,
+    /// [`Writer::log_bytes`] at the position of the last installed checkpoint.
+    checkpointed_log_bytes: AtomicU64,
+    /// [`Writer::log_bytes`] from which a commit starts a background checkpoint.
+    next_checkpoint_at: AtomicU64,
+    /// A background checkpoint is running.
+    checkpointing: AtomicBool,
     recovery: RecoveryReport,
     /// Opened with [`Store::open_read_only`]: every write is refused, nothing is written.
     read_only: bool,
@@ -302,6 +344,8 @@ struct IntervalSyncer {
 pub struct Store {
     shared: Arc<Shared>,
     syncer: Option<IntervalSyncer>,
+    /// The last background checkpoint's thread, joined before the next starts and on close.
+    checkpointer: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -489,6 +533,7 @@ impl Store {
         table.insert(active_id, active.clone());
         let last_seq = loaded.next_seq - 1;
         let live = LiveBytes::from_directory(&loaded.directory);
+        let log_bytes = loaded.report.log_bytes_replayed;
         let shared = Arc::new(Shared {
             backend,
             dir,
@@ -502,6 +547,7 @@ impl Store {
                 head,
                 next_seq: loaded.next_seq,
                 live,
+                log_bytes,
             }),
             sync_state: Mutex::new(SyncState {
                 synced_seq: last_seq,
@@ -515,6 +561,9 @@ impl Store {
             frames_written: AtomicU64::new(0),
             fsyncs: AtomicU64::new(0),
             bytes_written: AtomicU64::new(0),
+            checkpointed_log_bytes: AtomicU64::new(0),
+            next_checkpoint_at: AtomicU64::new(options.checkpoint_after_log_bytes),
+            checkpointing: AtomicBool::new(false),
             recovery: loaded.report,
             read_only,
             options,
@@ -524,7 +573,11 @@ impl Store {
             Durability::SyncInterval(interval) => Some(spawn_syncer(&shared, interval)),
             _ => None,
         };
-        Ok(Store { shared, syncer })
+        Ok(Store {
+            shared,
+            syncer,
+            checkpointer: Mutex::new(None),
+        })
     }
 
     /// Salvages a damaged store in `dir`: finds every segment by its header, starts from the
@@ -655,9 +708,41 @@ impl Store {
         let shared = &self.shared;
         let mut writer = shared.lock_writer("commit")?;
         let seq = shared.append(&mut writer, batch)?;
+        let log_bytes = writer.log_bytes;
         drop(writer);
         shared.wait_durable(seq)?;
+        if shared.options.checkpoint_after_log_bytes > 0
+            && log_bytes >= shared.next_checkpoint_at.load(Ordering::Acquire)
+        {
+            self.checkpoint_in_background();
+        }
         Ok(seq)
+    }
+
+    /// Starts a checkpoint on its own thread unless one is running: the commit that crossed
+    /// the threshold returns at once, and commits go on while the directory is written (the
+    /// checkpoint covers the log up to where it started).
+    fn checkpoint_in_background(&self) {
+        if self.shared.checkpointing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut slot = lock(&self.checkpointer);
+        if let Some(finished) = slot.take() {
+            let _ = finished.join();
+        }
+        let shared = self.shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("spillway-checkpoint".into())
+            .spawn(move || {
+                // A failure is retried after another interval of log; one that leaves the
+                // durable state in doubt has poisoned the handle, which the next write reports.
+                let _ = shared.checkpoint();
+                shared.checkpointing.store(false, Ordering::Release);
+            });
+        match spawned {
+            Ok(handle) => *slot = Some(handle),
+            Err(_) => self.shared.checkpointing.store(false, Ordering::Release),
+        }
     }
 
     /// A consistent read view of everything committed so far.
@@ -697,20 +782,7 @@ impl Store {
     /// Writes a checkpoint of the key directory, so that the next open replays only the log
     /// written after it.
     pub fn checkpoint(&self) -> Result<()> {
-        let shared = &self.shared;
-        let _maintenance = lock(&shared.maintenance);
-        let (directory, position, next_seq) = {
-            let writer = shared.lock_writer("checkpoint")?;
-            // The checkpoint refers to log bytes up to `head`: they must be durable first.
-            shared.sync_segment(&writer.active)?;
-            let directory = read(&shared.published).directory.clone();
-            (
-                (directory),
-                (writer.active.id, writer.head),
-                writer.next_seq,
-            )
-        };
-        shared.install_checkpoint(&directory, position, next_seq, |_| {})
+        self.shared.checkpoint()
     }
 
     /// Rewrites the live records of mostly-dead segments (sealing the active segment first if it
@@ -785,7 +857,7 @@ impl Store {
         let written: Vec<Arc<Segment>> = written.into_iter().map(Arc::new).collect();
 
         // 3. Swap locations of records that did not change meanwhile, publish the new segments.
-        let (directory, position, next_seq, retired) = {
+        let (directory, position, retired) = {
             let mut writer = shared.lock_writer("compact")?;
             let writer = &mut *writer;
             let mut published = write(&shared.published);
@@ -817,12 +889,7 @@ impl Store {
                 shared.poison(&error);
                 return Err(error);
             }
-            (
-                directory,
-                (writer.active.id, writer.head),
-                writer.next_seq,
-                retired,
-            )
+            (directory, LogPosition::of(writer), retired)
         };
 
         // 4. Checkpoint + manifest; only then may the old segments go.
@@ -834,7 +901,7 @@ impl Store {
                 end: s.capacity() as u64,
             })
             .collect();
-        let result = shared.install_checkpoint(&directory, position, next_seq, |manifest| {
+        let result = shared.install_checkpoint(&directory, position, |manifest| {
             manifest.segments.retain(|s| !victims.contains(&s.id));
             manifest.segments.extend(written_entries.iter().copied());
             manifest.segments.sort_by_key(|s| s.id);
@@ -1034,9 +1101,16 @@ impl Drop for Store {
                 let _ = handle.join();
             }
         }
-        // Best effort: make buffered commits durable on a clean close.
+        if let Some(checkpointer) = lock(&self.checkpointer).take() {
+            let _ = checkpointer.join();
+        }
+        // Best effort: make buffered commits durable on a clean close, and spare the next
+        // open the replay of a long log.
         if !self.is_poisoned() {
             let _ = self.sync();
+            if self.shared.wants_close_checkpoint() {
+                let _ = self.shared.checkpoint();
+            }
         }
     }
 }
@@ -1140,6 +1214,7 @@ impl Shared {
             published.seq = seq;
         }
         writer.next_seq += 1;
+        writer.log_bytes += frame_len as u64;
         self.frames_written.fetch_add(1, Ordering::Relaxed);
         self.bytes_written
             .fetch_add(frame_len as u64, Ordering::Relaxed);
@@ -1198,16 +1273,42 @@ impl Shared {
         Ok(())
     }
 
+    /// Writes a checkpoint of the key directory at the end of the log (see
+    /// [`Store::checkpoint`]).
+    fn checkpoint(&self) -> Result<()> {
+        let _maintenance = lock(&self.maintenance);
+        let (directory, position) = {
+            let writer = self.lock_writer("checkpoint")?;
+            // The checkpoint refers to log bytes up to `head`: they must be durable first.
+            self.sync_segment(&writer.active)?;
+            let directory = read(&self.published).directory.clone();
+            (directory, LogPosition::of(&writer))
+        };
+        let result = self.install_checkpoint(&directory, position, |_| {});
+        if result.is_err() {
+            let now = lock(&self.writer).log_bytes;
+            self.next_checkpoint_at.store(
+                now.saturating_add(self.options.checkpoint_after_log_bytes),
+                Ordering::Release,
+            );
+        }
+        result
+    }
+
     /// Writes a checkpoint file for `directory` at `position`, then a manifest naming it (after
     /// `edit` has adjusted the segment list), then deletes the previous checkpoint file.
     fn install_checkpoint(
         &self,
         directory: &Directory,
-        position: (u32, usize),
-        next_seq: u64,
+        position: LogPosition,
         edit: impl FnOnce(&mut Manifest),
     ) -> Result<()> {
-        let bytes = checkpoint::encode(directory, next_seq, position.0, position.1);
+        let bytes = checkpoint::encode(
+            directory,
+            position.next_seq,
+            position.segment,
+            position.offset,
+        );
         let id = self.allocate_segment_id();
         if let Err(error) = write_checkpoint_file(self.backend.as_ref(), &self.dir, id, &bytes) {
             let _ = self
@@ -1233,7 +1334,28 @@ impl Shared {
                 .backend
                 .remove_file(&self.dir.join(checkpoint_file_name(previous)));
         }
+        self.checkpointed_log_bytes
+            .store(position.log_bytes, Ordering::Release);
+        self.next_checkpoint_at.store(
+            position
+                .log_bytes
+                .saturating_add(self.options.checkpoint_after_log_bytes),
+            Ordering::Release,
+        );
         Ok(())
+    }
+
+    /// Whether a clean close should write a checkpoint (see
+    /// [`StoreOptions::checkpoint_after_log_bytes`]).
+    fn wants_close_checkpoint(&self) -> bool {
+        let interval = self.options.checkpoint_after_log_bytes;
+        if interval == 0 || self.read_only || self.poisoned.load(Ordering::Acquire) {
+            return false;
+        }
+        let since = lock(&self.writer)
+            .log_bytes
+            .saturating_sub(self.checkpointed_log_bytes.load(Ordering::Acquire));
+        since >= interval.min(CLOSE_CHECKPOINT_MIN_BYTES)
     }
 
     fn wait_durable(&self, seq: u64) -> Result<()> {

@@ -503,3 +503,86 @@ fn handles_and_snapshots_can_cross_threads() {
     let reader = std::thread::spawn(move || snapshot.get(ks, b"key").unwrap().map(<[u8]>::to_vec));
     assert_eq!(reader.join().unwrap(), Some(b"value".to_vec()));
 }
+
+/// Commits `count` batches of one 1 KiB value each under distinct keys.
+fn write_kib(store: &Store, count: u32) {
+    let keyspace = store.keyspace("values").unwrap();
+    for n in 0..count {
+        let mut batch = WriteBatch::new();
+        batch.put(keyspace, &n.to_be_bytes(), &[(n % 251) as u8; 1024]);
+        store.commit(batch).unwrap();
+    }
+}
+
+fn values_after_reopen(dir: &std::path::Path, options: StoreOptions) -> (Store, usize) {
+    let store = Store::open(dir, options).unwrap();
+    let keyspace = store.keyspace("values").unwrap();
+    let snapshot = store.snapshot();
+    let count = collect(&snapshot, snapshot.iter(keyspace).unwrap()).len();
+    drop(snapshot);
+    (store, count)
+}
+
+/// A long log is checkpointed on the way (in the background) and on close: the next open
+/// replays only what came after the last checkpoint, and every value is there.
+#[test]
+fn automatic_checkpoints_bound_the_log_an_open_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = StoreOptions {
+        segment_size: 256 * 1024,
+        checkpoint_after_log_bytes: 64 * 1024,
+        ..StoreOptions::default()
+    };
+    {
+        let store = Store::open(dir.path(), options.clone()).unwrap();
+        write_kib(&store, 1000);
+    }
+    let (store, count) = values_after_reopen(dir.path(), options.clone());
+    assert_eq!(count, 1000);
+    let report = store.recovery_report();
+    assert!(report.checkpoint_loaded);
+    assert!(
+        report.log_bytes_replayed < 64 * 1024,
+        "replayed {} bytes of log",
+        report.log_bytes_replayed
+    );
+    let replayed = (report.frames_replayed, report.log_bytes_replayed);
+    // A few commits more, below the close threshold: no checkpoint, so the next open
+    // replays what this one did and those commits.
+    write_kib(&store, 3);
+    drop(store);
+    let (store, count) = values_after_reopen(dir.path(), options);
+    assert_eq!(count, 1000);
+    let report = store.recovery_report();
+    assert_eq!(report.frames_replayed, replayed.0 + 3);
+    assert!(report.log_bytes_replayed >= replayed.1 + 3 * 1024);
+}
+
+/// With automatic checkpoints off, nothing but an explicit call writes one.
+#[test]
+fn automatic_checkpoints_can_be_turned_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = StoreOptions {
+        segment_size: 256 * 1024,
+        checkpoint_after_log_bytes: 0,
+        ..StoreOptions::default()
+    };
+    {
+        let store = Store::open(dir.path(), options.clone()).unwrap();
+        write_kib(&store, 300);
+    }
+    let (store, count) = values_after_reopen(dir.path(), options.clone());
+    assert_eq!(count, 300);
+    let report = store.recovery_report();
+    assert!(!report.checkpoint_loaded);
+    assert_eq!(
+        report.frames_replayed, 301,
+        "the keyspace's creation and 300 commits"
+    );
+    assert!(report.log_bytes_replayed >= 300 * 1024);
+    store.checkpoint().unwrap();
+    drop(store);
+    let (store, _) = values_after_reopen(dir.path(), options);
+    assert!(store.recovery_report().checkpoint_loaded);
+    assert_eq!(store.recovery_report().frames_replayed, 0);
+}

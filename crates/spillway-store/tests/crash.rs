@@ -22,6 +22,8 @@ fn options() -> StoreOptions {
         durability: Durability::SyncEveryCommit,
         segment_size: 64 * 1024,
         compaction_live_ratio: 0.8,
+        // Background checkpoints every few dozen commits, so kills land in them too.
+        checkpoint_after_log_bytes: 16 * 1024,
     }
 }
 

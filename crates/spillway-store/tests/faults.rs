@@ -17,6 +17,7 @@ fn options() -> StoreOptions {
         durability: Durability::SyncEveryCommit,
         segment_size: 4096,
         compaction_live_ratio: 0.9,
+        ..StoreOptions::default()
     }
 }
 

@@ -62,6 +62,9 @@ fn open(backend: &Arc<dyn Backend>, dir: &std::path::Path) -> (Store, Vec<Keyspa
     let options = StoreOptions {
         segment_size: 4096,
         compaction_live_ratio: 0.9,
+        // Automatic checkpoints (in the background, and on close) at points the steps do
+        // not choose, besides the explicit ones.
+        checkpoint_after_log_bytes: 2048,
         ..StoreOptions::default()
     };
     let store = Store::open_with_backend(backend.clone(), dir, options).expect("open");
