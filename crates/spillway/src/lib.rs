@@ -19,6 +19,7 @@
 //! |---|---|
 //! | `database` | [`Database`], [`DatabaseOptions`], [`Transaction`]; the write lock and the published snapshot |
 //! | `collection` | [`Collection`] and its fluent actions (`insert_one(..).run()`) |
+//! | `command` | [`command::Commands`]: MongoDB's commands as documents, into MongoDB's replies (the wire server's layer) |
 //! | `cursor` | [`Cursor`], streaming from the snapshot it started on |
 //! | `aggregate` | pipelines: the planner's prefix, logical input expanded only when read, `$lookup` reads, `$out`/`$merge` in one transaction |
 //! | `results` | result and option types with the driver's field names, [`Explain`] |
@@ -38,6 +39,7 @@ mod aggregate;
 mod catalog;
 mod catalog_repair;
 mod collection;
+pub mod command;
 mod cursor;
 mod database;
 mod error;
