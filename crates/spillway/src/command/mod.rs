@@ -42,6 +42,10 @@ impl Commands {
         }
     }
 
+    /// Ends what has been idle too long: cursors not read for 10 minutes and transactions
+    /// without an operation for 60 seconds (aborted). A server calls it about once a second.
+    pub fn reap_expired(&self) {}
+
     /// The names of the commands [`Commands::execute`] knows.
     pub fn command_names() -> &'static [&'static str] {
         &[]
