@@ -34,47 +34,7 @@ pub const SUBSET_OPTIONS: &[&str] = &[
 
 /// Every option of `pattern`, in `setPattern`'s syntax (without the collection).
 pub fn options_document(pattern: &Pattern) -> Document {
-    match pattern.shape() {
-        Shape::Outlier {
-            threshold,
-            flag_field,
-            overflow_field,
-            bucket_capacity,
-        } => {
-            let mut options = doc! {
-                "outlier": pattern.field(),
-                "threshold": count(*threshold),
-                "overflowCollection": pattern.side_collection(),
-                "linkField": pattern.link_field(),
-                "flagField": flag_field,
-                "overflowField": overflow_field,
-            };
-            match bucket_capacity {
-                Some(capacity) => options.insert("bucketCapacity", count(*capacity)),
-                None => options.insert("unboundedBuckets", true),
-            };
-            options
-        }
-        Shape::Subset {
-            keep,
-            sort_by,
-            identity,
-        } => {
-            let mut options = doc! {
-                "subset": pattern.field(),
-                "keep": count(*keep),
-            };
-            if let Some(sort_by) = sort_by {
-                options.insert("sortBy", sort_by.clone());
-            }
-            options.insert("archiveCollection", pattern.side_collection());
-            options.insert("linkField", pattern.link_field());
-            if let Some(identity) = identity {
-                options.insert("identity", identity);
-            }
-            options
-        }
-    }
+    pattern.options()
 }
 
 /// The policy as a document: `{ collection: 'sales', outlier: 'customers_purchased', ... }`.
@@ -115,14 +75,6 @@ pub fn describe(pattern: &Pattern) -> String {
         pattern.field(),
         pattern.side_collection(),
     )
-}
-
-/// A count as the shell writes it: an Int32 when it fits.
-fn count(value: usize) -> Bson {
-    match i32::try_from(value) {
-        Ok(small) => Bson::Int32(small),
-        Err(_) => Bson::Int64(i64::try_from(value).unwrap_or(i64::MAX)),
-    }
 }
 
 #[cfg(test)]

@@ -284,6 +284,218 @@ impl Pattern {
         Ok(())
     }
 
+    /// The options that declare this policy in `setPattern`'s syntax (the shell statement's
+    /// argument and the `setPattern` command's fields), without the collection:
+    /// `{ outlier: 'customers_purchased', threshold: 50, overflowCollection: ..., ... }`.
+    /// [`Pattern::from_options`] reads it back.
+    pub fn options(&self) -> Document {
+        let count = |value: usize| match i32::try_from(value) {
+            Ok(small) => Bson::Int32(small),
+            Err(_) => Bson::Int64(i64::try_from(value).unwrap_or(i64::MAX)),
+        };
+        match &self.shape {
+            Shape::Outlier {
+                threshold,
+                flag_field,
+                overflow_field,
+                bucket_capacity,
+            } => {
+                let mut options = doc! {
+                    "outlier": &self.field,
+                    "threshold": count(*threshold),
+                    "overflowCollection": &self.side_collection,
+                    "linkField": &self.link_field,
+                    "flagField": flag_field,
+                    "overflowField": overflow_field,
+                };
+                match bucket_capacity {
+                    Some(capacity) => options.insert("bucketCapacity", count(*capacity)),
+                    None => options.insert("unboundedBuckets", true),
+                };
+                options
+            }
+            Shape::Subset {
+                keep,
+                sort_by,
+                identity,
+            } => {
+                let mut options = doc! { "subset": &self.field, "keep": count(*keep) };
+                if let Some(sort_by) = sort_by {
+                    options.insert("sortBy", sort_by.clone());
+                }
+                options.insert("archiveCollection", &self.side_collection);
+                options.insert("linkField", &self.link_field);
+                if let Some(identity) = identity {
+                    options.insert("identity", identity);
+                }
+                options
+            }
+        }
+    }
+
+    /// The policy on `collection` that `options` declare, in `setPattern`'s syntax
+    /// (`{ outlier: 'customers_purchased', threshold: 50, ... }` or `{ subset: 'reviews',
+    /// keep: 10, sortBy: {...}, ... }`); options left out take their defaults, and `ignored`
+    /// names fields of the enclosing document that are not options (a command's own name).
+    ///
+    /// # Errors
+    /// [`PatternError::InvalidPolicy`] naming an unknown option, an option of the wrong type,
+    /// or a policy that is neither or both kinds.
+    pub fn from_options(
+        collection: &str,
+        options: &Document,
+        ignored: &[&str],
+    ) -> Result<Pattern, PatternError> {
+        let field_of = |kind: &str| options.get_str(kind).map(str::to_string);
+        let invalid = |field: &str, message: String| PatternError::InvalidPolicy {
+            collection: collection.to_string(),
+            field: field.to_string(),
+            message,
+        };
+        let (kind, field) = match (field_of("outlier"), field_of("subset")) {
+            (Ok(field), Err(_)) if !options.contains_key("subset") => ("outlier", field),
+            (Err(_), Ok(field)) if !options.contains_key("outlier") => ("subset", field),
+            _ => {
+                return Err(invalid(
+                    "",
+                    "a policy needs either outlier: '<field>' or subset: '<field>' (a string), not both".into(),
+                ));
+            }
+        };
+        let known: &[&str] = if kind == "outlier" {
+            &[
+                "outlier",
+                "threshold",
+                "overflowCollection",
+                "linkField",
+                "flagField",
+                "overflowField",
+                "bucketCapacity",
+                "unboundedBuckets",
+            ]
+        } else {
+            &[
+                "subset",
+                "keep",
+                "sortBy",
+                "archiveCollection",
+                "linkField",
+                "identity",
+            ]
+        };
+        if let Some(unknown) = options
+            .keys()
+            .find(|key| !known.contains(&key.as_str()) && !ignored.contains(&key.as_str()))
+        {
+            return Err(invalid(
+                &field,
+                format!(
+                    "unknown {kind} option '{unknown}' (known: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        let count = |name: &str| -> Result<Option<usize>, PatternError> {
+            match options.get(name) {
+                None => Ok(None),
+                Some(Bson::Int32(value)) if *value >= 0 => Ok(Some(*value as usize)),
+                Some(Bson::Int64(value)) if *value >= 0 => Ok(Some(*value as usize)),
+                Some(Bson::Double(value)) if *value >= 0.0 && value.fract() == 0.0 => {
+                    Ok(Some(*value as usize))
+                }
+                Some(other) => Err(invalid(
+                    &field,
+                    format!("{name} must be a non-negative whole number, not {other}"),
+                )),
+            }
+        };
+        let text = |name: &str| -> Result<Option<String>, PatternError> {
+            match options.get(name) {
+                None => Ok(None),
+                Some(Bson::String(value)) => Ok(Some(value.clone())),
+                Some(other) => Err(invalid(
+                    &field,
+                    format!("{name} must be a string, not {other}"),
+                )),
+            }
+        };
+        if kind == "outlier" {
+            let mut pattern = Pattern::outlier(collection, &field);
+            if let Some(threshold) = count("threshold")? {
+                pattern = pattern.threshold(threshold);
+            }
+            if let Some(name) = text("overflowCollection")? {
+                pattern = pattern.overflow_collection(&name);
+            }
+            if let Some(name) = text("linkField")? {
+                pattern = pattern.link_field(&name);
+            }
+            if let Some(name) = text("flagField")? {
+                pattern = pattern.flag_field(&name);
+            }
+            if let Some(name) = text("overflowField")? {
+                pattern = pattern.overflow_field(&name);
+            }
+            let unbounded = match options.get("unboundedBuckets") {
+                None => false,
+                Some(Bson::Boolean(value)) => *value,
+                Some(other) => {
+                    return Err(invalid(
+                        &field,
+                        format!("unboundedBuckets must be a boolean, not {other}"),
+                    ));
+                }
+            };
+            match (count("bucketCapacity")?, unbounded) {
+                (Some(_), true) => {
+                    return Err(invalid(
+                        &field,
+                        "give either bucketCapacity or unboundedBuckets: true, not both".into(),
+                    ));
+                }
+                (Some(capacity), false) => pattern = pattern.bucket_capacity(capacity),
+                (None, true) => pattern = pattern.unbounded_buckets(),
+                (None, false) => {}
+            }
+            Ok(pattern.into())
+        } else {
+            let mut pattern = Pattern::subset(collection, &field);
+            if let Some(keep) = count("keep")? {
+                pattern = pattern.keep(keep);
+            }
+            match options.get("sortBy") {
+                None => {}
+                Some(Bson::Document(sort)) => pattern = pattern.sort_by(sort.clone()),
+                Some(other) => {
+                    return Err(invalid(
+                        &field,
+                        format!("sortBy must be a document, not {other}"),
+                    ));
+                }
+            }
+            if let Some(name) = text("archiveCollection")? {
+                pattern = pattern.archive_collection(&name);
+            }
+            if let Some(name) = text("linkField")? {
+                pattern = pattern.link_field(&name);
+            }
+            if let Some(name) = text("identity")? {
+                pattern = pattern.identity(&name);
+            }
+            Ok(pattern.into())
+        }
+    }
+
+    /// The same policy over other collections: the main collection is stored as
+    /// `collection` and the side collection as `side_collection` (a server keeps collection
+    /// `c` of database `d` as `d.c`).
+    #[must_use]
+    pub fn on_collections(mut self, collection: &str, side_collection: &str) -> Pattern {
+        self.collection = collection.to_string();
+        self.side_collection = side_collection.to_string();
+        self
+    }
+
     /// The catalog record of this policy.
     pub fn to_document(&self) -> Document {
         let mut record = doc! {

@@ -271,6 +271,30 @@ impl From<spillway_store::Error> for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.describe_kind(f)?;
+        if let Some(index) = self.document_index {
+            write!(f, " (document {index} of the batch")?;
+            if let Some(batch) = &self.batch {
+                batch.describe(f)?;
+            }
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
+/// The message of an error's kind alone, without the batch position and outcome that
+/// `Display` adds (the command layer reports those as fields of `writeErrors`).
+pub(crate) struct KindMessage<'a>(pub(crate) &'a Error);
+
+impl fmt::Display for KindMessage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.describe_kind(f)
+    }
+}
+
+impl Error {
+    fn describe_kind(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &*self.kind {
             ErrorKind::DuplicateKey {
                 collection,
@@ -285,7 +309,7 @@ impl fmt::Display for Error {
             | ErrorKind::InvalidUpdate(error)
             | ErrorKind::InvalidDocument(error)
             | ErrorKind::InvalidArgument(error)
-            | ErrorKind::Aggregation(error) => error.fmt(f)?,
+            | ErrorKind::Aggregation(error) => fmt::Display::fmt(error, f)?,
             ErrorKind::DocumentTooLarge { size, limit } => {
                 write!(f, "document is {size} bytes, over the {limit}-byte limit")?;
             }
@@ -310,17 +334,10 @@ impl fmt::Display for Error {
             ErrorKind::Corruption { message } => write!(f, "corruption: {message}")?,
             ErrorKind::Storage(error) => write!(f, "storage error: {error}")?,
             ErrorKind::Serialization { message } => write!(f, "serialization: {message}")?,
-            ErrorKind::Pattern(error) => error.fmt(f)?,
+            ErrorKind::Pattern(error) => fmt::Display::fmt(error, f)?,
             ErrorKind::TransactionAborted { message } => {
                 write!(f, "transaction aborted: {message}")?;
             }
-        }
-        if let Some(index) = self.document_index {
-            write!(f, " (document {index} of the batch")?;
-            if let Some(batch) = &self.batch {
-                batch.describe(f)?;
-            }
-            f.write_str(")")?;
         }
         Ok(())
     }

@@ -43,6 +43,8 @@ pub(crate) mod num;
 mod object;
 mod string;
 
+pub use num::type_name;
+
 pub(crate) use args::{Named, expect_args};
 
 /// A parsed aggregation expression.

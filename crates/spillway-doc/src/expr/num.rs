@@ -103,7 +103,7 @@ pub(crate) fn is_nullish(value: Option<&Bson>) -> bool {
 }
 
 /// MongoDB's type name of a value, as `$type` returns it and error messages say it.
-pub(crate) fn type_name(value: Option<&Bson>) -> &'static str {
+pub fn type_name(value: Option<&Bson>) -> &'static str {
     match value {
         None => "missing",
         Some(value) => match value {

@@ -2,27 +2,174 @@
 //! documents (`{ ok: 1, ... }`, or `{ ok: 0, errmsg, code, codeName, errorLabels }`).
 //!
 //! One implementation serves the wire server (`spillway-server`), and is meant for the shell
-//! and the conformance runner too. A command names its database in `$db`; the server's
-//! databases live in one store, a collection `c` of database `d` stored as `d.c`, so that a
-//! transaction spans databases as one atomic batch.
+//! and the conformance runner too. A command names its database in `$db`; a server's
+//! databases live in one store ([`Namespaces`]), so a transaction spans databases as one
+//! atomic batch.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `args` | typed reading of a command's fields, with MongoDB's parse errors |
+//! | `error` | [`CommandError`]: codes, codeNames and labels, and the facade's errors translated |
+//! | `namespace` | [`Namespaces`]: database and collection names to stored collections |
+//! | `cursors` | open cursors between a command and its `getMore`s |
+//! | `sessions` | logical sessions: retryable writes answered once, transactions across requests |
+//! | `read`, `write`, `ddl`, `patterns` | the commands themselves |
 //!
 //! This module must never know sockets or message framing: it takes a command document and
 //! returns a reply document.
 
-use bson::{Document, doc};
+mod args;
+mod cursors;
+mod ddl;
+mod error;
+mod namespace;
+mod patterns;
+mod read;
+mod sessions;
+mod write;
 
-use crate::Database;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use bson::{Bson, Document, Timestamp, doc};
+
+pub use error::CommandError;
+pub use namespace::Namespaces;
+
+use self::args::Args;
+use self::cursors::CursorTable;
+use self::error::CommandResult;
+use self::sessions::{SessionTable, TxnState};
+use crate::{Database, Transaction};
 
 /// Executes MongoDB commands against one [`Database`] that holds every database of a server.
+///
+/// ```
+/// use spillway::{Database, doc};
+/// use spillway::command::Commands;
+///
+/// let commands = Commands::new(Database::open_in_memory()?);
+/// let reply = commands.execute(doc! {
+///     "insert": "books", "documents": [{ "_id": 1, "title": "Dune" }], "$db": "shop",
+/// });
+/// assert_eq!(reply.get_i32("n")?, 1);
+/// let reply = commands.execute(doc! { "find": "books", "filter": {}, "$db": "shop" });
+/// let batch = reply.get_document("cursor")?.get_array("firstBatch")?;
+/// assert_eq!(batch.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Commands {
     database: Database,
+    namespaces: Namespaces,
+    cursors: Mutex<CursorTable>,
+    sessions: Mutex<SessionTable>,
+    /// The increment of the last cluster time handed out in the current second.
+    clock: Mutex<(u32, u32)>,
+    connection_ids: AtomicU32,
+}
+
+/// What one command runs with: its database, its arguments, and the transaction it belongs
+/// to, if any.
+pub(crate) struct Context<'a> {
+    pub(crate) commands: &'a Commands,
+    /// The database the command names in `$db`.
+    pub(crate) database: &'a str,
+    pub(crate) args: Args<'a>,
+    pub(crate) transaction: Option<&'a mut Transaction>,
+}
+
+impl Context<'_> {
+    /// The stored name of the command's collection `collection`.
+    pub(crate) fn stored(&self, collection: &str) -> CommandResult<String> {
+        self.commands.namespaces.stored(self.database, collection)
+    }
+
+    /// `database.collection` as the client names it.
+    pub(crate) fn namespace(&self, collection: &str) -> String {
+        format!("{}.{collection}", self.database)
+    }
+
+    /// The open transaction, reborrowed for one operation.
+    pub(crate) fn session(&mut self) -> Option<&mut Transaction> {
+        self.transaction.as_deref_mut()
+    }
+}
+
+/// A command's handler.
+type Handler = fn(&mut Context<'_>) -> CommandResult;
+
+/// Every command the layer knows, with whether it writes (a retryable write is answered once
+/// per `txnNumber`) and its handler.
+const COMMANDS: &[(&str, bool, Handler)] = &[
+    ("find", false, read::find),
+    ("getMore", false, read::get_more),
+    ("killCursors", false, read::kill_cursors),
+    ("count", false, read::count),
+    ("distinct", false, read::distinct),
+    ("aggregate", false, read::aggregate),
+    ("explain", false, read::explain),
+    ("insert", true, write::insert),
+    ("update", true, write::update),
+    ("delete", true, write::delete),
+    ("findAndModify", true, write::find_and_modify),
+    ("findandmodify", true, write::find_and_modify),
+    ("create", false, ddl::create),
+    ("drop", false, ddl::drop),
+    ("dropDatabase", false, ddl::drop_database),
+    ("listDatabases", false, ddl::list_databases),
+    ("listCollections", false, ddl::list_collections),
+    ("renameCollection", false, ddl::rename_collection),
+    ("createIndexes", false, ddl::create_indexes),
+    ("listIndexes", false, ddl::list_indexes),
+    ("dropIndexes", false, ddl::drop_indexes),
+    ("deleteIndexes", false, ddl::drop_indexes),
+    ("dbStats", false, ddl::db_stats),
+    ("collStats", false, ddl::coll_stats),
+    ("commitTransaction", false, sessions::commit_transaction),
+    ("abortTransaction", false, sessions::abort_transaction),
+    ("endSessions", false, sessions::end_sessions),
+    ("killSessions", false, sessions::end_sessions),
+    ("refreshSessions", false, sessions::refresh_sessions),
+    ("setPattern", false, patterns::set_pattern),
+    ("getPatterns", false, patterns::get_patterns),
+    ("removePattern", false, patterns::remove_pattern),
+    ("verifyPatterns", false, patterns::verify_patterns),
+    ("arrayLength", false, patterns::array_length),
+    ("arrayPage", false, patterns::array_page),
+];
+
+/// The command names, in [`COMMANDS`]' order.
+static COMMAND_NAMES: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| COMMANDS.iter().map(|(name, ..)| *name).collect());
+
+/// A count as MongoDB replies with it: an int32 when it fits.
+pub(crate) fn count_value(count: i64) -> Bson {
+    i32::try_from(count).map_or(Bson::Int64(count), Bson::Int32)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Commands {
-    /// The command layer over `database`.
+    /// The command layer over `database`, which holds a server's databases
+    /// ([`Namespaces::Prefixed`]).
     pub fn new(database: Database) -> Commands {
-        Commands { database }
+        Commands::with_namespaces(database, Namespaces::Prefixed)
+    }
+
+    /// The command layer over `database` with the given naming of collections.
+    pub fn with_namespaces(database: Database, namespaces: Namespaces) -> Commands {
+        Commands {
+            database,
+            namespaces,
+            cursors: Mutex::new(CursorTable::default()),
+            sessions: Mutex::new(SessionTable::default()),
+            clock: Mutex::new((0, 0)),
+            connection_ids: AtomicU32::new(0),
+        }
     }
 
     /// The database the commands run on.
@@ -30,24 +177,108 @@ impl Commands {
         &self.database
     }
 
+    /// A fresh connection number, for a server's `hello` replies.
+    pub fn next_connection_id(&self) -> u32 {
+        self.connection_ids.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     /// Executes one command (its first key names it, `$db` its database) and returns the
     /// reply document. Never fails: an error is a reply with `ok: 0`.
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "the caller hands the decoded command over; it is not used after"
+    )]
     pub fn execute(&self, command: Document) -> Document {
-        let name = command.keys().next().cloned().unwrap_or_default();
-        doc! {
-            "ok": 0.0,
-            "errmsg": format!("no such command: '{name}'"),
-            "code": 59,
-            "codeName": "CommandNotFound",
+        let mut reply = match self.dispatch(&command) {
+            Ok(reply) => reply,
+            Err(error) => error.to_reply(),
+        };
+        let now = self.cluster_time();
+        reply.insert("operationTime", now);
+        reply.insert(
+            "$clusterTime",
+            doc! {
+                "clusterTime": now,
+                "signature": {
+                    "hash": Bson::Binary(bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: vec![0; 20] }),
+                    "keyId": 0_i64,
+                },
+            },
+        );
+        reply
+    }
+
+    fn dispatch(&self, command: &Document) -> CommandResult {
+        let Some(name) = command.keys().next() else {
+            return Err(CommandError::new(
+                59,
+                "no command: the command document is empty",
+            ));
+        };
+        let Some(&(name, writes, handler)) = COMMANDS.iter().find(|(known, ..)| known == name)
+        else {
+            return Err(CommandError::new(59, format!("no such command: '{name}'")));
+        };
+        let database = match command.get("$db") {
+            Some(Bson::String(database)) => database.as_str(),
+            Some(_) => return Err(CommandError::type_mismatch("'$db' must be a string")),
+            None if self.namespaces == Namespaces::Flat => "",
+            None => return Err(CommandError::new(40414, "the command has no '$db' field")),
+        };
+        let session = sessions::SessionArgs::read(command)?;
+        let run = |transaction: Option<&mut Transaction>| {
+            let mut context = Context {
+                commands: self,
+                database,
+                args: Args::new(name, command),
+                transaction,
+            };
+            handler(&mut context)
+        };
+        match session.transaction_state(name)? {
+            TxnState::None => run(None),
+            TxnState::Retryable { lsid, txn_number } if writes => {
+                sessions::retryable(self, &lsid, txn_number, || run(None))
+            }
+            TxnState::Retryable { .. } => run(None),
+            TxnState::InTransaction {
+                lsid,
+                txn_number,
+                start,
+            } => sessions::in_transaction(self, &lsid, txn_number, start, name, run),
         }
     }
 
     /// Ends what has been idle too long: cursors not read for 10 minutes and transactions
     /// without an operation for 60 seconds (aborted). A server calls it about once a second.
-    pub fn reap_expired(&self) {}
+    pub fn reap_expired(&self) {
+        let now = Instant::now();
+        lock(&self.cursors).reap(now);
+        lock(&self.sessions).reap(now);
+    }
 
     /// The names of the commands [`Commands::execute`] knows.
     pub fn command_names() -> &'static [&'static str] {
-        &[]
+        &COMMAND_NAMES
+    }
+
+    /// A cluster time later than every one handed out before: seconds since the epoch and an
+    /// increment within the second.
+    fn cluster_time(&self) -> Timestamp {
+        let seconds = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |elapsed| {
+                u32::try_from(elapsed.as_secs()).unwrap_or(u32::MAX)
+            });
+        let mut clock = lock(&self.clock);
+        if seconds > clock.0 {
+            *clock = (seconds, 1);
+        } else {
+            clock.1 += 1;
+        }
+        Timestamp {
+            time: clock.0,
+            increment: clock.1,
+        }
     }
 }

@@ -1,0 +1,196 @@
+//! Open cursors between `find`/`aggregate`/`list*` and their `getMore`s: a table of
+//! document streams by cursor id, each read a batch at a time.
+//!
+//! A cursor reads the snapshot it started on (the facade's [`Cursor`](crate::Cursor) holds it),
+//! so later writes never disturb it; an abandoned cursor would pin that snapshot, so cursors
+//! unread for [`CURSOR_TIMEOUT`] are closed by [`CursorTable::reap`]. This module must never
+//! run a query: it only pages through streams the commands opened.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use bson::{Bson, Document, doc};
+
+use super::error::{CommandError, CommandResult};
+use crate::Result;
+
+/// How long a cursor may stay unread before it is closed (MongoDB's default).
+pub(crate) const CURSOR_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Documents in a first batch when the command does not say (MongoDB's default for `find`
+/// and `aggregate`).
+pub(crate) const DEFAULT_FIRST_BATCH: u64 = 101;
+
+/// The most document bytes one batch carries, so that a reply stays well under the 48 MB
+/// message limit (MongoDB's 16 MiB).
+const MAX_BATCH_BYTES: usize = 16 * 1024 * 1024;
+
+/// A stream of documents a cursor pages through.
+pub(crate) type DocumentStream = Box<dyn Iterator<Item = Result<Document>> + Send>;
+
+/// One open cursor.
+struct OpenCursor {
+    /// `database.collection` as the client named it.
+    namespace: String,
+    stream: DocumentStream,
+    /// A document read ahead to learn whether the stream was exhausted.
+    ahead: Option<Document>,
+    last_used: Instant,
+    /// `noCursorTimeout`: never reaped.
+    immortal: bool,
+}
+
+/// Open cursors by id.
+#[derive(Default)]
+pub(crate) struct CursorTable {
+    open: HashMap<i64, OpenCursor>,
+    next_id: i64,
+}
+
+impl std::fmt::Debug for CursorTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CursorTable")
+            .field("open", &self.open.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A batch read from a stream, and whether the stream has more.
+pub(crate) struct Batch {
+    pub(crate) documents: Vec<Bson>,
+    pub(crate) exhausted: bool,
+}
+
+/// Reads up to `limit` documents (all, bounded by bytes, when `None`) from `stream`, with the
+/// document read ahead last time first.
+fn read_batch(
+    stream: &mut DocumentStream,
+    ahead: &mut Option<Document>,
+    limit: Option<u64>,
+) -> CommandResult<Batch> {
+    let mut documents = Vec::new();
+    let mut bytes = 0usize;
+    loop {
+        let next = match ahead.take() {
+            Some(document) => Some(document),
+            None => stream.next().transpose().map_err(CommandError::from)?,
+        };
+        let Some(document) = next else {
+            return Ok(Batch {
+                documents,
+                exhausted: true,
+            });
+        };
+        let full = limit.is_some_and(|limit| documents.len() as u64 >= limit);
+        let size = document.to_vec().map_or(0, |bytes| bytes.len());
+        if full || (!documents.is_empty() && bytes + size > MAX_BATCH_BYTES) {
+            *ahead = Some(document);
+            return Ok(Batch {
+                documents,
+                exhausted: false,
+            });
+        }
+        bytes += size;
+        documents.push(Bson::Document(document));
+    }
+}
+
+impl CursorTable {
+    /// The first batch of a new cursor over `stream`; the cursor stays open (and its id is
+    /// returned) only if documents remain and `single_batch` is false.
+    pub(crate) fn open(
+        &mut self,
+        namespace: &str,
+        mut stream: DocumentStream,
+        batch_size: Option<u64>,
+        single_batch: bool,
+        immortal: bool,
+    ) -> CommandResult<Document> {
+        let mut ahead = None;
+        let batch = read_batch(
+            &mut stream,
+            &mut ahead,
+            Some(batch_size.unwrap_or(DEFAULT_FIRST_BATCH)),
+        )?;
+        let id = if batch.exhausted || single_batch {
+            0
+        } else {
+            self.next_id = self.next_id.wrapping_add(1).max(1);
+            let id = self.next_id;
+            self.open.insert(
+                id,
+                OpenCursor {
+                    namespace: namespace.to_string(),
+                    stream,
+                    ahead,
+                    last_used: Instant::now(),
+                    immortal,
+                },
+            );
+            id
+        };
+        Ok(cursor_reply(id, namespace, "firstBatch", batch.documents))
+    }
+
+    /// The next batch of cursor `id`, which must belong to `namespace`.
+    pub(crate) fn get_more(
+        &mut self,
+        id: i64,
+        namespace: &str,
+        batch_size: Option<u64>,
+    ) -> CommandResult<Document> {
+        let Some(cursor) = self.open.get_mut(&id) else {
+            return Err(CommandError::new(43, format!("cursor id {id} not found")));
+        };
+        if cursor.namespace != namespace {
+            return Err(CommandError::new(
+                13,
+                format!(
+                    "Requested getMore on namespace '{namespace}', but cursor belongs to a different namespace {}",
+                    cursor.namespace
+                ),
+            ));
+        }
+        cursor.last_used = Instant::now();
+        let batch = match read_batch(&mut cursor.stream, &mut cursor.ahead, batch_size) {
+            Ok(batch) => batch,
+            Err(error) => {
+                self.open.remove(&id);
+                return Err(error);
+            }
+        };
+        let id = if batch.exhausted {
+            self.open.remove(&id);
+            0
+        } else {
+            id
+        };
+        Ok(cursor_reply(id, namespace, "nextBatch", batch.documents))
+    }
+
+    /// Closes the cursors `ids`: `(killed, not found)`.
+    pub(crate) fn kill(&mut self, ids: &[i64]) -> (Vec<i64>, Vec<i64>) {
+        ids.iter().partition(|id| self.open.remove(id).is_some())
+    }
+
+    /// Closes cursors unread for longer than [`CURSOR_TIMEOUT`].
+    pub(crate) fn reap(&mut self, now: Instant) {
+        self.open.retain(|_, cursor| {
+            cursor.immortal || now.duration_since(cursor.last_used) < CURSOR_TIMEOUT
+        });
+    }
+}
+
+/// `{ cursor: { <batch_field>: [...], id, ns }, ok: 1 }`.
+pub(crate) fn cursor_reply(
+    id: i64,
+    namespace: &str,
+    batch_field: &str,
+    documents: Vec<Bson>,
+) -> Document {
+    let mut cursor = Document::new();
+    cursor.insert(batch_field, documents);
+    cursor.insert("id", id);
+    cursor.insert("ns", namespace);
+    doc! { "cursor": cursor, "ok": 1.0 }
+}

@@ -1,0 +1,534 @@
+//! Collections, databases and indexes: `create`, `drop`, `dropDatabase`, `listDatabases`,
+//! `listCollections`, `renameCollection`, `createIndexes`, `listIndexes`, `dropIndexes`,
+//! `dbStats`, `collStats`.
+//!
+//! Listings are cursors like MongoDB's (`firstBatch`, `getMore`), filtered with the document
+//! language's filters. This module must never touch documents except to copy them in
+//! `renameCollection`.
+
+use bson::{Bson, Document, RawDocumentBuf, doc};
+use spillway_doc::filter::Filter;
+
+use super::Context;
+use super::args::Args;
+use super::cursors::DocumentStream;
+use super::error::{CommandError, CommandResult};
+use super::lock;
+use super::namespace::check_database_name;
+use super::read::{collection, in_session};
+use crate::{IndexModel, IndexOptions, Transaction};
+
+/// The stored collections of the command's database, by their client names.
+fn collections_of(context: &Context<'_>) -> CommandResult<Vec<(String, String)>> {
+    let namespaces = context.commands.namespaces;
+    Ok(context
+        .commands
+        .database
+        .list_collection_names()?
+        .into_iter()
+        .filter_map(|stored| {
+            namespaces
+                .collection_of(context.database, &stored)
+                .map(|name| (name.to_string(), stored.clone()))
+        })
+        .collect())
+}
+
+fn exists(context: &Context<'_>, stored: &str) -> CommandResult<bool> {
+    Ok(context
+        .commands
+        .database
+        .list_collection_names()?
+        .iter()
+        .any(|name| name == stored))
+}
+
+/// Keeps the documents of `documents` that match `filter` (a listing's `filter` option).
+fn filtered(documents: Vec<Document>, filter: Option<&Document>) -> CommandResult<Vec<Document>> {
+    let Some(filter) = filter else {
+        return Ok(documents);
+    };
+    let filter =
+        Filter::parse(filter).map_err(|error| CommandError::bad_value(error.to_string()))?;
+    let mut kept = Vec::new();
+    for document in documents {
+        let raw = RawDocumentBuf::try_from(&document)
+            .map_err(|error| CommandError::bad_value(error.to_string()))?;
+        if filter
+            .matches(&raw)
+            .map_err(|error| CommandError::bad_value(error.to_string()))?
+        {
+            kept.push(document);
+        }
+    }
+    Ok(kept)
+}
+
+/// A listing's first batch (all of it unless `cursor.batchSize` says otherwise).
+fn listing(context: &Context<'_>, namespace: &str, documents: Vec<Document>) -> CommandResult {
+    let batch_size = match context.args.document("cursor")? {
+        Some(cursor) => Args::new("cursor", cursor).count("batchSize")?,
+        None => None,
+    };
+    let stream: DocumentStream = Box::new(documents.into_iter().map(Ok));
+    let batch_size = Some(batch_size.unwrap_or(u64::MAX));
+    lock(&context.commands.cursors).open(namespace, stream, batch_size, false, false)
+}
+
+/// `create`: an empty collection; options that change what a collection is are refused.
+pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
+    const SUPPORTED: &[&str] = &[
+        "idIndex",
+        "storageEngine",
+        "indexOptionDefaults",
+        "validationLevel",
+        "validationAction",
+    ];
+    const REFUSED: &[&str] = &[
+        "capped",
+        "size",
+        "max",
+        "autoIndexId",
+        "validator",
+        "viewOn",
+        "pipeline",
+        "collation",
+        "timeseries",
+        "expireAfterSeconds",
+        "clusteredIndex",
+        "changeStreamPreAndPostImages",
+        "encryptedFields",
+        "flags",
+    ];
+    let args = &context.args;
+    let mut known = SUPPORTED.to_vec();
+    known.extend_from_slice(REFUSED);
+    args.only(&known)?;
+    if let Some(option) = REFUSED.iter().find(|option| {
+        args.get(option)
+            .is_some_and(|value| value != &Bson::Boolean(false))
+    }) {
+        return Err(CommandError::not_supported(format!(
+            "create: option '{option}' is not supported by Spillway (plain collections only)"
+        )));
+    }
+    let name = args.collection()?;
+    let stored = context.stored(name)?;
+    if exists(context, &stored)? {
+        return Err(CommandError::new(
+            48,
+            format!("Collection {} already exists.", context.namespace(name)),
+        ));
+    }
+    context.commands.database.create_collection(&stored)?;
+    Ok(doc! { "ok": 1.0 })
+}
+
+/// `drop`: the collection and its indexes (a missing collection is not an error, as in
+/// MongoDB 7).
+pub(crate) fn drop(context: &mut Context<'_>) -> CommandResult {
+    context.args.only(&[])?;
+    let (collection, name) = collection(context)?;
+    let indexes = collection.list_indexes()?.len();
+    let action = collection.drop();
+    in_session!(action, context).run()?;
+    Ok(doc! {
+        "ns": context.namespace(&name),
+        "nIndexesWas": indexes as i32,
+        "ok": 1.0,
+    })
+}
+
+/// `dropDatabase`: every collection of the database, in one transaction; main collections
+/// of pattern policies first (they take their side collections with them).
+pub(crate) fn drop_database(context: &mut Context<'_>) -> CommandResult {
+    context.args.only(&[])?;
+    let mut collections: Vec<String> = collections_of(context)?
+        .into_iter()
+        .map(|(_, stored)| stored)
+        .collect();
+    let mains: Vec<String> = context
+        .commands
+        .database
+        .patterns()
+        .iter()
+        .map(|pattern| pattern.collection().to_string())
+        .collect();
+    collections.sort_by_key(|stored| !mains.contains(stored));
+    let database = context.commands.database.clone();
+    let drop_all = |transaction: &mut Transaction| {
+        for stored in &collections {
+            database
+                .collection::<Document>(stored)
+                .drop()
+                .session(transaction)
+                .run()?;
+        }
+        Ok(())
+    };
+    match context.session() {
+        Some(transaction) => drop_all(transaction)?,
+        None => database.transaction(drop_all)?,
+    }
+    Ok(doc! { "dropped": context.database, "ok": 1.0 })
+}
+
+/// `listDatabases` (on `admin`): the databases that have collections.
+pub(crate) fn list_databases(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&["filter", "nameOnly", "authorizedDatabases"])?;
+    let name_only = args.bool("nameOnly")?.unwrap_or(false);
+    let filter = args.document("filter")?;
+    let namespaces = context.commands.namespaces;
+    // Sizes would need every document's size (a scan of the whole store): `dbStats` has them.
+    let mut databases: Vec<String> = context
+        .commands
+        .database
+        .list_collection_names()?
+        .iter()
+        .filter_map(|stored| namespaces.database_of(stored).map(str::to_string))
+        .collect();
+    databases.dedup();
+    let total = 0_i64;
+    let listed: Vec<Document> = databases
+        .into_iter()
+        .map(|name| {
+            if name_only {
+                doc! { "name": name }
+            } else {
+                doc! { "name": name, "sizeOnDisk": 0_i64, "empty": false }
+            }
+        })
+        .collect();
+    let listed = filtered(listed, filter)?;
+    let mut reply = doc! { "databases": listed };
+    if !name_only {
+        reply.insert("totalSize", total);
+        reply.insert("totalSizeMb", total / (1024 * 1024));
+    }
+    reply.insert("ok", 1.0);
+    Ok(reply)
+}
+
+/// `listCollections`.
+pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&["filter", "nameOnly", "authorizedCollections", "cursor"])?;
+    if let Some(Bson::String(_)) = args.document.get("listCollections") {
+        // MongoDB takes `listCollections: 1`; a name is allowed and ignored.
+    }
+    check_database_name(context.database).or_else(|error| match context.commands.namespaces {
+        super::Namespaces::Flat => Ok(()),
+        super::Namespaces::Prefixed => Err(error),
+    })?;
+    let name_only = args.bool("nameOnly")?.unwrap_or(false);
+    let filter = args.document("filter")?;
+    let listed: Vec<Document> = collections_of(context)?
+        .into_iter()
+        .map(|(name, _)| {
+            if name_only {
+                doc! { "name": name, "type": "collection" }
+            } else {
+                doc! {
+                    "name": name,
+                    "type": "collection",
+                    "options": {},
+                    "info": { "readOnly": false },
+                    "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+                }
+            }
+        })
+        .collect();
+    let listed = filtered(listed, filter)?;
+    let namespace = format!("{}.$cmd.listCollections", context.database);
+    listing(context, &namespace, listed)
+}
+
+/// `renameCollection` (on `admin`, with full namespaces): the documents and indexes move to
+/// the new name in one transaction.
+pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&["to", "dropTarget", "stayTemp"])?;
+    let Some(Bson::String(from)) = args.document.get("renameCollection") else {
+        return Err(CommandError::type_mismatch(
+            "renameCollection must name the source namespace as a string",
+        ));
+    };
+    let Some(to) = args.string("to")? else {
+        return Err(args.missing("to"));
+    };
+    let drop_target = args.bool("dropTarget")?.unwrap_or(false);
+    let split = |namespace: &str| -> CommandResult<(String, String)> {
+        namespace
+            .split_once('.')
+            .map(|(database, collection)| (database.to_string(), collection.to_string()))
+            .ok_or_else(|| {
+                CommandError::new(73, format!("Invalid namespace specified '{namespace}'"))
+            })
+    };
+    let (from_database, from_collection) = split(from)?;
+    let (to_database, to_collection) = split(to)?;
+    let namespaces = context.commands.namespaces;
+    let source = namespaces.stored(&from_database, &from_collection)?;
+    let target = namespaces.stored(&to_database, &to_collection)?;
+    if source == target {
+        return Err(CommandError::new(20, "Can't rename a collection to itself"));
+    }
+    if !exists(context, &source)? {
+        return Err(CommandError::namespace_not_found(from));
+    }
+    if exists(context, &target)? && !drop_target {
+        return Err(CommandError::new(48, "target namespace exists"));
+    }
+    let database = context.commands.database.clone();
+    if database
+        .patterns()
+        .iter()
+        .any(|pattern| pattern.collection() == source || pattern.side_collection() == source)
+    {
+        return Err(CommandError::not_supported(format!(
+            "renameCollection: '{from}' has a pattern policy; remove it first (removePattern)"
+        )));
+    }
+    let rename = |transaction: &mut Transaction| {
+        let source = database.collection::<Document>(&source);
+        let target = database.collection::<Document>(&target);
+        target.drop().session(transaction).run()?;
+        let documents: Vec<Document> = source
+            .find(doc! {})
+            .session(transaction)
+            .run()?
+            .collect::<crate::Result<_>>()?;
+        if documents.is_empty() {
+            // An empty collection still exists after the rename.
+            target.insert_one(doc! {}).session(transaction).run()?;
+            target.delete_many(doc! {}).session(transaction).run()?;
+        } else {
+            target.insert_many(documents).session(transaction).run()?;
+        }
+        for model in source.list_indexes()?.into_iter().skip(1) {
+            target.create_index(model).session(transaction).run()?;
+        }
+        source.drop().session(transaction).run()?;
+        Ok(())
+    };
+    match context.session() {
+        Some(transaction) => rename(transaction)?,
+        None => database.transaction(rename)?,
+    }
+    Ok(doc! { "ok": 1.0 })
+}
+
+/// Index options Spillway implements; the others are refused by name.
+const INDEX_FIELDS: &[&str] = &["key", "name", "unique", "v", "background", "ns"];
+
+/// `createIndexes`.
+pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&["indexes", "commitQuorum", "ignoreUnknownIndexOptions"])?;
+    let Some(specs) = args.documents("indexes")? else {
+        return Err(args.missing("indexes"));
+    };
+    if specs.is_empty() {
+        return Err(CommandError::bad_value(
+            "Must specify at least one index to create",
+        ));
+    }
+    let mut models = Vec::with_capacity(specs.len());
+    for spec in &specs {
+        let spec_args = Args::new("createIndexes.indexes", spec);
+        if let Some(option) = spec
+            .keys()
+            .find(|key| !INDEX_FIELDS.contains(&key.as_str()))
+        {
+            return Err(CommandError::not_supported(format!(
+                "index option '{option}' is not supported by Spillway (key, name and unique are)"
+            )));
+        }
+        let Some(keys) = spec_args.document("key")? else {
+            return Err(spec_args.missing("key"));
+        };
+        let options = IndexOptions {
+            unique: spec_args.bool("unique")?,
+            name: spec_args.string("name")?.map(str::to_string),
+        };
+        models.push(IndexModel {
+            keys: keys.clone(),
+            options: Some(options),
+        });
+    }
+    let (collection, _) = collection(context)?;
+    let stored = collection.name().to_string();
+    let existed = exists(context, &stored)?;
+    let before = collection.list_indexes()?.len();
+    let database = context.commands.database.clone();
+    let create_all = |transaction: &mut Transaction| {
+        for model in models {
+            collection.create_index(model).session(transaction).run()?;
+        }
+        Ok(())
+    };
+    match context.session() {
+        Some(transaction) => create_all(transaction)?,
+        None => database.transaction(create_all)?,
+    }
+    let after = database
+        .collection::<Document>(&stored)
+        .list_indexes()?
+        .len();
+    let mut reply = doc! {
+        "numIndexesBefore": before as i32,
+        "numIndexesAfter": after as i32,
+        "createdCollectionAutomatically": !existed,
+    };
+    if before == after {
+        reply.insert("note", "all indexes already exist");
+    }
+    reply.insert("ok", 1.0);
+    Ok(reply)
+}
+
+/// `listIndexes`.
+pub(crate) fn list_indexes(context: &mut Context<'_>) -> CommandResult {
+    context.args.only(&["cursor"])?;
+    let (collection, name) = collection(context)?;
+    let namespace = context.namespace(&name);
+    if !exists(context, collection.name())? {
+        return Err(CommandError::namespace_not_found(&namespace));
+    }
+    let listed = collection
+        .list_indexes()?
+        .into_iter()
+        .map(|model| {
+            let options = model.options.unwrap_or_default();
+            let mut described =
+                doc! { "v": 2, "key": model.keys, "name": options.name.unwrap_or_default() };
+            if options.unique == Some(true) {
+                described.insert("unique", true);
+            }
+            described
+        })
+        .collect();
+    listing(context, &namespace, listed)
+}
+
+/// `dropIndexes`: by name, by key pattern, a list of names, or `"*"` (all but `_id_`).
+pub(crate) fn drop_indexes(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&["index"])?;
+    let Some(target) = args.get("index").cloned() else {
+        return Err(args.missing("index"));
+    };
+    let (collection, name) = collection(context)?;
+    let namespace = context.namespace(&name);
+    if !exists(context, collection.name())? {
+        return Err(CommandError::namespace_not_found(&namespace));
+    }
+    let models = collection.list_indexes()?;
+    let name_of = |model: &IndexModel| {
+        model
+            .options
+            .as_ref()
+            .and_then(|options| options.name.clone())
+            .unwrap_or_default()
+    };
+    let names: Vec<String> = match &target {
+        Bson::String(all) if all == "*" => models.iter().skip(1).map(name_of).collect(),
+        Bson::String(one) => vec![one.clone()],
+        Bson::Array(many) => many
+            .iter()
+            .map(|name| match name {
+                Bson::String(name) => Ok(name.clone()),
+                other => Err(CommandError::type_mismatch(format!(
+                    "dropIndexes: index names must be strings, not {other}"
+                ))),
+            })
+            .collect::<CommandResult<_>>()?,
+        Bson::Document(keys) => match models.iter().find(|model| &model.keys == keys) {
+            Some(model) => vec![name_of(model)],
+            None => {
+                return Err(CommandError::new(
+                    27,
+                    format!("can't find index with key: {keys}"),
+                ));
+            }
+        },
+        other => {
+            return Err(CommandError::type_mismatch(format!(
+                "dropIndexes: 'index' must be a name, names, a key pattern or '*', not {other}"
+            )));
+        }
+    };
+    if names.iter().any(|name| name == "_id_") {
+        return Err(CommandError::new(72, "cannot drop _id index"));
+    }
+    let database = context.commands.database.clone();
+    let drop_all = |transaction: &mut Transaction| {
+        for name in &names {
+            collection.drop_index(name).session(transaction).run()?;
+        }
+        Ok(())
+    };
+    match context.session() {
+        Some(transaction) => drop_all(transaction)?,
+        None => database.transaction(drop_all)?,
+    }
+    Ok(doc! { "nIndexesWas": models.len() as i32, "ok": 1.0 })
+}
+
+/// `dbStats`: counts and sizes of the database's collections.
+pub(crate) fn db_stats(context: &mut Context<'_>) -> CommandResult {
+    context.args.only(&["scale", "freeStorage"])?;
+    let stats = context.commands.database.stats()?;
+    let namespaces = context.commands.namespaces;
+    let mine: Vec<_> = stats
+        .collections
+        .iter()
+        .filter(|collection| {
+            namespaces
+                .collection_of(context.database, &collection.name)
+                .is_some()
+        })
+        .collect();
+    let objects: u64 = mine.iter().map(|collection| collection.documents).sum();
+    let data_size: u64 = mine
+        .iter()
+        .map(|collection| collection.document_bytes)
+        .sum();
+    let indexes: usize = mine
+        .iter()
+        .map(|collection| collection.indexes.len() + 1)
+        .sum();
+    Ok(doc! {
+        "db": context.database,
+        "collections": mine.len() as i64,
+        "views": 0_i64,
+        "objects": objects as i64,
+        "dataSize": data_size as f64,
+        "storageSize": data_size as f64,
+        "indexes": indexes as i64,
+        "ok": 1.0,
+    })
+}
+
+/// `collStats`: the collection's count and size.
+pub(crate) fn coll_stats(context: &mut Context<'_>) -> CommandResult {
+    context.args.only(&["scale", "verbose"])?;
+    let (collection, name) = collection(context)?;
+    let namespace = context.namespace(&name);
+    let stats = context.commands.database.stats()?;
+    let Some(found) = stats
+        .collections
+        .iter()
+        .find(|stats| stats.name == collection.name())
+    else {
+        return Err(CommandError::namespace_not_found(&namespace));
+    };
+    Ok(doc! {
+        "ns": namespace,
+        "count": found.documents as i64,
+        "size": found.document_bytes as f64,
+        "nindexes": (found.indexes.len() + 1) as i64,
+        "ok": 1.0,
+    })
+}

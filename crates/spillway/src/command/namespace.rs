@@ -1,0 +1,236 @@
+//! Where a MongoDB namespace (`database.collection`) lives in the one store.
+//!
+//! A server keeps every database in one spillway [`Database`](crate::Database): collection `c`
+//! of database `d` is the stored collection `d.c`. One store means one write path, one group
+//! commit and transactions that span databases as one atomic batch; a database is the set of
+//! stored collections that share its prefix, so it exists while it has a collection, as in
+//! MongoDB. [`Namespaces::Flat`] is the embedded view: one unnamed database whose collections
+//! are stored under their own names (the shell's).
+//!
+//! This module must never read or write documents: it only names things.
+
+use bson::{Bson, Document};
+
+use super::error::{CommandError, CommandResult};
+
+/// How database and collection names map to stored collection names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Namespaces {
+    /// Collection `c` of database `d` is stored as `d.c` (a server's many databases).
+    Prefixed,
+    /// Collections are stored under their own names; the database name is ignored (one
+    /// embedded database, as the shell sees it).
+    Flat,
+}
+
+/// Longest database name MongoDB accepts, in bytes.
+const MAX_DATABASE_NAME_LEN: usize = 63;
+
+impl Namespaces {
+    /// The stored name of `collection` in `database`, after checking both names as MongoDB
+    /// does (73 InvalidNamespace).
+    pub(crate) fn stored(self, database: &str, collection: &str) -> CommandResult<String> {
+        check_collection_name(database, collection)?;
+        match self {
+            Namespaces::Prefixed => {
+                check_database_name(database)?;
+                Ok(format!("{database}.{collection}"))
+            }
+            Namespaces::Flat => Ok(collection.to_string()),
+        }
+    }
+
+    /// The collection of `database` stored as `stored`, if it belongs to that database.
+    pub(crate) fn collection_of<'a>(self, database: &str, stored: &'a str) -> Option<&'a str> {
+        match self {
+            Namespaces::Prefixed => stored
+                .strip_prefix(database)
+                .and_then(|rest| rest.strip_prefix('.')),
+            Namespaces::Flat => Some(stored),
+        }
+    }
+
+    /// The database a stored collection belongs to (`None` in the flat view).
+    pub(crate) fn database_of(self, stored: &str) -> Option<&str> {
+        match self {
+            Namespaces::Prefixed => stored.split_once('.').map(|(database, _)| database),
+            Namespaces::Flat => None,
+        }
+    }
+}
+
+impl Namespaces {
+    /// `pipeline` with the collections its stages name (`$lookup`, `$graphLookup`,
+    /// `$unionWith`, `$out`, `$merge`, inside `$facet` and sub-pipelines too) turned into
+    /// stored names; `{ db, coll }` targets may name another database.
+    pub(crate) fn pipeline(
+        self,
+        database: &str,
+        pipeline: &[Document],
+    ) -> CommandResult<Vec<Document>> {
+        pipeline
+            .iter()
+            .map(|stage| self.stage(database, stage))
+            .collect()
+    }
+
+    fn stage(self, database: &str, stage: &Document) -> CommandResult<Document> {
+        let mut rewritten = stage.clone();
+        for (name, spec) in rewritten.iter_mut() {
+            match (name.as_str(), spec) {
+                ("$lookup" | "$graphLookup", Bson::Document(spec)) => {
+                    self.rename_field(database, spec, "from")?;
+                    self.sub_pipeline(database, spec)?;
+                }
+                ("$unionWith", Bson::Document(spec)) => {
+                    self.rename_field(database, spec, "coll")?;
+                    self.sub_pipeline(database, spec)?;
+                }
+                ("$unionWith" | "$out", target @ Bson::String(_))
+                | ("$out", target @ Bson::Document(_)) => {
+                    *target = self.target(database, target)?;
+                }
+                ("$merge", Bson::Document(spec)) => {
+                    if let Some(into) = spec.get_mut("into") {
+                        *into = self.target(database, into)?;
+                    }
+                }
+                ("$merge", target @ Bson::String(_)) => {
+                    *target = self.target(database, target)?;
+                }
+                ("$facet", Bson::Document(facets)) => {
+                    for (_, branch) in facets.iter_mut() {
+                        if let Bson::Array(stages) = branch {
+                            for stage in stages.iter_mut() {
+                                if let Bson::Document(inner) = stage {
+                                    *inner = self.stage(database, inner)?;
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(rewritten)
+    }
+
+    fn rename_field(self, database: &str, spec: &mut Document, field: &str) -> CommandResult<()> {
+        if let Some(Bson::String(collection)) = spec.get(field) {
+            let stored = self.stored(database, collection)?;
+            spec.insert(field, stored);
+        }
+        Ok(())
+    }
+
+    fn sub_pipeline(self, database: &str, spec: &mut Document) -> CommandResult<()> {
+        if let Some(Bson::Array(stages)) = spec.get_mut("pipeline") {
+            for stage in stages.iter_mut() {
+                if let Bson::Document(inner) = stage {
+                    *inner = self.stage(database, inner)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An output target: `"coll"` in the command's database, or `{ db, coll }`.
+    fn target(self, database: &str, target: &Bson) -> CommandResult<Bson> {
+        match target {
+            Bson::String(collection) => Ok(Bson::String(self.stored(database, collection)?)),
+            Bson::Document(spec) => {
+                let database = spec.get_str("db").unwrap_or(database);
+                let collection = spec.get_str("coll").map_err(|_| {
+                    CommandError::new(9, format!("an output target needs 'coll': {spec}"))
+                })?;
+                Ok(Bson::String(self.stored(database, collection)?))
+            }
+            other => Err(CommandError::type_mismatch(format!(
+                "an output target must be a collection name or {{ db, coll }}, not {other}"
+            ))),
+        }
+    }
+}
+
+/// MongoDB's rules for database names: non-empty, at most 63 bytes, none of `/\. "$` or NUL.
+pub(crate) fn check_database_name(database: &str) -> CommandResult<()> {
+    if database.is_empty() {
+        return Err(CommandError::new(73, "database name cannot be empty"));
+    }
+    if database.len() > MAX_DATABASE_NAME_LEN {
+        return Err(CommandError::new(
+            73,
+            format!("database name is too long (over {MAX_DATABASE_NAME_LEN} bytes): {database}"),
+        ));
+    }
+    if let Some(bad) = database
+        .chars()
+        .find(|c| matches!(c, '/' | '\\' | '.' | ' ' | '"' | '$' | '\0'))
+    {
+        return Err(CommandError::new(
+            73,
+            format!("invalid database name '{database}': it contains {bad:?}"),
+        ));
+    }
+    Ok(())
+}
+
+/// MongoDB's rules for collection names as a client gives them: non-empty, no `$` or NUL,
+/// not in the reserved `system.` space.
+pub(crate) fn check_collection_name(database: &str, collection: &str) -> CommandResult<()> {
+    let reason = if collection.is_empty() {
+        Some("collection names cannot be empty")
+    } else if collection.contains('$') {
+        Some("collection names cannot contain '$'")
+    } else if collection.contains('\0') {
+        Some("collection names cannot contain the null character")
+    } else if collection.starts_with('.') {
+        Some("collection names cannot start with '.'")
+    } else if collection.starts_with("system.") {
+        Some("the 'system.' prefix is reserved")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(CommandError::new(
+            73,
+            format!("Invalid collection name: {database}.{collection}: {reason}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixed_names_round_trip_and_bad_names_are_refused() {
+        let namespaces = Namespaces::Prefixed;
+        assert_eq!(
+            namespaces.stored("shop", "books.old").unwrap(),
+            "shop.books.old"
+        );
+        assert_eq!(
+            namespaces.collection_of("shop", "shop.books.old"),
+            Some("books.old")
+        );
+        assert_eq!(namespaces.collection_of("sho", "shop.books"), None);
+        assert_eq!(namespaces.database_of("shop.books.old"), Some("shop"));
+        for (database, collection) in [
+            ("", "a"),
+            ("a.b", "c"),
+            ("a b", "c"),
+            ("a", ""),
+            ("a", "x$y"),
+            ("a", "system.users"),
+        ] {
+            let error = namespaces.stored(database, collection).unwrap_err();
+            assert_eq!(error.code, 73, "{database}.{collection}: {error}");
+        }
+        assert_eq!(
+            Namespaces::Flat.stored("ignored", "books").unwrap(),
+            "books"
+        );
+    }
+}

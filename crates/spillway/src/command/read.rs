@@ -1,0 +1,361 @@
+//! The read commands: `find`, `getMore`, `killCursors`, `count`, `distinct`, `aggregate`,
+//! `explain`. Each becomes one facade action on the command's snapshot (or transaction) and
+//! its reply in MongoDB's shape.
+//!
+//! This module must never write: an `aggregate` ending in `$out`/`$merge` writes through the
+//! facade's aggregate action, in one transaction.
+
+use bson::{Bson, Document, doc};
+
+use super::Context;
+use super::args::Args;
+use super::cursors::DocumentStream;
+use super::error::{CommandError, CommandResult};
+use super::{count_value, lock};
+use crate::Collection;
+
+/// Applies the context's transaction, if any, to a facade action.
+macro_rules! in_session {
+    ($action:expr, $context:expr) => {
+        match $context.session() {
+            Some(transaction) => $action.session(transaction),
+            None => $action,
+        }
+    };
+}
+pub(crate) use in_session;
+
+/// Options of `find` that change results and that Spillway does not implement: refused, so a
+/// client never gets silently different answers.
+const UNSUPPORTED_FIND_OPTIONS: &[&str] = &[
+    "min",
+    "max",
+    "returnKey",
+    "showRecordId",
+    "tailable",
+    "awaitData",
+    "oplogReplay",
+];
+
+const FIND_FIELDS: &[&str] = &[
+    "filter",
+    "sort",
+    "projection",
+    "hint",
+    "skip",
+    "limit",
+    "batchSize",
+    "singleBatch",
+    "let",
+    "collation",
+    "allowDiskUse",
+    "noCursorTimeout",
+    "allowPartialResults",
+    "readOnce",
+    "expand",
+    "min",
+    "max",
+    "returnKey",
+    "showRecordId",
+    "tailable",
+    "awaitData",
+    "oplogReplay",
+];
+
+/// The collection a command names as its value, opened through the facade, with its stored
+/// name.
+pub(crate) fn collection(context: &Context<'_>) -> CommandResult<(Collection<Document>, String)> {
+    let name = context.args.collection()?;
+    let stored = context.stored(name)?;
+    Ok((
+        context.commands.database.collection::<Document>(&stored),
+        name.to_string(),
+    ))
+}
+
+/// Refuses a collation other than the simple one (Spillway compares strings by code point).
+pub(crate) fn check_collation(args: &Args<'_>) -> CommandResult<()> {
+    match args.document("collation")? {
+        None => Ok(()),
+        Some(collation)
+            if collation
+                .get_str("locale")
+                .is_ok_and(|locale| locale == "simple") =>
+        {
+            Ok(())
+        }
+        Some(collation) => Err(CommandError::not_supported(format!(
+            "collation {collation} is not supported: Spillway compares strings by code point (locale 'simple')"
+        ))),
+    }
+}
+
+/// `find`.
+pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(FIND_FIELDS)?;
+    for option in UNSUPPORTED_FIND_OPTIONS {
+        if args
+            .get(option)
+            .is_some_and(|value| value != &Bson::Boolean(false))
+        {
+            return Err(CommandError::not_supported(format!(
+                "find option '{option}' is not supported by Spillway"
+            )));
+        }
+    }
+    check_collation(args)?;
+    let filter = args.document("filter")?.cloned().unwrap_or_default();
+    let sort = args.document("sort")?.cloned();
+    let projection = args.document("projection")?.cloned();
+    let skip = args.count("skip")?.unwrap_or(0);
+    let limit = args.count("limit")?.unwrap_or(0);
+    let batch_size = args.count("batchSize")?;
+    let single_batch = args.bool("singleBatch")?.unwrap_or(false);
+    let immortal = args.bool("noCursorTimeout")?.unwrap_or(false);
+    let expand = args.bool("expand")?.unwrap_or(false);
+    let let_vars = args.document("let")?.cloned();
+    let (collection, name) = collection(context)?;
+    let namespace = context.namespace(&name);
+    let stream: DocumentStream = if let Some(let_vars) = let_vars {
+        // `let` variables are read by `$expr`: run the find as the pipeline it is.
+        let mut pipeline = vec![doc! { "$match": filter }];
+        if let Some(sort) = sort {
+            pipeline.push(doc! { "$sort": sort });
+        }
+        if skip > 0 {
+            pipeline.push(doc! { "$skip": skip as i64 });
+        }
+        if limit > 0 {
+            pipeline.push(doc! { "$limit": limit as i64 });
+        }
+        if let Some(projection) = projection {
+            pipeline.push(doc! { "$project": projection });
+        }
+        let action = collection.aggregate(pipeline).let_vars(let_vars);
+        Box::new(in_session!(action, context).run()?)
+    } else {
+        let mut action = collection.find(filter).skip(skip).expand(expand);
+        if limit > 0 {
+            action = action.limit(i64::try_from(limit).unwrap_or(i64::MAX));
+        }
+        if let Some(sort) = sort {
+            action = action.sort(sort);
+        }
+        if let Some(projection) = projection {
+            action = action.projection(projection);
+        }
+        Box::new(in_session!(action, context).run()?)
+    };
+    let single_batch = single_batch || (limit > 0 && batch_size.is_some_and(|size| size >= limit));
+    lock(&context.commands.cursors).open(&namespace, stream, batch_size, single_batch, immortal)
+}
+
+/// `getMore`.
+pub(crate) fn get_more(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&[
+        "collection",
+        "batchSize",
+        "term",
+        "lastKnownCommittedOpTime",
+    ])?;
+    let id = match args.document.get("getMore") {
+        Some(Bson::Int64(id)) => *id,
+        Some(other) => {
+            return Err(CommandError::type_mismatch(format!(
+                "getMore's cursor id must be a long, not {other}"
+            )));
+        }
+        None => return Err(args.missing("getMore")),
+    };
+    let Some(collection) = args.string("collection")? else {
+        return Err(args.missing("collection"));
+    };
+    let batch_size = args.count("batchSize")?.filter(|size| *size > 0);
+    let namespace = context.namespace(collection);
+    lock(&context.commands.cursors).get_more(id, &namespace, batch_size)
+}
+
+/// `killCursors`.
+pub(crate) fn kill_cursors(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&["cursors"])?;
+    args.collection()?;
+    let Some(ids) = args.array("cursors")? else {
+        return Err(args.missing("cursors"));
+    };
+    let ids = ids
+        .iter()
+        .map(|id| match id {
+            Bson::Int64(id) => Ok(*id),
+            other => Err(CommandError::type_mismatch(format!(
+                "killCursors: cursor ids must be longs, not {other}"
+            ))),
+        })
+        .collect::<CommandResult<Vec<i64>>>()?;
+    let (killed, not_found) = lock(&context.commands.cursors).kill(&ids);
+    Ok(doc! {
+        "cursorsKilled": killed,
+        "cursorsNotFound": not_found,
+        "cursorsAlive": [],
+        "cursorsUnknown": [],
+        "ok": 1.0,
+    })
+}
+
+/// `count`.
+pub(crate) fn count(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&["query", "skip", "limit", "hint", "collation", "fields"])?;
+    check_collation(args)?;
+    let filter = args.document("query")?.cloned().unwrap_or_default();
+    let skip = args.count("skip")?.unwrap_or(0);
+    // A negative limit counts like its absolute value, as in MongoDB.
+    let limit = args.integer("limit")?.unwrap_or(0).unsigned_abs();
+    let (collection, _) = collection(context)?;
+    let action = collection.count_documents(filter).skip(skip).limit(limit);
+    let n = in_session!(action, context).run()?;
+    Ok(doc! { "n": count_value(i64::try_from(n).unwrap_or(i64::MAX)), "ok": 1.0 })
+}
+
+/// `distinct`.
+pub(crate) fn distinct(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&["key", "query", "collation", "hint"])?;
+    check_collation(args)?;
+    let Some(key) = args.string("key")? else {
+        return Err(args.missing("key"));
+    };
+    let filter = args.document("query")?.cloned().unwrap_or_default();
+    let (collection, _) = collection(context)?;
+    let action = collection.distinct(key, filter);
+    let values = in_session!(action, context).run()?;
+    Ok(doc! { "values": values, "ok": 1.0 })
+}
+
+/// `aggregate` on a collection (a database-level `aggregate: 1` is not supported).
+pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&[
+        "pipeline",
+        "cursor",
+        "explain",
+        "allowDiskUse",
+        "let",
+        "collation",
+        "hint",
+        "bypassDocumentValidation",
+    ])?;
+    check_collation(args)?;
+    if !matches!(args.document.get("aggregate"), Some(Bson::String(_))) {
+        return Err(CommandError::not_supported(
+            "aggregate: 1 (a pipeline without a collection, such as $currentOp or $documents) is not supported",
+        ));
+    }
+    let Some(pipeline) = args.documents("pipeline")? else {
+        return Err(args.missing("pipeline"));
+    };
+    let explain = args.bool("explain")?.unwrap_or(false);
+    let cursor = args.document("cursor")?;
+    if cursor.is_none() && !explain {
+        return Err(CommandError::new(
+            9,
+            "The 'cursor' option is required, except for aggregate with the explain argument",
+        ));
+    }
+    let batch_size = match cursor {
+        Some(cursor) => Args::new("aggregate.cursor", cursor).count("batchSize")?,
+        None => None,
+    };
+    let let_vars = args.document("let")?.cloned();
+    let pipeline = context
+        .commands
+        .namespaces
+        .pipeline(context.database, &pipeline)?;
+    let (collection, name) = collection(context)?;
+    let mut action = collection.aggregate(pipeline);
+    if let Some(let_vars) = let_vars {
+        action = action.let_vars(let_vars);
+    }
+    if explain {
+        let plan = in_session!(action, context).explain()?;
+        return Ok(doc! { "stages": plan, "ok": 1.0 });
+    }
+    let stream: DocumentStream = Box::new(in_session!(action, context).run()?);
+    let namespace = context.namespace(&name);
+    lock(&context.commands.cursors).open(&namespace, stream, batch_size, false, false)
+}
+
+/// `explain` of a `find`, `count`, `distinct` or `aggregate`.
+pub(crate) fn explain(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&["verbosity"])?;
+    let Some(inner) = args.document("explain")? else {
+        return Err(args.missing("explain"));
+    };
+    let Some(inner_name) = inner.keys().next().cloned() else {
+        return Err(CommandError::bad_value(
+            "explain: the explained command is empty",
+        ));
+    };
+    let inner_args = Args::new(&inner_name, inner);
+    let name = inner_args.collection()?;
+    let stored = context.stored(name)?;
+    let collection = context.commands.database.collection::<Document>(&stored);
+    let namespace = context.namespace(name);
+    match inner_name.as_str() {
+        "find" | "count" | "distinct" => {
+            let filter_field = if inner_name == "find" {
+                "filter"
+            } else {
+                "query"
+            };
+            let filter = inner_args
+                .document(filter_field)?
+                .cloned()
+                .unwrap_or_default();
+            let mut action = collection.find(filter.clone());
+            if let Some(sort) = inner_args.document("sort")? {
+                action = action.sort(sort.clone());
+            }
+            if let Some(skip) = inner_args.count("skip")? {
+                action = action.skip(skip);
+            }
+            if let Some(limit) = inner_args.count("limit")?.filter(|limit| *limit > 0) {
+                action = action.limit(i64::try_from(limit).unwrap_or(i64::MAX));
+            }
+            let plan = in_session!(action, context).explain()?;
+            Ok(doc! {
+                "queryPlanner": {
+                    "namespace": namespace,
+                    "parsedQuery": filter,
+                    "winningPlan": plan.winning_plan,
+                    "rejectedPlans": [],
+                },
+                "executionStats": {
+                    "executionSuccess": true,
+                    "nReturned": plan.n_returned as i64,
+                    "totalKeysExamined": plan.keys_examined as i64,
+                    "totalDocsExamined": plan.docs_examined as i64,
+                },
+                "ok": 1.0,
+            })
+        }
+        "aggregate" => {
+            let Some(pipeline) = inner_args.documents("pipeline")? else {
+                return Err(inner_args.missing("pipeline"));
+            };
+            let pipeline = context
+                .commands
+                .namespaces
+                .pipeline(context.database, &pipeline)?;
+            let action = collection.aggregate(pipeline);
+            let plan = in_session!(action, context).explain()?;
+            Ok(doc! { "stages": plan, "ok": 1.0 })
+        }
+        other => Err(CommandError::not_supported(format!(
+            "explain of '{other}' is not supported (find, count, distinct and aggregate are)"
+        ))),
+    }
+}

@@ -1,0 +1,696 @@
+//! The command layer: MongoDB's commands as documents, answered with MongoDB's replies,
+//! codes and labels, as a driver sees them over the wire.
+
+use spillway::bson::{Bson, Document, doc};
+use spillway::command::Commands;
+use spillway::{Database, Pattern};
+
+fn commands() -> Commands {
+    Commands::new(Database::open_in_memory().expect("in-memory database"))
+}
+
+/// Runs `command` on database `shop` and returns the reply without the cluster time fields.
+fn run(commands: &Commands, mut command: Document) -> Document {
+    if !command.contains_key("$db") {
+        command.insert("$db", "shop");
+    }
+    let mut reply = commands.execute(command);
+    assert!(
+        reply.remove("operationTime").is_some(),
+        "every reply has an operationTime"
+    );
+    assert!(
+        reply.remove("$clusterTime").is_some(),
+        "every reply has a $clusterTime"
+    );
+    reply
+}
+
+/// Runs `command` and checks it succeeded.
+fn ok(commands: &Commands, command: Document) -> Document {
+    let shown = command.to_string();
+    let reply = run(commands, command);
+    assert_eq!(
+        reply.get_f64("ok").ok(),
+        Some(1.0),
+        "{shown} failed: {reply}"
+    );
+    reply
+}
+
+/// Runs `command` and returns the code of its failure.
+fn fails(commands: &Commands, command: Document) -> (i32, String) {
+    let shown = command.to_string();
+    let reply = run(commands, command);
+    assert_eq!(
+        reply.get_f64("ok").ok(),
+        Some(0.0),
+        "{shown} should fail: {reply}"
+    );
+    let code = reply.get_i32("code").expect("a failure has a code");
+    assert!(
+        !reply.get_str("codeName").unwrap_or("").is_empty(),
+        "{reply}"
+    );
+    (code, reply.get_str("errmsg").unwrap_or("").to_string())
+}
+
+/// A count field, whichever integer type carries it.
+fn number(reply: &Document, field: &str) -> i64 {
+    match reply.get(field) {
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(Bson::Int64(n)) => *n,
+        other => panic!("{field} is not a number: {other:?} in {reply}"),
+    }
+}
+
+fn first_batch(reply: &Document) -> Vec<Bson> {
+    reply
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_array("firstBatch"))
+        .expect("a cursor reply")
+        .clone()
+}
+
+fn cursor_id(reply: &Document) -> i64 {
+    reply
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_i64("id"))
+        .expect("a cursor id")
+}
+
+fn seed(commands: &Commands, n: i32) {
+    let documents: Vec<Document> = (0..n).map(|i| doc! { "_id": i, "n": i % 3 }).collect();
+    let reply = ok(commands, doc! { "insert": "books", "documents": documents });
+    assert_eq!(number(&reply, "n"), i64::from(n));
+}
+
+#[test]
+fn find_pages_through_get_more_until_the_cursor_is_exhausted() {
+    let commands = commands();
+    seed(&commands, 10);
+    let reply = ok(
+        &commands,
+        doc! { "find": "books", "filter": {}, "sort": { "_id": -1 }, "batchSize": 4 },
+    );
+    assert_eq!(first_batch(&reply).len(), 4);
+    assert_eq!(
+        reply.get_document("cursor").unwrap().get_str("ns").ok(),
+        Some("shop.books")
+    );
+    let id = cursor_id(&reply);
+    assert_ne!(id, 0);
+    let more = ok(
+        &commands,
+        doc! { "getMore": id, "collection": "books", "batchSize": 4 },
+    );
+    let batch = more
+        .get_document("cursor")
+        .unwrap()
+        .get_array("nextBatch")
+        .unwrap();
+    assert_eq!(batch[0].as_document().unwrap().get_i32("_id").ok(), Some(5));
+    let last = ok(&commands, doc! { "getMore": id, "collection": "books" });
+    assert_eq!(
+        last.get_document("cursor")
+            .unwrap()
+            .get_array("nextBatch")
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(cursor_id(&last), 0);
+    let (code, _) = fails(&commands, doc! { "getMore": id, "collection": "books" });
+    assert_eq!(code, 43, "an exhausted cursor is gone");
+}
+
+#[test]
+fn kill_cursors_reports_what_it_killed() {
+    let commands = commands();
+    seed(&commands, 5);
+    let reply = ok(&commands, doc! { "find": "books", "batchSize": 1 });
+    let id = cursor_id(&reply);
+    let killed = ok(
+        &commands,
+        doc! { "killCursors": "books", "cursors": [id, 12345_i64] },
+    );
+    assert_eq!(
+        killed.get_array("cursorsKilled").unwrap(),
+        &vec![Bson::Int64(id)]
+    );
+    assert_eq!(
+        killed.get_array("cursorsNotFound").unwrap(),
+        &vec![Bson::Int64(12345)]
+    );
+}
+
+#[test]
+fn find_options_limit_skip_projection_and_single_batch() {
+    let commands = commands();
+    seed(&commands, 10);
+    let reply = ok(
+        &commands,
+        doc! { "find": "books", "filter": { "n": 1 }, "skip": 1, "limit": 2, "projection": { "n": 0 } },
+    );
+    assert_eq!(
+        first_batch(&reply),
+        vec![
+            Bson::Document(doc! { "_id": 4 }),
+            Bson::Document(doc! { "_id": 7 })
+        ]
+    );
+    assert_eq!(cursor_id(&reply), 0);
+    let single = ok(
+        &commands,
+        doc! { "find": "books", "batchSize": 3, "singleBatch": true },
+    );
+    assert_eq!(first_batch(&single).len(), 3);
+    assert_eq!(cursor_id(&single), 0);
+    let missing = ok(&commands, doc! { "find": "nothing" });
+    assert!(first_batch(&missing).is_empty());
+}
+
+#[test]
+fn duplicate_keys_are_write_errors_with_key_pattern_and_value() {
+    let commands = commands();
+    seed(&commands, 3);
+    let ordered = ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 10 }, { "_id": 1 }, { "_id": 11 }] },
+    );
+    assert_eq!(number(&ordered, "n"), 1);
+    let errors = ordered.get_array("writeErrors").unwrap();
+    assert_eq!(errors.len(), 1);
+    let error = errors[0].as_document().unwrap();
+    assert_eq!(error.get_i32("index").ok(), Some(1));
+    assert_eq!(error.get_i32("code").ok(), Some(11000));
+    assert_eq!(
+        error.get_document("keyPattern").unwrap(),
+        &doc! { "_id": 1 }
+    );
+    assert_eq!(error.get_document("keyValue").unwrap(), &doc! { "_id": 1 });
+
+    let unordered = ok(
+        &commands,
+        doc! { "insert": "books", "ordered": false, "documents": [{ "_id": 2 }, { "_id": 20 }, { "_id": 0 }] },
+    );
+    assert_eq!(number(&unordered, "n"), 1);
+    let indexes: Vec<i32> = unordered
+        .get_array("writeErrors")
+        .unwrap()
+        .iter()
+        .map(|error| error.as_document().unwrap().get_i32("index").unwrap())
+        .collect();
+    assert_eq!(indexes, [0, 2]);
+
+    ok(
+        &commands,
+        doc! { "createIndexes": "editions", "indexes": [{ "key": { "isbn": 1 }, "name": "isbn_1", "unique": true }] },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "editions", "documents": [{ "_id": 30, "isbn": "x" }] },
+    );
+    let reply = ok(
+        &commands,
+        doc! { "insert": "editions", "documents": [{ "_id": 31, "isbn": "x" }] },
+    );
+    let error = reply.get_array("writeErrors").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        error.get_document("keyPattern").unwrap(),
+        &doc! { "isbn": 1 }
+    );
+    assert_eq!(
+        error.get_document("keyValue").unwrap(),
+        &doc! { "isbn": "x" }
+    );
+}
+
+#[test]
+fn updates_report_matched_modified_and_upserted() {
+    let commands = commands();
+    seed(&commands, 6);
+    let reply = ok(
+        &commands,
+        doc! { "update": "books", "updates": [
+            { "q": { "n": 0 }, "u": { "$set": { "n": 0 } }, "multi": true },
+            { "q": { "n": 1 }, "u": { "$inc": { "n": 10 } }, "multi": true },
+            { "q": { "_id": 99 }, "u": { "title": "new" }, "upsert": true },
+            { "q": { "_id": 2 }, "u": { "title": "replaced" } },
+        ] },
+    );
+    assert_eq!(number(&reply, "n"), 2 + 2 + 1 + 1);
+    assert_eq!(reply.get_i32("nModified").ok(), Some(2 + 1));
+    assert_eq!(
+        reply.get_array("upserted").unwrap()[0]
+            .as_document()
+            .unwrap(),
+        &doc! { "index": 2, "_id": 99 }
+    );
+    let found = ok(&commands, doc! { "find": "books", "filter": { "_id": 2 } });
+    assert_eq!(
+        first_batch(&found),
+        vec![Bson::Document(doc! { "_id": 2, "title": "replaced" })]
+    );
+
+    let reply = ok(
+        &commands,
+        doc! { "update": "books", "updates": [{ "q": {}, "u": { "title": "x" }, "multi": true }] },
+    );
+    let error = reply.get_array("writeErrors").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(error.get_i32("code").ok(), Some(9), "{error}");
+}
+
+#[test]
+fn deletes_honour_their_limit() {
+    let commands = commands();
+    seed(&commands, 6);
+    let reply = ok(
+        &commands,
+        doc! { "delete": "books", "deletes": [{ "q": { "n": 0 }, "limit": 1 }, { "q": { "n": 1 }, "limit": 0 }] },
+    );
+    assert_eq!(number(&reply, "n"), 3);
+    let count = ok(&commands, doc! { "count": "books" });
+    assert_eq!(number(&count, "n"), 3);
+    let reply = ok(
+        &commands,
+        doc! { "delete": "books", "deletes": [{ "q": {}, "limit": 5 }] },
+    );
+    let error = reply.get_array("writeErrors").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(error.get_i32("code").ok(), Some(9));
+}
+
+#[test]
+fn find_and_modify_says_what_it_matched_and_upserted() {
+    let commands = commands();
+    seed(&commands, 3);
+    let reply = ok(
+        &commands,
+        doc! { "findAndModify": "books", "query": { "_id": 1 }, "update": { "$set": { "t": 1 } } },
+    );
+    assert_eq!(
+        reply.get_document("value").unwrap(),
+        &doc! { "_id": 1, "n": 1 }
+    );
+    assert_eq!(
+        reply.get_document("lastErrorObject").unwrap(),
+        &doc! { "n": 1, "updatedExisting": true }
+    );
+
+    let reply = ok(
+        &commands,
+        doc! { "findAndModify": "books", "query": { "_id": 7 }, "update": { "$set": { "t": 2 } }, "upsert": true },
+    );
+    assert_eq!(
+        reply.get("value"),
+        Some(&Bson::Null),
+        "new: false returns the document before: none"
+    );
+    assert_eq!(
+        reply.get_document("lastErrorObject").unwrap(),
+        &doc! { "n": 1, "updatedExisting": false, "upserted": 7 }
+    );
+
+    let reply = ok(
+        &commands,
+        doc! { "findAndModify": "books", "query": { "_id": 8 }, "update": { "$set": { "t": 3 } },
+        "upsert": true, "new": true, "fields": { "t": 1, "_id": 0 } },
+    );
+    assert_eq!(reply.get_document("value").unwrap(), &doc! { "t": 3 });
+
+    let reply = ok(
+        &commands,
+        doc! { "findAndModify": "books", "query": { "n": 2 }, "remove": true },
+    );
+    assert_eq!(
+        reply.get_document("value").unwrap(),
+        &doc! { "_id": 2, "n": 2 }
+    );
+    let (code, _) = fails(
+        &commands,
+        doc! { "findAndModify": "books", "query": {}, "remove": true, "update": { "$set": { "a": 1 } } },
+    );
+    assert_eq!(code, 9);
+
+    ok(
+        &commands,
+        doc! { "createIndexes": "books", "indexes": [{ "key": { "t": 1 }, "name": "t_1", "unique": true }] },
+    );
+    let (code, _) = fails(
+        &commands,
+        doc! { "findAndModify": "books", "query": { "_id": 1 }, "update": { "$set": { "t": 3 } } },
+    );
+    assert_eq!(
+        code, 11000,
+        "the statement's own error, not the transaction's"
+    );
+}
+
+#[test]
+fn count_distinct_and_aggregate_across_collections_of_one_database() {
+    let commands = commands();
+    seed(&commands, 6);
+    ok(
+        &commands,
+        doc! { "insert": "authors", "documents": [{ "_id": 0, "name": "zero" }, { "_id": 1, "name": "one" }] },
+    );
+    assert_eq!(
+        number(
+            &ok(&commands, doc! { "count": "books", "query": { "n": 1 } }),
+            "n"
+        ),
+        2
+    );
+    let distinct = ok(&commands, doc! { "distinct": "books", "key": "n" });
+    assert_eq!(distinct.get_array("values").unwrap().len(), 3);
+    let reply = ok(
+        &commands,
+        doc! { "aggregate": "books", "cursor": {}, "pipeline": [
+            { "$match": { "_id": { "$lt": 2 } } },
+            { "$lookup": { "from": "authors", "localField": "_id", "foreignField": "_id", "as": "author" } },
+            { "$project": { "name": { "$first": "$author.name" } } },
+        ] },
+    );
+    assert_eq!(
+        first_batch(&reply),
+        vec![
+            Bson::Document(doc! { "_id": 0, "name": "zero" }),
+            Bson::Document(doc! { "_id": 1, "name": "one" })
+        ]
+    );
+    ok(
+        &commands,
+        doc! { "aggregate": "books", "cursor": {}, "pipeline": [{ "$match": { "n": 0 } }, { "$out": "zeros" }] },
+    );
+    let zeros = ok(&commands, doc! { "count": "zeros" });
+    assert_eq!(number(&zeros, "n"), 2);
+    let names = ok(&commands, doc! { "listCollections": 1, "nameOnly": true });
+    let names: Vec<String> = first_batch(&names)
+        .iter()
+        .map(|entry| {
+            entry
+                .as_document()
+                .unwrap()
+                .get_str("name")
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(names, ["authors", "books", "zeros"]);
+    let (code, _) = fails(&commands, doc! { "aggregate": "books", "pipeline": [] });
+    assert_eq!(code, 9, "cursor is required");
+}
+
+#[test]
+fn databases_are_separate_namespaces_of_one_store() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 1 }], "$db": "a" },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 1 }, { "_id": 2 }], "$db": "b" },
+    );
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "books", "$db": "a" }), "n"),
+        1
+    );
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "books", "$db": "b" }), "n"),
+        2
+    );
+    let listed = ok(
+        &commands,
+        doc! { "listDatabases": 1, "nameOnly": true, "$db": "admin" },
+    );
+    assert_eq!(
+        listed.get_array("databases").unwrap(),
+        &vec![
+            Bson::Document(doc! { "name": "a" }),
+            Bson::Document(doc! { "name": "b" })
+        ]
+    );
+    ok(&commands, doc! { "dropDatabase": 1, "$db": "a" });
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "books", "$db": "a" }), "n"),
+        0
+    );
+    assert_eq!(
+        commands.database().list_collection_names().unwrap(),
+        ["b.books"]
+    );
+    let (code, _) = fails(&commands, doc! { "find": "books", "$db": "bad.name" });
+    assert_eq!(code, 73);
+    let (code, _) = fails(
+        &commands,
+        doc! { "insert": "system.users", "documents": [{}] },
+    );
+    assert_eq!(code, 73);
+}
+
+#[test]
+fn collections_and_indexes_are_managed_by_commands() {
+    let commands = commands();
+    ok(&commands, doc! { "create": "books" });
+    assert_eq!(fails(&commands, doc! { "create": "books" }).0, 48);
+    assert_eq!(
+        fails(
+            &commands,
+            doc! { "create": "capped", "capped": true, "size": 100 }
+        )
+        .0,
+        115
+    );
+    let created = ok(
+        &commands,
+        doc! { "createIndexes": "books", "indexes": [
+            { "key": { "a": 1 }, "name": "a_1" },
+            { "key": { "b": -1, "c": 1 }, "name": "b_-1_c_1", "unique": true },
+        ] },
+    );
+    assert_eq!(created.get_i32("numIndexesBefore").ok(), Some(1));
+    assert_eq!(created.get_i32("numIndexesAfter").ok(), Some(3));
+    let listed = ok(&commands, doc! { "listIndexes": "books" });
+    let names: Vec<&str> = first_batch(&listed)
+        .iter()
+        .map(|index| index.as_document().unwrap().get_str("name").unwrap())
+        .map(|name| match name {
+            "_id_" => "_id_",
+            "a_1" => "a_1",
+            _ => "b_-1_c_1",
+        })
+        .collect();
+    assert_eq!(names, ["_id_", "a_1", "b_-1_c_1"]);
+    assert_eq!(fails(&commands, doc! { "createIndexes": "books", "indexes": [{ "key": { "x": 1 }, "name": "x_1", "sparse": true }] }).0, 115);
+    assert_eq!(
+        fails(&commands, doc! { "dropIndexes": "books", "index": "nope" }).0,
+        27
+    );
+    assert_eq!(
+        fails(&commands, doc! { "dropIndexes": "books", "index": "_id_" }).0,
+        72
+    );
+    ok(
+        &commands,
+        doc! { "dropIndexes": "books", "index": { "a": 1 } },
+    );
+    let dropped = ok(&commands, doc! { "dropIndexes": "books", "index": "*" });
+    assert_eq!(dropped.get_i32("nIndexesWas").ok(), Some(2));
+    assert_eq!(fails(&commands, doc! { "listIndexes": "nothing" }).0, 26);
+
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 1, "a": 1 }] },
+    );
+    ok(
+        &commands,
+        doc! { "createIndexes": "books", "indexes": [{ "key": { "a": 1 }, "name": "a_1" }] },
+    );
+    ok(
+        &commands,
+        doc! { "renameCollection": "shop.books", "to": "archive.old_books", "$db": "admin" },
+    );
+    assert_eq!(number(&ok(&commands, doc! { "count": "books" }), "n"), 0);
+    let moved = ok(&commands, doc! { "find": "old_books", "$db": "archive" });
+    assert_eq!(
+        first_batch(&moved),
+        vec![Bson::Document(doc! { "_id": 1, "a": 1 })]
+    );
+    let indexes = ok(
+        &commands,
+        doc! { "listIndexes": "old_books", "$db": "archive" },
+    );
+    assert_eq!(first_batch(&indexes).len(), 2);
+    let dropped = ok(&commands, doc! { "drop": "old_books", "$db": "archive" });
+    assert_eq!(dropped.get_i32("nIndexesWas").ok(), Some(2));
+    ok(&commands, doc! { "drop": "never_existed" });
+}
+
+#[test]
+fn pattern_policies_are_commands_too() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "sales", "documents": [{ "_id": 2, "title": "The Wooden Amulet", "customers_purchased": [] }] },
+    );
+    ok(
+        &commands,
+        doc! { "setPattern": "sales", "outlier": "customers_purchased", "threshold": 3,
+        "overflowCollection": "extra_sales", "linkField": "book_id", "bucketCapacity": 4 },
+    );
+    assert_eq!(
+        commands.database().patterns(),
+        vec![Pattern::from(
+            Pattern::outlier("shop.sales", "customers_purchased")
+                .threshold(3)
+                .overflow_collection("shop.extra_sales")
+                .link_field("book_id")
+                .bucket_capacity(4)
+        )],
+        "stored under the database's prefix, side collection too"
+    );
+    for n in 0..10 {
+        ok(
+            &commands,
+            doc! { "update": "sales", "updates": [{ "q": { "_id": 2 }, "u": { "$push": { "customers_purchased": format!("user{n}") } } }] },
+        );
+    }
+    let stored = ok(&commands, doc! { "find": "sales" });
+    let stored = first_batch(&stored)[0].as_document().unwrap().clone();
+    assert_eq!(stored.get_array("customers_purchased").unwrap().len(), 3);
+    assert_eq!(stored.get_bool("has_extras").ok(), Some(true));
+    let expanded = ok(&commands, doc! { "find": "sales", "expand": true });
+    let expanded = first_batch(&expanded)[0].as_document().unwrap().clone();
+    assert_eq!(expanded.get_array("customers_purchased").unwrap().len(), 10);
+    let logical = ok(
+        &commands,
+        doc! { "count": "sales", "query": { "customers_purchased": "user8" } },
+    );
+    assert_eq!(number(&logical, "n"), 1);
+    let length = ok(
+        &commands,
+        doc! { "arrayLength": "sales", "_id": 2, "field": "customers_purchased" },
+    );
+    assert_eq!(length.get_i64("length").ok(), Some(10));
+    let page = ok(
+        &commands,
+        doc! { "arrayPage": "sales", "_id": 2, "field": "customers_purchased", "skip": 4, "limit": 2 },
+    );
+    assert_eq!(
+        page.get_array("elements").unwrap(),
+        &vec![Bson::from("user4"), Bson::from("user5")]
+    );
+    let missing = ok(
+        &commands,
+        doc! { "arrayLength": "sales", "_id": 99, "field": "customers_purchased" },
+    );
+    assert_eq!(missing.get("length"), Some(&Bson::Null));
+    let listed = ok(&commands, doc! { "getPatterns": "sales" });
+    let listed = listed.get_array("patterns").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(listed.get_str("collection").ok(), Some("sales"));
+    assert_eq!(
+        listed.get_str("overflowCollection").ok(),
+        Some("extra_sales")
+    );
+    assert!(
+        ok(&commands, doc! { "verifyPatterns": 1 })
+            .get_array("violations")
+            .unwrap()
+            .is_empty()
+    );
+    let (code, message) = fails(
+        &commands,
+        doc! { "setPattern": "sales", "outlier": "x", "thresold": 3 },
+    );
+    assert_eq!(code, 2);
+    assert!(message.contains("thresold"), "{message}");
+    ok(
+        &commands,
+        doc! { "removePattern": "sales", "field": "customers_purchased" },
+    );
+    let folded = ok(&commands, doc! { "find": "sales" });
+    let folded = first_batch(&folded)[0].as_document().unwrap().clone();
+    assert_eq!(folded.get_array("customers_purchased").unwrap().len(), 10);
+}
+
+#[test]
+fn a_retried_write_is_applied_once() {
+    let commands = commands();
+    let lsid = doc! { "id": Bson::Binary(spillway::bson::Binary { subtype: spillway::bson::spec::BinarySubtype::Uuid, bytes: vec![7; 16] }) };
+    let push = doc! {
+        "update": "counters", "updates": [{ "q": { "_id": 1 }, "u": { "$inc": { "n": 1 } }, "upsert": true }],
+        "lsid": lsid.clone(), "txnNumber": 1_i64,
+    };
+    let first = ok(&commands, push.clone());
+    let retried = ok(&commands, push.clone());
+    assert_eq!(first, retried, "the retry gets the first reply");
+    let mut next = push.clone();
+    next.insert("txnNumber", 2_i64);
+    ok(&commands, next);
+    let found = ok(&commands, doc! { "find": "counters" });
+    assert_eq!(
+        first_batch(&found),
+        vec![Bson::Document(doc! { "_id": 1, "n": 2 })]
+    );
+    let (code, _) = fails(&commands, push);
+    assert_eq!(code, 225, "an older txnNumber is refused");
+}
+
+#[test]
+fn malformed_commands_get_mongodbs_parse_errors() {
+    let commands = commands();
+    assert_eq!(fails(&commands, doc! { "frobnicate": 1 }).0, 59);
+    assert_eq!(
+        fails(&commands, doc! { "find": "books", "filtre": {} }).0,
+        40415
+    );
+    assert_eq!(
+        fails(&commands, doc! { "find": "books", "limit": "ten" }).0,
+        14
+    );
+    assert_eq!(
+        fails(
+            &commands,
+            doc! { "find": "books", "filter": { "$bogus": 1 } }
+        )
+        .0,
+        2
+    );
+    assert_eq!(fails(&commands, doc! { "insert": "books" }).0, 40414);
+    assert_eq!(
+        fails(&commands, doc! { "insert": "books", "documents": [] }).0,
+        16
+    );
+    assert_eq!(fails(&commands, doc! { "find": 12 }).0, 73);
+    assert_eq!(
+        fails(
+            &commands,
+            doc! { "find": "books", "collation": { "locale": "fr" } }
+        )
+        .0,
+        115
+    );
+    let reply = commands.execute(doc! { "find": "books" });
+    assert_eq!(
+        reply.get_i32("code").ok(),
+        Some(40414),
+        "a command without $db: {reply}"
+    );
+    assert_eq!(
+        fails(&commands, doc! { "commitTransaction": 1, "$db": "admin" }).0,
+        50768
+    );
+}
