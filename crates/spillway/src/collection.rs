@@ -30,7 +30,7 @@ use crate::patterned;
 use crate::planner;
 use crate::results::{
     CreateIndexResult, DeleteResult, Explain, IndexModel, IndexOptions, InsertManyResult,
-    InsertOneResult, ReturnDocument, UpdateResult,
+    InsertOneResult, ReturnDocument, UpdateModifications, UpdateResult,
 };
 use crate::storage;
 use crate::txn::{Reader, WriteTxn};
@@ -263,8 +263,18 @@ where
     }
 
     /// Updates the first document matching `filter` (smallest `_id`) with update operators.
-    pub fn update_one(&self, filter: Document, update: Document) -> UpdateAction<'_, T> {
-        UpdateAction::new(self, filter, Ok(update), false, UpdateKind::Operators)
+    pub fn update_one(
+        &self,
+        filter: Document,
+        update: impl Into<UpdateModifications>,
+    ) -> UpdateAction<'_, T> {
+        UpdateAction::new(
+            self,
+            filter,
+            Ok(update.into()),
+            false,
+            UpdateKind::Operators,
+        )
     }
 
     /// Updates every document matching `filter` with update operators, all or nothing.
@@ -273,8 +283,12 @@ where
     /// does not depend on the order documents are found in: `{ $inc: { rank: 1 } }` over a
     /// unique `rank` succeeds when the shifted ranks are still distinct (MongoDB checks each
     /// document as it writes it and may fail there, depending on the plan).
-    pub fn update_many(&self, filter: Document, update: Document) -> UpdateAction<'_, T> {
-        UpdateAction::new(self, filter, Ok(update), true, UpdateKind::Operators)
+    pub fn update_many(
+        &self,
+        filter: Document,
+        update: impl Into<UpdateModifications>,
+    ) -> UpdateAction<'_, T> {
+        UpdateAction::new(self, filter, Ok(update.into()), true, UpdateKind::Operators)
     }
 
     /// Replaces the first document matching `filter` (its `_id` is kept).
@@ -286,7 +300,7 @@ where
         UpdateAction::new(
             self,
             filter,
-            to_document(replacement.borrow()),
+            to_document(replacement.borrow()).map(UpdateModifications::Document),
             false,
             UpdateKind::Replacement,
         )
@@ -317,9 +331,9 @@ where
     pub fn find_one_and_update(
         &self,
         filter: Document,
-        update: Document,
+        update: impl Into<UpdateModifications>,
     ) -> FindOneAndModify<'_, T> {
-        FindOneAndModify::new(self, filter, Ok(update), UpdateKind::Operators)
+        FindOneAndModify::new(self, filter, Ok(update.into()), UpdateKind::Operators)
     }
 
     /// Replaces the first match (in `sort` order, else smallest `_id`) and returns it, before
@@ -332,7 +346,7 @@ where
         FindOneAndModify::new(
             self,
             filter,
-            to_document(replacement.borrow()),
+            to_document(replacement.borrow()).map(UpdateModifications::Document),
             UpdateKind::Replacement,
         )
     }
@@ -834,7 +848,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOne<'a, T> {
 pub struct UpdateAction<'a, T> {
     collection: &'a Collection<T>,
     filter: Document,
-    update: Result<Document>,
+    update: Result<UpdateModifications>,
     multi: bool,
     kind: UpdateKind,
     upsert: bool,
@@ -846,7 +860,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
     fn new(
         collection: &'a Collection<T>,
         filter: Document,
-        update: Result<Document>,
+        update: Result<UpdateModifications>,
         multi: bool,
         kind: UpdateKind,
     ) -> Self {
@@ -879,7 +893,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
     /// Runs the update.
     pub fn run(self) -> Result<UpdateResult> {
         let filter = parse_filter(&self.filter)?;
-        let update = ops::parse_update(&self.update?, &self.array_filters, self.kind)?;
+        let update = ops::parse_modifications(&self.update?, &self.array_filters, self.kind)?;
         let name = &self.collection.name;
         let (multi, upsert) = (self.multi, self.upsert);
         let counts = self.collection.write(self.session, |txn, store| {
@@ -922,7 +936,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Delete<'a, T> {
 pub struct FindOneAndModify<'a, T> {
     collection: &'a Collection<T>,
     filter: Document,
-    update: Result<Document>,
+    update: Result<UpdateModifications>,
     kind: UpdateKind,
     sort: Option<Document>,
     projection: Option<Document>,
@@ -936,7 +950,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'a, T> 
     fn new(
         collection: &'a Collection<T>,
         filter: Document,
-        update: Result<Document>,
+        update: Result<UpdateModifications>,
         kind: UpdateKind,
     ) -> Self {
         FindOneAndModify {
@@ -988,7 +1002,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'a, T> 
     /// Runs the operation.
     pub fn run(self) -> Result<Option<T>> {
         let filter = parse_filter(&self.filter)?;
-        let update = ops::parse_update(&self.update?, &self.array_filters, self.kind)?;
+        let update = ops::parse_modifications(&self.update?, &self.array_filters, self.kind)?;
         let sort = parse_sort(self.sort.as_ref())?;
         let projection = parse_projection(self.projection.as_ref())?;
         let options = FindAndModify {

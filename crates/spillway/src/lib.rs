@@ -72,7 +72,8 @@ pub use maintenance::{
 };
 pub use results::{
     CreateIndexResult, DeleteResult, Explain, IndexModel, IndexModelBuilder, IndexOptions,
-    IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument, UpdateResult,
+    IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument, UpdateModifications,
+    UpdateResult,
 };
 pub use spillway_doc::DocError;
 pub use spillway_pattern::{

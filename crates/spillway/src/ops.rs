@@ -27,6 +27,7 @@ use crate::catalog::validate_collection_name;
 use crate::error::{Error, Result};
 use crate::exec::{Match, stored_document};
 use crate::patterned;
+use crate::results::UpdateModifications;
 use crate::storage::{
     self, DocumentChange, QueryRun, check_storable, decode, encode, id_order, insert_stored,
     query_stored, write_documents,
@@ -98,6 +99,25 @@ pub(crate) fn insert(
 pub(crate) enum UpdateKind {
     Operators,
     Replacement,
+}
+
+/// Parses an update given as operators, a replacement or a pipeline.
+pub(crate) fn parse_modifications(
+    update: &UpdateModifications,
+    array_filters: &[Document],
+    kind: UpdateKind,
+) -> Result<Update> {
+    match update {
+        UpdateModifications::Document(update) => parse_update(update, array_filters, kind),
+        UpdateModifications::Pipeline(_) if !array_filters.is_empty() => {
+            Err(Error::update(DocError::InvalidUpdate {
+                message: "arrayFilters may not be specified for pipeline-style updates".into(),
+            }))
+        }
+        UpdateModifications::Pipeline(stages) => {
+            Update::parse_pipeline(stages).map_err(Error::update)
+        }
+    }
 }
 
 pub(crate) fn parse_update(

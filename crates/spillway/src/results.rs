@@ -52,6 +52,29 @@ pub struct CreateIndexResult {
     pub index_name: String,
 }
 
+/// What an update changes: update operators (or, for a replace, a whole document), or an
+/// aggregation pipeline of `$set`/`$unset`/`$project`/`$replaceWith`-like stages, as in the
+/// driver (`update_one(filter, doc! { "$set": ... })` or `update_one(filter, vec![...])`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateModifications {
+    /// Operators such as `{ $set: { a: 1 } }`.
+    Document(Document),
+    /// Pipeline stages such as `[{ $set: { total: { $add: ["$a", "$b"] } } }]`.
+    Pipeline(Vec<Document>),
+}
+
+impl From<Document> for UpdateModifications {
+    fn from(document: Document) -> Self {
+        UpdateModifications::Document(document)
+    }
+}
+
+impl From<Vec<Document>> for UpdateModifications {
+    fn from(stages: Vec<Document>) -> Self {
+        UpdateModifications::Pipeline(stages)
+    }
+}
+
 /// Which version of the document `find_one_and_update` / `_replace` return.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ReturnDocument {

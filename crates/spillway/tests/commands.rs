@@ -694,3 +694,66 @@ fn malformed_commands_get_mongodbs_parse_errors() {
         50768
     );
 }
+
+#[test]
+fn pipeline_updates_compute_fields_from_the_document() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "carts", "documents": [{ "_id": 1, "a": 2, "b": 3 }, { "_id": 2, "a": 10, "b": 1 }] },
+    );
+    let reply = ok(
+        &commands,
+        doc! { "update": "carts", "updates": [{ "q": {}, "multi": true, "u": [
+            { "$set": { "total": { "$add": ["$a", "$b"] } } },
+            { "$unset": "b" },
+        ] }] },
+    );
+    assert_eq!(reply.get_i32("nModified").ok(), Some(2));
+    let found = ok(&commands, doc! { "find": "carts" });
+    assert_eq!(
+        first_batch(&found),
+        vec![
+            Bson::Document(doc! { "_id": 1, "a": 2, "total": 5 }),
+            Bson::Document(doc! { "_id": 2, "a": 10, "total": 11 })
+        ]
+    );
+    let reply = ok(
+        &commands,
+        doc! { "findAndModify": "carts", "query": { "_id": 1 }, "new": true,
+        "update": [{ "$replaceWith": { "only": "$total" } }] },
+    );
+    assert_eq!(
+        reply.get_document("value").unwrap(),
+        &doc! { "_id": 1, "only": 5 },
+        "_id is kept"
+    );
+    let reply = ok(
+        &commands,
+        doc! { "update": "carts", "updates": [{ "q": { "_id": 2 }, "u": [{ "$match": {} }] }] },
+    );
+    assert_eq!(
+        reply.get_array("writeErrors").unwrap().len(),
+        1,
+        "$match is not an update stage"
+    );
+    let reply = ok(
+        &commands,
+        doc! { "update": "carts", "updates": [{ "q": { "_id": 2 }, "u": [{ "$set": { "_id": 3 } }] }] },
+    );
+    assert_eq!(
+        reply.get_array("writeErrors").unwrap().len(),
+        1,
+        "_id is immutable"
+    );
+    let reply = ok(
+        &commands,
+        doc! { "update": "carts", "updates": [{ "q": { "_id": 9, "a": 1 }, "upsert": true, "u": [{ "$set": { "b": { "$multiply": ["$a", 5] } } }] }] },
+    );
+    assert_eq!(reply.get_array("upserted").unwrap().len(), 1);
+    let upserted = ok(&commands, doc! { "find": "carts", "filter": { "_id": 9 } });
+    assert_eq!(
+        first_batch(&upserted),
+        vec![Bson::Document(doc! { "_id": 9, "a": 1, "b": 5 })]
+    );
+}

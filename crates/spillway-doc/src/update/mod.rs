@@ -11,6 +11,10 @@
 //!   `_id`...) are [`DocError::UpdateFailed`], naming the operator, the field and the
 //!   document's `_id`. **A failed update changes nothing**: operators work on a copy that
 //!   replaces the document only when every one of them succeeded.
+//! - [`Update::parse_pipeline`] takes an update given as an aggregation pipeline
+//!   (`[{ $set: { total: { $add: ["$a", "$b"] } } }]`; only `$addFields`/`$set`,
+//!   `$project`/`$unset` and `$replaceRoot`/`$replaceWith`, as in MongoDB), evaluated on the
+//!   document with `$$NOW` at the statement's time; it may not change `_id`.
 //! - [`Update::upsert`] builds the document an upsert inserts, from the query's equality
 //!   fields ([`Update::upsert_base`]) and the update.
 //!
@@ -27,6 +31,8 @@ mod upsert;
 
 use std::collections::BTreeSet;
 
+use std::sync::Arc;
+
 use bson::{Bson, DateTime, Document, Timestamp};
 
 use self::arith::Arithmetic;
@@ -34,7 +40,9 @@ use self::parse::{Action, DateKind, FieldUpdate, OperatorUpdate};
 use self::target::Failure;
 use crate::compare::compare;
 use crate::error::{DocError, Result};
+use crate::expr::Variables;
 use crate::filter::Filter;
+use crate::pipeline::{Pipeline, PipelineOptions, Source};
 
 /// A parsed update: a replacement document or a list of operator updates.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,10 +50,48 @@ pub struct Update {
     kind: Kind,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 enum Kind {
     Replacement(Document),
     Operators(OperatorUpdate),
+    /// The stages as given (for equality) and parsed.
+    Pipeline(Vec<Document>, Arc<Pipeline>),
+}
+
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        match (self, other) {
+            (Kind::Replacement(a), Kind::Replacement(b)) => a == b,
+            (Kind::Operators(a), Kind::Operators(b)) => a == b,
+            (Kind::Pipeline(a, _), Kind::Pipeline(b, _)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// The stages an update pipeline may hold (MongoDB's list).
+const UPDATE_STAGES: &[&str] = &[
+    "$addFields",
+    "$set",
+    "$project",
+    "$unset",
+    "$replaceRoot",
+    "$replaceWith",
+];
+
+/// An update pipeline reads nothing but its document.
+struct NoCollections;
+
+impl Source for NoCollections {
+    fn documents(
+        &self,
+        collection: &str,
+        _filter: &Document,
+    ) -> Result<Box<dyn Iterator<Item = Result<Document>> + '_>> {
+        Err(DocError::update(format!(
+            "an update pipeline cannot read collection '{collection}'"
+        )))
+    }
 }
 
 /// What an update needs to know besides the document it changes.
@@ -150,6 +196,24 @@ impl Update {
         })
     }
 
+    /// Parses an update given as an aggregation pipeline. Only `$addFields`/`$set`,
+    /// `$project`/`$unset` and `$replaceRoot`/`$replaceWith` stages are allowed.
+    pub fn parse_pipeline(stages: &[Document]) -> Result<Update> {
+        for stage in stages {
+            let name = stage.keys().next().map_or("", String::as_str);
+            if !UPDATE_STAGES.contains(&name) {
+                return Err(DocError::update(format!(
+                    "{name} is not allowed to be used within an update (allowed: {})",
+                    UPDATE_STAGES.join(", ")
+                )));
+            }
+        }
+        let pipeline = Pipeline::parse(stages, &PipelineOptions::default())?;
+        Ok(Update {
+            kind: Kind::Pipeline(stages.to_vec(), Arc::new(pipeline)),
+        })
+    }
+
     /// Whether this is a replacement document rather than operators.
     pub fn is_replacement(&self) -> bool {
         matches!(self.kind, Kind::Replacement(_))
@@ -159,7 +223,7 @@ impl Update {
     pub fn replacement(&self) -> Option<&Document> {
         match &self.kind {
             Kind::Replacement(replacement) => Some(replacement),
-            Kind::Operators(_) => None,
+            Kind::Operators(_) | Kind::Pipeline(..) => None,
         }
     }
 
@@ -167,7 +231,7 @@ impl Update {
     /// (`$rename` lists its source). Empty for a replacement.
     pub fn operations(&self) -> Vec<(&'static str, &str)> {
         match &self.kind {
-            Kind::Replacement(_) => Vec::new(),
+            Kind::Replacement(_) | Kind::Pipeline(..) => Vec::new(),
             Kind::Operators(operators) => operators
                 .fields
                 .iter()
@@ -259,6 +323,7 @@ impl Update {
         match &self.kind {
             Kind::Replacement(replacement) => apply_replacement(replacement, document),
             Kind::Operators(operators) => apply_operators(operators, document, context),
+            Kind::Pipeline(_, pipeline) => apply_pipeline(pipeline, document, context),
         }
     }
 
@@ -284,6 +349,49 @@ impl Update {
         move_id_first(&mut document);
         Ok(document)
     }
+}
+
+/// Runs an update pipeline on `document`; `_id` may not change (one the pipeline drops is
+/// kept, as MongoDB keeps it).
+fn apply_pipeline(
+    pipeline: &Arc<Pipeline>,
+    document: &mut Document,
+    context: &ApplyContext,
+) -> Result<UpdateOutcome> {
+    let variables = Variables {
+        now: context.now,
+        ..pipeline.variables().clone()
+    };
+    let input = Box::new(std::iter::once(Ok(document.clone())));
+    let mut output = crate::pipeline::run(
+        Arc::clone(pipeline),
+        input,
+        Arc::new(NoCollections),
+        variables,
+    );
+    let mut updated = output
+        .next()
+        .transpose()?
+        .ok_or_else(|| DocError::update("the update pipeline produced no document"))?;
+    match (document.get("_id"), updated.get("_id")) {
+        (Some(id), None) => {
+            let rest = std::mem::take(&mut updated);
+            updated.insert("_id", id.clone());
+            updated.extend(rest);
+        }
+        (Some(before), Some(after)) if before != after => {
+            return Err(DocError::update(format!(
+                "the update pipeline changed the immutable field '_id' from {before} to {after}"
+            )));
+        }
+        _ => {}
+    }
+    for (field, value) in &updated {
+        parse::check_storable("update pipeline", field, value)?;
+    }
+    let modified = updated != *document;
+    *document = updated;
+    Ok(UpdateOutcome { modified })
 }
 
 fn head(dotted: &str) -> &str {

@@ -12,7 +12,7 @@ use super::args::Args;
 use super::count_value;
 use super::error::{CommandError, CommandResult};
 use super::read::{check_collation, collection, in_session};
-use crate::{Collection, ReturnDocument, Transaction};
+use crate::{Collection, ReturnDocument, Transaction, UpdateModifications};
 
 /// The most statements one write command may carry (MongoDB's `maxWriteBatchSize`).
 const MAX_WRITE_BATCH: usize = 100_000;
@@ -186,9 +186,25 @@ fn update_statement(
     let statement = UpdateStatement::parse(statement)?;
     let update = match statement.update {
         Bson::Document(update) => update,
-        Bson::Array(_) => {
-            return Err(CommandError::not_supported(
-                "updates with an aggregation pipeline are not supported yet; use update operators",
+        Bson::Array(stages) => {
+            if statement.array_filters.is_some() {
+                return Err(CommandError::new(
+                    9,
+                    "arrayFilters may not be specified for pipeline-style updates",
+                ));
+            }
+            let stages = pipeline_stages(&stages)?;
+            let action = if statement.multi {
+                collection.update_many(statement.filter, stages)
+            } else {
+                collection.update_one(statement.filter, stages)
+            }
+            .upsert(statement.upsert);
+            let result = in_session!(action, context).run()?;
+            return Ok((
+                result.matched_count as i64,
+                result.modified_count as i64,
+                result.upserted_id,
             ));
         }
         other => {
@@ -227,6 +243,19 @@ fn update_statement(
         result.modified_count as i64,
         result.upserted_id,
     ))
+}
+
+/// The stages of a pipeline-style update, each a document.
+fn pipeline_stages(stages: &[Bson]) -> CommandResult<Vec<Document>> {
+    stages
+        .iter()
+        .map(|stage| match stage {
+            Bson::Document(stage) => Ok(stage.clone()),
+            other => Err(CommandError::type_mismatch(format!(
+                "each stage of an update pipeline must be a document, not {other}"
+            ))),
+        })
+        .collect()
 }
 
 /// `delete`.
@@ -344,10 +373,13 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
             9,
             "Either an update or remove=true must be specified",
         )),
-        (false, Some(Bson::Array(_))) => Err(CommandError::not_supported(
-            "findAndModify with an aggregation pipeline update is not supported yet",
-        )),
-        (false, Some(Bson::Document(update))) => {
+        (false, Some(update @ (Bson::Document(_) | Bson::Array(_)))) => {
+            let update = match update {
+                Bson::Array(stages) => UpdateModifications::Pipeline(pipeline_stages(&stages)?),
+                other => {
+                    UpdateModifications::Document(other.as_document().cloned().unwrap_or_default())
+                }
+            };
             let modify = Modify {
                 filter,
                 update,
@@ -357,19 +389,7 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
                 fields,
                 array_filters,
             };
-            if let Some(transaction) = context.session() {
-                return modify.run(&collection, transaction);
-            }
-            // The facade's error would only say that the transaction was abandoned: keep
-            // the statement's own.
-            let mut failure = None;
-            let outcome = context.commands.database.transaction(|transaction| {
-                modify.run(&collection, transaction).map_err(|error| {
-                    failure = Some(error);
-                    Transaction::abort("findAndModify failed")
-                })
-            });
-            outcome.map_err(|error| failure.unwrap_or_else(|| error.into()))
+            modify.run_statement(context, &collection)
         }
         (false, Some(other)) => Err(CommandError::new(
             9,
@@ -381,7 +401,7 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
 /// An update or replacement by `findAndModify`.
 struct Modify {
     filter: Document,
-    update: Document,
+    update: UpdateModifications,
     sort: Option<Document>,
     return_new: bool,
     upsert: bool,
@@ -390,6 +410,27 @@ struct Modify {
 }
 
 impl Modify {
+    /// Runs in the command's transaction, or in one of its own.
+    fn run_statement(
+        self,
+        context: &mut Context<'_>,
+        collection: &Collection<Document>,
+    ) -> CommandResult {
+        if let Some(transaction) = context.session() {
+            return self.run(collection, transaction);
+        }
+        // The facade's error would only say that the transaction was abandoned: keep the
+        // statement's own.
+        let mut failure = None;
+        let outcome = context.commands.database.transaction(|transaction| {
+            self.run(collection, transaction).map_err(|error| {
+                failure = Some(error);
+                Transaction::abort("findAndModify failed")
+            })
+        });
+        outcome.map_err(|error| failure.unwrap_or_else(|| error.into()))
+    }
+
     fn run(
         self,
         collection: &Collection<Document>,
@@ -404,11 +445,11 @@ impl Modify {
         let existed = probe.run()?.is_some();
         // An upsert that inserts is run returning the new document, for its `_id`.
         let returns_new = self.return_new || !existed;
-        let replacement = is_replacement(&self.update);
-        let mut action = if replacement {
-            collection.find_one_and_replace(self.filter, self.update)
-        } else {
-            collection.find_one_and_update(self.filter, self.update)
+        let mut action = match self.update {
+            UpdateModifications::Document(update) if is_replacement(&update) => {
+                collection.find_one_and_replace(self.filter, update)
+            }
+            update => collection.find_one_and_update(self.filter, update),
         };
         if let Some(sort) = self.sort {
             action = action.sort(sort);
