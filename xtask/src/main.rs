@@ -2,7 +2,7 @@
 //!
 //! | command | what it does |
 //! |---|---|
-//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, then the tasks that need `../shared` |
+//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, the tasks that need `../shared`, then `pymongo --ci` |
 //! | `conformance` | MongoDB's CRUD v1 conformance tests from `../shared/conformance/crud-v1`, against the reference model and through the facade |
 //! | `realdata` | the outlier and subset policies on OpenFlights routes and MovieLens ratings from `../shared/data`: logical equality, `verify_patterns`, stored sizes |
 //! | `bench` | the criterion benchmarks in `benches/` |
@@ -30,7 +30,8 @@ use anyhow::{Result, bail};
 const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
-  ci                     fmt, clippy, tests, docs, fuzz smoke, then the ../shared tasks
+  ci                     fmt, clippy, tests, docs, fuzz smoke, the ../shared tasks,
+                         then pymongo --ci
   conformance [--verbose]
                          run MongoDB's CRUD v1 conformance tests (needs ../shared)
   realdata               patterns on the real data sets in ../shared/data: logical

@@ -55,18 +55,28 @@ const DEFAULT_FILES: &[&str] = &[
     "test_collection_management.py",
 ];
 
-/// `--ci`'s files: a few minutes in all (measured against SecantusDB on a 2-core machine:
-/// the CRUD specification tests, then the collection, bulk and database API tests).
+/// `--ci`'s files: about three minutes against SecantusDB on a 2-core machine (measured per
+/// file: test_crud_unified 55 s, test_retryable_writes_unified 40 s, test_collection 31 s,
+/// test_session 24 s, test_database 16 s, test_cursor 12 s, test_collection_management 6 s,
+/// test_crud_v1 2 s). Left out: test_bulk (its `test_numerous_inserts` alone took 212 s on the
+/// peer), test_transactions_unified (176 s), test_client (its handshake-metadata and DNS tests
+/// depend on the machine, not the server) and test_index_management (Atlas Search indexes
+/// only: every test is deselected by the suite's `-m default` marker filter).
 const CI_FILES: &[&str] = &[
     "test_crud_unified.py",
     "test_crud_v1.py",
     "test_collection.py",
-    "test_bulk.py",
+    "test_cursor.py",
     "test_database.py",
+    "test_session.py",
+    "test_retryable_writes_unified.py",
+    "test_collection_management.py",
 ];
 
 /// How long one test file may run, unless `--timeout` says otherwise.
 const DEFAULT_FILE_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+/// The same under `--ci`, where a hung file must not hold CI for long.
+const CI_FILE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 /// The checked-in list of tests that must pass under `--ci`, relative to the repository.
 const EXPECTED_LIST: &str = "xtask/pymongo-expected.txt";
@@ -76,7 +86,7 @@ struct Options {
     peer_only: bool,
     ci: bool,
     files: Vec<String>,
-    timeout: Duration,
+    timeout: Option<Duration>,
 }
 
 fn parse_options(args: &[String]) -> Result<Options> {
@@ -85,7 +95,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
         peer_only: false,
         ci: false,
         files: Vec::new(),
-        timeout: DEFAULT_FILE_TIMEOUT,
+        timeout: None,
     };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -109,7 +119,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
                 let seconds: u64 = value
                     .parse()
                     .with_context(|| format!("--timeout takes whole seconds, got '{value}'"))?;
-                options.timeout = Duration::from_secs(seconds);
+                options.timeout = Some(Duration::from_secs(seconds));
             }
             other => bail!(
                 "pymongo takes --peer, --peer-only, --ci, --files a.py,b.py and --timeout SECS, got '{other}'"
@@ -133,6 +143,24 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let work = target_dir().join("pymongo");
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
 
+    let timeout = options.timeout.unwrap_or(if options.ci {
+        CI_FILE_TIMEOUT
+    } else {
+        DEFAULT_FILE_TIMEOUT
+    });
+    let mut programs = Vec::new();
+    if !options.peer_only {
+        let spillway = build_spillway()?;
+        if options.ci && !spillway_serves(&spillway) {
+            // CI runs this task on every branch; until the wire server lands there is nothing
+            // to run the tests against, and that is said rather than failed.
+            println!(
+                "SKIPPED: this build of spillway has no `serve` subcommand, so pymongo's tests did not run"
+            );
+            return Ok(());
+        }
+        programs.push(spillway);
+    }
     let python = find_python()?;
     let venv = ensure_venv(
         &python,
@@ -152,10 +180,6 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         );
     }
 
-    let mut programs = Vec::new();
-    if !options.peer_only {
-        programs.push(build_spillway()?);
-    }
     if options.peer || options.peer_only {
         programs.push(secantus_program(&python, &work)?);
     }
@@ -165,7 +189,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     for file in &options.files {
         let mut outcomes = Vec::new();
         for program in &programs {
-            let outcome = run_file(program, &venv, &suite, &work, file, options.timeout);
+            let outcome = run_file(program, &venv, &suite, &work, file, timeout);
             println!(
                 "{:<40} {:<11} {}",
                 file,
@@ -231,6 +255,16 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         check_expected(&options.files, &rows, spillway)?;
     }
     Ok(())
+}
+
+/// Whether `spillway serve --help` works (the subcommand exists in this build).
+fn spillway_serves(program: &ServerProgram) -> bool {
+    Command::new(&program.executable)
+        .args(["serve", "--help"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
 }
 
 /// `python3`, checked for the `venv` module; the error says what to install.
@@ -744,10 +778,18 @@ fn check_expected(
     Ok(())
 }
 
-/// The test ids of the expected list: one per line, `#` starts a comment.
+/// The test ids of the expected list: one per line; `#` at the start of a line or after a
+/// space starts a comment (test ids may contain `#` themselves).
 fn expected_ids(text: &str) -> Vec<String> {
     text.lines()
-        .map(|line| line.split('#').next().unwrap_or_default().trim())
+        .map(|line| {
+            let line = line.trim();
+            if line.starts_with('#') {
+                ""
+            } else {
+                line.split(" #").next().unwrap_or_default().trim()
+            }
+        })
         .filter(|line| !line.is_empty())
         .map(str::to_string)
         .collect()
