@@ -19,6 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::fs::File;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -189,13 +190,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     for file in &options.files {
         let mut outcomes = Vec::new();
         for program in &programs {
+            // The line starts before the file runs, so a long file shows what is running.
+            print!("{:<40} {:<11} ", file, program.kind.label());
+            let _ = std::io::stdout().flush();
             let outcome = run_file(program, &venv, &suite, &work, file, timeout);
-            println!(
-                "{:<40} {:<11} {}",
-                file,
-                program.kind.label(),
-                outcome.summary()
-            );
+            println!("{}", outcome.summary());
             outcomes.push(outcome);
         }
         rows.push((file.clone(), outcomes));
