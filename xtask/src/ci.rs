@@ -1,5 +1,6 @@
 //! `cargo xtask ci` and `cargo xtask bench`: run cargo's own tools in CI's order, then the
-//! fuzz smoke run and the tasks that need `../shared`.
+//! fuzz smoke run, the tasks that need `../shared`, and pymongo's tests against
+//! `spillway serve` (`cargo xtask pymongo --ci`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -53,6 +54,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
              the conformance and realdata runs did not happen"
         ),
     }
+    // pymongo's own tests over the wire: a bounded subset, failing only on the tests that
+    // xtask/pymongo-expected.txt lists (it needs python3 and PyPI).
+    println!("\n== pymongo's tests against spillway serve (cargo xtask pymongo --ci)");
+    crate::pymongo::run(&["--ci".to_string()])?;
+
     println!("\nci: all checks passed in {:.0?}", started.elapsed());
     Ok(())
 }

@@ -2,19 +2,24 @@
 //!
 //! | command | what it does |
 //! |---|---|
-//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, then the tasks that need `../shared` |
+//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, the tasks that need `../shared`, then `pymongo --ci` |
 //! | `conformance` | MongoDB's CRUD v1 conformance tests from `../shared/conformance/crud-v1`, against the reference model and through the facade |
 //! | `realdata` | the outlier and subset policies on OpenFlights routes and MovieLens ratings from `../shared/data`: logical equality, `verify_patterns`, stored sizes |
 //! | `bench` | the criterion benchmarks in `benches/` |
 //! | `crash` | the kill -9 loops of the storage engine and of the database, as long as you like |
 //! | `fuzz` | the cargo-fuzz targets under libFuzzer |
+//! | `pymongo` | pymongo's own test files, unmodified, against `spillway serve` (and SecantusDB with `--peer`), counted from JUnit XML |
+//! | `mongosh` | the real mongosh from npm against `spillway serve`: a ping, then the example scripts |
 //!
 //! xtask only orchestrates: it never contains product logic. Every check it runs is also a
 //! plain `#[test]` somewhere, so `cargo test --workspace` alone covers the same ground.
 
 mod ci;
 mod conformance;
+mod mongosh;
+mod pymongo;
 mod realdata;
+mod servers;
 mod shared;
 mod tasks;
 
@@ -25,7 +30,8 @@ use anyhow::{Result, bail};
 const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
-  ci                     fmt, clippy, tests, docs, fuzz smoke, then the ../shared tasks
+  ci                     fmt, clippy, tests, docs, fuzz smoke, the ../shared tasks,
+                         then pymongo --ci
   conformance [--verbose]
                          run MongoDB's CRUD v1 conformance tests (needs ../shared)
   realdata               patterns on the real data sets in ../shared/data: logical
@@ -36,6 +42,13 @@ commands:
   fuzz [--seconds N] [--runs N] [TARGET...]
                          run the fuzz targets under libFuzzer (default 20 s each, or
                          N executions each with --runs)
+  pymongo [--peer] [--peer-only] [--files a.py,b.py] [--ci] [--timeout SECS]
+                         pymongo's own test files against spillway serve (and SecantusDB
+                         with --peer, or only it with --peer-only); table in
+                         target/pymongo-report.md; --ci: a bounded subset, failing only
+                         on tests listed in xtask/pymongo-expected.txt
+  mongosh [--peer]       mongosh from npm against spillway serve (SecantusDB with --peer):
+                         a ping, then examples/outlier.js and examples/subset.js
 
 environment:
   SPILLWAY_SHARED        where the shared material is (default: ../shared beside the repository)";
@@ -62,6 +75,8 @@ fn run(args: &[String]) -> Result<()> {
         "bench" => ci::bench(rest),
         "crash" => tasks::crash(rest),
         "fuzz" => tasks::fuzz(rest),
+        "pymongo" => pymongo::run(rest),
+        "mongosh" => mongosh::run(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

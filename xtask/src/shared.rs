@@ -19,3 +19,12 @@ pub(crate) fn shared_dir() -> Option<PathBuf> {
     };
     candidate.is_dir().then_some(candidate)
 }
+
+/// Cargo's target directory: `$CARGO_TARGET_DIR` (relative to the repository when relative),
+/// else `target/` in the repository. The client tasks keep their throwaway environments here.
+pub(crate) fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => repo_root().join(dir),
+        None => repo_root().join("target"),
+    }
+}

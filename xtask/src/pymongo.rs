@@ -1,0 +1,875 @@
+//! `cargo xtask pymongo`: pymongo's own test files, unmodified, against `spillway serve`, and
+//! with `--peer` against SecantusDB in the same run, side by side.
+//!
+//! Everything it installs lives under `target/pymongo/`: a virtual environment with pinned
+//! pymongo, pytest and pytest-asyncio (reused while the pins are unchanged), a second one for
+//! the peer, and the `test/` folder and `pyproject.toml` (which holds pytest's configuration) of
+//! the pinned pymongo source distribution. Each test file runs under pytest with a fresh server
+//! (`DB_IP`/`DB_PORT` point at it), bounded by a timeout; the counts come from pytest's JUnit
+//! XML, never from its text. The table goes to the terminal and to `target/pymongo-report.md`,
+//! and the ids of the tests that passed to `target/pymongo/passing-<server>.txt` (what the
+//! expected list is filled from).
+//!
+//! `--ci` runs a bounded subset against spillway and fails only when a test listed in
+//! `xtask/pymongo-expected.txt` did not pass; an empty list makes it report without failing.
+//!
+//! This task must never change a test file, and never reach anything but PyPI (through pip)
+//! and the servers it starts on 127.0.0.1.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use wait_timeout::ChildExt;
+
+use crate::servers::{RunningServer, ServerKind, ServerProgram, build_spillway};
+use crate::shared::{repo_root, target_dir};
+
+/// The pinned pymongo: the driver the tests use, and the source distribution they come from.
+pub(crate) const PYMONGO_VERSION: &str = "4.20.1";
+/// The pinned pytest (pymongo 4.20's `requirements/test.txt` asks for `pytest>=8.2`).
+const PYTEST_VERSION: &str = "9.2.0";
+/// The pinned pytest-asyncio (pymongo asks for `>=0.24`; its pytest configuration sets
+/// `asyncio_default_fixture_loop_scope`, which needs 0.24 or newer).
+const PYTEST_ASYNCIO_VERSION: &str = "1.5.0";
+/// The pinned peer. Only pre-releases are published; this is the newest at the time of pinning.
+pub(crate) const SECANTUSDB_VERSION: &str = "0.7.0b3";
+
+/// Issue 16's files, in `test/` of the source distribution.
+const DEFAULT_FILES: &[&str] = &[
+    "test_crud_unified.py",
+    "test_crud_v1.py",
+    "test_collection.py",
+    "test_cursor.py",
+    "test_bulk.py",
+    "test_database.py",
+    "test_client.py",
+    "test_session.py",
+    "test_transactions_unified.py",
+    "test_retryable_writes_unified.py",
+    "test_index_management.py",
+    "test_collection_management.py",
+];
+
+/// `--ci`'s files: about three minutes against SecantusDB on a 2-core machine (measured per
+/// file: test_crud_unified 55 s, test_retryable_writes_unified 40 s, test_collection 31 s,
+/// test_session 24 s, test_database 16 s, test_cursor 12 s, test_collection_management 6 s,
+/// test_crud_v1 2 s). Left out: test_bulk (its `test_numerous_inserts` alone took 212 s on the
+/// peer), test_transactions_unified (176 s), test_client (its handshake-metadata and DNS tests
+/// depend on the machine, not the server) and test_index_management (Atlas Search indexes
+/// only: every test is deselected by the suite's `-m default` marker filter).
+const CI_FILES: &[&str] = &[
+    "test_crud_unified.py",
+    "test_crud_v1.py",
+    "test_collection.py",
+    "test_cursor.py",
+    "test_database.py",
+    "test_session.py",
+    "test_retryable_writes_unified.py",
+    "test_collection_management.py",
+];
+
+/// How long one test file may run, unless `--timeout` says otherwise.
+const DEFAULT_FILE_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+/// The same under `--ci`, where a hung file must not hold CI for long.
+const CI_FILE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// The checked-in list of tests that must pass under `--ci`, relative to the repository.
+const EXPECTED_LIST: &str = "xtask/pymongo-expected.txt";
+
+struct Options {
+    peer: bool,
+    peer_only: bool,
+    ci: bool,
+    files: Vec<String>,
+    timeout: Option<Duration>,
+}
+
+fn parse_options(args: &[String]) -> Result<Options> {
+    let mut options = Options {
+        peer: false,
+        peer_only: false,
+        ci: false,
+        files: Vec::new(),
+        timeout: None,
+    };
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--peer" => options.peer = true,
+            "--peer-only" => options.peer_only = true,
+            "--ci" => options.ci = true,
+            "--files" => {
+                let list = rest
+                    .next()
+                    .context("--files needs a comma-separated list")?;
+                options.files.extend(
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|name| !name.is_empty())
+                        .map(str::to_string),
+                );
+            }
+            "--timeout" => {
+                let value = rest.next().context("--timeout needs a number of seconds")?;
+                let seconds: u64 = value
+                    .parse()
+                    .with_context(|| format!("--timeout takes whole seconds, got '{value}'"))?;
+                options.timeout = Some(Duration::from_secs(seconds));
+            }
+            other => bail!(
+                "pymongo takes --peer, --peer-only, --ci, --files a.py,b.py and --timeout SECS, got '{other}'"
+            ),
+        }
+    }
+    ensure!(
+        !(options.ci && options.peer_only),
+        "--ci checks spillway: it cannot be combined with --peer-only"
+    );
+    if options.files.is_empty() {
+        let files = if options.ci { CI_FILES } else { DEFAULT_FILES };
+        options.files = files.iter().map(|name| (*name).to_string()).collect();
+    }
+    Ok(options)
+}
+
+/// Runs the task; see the module documentation.
+pub(crate) fn run(args: &[String]) -> Result<()> {
+    let options = parse_options(args)?;
+    let work = target_dir().join("pymongo");
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+
+    let timeout = options.timeout.unwrap_or(if options.ci {
+        CI_FILE_TIMEOUT
+    } else {
+        DEFAULT_FILE_TIMEOUT
+    });
+    let mut programs = Vec::new();
+    if !options.peer_only {
+        let spillway = build_spillway()?;
+        if options.ci && !spillway_serves(&spillway) {
+            // CI runs this task on every branch; until the wire server lands there is nothing
+            // to run the tests against, and that is said rather than failed.
+            println!(
+                "SKIPPED: this build of spillway has no `serve` subcommand, so pymongo's tests did not run"
+            );
+            return Ok(());
+        }
+        programs.push(spillway);
+    }
+    let python = find_python()?;
+    let venv = ensure_venv(
+        &python,
+        &work.join("venv"),
+        &[
+            format!("pymongo=={PYMONGO_VERSION}"),
+            format!("pytest=={PYTEST_VERSION}"),
+            format!("pytest-asyncio=={PYTEST_ASYNCIO_VERSION}"),
+        ],
+    )?;
+    let suite = ensure_suite(&venv, &work)?;
+    for file in &options.files {
+        ensure!(
+            suite.join("test").join(file).is_file(),
+            "{file} is not in test/ of pymongo {PYMONGO_VERSION}'s source distribution ({})",
+            suite.join("test").display()
+        );
+    }
+
+    if options.peer || options.peer_only {
+        programs.push(secantus_program(&python, &work)?);
+    }
+
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    for file in &options.files {
+        let mut outcomes = Vec::new();
+        for program in &programs {
+            // The line starts before the file runs, so a long file shows what is running.
+            print!("{:<40} {:<11} ", file, program.kind.label());
+            let _ = std::io::stdout().flush();
+            let outcome = run_file(program, &venv, &suite, &work, file, timeout);
+            println!("{}", outcome.summary());
+            outcomes.push(outcome);
+        }
+        rows.push((file.clone(), outcomes));
+    }
+
+    let table = render_table(&programs, &rows);
+    println!("\n{table}");
+    let report = target_dir().join("pymongo-report.md");
+    let mut text = format!(
+        "# pymongo's tests against the servers\n\npymongo {PYMONGO_VERSION}, pytest {PYTEST_VERSION}, pytest-asyncio {PYTEST_ASYNCIO_VERSION}, SecantusDB {SECANTUSDB_VERSION}; `cargo xtask pymongo {}` ({:.0?}).\nEach cell: passed / failed / skipped / errors (seconds).\n\n",
+        args.join(" "),
+        started.elapsed()
+    );
+    text.push_str(&table);
+    std::fs::write(&report, text).with_context(|| format!("writing {}", report.display()))?;
+    println!("report written to {}", report.display());
+
+    for (index, program) in programs.iter().enumerate() {
+        let passing: BTreeSet<&str> = rows
+            .iter()
+            .flat_map(|(_, outcomes)| outcomes[index].tests.iter())
+            .filter(|(_, result)| **result == TestResult::Passed)
+            .map(|(id, _)| id.as_str())
+            .collect();
+        let path = work.join(format!("passing-{}.txt", program.kind.label()));
+        let mut list = String::new();
+        for id in passing {
+            list.push_str(id);
+            list.push('\n');
+        }
+        std::fs::write(&path, list).with_context(|| format!("writing {}", path.display()))?;
+    }
+
+    // The plain closing lines: the peer's first, spillway's (the one CI reads) last.
+    for (index, program) in programs.iter().enumerate().rev() {
+        let total = rows
+            .iter()
+            .map(|(_, outcomes)| &outcomes[index].counts)
+            .fold(Counts::default(), Counts::plus);
+        let name = match program.kind {
+            ServerKind::Spillway => "pymongo".to_string(),
+            ServerKind::Secantus => format!("pymongo ({})", program.kind.label()),
+        };
+        println!(
+            "{name}: {} passed, {} failed, {} skipped",
+            total.passed,
+            total.failed + total.errors,
+            total.skipped
+        );
+    }
+
+    if options.ci {
+        let spillway = programs
+            .iter()
+            .position(|program| program.kind == ServerKind::Spillway)
+            .expect("--ci always runs spillway");
+        check_expected(&options.files, &rows, spillway)?;
+    }
+    Ok(())
+}
+
+/// Whether `spillway serve --help` works (the subcommand exists in this build).
+fn spillway_serves(program: &ServerProgram) -> bool {
+    Command::new(&program.executable)
+        .args(["serve", "--help"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// `python3`, checked for the `venv` module; the error says what to install.
+fn find_python() -> Result<PathBuf> {
+    let python = PathBuf::from("python3");
+    let probe = Command::new(&python)
+        .args([
+            "-c",
+            "import venv, ensurepip, sys; print(sys.version_info >= (3, 9))",
+        ])
+        .output();
+    match probe {
+        Err(_) => bail!(
+            "python3 is not installed: the pymongo task needs Python 3.9 or newer with venv \
+             (Debian/Ubuntu: apt-get install python3 python3-venv)"
+        ),
+        Ok(output) if !output.status.success() => bail!(
+            "python3 has no working venv module: install it (Debian/Ubuntu: apt-get install \
+             python3-venv)\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ),
+        Ok(output) if String::from_utf8_lossy(&output.stdout).trim() != "True" => {
+            bail!("python3 is older than 3.9: pymongo {PYMONGO_VERSION} needs 3.9 or newer")
+        }
+        Ok(_) => Ok(python),
+    }
+}
+
+/// A virtual environment at `dir` holding exactly `requirements` (pinned), created or
+/// recreated when its recorded pins differ. Returns its Python interpreter.
+fn ensure_venv(python: &Path, dir: &Path, requirements: &[String]) -> Result<PathBuf> {
+    let interpreter = dir.join("bin").join("python");
+    let stamp = dir.join("spillway-pins.txt");
+    let wanted = requirements.join("\n");
+    if interpreter.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|pins| pins == wanted) {
+        return Ok(interpreter);
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    println!(
+        "\n== virtual environment {}: {}",
+        dir.display(),
+        requirements.join(" ")
+    );
+    run_checked(
+        Command::new(python).arg("-m").arg("venv").arg(dir),
+        "python3 -m venv",
+    )?;
+    run_checked(
+        Command::new(&interpreter)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(requirements),
+        "pip install",
+    )?;
+    std::fs::write(&stamp, wanted).with_context(|| format!("writing {}", stamp.display()))?;
+    Ok(interpreter)
+}
+
+/// The peer's program, from its own virtual environment (so that its dependencies never change
+/// what the tests see).
+pub(crate) fn secantus_program(python: &Path, work: &Path) -> Result<ServerProgram> {
+    let interpreter = ensure_venv(
+        python,
+        &work.join("peer-venv"),
+        &[
+            format!("secantusdb=={SECANTUSDB_VERSION}"),
+            format!("pymongo=={PYMONGO_VERSION}"),
+        ],
+    )?;
+    let executable = interpreter.with_file_name("secantusd-py");
+    ensure!(
+        executable.is_file(),
+        "secantusdb {SECANTUSDB_VERSION} installed no secantusd-py at {}",
+        executable.display()
+    );
+    Ok(ServerProgram {
+        kind: ServerKind::Secantus,
+        executable,
+    })
+}
+
+/// The peer's program for another task (mongosh): checks Python and builds the environment.
+pub(crate) fn secantus_for_other_task() -> Result<ServerProgram> {
+    let work = target_dir().join("pymongo");
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    secantus_program(&find_python()?, &work)
+}
+
+/// `test/` and `pyproject.toml` of the pinned source distribution, unpacked once into
+/// `target/pymongo/suite-<version>`.
+fn ensure_suite(venv: &Path, work: &Path) -> Result<PathBuf> {
+    let suite = work.join(format!("suite-{PYMONGO_VERSION}"));
+    if suite.join("test").join("__init__.py").is_file() && suite.join("pyproject.toml").is_file() {
+        return Ok(suite);
+    }
+    let sdist_dir = work.join("sdist");
+    let archive = sdist_dir.join(format!("pymongo-{PYMONGO_VERSION}.tar.gz"));
+    if !archive.is_file() {
+        println!("\n== download the pymongo {PYMONGO_VERSION} source distribution");
+        run_checked(
+            Command::new(venv)
+                .args([
+                    "-m",
+                    "pip",
+                    "download",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--no-deps",
+                    "--no-binary",
+                    ":all:",
+                    &format!("pymongo=={PYMONGO_VERSION}"),
+                    "--dest",
+                ])
+                .arg(&sdist_dir),
+            "pip download",
+        )?;
+        ensure!(
+            archive.is_file(),
+            "pip download left no {} behind",
+            archive.display()
+        );
+    }
+    let unpack = work.join("suite-unpacking");
+    if unpack.exists() {
+        std::fs::remove_dir_all(&unpack)
+            .with_context(|| format!("removing {}", unpack.display()))?;
+    }
+    std::fs::create_dir_all(&unpack).with_context(|| format!("creating {}", unpack.display()))?;
+    let top = format!("pymongo-{PYMONGO_VERSION}");
+    run_checked(
+        Command::new("tar")
+            .arg("-xzf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&unpack)
+            .arg(format!("{top}/test"))
+            .arg(format!("{top}/pyproject.toml")),
+        "tar",
+    )?;
+    if suite.exists() {
+        std::fs::remove_dir_all(&suite).with_context(|| format!("removing {}", suite.display()))?;
+    }
+    std::fs::rename(unpack.join(&top), &suite)
+        .with_context(|| format!("moving the unpacked suite to {}", suite.display()))?;
+    let _ = std::fs::remove_dir_all(&unpack);
+    Ok(suite)
+}
+
+fn run_checked(command: &mut Command, what: &str) -> Result<()> {
+    let status = command
+        .status()
+        .with_context(|| format!("could not start {what}"))?;
+    ensure!(status.success(), "{what} failed ({status})");
+    Ok(())
+}
+
+/// One test's result, from its JUnit `testcase` element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TestResult {
+    Passed,
+    Failed,
+    Skipped,
+    Error,
+}
+
+impl TestResult {
+    fn describe(self) -> &'static str {
+        match self {
+            TestResult::Passed => "passed",
+            TestResult::Failed => "failed",
+            TestResult::Skipped => "skipped",
+            TestResult::Error => "errored",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Counts {
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    errors: usize,
+}
+
+impl Counts {
+    fn plus(self, other: &Counts) -> Counts {
+        Counts {
+            passed: self.passed + other.passed,
+            failed: self.failed + other.failed,
+            skipped: self.skipped + other.skipped,
+            errors: self.errors + other.errors,
+        }
+    }
+}
+
+/// One test file against one server.
+struct FileOutcome {
+    counts: Counts,
+    /// Test id (`file::Class::test`) to result.
+    tests: BTreeMap<String, TestResult>,
+    seconds: f64,
+    /// What went wrong beyond the tests themselves (server did not start, timeout, no report).
+    problem: Option<String>,
+}
+
+impl FileOutcome {
+    fn summary(&self) -> String {
+        let mut line = format!(
+            "{} passed, {} failed, {} skipped, {} errors ({:.0} s)",
+            self.counts.passed,
+            self.counts.failed,
+            self.counts.skipped,
+            self.counts.errors,
+            self.seconds
+        );
+        if let Some(problem) = &self.problem {
+            let _ = write!(line, ": {problem}");
+        }
+        line
+    }
+
+    fn failed_to_run(problem: String, seconds: f64) -> Self {
+        FileOutcome {
+            // A file that could not run is one error, so that totals never look clean.
+            counts: Counts {
+                errors: 1,
+                ..Counts::default()
+            },
+            tests: BTreeMap::new(),
+            seconds,
+            problem: Some(problem),
+        }
+    }
+}
+
+/// Runs one test file with pytest against a fresh server.
+fn run_file(
+    program: &ServerProgram,
+    venv: &Path,
+    suite: &Path,
+    work: &Path,
+    file: &str,
+    timeout: Duration,
+) -> FileOutcome {
+    let started = Instant::now();
+    let stem = file.replace('/', "__");
+    let label = program.kind.label();
+    let logs = work.join("logs").join(label);
+    let server_log = logs.join(format!("{stem}.server.log"));
+    let pytest_log = logs.join(format!("{stem}.pytest.log"));
+    let junit = work.join("junit").join(label).join(format!("{stem}.xml"));
+
+    let mut server = match RunningServer::start(program, &server_log) {
+        Ok(server) => server,
+        Err(error) => {
+            return FileOutcome::failed_to_run(
+                format!("the server did not start: {error:#}"),
+                started.elapsed().as_secs_f64(),
+            );
+        }
+    };
+    let outcome = run_pytest(
+        venv,
+        suite,
+        file,
+        server.port(),
+        &junit,
+        &pytest_log,
+        timeout,
+    );
+    let seconds = started.elapsed().as_secs_f64();
+    let crashed = !server.is_running();
+    drop(server);
+    match outcome {
+        Ok(tests) => {
+            let mut counts = Counts::default();
+            for result in tests.values() {
+                match result {
+                    TestResult::Passed => counts.passed += 1,
+                    TestResult::Failed => counts.failed += 1,
+                    TestResult::Skipped => counts.skipped += 1,
+                    TestResult::Error => counts.errors += 1,
+                }
+            }
+            let problem = crashed.then(|| {
+                format!(
+                    "the server exited during the run (see {})",
+                    server_log.display()
+                )
+            });
+            FileOutcome {
+                counts,
+                tests,
+                seconds,
+                problem,
+            }
+        }
+        Err(error) => FileOutcome::failed_to_run(format!("{error:#}"), seconds),
+    }
+}
+
+/// pytest on one file from the suite's root (the tests import `test.*`, and pytest reads its
+/// configuration from `pyproject.toml` there); returns the per-test results from JUnit XML.
+fn run_pytest(
+    venv: &Path,
+    suite: &Path,
+    file: &str,
+    port: u16,
+    junit: &Path,
+    log: &Path,
+    timeout: Duration,
+) -> Result<BTreeMap<String, TestResult>> {
+    for path in [junit, log] {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+    }
+    let _ = std::fs::remove_file(junit);
+    let log_file = File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let mut child = Command::new(venv)
+        .current_dir(suite)
+        .args(["-m", "pytest", &format!("test/{file}")])
+        .arg(format!("--junitxml={}", junit.display()))
+        // The suite's own configuration writes a cache under the suite: keep the tree pristine.
+        .args(["-p", "no:cacheprovider", "-q"])
+        .env("DB_IP", "127.0.0.1")
+        .env("DB_PORT", port.to_string())
+        .env_remove("PYTHONPATH")
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone().context("sharing the pytest log")?)
+        .stderr(log_file)
+        .spawn()
+        .context("starting pytest")?;
+    if child
+        .wait_timeout(timeout)
+        .context("waiting for pytest")?
+        .is_none()
+    {
+        let _ = child.kill();
+        let _ = child.wait();
+        bail!(
+            "timed out after {} s (pytest's output: {})",
+            timeout.as_secs(),
+            log.display()
+        );
+    }
+    let xml = std::fs::read_to_string(junit).with_context(|| {
+        format!(
+            "pytest wrote no JUnit report (its output: {})",
+            log.display()
+        )
+    })?;
+    parse_junit(&xml, file)
+}
+
+/// The results in a pytest JUnit report, by test id `file::Class::test` (or `file::test`).
+fn parse_junit(xml: &str, file: &str) -> Result<BTreeMap<String, TestResult>> {
+    let document = roxmltree::Document::parse(xml).context("parsing pytest's JUnit XML")?;
+    let module = format!("test.{}", file.trim_end_matches(".py").replace('/', "."));
+    let mut tests = BTreeMap::new();
+    for case in document
+        .descendants()
+        .filter(|node| node.has_tag_name("testcase"))
+    {
+        let classname = case.attribute("classname").unwrap_or_default();
+        let name = case.attribute("name").unwrap_or_default();
+        if name.is_empty() {
+            // pytest 9 reports some `subTest` blocks as a bare `<testcase time="0.000"/>`; its
+            // own summary counts them apart ("N subtests passed"), and so does this.
+            continue;
+        }
+        let mut id = file.to_string();
+        if let Some(class) = classname
+            .strip_prefix(&module)
+            .and_then(|rest| rest.strip_prefix('.'))
+        {
+            id.push_str("::");
+            id.push_str(&class.replace('.', "::"));
+        }
+        id.push_str("::");
+        id.push_str(name);
+        let children: Vec<&str> = case
+            .children()
+            .filter(roxmltree::Node::is_element)
+            .map(|child| child.tag_name().name())
+            .collect();
+        let result = if children.contains(&"failure") {
+            TestResult::Failed
+        } else if children.contains(&"error") {
+            TestResult::Error
+        } else if children.contains(&"skipped") {
+            TestResult::Skipped
+        } else {
+            TestResult::Passed
+        };
+        // A test reported twice (a teardown error after its call) keeps its worse result.
+        tests
+            .entry(id)
+            .and_modify(|previous: &mut TestResult| {
+                if *previous == TestResult::Passed {
+                    *previous = result;
+                }
+            })
+            .or_insert(result);
+    }
+    Ok(tests)
+}
+
+fn render_table(programs: &[ServerProgram], rows: &[(String, Vec<FileOutcome>)]) -> String {
+    let mut table = String::from("| file |");
+    for program in programs {
+        let _ = write!(
+            table,
+            " {}: passed / failed / skipped / errors |",
+            program.kind.label()
+        );
+    }
+    table.push_str("\n|---|");
+    for _ in programs {
+        table.push_str("---|");
+    }
+    table.push('\n');
+    let mut totals = vec![Counts::default(); programs.len()];
+    let mut seconds = vec![0.0; programs.len()];
+    for (file, outcomes) in rows {
+        let _ = write!(table, "| {file} |");
+        for (index, outcome) in outcomes.iter().enumerate() {
+            totals[index] = totals[index].plus(&outcome.counts);
+            seconds[index] += outcome.seconds;
+            let _ = write!(
+                table,
+                " {} ({:.0} s){} |",
+                cell(&outcome.counts),
+                outcome.seconds,
+                outcome
+                    .problem
+                    .as_ref()
+                    .map(|problem| format!(": {}", problem.lines().next().unwrap_or_default()))
+                    .unwrap_or_default()
+            );
+        }
+        table.push('\n');
+    }
+    table.push_str("| **total** |");
+    for (counts, seconds) in totals.iter().zip(&seconds) {
+        let _ = write!(table, " **{}** ({seconds:.0} s) |", cell(counts));
+    }
+    table.push('\n');
+    table
+}
+
+fn cell(counts: &Counts) -> String {
+    format!(
+        "{} / {} / {} / {}",
+        counts.passed, counts.failed, counts.skipped, counts.errors
+    )
+}
+
+/// `--ci`: every listed test of the files that ran must have passed against spillway.
+fn check_expected(
+    files: &[String],
+    rows: &[(String, Vec<FileOutcome>)],
+    index: usize,
+) -> Result<()> {
+    let path = repo_root().join(EXPECTED_LIST);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
+    };
+    let expected = expected_ids(&text);
+    if expected.is_empty() {
+        println!(
+            "pymongo --ci: {EXPECTED_LIST} lists no tests yet, so nothing is required to pass \
+             (fill it from target/pymongo/passing-spillway.txt)"
+        );
+        return Ok(());
+    }
+    let results: BTreeMap<&str, TestResult> = rows
+        .iter()
+        .flat_map(|(_, outcomes)| outcomes[index].tests.iter())
+        .map(|(id, result)| (id.as_str(), *result))
+        .collect();
+    let mut checked = 0;
+    let mut not_passing = Vec::new();
+    for id in &expected {
+        let file = id.split("::").next().unwrap_or_default();
+        if !files.iter().any(|run| run == file) {
+            continue;
+        }
+        checked += 1;
+        match results.get(id.as_str()) {
+            Some(TestResult::Passed) => {}
+            Some(result) => not_passing.push(format!("  {id}: {}", result.describe())),
+            None => not_passing.push(format!("  {id}: did not run")),
+        }
+    }
+    if !not_passing.is_empty() {
+        bail!(
+            "{} of the {checked} tests {EXPECTED_LIST} expects to pass (in the files run) did not:\n{}",
+            not_passing.len(),
+            not_passing.join("\n")
+        );
+    }
+    println!(
+        "pymongo --ci: all {checked} tests that {EXPECTED_LIST} expects to pass (in the files run) passed"
+    );
+    Ok(())
+}
+
+/// The test ids of the expected list: one per line; `#` at the start of a line or after a
+/// space starts a comment (test ids may contain `#` themselves).
+fn expected_ids(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|line| {
+            let line = line.trim();
+            if line.starts_with('#') {
+                ""
+            } else {
+                line.split(" #").next().unwrap_or_default().trim()
+            }
+        })
+        .filter(|line| !line.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TestResult, expected_ids, parse_junit};
+
+    const REPORT: &str = r#"<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="5"><testcase classname="test.test_crud_unified.TestUnifiedInsertOne" name="test_InsertOne" time="0.2" /><testcase classname="test.test_crud_unified.TestUnifiedFind" name="test_Find_with_hint" time="0.1"><skipped type="pytest.skip" message="runOnRequirements not satisfied">skipped</skipped></testcase><testcase classname="test.test_crud_unified.TestUnifiedUpdate" name="test_update" time="0.1"><failure message="AssertionError">trace</failure></testcase><testcase classname="test.test_crud_unified" name="test_module_level" time="0.1" /><testcase classname="test.test_crud_unified.TestUnifiedInsertOne" name="test_InsertOne" time="0.0"><error message="teardown">trace</error></testcase></testsuite></testsuites>"#;
+
+    #[test]
+    fn junit_results_become_ids_with_their_outcome() {
+        let results = parse_junit(REPORT, "test_crud_unified.py").unwrap();
+        let listed: Vec<(&str, TestResult)> = results
+            .iter()
+            .map(|(id, result)| (id.as_str(), *result))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                (
+                    "test_crud_unified.py::TestUnifiedFind::test_Find_with_hint",
+                    TestResult::Skipped
+                ),
+                (
+                    "test_crud_unified.py::TestUnifiedInsertOne::test_InsertOne",
+                    // Its call passed, its teardown errored: the worse result counts.
+                    TestResult::Error
+                ),
+                (
+                    "test_crud_unified.py::TestUnifiedUpdate::test_update",
+                    TestResult::Failed
+                ),
+                (
+                    "test_crud_unified.py::test_module_level",
+                    TestResult::Passed
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn nameless_subtest_entries_are_not_tests() {
+        let report = r#"<testsuites><testsuite><testcase classname="test.test_client.TestClient" name="test_compression" /><testcase time="0.000" /></testsuite></testsuites>"#;
+        let results = parse_junit(report, "test_client.py").unwrap();
+        assert_eq!(
+            results.keys().collect::<Vec<_>>(),
+            ["test_client.py::TestClient::test_compression"]
+        );
+    }
+
+    #[test]
+    fn async_files_keep_their_folder_in_the_id() {
+        let report = r#"<testsuites><testsuite><testcase classname="test.asynchronous.test_bulk.AsyncTestBulk" name="test_empty" /></testsuite></testsuites>"#;
+        let results = parse_junit(report, "asynchronous/test_bulk.py").unwrap();
+        assert_eq!(
+            results.keys().collect::<Vec<_>>(),
+            ["asynchronous/test_bulk.py::AsyncTestBulk::test_empty"]
+        );
+    }
+
+    #[test]
+    fn a_report_that_is_not_xml_is_an_error() {
+        assert!(parse_junit("<testsuites>", "test_bulk.py").is_err());
+    }
+
+    #[test]
+    fn the_expected_list_skips_comments_and_blank_lines() {
+        let text = "# tests that must pass\n\ntest_bulk.py::TestBulk::test_empty  # since issue 16\n  \ntest_crud_v1.py::test_x\n";
+        assert_eq!(
+            expected_ids(text),
+            [
+                "test_bulk.py::TestBulk::test_empty",
+                "test_crud_v1.py::test_x"
+            ]
+        );
+    }
+}

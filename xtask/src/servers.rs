@@ -1,0 +1,246 @@
+//! The servers that the real-client tasks (`cargo xtask pymongo`, `cargo xtask mongosh`) run
+//! against: `spillway serve` on a fresh temporary directory, or the peer SecantusDB in memory,
+//! each on a free loopback port that the server picks itself (`--port 0`) and announces on a
+//! `listening on HOST:PORT` line.
+//!
+//! A [`RunningServer`] is killed when it is dropped, so that no task leaves a server behind,
+//! even when it fails half-way. This module must never bind or connect anywhere but 127.0.0.1,
+//! and never reuse a data directory between runs.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use tempfile::TempDir;
+
+use crate::ci::{cargo, step};
+use crate::shared::{repo_root, target_dir};
+
+/// How long a server has to print its `listening on` line.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Which server a run is against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ServerKind {
+    /// `spillway serve DIR --port 0 --bind 127.0.0.1`, from this repository's release build.
+    Spillway,
+    /// `secantusd-py --host 127.0.0.1 --port 0 --storage-path :memory: --enable-test-commands`,
+    /// the peer, from its own virtual environment.
+    Secantus,
+}
+
+impl ServerKind {
+    /// The name used in tables, file names and log lines.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            ServerKind::Spillway => "spillway",
+            ServerKind::Secantus => "secantusdb",
+        }
+    }
+}
+
+/// A server program ready to start: which kind, and the executable.
+#[derive(Clone, Debug)]
+pub(crate) struct ServerProgram {
+    pub(crate) kind: ServerKind,
+    pub(crate) executable: PathBuf,
+}
+
+/// Builds `spillway` in release mode and returns its program.
+pub(crate) fn build_spillway() -> Result<ServerProgram> {
+    step(
+        "build spillway (release)",
+        cargo(
+            &repo_root(),
+            &["build", "--release", "--package", "spillway-cli"],
+        ),
+    )?;
+    let executable = target_dir().join("release").join("spillway");
+    if !executable.is_file() {
+        bail!(
+            "the release build did not leave {} behind",
+            executable.display()
+        );
+    }
+    Ok(ServerProgram {
+        kind: ServerKind::Spillway,
+        executable,
+    })
+}
+
+/// A started server, killed when dropped. Its standard output and error go to a log file.
+pub(crate) struct RunningServer {
+    child: Child,
+    port: u16,
+    // Held so that spillway's data directory lives exactly as long as its server.
+    _data_dir: Option<TempDir>,
+}
+
+impl RunningServer {
+    /// Starts `program` on a free loopback port and waits for its `listening on` line; every
+    /// line it prints goes to `log`.
+    pub(crate) fn start(program: &ServerProgram, log: &Path) -> Result<Self> {
+        let mut command = Command::new(&program.executable);
+        let data_dir = match program.kind {
+            ServerKind::Spillway => {
+                let dir = tempfile::Builder::new()
+                    .prefix("spillway-serve-")
+                    .tempdir()
+                    .context("creating a data directory for spillway serve")?;
+                command
+                    .arg("serve")
+                    .arg(dir.path())
+                    .args(["--port", "0", "--bind", "127.0.0.1"]);
+                Some(dir)
+            }
+            ServerKind::Secantus => {
+                // Test commands (configureFailPoint) on: SecantusDB's own driver-conformance
+                // runs turn them on, so the peer is measured in its best configuration.
+                command.args([
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--storage-path",
+                    ":memory:",
+                    "--enable-test-commands",
+                ]);
+                None
+            }
+        };
+        if let Some(parent) = log.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        let log_file = Arc::new(Mutex::new(
+            File::create(log).with_context(|| format!("creating {}", log.display()))?,
+        ));
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {}", program.executable.display()))?;
+
+        let (lines_tx, lines_rx) = mpsc::channel::<String>();
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        forward_lines(stdout, Arc::clone(&log_file), lines_tx.clone());
+        forward_lines(stderr, log_file, lines_tx);
+
+        let started = Instant::now();
+        let mut seen = Vec::new();
+        let port = loop {
+            let left = STARTUP_TIMEOUT.saturating_sub(started.elapsed());
+            match lines_rx.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(port) = listening_port(&line) {
+                        break port;
+                    }
+                    seen.push(line);
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    bail!(
+                        "{} printed no 'listening on' line within {STARTUP_TIMEOUT:?}; its output:\n{}",
+                        program.kind.label(),
+                        seen.join("\n")
+                    );
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = child.wait().context("waiting for a server that stopped")?;
+                    bail!(
+                        "{} exited ({status}) before it was listening; its output:\n{}",
+                        program.kind.label(),
+                        seen.join("\n")
+                    );
+                }
+            }
+        };
+        Ok(RunningServer {
+            child,
+            port,
+            _data_dir: data_dir,
+        })
+    }
+
+    /// The loopback port the server listens on.
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Whether the server is still running (a test file that crashed it shows up here).
+    pub(crate) fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Copies every line of `stream` to `log`, and to `lines` for as long as someone listens (the
+/// start-up wait); keeps draining afterwards so that the server never blocks on a full pipe.
+fn forward_lines(
+    stream: impl Read + Send + 'static,
+    log: Arc<Mutex<File>>,
+    lines: mpsc::Sender<String>,
+) {
+    thread::spawn(move || {
+        let mut reader = BufReader::new(stream);
+        let mut buffer = Vec::new();
+        loop {
+            buffer.clear();
+            match reader.read_until(b'\n', &mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if let Ok(mut file) = log.lock() {
+                        let _ = file.write_all(&buffer);
+                    }
+                    let line = String::from_utf8_lossy(&buffer).trim_end().to_string();
+                    let _ = lines.send(line);
+                }
+            }
+        }
+    });
+}
+
+/// The port of a `... listening on 127.0.0.1:PORT ...` line (spillway's and SecantusDB's
+/// start-up lines both have this shape).
+pub(crate) fn listening_port(line: &str) -> Option<u16> {
+    let (_, rest) = line.split_once("listening on ")?;
+    let address = rest.split_whitespace().next()?;
+    let (_, port) = address.rsplit_once(':')?;
+    port.trim_end_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listening_port;
+
+    #[test]
+    fn finds_the_port_in_both_servers_startup_lines() {
+        assert_eq!(listening_port("listening on 127.0.0.1:27017"), Some(27017));
+        assert_eq!(
+            listening_port(
+                "2026-11-25 02:36:45,668 INFO secantus.server: secantus listening on 127.0.0.1:37373"
+            ),
+            Some(37373)
+        );
+        assert_eq!(listening_port("listening on [::1]:5000."), Some(5000));
+        assert_eq!(listening_port("opening the store"), None);
+        assert_eq!(listening_port("listening on 127.0.0.1"), None);
+    }
+}
