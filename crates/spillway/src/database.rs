@@ -1,10 +1,13 @@
 //! [`Database`]: opening a database directory, the published state readers share, the
 //! write lock, and [`Transaction`]s.
 //!
-//! Writes are serialised by one mutex: a write (one operation, or a whole
-//! `db.transaction`) builds a `WriteTxn` over the latest published state, commits it as one
-//! store batch, and publishes the new snapshot with the catalog it contains. Readers clone
-//! the published `Arc` and never wait for a writer. This module must never interpret
+//! Commits are serialised by one mutex: a write (one operation, or a whole
+//! `db.transaction`) builds a `WriteTxn` over the latest published state under the lock,
+//! commits it as one store batch, and publishes the new snapshot with the catalog it
+//! contains. A [`Transaction`] handle (`start_transaction`) builds its `WriteTxn` without the
+//! lock over the state published when it started, and takes the lock only to commit, after
+//! the conflict check that moves it onto the latest state (`WriteTxn::rebase`). Readers
+//! clone the published `Arc` and never wait for a writer. This module must never interpret
 //! documents: operations live in `ops`.
 
 use std::cell::RefCell;
@@ -19,7 +22,7 @@ use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
     validate_collection_name,
 };
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, codes};
 use crate::maintenance::{self, DatabaseStats, RepairReport, VerifyReport};
 use crate::patterned::{ReaderBackend, TxnBackend};
 use crate::storage;
@@ -102,7 +105,8 @@ impl Inner {
         if held {
             return Err(Error::new(ErrorKind::TransactionAborted {
                 message: "this thread is inside a transaction of this database; pass the transaction to the operation with .session(tx)".into(),
-            }));
+            })
+            .with_code(codes::ILLEGAL_OPERATION));
         }
         let guard = self
             .write_lock
@@ -116,16 +120,23 @@ impl Inner {
     }
 
     /// Commits a transaction (the caller holds the write lock) and publishes its result.
-    pub(crate) fn commit(&self, txn: WriteTxn) -> Result<()> {
+    /// A transaction whose base is no longer the published state (a [`Transaction`] handle)
+    /// is first checked for conflicts and moved onto it (`WriteTxn::rebase`); for every
+    /// other write the base is the published state, and the check is a pointer comparison.
+    pub(crate) fn commit(&self, mut txn: WriteTxn) -> Result<()> {
         if txn.is_empty() {
             return Ok(());
         }
-        let (batch, catalog) = txn.into_batch(&self.store)?;
-        self.store.commit(batch)?;
-        let published = Arc::new(Published {
-            snapshot: self.store.snapshot(),
-            catalog,
-        });
+        let current = self.published();
+        txn.rebase(&current)?;
+        let committed = txn.into_batch(&self.store)?;
+        let seq = self.store.commit(committed.batch)?;
+        let published = Arc::new(current.after_commit(
+            self.store.snapshot(),
+            committed.catalog,
+            &committed.written,
+            seq,
+        ));
         *self
             .published
             .write()
@@ -235,10 +246,7 @@ impl Database {
     }
 
     fn with_catalog(store: Store, catalog: Catalog) -> Database {
-        let published = Arc::new(Published {
-            snapshot: store.snapshot(),
-            catalog: Arc::new(catalog),
-        });
+        let published = Arc::new(Published::opened(store.snapshot(), catalog));
         Database {
             inner: Arc::new(Inner {
                 id: NEXT_DATABASE_ID.fetch_add(1, Ordering::Relaxed),
@@ -285,6 +293,14 @@ impl Database {
     /// commit together as one atomic batch when it returns `Ok`, and leave nothing when it
     /// returns `Err` or when one of its operations failed. Reads inside it see its own writes.
     /// Other writers wait while it runs; readers do not.
+    ///
+    /// This form is pessimistic: it holds the database's write lock from start to end, so it
+    /// never fails with [`ErrorKind::WriteConflict`] and needs no retry loop, and `body` may
+    /// have effects outside the database that must not run twice. The price is that every
+    /// other write (a [`Transaction`] handle's commit included) waits while `body` runs: keep
+    /// it short, and use [`Database::start_transaction`] for transactions that live across
+    /// requests or wait for anything. A handle whose keys this transaction changed gets
+    /// `WriteConflict` when it commits afterwards, as with any other commit.
     pub fn transaction<R>(&self, body: impl FnOnce(&mut Transaction) -> Result<R>) -> Result<R> {
         let guard = self.inner.lock_writer()?;
         let mut transaction = Transaction {
@@ -303,6 +319,24 @@ impl Database {
         self.inner.commit(transaction.txn)?;
         drop(guard);
         Ok(result)
+    }
+
+    /// Starts a transaction on the state committed now, as an owned handle that holds no
+    /// lock: operations given `.session(&mut tx)` read that state with the transaction's own
+    /// writes applied, and buffer their writes in it; [`Transaction::commit`] commits them
+    /// all as one atomic batch, unless a commit since the start conflicts with them (see
+    /// [`Transaction`] for the rule). Other writers, other handles and readers go on
+    /// meanwhile. The handle is `Send` and `'static`: a server may keep it between requests
+    /// and finish it on another thread.
+    ///
+    /// # Errors
+    /// None today; the `Result` leaves room for a refusal (a database closing).
+    pub fn start_transaction(&self) -> Result<Transaction> {
+        Ok(Transaction {
+            database: self.clone(),
+            txn: WriteTxn::new(self.inner.published()),
+            failure: None,
+        })
     }
 
     /// Writes a checkpoint of the store's key directory, so that the next open replays less.
@@ -377,7 +411,60 @@ impl Database {
     }
 }
 
-/// An open transaction: pass it to operations with `.session(tx)`.
+/// An open transaction: pass it to operations with `.session(&mut tx)`.
+///
+/// Either the body of [`Database::transaction`] (which holds the write lock while it runs
+/// and commits when the body returns `Ok`), or a handle from [`Database::start_transaction`],
+/// finished with [`Transaction::commit`] or [`Transaction::rollback`] (dropping it rolls back
+/// too).
+///
+/// # Isolation and conflicts
+///
+/// A transaction reads the snapshot committed when it started, plus its own writes: commits
+/// made after it started are invisible to it (snapshot isolation). Its writes are buffered;
+/// nothing is visible to anyone else before the commit, which writes everything as one store
+/// batch (one frame: all or nothing, after a crash as before it).
+///
+/// A handle's commit takes the write lock for a moment and checks, first committer wins as
+/// in MongoDB, that no commit since the start changed what it writes; if one did, the commit
+/// fails with [`ErrorKind::WriteConflict`] (code 112, label `TransientTransactionError`),
+/// nothing of the transaction is committed, and the application may run it again. It
+/// conflicts when a commit after its start
+/// - changed the committed value of a key it writes: a document (inserted, updated, replaced
+///   or deleted), an entry of a unique index (its key is the indexed values, so two
+///   transactions that give one unique value to different documents conflict; the second
+///   would have been a duplicate key), a side document of a pattern policy;
+/// - created, dropped or re-indexed a collection it writes, or declared, removed or
+///   migrated a pattern policy of such a collection;
+/// - wrote to a collection this transaction creates an index on, drops an index of, or drops.
+///
+/// Reads are not checked: two transactions that each read what the other writes may both
+/// commit (write skew), as in MongoDB. Writes outside a transaction and the closure form run
+/// on the latest state under the write lock and never conflict themselves; a handle that
+/// overlaps them conflicts as with any commit.
+///
+/// ```
+/// use spillway::{Database, ErrorKind, doc, bson::Document};
+///
+/// let db = Database::open_in_memory()?;
+/// let accounts = db.collection::<Document>("accounts");
+/// accounts.insert_one(doc! { "_id": 1, "balance": 100 }).run()?;
+///
+/// let mut first = db.start_transaction()?;
+/// let mut second = db.start_transaction()?;
+/// accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -30 } })
+///     .session(&mut first).run()?;
+/// accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -50 } })
+///     .session(&mut second).run()?;
+/// first.commit()?;                                   // the first committer wins
+/// let error = second.commit().unwrap_err();          // the second is refused whole
+/// assert!(matches!(error.kind(), ErrorKind::WriteConflict { .. }));
+/// assert_eq!(error.code(), Some(112));
+/// assert_eq!(error.labels(), ["TransientTransactionError"]);
+/// let account = accounts.find_one(doc! { "_id": 1 }).run()?.unwrap();
+/// assert_eq!(account.get_i32("balance")?, 70);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Transaction {
     pub(crate) database: Database,
     pub(crate) txn: WriteTxn,
@@ -394,18 +481,48 @@ impl std::fmt::Debug for Transaction {
 }
 
 impl Transaction {
-    /// The error to return to stop the transaction on purpose: nothing it wrote is committed.
+    /// The error to return from the body of [`Database::transaction`] to stop it on purpose:
+    /// nothing it wrote is committed.
     pub fn abort(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::TransactionAborted {
             message: message.into(),
         })
     }
 
+    /// Commits the handle's writes as one atomic batch, or refuses them all.
+    ///
+    /// # Errors
+    /// [`ErrorKind::WriteConflict`] when a commit since the transaction started changed what
+    /// it writes (see [`Transaction`]); [`ErrorKind::TransactionAborted`] when one of its
+    /// operations failed (the first failure dooms the transaction, as in MongoDB), or when
+    /// called inside the body of [`Database::transaction`] on the same thread; a storage
+    /// error. Nothing is committed in every case.
+    pub fn commit(self) -> Result<()> {
+        if let Some(failure) = self.failure {
+            return Err(Error::new(ErrorKind::TransactionAborted {
+                message: format!(
+                    "an operation failed inside the transaction ({failure}), so nothing was committed"
+                ),
+            }));
+        }
+        let inner = &self.database.inner;
+        let guard = inner.lock_writer()?;
+        inner.commit(self.txn)?;
+        drop(guard);
+        Ok(())
+    }
+
+    /// Discards the handle's writes (as dropping it does).
+    pub fn rollback(self) {
+        drop(self);
+    }
+
     pub(crate) fn check_database(&self, database: &Database) -> Result<()> {
         if !Arc::ptr_eq(&self.database.inner, &database.inner) {
             return Err(Transaction::abort(
                 "the collection belongs to another database than the transaction",
-            ));
+            )
+            .with_code(codes::ILLEGAL_OPERATION));
         }
         if let Some(failure) = &self.failure {
             return Err(Transaction::abort(format!(
