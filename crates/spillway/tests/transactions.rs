@@ -735,7 +735,7 @@ fn write_strategy() -> impl Strategy<Value = Write> {
 
 fn step_strategy() -> impl Strategy<Value = Step> {
     prop_oneof![
-        2 => (0..HANDLES).prop_map(Step::Begin),
+        1 => (0..HANDLES).prop_map(Step::Begin),
         5 => (0..HANDLES, write_strategy()).prop_map(|(h, w)| Step::InHandle(h, w)),
         1 => (0..HANDLES).prop_map(Step::Read),
         3 => (0..HANDLES).prop_map(Step::Commit),
@@ -908,6 +908,19 @@ struct Open {
     doomed: bool,
 }
 
+impl Open {
+    fn begin(db: &Database, committed: &Reference) -> Open {
+        Open {
+            tx: db.start_transaction().unwrap(),
+            base: committed.clone(),
+            view: committed.clone(),
+            writes: Vec::new(),
+            keys: HashSet::new(),
+            doomed: false,
+        }
+    }
+}
+
 fn run_steps(steps: &[Step]) -> Result<(), TestCaseError> {
     let db = Database::open_in_memory().unwrap();
     db.collection::<Document>(COLLECTION)
@@ -920,20 +933,12 @@ fn run_steps(steps: &[Step]) -> Result<(), TestCaseError> {
         match step {
             Step::Begin(h) => {
                 if handles[*h].is_none() {
-                    handles[*h] = Some(Open {
-                        tx: db.start_transaction().unwrap(),
-                        base: committed.clone(),
-                        view: committed.clone(),
-                        writes: Vec::new(),
-                        keys: HashSet::new(),
-                        doomed: false,
-                    });
+                    handles[*h] = Some(Open::begin(&db, &committed));
                 }
             }
             Step::InHandle(h, write) => {
-                let Some(open) = handles[*h].as_mut() else {
-                    continue;
-                };
+                // A write to a handle that is not open begins it.
+                let open = handles[*h].get_or_insert_with(|| Open::begin(&db, &committed));
                 if open.doomed {
                     continue;
                 }
@@ -1020,7 +1025,7 @@ proptest! {
     /// its commit, do what they did in the handle).
     #[test]
     fn interleavings_match_serial_execution_in_commit_order(
-        steps in proptest::collection::vec(step_strategy(), 1..40)
+        steps in proptest::collection::vec(step_strategy(), 1..50)
     ) {
         run_steps(&steps)?;
     }
