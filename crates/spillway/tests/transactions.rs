@@ -504,7 +504,7 @@ fn a_closure_transaction_that_changed_the_keys_makes_the_handle_conflict() {
     assert_eq!(all(&db, "things"), [doc! { "_id": 1, "n": 10 }]);
 
     // A handle cannot commit from inside a closure transaction on the same thread (it would
-    // wait for the lock the closure holds): it is refused, and nothing is lost.
+    // wait for the lock the closure holds): it is refused, and nothing of it is committed.
     let mut handle = db.start_transaction().unwrap();
     things
         .insert_one(doc! { "_id": 2 })
