@@ -11,12 +11,15 @@
 //! documents: operations live in `ops`.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use spillway_pattern::{Pattern, Violation, migration};
-use spillway_store::{CompactionReport, Durability, RecoveryReport, Store, StoreOptions};
+use spillway_store::{
+    CompactionReport, Durability, KeyspaceId, RecoveryReport, Store, StoreOptions,
+};
 
 use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
@@ -76,6 +79,47 @@ pub(crate) struct Inner {
     pub(crate) store: Store,
     published: RwLock<Arc<Published>>,
     write_lock: Mutex<()>,
+    /// The keys open transaction handles have written, by keyspace, with the handle that
+    /// wrote each first: a second handle writing one fails at once (first writer wins).
+    claims: Mutex<HashMap<KeyspaceId, HashMap<Vec<u8>, u64>>>,
+    next_handle: AtomicU64,
+}
+
+/// The keys one transaction handle claimed; released when it ends (commit, rollback, drop).
+struct Claims {
+    inner: Arc<Inner>,
+    handle: u64,
+    keys: Vec<(KeyspaceId, Vec<u8>)>,
+}
+
+impl Drop for Claims {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl Claims {
+    fn release(&mut self) {
+        if self.keys.is_empty() {
+            return;
+        }
+        let mut claims = self
+            .inner
+            .claims
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (keyspace, key) in &self.keys {
+            if let Some(owners) = claims.get_mut(keyspace) {
+                if owners.get(key) == Some(&self.handle) {
+                    owners.remove(key);
+                }
+                if owners.is_empty() {
+                    claims.remove(keyspace);
+                }
+            }
+        }
+        self.keys.clear();
+    }
 }
 
 /// Holds a database's write lock; releases it (and the thread's note of it) on drop.
@@ -253,6 +297,8 @@ impl Database {
                 store,
                 published: RwLock::new(published),
                 write_lock: Mutex::new(()),
+                claims: Mutex::new(HashMap::new()),
+                next_handle: AtomicU64::new(1),
             }),
         }
     }
@@ -307,6 +353,7 @@ impl Database {
             database: self.clone(),
             txn: WriteTxn::new(self.inner.published()),
             failure: None,
+            claims: None,
         };
         let result = body(&mut transaction)?;
         if let Some(failure) = transaction.failure {
@@ -332,10 +379,17 @@ impl Database {
     /// # Errors
     /// None today; the `Result` leaves room for a refusal (a database closing).
     pub fn start_transaction(&self) -> Result<Transaction> {
+        let mut txn = WriteTxn::new(self.inner.published());
+        txn.track_writes();
         Ok(Transaction {
             database: self.clone(),
-            txn: WriteTxn::new(self.inner.published()),
+            txn,
             failure: None,
+            claims: Some(Claims {
+                inner: Arc::clone(&self.inner),
+                handle: self.inner.next_handle.fetch_add(1, Ordering::Relaxed),
+                keys: Vec::new(),
+            }),
         })
     }
 
@@ -425,23 +479,29 @@ impl Database {
 /// nothing is visible to anyone else before the commit, which writes everything as one store
 /// batch (one frame: all or nothing, after a crash as before it).
 ///
-/// A handle's commit takes the write lock for a moment and checks, first committer wins as
-/// in MongoDB, that no commit since the start changed what it writes; if one did, the commit
-/// fails with [`ErrorKind::WriteConflict`] (code 112, label `TransientTransactionError`),
-/// nothing of the transaction is committed, and the application may run it again. It
-/// conflicts when a commit after its start
-/// - changed the committed value of a key it writes: a document (inserted, updated, replaced
-///   or deleted), an entry of a unique index (its key is the indexed values, so two
-///   transactions that give one unique value to different documents conflict; the second
-///   would have been a duplicate key), a side document of a pattern policy;
-/// - created, dropped or re-indexed a collection it writes, or declared, removed or
-///   migrated a pattern policy of such a collection;
-/// - wrote to a collection this transaction creates an index on, drops an index of, or drops.
+/// Conflicts are between writes, first come first served, as in MongoDB. A conflict fails
+/// with [`ErrorKind::WriteConflict`] (code 112, label `TransientTransactionError`) and
+/// leaves nothing of the transaction: the application may run it again from the start. One
+/// that an operation finds fails that operation and dooms the transaction (its commit then
+/// fails with [`ErrorKind::TransactionAborted`], code 251 NoSuchTransaction, with the same
+/// label); one that the commit finds fails the commit.
+/// - An operation of a handle fails at once when it writes a key that another open handle
+///   wrote first (first writer wins), or one that a commit changed since the handle started.
+/// - The commit takes the write lock for a moment and refuses the transaction (first
+///   committer wins) when a commit after its start — a write outside any transaction, the
+///   closure form, another handle — changed the committed value of a key it writes, or
+///   created, dropped or re-indexed a collection it writes, or declared, removed or migrated
+///   a pattern policy of such a collection, or wrote to a collection this transaction
+///   creates an index on, drops an index of, or drops.
 ///
+/// The keys are everything the transaction writes: documents (inserted, updated, replaced or
+/// deleted), index entries (a unique index's entries are keyed by the indexed values alone,
+/// so two transactions that give one unique value to different documents conflict; the
+/// second would have been a duplicate key) and the side documents of pattern policies.
 /// Reads are not checked: two transactions that each read what the other writes may both
 /// commit (write skew), as in MongoDB. Writes outside a transaction and the closure form run
-/// on the latest state under the write lock and never conflict themselves; a handle that
-/// overlaps them conflicts as with any commit.
+/// on the latest state under the write lock: they never wait for a handle and never
+/// conflict themselves.
 ///
 /// ```
 /// use spillway::{Database, ErrorKind, doc, bson::Document};
@@ -454,15 +514,22 @@ impl Database {
 /// let mut second = db.start_transaction()?;
 /// accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -30 } })
 ///     .session(&mut first).run()?;
-/// accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -50 } })
-///     .session(&mut second).run()?;
-/// first.commit()?;                                   // the first committer wins
-/// let error = second.commit().unwrap_err();          // the second is refused whole
+/// let error = accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -50 } })
+///     .session(&mut second).run().unwrap_err();        // the first writer wins
 /// assert!(matches!(error.kind(), ErrorKind::WriteConflict { .. }));
 /// assert_eq!(error.code(), Some(112));
 /// assert_eq!(error.labels(), ["TransientTransactionError"]);
+/// first.commit()?;
+/// assert_eq!(second.commit().unwrap_err().code(), Some(251));
+///
+/// // A write outside any transaction is never refused: the handle's commit is.
+/// let mut late = db.start_transaction()?;
+/// accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -1 } })
+///     .session(&mut late).run()?;
+/// accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": 5 } }).run()?;
+/// assert_eq!(late.commit().unwrap_err().code(), Some(112));
 /// let account = accounts.find_one(doc! { "_id": 1 }).run()?.unwrap();
-/// assert_eq!(account.get_i32("balance")?, 70);
+/// assert_eq!(account.get_i32("balance")?, 75);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Transaction {
@@ -470,6 +537,9 @@ pub struct Transaction {
     pub(crate) txn: WriteTxn,
     /// The first failed operation, which dooms the transaction.
     pub(crate) failure: Option<String>,
+    /// A handle's claims on the keys it wrote (`None` in the closure form, which holds the
+    /// write lock instead).
+    claims: Option<Claims>,
 }
 
 impl std::fmt::Debug for Transaction {
@@ -498,17 +568,84 @@ impl Transaction {
     /// called inside the body of [`Database::transaction`] on the same thread; a storage
     /// error. Nothing is committed in every case.
     pub fn commit(self) -> Result<()> {
-        if let Some(failure) = self.failure {
+        let Transaction {
+            database,
+            txn,
+            failure,
+            claims,
+        } = self;
+        if let Some(failure) = failure {
             return Err(Error::new(ErrorKind::TransactionAborted {
                 message: format!(
                     "an operation failed inside the transaction ({failure}), so nothing was committed"
                 ),
             }));
         }
-        let inner = &self.database.inner;
+        let inner = &database.inner;
         let guard = inner.lock_writer()?;
-        inner.commit(self.txn)?;
+        let committed = inner.commit(txn);
         drop(guard);
+        // Released after the new state is published: a handle that then writes one of these
+        // keys sees the commit (and conflicts) instead.
+        drop(claims);
+        committed
+    }
+
+    /// Dooms the transaction after its operation failed with `error`: it can only be
+    /// abandoned now, so a handle gives up its claims at once (as MongoDB aborts a
+    /// transaction whose operation failed).
+    pub(crate) fn fail(&mut self, error: &Error) {
+        self.failure = Some(error.to_string());
+        if let Some(claims) = &mut self.claims {
+            claims.release();
+        }
+    }
+
+    /// Runs after each operation of a handle: claims the keys the operation wrote, failing
+    /// with [`ErrorKind::WriteConflict`] (and dooming the transaction) when another open
+    /// handle wrote one first, or when a commit since this transaction started changed one.
+    /// MongoDB reports these conflicts on the write too; the commit would refuse them anyway.
+    pub(crate) fn claim_writes(&mut self) -> Result<()> {
+        let written = self.txn.take_journal();
+        let Some(claims) = &mut self.claims else {
+            return Ok(());
+        };
+        if written.is_empty() {
+            return Ok(());
+        }
+        let current = self.database.inner.published();
+        let mut owners = self
+            .database
+            .inner
+            .claims
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (keyspace, key) in written {
+            if !self.txn.is_shared(keyspace) {
+                continue;
+            }
+            let keyspace_owners = owners.entry(keyspace).or_default();
+            let owned = match keyspace_owners.get(&key) {
+                Some(&owner) if owner == claims.handle => true,
+                Some(_) => {
+                    return Err(Error::write_conflict(
+                        "another open transaction wrote a document or index entry this operation writes",
+                    ));
+                }
+                None => false,
+            };
+            // Also for a key this handle claimed before: a write outside any transaction may
+            // have changed it since.
+            if self.txn.changed_since_base(&current, keyspace, &key)? {
+                return Err(Error::write_conflict(
+                    "a commit after this transaction began changed a document or index entry this operation writes",
+                ));
+            }
+            if !owned {
+                keyspace_owners.insert(key.clone(), claims.handle);
+                claims.keys.push((keyspace, key));
+            }
+        }
         Ok(())
     }
 

@@ -304,11 +304,12 @@ impl Error {
     }
 
     /// MongoDB's error labels for this error, which tell a client what it may do about it:
-    /// `TransientTransactionError` for a [`ErrorKind::WriteConflict`] (the whole transaction
-    /// may be run again).
+    /// `TransientTransactionError` (the whole transaction may be run again) for a
+    /// [`ErrorKind::WriteConflict`] (112) and for the commit of a transaction an earlier
+    /// failure doomed (251, NoSuchTransaction), as a MongoDB server labels them.
     pub fn labels(&self) -> Vec<&'static str> {
-        match &*self.kind {
-            ErrorKind::WriteConflict { .. } => vec!["TransientTransactionError"],
+        match self.code() {
+            Some(112 | codes::NO_SUCH_TRANSACTION) => vec!["TransientTransactionError"],
             _ => Vec::new(),
         }
     }

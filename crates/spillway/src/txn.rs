@@ -182,6 +182,9 @@ pub(crate) struct WriteTxn {
     /// Keyspaces to drop at commit (their collection or index was dropped).
     dropped: Vec<KeyspaceId>,
     n_ops: usize,
+    /// For a transaction handle: the keys written since the last `take_journal`, which the
+    /// handle claims against other open handles after each operation.
+    journal: Option<Vec<(KeyspaceId, Vec<u8>)>>,
 }
 
 impl WriteTxn {
@@ -197,11 +200,57 @@ impl WriteTxn {
             clear_on_commit: Vec::new(),
             dropped: Vec::new(),
             n_ops: 0,
+            journal: None,
+        }
+    }
+
+    /// Starts recording the keys this transaction writes (see [`WriteTxn::take_journal`]).
+    pub(crate) fn track_writes(&mut self) {
+        self.journal = Some(Vec::new());
+    }
+
+    /// The keys written since the last call (none unless [`WriteTxn::track_writes`]).
+    pub(crate) fn take_journal(&mut self) -> Vec<(KeyspaceId, Vec<u8>)> {
+        self.journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Whether a key this transaction writes may be claimed by other transactions: it is not
+    /// in a keyspace only this transaction can see.
+    pub(crate) fn is_shared(&self, keyspace: KeyspaceId) -> bool {
+        !self.created.contains(&keyspace) && !self.clear_on_commit.contains(&keyspace)
+    }
+
+    /// Whether `key` has another committed value in `current` than in this transaction's
+    /// base (or its keyspace is gone).
+    pub(crate) fn changed_since_base(
+        &self,
+        current: &Published,
+        keyspace: KeyspaceId,
+        key: &[u8],
+    ) -> Result<bool> {
+        if !self.is_shared(keyspace) || self.base.version(keyspace) == current.version(keyspace) {
+            return Ok(false);
+        }
+        let now = match current.snapshot.get(keyspace, key) {
+            Ok(now) => now,
+            Err(spillway_store::Error::UnknownKeyspace(_)) => return Ok(true),
+            Err(error) => return Err(error.into()),
+        };
+        Ok(self.base.snapshot.get(keyspace, key)? != now)
+    }
+
+    fn record(&mut self, keyspace: KeyspaceId, key: &[u8]) {
+        if let Some(journal) = &mut self.journal {
+            journal.push((keyspace, key.to_vec()));
         }
     }
 
     pub(crate) fn put(&mut self, keyspace: KeyspaceId, key: Vec<u8>, value: Vec<u8>) {
         self.n_ops += 1;
+        self.record(keyspace, &key);
         self.overlays
             .entry(keyspace)
             .or_default()
@@ -210,6 +259,7 @@ impl WriteTxn {
 
     pub(crate) fn delete(&mut self, keyspace: KeyspaceId, key: Vec<u8>) {
         self.n_ops += 1;
+        self.record(keyspace, &key);
         self.overlays.entry(keyspace).or_default().insert(key, None);
     }
 
@@ -331,7 +381,7 @@ impl WriteTxn {
                 continue;
             }
             for key in overlay.keys() {
-                if base.snapshot.get(keyspace, key)? != current.snapshot.get(keyspace, key)? {
+                if self.changed_since_base(current, keyspace, key)? {
                     let collection = owners.get(&keyspace).copied().unwrap_or("?");
                     return Err(Error::write_conflict(format!(
                         "a document or index entry of collection '{collection}' that this transaction writes was changed by a commit after this transaction began"

@@ -64,7 +64,7 @@ fn handles_are_send_and_static() {
 }
 
 #[test]
-fn first_committer_wins_and_nothing_of_the_loser_is_visible() {
+fn the_first_writer_wins_and_nothing_of_the_loser_is_visible() {
     let db = Database::open_in_memory().unwrap();
     let accounts = db.collection::<Document>("accounts");
     accounts
@@ -74,27 +74,107 @@ fn first_committer_wins_and_nothing_of_the_loser_is_visible() {
 
     let mut first = db.start_transaction().unwrap();
     let mut second = db.start_transaction().unwrap();
-    accounts
-        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -30 } })
-        .session(&mut first)
-        .run()
-        .unwrap();
-    accounts
-        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -50 } })
-        .session(&mut second)
-        .run()
-        .unwrap();
-    // The loser also wrote a document nobody else touched: it must not appear either.
+    // The loser first writes a document nobody else touches: it must not appear either.
     accounts
         .insert_one(doc! { "_id": 2, "balance": 7 })
         .session(&mut second)
         .run()
         .unwrap();
+    accounts
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -30 } })
+        .session(&mut first)
+        .run()
+        .unwrap();
+    let refused = accounts
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -50 } })
+        .session(&mut second)
+        .run();
+    assert_write_conflict(refused.map(drop));
     first.commit().unwrap();
-    assert_write_conflict(second.commit());
-
+    let error = second.commit().unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::TransactionAborted { .. }));
+    assert_eq!(error.code_name().as_deref(), Some("NoSuchTransaction"));
+    assert_eq!(error.labels(), ["TransientTransactionError"]);
     assert_eq!(all(&db, "accounts"), [doc! { "_id": 1, "balance": 70 }]);
+
+    // A handle that starts before a commit and writes what it changed afterwards loses too.
+    let mut stale = db.start_transaction().unwrap();
+    let mut fresh = db.start_transaction().unwrap();
+    accounts
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": 1 } })
+        .session(&mut fresh)
+        .run()
+        .unwrap();
+    fresh.commit().unwrap();
+    let refused = accounts
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": 1 } })
+        .session(&mut stale)
+        .run();
+    assert_write_conflict(refused.map(drop));
+    stale.rollback();
     assert_verified(&db);
+}
+
+#[test]
+fn the_first_committer_wins_over_writes_outside_transactions() {
+    let db = Database::open_in_memory().unwrap();
+    let accounts = db.collection::<Document>("accounts");
+    accounts
+        .insert_one(doc! { "_id": 1, "balance": 100 })
+        .run()
+        .unwrap();
+    let mut handle = db.start_transaction().unwrap();
+    accounts
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -30 } })
+        .session(&mut handle)
+        .run()
+        .unwrap();
+    accounts
+        .insert_one(doc! { "_id": 2, "balance": 1 })
+        .session(&mut handle)
+        .run()
+        .unwrap();
+    // Never refused nor blocked by the handle's claim on the document.
+    accounts
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": 5 } })
+        .run()
+        .unwrap();
+    assert_write_conflict(handle.commit());
+    assert_eq!(all(&db, "accounts"), [doc! { "_id": 1, "balance": 105 }]);
+}
+
+#[test]
+fn a_doomed_handle_gives_up_its_claims() {
+    let db = Database::open_in_memory().unwrap();
+    let things = db.collection::<Document>("things");
+    things.insert_one(doc! { "_id": 1 }).run().unwrap();
+    let mut doomed = db.start_transaction().unwrap();
+    things
+        .insert_one(doc! { "_id": 2 })
+        .session(&mut doomed)
+        .run()
+        .unwrap();
+    assert!(
+        things
+            .insert_one(doc! { "_id": 1 })
+            .session(&mut doomed)
+            .run()
+            .unwrap_err()
+            .is_duplicate_key()
+    );
+    // Still open, but it can never commit: another handle may write what it wrote.
+    let mut other = db.start_transaction().unwrap();
+    things
+        .insert_one(doc! { "_id": 2, "by": "other" })
+        .session(&mut other)
+        .run()
+        .unwrap();
+    other.commit().unwrap();
+    assert!(doomed.commit().is_err());
+    assert_eq!(
+        all(&db, "things"),
+        [doc! { "_id": 1 }, doc! { "_id": 2, "by": "other" }]
+    );
 }
 
 #[test]
@@ -244,14 +324,33 @@ fn two_handles_giving_one_unique_key_to_different_documents_cannot_both_commit()
         .session(&mut first)
         .run()
         .unwrap();
-    users
+    // The second writer of the unique key loses at once (the first has not committed, so
+    // this is no duplicate key in its snapshot)...
+    let refused = users
         .insert_one(doc! { "_id": 2, "email": "a@x" })
         .session(&mut second)
+        .run();
+    assert_write_conflict(refused.map(drop));
+    second.rollback();
+    first.commit().unwrap();
+    assert_eq!(all(&db, "users"), [doc! { "_id": 1, "email": "a@x" }]);
+
+    // ... and so does one that writes it after the first committed, from an older snapshot.
+    let mut older = db.start_transaction().unwrap();
+    let mut taking = db.start_transaction().unwrap();
+    users
+        .insert_one(doc! { "_id": 5, "email": "c@x" })
+        .session(&mut taking)
         .run()
         .unwrap();
-    first.commit().unwrap();
-    assert_write_conflict(second.commit());
-    assert_eq!(all(&db, "users"), [doc! { "_id": 1, "email": "a@x" }]);
+    taking.commit().unwrap();
+    let refused = users
+        .insert_one(doc! { "_id": 6, "email": "c@x" })
+        .session(&mut older)
+        .run();
+    assert_write_conflict(refused.map(drop));
+    older.rollback();
+    users.delete_one(doc! { "_id": 5 }).run().unwrap();
 
     // The same race against a plain write, and through an update that moves a key.
     let mut tx = db.start_transaction().unwrap();
@@ -575,26 +674,29 @@ fn read_modify_write_handles_retried_on_conflict_lose_no_update() {
             std::thread::spawn(move || {
                 let counters = db.collection::<Document>("counters");
                 let mut conflicts = 0;
+                // Read, then write what was read plus one: without the conflict checks,
+                // concurrent handles would lose updates.
+                let increment = || -> Result<(), Error> {
+                    let mut tx = db.start_transaction()?;
+                    let counter = counters
+                        .find_one(doc! { "_id": 1 })
+                        .session(&mut tx)
+                        .run()?
+                        .expect("the counter exists");
+                    let n = counter.get_i32("n").expect("n is an int32");
+                    counters
+                        .update_one(doc! { "_id": 1 }, doc! { "$set": { "n": n + 1 } })
+                        .session(&mut tx)
+                        .run()?;
+                    tx.commit()
+                };
                 for _ in 0..increments {
                     loop {
-                        // Read, then write what was read plus one: without the conflict
-                        // check, concurrent handles would lose updates.
-                        let mut tx = db.start_transaction().unwrap();
-                        let counter = counters
-                            .find_one(doc! { "_id": 1 })
-                            .session(&mut tx)
-                            .run()
-                            .unwrap()
-                            .unwrap();
-                        let n = counter.get_i32("n").unwrap();
-                        counters
-                            .update_one(doc! { "_id": 1 }, doc! { "$set": { "n": n + 1 } })
-                            .session(&mut tx)
-                            .run()
-                            .unwrap();
-                        match tx.commit() {
+                        match increment() {
                             Ok(()) => break,
-                            Err(error) if error.is_write_conflict() => conflicts += 1,
+                            Err(error) if error.labels().contains(&"TransientTransactionError") => {
+                                conflicts += 1;
+                            }
                             Err(error) => panic!("{error}"),
                         }
                     }
@@ -852,8 +954,12 @@ enum Key {
 enum Outcome {
     Inserted,
     Refused,
-    Updated { upserted: bool },
+    Updated {
+        upserted: bool,
+    },
     Deleted(u64),
+    /// `WriteConflict`: another open handle wrote a key first, or a commit changed it.
+    Conflict,
 }
 
 /// The reference: a `MemoryCollection` plus the unique index on `u` it does not have.
@@ -951,41 +1057,44 @@ fn increment(id: i32) -> Document {
 /// Runs `write` through the facade, in `session` when given.
 fn run_write(db: &Database, write: &Write, session: Option<&mut Transaction>) -> Outcome {
     let things = db.collection::<Document>(COLLECTION);
-    match *write {
+    let result = match *write {
         Write::Insert { id, u } => {
             let action = things.insert_one(doc! { "_id": id, "u": u, "n": 0 });
-            let result = match session {
+            match session {
                 Some(tx) => action.session(tx).run(),
                 None => action.run(),
-            };
-            match result {
-                Ok(_) => Outcome::Inserted,
-                Err(error) if error.is_duplicate_key() => Outcome::Refused,
-                Err(error) => panic!("insert failed: {error}"),
             }
+            .map(|_| Outcome::Inserted)
         }
         Write::Increment { id } => {
             let action = things
                 .update_one(doc! { "_id": id }, increment(id))
                 .upsert(true);
-            let result = match session {
+            match session {
                 Some(tx) => action.session(tx).run(),
                 None => action.run(),
             }
-            .unwrap();
-            Outcome::Updated {
+            .map(|result| Outcome::Updated {
                 upserted: result.upserted_id.is_some(),
-            }
+            })
         }
         Write::Delete { id } => {
             let action = things.delete_one(doc! { "_id": id });
-            let result = match session {
+            match session {
                 Some(tx) => action.session(tx).run(),
                 None => action.run(),
             }
-            .unwrap();
-            Outcome::Deleted(result.deleted_count)
+            .map(|result| Outcome::Deleted(result.deleted_count))
         }
+    };
+    match result {
+        Ok(outcome) => outcome,
+        Err(error) if error.is_duplicate_key() => Outcome::Refused,
+        Err(error) if error.is_write_conflict() => {
+            assert_eq!(error.labels(), ["TransientTransactionError"]);
+            Outcome::Conflict
+        }
+        Err(error) => panic!("{write:?} failed: {error}"),
     }
 }
 
@@ -1034,7 +1143,10 @@ fn run_steps(steps: &[Step]) -> Result<(), TestCaseError> {
             }
             Step::InHandle(h, write) => {
                 // A write to a handle that is not open begins it.
-                let open = handles[*h].get_or_insert_with(|| Open::begin(&db, &committed));
+                if handles[*h].is_none() {
+                    handles[*h] = Some(Open::begin(&db, &committed));
+                }
+                let open = handles[*h].as_ref().expect("open");
                 if open.doomed {
                     continue;
                 }
@@ -1043,12 +1155,30 @@ fn run_steps(steps: &[Step]) -> Result<(), TestCaseError> {
                 {
                     continue;
                 }
-                let actual = run_write(&db, write, Some(&mut open.tx));
-                let (expected, keys) = open.view.apply(write);
-                prop_assert_eq!(&actual, &expected, "{:?} in handle {}", write, h);
-                if actual == Outcome::Refused {
-                    open.doomed = true;
+                let mut view = open.view.clone();
+                let (mut expected, keys) = view.apply(write);
+                // First writer wins among open handles (a doomed one has given up its
+                // keys); a key a commit changed since the handle began is a conflict too.
+                let claimed = handles.iter().enumerate().any(|(other, handle)| {
+                    other != *h
+                        && handle.as_ref().is_some_and(|handle| {
+                            !handle.doomed && keys.iter().any(|key| handle.keys.contains(key))
+                        })
+                });
+                let changed = keys
+                    .iter()
+                    .any(|&key| open.base.value(key) != committed.value(key));
+                if claimed || changed {
+                    expected = Outcome::Conflict;
                 }
+                let open = handles[*h].as_mut().expect("open");
+                let actual = run_write(&db, write, Some(&mut open.tx));
+                prop_assert_eq!(&actual, &expected, "{:?} in handle {}", write, h);
+                if matches!(actual, Outcome::Refused | Outcome::Conflict) {
+                    open.doomed = true;
+                    continue;
+                }
+                open.view = view;
                 open.keys.extend(keys);
                 open.writes.push((write.clone(), actual));
             }
@@ -1078,6 +1208,7 @@ fn run_steps(steps: &[Step]) -> Result<(), TestCaseError> {
                         "{}",
                         error
                     );
+                    prop_assert_eq!(error.labels(), ["TransientTransactionError"]);
                 } else if overlapping {
                     let error = result.expect_err("a conflicting handle cannot commit");
                     prop_assert!(error.is_write_conflict(), "{}", error);
@@ -1114,11 +1245,13 @@ proptest! {
         std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(64)
     ))]
 
-    /// Random interleavings of handles and plain writes: every commit is refused exactly
-    /// when a key the handle writes (a document, a unique value) has another committed value
-    /// than when it began, and the committed state always equals the committed handles and
-    /// plain writes run one after another in commit order (each handle's writes, replayed at
-    /// its commit, do what they did in the handle).
+    /// Random interleavings of handles and plain writes: a handle's write fails with
+    /// `WriteConflict` exactly when another open handle wrote one of its keys (a document, a
+    /// unique value) first or a commit changed one since the handle began; a commit is
+    /// refused exactly when a key the handle writes has another committed value than when it
+    /// began (or an earlier failure doomed it); and the committed state always equals the
+    /// committed handles and plain writes run one after another in commit order (each
+    /// handle's writes, replayed at its commit, do what they did in the handle).
     #[test]
     fn interleavings_match_serial_execution_in_commit_order(
         steps in proptest::collection::vec(step_strategy(), 1..50)
