@@ -231,13 +231,6 @@ impl Catalog {
     pub(crate) fn meta_record(&self) -> Document {
         doc! { "version": CATALOG_VERSION, "next_id": self.next_id as i64 }
     }
-
-    /// Takes the next keyspace number.
-    pub(crate) fn allocate_id(&mut self) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        id
-    }
 }
 
 impl CollectionMeta {

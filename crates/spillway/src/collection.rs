@@ -141,9 +141,10 @@ where
             None => inner.write(operation),
             Some(transaction) => {
                 transaction.check_database(&self.database)?;
-                let result = operation(&mut transaction.txn, &inner.store);
+                let result = operation(&mut transaction.txn, &inner.store)
+                    .and_then(|value| transaction.claim_writes().map(|()| value));
                 if let Err(error) = &result {
-                    transaction.failure = Some(error.to_string());
+                    transaction.fail(error);
                 }
                 result
             }
@@ -769,9 +770,11 @@ impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
                 None => inner.write(|txn, store| request.run_writing(txn, store))?,
                 Some(transaction) => {
                     transaction.check_database(self.database)?;
-                    let result = request.run_writing(&mut transaction.txn, &inner.store);
+                    let result = request
+                        .run_writing(&mut transaction.txn, &inner.store)
+                        .and_then(|()| transaction.claim_writes());
                     if let Err(error) = &result {
-                        transaction.failure = Some(error.to_string());
+                        transaction.fail(error);
                     }
                     result?;
                 }

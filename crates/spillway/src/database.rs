@@ -1,25 +1,31 @@
 //! [`Database`]: opening a database directory, the published state readers share, the
 //! write lock, and [`Transaction`]s.
 //!
-//! Writes are serialised by one mutex: a write (one operation, or a whole
-//! `db.transaction`) builds a `WriteTxn` over the latest published state, commits it as one
-//! store batch, and publishes the new snapshot with the catalog it contains. Readers clone
-//! the published `Arc` and never wait for a writer. This module must never interpret
+//! Commits are serialised by one mutex: a write (one operation, or a whole
+//! `db.transaction`) builds a `WriteTxn` over the latest published state under the lock,
+//! commits it as one store batch, and publishes the new snapshot with the catalog it
+//! contains. A [`Transaction`] handle (`start_transaction`) builds its `WriteTxn` without the
+//! lock over the state published when it started, and takes the lock only to commit, after
+//! the conflict check that moves it onto the latest state (`WriteTxn::rebase`). Readers
+//! clone the published `Arc` and never wait for a writer. This module must never interpret
 //! documents: operations live in `ops`.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use spillway_pattern::{Pattern, Violation, migration};
-use spillway_store::{CompactionReport, Durability, RecoveryReport, Store, StoreOptions};
+use spillway_store::{
+    CompactionReport, Durability, KeyspaceId, RecoveryReport, Store, StoreOptions,
+};
 
 use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
     validate_collection_name,
 };
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, codes};
 use crate::maintenance::{self, DatabaseStats, RepairReport, VerifyReport};
 use crate::patterned::{ReaderBackend, TxnBackend};
 use crate::storage;
@@ -73,6 +79,47 @@ pub(crate) struct Inner {
     pub(crate) store: Store,
     published: RwLock<Arc<Published>>,
     write_lock: Mutex<()>,
+    /// The keys open transaction handles have written, by keyspace, with the handle that
+    /// wrote each first: a second handle writing one fails at once (first writer wins).
+    claims: Mutex<HashMap<KeyspaceId, HashMap<Vec<u8>, u64>>>,
+    next_handle: AtomicU64,
+}
+
+/// The keys one transaction handle claimed; released when it ends (commit, rollback, drop).
+struct Claims {
+    inner: Arc<Inner>,
+    handle: u64,
+    keys: Vec<(KeyspaceId, Vec<u8>)>,
+}
+
+impl Drop for Claims {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl Claims {
+    fn release(&mut self) {
+        if self.keys.is_empty() {
+            return;
+        }
+        let mut claims = self
+            .inner
+            .claims
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (keyspace, key) in &self.keys {
+            if let Some(owners) = claims.get_mut(keyspace) {
+                if owners.get(key) == Some(&self.handle) {
+                    owners.remove(key);
+                }
+                if owners.is_empty() {
+                    claims.remove(keyspace);
+                }
+            }
+        }
+        self.keys.clear();
+    }
 }
 
 /// Holds a database's write lock; releases it (and the thread's note of it) on drop.
@@ -102,7 +149,8 @@ impl Inner {
         if held {
             return Err(Error::new(ErrorKind::TransactionAborted {
                 message: "this thread is inside a transaction of this database; pass the transaction to the operation with .session(tx)".into(),
-            }));
+            })
+            .with_code(codes::ILLEGAL_OPERATION));
         }
         let guard = self
             .write_lock
@@ -116,16 +164,23 @@ impl Inner {
     }
 
     /// Commits a transaction (the caller holds the write lock) and publishes its result.
-    pub(crate) fn commit(&self, txn: WriteTxn) -> Result<()> {
+    /// A transaction whose base is no longer the published state (a [`Transaction`] handle)
+    /// is first checked for conflicts and moved onto it (`WriteTxn::rebase`); for every
+    /// other write the base is the published state, and the check is a pointer comparison.
+    pub(crate) fn commit(&self, mut txn: WriteTxn) -> Result<()> {
         if txn.is_empty() {
             return Ok(());
         }
-        let (batch, catalog) = txn.into_batch(&self.store)?;
-        self.store.commit(batch)?;
-        let published = Arc::new(Published {
-            snapshot: self.store.snapshot(),
-            catalog,
-        });
+        let current = self.published();
+        txn.rebase(&current)?;
+        let committed = txn.into_batch(&self.store)?;
+        let seq = self.store.commit(committed.batch)?;
+        let published = Arc::new(current.after_commit(
+            self.store.snapshot(),
+            committed.catalog,
+            &committed.written,
+            seq,
+        ));
         *self
             .published
             .write()
@@ -235,16 +290,15 @@ impl Database {
     }
 
     fn with_catalog(store: Store, catalog: Catalog) -> Database {
-        let published = Arc::new(Published {
-            snapshot: store.snapshot(),
-            catalog: Arc::new(catalog),
-        });
+        let published = Arc::new(Published::opened(store.snapshot(), catalog));
         Database {
             inner: Arc::new(Inner {
                 id: NEXT_DATABASE_ID.fetch_add(1, Ordering::Relaxed),
                 store,
                 published: RwLock::new(published),
                 write_lock: Mutex::new(()),
+                claims: Mutex::new(HashMap::new()),
+                next_handle: AtomicU64::new(1),
             }),
         }
     }
@@ -285,12 +339,21 @@ impl Database {
     /// commit together as one atomic batch when it returns `Ok`, and leave nothing when it
     /// returns `Err` or when one of its operations failed. Reads inside it see its own writes.
     /// Other writers wait while it runs; readers do not.
+    ///
+    /// This form is pessimistic: it holds the database's write lock from start to end, so it
+    /// never fails with [`ErrorKind::WriteConflict`] and needs no retry loop, and `body` may
+    /// have effects outside the database that must not run twice. The price is that every
+    /// other write (a [`Transaction`] handle's commit included) waits while `body` runs: keep
+    /// it short, and use [`Database::start_transaction`] for transactions that live across
+    /// requests or wait for anything. A handle whose keys this transaction changed gets
+    /// `WriteConflict` when it commits afterwards, as with any other commit.
     pub fn transaction<R>(&self, body: impl FnOnce(&mut Transaction) -> Result<R>) -> Result<R> {
         let guard = self.inner.lock_writer()?;
         let mut transaction = Transaction {
             database: self.clone(),
             txn: WriteTxn::new(self.inner.published()),
             failure: None,
+            claims: None,
         };
         let result = body(&mut transaction)?;
         if let Some(failure) = transaction.failure {
@@ -303,6 +366,31 @@ impl Database {
         self.inner.commit(transaction.txn)?;
         drop(guard);
         Ok(result)
+    }
+
+    /// Starts a transaction on the state committed now, as an owned handle that holds no
+    /// lock: operations given `.session(&mut tx)` read that state with the transaction's own
+    /// writes applied, and buffer their writes in it; [`Transaction::commit`] commits them
+    /// all as one atomic batch, unless a commit since the start conflicts with them (see
+    /// [`Transaction`] for the rule). Other writers, other handles and readers go on
+    /// meanwhile. The handle is `Send` and `'static`: a server may keep it between requests
+    /// and finish it on another thread.
+    ///
+    /// # Errors
+    /// None today; the `Result` leaves room for a refusal (a database closing).
+    pub fn start_transaction(&self) -> Result<Transaction> {
+        let mut txn = WriteTxn::new(self.inner.published());
+        txn.track_writes();
+        Ok(Transaction {
+            database: self.clone(),
+            txn,
+            failure: None,
+            claims: Some(Claims {
+                inner: Arc::clone(&self.inner),
+                handle: self.inner.next_handle.fetch_add(1, Ordering::Relaxed),
+                keys: Vec::new(),
+            }),
+        })
     }
 
     /// Writes a checkpoint of the store's key directory, so that the next open replays less.
@@ -377,12 +465,81 @@ impl Database {
     }
 }
 
-/// An open transaction: pass it to operations with `.session(tx)`.
+/// An open transaction: pass it to operations with `.session(&mut tx)`.
+///
+/// Either the body of [`Database::transaction`] (which holds the write lock while it runs
+/// and commits when the body returns `Ok`), or a handle from [`Database::start_transaction`],
+/// finished with [`Transaction::commit`] or [`Transaction::rollback`] (dropping it rolls back
+/// too).
+///
+/// # Isolation and conflicts
+///
+/// A transaction reads the snapshot committed when it started, plus its own writes: commits
+/// made after it started are invisible to it (snapshot isolation). Its writes are buffered;
+/// nothing is visible to anyone else before the commit, which writes everything as one store
+/// batch (one frame: all or nothing, after a crash as before it).
+///
+/// Conflicts are between writes, first come first served, as in MongoDB. A conflict fails
+/// with [`ErrorKind::WriteConflict`] (code 112, label `TransientTransactionError`) and
+/// leaves nothing of the transaction: the application may run it again from the start. One
+/// that an operation finds fails that operation and dooms the transaction (its commit then
+/// fails with [`ErrorKind::TransactionAborted`], code 251 NoSuchTransaction, with the same
+/// label); one that the commit finds fails the commit.
+/// - An operation of a handle fails at once when it writes a key that another open handle
+///   wrote first (first writer wins), or one that a commit changed since the handle started.
+/// - The commit takes the write lock for a moment and refuses the transaction (first
+///   committer wins) when a commit after its start — a write outside any transaction, the
+///   closure form, another handle — changed the committed value of a key it writes, or
+///   created, dropped or re-indexed a collection it writes, or declared, removed or migrated
+///   a pattern policy of such a collection, or wrote to a collection this transaction
+///   creates an index on, drops an index of, or drops.
+///
+/// The keys are everything the transaction writes: documents (inserted, updated, replaced or
+/// deleted), index entries (a unique index's entries are keyed by the indexed values alone,
+/// so two transactions that give one unique value to different documents conflict; the
+/// second would have been a duplicate key) and the side documents of pattern policies.
+/// Reads are not checked: two transactions that each read what the other writes may both
+/// commit (write skew), as in MongoDB. Writes outside a transaction and the closure form run
+/// on the latest state under the write lock: they never wait for a handle and never
+/// conflict themselves.
+///
+/// ```
+/// use spillway::{Database, ErrorKind, doc, bson::Document};
+///
+/// let db = Database::open_in_memory()?;
+/// let accounts = db.collection::<Document>("accounts");
+/// accounts.insert_one(doc! { "_id": 1, "balance": 100 }).run()?;
+///
+/// let mut first = db.start_transaction()?;
+/// let mut second = db.start_transaction()?;
+/// accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -30 } })
+///     .session(&mut first).run()?;
+/// let error = accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -50 } })
+///     .session(&mut second).run().unwrap_err();        // the first writer wins
+/// assert!(matches!(error.kind(), ErrorKind::WriteConflict { .. }));
+/// assert_eq!(error.code(), Some(112));
+/// assert_eq!(error.labels(), ["TransientTransactionError"]);
+/// first.commit()?;
+/// assert_eq!(second.commit().unwrap_err().code(), Some(251));
+///
+/// // A write outside any transaction is never refused: the handle's commit is.
+/// let mut late = db.start_transaction()?;
+/// accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -1 } })
+///     .session(&mut late).run()?;
+/// accounts.update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": 5 } }).run()?;
+/// assert_eq!(late.commit().unwrap_err().code(), Some(112));
+/// let account = accounts.find_one(doc! { "_id": 1 }).run()?.unwrap();
+/// assert_eq!(account.get_i32("balance")?, 75);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Transaction {
     pub(crate) database: Database,
     pub(crate) txn: WriteTxn,
     /// The first failed operation, which dooms the transaction.
     pub(crate) failure: Option<String>,
+    /// A handle's claims on the keys it wrote (`None` in the closure form, which holds the
+    /// write lock instead).
+    claims: Option<Claims>,
 }
 
 impl std::fmt::Debug for Transaction {
@@ -394,18 +551,115 @@ impl std::fmt::Debug for Transaction {
 }
 
 impl Transaction {
-    /// The error to return to stop the transaction on purpose: nothing it wrote is committed.
+    /// The error to return from the body of [`Database::transaction`] to stop it on purpose:
+    /// nothing it wrote is committed.
     pub fn abort(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::TransactionAborted {
             message: message.into(),
         })
     }
 
+    /// Commits the handle's writes as one atomic batch, or refuses them all.
+    ///
+    /// # Errors
+    /// [`ErrorKind::WriteConflict`] when a commit since the transaction started changed what
+    /// it writes (see [`Transaction`]); [`ErrorKind::TransactionAborted`] when one of its
+    /// operations failed (the first failure dooms the transaction, as in MongoDB), or when
+    /// called inside the body of [`Database::transaction`] on the same thread; a storage
+    /// error. Nothing is committed in every case.
+    pub fn commit(self) -> Result<()> {
+        let Transaction {
+            database,
+            txn,
+            failure,
+            claims,
+        } = self;
+        if let Some(failure) = failure {
+            return Err(Error::new(ErrorKind::TransactionAborted {
+                message: format!(
+                    "an operation failed inside the transaction ({failure}), so nothing was committed"
+                ),
+            }));
+        }
+        let inner = &database.inner;
+        let guard = inner.lock_writer()?;
+        let committed = inner.commit(txn);
+        drop(guard);
+        // Released after the new state is published: a handle that then writes one of these
+        // keys sees the commit (and conflicts) instead.
+        drop(claims);
+        committed
+    }
+
+    /// Dooms the transaction after its operation failed with `error`: it can only be
+    /// abandoned now, so a handle gives up its claims at once (as MongoDB aborts a
+    /// transaction whose operation failed).
+    pub(crate) fn fail(&mut self, error: &Error) {
+        self.failure = Some(error.to_string());
+        if let Some(claims) = &mut self.claims {
+            claims.release();
+        }
+    }
+
+    /// Runs after each operation of a handle: claims the keys the operation wrote, failing
+    /// with [`ErrorKind::WriteConflict`] (and dooming the transaction) when another open
+    /// handle wrote one first, or when a commit since this transaction started changed one.
+    /// MongoDB reports these conflicts on the write too; the commit would refuse them anyway.
+    pub(crate) fn claim_writes(&mut self) -> Result<()> {
+        let written = self.txn.take_journal();
+        let Some(claims) = &mut self.claims else {
+            return Ok(());
+        };
+        if written.is_empty() {
+            return Ok(());
+        }
+        let current = self.database.inner.published();
+        let mut owners = self
+            .database
+            .inner
+            .claims
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (keyspace, key) in written {
+            if !self.txn.is_shared(keyspace) {
+                continue;
+            }
+            let keyspace_owners = owners.entry(keyspace).or_default();
+            let owned = match keyspace_owners.get(&key) {
+                Some(&owner) if owner == claims.handle => true,
+                Some(_) => {
+                    return Err(Error::write_conflict(
+                        "another open transaction wrote a document or index entry this operation writes",
+                    ));
+                }
+                None => false,
+            };
+            // Also for a key this handle claimed before: a write outside any transaction may
+            // have changed it since.
+            if self.txn.changed_since_base(&current, keyspace, &key)? {
+                return Err(Error::write_conflict(
+                    "a commit after this transaction began changed a document or index entry this operation writes",
+                ));
+            }
+            if !owned {
+                keyspace_owners.insert(key.clone(), claims.handle);
+                claims.keys.push((keyspace, key));
+            }
+        }
+        Ok(())
+    }
+
+    /// Discards the handle's writes (as dropping it does).
+    pub fn rollback(self) {
+        drop(self);
+    }
+
     pub(crate) fn check_database(&self, database: &Database) -> Result<()> {
         if !Arc::ptr_eq(&self.database.inner, &database.inner) {
             return Err(Transaction::abort(
                 "the collection belongs to another database than the transaction",
-            ));
+            )
+            .with_code(codes::ILLEGAL_OPERATION));
         }
         if let Some(failure) = &self.failure {
             return Err(Transaction::abort(format!(

@@ -8,6 +8,7 @@
 //! printing the chain says each cause once. This module must never turn an error into a
 //! string and lose its kind.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -100,6 +101,15 @@ pub enum ErrorKind {
         /// Why.
         message: String,
     },
+    /// A transaction handle's commit found that a commit after the transaction began changed
+    /// what it writes (snapshot isolation, first committer wins: see
+    /// [`crate::Transaction`]). Nothing of the transaction was committed; running it again
+    /// from the start may succeed. MongoDB's code 112, with the label
+    /// `TransientTransactionError`.
+    WriteConflict {
+        /// What changed.
+        message: String,
+    },
 }
 
 /// The facade's error: an [`ErrorKind`], plus the position of the input document it concerns
@@ -107,6 +117,8 @@ pub enum ErrorKind {
 #[derive(Debug)]
 pub struct Error {
     kind: Box<ErrorKind>,
+    /// MongoDB's code where the kind alone does not decide it (an index conflict).
+    code: Option<i32>,
     document_index: Option<usize>,
     batch: Option<Box<BatchOutcome>>,
 }
@@ -125,9 +137,22 @@ impl Error {
     pub(crate) fn new(kind: ErrorKind) -> Error {
         Error {
             kind: Box::new(kind),
+            code: None,
             document_index: None,
             batch: None,
         }
+    }
+
+    /// The same error with MongoDB's `code` (which [`Error::code`] then reports).
+    pub(crate) fn with_code(mut self, code: i32) -> Error {
+        self.code = Some(code);
+        self
+    }
+
+    pub(crate) fn write_conflict(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::WriteConflict {
+            message: message.into(),
+        })
     }
 
     /// The error of an `insert_many` that inserted `inserted_ids` (by input position) and
@@ -207,20 +232,91 @@ impl Error {
         }
     }
 
-    /// MongoDB's error code for this error, where MongoDB has one that says the same thing:
-    /// 11000 for a duplicate key, 10334 for a document over 16 MiB, and the code a pipeline or
-    /// expression error carries (e.g. 40324 for an unknown stage, 16554 for `$add` of a
-    /// string).
+    /// MongoDB's error code for this error, where MongoDB has one that says the same thing
+    /// (the code a MongoDB server answers the same request with): 11000 for a duplicate key,
+    /// 112 for a write conflict, 10334 for a document over 16 MiB, 2 (BadValue) for an
+    /// invalid filter, 9 (FailedToParse) for an update that cannot be parsed, 66
+    /// (ImmutableField) for an update that changes `_id`, 73 (InvalidNamespace) for a bad
+    /// collection name, the code a pipeline or expression error carries (e.g. 40324 for an
+    /// unknown stage, 16554 for `$add` of a string)... `None` only for
+    /// [`ErrorKind::Serialization`], a conversion between the caller's Rust types and BSON
+    /// that no server would do. [`Error::code_name`] gives MongoDB's name for it.
+    ///
+    /// ```
+    /// use spillway::{Database, doc};
+    ///
+    /// let db = Database::open_in_memory()?;
+    /// let users = db.collection::<spillway::bson::Document>("users");
+    /// users.insert_one(doc! { "_id": 1 }).run()?;
+    /// let error = users.insert_one(doc! { "_id": 1 }).run().unwrap_err();
+    /// assert_eq!(error.code(), Some(11000));
+    /// assert_eq!(error.code_name().as_deref(), Some("DuplicateKey"));
+    /// # Ok::<(), spillway::Error>(())
+    /// ```
     pub fn code(&self) -> Option<i32> {
-        match &*self.kind {
-            ErrorKind::DuplicateKey { .. } => Some(11000),
-            ErrorKind::DocumentTooLarge { .. } => Some(10334),
+        if self.code.is_some() {
+            return self.code;
+        }
+        let code = match &*self.kind {
+            ErrorKind::DuplicateKey { .. } => 11000,
+            ErrorKind::WriteConflict { .. } => 112,
+            ErrorKind::DocumentTooLarge { .. } => 10334,
             ErrorKind::Aggregation(
                 DocError::Expression { code, .. } | DocError::Pipeline { code, .. },
             )
-            | ErrorKind::InvalidFilter(DocError::Expression { code, .. }) => Some(*code),
-            _ => None,
+            | ErrorKind::InvalidFilter(DocError::Expression { code, .. }) => *code,
+            ErrorKind::InvalidFilter(_) | ErrorKind::Aggregation(_) => codes::BAD_VALUE,
+            ErrorKind::InvalidUpdate(error) => update_code(error),
+            ErrorKind::InvalidDocument(error) => match error {
+                DocError::MalformedBson { .. } => codes::INVALID_BSON,
+                DocError::NestingTooDeep { .. } => codes::OVERFLOW,
+                DocError::DocumentTooLarge { .. } => 10334,
+                _ => codes::BAD_VALUE,
+            },
+            ErrorKind::InvalidArgument(error) => match error {
+                DocError::Syntax { .. } => codes::FAILED_TO_PARSE,
+                DocError::Expression { code, .. } | DocError::Pipeline { code, .. } => *code,
+                _ => codes::BAD_VALUE,
+            },
+            ErrorKind::InvalidCollectionName { .. } => codes::INVALID_NAMESPACE,
+            ErrorKind::InvalidIndex { .. } => codes::CANNOT_CREATE_INDEX,
+            ErrorKind::ParallelArrays { .. } => codes::CANNOT_INDEX_PARALLEL_ARRAYS,
+            ErrorKind::IndexNotFound { .. } => codes::INDEX_NOT_FOUND,
+            ErrorKind::Corruption { .. } => codes::DATA_CORRUPTION_DETECTED,
+            ErrorKind::Storage(_) => codes::INTERNAL_ERROR,
+            ErrorKind::Serialization { .. } => return None,
+            ErrorKind::Pattern(error) => match error {
+                spillway_pattern::PatternError::InvalidRecord { .. } => {
+                    codes::DATA_CORRUPTION_DETECTED
+                }
+                _ => codes::BAD_VALUE,
+            },
+            ErrorKind::TransactionAborted { .. } => codes::NO_SUCH_TRANSACTION,
+        };
+        Some(code)
+    }
+
+    /// MongoDB's name for [`Error::code`] (its `codeName`): `DuplicateKey`, `WriteConflict`,
+    /// `BadValue`... and, as a MongoDB server does for codes without a name, `Location` and
+    /// the number (`Location16554`).
+    pub fn code_name(&self) -> Option<Cow<'static, str>> {
+        self.code().map(codes::name)
+    }
+
+    /// MongoDB's error labels for this error, which tell a client what it may do about it:
+    /// `TransientTransactionError` (the whole transaction may be run again) for a
+    /// [`ErrorKind::WriteConflict`] (112) and for the commit of a transaction an earlier
+    /// failure doomed (251, NoSuchTransaction), as a MongoDB server labels them.
+    pub fn labels(&self) -> Vec<&'static str> {
+        match self.code() {
+            Some(112 | codes::NO_SUCH_TRANSACTION) => vec!["TransientTransactionError"],
+            _ => Vec::new(),
         }
+    }
+
+    /// Whether this is a write conflict: a transaction's commit lost to an earlier commit.
+    pub fn is_write_conflict(&self) -> bool {
+        matches!(*self.kind, ErrorKind::WriteConflict { .. })
     }
 
     pub(crate) fn argument(error: DocError) -> Error {
@@ -338,6 +434,12 @@ impl Error {
             ErrorKind::TransactionAborted { message } => {
                 write!(f, "transaction aborted: {message}")?;
             }
+            ErrorKind::WriteConflict { message } => {
+                write!(
+                    f,
+                    "write conflict: {message}; nothing of this transaction was committed"
+                )?;
+            }
         }
         Ok(())
     }
@@ -392,6 +494,133 @@ impl std::error::Error for Error {
             ErrorKind::Storage(error) => error.source(),
             ErrorKind::Pattern(error) => error.source(),
             _ => None,
+        }
+    }
+}
+
+/// MongoDB's code for an update that cannot be parsed or applied. `DocError` keeps no code
+/// of its own for updates, so the variant and its message decide it.
+fn update_code(error: &DocError) -> i32 {
+    match error {
+        DocError::UpdateFailed { field, message, .. }
+            if field == "_id" && message.contains("immutable") =>
+        {
+            codes::IMMUTABLE_FIELD
+        }
+        DocError::UpdateFailed { operator, .. }
+            if matches!(operator.as_str(), "$inc" | "$mul" | "$bit") =>
+        {
+            codes::TYPE_MISMATCH
+        }
+        DocError::UpdateFailed { message, .. } if message.contains("cannot create field") => {
+            codes::PATH_NOT_VIABLE
+        }
+        DocError::UpdateFailed { .. } => codes::BAD_VALUE,
+        DocError::InvalidUpdate { message } if message.contains(" conflicts with ") => {
+            codes::CONFLICTING_UPDATE_OPERATORS
+        }
+        DocError::InvalidUpdate { message } if message.contains("starts with '$'") => {
+            codes::DOLLAR_PREFIXED_FIELD_NAME
+        }
+        DocError::DocumentTooLarge { .. } => 10334,
+        DocError::Expression { code, .. } | DocError::Pipeline { code, .. } => *code,
+        _ => codes::FAILED_TO_PARSE,
+    }
+}
+
+/// MongoDB's error codes the facade gives, and their names (from MongoDB's
+/// `src/mongo/base/error_codes.yml`).
+pub(crate) mod codes {
+    use std::borrow::Cow;
+
+    pub(crate) const INTERNAL_ERROR: i32 = 1;
+    pub(crate) const BAD_VALUE: i32 = 2;
+    pub(crate) const FAILED_TO_PARSE: i32 = 9;
+    pub(crate) const TYPE_MISMATCH: i32 = 14;
+    pub(crate) const OVERFLOW: i32 = 15;
+    pub(crate) const ILLEGAL_OPERATION: i32 = 20;
+    pub(crate) const INVALID_BSON: i32 = 22;
+    pub(crate) const INDEX_NOT_FOUND: i32 = 27;
+    pub(crate) const PATH_NOT_VIABLE: i32 = 28;
+    pub(crate) const CONFLICTING_UPDATE_OPERATORS: i32 = 40;
+    pub(crate) const DOLLAR_PREFIXED_FIELD_NAME: i32 = 52;
+    pub(crate) const IMMUTABLE_FIELD: i32 = 66;
+    pub(crate) const CANNOT_CREATE_INDEX: i32 = 67;
+    pub(crate) const INVALID_NAMESPACE: i32 = 73;
+    pub(crate) const INDEX_OPTIONS_CONFLICT: i32 = 85;
+    pub(crate) const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
+    pub(crate) const CANNOT_INDEX_PARALLEL_ARRAYS: i32 = 171;
+    pub(crate) const NO_SUCH_TRANSACTION: i32 = 251;
+    pub(crate) const DATA_CORRUPTION_DETECTED: i32 = 301;
+
+    /// Codes and names; a code missing here is named `Location<code>`, as MongoDB names the
+    /// codes of its assertions.
+    const NAMES: &[(i32, &str)] = &[
+        (1, "InternalError"),
+        (2, "BadValue"),
+        (4, "NoSuchKey"),
+        (9, "FailedToParse"),
+        (14, "TypeMismatch"),
+        (15, "Overflow"),
+        (16, "InvalidLength"),
+        (17, "ProtocolError"),
+        (20, "IllegalOperation"),
+        (22, "InvalidBSON"),
+        (26, "NamespaceNotFound"),
+        (27, "IndexNotFound"),
+        (28, "PathNotViable"),
+        (29, "NonExistentPath"),
+        (30, "InvalidPath"),
+        (40, "ConflictingUpdateOperators"),
+        (43, "CursorNotFound"),
+        (48, "NamespaceExists"),
+        (52, "DollarPrefixedFieldName"),
+        (53, "InvalidIdField"),
+        (54, "NotSingleValueField"),
+        (55, "InvalidDBRef"),
+        (56, "EmptyFieldName"),
+        (57, "DottedFieldName"),
+        (59, "CommandNotFound"),
+        (66, "ImmutableField"),
+        (67, "CannotCreateIndex"),
+        (68, "IndexAlreadyExists"),
+        (72, "InvalidOptions"),
+        (73, "InvalidNamespace"),
+        (85, "IndexOptionsConflict"),
+        (86, "IndexKeySpecsConflict"),
+        (112, "WriteConflict"),
+        (115, "CommandNotSupported"),
+        (117, "ConflictingOperationInProgress"),
+        (146, "ExceededMemoryLimit"),
+        (168, "InvalidPipelineOperator"),
+        (171, "CannotIndexParallelArrays"),
+        (197, "InvalidIndexSpecificationOption"),
+        (241, "ConversionFailure"),
+        (251, "NoSuchTransaction"),
+        (256, "TransactionCommitted"),
+        (263, "OperationNotSupportedInTransaction"),
+        (301, "DataCorruptionDetected"),
+        (10334, "BSONObjectTooLarge"),
+        (11000, "DuplicateKey"),
+    ];
+
+    /// MongoDB's `codeName` for `code`.
+    pub(crate) fn name(code: i32) -> Cow<'static, str> {
+        match NAMES.binary_search_by_key(&code, |&(known, _)| known) {
+            Ok(position) => Cow::Borrowed(NAMES[position].1),
+            Err(_) => Cow::Owned(format!("Location{code}")),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn names_are_sorted_by_code_and_unknown_codes_are_locations() {
+            assert!(NAMES.windows(2).all(|pair| pair[0].0 < pair[1].0));
+            assert_eq!(name(112), "WriteConflict");
+            assert_eq!(name(16554), "Location16554");
         }
     }
 }

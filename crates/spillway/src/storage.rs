@@ -24,7 +24,7 @@ use crate::catalog::{
     Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME, INDEX_KEYSPACE_PREFIX, IndexMeta,
     MAX_INDEX_NAME_LEN, default_index_name, parse_index_keys, validate_collection_name,
 };
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, codes};
 use crate::exec::{Execution, Match, stored_document};
 use crate::index_keys::{index_entries, key_values};
 use crate::planner::{self, Plan};
@@ -123,7 +123,7 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
     if txn.catalog().collections.contains_key(name) {
         return Ok(());
     }
-    let id = txn.catalog_mut().allocate_id();
+    let id = txn.allocate_id();
     let keyspace_name = format!("{DOCS_KEYSPACE_PREFIX}{id}.{name}");
     let docs = txn.create_keyspace(store, &keyspace_name)?;
     txn.catalog_mut().collections.insert(
@@ -400,17 +400,25 @@ pub(crate) fn create_index(
             if index.name == name && keys_match && index.unique == unique {
                 return Ok(name);
             }
+            // MongoDB's codes: the same name with other keys, or the same keys with another
+            // name or other options.
+            let code = if keys_match {
+                codes::INDEX_OPTIONS_CONFLICT
+            } else {
+                codes::INDEX_KEY_SPECS_CONFLICT
+            };
             return Err(Error::invalid_index(
                 collection,
                 format!(
                     "an index named '{}' with keys {} and unique: {} exists already; it conflicts with '{name}' {keys} unique: {unique}",
                     index.name, index.spec, index.unique
                 ),
-            ));
+            )
+            .with_code(code));
         }
     }
     let docs = meta.docs;
-    let id = txn.catalog_mut().allocate_id();
+    let id = txn.allocate_id();
     let keyspace_name = format!("{INDEX_KEYSPACE_PREFIX}{id}.{collection}.{name}");
     let keyspace = txn.create_keyspace(store, &keyspace_name)?;
     let mut index = IndexMeta {

@@ -2,9 +2,12 @@
 //!
 //! - [`Published`]: a store snapshot and the catalog as of that snapshot, swapped atomically
 //!   after every commit, so a reader never sees a catalog newer or older than its data.
-//! - [`WriteTxn`]: buffers the puts and deletes of one write (a single operation or a whole
-//!   `db.transaction`) per keyspace over a `Published` base, answers reads with its own
-//!   writes applied, and turns everything, catalog changes included, into one `WriteBatch`.
+//! - [`WriteTxn`]: buffers the puts and deletes of one write (a single operation, a whole
+//!   `db.transaction`, or a transaction handle) per keyspace over a `Published` base, answers
+//!   reads with its own writes applied, and turns everything, catalog changes included, into
+//!   one `WriteBatch`. A handle's base may be older than the latest state when it commits:
+//!   [`WriteTxn::rebase`] checks for conflicts (first committer wins) reading only the
+//!   written keys, and moves the catalog changes onto the latest catalog.
 //!
 //! Every logical write of the facade goes through `WriteTxn`, the pattern engine's side
 //! documents included (`patterned::TxnBackend` stages its batches here), so a logical write
@@ -12,17 +15,19 @@
 //! never let a read see a write of another uncommitted transaction.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::iter::Peekable;
 use std::ops::Bound;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use spillway_pattern::Policy;
 use spillway_store::{KeyspaceId, Snapshot, Store, WriteBatch};
 
 use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, CollectionMeta, META_KEY, policy_key, policy_record,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A byte range of one keyspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +77,52 @@ pub(crate) trait Reader {
 pub(crate) struct Published {
     pub(crate) snapshot: Snapshot,
     pub(crate) catalog: Arc<Catalog>,
+    /// For every keyspace a commit of this database wrote since it was opened, the store
+    /// sequence number of the last such commit: two states with the same version of a
+    /// keyspace hold the same entries in it. A keyspace absent here has not been written
+    /// since the open.
+    pub(crate) versions: Arc<HashMap<KeyspaceId, u64>>,
+    /// Hands out catalog ids (keyspace numbers) to every transaction of the database, open
+    /// side by side or not, so that two transactions never name a keyspace alike. Shared by
+    /// every state of one database.
+    pub(crate) ids: Arc<AtomicU64>,
+}
+
+impl Published {
+    /// The first state of a database: its snapshot and catalog as opened.
+    pub(crate) fn opened(snapshot: Snapshot, catalog: Catalog) -> Published {
+        let ids = Arc::new(AtomicU64::new(catalog.next_id));
+        Published {
+            snapshot,
+            catalog: Arc::new(catalog),
+            versions: Arc::new(HashMap::new()),
+            ids,
+        }
+    }
+
+    /// The state after commit `seq`, which wrote `written` and left `catalog`.
+    pub(crate) fn after_commit(
+        &self,
+        snapshot: Snapshot,
+        catalog: Arc<Catalog>,
+        written: &[KeyspaceId],
+        seq: u64,
+    ) -> Published {
+        let mut versions = HashMap::clone(&self.versions);
+        for &keyspace in written {
+            versions.insert(keyspace, seq);
+        }
+        Published {
+            snapshot,
+            catalog,
+            versions: Arc::new(versions),
+            ids: Arc::clone(&self.ids),
+        }
+    }
+
+    fn version(&self, keyspace: KeyspaceId) -> Option<u64> {
+        self.versions.get(&keyspace).copied()
+    }
 }
 
 impl Reader for Published {
@@ -131,6 +182,9 @@ pub(crate) struct WriteTxn {
     /// Keyspaces to drop at commit (their collection or index was dropped).
     dropped: Vec<KeyspaceId>,
     n_ops: usize,
+    /// For a transaction handle: the keys written since the last `take_journal`, which the
+    /// handle claims against other open handles after each operation.
+    journal: Option<Vec<(KeyspaceId, Vec<u8>)>>,
 }
 
 impl WriteTxn {
@@ -146,11 +200,57 @@ impl WriteTxn {
             clear_on_commit: Vec::new(),
             dropped: Vec::new(),
             n_ops: 0,
+            journal: None,
+        }
+    }
+
+    /// Starts recording the keys this transaction writes (see [`WriteTxn::take_journal`]).
+    pub(crate) fn track_writes(&mut self) {
+        self.journal = Some(Vec::new());
+    }
+
+    /// The keys written since the last call (none unless [`WriteTxn::track_writes`]).
+    pub(crate) fn take_journal(&mut self) -> Vec<(KeyspaceId, Vec<u8>)> {
+        self.journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Whether a key this transaction writes may be claimed by other transactions: it is not
+    /// in a keyspace only this transaction can see.
+    pub(crate) fn is_shared(&self, keyspace: KeyspaceId) -> bool {
+        !self.created.contains(&keyspace) && !self.clear_on_commit.contains(&keyspace)
+    }
+
+    /// Whether `key` has another committed value in `current` than in this transaction's
+    /// base (or its keyspace is gone).
+    pub(crate) fn changed_since_base(
+        &self,
+        current: &Published,
+        keyspace: KeyspaceId,
+        key: &[u8],
+    ) -> Result<bool> {
+        if !self.is_shared(keyspace) || self.base.version(keyspace) == current.version(keyspace) {
+            return Ok(false);
+        }
+        let now = match current.snapshot.get(keyspace, key) {
+            Ok(now) => now,
+            Err(spillway_store::Error::UnknownKeyspace(_)) => return Ok(true),
+            Err(error) => return Err(error.into()),
+        };
+        Ok(self.base.snapshot.get(keyspace, key)? != now)
+    }
+
+    fn record(&mut self, keyspace: KeyspaceId, key: &[u8]) {
+        if let Some(journal) = &mut self.journal {
+            journal.push((keyspace, key.to_vec()));
         }
     }
 
     pub(crate) fn put(&mut self, keyspace: KeyspaceId, key: Vec<u8>, value: Vec<u8>) {
         self.n_ops += 1;
+        self.record(keyspace, &key);
         self.overlays
             .entry(keyspace)
             .or_default()
@@ -159,6 +259,7 @@ impl WriteTxn {
 
     pub(crate) fn delete(&mut self, keyspace: KeyspaceId, key: Vec<u8>) {
         self.n_ops += 1;
+        self.record(keyspace, &key);
         self.overlays.entry(keyspace).or_default().insert(key, None);
     }
 
@@ -184,6 +285,134 @@ impl WriteTxn {
         self.catalog_changed = true;
         self.policies_changed = true;
         &mut Arc::make_mut(&mut self.catalog).policies
+    }
+
+    /// Takes the next catalog id (keyspace number). Ids come from a counter the whole
+    /// database shares, so that transactions open side by side never create keyspaces of the
+    /// same name; the catalog's `next_id` stays above every id handed out.
+    pub(crate) fn allocate_id(&mut self) -> u64 {
+        let floor = self.catalog.next_id;
+        self.base.ids.fetch_max(floor, Ordering::Relaxed);
+        let id = self.base.ids.fetch_add(1, Ordering::Relaxed);
+        let catalog = self.catalog_mut();
+        catalog.next_id = catalog.next_id.max(id + 1);
+        id
+    }
+
+    /// Moves the transaction from its base onto `current`, the latest committed state (the
+    /// caller holds the write lock), or refuses with [`crate::ErrorKind::WriteConflict`]: snapshot
+    /// isolation, first committer wins.
+    ///
+    /// The transaction conflicts when a commit after its base
+    /// - changed the committed value of a key it writes (a document, an index entry, a side
+    ///   document of the pattern layer: every key of its overlays; unique index entries are
+    ///   keyed by the indexed values alone, so two transactions that give one unique key to
+    ///   different documents both write that key);
+    /// - created, dropped or re-indexed a collection it writes (its layout in the catalog
+    ///   differs), or declared, removed or migrated a pattern policy of such a collection;
+    /// - wrote anything to a collection on which this transaction runs DDL (an index build
+    ///   or a drop read the whole collection as of the base), or changed any policy when this
+    ///   transaction changes policies.
+    ///
+    /// Only the written keys are read, and only in keyspaces some commit wrote since the
+    /// base. On success the catalog to commit is the current one with this transaction's
+    /// collection records and policies applied (multikey flags merged).
+    pub(crate) fn rebase(&mut self, current: &Arc<Published>) -> Result<()> {
+        if Arc::ptr_eq(&self.base, current) {
+            return Ok(());
+        }
+        let base = Arc::clone(&self.base);
+        let mut owners: HashMap<KeyspaceId, &str> = HashMap::new();
+        for (name, meta) in &base.catalog.collections {
+            owners.insert(meta.docs, name);
+            for index in &meta.indexes {
+                owners.insert(index.keyspace, name);
+            }
+        }
+        let mut touched: BTreeSet<&str> = self
+            .changed_collections
+            .iter()
+            .map(String::as_str)
+            .collect();
+        for keyspace in self.overlays.keys().chain(&self.dropped) {
+            if let Some(name) = owners.get(keyspace) {
+                touched.insert(name);
+            }
+        }
+        for &name in &touched {
+            let before = base.catalog.collections.get(name);
+            if !same_layout(before, current.catalog.collections.get(name)) {
+                return Err(Error::write_conflict(format!(
+                    "collection '{name}' was created, dropped or had its indexes changed by a commit after this transaction began"
+                )));
+            }
+            if let Some(before) = before
+                && !same_layout(Some(before), self.catalog.collections.get(name))
+                && base.version(before.docs) != current.version(before.docs)
+            {
+                return Err(Error::write_conflict(format!(
+                    "collection '{name}', whose indexes this transaction changes or which it drops, was written by a commit after this transaction began"
+                )));
+            }
+        }
+        let concerns = |policy: &&Policy| {
+            touched.contains(policy.pattern.collection())
+                || touched.contains(policy.pattern.side_collection())
+        };
+        let policies_conflict = if self.policies_changed {
+            base.catalog.policies != current.catalog.policies
+        } else {
+            !base.catalog.policies.iter().filter(concerns).eq(current
+                .catalog
+                .policies
+                .iter()
+                .filter(concerns))
+        };
+        if policies_conflict {
+            return Err(Error::write_conflict(
+                "a pattern policy of a collection this transaction writes was declared, removed or migrated by a commit after this transaction began",
+            ));
+        }
+        for (&keyspace, overlay) in &self.overlays {
+            if self.created.contains(&keyspace)
+                || self.clear_on_commit.contains(&keyspace)
+                || base.version(keyspace) == current.version(keyspace)
+            {
+                continue;
+            }
+            for key in overlay.keys() {
+                if self.changed_since_base(current, keyspace, key)? {
+                    let collection = owners.get(&keyspace).copied().unwrap_or("?");
+                    return Err(Error::write_conflict(format!(
+                        "a document or index entry of collection '{collection}' that this transaction writes was changed by a commit after this transaction began"
+                    )));
+                }
+            }
+        }
+        let mut catalog = Catalog::clone(&current.catalog);
+        for name in &self.changed_collections {
+            let Some(meta) = self.catalog.collections.get(name) else {
+                catalog.collections.remove(name);
+                continue;
+            };
+            let mut meta = meta.clone();
+            if let Some(now) = current.catalog.collections.get(name) {
+                for index in &mut meta.indexes {
+                    index.multikey |= now
+                        .indexes
+                        .iter()
+                        .any(|other| other.keyspace == index.keyspace && other.multikey);
+                }
+            }
+            catalog.collections.insert(name.clone(), meta);
+        }
+        catalog.next_id = catalog.next_id.max(self.catalog.next_id);
+        if self.policies_changed {
+            catalog.policies.clone_from(&self.catalog.policies);
+        }
+        self.catalog = Arc::new(catalog);
+        self.base = Arc::clone(current);
+        Ok(())
     }
 
     /// Creates (or reuses, if a crash or an abandoned transaction left it) a keyspace.
@@ -213,8 +442,11 @@ impl WriteTxn {
         self.n_ops == 0 && !self.catalog_changed
     }
 
-    /// The batch to commit and the catalog it leaves.
-    pub(crate) fn into_batch(self, store: &Store) -> Result<(WriteBatch, Arc<Catalog>)> {
+    /// The batch to commit, the catalog it leaves and the keyspaces it writes.
+    pub(crate) fn into_batch(self, store: &Store) -> Result<Committed> {
+        let mut written: Vec<KeyspaceId> = self.overlays.keys().copied().collect();
+        written.extend(&self.clear_on_commit);
+        written.extend(&self.dropped);
         let mut batch = WriteBatch::new();
         for &keyspace in &self.clear_on_commit {
             batch.clear_keyspace(keyspace);
@@ -266,7 +498,41 @@ impl WriteTxn {
         for &keyspace in &self.dropped {
             batch.drop_keyspace(keyspace);
         }
-        Ok((batch, self.catalog))
+        Ok(Committed {
+            batch,
+            catalog: self.catalog,
+            written,
+        })
+    }
+}
+
+/// What committing a [`WriteTxn`] writes.
+pub(crate) struct Committed {
+    /// The store batch.
+    pub(crate) batch: WriteBatch,
+    /// The catalog the batch leaves.
+    pub(crate) catalog: Arc<Catalog>,
+    /// The keyspaces the batch writes, clears or drops.
+    pub(crate) written: Vec<KeyspaceId>,
+}
+
+/// Whether two catalog records describe the same collection layout: the same keyspaces and
+/// the same indexes (whatever their multikey flags, which writes set).
+fn same_layout(a: Option<&CollectionMeta>, b: Option<&CollectionMeta>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a.id == b.id
+                && a.docs == b.docs
+                && a.indexes.len() == b.indexes.len()
+                && a.indexes.iter().zip(&b.indexes).all(|(a, b)| {
+                    a.name == b.name
+                        && a.keyspace == b.keyspace
+                        && a.unique == b.unique
+                        && a.spec == b.spec
+                })
+        }
+        _ => false,
     }
 }
 
