@@ -757,3 +757,172 @@ fn pipeline_updates_compute_fields_from_the_document() {
         vec![Bson::Document(doc! { "_id": 9, "a": 1, "b": 5 })]
     );
 }
+
+/// A session id as drivers make them.
+fn lsid(n: u8) -> Document {
+    doc! { "id": Bson::Binary(spillway::bson::Binary { subtype: spillway::bson::spec::BinarySubtype::Uuid, bytes: vec![n; 16] }) }
+}
+
+/// `command` as part of transaction `txn_number` of session `session`.
+fn in_txn(mut command: Document, session: &Document, txn_number: i64, start: bool) -> Document {
+    command.insert("lsid", session.clone());
+    command.insert("txnNumber", txn_number);
+    command.insert("autocommit", false);
+    if start {
+        command.insert("startTransaction", true);
+    }
+    command
+}
+
+fn end_txn(name: &str, session: &Document, txn_number: i64) -> Document {
+    in_txn(doc! { name: 1, "$db": "admin" }, session, txn_number, false)
+}
+
+#[test]
+fn a_transaction_lives_across_commands_and_commits_atomically() {
+    let commands = commands();
+    let session = lsid(1);
+    ok(
+        &commands,
+        in_txn(
+            doc! { "insert": "a", "documents": [{ "_id": 1 }] },
+            &session,
+            1,
+            true,
+        ),
+    );
+    ok(
+        &commands,
+        in_txn(
+            doc! { "insert": "b", "documents": [{ "_id": 1 }], "$db": "other" },
+            &session,
+            1,
+            false,
+        ),
+    );
+    let inside = ok(&commands, in_txn(doc! { "find": "a" }, &session, 1, false));
+    assert_eq!(
+        first_batch(&inside).len(),
+        1,
+        "the transaction reads its own writes"
+    );
+    assert!(
+        first_batch(&ok(&commands, doc! { "find": "a" })).is_empty(),
+        "others do not see them yet"
+    );
+    ok(&commands, end_txn("commitTransaction", &session, 1));
+    ok(&commands, end_txn("commitTransaction", &session, 1));
+    assert_eq!(first_batch(&ok(&commands, doc! { "find": "a" })).len(), 1);
+    assert_eq!(
+        first_batch(&ok(&commands, doc! { "find": "b", "$db": "other" })).len(),
+        1,
+        "across databases"
+    );
+    assert_eq!(
+        fails(&commands, end_txn("abortTransaction", &session, 1)).0,
+        256
+    );
+
+    ok(
+        &commands,
+        in_txn(
+            doc! { "insert": "a", "documents": [{ "_id": 2 }] },
+            &session,
+            2,
+            true,
+        ),
+    );
+    ok(&commands, end_txn("abortTransaction", &session, 2));
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "a" }), "n"),
+        1,
+        "an aborted transaction leaves nothing"
+    );
+    let (code, _) = fails(
+        &commands,
+        in_txn(
+            doc! { "insert": "a", "documents": [{ "_id": 3 }] },
+            &session,
+            2,
+            false,
+        ),
+    );
+    assert_eq!(code, 251);
+    let (code, _) = fails(&commands, in_txn(doc! { "find": "a" }, &session, 1, true));
+    assert_eq!(code, 225, "an older transaction number");
+}
+
+#[test]
+fn concurrent_transactions_on_one_document_conflict_with_a_transient_label() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "a", "documents": [{ "_id": 1, "n": 0 }] },
+    );
+    let (first, second) = (lsid(1), lsid(2));
+    let bump =
+        doc! { "update": "a", "updates": [{ "q": { "_id": 1 }, "u": { "$inc": { "n": 1 } } }] };
+    ok(&commands, in_txn(bump.clone(), &first, 1, true));
+    let reply = run(&commands, in_txn(bump.clone(), &second, 1, true));
+    let refused = match reply.get_f64("ok").ok() {
+        Some(0.0) => reply,
+        // A conflict found at commit instead.
+        _ => run(&commands, end_txn("commitTransaction", &second, 1)),
+    };
+    ok(&commands, end_txn("commitTransaction", &first, 1));
+    assert_eq!(refused.get_i32("code").ok(), Some(112), "{refused}");
+    let labels = refused.get_array("errorLabels").expect("labels");
+    assert!(
+        labels.contains(&Bson::from("TransientTransactionError")),
+        "{refused}"
+    );
+    let found = ok(&commands, doc! { "find": "a" });
+    assert_eq!(
+        first_batch(&found),
+        vec![Bson::Document(doc! { "_id": 1, "n": 1 })]
+    );
+    // The driver retries the whole transaction: it now succeeds.
+    ok(&commands, in_txn(bump, &second, 2, true));
+    ok(&commands, end_txn("commitTransaction", &second, 2));
+    let found = ok(&commands, doc! { "find": "a" });
+    assert_eq!(
+        first_batch(&found),
+        vec![Bson::Document(doc! { "_id": 1, "n": 2 })]
+    );
+}
+
+#[test]
+fn a_failed_write_aborts_its_transaction() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "a", "documents": [{ "_id": 1 }] },
+    );
+    let session = lsid(3);
+    ok(
+        &commands,
+        in_txn(
+            doc! { "insert": "a", "documents": [{ "_id": 2 }] },
+            &session,
+            1,
+            true,
+        ),
+    );
+    let reply = ok(
+        &commands,
+        in_txn(
+            doc! { "insert": "a", "documents": [{ "_id": 1 }] },
+            &session,
+            1,
+            false,
+        ),
+    );
+    assert_eq!(reply.get_array("writeErrors").unwrap().len(), 1);
+    let (code, _) = fails(&commands, end_txn("commitTransaction", &session, 1));
+    assert_eq!(code, 251);
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "a" }), "n"),
+        1,
+        "nothing of it was committed"
+    );
+}

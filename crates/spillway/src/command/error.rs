@@ -6,58 +6,12 @@
 //! 11000, treat 26 as a missing namespace. This module must never decide whether a command
 //! succeeds; it only says how a failure reads.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use bson::{Bson, Document, doc};
 
-use crate::error::{Error, ErrorKind, KindMessage};
-
-/// MongoDB's codeName for the codes the command layer gives.
-pub(crate) fn code_name(code: i32) -> &'static str {
-    match code {
-        1 => "InternalError",
-        2 => "BadValue",
-        4 => "NoSuchKey",
-        9 => "FailedToParse",
-        13 => "Unauthorized",
-        14 => "TypeMismatch",
-        16 => "InvalidLength",
-        20 => "IllegalOperation",
-        26 => "NamespaceNotFound",
-        27 => "IndexNotFound",
-        28 => "PathNotViable",
-        40 => "ConflictingUpdateOperators",
-        43 => "CursorNotFound",
-        48 => "NamespaceExists",
-        50 => "MaxTimeMSExpired",
-        52 => "DollarPrefixedFieldName",
-        59 => "CommandNotFound",
-        66 => "ImmutableField",
-        67 => "CannotCreateIndex",
-        72 => "InvalidOptions",
-        73 => "InvalidNamespace",
-        85 => "IndexOptionsConflict",
-        86 => "IndexKeySpecsConflict",
-        112 => "WriteConflict",
-        115 => "CommandNotSupported",
-        166 => "CommandNotSupportedOnView",
-        197 => "InvalidIndexSpecificationOption",
-        225 => "TransactionTooOld",
-        244 => "TransactionTooLarge",
-        251 => "NoSuchTransaction",
-        256 => "TransactionCommitted",
-        263 => "OperationNotSupportedInTransaction",
-        10334 => "BSONObjectTooLarge",
-        11000 => "DuplicateKey",
-        50768 => "Location50768",
-        50911 => "Location50911",
-        171 => "CannotIndexParallelArrays",
-        13297 => "DatabaseDifferCase",
-        40414 => "Location40414",
-        40415 => "Location40415",
-        _ => "",
-    }
-}
+use crate::error::{Error, ErrorKind, KindMessage, codes};
 
 /// A command's failure, ready to become an `ok: 0` reply or an entry of `writeErrors`.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,9 +66,10 @@ impl CommandError {
         self
     }
 
-    /// MongoDB's name for the code (empty for a code this layer does not know).
-    pub fn code_name(&self) -> &'static str {
-        code_name(self.code)
+    /// MongoDB's name for the code (`Location<code>` for a code without a name, as MongoDB
+    /// names its assertions).
+    pub fn code_name(&self) -> Cow<'static, str> {
+        codes::name(self.code)
     }
 
     /// The `ok: 0` reply of a command that failed.
@@ -123,7 +78,7 @@ impl CommandError {
             "ok": 0.0,
             "errmsg": &self.message,
             "code": self.code,
-            "codeName": self.code_name(),
+            "codeName": self.code_name().into_owned(),
         };
         if let Some(details) = &self.details {
             reply.extend(details.as_ref().clone());
@@ -145,7 +100,7 @@ impl CommandError {
         let mut entry = doc! {
             "index": index as i32,
             "code": self.code,
-            "codeName": self.code_name(),
+            "codeName": self.code_name().into_owned(),
             "errmsg": &self.message,
         };
         if let Some(details) = &self.details {
@@ -165,30 +120,15 @@ impl std::error::Error for CommandError {}
 
 impl From<&Error> for CommandError {
     fn from(error: &Error) -> CommandError {
-        let message = KindMessage(error).to_string();
-        let code = match error.kind() {
-            ErrorKind::DuplicateKey { .. } => 11000,
-            ErrorKind::DocumentTooLarge { .. } => 10334,
-            ErrorKind::InvalidFilter(_) | ErrorKind::InvalidArgument(_) => {
-                error.code().unwrap_or(2)
-            }
-            ErrorKind::InvalidUpdate(_) => error.code().unwrap_or(9),
-            ErrorKind::InvalidDocument(_) => 2,
-            ErrorKind::Aggregation(_) => error.code().unwrap_or(2),
-            ErrorKind::InvalidCollectionName { .. } => 73,
-            ErrorKind::InvalidIndex { .. } => 67,
-            ErrorKind::ParallelArrays { .. } => 171,
-            ErrorKind::IndexNotFound { .. } => 27,
-            ErrorKind::Pattern(_) => 2,
-            ErrorKind::TransactionAborted { .. } => 251,
-            _ => error.code().unwrap_or(1),
-        };
-        let mut converted = CommandError::new(code, message);
+        let mut converted = CommandError::new(
+            error.code().unwrap_or(codes::BAD_VALUE),
+            KindMessage(error).to_string(),
+        );
         if let ErrorKind::DuplicateKey { key, .. } = error.kind() {
             converted.details = Some(Box::new(duplicate_key_details(key)));
         }
-        if code == 251 {
-            converted = converted.label("TransientTransactionError");
+        for label in error.labels() {
+            converted = converted.label(label);
         }
         converted
     }

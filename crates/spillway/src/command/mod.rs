@@ -282,3 +282,26 @@ impl Commands {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_idle_transaction_is_aborted_by_the_reaper() {
+        let commands = Commands::new(Database::open_in_memory().expect("in-memory database"));
+        let lsid = doc! { "id": 1 };
+        let insert = doc! {
+            "insert": "c", "documents": [{ "_id": 1 }], "$db": "d",
+            "lsid": lsid.clone(), "txnNumber": 1_i64, "autocommit": false, "startTransaction": true,
+        };
+        assert_eq!(commands.execute(insert).get_f64("ok").ok(), Some(1.0));
+        lock(&commands.sessions).reap(Instant::now() + sessions::TRANSACTION_TIMEOUT);
+        let commit = commands.execute(doc! {
+            "commitTransaction": 1, "$db": "admin", "lsid": lsid, "txnNumber": 1_i64, "autocommit": false,
+        });
+        assert_eq!(commit.get_i32("code").ok(), Some(251), "{commit}");
+        let count = commands.execute(doc! { "count": "c", "$db": "d" });
+        assert_eq!(count.get_i32("n").ok(), Some(0));
+    }
+}

@@ -180,7 +180,7 @@ impl SessionTable {
                 .is_some_and(|used| now.duration_since(used) >= TRANSACTION_TIMEOUT);
             if idle && session.open.is_some() {
                 if let Some(transaction) = session.open.take() {
-                    rollback(transaction);
+                    transaction.rollback();
                 }
                 session.in_progress = false;
                 session.ended = Some(Ended::Aborted);
@@ -256,7 +256,7 @@ pub(crate) fn retryable(
 /// transaction.
 fn abandon(session: &mut Session) {
     if let Some(transaction) = session.open.take() {
-        rollback(transaction);
+        transaction.rollback();
     }
     session.in_progress = false;
     session.ended = None;
@@ -291,7 +291,7 @@ pub(crate) fn in_transaction(
             }
             abandon(session);
             session.txn_number = txn_number;
-            session.open = Some(begin(&commands.database)?);
+            session.open = Some(commands.database.start_transaction()?);
             session.in_progress = true;
         } else if txn_number > session.txn_number {
             return Err(no_such_transaction(txn_number));
@@ -330,18 +330,18 @@ pub(crate) fn in_transaction(
         }
     };
     match name {
-        "commitTransaction" => match commit(transaction) {
+        "commitTransaction" => match transaction.commit() {
             Ok(()) => {
                 end(Ended::Committed);
                 Ok(doc! { "ok": 1.0 })
             }
             Err(error) => {
                 end(Ended::Aborted);
-                Err(CommandError::from(error).label("TransientTransactionError"))
+                Err(CommandError::from(error))
             }
         },
         "abortTransaction" => {
-            rollback(transaction);
+            transaction.rollback();
             end(Ended::Aborted);
             Ok(doc! { "ok": 1.0 })
         }
@@ -352,7 +352,7 @@ pub(crate) fn in_transaction(
                 Ok(reply) => reply.contains_key("writeErrors"),
             };
             if failed {
-                rollback(transaction);
+                transaction.rollback();
                 end(Ended::Aborted);
                 return outcome;
             }
@@ -361,7 +361,7 @@ pub(crate) fn in_transaction(
             if session.txn_number == txn_number && session.in_progress {
                 session.open = Some(transaction);
             } else {
-                rollback(transaction);
+                transaction.rollback();
             }
             outcome
         }
@@ -409,20 +409,3 @@ pub(crate) fn refresh_sessions(context: &mut Context<'_>) -> CommandResult {
     context.args.only(&[])?;
     Ok(doc! { "ok": 1.0 })
 }
-
-// Until the facade's transaction handles land: the three calls they make.
-fn begin(_database: &crate::Database) -> CommandResult<Transaction> {
-    Err(CommandError::not_supported(
-        "transactions across requests are not available yet",
-    ))
-}
-
-#[expect(
-    clippy::unnecessary_wraps,
-    reason = "the facade's commit returns a Result"
-)]
-fn commit(_transaction: Transaction) -> crate::Result<()> {
-    Ok(())
-}
-
-fn rollback(_transaction: Transaction) {}

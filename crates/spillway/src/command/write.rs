@@ -17,6 +17,11 @@ use crate::{Collection, ReturnDocument, Transaction, UpdateModifications};
 /// The most statements one write command may carry (MongoDB's `maxWriteBatchSize`).
 const MAX_WRITE_BATCH: usize = 100_000;
 
+/// A write conflict fails the whole command (with its `TransientTransactionError` label), as
+/// in MongoDB, instead of being one statement's write error: the driver retries the
+/// transaction.
+const WRITE_CONFLICT: i32 = 112;
+
 /// What a write command did, as its reply reports it.
 #[derive(Default)]
 struct WriteOutcome {
@@ -71,7 +76,10 @@ pub(crate) fn insert(context: &mut Context<'_>) -> CommandResult {
     match in_session!(action, context).run() {
         Ok(result) => outcome.n = result.inserted_ids.len() as i64,
         Err(error) => {
-            let Some(position) = error.document_index() else {
+            let Some(position) = error
+                .document_index()
+                .filter(|_| !error.is_write_conflict())
+            else {
                 return Err(error.into());
             };
             outcome.n = error.inserted_ids().map_or(0, |ids| ids.len() as i64);
@@ -167,6 +175,7 @@ pub(crate) fn update(context: &mut Context<'_>) -> CommandResult {
                         .push(doc! { "index": index as i32, "_id": id });
                 }
             }
+            Err(error) if error.code == WRITE_CONFLICT => return Err(error),
             Err(error) => {
                 outcome.write_errors.push(error.to_write_error(index));
                 if ordered || context.transaction.is_some() {
@@ -274,6 +283,7 @@ pub(crate) fn delete(context: &mut Context<'_>) -> CommandResult {
     for (index, statement) in statements.iter().enumerate() {
         match delete_statement(context, &collection, statement) {
             Ok(deleted) => outcome.n += deleted,
+            Err(error) if error.code == WRITE_CONFLICT => return Err(error),
             Err(error) => {
                 outcome.write_errors.push(error.to_write_error(index));
                 if ordered || context.transaction.is_some() {
