@@ -241,7 +241,9 @@ fn decode_op_msg(message: &[u8]) -> Result<OpMsg, WireError> {
     let mut sections_end = message.len();
     if flags & FLAG_CHECKSUM_PRESENT != 0 {
         if message.len() < HEADER_LEN + 4 + 4 {
-            return Err(WireError::Truncated { what: "the checksum" });
+            return Err(WireError::Truncated {
+                what: "the checksum",
+            });
         }
         sections_end -= 4;
         let expected = read_u32(message, sections_end);

@@ -680,12 +680,17 @@ async fn an_awaitable_hello_waits_for_max_await_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_finishes_in_flight_commands_then_closes_the_database() {
-    /// Takes a while to answer, to be in flight when the server stops.
+    /// Takes a while to answer, to be in flight when the server stops; holds the database, as
+    /// the command layer does.
     struct Slow(Database);
     impl Executor for Slow {
         fn execute(&self, _command: Document) -> Document {
             std::thread::sleep(Duration::from_millis(500));
-            doc! { "ok": 1.0, "slow": true }
+            let collections = self
+                .0
+                .list_collection_names()
+                .expect("the database is open");
+            doc! { "ok": 1.0, "slow": true, "collections": collections.len() as i32 }
         }
         fn reap_expired(&self) {}
         fn command_names(&self) -> &'static [&'static str] {
