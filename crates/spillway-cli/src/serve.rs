@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use spillway::Durability;
-use spillway_server::{DEFAULT_MAX_CONNECTIONS, ServerOptions};
+use spillway_server::{DEFAULT_MAX_CONNECTIONS, ServerOptions, TlsFiles};
 
 use crate::app::{Access, DurabilityChoice, open_database};
 
@@ -32,7 +32,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 27017)]
     port: u16,
     /// Address to listen on. The default accepts local clients only; there is no
-    /// authentication, so think twice before binding a public address.
+    /// authentication yet, so think twice before binding a public address.
     #[arg(long, default_value = "127.0.0.1")]
     bind: String,
     /// Connections served at once; one more is closed at once, with a log line.
@@ -41,6 +41,12 @@ pub struct ServeArgs {
     /// Close a connection that sends nothing for this many seconds (default: never).
     #[arg(long, value_name = "SECONDS")]
     idle_timeout: Option<u64>,
+    /// Serve TLS only, with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The TLS private key (PEM: PKCS#8, PKCS#1 or SEC1); needs --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// `sync` fsyncs every commit before it is acknowledged (the default); `buffered` leaves
     /// flushing to the operating system (a crash may lose the last acknowledged writes).
     #[arg(long, value_enum, default_value_t = DurabilityChoice::Sync)]
@@ -64,17 +70,24 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         let database = open_database(Some(&dir), Access::ReadWrite(durability))?;
         (database, Some(dir))
     };
-    let options = ServerOptions {
-        bind: args.bind.clone(),
-        port: args.port,
-        max_connections: args.max_connections,
-        idle_timeout: args.idle_timeout.map(Duration::from_secs),
-        advertised_host: None,
-        database_path: database_path
-            .as_ref()
-            .map(|path| path.display().to_string()),
-        argv: std::env::args().collect(),
-    };
+    let options =
+        ServerOptions {
+            bind: args.bind.clone(),
+            port: args.port,
+            max_connections: args.max_connections,
+            idle_timeout: args.idle_timeout.map(Duration::from_secs),
+            advertised_host: None,
+            database_path: database_path
+                .as_ref()
+                .map(|path| path.display().to_string()),
+            argv: std::env::args().collect(),
+            tls: args.tls_cert.clone().zip(args.tls_key.clone()).map(
+                |(certificate, private_key)| TlsFiles {
+                    certificate,
+                    private_key,
+                },
+            ),
+        };
     let described = database_path.as_ref().map_or_else(
         || "a temporary in-memory database".to_owned(),
         |path| format!("the database in {}", path.display()),

@@ -172,13 +172,21 @@ fn get_parameter(command: &Document) -> Document {
 }
 
 fn command_line(state: &ServerState) -> Document {
-    let mut parsed = doc! {
-        "net": {
-            "bindIp": state.options.bind.clone(),
-            "port": i32::from(state.local_address.port()),
-            "maxIncomingConnections": state.options.max_connections as i64,
-        },
+    let mut net = doc! {
+        "bindIp": state.options.bind.clone(),
+        "port": i32::from(state.local_address.port()),
+        "maxIncomingConnections": state.options.max_connections as i64,
     };
+    if let Some(tls) = &state.options.tls {
+        net.insert(
+            "tls",
+            doc! {
+                "mode": "requireTLS",
+                "certificateKeyFile": tls.certificate.display().to_string(),
+            },
+        );
+    }
+    let mut parsed = doc! { "net": net };
     if let Some(path) = &state.options.database_path {
         parsed.insert("storage", doc! { "dbPath": path.clone() });
     }

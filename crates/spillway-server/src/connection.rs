@@ -43,6 +43,20 @@ pub(crate) async fn serve<S>(
     connection: ConnectionInfo,
     state: &ServerState,
     commands: &Arc<dyn Executor>,
+    stop: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    serve_messages(&mut stream, connection, state, commands, stop).await;
+    // A clean end: TLS's close_notify, or TCP's FIN, rather than a bare drop.
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.shutdown()).await;
+}
+
+async fn serve_messages<S>(
+    stream: &mut S,
+    connection: ConnectionInfo,
+    state: &ServerState,
+    commands: &Arc<dyn Executor>,
     mut stop: watch::Receiver<bool>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -50,7 +64,7 @@ pub(crate) async fn serve<S>(
     let peer = connection.peer;
     loop {
         let read = tokio::select! {
-            read = read_message(&mut stream, state.options.idle_timeout) => read,
+            read = read_message(stream, state.options.idle_timeout) => read,
             _ = stop.wait_for(|stopped| *stopped) => return,
         };
         let (header, request) = match read {
@@ -120,7 +134,7 @@ pub(crate) async fn serve<S>(
                 wire::encode_op_reply(state.next_request_id(), header.request_id, &reply)
             }
         };
-        if let Err(error) = write_reply(&mut stream, &reply).await {
+        if let Err(error) = write_reply(stream, &reply).await {
             if !is_disconnect(&error) {
                 eprintln!(
                     "spillway serve: {peer}: closing the connection: cannot send a reply: {error}"

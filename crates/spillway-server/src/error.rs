@@ -166,6 +166,13 @@ pub enum ServerError {
     },
     /// The async runtime or the signal handlers could not be set up.
     Runtime(io::Error),
+    /// A TLS certificate or key file cannot be used.
+    Tls {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The listening socket failed.
     Accept {
         /// The address listened on.
@@ -182,6 +189,9 @@ impl fmt::Display for ServerError {
                 write!(f, "cannot listen on {address}: {source}")
             }
             ServerError::Runtime(source) => write!(f, "cannot start the server runtime: {source}"),
+            ServerError::Tls { path, message } => {
+                write!(f, "TLS: {}: {message}", path.display())
+            }
             ServerError::Accept { address, source } => {
                 write!(f, "the listening socket {address} failed: {source}")
             }
@@ -195,6 +205,7 @@ impl std::error::Error for ServerError {
             ServerError::Bind { source, .. }
             | ServerError::Runtime(source)
             | ServerError::Accept { source, .. } => Some(source),
+            ServerError::Tls { .. } => None,
         }
     }
 }

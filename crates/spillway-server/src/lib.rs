@@ -8,7 +8,8 @@
 //!   sessions and transactions.
 //! - `connection`: one client's loop, commands run on the blocking pool through
 //!   [`spillway::command::Commands`].
-//! - `server`: the accept loop, the limits, the reaper ticker and the clean shutdown.
+//! - `server`: the accept loop, the limits, the reaper ticker and the clean shutdown;
+//!   `tls`: TLS with rustls when a certificate and key are given.
 //!
 //! This crate must never interpret a database command: everything but the server-level
 //! commands goes to the command layer, which knows no sockets.
@@ -30,6 +31,7 @@ mod executor;
 pub mod fuzzing;
 mod handshake;
 mod server;
+mod tls;
 pub mod wire;
 
 pub use admin::SERVER_COMMANDS;
@@ -37,3 +39,4 @@ pub use error::{ServerError, WireError};
 pub use executor::Executor;
 pub use handshake::{MAX_WIRE_VERSION, MONGODB_VERSION, REPLICA_SET_NAME};
 pub use server::{DEFAULT_MAX_CONNECTIONS, Server, ServerOptions, serve_blocking};
+pub use tls::TlsFiles;

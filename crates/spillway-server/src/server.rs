@@ -17,10 +17,15 @@ use spillway::command::Commands;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 
 use crate::connection;
 use crate::error::ServerError;
 use crate::executor::Executor;
+use crate::tls::{self, TlsFiles};
+
+/// A client must finish its TLS handshake within this time.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The default connection limit.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
@@ -43,6 +48,8 @@ pub struct ServerOptions {
     pub database_path: Option<String>,
     /// The process's arguments, for `getCmdLineOpts`.
     pub argv: Vec<String>,
+    /// Serve TLS only, with this certificate and key (default: plain TCP).
+    pub tls: Option<TlsFiles>,
 }
 
 impl Default for ServerOptions {
@@ -55,6 +62,7 @@ impl Default for ServerOptions {
             advertised_host: None,
             database_path: None,
             argv: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -96,6 +104,7 @@ pub struct Server {
     listener: TcpListener,
     state: Arc<ServerState>,
     commands: Arc<dyn Executor>,
+    tls: Option<TlsAcceptor>,
 }
 
 impl std::fmt::Debug for Server {
@@ -113,6 +122,7 @@ impl Server {
         commands: impl Executor,
         options: ServerOptions,
     ) -> Result<Server, ServerError> {
+        let tls = options.tls.as_ref().map(tls::acceptor).transpose()?;
         let address = format!("{}:{}", options.bind, options.port);
         let listener = TcpListener::bind((options.bind.as_str(), options.port))
             .await
@@ -146,6 +156,7 @@ impl Server {
             listener,
             state: Arc::new(state),
             commands: Arc::new(commands),
+            tls,
         })
     }
 
@@ -162,6 +173,7 @@ impl Server {
             listener,
             state,
             commands,
+            tls,
         } = self;
         let (stop_sender, stop) = watch::channel(false);
         let permits = Arc::new(Semaphore::new(state.options.max_connections));
@@ -202,9 +214,30 @@ impl Server {
                     state.connections_created.fetch_add(1, Ordering::Relaxed);
                     let counted = Counted::new(Arc::clone(&state));
                     let commands = Arc::clone(&commands);
-                    let stop = stop.clone();
+                    let mut stop = stop.clone();
+                    let tls = tls.clone();
                     connections.spawn(async move {
-                        connection::serve(stream, info, &counted.0, &commands, stop).await;
+                        let state = &counted.0;
+                        match tls {
+                            None => connection::serve(stream, info, state, &commands, stop).await,
+                            Some(acceptor) => {
+                                let handshake = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream));
+                                let accepted = tokio::select! {
+                                    accepted = handshake => accepted,
+                                    _ = stop.wait_for(|stopped| *stopped) => return,
+                                };
+                                match accepted {
+                                    Ok(Ok(stream)) => connection::serve(stream, info, state, &commands, stop).await,
+                                    Ok(Err(error)) => eprintln!(
+                                        "spillway serve: {peer}: closing the connection: TLS handshake failed: {error}"
+                                    ),
+                                    Err(_) => eprintln!(
+                                        "spillway serve: {peer}: closing the connection: no TLS handshake within {} s",
+                                        TLS_HANDSHAKE_TIMEOUT.as_secs()
+                                    ),
+                                }
+                            }
+                        }
                         drop(counted);
                         drop(permit);
                     });
