@@ -31,8 +31,8 @@ pub struct ServeArgs {
     /// TCP port; 0 picks a free one (the "listening on" line says which).
     #[arg(long, default_value_t = 27017)]
     port: u16,
-    /// Address to listen on. The default accepts local clients only; there is no
-    /// authentication yet, so think twice before binding a public address.
+    /// Address to listen on. The default accepts local clients only; think twice (--auth,
+    /// --tls-cert) before binding a public address.
     #[arg(long, default_value = "127.0.0.1")]
     bind: String,
     /// Connections served at once; one more is closed at once, with a log line.
@@ -47,6 +47,11 @@ pub struct ServeArgs {
     /// The TLS private key (PEM: PKCS#8, PKCS#1 or SEC1); needs --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Require SCRAM-SHA-256 authentication: before logging in, a connection may run only the
+    /// handshake; while no user exists, a loopback client may create the first one
+    /// (`db.createUser` in the admin database).
+    #[arg(long)]
+    auth: bool,
     /// `sync` fsyncs every commit before it is acknowledged (the default); `buffered` leaves
     /// flushing to the operating system (a crash may lose the last acknowledged writes).
     #[arg(long, value_enum, default_value_t = DurabilityChoice::Sync)]
@@ -87,6 +92,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
                     private_key,
                 },
             ),
+            auth: args.auth,
         };
     let described = database_path.as_ref().map_or_else(
         || "a temporary in-memory database".to_owned(),

@@ -32,6 +32,12 @@ pub const SERVER_COMMANDS: &[&str] = &[
     "whatsmyuri",
     "listCommands",
     "getLog",
+    "saslStart",
+    "saslContinue",
+    "logout",
+    "createUser",
+    "dropUser",
+    "usersInfo",
 ];
 
 /// The storage engine's name in `serverStatus` and `buildInfo`.
@@ -45,6 +51,7 @@ pub(crate) fn answer(
     state: &ServerState,
     connection: &ConnectionInfo,
     executor: &dyn Executor,
+    users: &[(String, String)],
 ) -> Option<Document> {
     let reply = match name {
         "hello" => handshake::hello(command, false, state, connection),
@@ -54,7 +61,7 @@ pub(crate) fn answer(
         "serverStatus" => server_status(state),
         "getParameter" => get_parameter(command),
         "getCmdLineOpts" => command_line(state),
-        "connectionStatus" => connection_status(command),
+        "connectionStatus" => connection_status(command, users),
         "hostInfo" => host_info(),
         "whatsmyuri" => doc! { "you": connection.peer.to_string(), "ok": 1.0 },
         "listCommands" => list_commands(executor),
@@ -187,6 +194,9 @@ fn command_line(state: &ServerState) -> Document {
         );
     }
     let mut parsed = doc! { "net": net };
+    if state.options.auth {
+        parsed.insert("security", doc! { "authorization": "enabled" });
+    }
     if let Some(path) = &state.options.database_path {
         parsed.insert("storage", doc! { "dbPath": path.clone() });
     }
@@ -197,9 +207,13 @@ fn command_line(state: &ServerState) -> Document {
     }
 }
 
-fn connection_status(command: &Document) -> Document {
+fn connection_status(command: &Document, users: &[(String, String)]) -> Document {
+    let users: Vec<Bson> = users
+        .iter()
+        .map(|(user, db)| Bson::Document(doc! { "user": user.clone(), "db": db.clone() }))
+        .collect();
     let mut auth_info = doc! {
-        "authenticatedUsers": [],
+        "authenticatedUsers": users,
         "authenticatedUserRoles": [],
     };
     if command.get("showPrivileges").is_some_and(handshake::truthy) {

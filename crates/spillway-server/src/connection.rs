@@ -13,6 +13,7 @@ use bson::{Bson, Document, doc};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::watch;
 
+use crate::auth::{self, AuthState};
 use crate::error::WireError;
 use crate::executor::Executor;
 use crate::server::{ConnectionInfo, ServerState};
@@ -62,6 +63,7 @@ async fn serve_messages<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let peer = connection.peer;
+    let mut auth_state = AuthState::default();
     loop {
         let read = tokio::select! {
             read = read_message(stream, state.options.idle_timeout) => read,
@@ -105,7 +107,15 @@ async fn serve_messages<S>(
                         return;
                     }
                 };
-                let reply = run_command(command, state, &connection, commands, &mut stop).await;
+                let reply = run_command(
+                    command,
+                    state,
+                    &connection,
+                    commands,
+                    &mut stop,
+                    &mut auth_state,
+                )
+                .await;
                 if more_to_come {
                     continue;
                 }
@@ -118,7 +128,15 @@ async fn serve_messages<S>(
                         let name = command.keys().next().cloned().unwrap_or_default();
                         if matches!(name.as_str(), "hello" | "isMaster" | "ismaster") {
                             command.insert("$db", database);
-                            run_command(command, state, &connection, commands, &mut stop).await
+                            run_command(
+                                command,
+                                state,
+                                &connection,
+                                commands,
+                                &mut stop,
+                                &mut auth_state,
+                            )
+                            .await
                         } else {
                             unsupported_op_query(&format!(
                                 "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. \
@@ -145,14 +163,16 @@ async fn serve_messages<S>(
     }
 }
 
-/// Answers one command: server-level ones here (an awaitable `hello` waits first), the rest
-/// through the command layer on the blocking pool.
+/// Answers one command: `--auth`'s gate first, then the user and authentication commands,
+/// the server-level ones here (an awaitable `hello` waits first), the rest through the
+/// command layer on the blocking pool.
 async fn run_command(
     command: Document,
     state: &ServerState,
     connection: &ConnectionInfo,
     commands: &Arc<dyn Executor>,
     stop: &mut watch::Receiver<bool>,
+    auth_state: &mut AuthState,
 ) -> Document {
     let name = command.keys().next().cloned().unwrap_or_default();
     if !matches!(command.get("$db"), Some(Bson::String(_))) {
@@ -162,6 +182,53 @@ async fn run_command(
             "code": 40571,
             "codeName": "Location40571",
         };
+    }
+    let database = commands.database();
+    if !auth::allowed(&name, auth_state, state.options.auth) {
+        // MongoDB's localhost exception: the first user may be created from loopback.
+        let first_user = name == "createUser"
+            && connection.peer.ip().is_loopback()
+            && match &database {
+                Some(database) => {
+                    let database = database.clone();
+                    !blocking(move || auth::any_user(&database))
+                        .await
+                        .unwrap_or(true)
+                }
+                None => false,
+            };
+        if !first_user {
+            return auth::unauthorized(&name);
+        }
+    }
+    let is_user_command = matches!(
+        name.as_str(),
+        "saslStart" | "saslContinue" | "createUser" | "dropUser" | "usersInfo"
+    );
+    if let Some(database) = database.clone().filter(|_| is_user_command) {
+        let mut moved = std::mem::take(auth_state);
+        let answered = blocking(move || {
+            let reply = match name.as_str() {
+                "saslStart" => auth::sasl_start(&database, &command, &mut moved),
+                "saslContinue" => auth::sasl_continue(&command, &mut moved),
+                "createUser" => auth::create_user(&database, &command),
+                "dropUser" => auth::drop_user(&database, &command),
+                _ => auth::users_info(&database, &command),
+            };
+            (reply, moved)
+        })
+        .await;
+        return match answered {
+            Ok((reply, moved)) => {
+                *auth_state = moved;
+                reply
+            }
+            Err(problem) => internal_error(connection, "an authentication command", &problem),
+        };
+    }
+    if name == "logout" {
+        auth_state.users.clear();
+        return doc! { "ok": 1.0 };
     }
     let is_hello = matches!(name.as_str(), "hello" | "isMaster" | "ismaster");
     if let Some(wait) = is_hello
@@ -173,25 +240,52 @@ async fn run_command(
             _ = stop.wait_for(|stopped| *stopped) => {}
         }
     }
-    if let Some(reply) = admin::answer(&name, &command, state, connection, commands.as_ref()) {
+    if let Some(mut reply) = admin::answer(
+        &name,
+        &command,
+        state,
+        connection,
+        commands.as_ref(),
+        &auth_state.users,
+    ) {
+        if let (true, Ok(qualified), Some(database)) =
+            (is_hello, command.get_str("saslSupportedMechs"), database)
+        {
+            let qualified = qualified.to_owned();
+            if let Ok(Some(mechanisms)) =
+                blocking(move || auth::supported_mechanisms(&database, &qualified)).await
+            {
+                reply.insert("saslSupportedMechs", mechanisms);
+            }
+        }
         return reply;
     }
     let layer = Arc::clone(commands);
-    match tokio::task::spawn_blocking(move || layer.execute(command)).await {
+    match blocking(move || layer.execute(command)).await {
         Ok(reply) => reply,
-        Err(error) => {
-            let problem = panic_message(error);
-            eprintln!(
-                "spillway serve: {}: command '{name}' failed inside the command layer: {problem}",
-                connection.peer
-            );
-            doc! {
-                "ok": 0.0,
-                "errmsg": format!("internal error in command '{name}': {problem}"),
-                "code": 1,
-                "codeName": "InternalError",
-            }
-        }
+        Err(problem) => internal_error(connection, &format!("command '{name}'"), &problem),
+    }
+}
+
+/// Runs `work` on the blocking pool; a panic comes back as its message.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(panic_message)
+}
+
+fn internal_error(connection: &ConnectionInfo, what: &str, problem: &str) -> Document {
+    eprintln!(
+        "spillway serve: {}: {what} failed inside the command layer: {problem}",
+        connection.peer
+    );
+    doc! {
+        "ok": 0.0,
+        "errmsg": format!("internal error in {what}: {problem}"),
+        "code": 1,
+        "codeName": "InternalError",
     }
 }
 

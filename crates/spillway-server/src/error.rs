@@ -166,6 +166,8 @@ pub enum ServerError {
     },
     /// The async runtime or the signal handlers could not be set up.
     Runtime(io::Error),
+    /// `auth` was asked of an executor without a database to keep users in.
+    AuthWithoutDatabase,
     /// A TLS certificate or key file cannot be used.
     Tls {
         /// The file.
@@ -189,6 +191,9 @@ impl fmt::Display for ServerError {
                 write!(f, "cannot listen on {address}: {source}")
             }
             ServerError::Runtime(source) => write!(f, "cannot start the server runtime: {source}"),
+            ServerError::AuthWithoutDatabase => {
+                write!(f, "authentication needs a database to keep its users in")
+            }
             ServerError::Tls { path, message } => {
                 write!(f, "TLS: {}: {message}", path.display())
             }
@@ -205,7 +210,7 @@ impl std::error::Error for ServerError {
             ServerError::Bind { source, .. }
             | ServerError::Runtime(source)
             | ServerError::Accept { source, .. } => Some(source),
-            ServerError::Tls { .. } => None,
+            ServerError::Tls { .. } | ServerError::AuthWithoutDatabase => None,
         }
     }
 }

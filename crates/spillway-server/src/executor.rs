@@ -6,6 +6,7 @@
 //! about sockets or framing.
 
 use bson::Document;
+use spillway::Database;
 use spillway::command::Commands;
 
 /// Executes command documents into reply documents (see [`Commands::execute`]).
@@ -19,6 +20,12 @@ pub trait Executor: Send + Sync + 'static {
 
     /// The names of the commands [`Executor::execute`] knows, for `listCommands`.
     fn command_names(&self) -> &'static [&'static str];
+
+    /// The database, where users are stored (`admin.system.users`); `None` for a stand-in
+    /// without one, which then has no users and cannot serve `--auth`.
+    fn database(&self) -> Option<Database> {
+        None
+    }
 }
 
 impl Executor for Commands {
@@ -32,5 +39,9 @@ impl Executor for Commands {
 
     fn command_names(&self) -> &'static [&'static str] {
         Commands::command_names()
+    }
+
+    fn database(&self) -> Option<Database> {
+        Some(Commands::database(self).clone())
     }
 }

@@ -9,7 +9,8 @@
 //! - `connection`: one client's loop, commands run on the blocking pool through
 //!   [`spillway::command::Commands`].
 //! - `server`: the accept loop, the limits, the reaper ticker and the clean shutdown;
-//!   `tls`: TLS with rustls when a certificate and key are given.
+//!   `tls`: TLS with rustls when a certificate and key are given; `auth`: SCRAM-SHA-256 users
+//!   and `--auth`'s gate.
 //!
 //! This crate must never interpret a database command: everything but the server-level
 //! commands goes to the command layer, which knows no sockets.
@@ -25,6 +26,7 @@
 //! ```
 
 mod admin;
+mod auth;
 mod connection;
 mod error;
 mod executor;

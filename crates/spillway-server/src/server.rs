@@ -50,6 +50,8 @@ pub struct ServerOptions {
     pub argv: Vec<String>,
     /// Serve TLS only, with this certificate and key (default: plain TCP).
     pub tls: Option<TlsFiles>,
+    /// Require SCRAM-SHA-256 authentication before any command but the handshake's.
+    pub auth: bool,
 }
 
 impl Default for ServerOptions {
@@ -63,6 +65,7 @@ impl Default for ServerOptions {
             database_path: None,
             argv: Vec::new(),
             tls: None,
+            auth: false,
         }
     }
 }
@@ -123,6 +126,9 @@ impl Server {
         options: ServerOptions,
     ) -> Result<Server, ServerError> {
         let tls = options.tls.as_ref().map(tls::acceptor).transpose()?;
+        if options.auth && commands.database().is_none() {
+            return Err(ServerError::AuthWithoutDatabase);
+        }
         let address = format!("{}:{}", options.bind, options.port);
         let listener = TcpListener::bind((options.bind.as_str(), options.port))
             .await
