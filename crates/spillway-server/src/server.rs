@@ -41,8 +41,8 @@ pub struct ServerOptions {
     pub max_connections: usize,
     /// A connection that sends nothing for this long is closed (default: never).
     pub idle_timeout: Option<Duration>,
-    /// `host:port` announced in `hello` (`hosts`, `me`, `primary`); default `bind:port`,
-    /// or `localhost:port` when binding every interface.
+    /// `host:port` announced in `hello` (`hosts`, `me`, `primary`); default `bind:port` (the
+    /// port bound when 0 was asked), or `localhost:port` when binding every interface.
     pub advertised_host: Option<String>,
     /// The database directory, for `getCmdLineOpts`.
     pub database_path: Option<String>,
@@ -139,8 +139,12 @@ impl Server {
         let local_address = listener
             .local_addr()
             .map_err(|source| ServerError::Bind { address, source })?;
+        // As clients reach it: a host name as given (`localhost`), an address as bound, and
+        // `localhost` for "every interface".
         let advertised_host = options.advertised_host.clone().unwrap_or_else(|| {
-            if local_address.ip().is_unspecified() {
+            if options.bind.parse::<std::net::IpAddr>().is_err() {
+                format!("{}:{}", options.bind, local_address.port())
+            } else if local_address.ip().is_unspecified() {
                 format!("localhost:{}", local_address.port())
             } else {
                 local_address.to_string()

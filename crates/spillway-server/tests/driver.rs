@@ -67,6 +67,29 @@ async fn the_driver_discovers_a_replica_set_primary_pings_and_opens_sessions() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_bound_by_host_name_announces_that_name() {
+    let options = spillway_server::ServerOptions {
+        bind: "localhost".to_owned(),
+        ..common::options()
+    };
+    let server = common::start_with(common::Echo, options).await;
+    let port = server.address.port();
+    let uri = format!("mongodb://localhost:{port}/?serverSelectionTimeoutMS=10000");
+    let client = Client::with_options(ClientOptions::parse(uri).await.unwrap()).unwrap();
+    let hello = client
+        .database("admin")
+        .run_command(doc! { "hello": 1 })
+        .await
+        .expect("the driver reaches the announced localhost:PORT");
+    assert_eq!(
+        hello.get_str("me").ok(),
+        Some(format!("localhost:{port}").as_str())
+    );
+    client.shutdown().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_driver_does_crud_a_transaction_and_a_pattern_command() {
     if !Commands::command_names().contains(&"insert") {
         // The command layer is still the stub that answers CommandNotFound: only the
