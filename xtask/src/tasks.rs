@@ -76,6 +76,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "doc_shell",
     "doc_filter_update",
     "cli_statement",
+    "server_frame",
 ];
 
 /// `fuzz [--seconds N] [--runs N] [TARGET...]`: each target under libFuzzer for N seconds

@@ -90,6 +90,9 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
     },
+    /// Serve the database over the MongoDB wire protocol, for drivers (pymongo, the Node,
+    /// Go, Java and Rust drivers...) and mongosh; stops cleanly on Ctrl-C or SIGTERM.
+    Serve(crate::serve::ServeArgs),
     /// Build the seeds' book and product scenarios in an embedded database and compare the
     /// same operations with and without the pattern, measured in the run.
     Demo {
@@ -215,6 +218,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         ),
         Command::Compact { db } => maintenance::compact(&db),
         Command::Repair { db, report } => maintenance::repair(&db, report.as_deref()),
+        Command::Serve(args) => crate::serve::run(&args),
         Command::Demo { dir, pushes } => {
             crate::demo::run(dir, pushes, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)

@@ -9,6 +9,7 @@
 //! | `import`, `export`, `csv` | documents in and out: NDJSON, JSON arrays, Extended JSON, CSV |
 //! | `maintenance` | `verify`, `stats`, `compact`, `repair` reports as text |
 //! | `advise` | `spillway advise`: the pattern advisor's report, its plot, applying its proposals |
+//! | `serve` | `spillway serve`: the command line of `spillway-server`'s wire-protocol server |
 //! | `patterns` | pattern policies as the shell writes them (`setPattern`'s options) |
 //! | `excerpt` | the input line an error is about, cut to a window around its column |
 //!
@@ -24,4 +25,5 @@ pub mod import;
 pub mod maintenance;
 pub mod patterns;
 pub mod repl;
+pub mod serve;
 pub mod shell;

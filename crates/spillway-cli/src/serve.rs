@@ -1,0 +1,111 @@
+//! `spillway serve`: opens the database and hands it to `spillway-server`, which speaks the
+//! MongoDB wire protocol until Ctrl-C or SIGTERM, then closes the database cleanly.
+//!
+//! This module must never hold server logic: it turns the command line into
+//! `spillway_server::ServerOptions` and reports what happens.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use spillway::Durability;
+use spillway_server::{DEFAULT_MAX_CONNECTIONS, ServerOptions, TlsFiles};
+
+use crate::app::{Access, DurabilityChoice, open_database};
+
+/// The database directory when none is given.
+pub const DEFAULT_DIR: &str = "spillway-data";
+
+/// `spillway serve [DIR] [--port 27017] [--bind 127.0.0.1] ...`
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Database directory, created if missing; every MongoDB database of the server lives in
+    /// it. Default: ./spillway-data.
+    dir: Option<PathBuf>,
+    /// Serve a temporary in-memory database instead (gone when the server stops).
+    #[arg(long, conflicts_with = "dir")]
+    in_memory: bool,
+    /// TCP port; 0 picks a free one (the "listening on" line says which).
+    #[arg(long, default_value_t = 27017)]
+    port: u16,
+    /// Address to listen on. The default accepts local clients only; think twice (--auth,
+    /// --tls-cert) before binding a public address.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: String,
+    /// Connections served at once; one more is closed at once, with a log line.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_name = "N")]
+    max_connections: usize,
+    /// Close a connection that sends nothing for this many seconds (default: never).
+    #[arg(long, value_name = "SECONDS")]
+    idle_timeout: Option<u64>,
+    /// Serve TLS only, with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The TLS private key (PEM: PKCS#8, PKCS#1 or SEC1); needs --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Require SCRAM-SHA-256 authentication: before logging in, a connection may run only the
+    /// handshake; while no user exists, a loopback client may create the first one
+    /// (`db.createUser` in the admin database).
+    #[arg(long)]
+    auth: bool,
+    /// `sync` fsyncs every commit before it is acknowledged (the default); `buffered` leaves
+    /// flushing to the operating system (a crash may lose the last acknowledged writes).
+    #[arg(long, value_enum, default_value_t = DurabilityChoice::Sync)]
+    durability: DurabilityChoice,
+}
+
+/// Runs the server until Ctrl-C or SIGTERM. Prints `listening on ADDRESS` on standard output
+/// once clients can connect, and returns after the database is closed.
+pub fn run(args: &ServeArgs) -> Result<ExitCode> {
+    let durability = match args.durability {
+        DurabilityChoice::Sync => Durability::SyncEveryCommit,
+        DurabilityChoice::Buffered => Durability::OsBuffered,
+    };
+    let (database, database_path) = if args.in_memory {
+        (open_database(None, Access::ReadWrite(durability))?, None)
+    } else {
+        let dir = args
+            .dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
+        let database = open_database(Some(&dir), Access::ReadWrite(durability))?;
+        (database, Some(dir))
+    };
+    let options =
+        ServerOptions {
+            bind: args.bind.clone(),
+            port: args.port,
+            max_connections: args.max_connections,
+            idle_timeout: args.idle_timeout.map(Duration::from_secs),
+            advertised_host: None,
+            database_path: database_path
+                .as_ref()
+                .map(|path| path.display().to_string()),
+            argv: std::env::args().collect(),
+            tls: args.tls_cert.clone().zip(args.tls_key.clone()).map(
+                |(certificate, private_key)| TlsFiles {
+                    certificate,
+                    private_key,
+                },
+            ),
+            auth: args.auth,
+        };
+    let described = database_path.as_ref().map_or_else(
+        || "a temporary in-memory database".to_owned(),
+        |path| format!("the database in {}", path.display()),
+    );
+    spillway_server::serve_blocking(database, options, |address| {
+        eprintln!("spillway serve: serving {described} (Ctrl-C or SIGTERM stops it)");
+        let mut stdout = std::io::stdout().lock();
+        // Test harnesses wait for this line: flush it at once.
+        let _ = writeln!(stdout, "listening on {address}");
+        let _ = stdout.flush();
+    })
+    .context("spillway serve")?;
+    eprintln!("spillway serve: stopped; {described} is closed");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,297 @@
+//! The server-level commands the server answers itself (the handshake, `ping`, `buildInfo`,
+//! `serverStatus`, `getParameter`, `getCmdLineOpts`, `connectionStatus`, `hostInfo`,
+//! `whatsmyuri`, `listCommands`, `getLog`); every other command goes to the command layer.
+//!
+//! These describe the process, not the data: this module must never touch the database, so
+//! that drivers' connection setup and monitoring never wait for a writer.
+
+use std::sync::atomic::Ordering;
+use std::time::SystemTime;
+
+use bson::{Bson, DateTime, Document, doc};
+
+use crate::executor::Executor;
+use crate::handshake::{
+    self, MAX_BSON_OBJECT_SIZE, MAX_WIRE_VERSION, MONGODB_VERSION, MONGODB_VERSION_ARRAY,
+};
+use crate::server::{ConnectionInfo, ServerState};
+
+/// The commands answered here, for `listCommands` and the dispatch.
+pub const SERVER_COMMANDS: &[&str] = &[
+    "hello",
+    "isMaster",
+    "ismaster",
+    "ping",
+    "buildInfo",
+    "buildinfo",
+    "serverStatus",
+    "getParameter",
+    "getCmdLineOpts",
+    "connectionStatus",
+    "hostInfo",
+    "whatsmyuri",
+    "listCommands",
+    "getLog",
+    "saslStart",
+    "saslContinue",
+    "logout",
+    "createUser",
+    "dropUser",
+    "usersInfo",
+];
+
+/// The storage engine's name in `serverStatus` and `buildInfo`.
+const STORAGE_ENGINE: &str = "spillway";
+
+/// The reply to a server-level command, or `None` when `name` is not one (the command layer
+/// answers it).
+pub(crate) fn answer(
+    name: &str,
+    command: &Document,
+    state: &ServerState,
+    connection: &ConnectionInfo,
+    executor: &dyn Executor,
+    users: &[(String, String)],
+) -> Option<Document> {
+    let reply = match name {
+        "hello" => handshake::hello(command, false, state, connection),
+        "isMaster" | "ismaster" => handshake::hello(command, true, state, connection),
+        "ping" => doc! { "ok": 1.0 },
+        "buildInfo" | "buildinfo" => build_info(),
+        "serverStatus" => server_status(state),
+        "getParameter" => get_parameter(command),
+        "getCmdLineOpts" => command_line(state),
+        "connectionStatus" => connection_status(command, users),
+        "hostInfo" => host_info(),
+        "whatsmyuri" => doc! { "you": connection.peer.to_string(), "ok": 1.0 },
+        "listCommands" => list_commands(executor),
+        "getLog" => get_log(command),
+        _ => return None,
+    };
+    Some(reply)
+}
+
+fn build_info() -> Document {
+    doc! {
+        "version": MONGODB_VERSION,
+        "gitVersion": concat!("spillway-", env!("CARGO_PKG_VERSION")),
+        "versionArray": MONGODB_VERSION_ARRAY.to_vec(),
+        "bits": 64,
+        "debug": cfg!(debug_assertions),
+        "maxBsonObjectSize": MAX_BSON_OBJECT_SIZE,
+        "storageEngines": [STORAGE_ENGINE],
+        "javascriptEngine": "none",
+        "allocator": "system",
+        "sysInfo": "deprecated",
+        "modules": [],
+        "openssl": { "running": "disabled" },
+        "buildEnvironment": { "target_os": std::env::consts::OS, "target_arch": std::env::consts::ARCH },
+        "spillwayVersion": env!("CARGO_PKG_VERSION"),
+        "ok": 1.0,
+    }
+}
+
+fn server_status(state: &ServerState) -> Document {
+    let uptime = state.started.elapsed();
+    let current = state.connections_current.load(Ordering::Relaxed);
+    let available = state.options.max_connections.saturating_sub(current);
+    doc! {
+        "host": state.advertised_host.clone(),
+        "version": MONGODB_VERSION,
+        "process": "spillway",
+        "pid": i64::from(std::process::id()),
+        "uptime": uptime.as_secs_f64().floor(),
+        "uptimeMillis": uptime.as_millis() as i64,
+        "uptimeEstimate": uptime.as_secs() as i64,
+        "localTime": DateTime::now(),
+        "connections": {
+            "current": current as i32,
+            "available": available as i32,
+            "totalCreated": state.connections_created.load(Ordering::Relaxed) as i64,
+        },
+        "storageEngine": {
+            "name": STORAGE_ENGINE,
+            "supportsCommittedReads": true,
+            "persistent": true,
+            "readOnly": false,
+        },
+        "repl": {
+            "setName": handshake::REPLICA_SET_NAME,
+            "isWritablePrimary": true,
+            "primary": state.advertised_host.clone(),
+            "hosts": [state.advertised_host.clone()],
+        },
+        "ok": 1.0,
+    }
+}
+
+/// The parameters `getParameter` knows, with their values.
+fn parameters() -> Document {
+    doc! {
+        "featureCompatibilityVersion": { "version": "7.0" },
+        "enableTestCommands": false,
+        "authenticationMechanisms": ["SCRAM-SHA-256"],
+        "transactionLifetimeLimitSeconds": 60,
+        "cursorTimeoutMillis": 600_000_i64,
+        "maxBSONDepth": 100,
+        "requireApiVersion": false,
+    }
+}
+
+/// `{ getParameter: "*" }` returns every parameter; `{ getParameter: 1, name: 1, ... }` the
+/// ones named, and an error for a name it does not know (as MongoDB does).
+fn get_parameter(command: &Document) -> Document {
+    let all = parameters();
+    if command.get("getParameter") == Some(&Bson::String("*".to_owned())) {
+        let mut reply = all;
+        reply.insert("ok", 1.0);
+        return reply;
+    }
+    let mut reply = Document::new();
+    for (name, _) in command.iter().skip(1) {
+        if name.starts_with('$') || name == "lsid" || name == "comment" {
+            continue;
+        }
+        match all.get(name) {
+            Some(value) => {
+                reply.insert(name.clone(), value.clone());
+            }
+            None => {
+                return doc! {
+                    "ok": 0.0,
+                    "errmsg": format!("no option found to get: {name}"),
+                    "code": 72,
+                    "codeName": "InvalidOptions",
+                };
+            }
+        }
+    }
+    if reply.is_empty() {
+        return doc! {
+            "ok": 0.0,
+            "errmsg": "no option found to get",
+            "code": 72,
+            "codeName": "InvalidOptions",
+        };
+    }
+    reply.insert("ok", 1.0);
+    reply
+}
+
+fn command_line(state: &ServerState) -> Document {
+    let mut net = doc! {
+        "bindIp": state.options.bind.clone(),
+        "port": i32::from(state.local_address.port()),
+        "maxIncomingConnections": state.options.max_connections as i64,
+    };
+    if let Some(tls) = &state.options.tls {
+        net.insert(
+            "tls",
+            doc! {
+                "mode": "requireTLS",
+                "certificateKeyFile": tls.certificate.display().to_string(),
+            },
+        );
+    }
+    let mut parsed = doc! { "net": net };
+    if state.options.auth {
+        parsed.insert("security", doc! { "authorization": "enabled" });
+    }
+    if let Some(path) = &state.options.database_path {
+        parsed.insert("storage", doc! { "dbPath": path.clone() });
+    }
+    doc! {
+        "argv": state.options.argv.clone(),
+        "parsed": parsed,
+        "ok": 1.0,
+    }
+}
+
+fn connection_status(command: &Document, users: &[(String, String)]) -> Document {
+    let users: Vec<Bson> = users
+        .iter()
+        .map(|(user, db)| Bson::Document(doc! { "user": user.clone(), "db": db.clone() }))
+        .collect();
+    let mut auth_info = doc! {
+        "authenticatedUsers": users,
+        "authenticatedUserRoles": [],
+    };
+    if command.get("showPrivileges").is_some_and(handshake::truthy) {
+        auth_info.insert("authenticatedUserPrivileges", Bson::Array(Vec::new()));
+    }
+    doc! { "authInfo": auth_info, "ok": 1.0 }
+}
+
+fn host_info() -> Document {
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned());
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let os_type = match std::env::consts::OS {
+        "linux" => "Linux",
+        "macos" => "Darwin",
+        "windows" => "Windows",
+        other => other,
+    };
+    doc! {
+        "system": {
+            "currentTime": DateTime::from_system_time(SystemTime::now()),
+            "hostname": hostname,
+            "cpuAddrSize": 64,
+            "numCores": cores as i32,
+            "cpuArch": std::env::consts::ARCH,
+            "numaEnabled": false,
+        },
+        "os": { "type": os_type, "name": std::env::consts::OS },
+        "extra": {},
+        "ok": 1.0,
+    }
+}
+
+fn list_commands(executor: &dyn Executor) -> Document {
+    let mut commands = Document::new();
+    let names = SERVER_COMMANDS.iter().chain(executor.command_names());
+    for name in names {
+        commands.insert(
+            (*name).to_owned(),
+            doc! {
+                "help": "",
+                "requiresAuth": false,
+                "secondaryOk": true,
+                "adminOnly": false,
+            },
+        );
+    }
+    doc! { "commands": commands, "ok": 1.0 }
+}
+
+/// `getLog`: the log lives on stderr, so the in-memory logs MongoDB keeps are empty here.
+fn get_log(command: &Document) -> Document {
+    match command.get("getLog") {
+        Some(Bson::String(name)) if name == "*" => {
+            doc! { "names": ["global", "startupWarnings"], "ok": 1.0 }
+        }
+        Some(Bson::String(name)) if name == "global" || name == "startupWarnings" => {
+            doc! { "totalLinesWritten": 0, "log": [], "ok": 1.0 }
+        }
+        Some(Bson::String(name)) => doc! {
+            "ok": 0.0,
+            "errmsg": format!("no RamLog named: {name}"),
+            "code": 0,
+        },
+        _ => doc! {
+            "ok": 0.0,
+            "errmsg": "Argument to getLog must be of type String",
+            "code": 14,
+            "codeName": "TypeMismatch",
+        },
+    }
+}
+
+/// The wire version is part of the contract with drivers: keep it in one place.
+const _: () = assert!(
+    MAX_WIRE_VERSION >= 9,
+    "pymongo 4.x needs wire version 9 or newer"
+);

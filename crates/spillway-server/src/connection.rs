@@ -1,0 +1,396 @@
+//! One client connection: read a message (header first, its length checked before the body is
+//! allocated), decode it, answer it (server-level commands here, every other command on the
+//! blocking pool through the command layer), write the reply unless `moreToCome` said not to.
+//!
+//! A message that cannot be decoded, a stalled or idle client, closes this connection with one
+//! log line on stderr naming the peer and the problem; nothing here may panic or stop the
+//! server. The command layer's own panics come back as an InternalError reply.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bson::{Bson, Document, doc};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::watch;
+
+use crate::auth::{self, AuthState};
+use crate::error::WireError;
+use crate::executor::Executor;
+use crate::server::{ConnectionInfo, ServerState};
+use crate::wire::{self, HEADER_LEN, Header, MAX_MESSAGE_SIZE, Request};
+use crate::{admin, handshake};
+
+/// The first allocation for a message's bytes; it grows as they arrive.
+const INITIAL_BUFFER: usize = 64 * 1024;
+
+/// Once a header has arrived, the rest of its message must arrive within this time.
+const BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why a connection stops reading.
+enum ReadError {
+    /// The client closed the connection between messages.
+    Closed,
+    /// Nothing arrived for the idle timeout.
+    Idle(Duration),
+    /// The body did not arrive within [`BODY_TIMEOUT`].
+    Stalled,
+    /// A socket error.
+    Io(std::io::Error),
+    /// The bytes are not a message.
+    Wire(WireError),
+}
+
+/// Serves one connection until the client closes it, a message is malformed, or the server
+/// stops (`stop` becomes true; a command in flight finishes and its reply goes out first).
+pub(crate) async fn serve<S>(
+    mut stream: S,
+    connection: ConnectionInfo,
+    state: &ServerState,
+    commands: &Arc<dyn Executor>,
+    stop: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    serve_messages(&mut stream, connection, state, commands, stop).await;
+    // A clean end: TLS's close_notify, or TCP's FIN, rather than a bare drop.
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.shutdown()).await;
+}
+
+async fn serve_messages<S>(
+    stream: &mut S,
+    connection: ConnectionInfo,
+    state: &ServerState,
+    commands: &Arc<dyn Executor>,
+    mut stop: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let peer = connection.peer;
+    let mut auth_state = AuthState::default();
+    loop {
+        let read = tokio::select! {
+            read = read_message(stream, state.options.idle_timeout) => read,
+            _ = stop.wait_for(|stopped| *stopped) => return,
+        };
+        let (header, request) = match read {
+            Ok(message) => message,
+            Err(ReadError::Closed) => return,
+            Err(ReadError::Idle(timeout)) => {
+                eprintln!(
+                    "spillway serve: {peer}: closing the connection: idle for {} s",
+                    timeout.as_secs()
+                );
+                return;
+            }
+            Err(ReadError::Stalled) => {
+                eprintln!(
+                    "spillway serve: {peer}: closing the connection: a message's body did not arrive within {} s",
+                    BODY_TIMEOUT.as_secs()
+                );
+                return;
+            }
+            Err(ReadError::Io(error)) => {
+                if !is_disconnect(&error) {
+                    eprintln!("spillway serve: {peer}: closing the connection: {error}");
+                }
+                return;
+            }
+            Err(ReadError::Wire(error)) => {
+                eprintln!("spillway serve: {peer}: closing the connection: {error}");
+                return;
+            }
+        };
+        let reply = match request {
+            Request::Msg(message) => {
+                let more_to_come = message.more_to_come();
+                let command = match message.into_command() {
+                    Ok(command) => command,
+                    Err(error) => {
+                        eprintln!("spillway serve: {peer}: closing the connection: {error}");
+                        return;
+                    }
+                };
+                let reply = run_command(
+                    command,
+                    state,
+                    &connection,
+                    commands,
+                    &mut stop,
+                    &mut auth_state,
+                )
+                .await;
+                if more_to_come {
+                    continue;
+                }
+                wire::encode_reply(state.next_request_id(), header.request_id, &reply)
+            }
+            Request::Query(query) => {
+                let reply = match query.command_database() {
+                    Some(database) => {
+                        let mut command = query.command();
+                        let name = command.keys().next().cloned().unwrap_or_default();
+                        if matches!(name.as_str(), "hello" | "isMaster" | "ismaster") {
+                            command.insert("$db", database);
+                            run_command(
+                                command,
+                                state,
+                                &connection,
+                                commands,
+                                &mut stop,
+                                &mut auth_state,
+                            )
+                            .await
+                        } else {
+                            unsupported_op_query(&format!(
+                                "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. \
+                                 OP_QUERY only carries the first hello/isMaster; use OP_MSG"
+                            ))
+                        }
+                    }
+                    None => unsupported_op_query(&format!(
+                        "OP_QUERY on {} is not supported: legacy reads were removed in MongoDB 6.0; use OP_MSG",
+                        query.full_collection_name
+                    )),
+                };
+                wire::encode_op_reply(state.next_request_id(), header.request_id, &reply)
+            }
+        };
+        if let Err(error) = write_reply(stream, &reply).await {
+            if !is_disconnect(&error) {
+                eprintln!(
+                    "spillway serve: {peer}: closing the connection: cannot send a reply: {error}"
+                );
+            }
+            return;
+        }
+    }
+}
+
+/// Answers one command: `--auth`'s gate first, then the user and authentication commands,
+/// the server-level ones here (an awaitable `hello` waits first), the rest through the
+/// command layer on the blocking pool.
+async fn run_command(
+    command: Document,
+    state: &ServerState,
+    connection: &ConnectionInfo,
+    commands: &Arc<dyn Executor>,
+    stop: &mut watch::Receiver<bool>,
+    auth_state: &mut AuthState,
+) -> Document {
+    let name = command.keys().next().cloned().unwrap_or_default();
+    if !matches!(command.get("$db"), Some(Bson::String(_))) {
+        return doc! {
+            "ok": 0.0,
+            "errmsg": "OP_MSG requests require a $db argument",
+            "code": 40571,
+            "codeName": "Location40571",
+        };
+    }
+    let database = commands.database();
+    if !auth::allowed(&name, auth_state, state.options.auth) {
+        // MongoDB's localhost exception: the first user may be created from loopback.
+        let first_user = name == "createUser"
+            && connection.peer.ip().is_loopback()
+            && match &database {
+                Some(database) => {
+                    let database = database.clone();
+                    !blocking(move || auth::any_user(&database))
+                        .await
+                        .unwrap_or(true)
+                }
+                None => false,
+            };
+        if !first_user {
+            return auth::unauthorized(&name);
+        }
+    }
+    let is_user_command = matches!(
+        name.as_str(),
+        "saslStart" | "saslContinue" | "createUser" | "dropUser" | "usersInfo"
+    );
+    if let Some(database) = database.clone().filter(|_| is_user_command) {
+        let mut moved = std::mem::take(auth_state);
+        let answered = blocking(move || {
+            let reply = match name.as_str() {
+                "saslStart" => auth::sasl_start(&database, &command, &mut moved),
+                "saslContinue" => auth::sasl_continue(&command, &mut moved),
+                "createUser" => auth::create_user(&database, &command),
+                "dropUser" => auth::drop_user(&database, &command),
+                _ => auth::users_info(&database, &command),
+            };
+            (reply, moved)
+        })
+        .await;
+        return match answered {
+            Ok((reply, moved)) => {
+                *auth_state = moved;
+                reply
+            }
+            Err(problem) => internal_error(connection, "an authentication command", &problem),
+        };
+    }
+    if name == "logout" {
+        auth_state.users.clear();
+        return doc! { "ok": 1.0 };
+    }
+    let is_hello = matches!(name.as_str(), "hello" | "isMaster" | "ismaster");
+    if let Some(wait) = is_hello
+        .then(|| handshake::await_time(&command, state))
+        .flatten()
+    {
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            _ = stop.wait_for(|stopped| *stopped) => {}
+        }
+    }
+    if let Some(mut reply) = admin::answer(
+        &name,
+        &command,
+        state,
+        connection,
+        commands.as_ref(),
+        &auth_state.users,
+    ) {
+        if let (true, Ok(qualified), Some(database)) =
+            (is_hello, command.get_str("saslSupportedMechs"), database)
+        {
+            let qualified = qualified.to_owned();
+            if let Ok(Some(mechanisms)) =
+                blocking(move || auth::supported_mechanisms(&database, &qualified)).await
+            {
+                reply.insert("saslSupportedMechs", mechanisms);
+            }
+        }
+        return reply;
+    }
+    let layer = Arc::clone(commands);
+    match blocking(move || layer.execute(command)).await {
+        Ok(reply) => reply,
+        Err(problem) => internal_error(connection, &format!("command '{name}'"), &problem),
+    }
+}
+
+/// Runs `work` on the blocking pool; a panic comes back as its message.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(panic_message)
+}
+
+fn internal_error(connection: &ConnectionInfo, what: &str, problem: &str) -> Document {
+    eprintln!(
+        "spillway serve: {}: {what} failed inside the command layer: {problem}",
+        connection.peer
+    );
+    doc! {
+        "ok": 0.0,
+        "errmsg": format!("internal error in {what}: {problem}"),
+        "code": 1,
+        "codeName": "InternalError",
+    }
+}
+
+fn unsupported_op_query(message: &str) -> Document {
+    doc! {
+        "$err": message,
+        "errmsg": message,
+        "code": 352,
+        "codeName": "UnsupportedOpQueryCommand",
+        "ok": 0.0,
+    }
+}
+
+fn panic_message(error: tokio::task::JoinError) -> String {
+    if !error.is_panic() {
+        return error.to_string();
+    }
+    let payload = error.into_panic();
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        format!("panic: {message}")
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        format!("panic: {message}")
+    } else {
+        "panic".to_owned()
+    }
+}
+
+/// Reads one whole message: the header (within the idle timeout), its length checked before
+/// anything is allocated, then the body (within [`BODY_TIMEOUT`]), then decodes it.
+async fn read_message<S>(
+    stream: &mut S,
+    idle_timeout: Option<Duration>,
+) -> Result<(Header, Request), ReadError>
+where
+    S: AsyncRead + Unpin,
+{
+    let mut header_bytes = [0u8; HEADER_LEN];
+    let read_header = read_header(stream, &mut header_bytes);
+    match idle_timeout {
+        Some(timeout) => tokio::time::timeout(timeout, read_header)
+            .await
+            .map_err(|_| ReadError::Idle(timeout))??,
+        None => read_header.await?,
+    }
+    let header = Header::parse(&header_bytes, MAX_MESSAGE_SIZE).map_err(ReadError::Wire)?;
+    // The buffer grows with the bytes that actually arrive, so that a client announcing
+    // 48 MB and sending nothing more costs 64 KiB, not 48 MB.
+    let mut message = Vec::with_capacity(header.length.min(INITIAL_BUFFER));
+    message.extend_from_slice(&header_bytes);
+    let body_len = (header.length - HEADER_LEN) as u64;
+    let mut body = (&mut *stream).take(body_len);
+    tokio::time::timeout(BODY_TIMEOUT, body.read_to_end(&mut message))
+        .await
+        .map_err(|_| ReadError::Stalled)?
+        .map_err(ReadError::Io)?;
+    if message.len() != header.length {
+        return Err(ReadError::Wire(WireError::Truncated {
+            what: "the body (the client closed the connection)",
+        }));
+    }
+    let request = wire::decode_message(&message).map_err(ReadError::Wire)?;
+    Ok((header, request))
+}
+
+/// Fills `header`; a close before its first byte is a clean close, inside it a truncation.
+async fn read_header<S>(stream: &mut S, header: &mut [u8; HEADER_LEN]) -> Result<(), ReadError>
+where
+    S: AsyncRead + Unpin,
+{
+    let mut filled = 0;
+    while filled < HEADER_LEN {
+        let read = stream
+            .read(&mut header[filled..])
+            .await
+            .map_err(ReadError::Io)?;
+        if read == 0 {
+            return Err(if filled == 0 {
+                ReadError::Closed
+            } else {
+                ReadError::Wire(WireError::Truncated {
+                    what: "the header (the client closed the connection)",
+                })
+            });
+        }
+        filled += read;
+    }
+    Ok(())
+}
+
+async fn write_reply<S>(stream: &mut S, reply: &[u8]) -> std::io::Result<()>
+where
+    S: AsyncWrite + Unpin,
+{
+    stream.write_all(reply).await?;
+    stream.flush().await
+}
+
+/// The client went away: not worth a log line.
+fn is_disconnect(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::ConnectionReset | ErrorKind::BrokenPipe | ErrorKind::ConnectionAborted
+    )
+}

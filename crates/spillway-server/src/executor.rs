@@ -1,0 +1,47 @@
+//! `Executor`: what the server runs database commands on. The product runs
+//! [`spillway::command::Commands`]; tests run stand-ins (one that echoes the command it got,
+//! one that panics) to check the framing and the server's handling of a failing layer.
+//!
+//! Implementations are called from the blocking pool and may block; they must never know
+//! about sockets or framing.
+
+use bson::Document;
+use spillway::Database;
+use spillway::command::Commands;
+
+/// Executes command documents into reply documents (see [`Commands::execute`]).
+pub trait Executor: Send + Sync + 'static {
+    /// One command (first key its name, `$db` its database, document sequences merged in)
+    /// to its reply (`ok: 1`, or `ok: 0` with `errmsg`, `code`, `codeName`). Blocking.
+    fn execute(&self, command: Document) -> Document;
+
+    /// Ends idle cursors and transactions; called about once a second.
+    fn reap_expired(&self);
+
+    /// The names of the commands [`Executor::execute`] knows, for `listCommands`.
+    fn command_names(&self) -> &'static [&'static str];
+
+    /// The database, where users are stored (`admin.system.users`); `None` for a stand-in
+    /// without one, which then has no users and cannot serve `--auth`.
+    fn database(&self) -> Option<Database> {
+        None
+    }
+}
+
+impl Executor for Commands {
+    fn execute(&self, command: Document) -> Document {
+        Commands::execute(self, command)
+    }
+
+    fn reap_expired(&self) {
+        Commands::reap_expired(self);
+    }
+
+    fn command_names(&self) -> &'static [&'static str] {
+        Commands::command_names()
+    }
+
+    fn database(&self) -> Option<Database> {
+        Some(Commands::database(self).clone())
+    }
+}

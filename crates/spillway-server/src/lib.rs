@@ -1,0 +1,44 @@
+//! `spillway serve`: the MongoDB wire protocol over Spillway's command layer, so that
+//! MongoDB's drivers, mongosh and the tools users already have can use a Spillway database.
+//!
+//! - `wire`: the framing (message header, OP_MSG with both section kinds and the CRC-32C
+//!   checksum, the legacy OP_QUERY handshake and its OP_REPLY), pure bytes to values.
+//! - `handshake` and `admin`: the commands the server answers itself (`hello`, `ping`,
+//!   `buildInfo`, `serverStatus`...), describing a one-node replica set so that drivers allow
+//!   sessions and transactions.
+//! - `connection`: one client's loop, commands run on the blocking pool through
+//!   [`spillway::command::Commands`].
+//! - `server`: the accept loop, the limits, the reaper ticker and the clean shutdown;
+//!   `tls`: TLS with rustls when a certificate and key are given; `auth`: SCRAM-SHA-256 users
+//!   and `--auth`'s gate.
+//!
+//! This crate must never interpret a database command: everything but the server-level
+//! commands goes to the command layer, which knows no sockets.
+//!
+//! ```no_run
+//! use spillway::Database;
+//! use spillway_server::{ServerOptions, serve_blocking};
+//!
+//! let database = Database::open("data")?;
+//! let options = ServerOptions { port: 0, ..ServerOptions::default() };
+//! serve_blocking(database, options, |address| println!("listening on {address}"))?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod admin;
+mod auth;
+mod connection;
+mod error;
+mod executor;
+pub mod fuzzing;
+mod handshake;
+mod server;
+mod tls;
+pub mod wire;
+
+pub use admin::SERVER_COMMANDS;
+pub use error::{ServerError, WireError};
+pub use executor::Executor;
+pub use handshake::{MAX_WIRE_VERSION, MONGODB_VERSION, REPLICA_SET_NAME};
+pub use server::{DEFAULT_MAX_CONNECTIONS, Server, ServerOptions, serve_blocking};
+pub use tls::TlsFiles;
