@@ -5,9 +5,10 @@
 //! `db.transaction`) builds a `WriteTxn` over the latest published state under the lock,
 //! commits it as one store batch, and publishes the new snapshot with the catalog it
 //! contains. A [`Transaction`] handle (`start_transaction`) builds its `WriteTxn` without the
-//! lock over the state published when it started, and takes the lock only to commit, after
-//! the conflict check that moves it onto the latest state (`WriteTxn::rebase`). Readers
-//! clone the published `Arc` and never wait for a writer. This module must never interpret
+//! lock over the state published when it started, claims the keys each of its operations
+//! writes (a second open handle writing one fails at once: first writer wins), and takes
+//! the lock only to commit, after the conflict check that moves it onto the latest state
+//! (`WriteTxn::rebase`). Readers clone the published `Arc` and never wait for a writer. This module must never interpret
 //! documents: operations live in `ops`.
 
 use std::cell::RefCell;
