@@ -167,23 +167,11 @@ async fn the_driver_runs_a_transaction_across_databases() {
     let orders = client.database("orders").collection::<Document>("log");
     let mut session = client.start_session().await.expect("a session");
     session.start_transaction().await.expect("start");
-    let first = sales
+    sales
         .insert_one(doc! { "_id": 10, "title": "T" })
         .session(&mut session)
-        .await;
-    if let Err(error) = &first {
-        // Until transactions across requests land in the command layer, it answers
-        // CommandNotSupported (115); then the rest of this test runs.
-        match *error.kind {
-            mongodb::error::ErrorKind::Command(ref command) if command.code == 115 => {
-                drop(session);
-                client.shutdown().await;
-                server.stop().await;
-                return;
-            }
-            _ => panic!("insert in a transaction: {error}"),
-        }
-    }
+        .await
+        .expect("insert in the transaction");
     orders
         .insert_one(doc! { "_id": 10, "sale": 10 })
         .session(&mut session)
