@@ -32,9 +32,9 @@ pub(crate) struct OpError {
     /// Raised by the driver before (or instead of) sending a command.
     pub(crate) client: bool,
     /// What a bulk write did before it failed (`BulkWriteError`'s result).
-    pub(crate) partial: Option<Bson>,
+    pub(crate) partial: Option<Box<Bson>>,
     /// The server's reply, for a command error.
-    pub(crate) reply: Option<Document>,
+    pub(crate) reply: Option<Box<Document>>,
 }
 
 impl OpError {
@@ -57,7 +57,7 @@ impl OpError {
             labels: labels(reply),
             client: false,
             partial: None,
-            reply: Some(reply.clone()),
+            reply: Some(Box::new(reply.clone())),
         }
     }
 }
@@ -105,7 +105,7 @@ impl Event {
 
 fn ok(reply: &Document) -> bool {
     match reply.get("ok") {
-        Some(Bson::Double(value)) => *value == 1.0,
+        Some(Bson::Double(value)) => (*value - 1.0).abs() < f64::EPSILON,
         Some(Bson::Int32(value)) => *value == 1,
         Some(Bson::Int64(value)) => *value == 1,
         Some(Bson::Boolean(value)) => *value,
@@ -361,7 +361,7 @@ impl Driver {
         namespace: Namespace<'_>,
         name: &str,
         arguments: &Document,
-        mut session: Option<&mut Session>,
+        session: Option<&mut Session>,
     ) -> OpResult {
         let Namespace {
             database,
@@ -587,7 +587,7 @@ impl Driver {
                     "to": format!("{database}.{to}"),
                 };
                 copy(arguments, &mut command, &["dropTarget"]);
-                self.command("admin", command, session.as_deref_mut(), false)?;
+                self.command("admin", command, session, false)?;
                 Ok(Bson::Null)
             }
             other => Err(OpError::client(format!(
@@ -827,7 +827,7 @@ impl Driver {
         let result = tally.result(name);
         match first_error {
             Some(mut error) => {
-                error.partial = Some(result);
+                error.partial = Some(Box::new(result));
                 Err(error)
             }
             None => Ok(result),
@@ -864,16 +864,15 @@ fn statement(name: &str, arguments: &Document) -> Result<Statement, OpError> {
                 .get_document("document")
                 .cloned()
                 .map_err(|_| OpError::client("insertOne needs a document"))?;
-            let id = match document.get("_id") {
-                Some(id) => id.clone(),
-                None => {
-                    // Drivers give a document without `_id` an ObjectId, first.
-                    let id = Bson::ObjectId(ObjectId::new());
-                    let mut with_id = doc! { "_id": id.clone() };
-                    with_id.extend(document);
-                    document = with_id;
-                    id
-                }
+            let id = if let Some(id) = document.get("_id") {
+                id.clone()
+            } else {
+                // Drivers give a document without `_id` an ObjectId, first.
+                let id = Bson::ObjectId(ObjectId::new());
+                let mut with_id = doc! { "_id": id.clone() };
+                with_id.extend(document);
+                document = with_id;
+                id
             };
             Ok(Statement {
                 kind: Kind::Insert,
@@ -1025,7 +1024,7 @@ impl Tally {
             error.message
         );
         error.labels = labels(reply);
-        error.reply = Some(reply.clone());
+        error.reply = Some(Box::new(reply.clone()));
         Some(error)
     }
 

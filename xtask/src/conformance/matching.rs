@@ -7,6 +7,8 @@
 //! This module must never run anything: it compares values, and resolves entities only
 //! through the lookup it is given.
 
+use std::fmt::Write as _;
+
 use bson::Bson;
 use spillway_doc::compare::values_equal;
 
@@ -121,11 +123,12 @@ fn special(
         "$$matchesHexBytes" => {
             let expected = argument.as_str().unwrap_or_default().to_lowercase();
             let got = match actual {
-                Some(Bson::Binary(binary)) => binary
-                    .bytes
-                    .iter()
-                    .map(|byte| format!("{byte:02x}"))
-                    .collect::<String>(),
+                Some(Bson::Binary(binary)) => {
+                    binary.bytes.iter().fold(String::new(), |mut hex, byte| {
+                        let _ = write!(hex, "{byte:02x}");
+                        hex
+                    })
+                }
                 _ => String::new(),
             };
             (got != expected).then(|| format!("expected bytes {expected}, got {actual:?}"))

@@ -64,8 +64,8 @@ impl ModelTarget {
             .map_err(message)
     }
 
-    pub(super) fn estimated_document_count(&self) -> Outcome<u64> {
-        Ok(self.collection.documents().len() as u64)
+    pub(super) fn estimated_document_count(&self) -> u64 {
+        self.collection.documents().len() as u64
     }
 
     pub(super) fn distinct(&self, field: &str, filter: &Document) -> Outcome<Vec<Bson>> {
@@ -229,7 +229,7 @@ impl Target for CommandTarget {
                     error: None,
                 },
                 Err(error) => Produced {
-                    result: error.partial.clone().unwrap_or(Bson::Null),
+                    result: error.partial.clone().map_or(Bson::Null, |partial| *partial),
                     error: Some(error.to_string()),
                 },
             },
