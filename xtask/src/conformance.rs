@@ -73,7 +73,13 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             "\n== conformance: MongoDB's unified-format tests in {} through the command layer",
             dir.display()
         );
-        reports.push(unified::run_suite(&dir, target, &known, verbose)?);
+        reports.push(unified::run_suite(
+            &dir,
+            &|_| true,
+            target,
+            &known,
+            verbose,
+        )?);
     }
     println!("\n{}\n{}", model.summary(), commands.summary());
     let mut failed = model.failed + commands.failed;
@@ -676,6 +682,8 @@ mod tests {
         check_conformance::<CommandTarget>();
     }
 
+    /// A sample of the unified files (the whole run, a few minutes in a debug build, is
+    /// `cargo xtask conformance`, which `cargo xtask ci` runs).
     #[test]
     fn unified_conformance_through_the_command_layer() {
         let Some(shared) = shared_dir() else {
@@ -683,9 +691,23 @@ mod tests {
             return;
         };
         let known = unified::KnownFailures::read(&known_failures_path()).unwrap();
+        let sample = |name: &str| {
+            [
+                "aggregate",
+                "bulkWrite-",
+                "find",
+                "insert",
+                "commit",
+                "abort",
+                "errors",
+            ]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        };
         for group in ["crud-unified", "transactions-unified"] {
             let report = unified::run_suite(
                 &shared.join("conformance").join(group),
+                &sample,
                 "command layer",
                 &known,
                 false,
@@ -694,7 +716,7 @@ mod tests {
             println!("{group}: {} {:?}", report.tally.summary(), report.reasons);
             assert_eq!(report.tally.failed, 0, "{}", report.tally.summary());
             assert!(report.stale.is_empty(), "{:?}", report.stale);
-            assert!(report.tally.passed >= 10, "{}", report.tally.summary());
+            assert!(report.tally.passed > 0, "{}", report.tally.summary());
         }
     }
 }
