@@ -148,11 +148,16 @@ pub(crate) struct Session {
     defaults: Document,
     /// Whether the current transaction sent a command.
     ran: bool,
+    /// Causal consistency (on unless the session's options turn it off): reads, and the
+    /// first command of a transaction, read after the last operation time seen.
+    causal: bool,
+    /// The `operationTime` of the last reply to a command of the session.
+    operation_time: Option<Bson>,
 }
 
 impl Session {
     /// A session with a fresh random `lsid` (a UUID, as drivers generate).
-    pub(crate) fn new(defaults: Document) -> Session {
+    pub(crate) fn new(defaults: Document, causal: bool) -> Session {
         let mut bytes = ObjectId::new().bytes().to_vec();
         bytes.extend_from_slice(&ObjectId::new().bytes()[8..12]);
         bytes[6] = (bytes[6] & 0x0f) | 0x40;
@@ -164,6 +169,8 @@ impl Session {
             options: Document::new(),
             defaults,
             ran: false,
+            causal,
+            operation_time: None,
         }
     }
 
@@ -267,7 +274,18 @@ impl Driver {
                 command.insert("writeConcern", concern.clone());
             }
         }
-        if let Some(session) = session {
+        let after = |session: &Session, command: &mut Document| {
+            if let (true, Some(time)) = (session.causal, &session.operation_time) {
+                let mut concern = command
+                    .get_document("readConcern")
+                    .cloned()
+                    .unwrap_or_default();
+                concern.insert("afterClusterTime", time.clone());
+                command.insert("readConcern", concern);
+            }
+        };
+        let mut session = session;
+        if let Some(session) = session.as_deref_mut() {
             command.insert("lsid", session.lsid.clone());
             if matches!(session.state, TxnState::Committed | TxnState::Aborted) {
                 session.state = TxnState::None;
@@ -280,6 +298,7 @@ impl Driver {
                     if let Ok(read_concern) = session.options.get_document("readConcern") {
                         command.insert("readConcern", read_concern.clone());
                     }
+                    after(session, &mut command);
                     command.remove("writeConcern");
                     session.state = TxnState::InProgress;
                     session.ran = true;
@@ -290,15 +309,22 @@ impl Driver {
                     command.remove("writeConcern");
                     command.remove("readConcern");
                 }
-                _ if retryable_write => {
-                    session.txn_number += 1;
-                    command.insert("txnNumber", session.txn_number);
+                _ => {
+                    if retryable_write {
+                        session.txn_number += 1;
+                        command.insert("txnNumber", session.txn_number);
+                    }
+                    if READS.contains(&name.as_str()) {
+                        after(session, &mut command);
+                    }
                 }
-                _ => {}
             }
         }
         command.insert("$db", database);
         let reply = self.commands.execute(command.clone());
+        if let (Some(session), Some(time)) = (session, reply.get("operationTime")) {
+            session.operation_time = Some(time.clone());
+        }
         self.events.borrow_mut().push(Event {
             name,
             database: database.to_string(),
@@ -1251,5 +1277,113 @@ impl Driver {
         session.state = TxnState::Aborted;
         let _ignored = self.command("admin", command, None, false);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spillway::Database;
+
+    fn driver() -> Driver {
+        Driver::new(Rc::new(Commands::new(
+            Database::open_in_memory().expect("in-memory database"),
+        )))
+    }
+
+    const NS: Namespace<'static> = Namespace {
+        database: "db",
+        collection: "books",
+    };
+
+    /// The commands a driver sends for CRUD operations, and the results read from replies.
+    #[test]
+    fn operations_become_the_commands_a_driver_sends() {
+        let driver = driver();
+        let inserted = driver
+            .collection_operation(NS, "insertOne", &doc! { "document": { "x": 1 } }, None)
+            .unwrap();
+        let id = inserted.as_document().unwrap().get("insertedId").unwrap();
+        assert!(matches!(id, Bson::ObjectId(_)), "the driver gives an _id");
+        driver
+            .collection_operation(
+                NS,
+                "bulkWrite",
+                &doc! { "requests": [
+                    { "insertOne": { "document": { "_id": 2, "x": 2 } } },
+                    { "updateMany": { "filter": {}, "update": { "$inc": { "x": 1 } } } },
+                    { "insertOne": { "document": { "_id": 3 } } },
+                ], "ordered": false },
+                None,
+            )
+            .unwrap();
+        let count = driver
+            .collection_operation(NS, "countDocuments", &doc! { "filter": {} }, None)
+            .unwrap();
+        assert_eq!(integer(Some(&count)), 3);
+        let names: Vec<String> = driver.events().into_iter().map(|e| e.name).collect();
+        // Unordered: the inserts in one batch, then the update; countDocuments is an aggregate.
+        assert_eq!(names, ["insert", "insert", "update", "aggregate"]);
+        let events = driver.events();
+        assert_eq!(
+            events[1].command.get_array("documents").unwrap().len(),
+            2,
+            "{:?}",
+            events[1].command
+        );
+        let error = driver
+            .collection_operation(NS, "insertOne", &doc! { "document": { "_id": 2 } }, None)
+            .unwrap_err();
+        assert_eq!(error.code, Some(11000), "{error}");
+        let error = driver
+            .collection_operation(
+                NS,
+                "updateOne",
+                &doc! { "filter": {}, "update": { "x": 1 } },
+                None,
+            )
+            .unwrap_err();
+        assert!(
+            error.client,
+            "a replacement as an update is refused by the driver"
+        );
+    }
+
+    /// A transaction's commands carry `lsid`, `txnNumber`, `startTransaction` on the first and
+    /// `autocommit: false` on all; the commit goes to `admin`; the next transaction has the
+    /// next number.
+    #[test]
+    fn sessions_send_the_transaction_fields() {
+        let driver = driver();
+        let mut session = Session::new(Document::new(), true);
+        Driver::start_transaction(&mut session, &Document::new()).unwrap();
+        let _ = driver.collection_operation(
+            NS,
+            "insertOne",
+            &doc! { "document": { "_id": 1 } },
+            Some(&mut session),
+        );
+        let _ = driver.collection_operation(NS, "find", &doc! { "filter": {} }, Some(&mut session));
+        let _ = driver.commit_transaction(&mut session);
+        assert_eq!(session.state, TxnState::Committed);
+        Driver::start_transaction(&mut session, &Document::new()).unwrap();
+        assert_eq!(session.state, TxnState::Starting);
+        let events = driver.events();
+        let first = &events[0].command;
+        assert_eq!(first.get_document("lsid").unwrap(), &session.lsid);
+        assert_eq!(first.get_i64("txnNumber").unwrap(), 1);
+        assert!(first.get_bool("startTransaction").unwrap());
+        assert!(!first.get_bool("autocommit").unwrap());
+        let commit = events.iter().find(|e| e.name == "commitTransaction");
+        if let Some(commit) = commit {
+            assert_eq!(commit.database, "admin");
+            assert_eq!(commit.command.get_i64("txnNumber").unwrap(), 1);
+        }
+        assert_eq!(session.txn_number, 2);
+        assert!(
+            driver.abort_transaction(&mut session).is_ok(),
+            "aborting a transaction that sent nothing sends nothing"
+        );
+        assert!(driver.abort_transaction(&mut session).unwrap_err().client);
     }
 }

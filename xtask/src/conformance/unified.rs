@@ -458,7 +458,7 @@ enum Entity {
     },
     Session {
         client: Rc<Client>,
-        session: Session,
+        session: Box<Session>,
     },
     Value(Bson),
 }
@@ -648,15 +648,17 @@ impl Runner {
                 "session" => {
                     let client = self.client(entity.get_str("client").unwrap_or_default())?;
                     let mut defaults = client.concerns.clone();
-                    if let Ok(options) = entity
+                    let options = entity
                         .get_document("sessionOptions")
-                        .and_then(|options| options.get_document("defaultTransactionOptions"))
-                    {
+                        .cloned()
+                        .unwrap_or_default();
+                    if let Ok(options) = options.get_document("defaultTransactionOptions") {
                         defaults.extend(options.clone());
                     }
+                    let causal = options.get_bool("causalConsistency").unwrap_or(true);
                     Entity::Session {
                         client,
-                        session: Session::new(defaults),
+                        session: Box::new(Session::new(defaults, causal)),
                     }
                 }
                 other => return Err(Stop::Skip(format!("{other} entities"))),
