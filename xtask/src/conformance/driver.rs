@@ -314,7 +314,10 @@ impl Driver {
                         session.txn_number += 1;
                         command.insert("txnNumber", session.txn_number);
                     }
-                    if READS.contains(&name.as_str()) {
+                    // pymongo, whose runner these files are written against, reads after
+                    // the session's operation time in every command of a causally
+                    // consistent session, writes included.
+                    if !matches!(name.as_str(), "getMore" | "killCursors") {
                         after(session, &mut command);
                     }
                 }
@@ -331,11 +334,16 @@ impl Driver {
             command,
             reply: reply.clone(),
         });
-        if ok(&reply) {
-            Ok(reply)
-        } else {
-            Err(OpError::from_reply(&reply))
+        if !ok(&reply) {
+            return Err(OpError::from_reply(&reply));
         }
+        if let Ok(concern_error) = reply.get_document("writeConcernError") {
+            let mut error = OpError::from_reply(concern_error);
+            error.labels = labels(&reply);
+            error.reply = Some(Box::new(reply.clone()));
+            return Err(error);
+        }
+        Ok(reply)
     }
 
     /// A command whose cursor is read to its end with `getMore`s.
@@ -1118,7 +1126,8 @@ fn check_read_preference(operation: &str, session: Option<&Session>) -> Result<(
     };
     let reads = matches!(
         operation,
-        "find"
+        "runCommand"
+            | "find"
             | "findOne"
             | "aggregate"
             | "distinct"
@@ -1236,8 +1245,19 @@ impl Driver {
             "txnNumber": session.txn_number,
             "autocommit": false,
         };
-        if let Ok(concern) = session.options.get_document("writeConcern") {
-            command.insert("writeConcern", concern.clone());
+        let retried = session.state == TxnState::Committed;
+        let mut concern = session
+            .options
+            .get_document("writeConcern")
+            .cloned()
+            .unwrap_or_default();
+        if retried {
+            // A commit run again is sent with w: "majority" and a 10 s wtimeout.
+            concern.insert("w", "majority");
+            concern.insert("wtimeout", 10_000);
+        }
+        if !concern.is_empty() {
+            command.insert("writeConcern", concern);
         }
         if let Some(time) = session.options.get("maxCommitTimeMS") {
             command.insert("maxTimeMS", time.clone());

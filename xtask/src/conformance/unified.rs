@@ -595,6 +595,9 @@ impl Runner {
                         if let Some(level) = options.get("readConcernLevel") {
                             concerns.insert("readConcern", doc! { "level": level.clone() });
                         }
+                        if let Some(mode) = options.get("readPreference") {
+                            concerns.insert("readPreference", doc! { "mode": mode.clone() });
+                        }
                         if let Some(retry) = options.get("retryWrites") {
                             concerns.insert("retryWrites", retry.clone());
                         }
