@@ -19,8 +19,8 @@
 //!
 //! Counts on 2026-11-25 (main at dbcc825): CRUD v1 81/0/0 for the model and for the command
 //! layer; unified CRUD 203 passed, 0 failed, 196 skipped, 38 known failures; unified
-//! transactions 11 passed, 0 failed, 155 skipped, 92 known failures (92 of them wait for
-//! `startTransaction` across requests).
+//! transactions 12 passed, 0 failed, 155 skipped, 91 known failures (all 91 wait for
+//! `startTransaction` across requests, which answers 115 CommandNotSupported today).
 
 mod driver;
 mod matching;
