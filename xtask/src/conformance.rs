@@ -1,16 +1,29 @@
 //! `cargo xtask conformance`: MongoDB's CRUD specification tests (legacy v1 format) from
 //! `../shared/conformance/crud-v1`, run twice: against the reference model
-//! [`spillway_doc::model::MemoryCollection`], and through the facade
-//! (`spillway::Database::open_in_memory()` and a `Collection<Document>`).
+//! [`spillway_doc::model::MemoryCollection`], and through the command layer
+//! (`spillway::command::Commands` over `Database::open_in_memory()`, each operation sent as
+//! the command a driver sends, `driver.rs`); then the unified-format files of
+//! `../shared/conformance/crud-unified` and `../shared/conformance/transactions-unified`
+//! through the command layer (`unified.rs`).
 //!
-//! Each file holds `data` and `tests`; each test loads `data` into a fresh collection, runs one
-//! operation and compares the result and (where given) the collection's final contents.
-//! Values compare with MongoDB's equality (`1 == 1.0`, field order matters). Each run prints
-//! one line per failure and per skip (with its reason), then `<target>: N passed, M failed,
-//! K skipped`. The runner exists once; what differs between the targets is behind
-//! [`Target`] (`targets.rs`). The files are read from `../shared`, never copied into the
-//! repository.
+//! Each v1 file holds `data` and `tests`; each test loads `data` into a fresh collection, runs
+//! one operation and compares the result and (where given) the collection's final contents.
+//! Values compare with MongoDB's equality (`1 == 1.0`, field order matters); write results
+//! with the unified format's rules (`matching.rs`). Each run prints one line per failure and
+//! per skip (with its reason), then `<target>: N passed, M failed, K skipped`, and for the
+//! unified groups the skip reasons counted and the known failures
+//! (`xtask/conformance-known-failures.txt`, which `--update-known-failures` rewrites). The
+//! runner exists once; what differs between the v1 targets is behind [`Target`]
+//! (`targets.rs`), and the mapping of operations to commands exists once (`driver.rs`). The
+//! files are read from `../shared`, never copied into the repository.
+//!
+//! Counts on 2026-11-25 (main at dbcc825): CRUD v1 81/0/0 for the model and for the command
+//! layer; unified CRUD 203 passed, 0 failed, 196 skipped, 38 known failures; unified
+//! transactions 12 passed, 0 failed, 155 skipped, 91 known failures (all 91 wait for
+//! `startTransaction` across requests, which answers 115 CommandNotSupported today).
 
+mod driver;
+mod matching;
 mod targets;
 mod unified;
 
@@ -24,17 +37,23 @@ use spillway_doc::model::{
     FindOneAndOptions, FindOptions, ReturnDocument, UpdateOptions, UpdateResult,
 };
 
-pub(crate) use targets::{FacadeTarget, ModelTarget};
+pub(crate) use targets::{CommandTarget, ModelTarget};
 
 use crate::shared::shared_dir;
 
 /// Runs the suite against every target and fails when any test of any target fails.
 pub(crate) fn run(args: &[String]) -> Result<()> {
-    let verbose = match args {
-        [] => false,
-        [flag] if flag == "--verbose" => true,
-        other => bail!("conformance takes only --verbose, got {other:?}"),
-    };
+    let mut verbose = false;
+    let mut update_known = false;
+    for arg in args {
+        match arg.as_str() {
+            "--verbose" => verbose = true,
+            "--update-known-failures" => update_known = true,
+            other => {
+                bail!("conformance takes --verbose and --update-known-failures, got {other:?}")
+            }
+        }
+    }
     let Some(shared) = shared_dir() else {
         bail!(
             "the shared material is missing: expected ../shared beside the repository (or \
@@ -48,32 +67,88 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     );
     let model = run_suite::<ModelTarget>(&suite, verbose)?;
     println!(
-        "\n== conformance: the same tests through spillway::Database (in memory), Collection<Document>"
+        "\n== conformance: the same tests through the command layer (spillway::command::Commands, in memory)"
     );
-    let facade = run_suite::<FacadeTarget>(&suite, verbose)?;
-    let unified_suite = shared.join("conformance").join("crud-unified");
-    println!(
-        "\n== conformance: MongoDB's unified-format aggregation tests in {} through the facade",
-        unified_suite.display()
-    );
-    let (unified, reasons) = unified::run_suite(&unified_suite, verbose)?;
-    println!(
-        "\n{}\n{}\n{}",
-        model.summary(),
-        facade.summary(),
-        unified.summary()
-    );
-    for (reason, count) in &reasons {
-        println!("  skipped {count}: {reason}");
+    let commands = run_suite::<CommandTarget>(&suite, verbose)?;
+    let known = unified::KnownFailures::read(&known_failures_path())?;
+    let mut reports = Vec::new();
+    for (group, target) in [
+        ("crud-unified", "command layer (unified CRUD)"),
+        (
+            "transactions-unified",
+            "command layer (unified transactions)",
+        ),
+    ] {
+        let dir = shared.join("conformance").join(group);
+        println!(
+            "\n== conformance: MongoDB's unified-format tests in {} through the command layer",
+            dir.display()
+        );
+        reports.push(unified::run_suite(
+            &dir,
+            &|_| true,
+            target,
+            &known,
+            verbose,
+        )?);
     }
-    println!(
-        "  (event assertions, expectEvents, are not checked: an embedded database has no command monitoring)"
-    );
-    let failed = model.failed + facade.failed + unified.failed;
+    println!("\n{}\n{}", model.summary(), commands.summary());
+    let mut failed = model.failed + commands.failed;
+    let mut stale = Vec::new();
+    for report in &reports {
+        println!("{}", report.tally.summary());
+        for (reason, count) in &report.reasons {
+            println!("  skipped {count}: {reason}");
+        }
+        for (what, count) in &report.unchecked {
+            println!("  not checked in {count} test(s): {what}");
+        }
+        failed += report.tally.failed;
+        stale.extend(report.stale.iter().cloned());
+    }
+    if update_known {
+        let failures: Vec<(String, String)> = reports
+            .iter()
+            .flat_map(|report| report.failures.iter().cloned())
+            .collect();
+        unified::KnownFailures::write(&known_failures_path(), &failures)?;
+        println!(
+            "\nwrote {} known failure(s) to {}",
+            failures.len(),
+            known_failures_path().display()
+        );
+        if model.failed + commands.failed > 0 {
+            bail!("CRUD v1 conformance test(s) failed");
+        }
+        return Ok(());
+    }
+    if !stale.is_empty() {
+        println!(
+            "\nstale entries of {} (remove them):",
+            known_failures_path().display()
+        );
+        for entry in &stale {
+            println!("  {entry}");
+        }
+    }
     if failed > 0 {
         bail!("{failed} conformance test(s) failed");
     }
+    if !stale.is_empty() {
+        bail!(
+            "{} known failure(s) passed or did not run: update {}",
+            stale.len(),
+            known_failures_path().display()
+        );
+    }
     Ok(())
+}
+
+/// The checked-in list of known failures of the unified suites.
+fn known_failures_path() -> PathBuf {
+    crate::shared::repo_root()
+        .join("xtask")
+        .join("conformance-known-failures.txt")
 }
 
 /// What the runner needs from the collection under test: one implementation per target, so
@@ -90,63 +165,8 @@ pub(crate) trait Target: Sized {
     /// Every document, in the target's natural order.
     fn documents(&self) -> Result<Vec<Document>>;
 
-    fn find(&self, filter: &Document, options: &FindOptions) -> Outcome<Vec<Document>>;
-
-    fn count_documents(&self, filter: &Document, skip: u64, limit: u64) -> Outcome<u64>;
-
-    fn estimated_document_count(&self) -> Outcome<u64>;
-
-    fn distinct(&self, field: &str, filter: &Document) -> Outcome<Vec<Bson>>;
-
-    fn insert_one(&mut self, document: Document) -> Outcome<Bson>;
-
-    /// The `_id`s inserted by input position, and the first failure's message.
-    fn insert_many(
-        &mut self,
-        documents: Vec<Document>,
-        ordered: bool,
-    ) -> (Vec<(usize, Bson)>, Option<String>);
-
-    /// `updateOne` (`multi = false`) or `updateMany` with operators.
-    fn update(
-        &mut self,
-        filter: &Document,
-        update: &Document,
-        multi: bool,
-        options: &UpdateOptions,
-    ) -> Outcome<UpdateResult>;
-
-    fn replace_one(
-        &mut self,
-        filter: &Document,
-        replacement: &Document,
-        upsert: bool,
-    ) -> Outcome<UpdateResult>;
-
-    /// `deleteOne` (`multi = false`) or `deleteMany`: the number deleted.
-    fn delete(&mut self, filter: &Document, multi: bool) -> Outcome<u64>;
-
-    fn find_one_and_delete(
-        &mut self,
-        filter: &Document,
-        options: &FindOneAndOptions,
-    ) -> Outcome<Option<Document>>;
-
-    /// `aggregate(pipeline)` with the `let` option: the result documents.
-    fn aggregate(
-        &self,
-        pipeline: &[Document],
-        let_vars: Option<&Document>,
-    ) -> Outcome<Vec<Document>>;
-
-    /// `findOneAndUpdate` (`change` has operators) or `findOneAndReplace`.
-    fn find_one_and_modify(
-        &mut self,
-        filter: &Document,
-        change: &Document,
-        kind: ChangeKind,
-        options: &FindOneAndOptions,
-    ) -> Outcome<Option<Document>>;
+    /// Runs the operation `name` with the test's `arguments`.
+    fn run(&mut self, name: &str, arguments: &Document) -> Result<Produced>;
 }
 
 /// An operation's result, or the message of the error it reported.
@@ -166,12 +186,19 @@ pub(crate) struct Tally {
     pub(crate) passed: usize,
     pub(crate) failed: usize,
     pub(crate) skipped: usize,
+    /// Failures listed in `xtask/conformance-known-failures.txt`.
+    pub(crate) known_failures: usize,
 }
 
 impl Tally {
     fn summary(&self) -> String {
+        let known = if self.known_failures > 0 {
+            format!(", {} known failures", self.known_failures)
+        } else {
+            String::new()
+        };
         format!(
-            "{}: {} passed, {} failed, {} skipped",
+            "{}: {} passed, {} failed, {} skipped{known}",
             self.target, self.passed, self.failed, self.skipped
         )
     }
@@ -271,9 +298,9 @@ fn run_test<T: Target>(data: &[Document], test: &Document) -> Verdict {
 
 /// What an operation produced: a value to compare with `outcome.result`, and whether it
 /// reported an error.
-struct Produced {
-    result: Bson,
-    error: Option<String>,
+pub(crate) struct Produced {
+    pub(crate) result: Bson,
+    pub(crate) error: Option<String>,
 }
 
 fn try_run_test<T: Target>(data: &[Document], test: &Document) -> Result<Verdict> {
@@ -284,7 +311,7 @@ fn try_run_test<T: Target>(data: &[Document], test: &Document) -> Result<Verdict
     let outcome = test.get_document("outcome").context("outcome")?;
 
     let mut collection = T::load(data).context("loading data")?;
-    let produced = run_operation(&mut collection, name, arguments)?;
+    let produced = collection.run(name, arguments)?;
 
     let expects_error = outcome.get_bool("error").unwrap_or(false);
     match (&produced.error, expects_error) {
@@ -322,8 +349,9 @@ fn try_run_test<T: Target>(data: &[Document], test: &Document) -> Result<Verdict
     Ok(Verdict::Pass)
 }
 
-fn run_operation<T: Target>(
-    collection: &mut T,
+/// The reference model's operations (the command target maps them in `driver.rs`).
+fn model_operation(
+    collection: &mut ModelTarget,
     name: &str,
     arguments: &Document,
 ) -> Result<Produced> {
@@ -370,9 +398,9 @@ fn run_operation<T: Target>(
                 integer(arguments, "limit").unsigned_abs(),
             )
             .map(|count| succeeded(Bson::Int64(count as i64))),
-        "estimatedDocumentCount" => collection
-            .estimated_document_count()
-            .map(|count| succeeded(Bson::Int64(count as i64))),
+        "estimatedDocumentCount" => Ok(succeeded(Bson::Int64(
+            collection.estimated_document_count() as i64,
+        ))),
         "distinct" => {
             let field = arguments
                 .get_str("fieldName")
@@ -537,7 +565,7 @@ impl BulkTally {
     }
 }
 
-fn bulk_write<T: Target>(collection: &mut T, arguments: &Document) -> Result<Produced> {
+fn bulk_write(collection: &mut ModelTarget, arguments: &Document) -> Result<Produced> {
     let ordered = ordered(arguments);
     let requests = documents(arguments.get("requests"))?;
     let mut tally = BulkTally::default();
@@ -610,23 +638,9 @@ fn bulk_write<T: Target>(collection: &mut T, arguments: &Document) -> Result<Pro
 /// expected result may omit fields the actual one has (the spec compares what it names);
 /// everything else compares with MongoDB's equality.
 fn difference(expected: &Bson, actual: &Bson) -> Option<String> {
-    match (expected, actual) {
-        (Bson::Document(expected_fields), Bson::Document(actual_fields))
-            if is_result_summary(expected_fields) =>
-        {
-            for (key, expected_value) in expected_fields {
-                match actual_fields.get(key) {
-                    None => {
-                        return Some(format!("missing field {key} (expected {expected_value})"));
-                    }
-                    Some(actual_value) => {
-                        if let Some(inner) = difference(expected_value, actual_value) {
-                            return Some(format!("{key}: {inner}"));
-                        }
-                    }
-                }
-            }
-            None
+    match expected {
+        Bson::Document(fields) if is_result_summary(fields) => {
+            matching::mismatch(expected, Some(actual), true, &matching::no_entities)
         }
         _ if values_equal(expected, actual) => None,
         _ => Some(format!("expected {expected}, got {actual}")),
@@ -675,20 +689,45 @@ mod tests {
     }
 
     #[test]
-    fn crud_v1_conformance_through_the_facade() {
-        check_conformance::<FacadeTarget>();
+    fn crud_v1_conformance_through_the_command_layer() {
+        check_conformance::<CommandTarget>();
     }
 
+    /// A sample of the unified files (the whole run, a few minutes in a debug build, is
+    /// `cargo xtask conformance`, which `cargo xtask ci` runs).
     #[test]
-    fn unified_aggregate_conformance_through_the_facade() {
+    fn unified_conformance_through_the_command_layer() {
         let Some(shared) = shared_dir() else {
-            println!("SKIPPED: ../shared is missing, the unified suite did not run");
+            println!("SKIPPED: ../shared is missing, the unified suites did not run");
             return;
         };
-        let (tally, reasons) =
-            unified::run_suite(&shared.join("conformance").join("crud-unified"), false).unwrap();
-        println!("{} {reasons:?}", tally.summary());
-        assert_eq!(tally.failed, 0, "{}", tally.summary());
-        assert!(tally.passed >= 10, "{}", tally.summary());
+        let known = unified::KnownFailures::read(&known_failures_path()).unwrap();
+        let sample = |name: &str| {
+            [
+                "aggregate",
+                "bulkWrite-",
+                "find",
+                "insert",
+                "commit",
+                "abort",
+                "errors",
+            ]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        };
+        for group in ["crud-unified", "transactions-unified"] {
+            let report = unified::run_suite(
+                &shared.join("conformance").join(group),
+                &sample,
+                "command layer",
+                &known,
+                false,
+            )
+            .unwrap();
+            println!("{group}: {} {:?}", report.tally.summary(), report.reasons);
+            assert_eq!(report.tally.failed, 0, "{}", report.tally.summary());
+            assert!(report.stale.is_empty(), "{:?}", report.stale);
+            assert!(report.tally.passed > 0, "{}", report.tally.summary());
+        }
     }
 }

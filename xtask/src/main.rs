@@ -3,7 +3,7 @@
 //! | command | what it does |
 //! |---|---|
 //! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, the tasks that need `../shared`, then `pymongo --ci` |
-//! | `conformance` | MongoDB's CRUD v1 conformance tests from `../shared/conformance/crud-v1`, against the reference model and through the facade |
+//! | `conformance` | MongoDB's CRUD v1 tests (`../shared/conformance/crud-v1`) against the reference model and through the command layer, and the unified-format CRUD and transactions tests through the command layer |
 //! | `realdata` | the outlier and subset policies on OpenFlights routes and MovieLens ratings from `../shared/data`: logical equality, `verify_patterns`, stored sizes |
 //! | `bench` | the criterion benchmarks in `benches/` |
 //! | `crash` | the kill -9 loops of the storage engine and of the database, as long as you like |
@@ -32,8 +32,9 @@ const USAGE: &str = "usage: cargo xtask <command> [options]
 commands:
   ci                     fmt, clippy, tests, docs, fuzz smoke, the ../shared tasks,
                          then pymongo --ci
-  conformance [--verbose]
-                         run MongoDB's CRUD v1 conformance tests (needs ../shared)
+  conformance [--verbose] [--update-known-failures]
+                         run MongoDB's CRUD v1 and unified-format conformance tests
+                         through the command layer (needs ../shared)
   realdata               patterns on the real data sets in ../shared/data: logical
                          equality, verify, stored sizes (needs ../shared)
   bench [criterion args] run the criterion benchmarks in benches/
