@@ -926,3 +926,53 @@ fn a_failed_write_aborts_its_transaction() {
         "nothing of it was committed"
     );
 }
+
+#[test]
+fn write_concerns_a_single_node_cannot_meet_are_reported_after_the_write() {
+    let commands = commands();
+    let reply = ok(
+        &commands,
+        doc! { "insert": "a", "documents": [{ "_id": 1 }], "writeConcern": { "w": 2 } },
+    );
+    assert_eq!(
+        reply
+            .get_document("writeConcernError")
+            .unwrap()
+            .get_i32("code")
+            .ok(),
+        Some(100)
+    );
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "a" }), "n"),
+        1,
+        "the write itself happened"
+    );
+    let reply = ok(
+        &commands,
+        doc! { "insert": "a", "documents": [{ "_id": 2 }], "writeConcern": { "w": "majority" } },
+    );
+    assert!(!reply.contains_key("writeConcernError"));
+    assert_eq!(
+        fails(
+            &commands,
+            doc! { "insert": "a", "documents": [{ "_id": 3 }], "writeConcern": { "w": "dc1" } }
+        )
+        .0,
+        79
+    );
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "a" }), "n"),
+        2,
+        "a refused write concern writes nothing"
+    );
+}
+
+#[test]
+fn validate_checks_a_collection() {
+    let commands = commands();
+    seed(&commands, 5);
+    let reply = ok(&commands, doc! { "validate": "books" });
+    assert_eq!(reply.get_bool("valid").ok(), Some(true));
+    assert_eq!(reply.get_i64("nrecords").ok(), Some(5));
+    assert_eq!(fails(&commands, doc! { "validate": "nothing" }).0, 26);
+}

@@ -532,3 +532,45 @@ pub(crate) fn coll_stats(context: &mut Context<'_>) -> CommandResult {
         "ok": 1.0,
     })
 }
+
+/// `validate`: the store's checksums and the collection's documents and indexes
+/// (`Database::verify`, which checks the whole database; the problems of this collection and
+/// any storage damage are reported).
+pub(crate) fn validate(context: &mut Context<'_>) -> CommandResult {
+    context.args.only(&[
+        "full",
+        "background",
+        "repair",
+        "metadata",
+        "checkBSONConformance",
+    ])?;
+    let (collection, name) = collection(context)?;
+    let namespace = context.namespace(&name);
+    if !exists(context, collection.name())? {
+        return Err(CommandError::namespace_not_found(&namespace));
+    }
+    let report = context.commands.database.verify()?;
+    let mut errors: Vec<String> = report
+        .problems
+        .iter()
+        .filter(|problem| problem.collection == collection.name())
+        .map(ToString::to_string)
+        .collect();
+    errors.extend(
+        report
+            .storage_damage
+            .iter()
+            .map(|damage| format!("{damage:?}")),
+    );
+    let indexes = collection.list_indexes()?.len();
+    let records = collection.estimated_document_count()?;
+    Ok(doc! {
+        "ns": namespace,
+        "nrecords": i64::try_from(records).unwrap_or(i64::MAX),
+        "nIndexes": indexes as i32,
+        "valid": errors.is_empty(),
+        "errors": errors,
+        "warnings": [],
+        "ok": 1.0,
+    })
+}

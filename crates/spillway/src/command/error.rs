@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use bson::{Bson, Document, doc};
+use spillway_doc::shell::to_shell_string;
 
 use crate::error::{Error, ErrorKind, KindMessage, codes};
 
@@ -124,8 +125,19 @@ impl From<&Error> for CommandError {
             error.code().unwrap_or(codes::BAD_VALUE),
             KindMessage(error).to_string(),
         );
-        if let ErrorKind::DuplicateKey { key, .. } = error.kind() {
-            converted.details = Some(Box::new(duplicate_key_details(key)));
+        if let ErrorKind::DuplicateKey {
+            collection,
+            index,
+            key,
+        } = error.kind()
+        {
+            let details = duplicate_key_details(key);
+            // MongoDB's wording, which drivers and applications match on ("E11000").
+            converted.message = format!(
+                "E11000 duplicate key error collection: {collection} index: {index} dup key: {}",
+                to_shell_string(&details.get("keyValue").cloned().unwrap_or(Bson::Null))
+            );
+            converted.details = Some(Box::new(details));
         }
         for label in error.labels() {
             converted = converted.label(label);

@@ -97,6 +97,59 @@ impl Context<'_> {
     }
 }
 
+/// What a write concern asks of a one-node replica set: `w: 0`, `1` and `"majority"` are
+/// met by the commit itself; a higher count can never be, so the write happens and the reply
+/// carries MongoDB's `writeConcernError` (100 UnsatisfiableWriteConcern), as a one-node
+/// replica set answers; a malformed write concern refuses the command (9 FailedToParse).
+fn write_concern_error(command: &Document) -> CommandResult<Option<Document>> {
+    let Some(concern) = command.get("writeConcern") else {
+        return Ok(None);
+    };
+    let Bson::Document(concern) = concern else {
+        return Err(CommandError::new(9, "writeConcern must be a document"));
+    };
+    let unsatisfiable = |message: String| {
+        Some(doc! { "code": 100, "codeName": "UnsatisfiableWriteConcern", "errmsg": message })
+    };
+    Ok(match concern.get("w") {
+        None | Some(Bson::Null) => None,
+        Some(Bson::Int32(0 | 1) | Bson::Int64(0 | 1)) => None,
+        Some(Bson::Double(w)) if *w == 0.0 || *w == 1.0 => None,
+        Some(Bson::String(mode)) if mode == "majority" => None,
+        Some(Bson::Int32(w)) if *w > 1 => unsatisfiable(format!(
+            "Not enough data-bearing nodes: w: {w} asks for more than the one node of this server"
+        )),
+        Some(Bson::Int64(w)) if *w > 1 => unsatisfiable(format!(
+            "Not enough data-bearing nodes: w: {w} asks for more than the one node of this server"
+        )),
+        Some(Bson::String(tag)) => {
+            return Err(CommandError::new(
+                79,
+                format!("unrecognized write concern mode: {tag}"),
+            ));
+        }
+        Some(other) => {
+            return Err(CommandError::new(
+                9,
+                format!("w must be a non-negative number or a string, not {other}"),
+            ));
+        }
+    })
+}
+
+/// Commands MongoDB refuses inside a multi-document transaction (263).
+const NOT_IN_TRANSACTION: &[&str] = &[
+    "count",
+    "drop",
+    "dropDatabase",
+    "dropIndexes",
+    "deleteIndexes",
+    "renameCollection",
+    "listDatabases",
+    "setPattern",
+    "removePattern",
+];
+
 /// A command's handler.
 type Handler = fn(&mut Context<'_>) -> CommandResult;
 
@@ -126,6 +179,7 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("dropIndexes", false, ddl::drop_indexes),
     ("deleteIndexes", false, ddl::drop_indexes),
     ("dbStats", false, ddl::db_stats),
+    ("validate", false, ddl::validate),
     ("collStats", false, ddl::coll_stats),
     ("commitTransaction", false, sessions::commit_transaction),
     ("abortTransaction", false, sessions::abort_transaction),
@@ -189,9 +243,21 @@ impl Commands {
         reason = "the caller hands the decoded command over; it is not used after"
     )]
     pub fn execute(&self, command: Document) -> Document {
-        let mut reply = match self.dispatch(&command) {
-            Ok(reply) => reply,
+        let mut reply = match write_concern_error(&command) {
+            // Refused before it runs, as MongoDB refuses an invalid write concern.
             Err(error) => error.to_reply(),
+            Ok(unsatisfiable) => {
+                let mut reply = match self.dispatch(&command) {
+                    Ok(reply) => reply,
+                    Err(error) => error.to_reply(),
+                };
+                if let Some(error) = unsatisfiable
+                    && reply.get_f64("ok").is_ok_and(|ok| ok == 1.0)
+                {
+                    reply.insert("writeConcernError", error);
+                }
+                reply
+            }
         };
         let now = self.cluster_time();
         reply.insert("operationTime", now);
@@ -241,6 +307,12 @@ impl Commands {
                 sessions::retryable(self, &lsid, txn_number, || run(None))
             }
             TxnState::Retryable { .. } => run(None),
+            TxnState::InTransaction { .. } if NOT_IN_TRANSACTION.contains(&name) => {
+                Err(CommandError::new(
+                    263,
+                    format!("Cannot run '{name}' in a multi-document transaction."),
+                ))
+            }
             TxnState::InTransaction {
                 lsid,
                 txn_number,
