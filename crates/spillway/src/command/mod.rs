@@ -114,7 +114,7 @@ fn write_concern_error(command: &Document) -> CommandResult<Option<Document>> {
     Ok(match concern.get("w") {
         None | Some(Bson::Null) => None,
         Some(Bson::Int32(0 | 1) | Bson::Int64(0 | 1)) => None,
-        Some(Bson::Double(w)) if *w == 0.0 || *w == 1.0 => None,
+        Some(Bson::Double(w)) if w.abs() < f64::EPSILON || (w - 1.0).abs() < f64::EPSILON => None,
         Some(Bson::String(mode)) if mode == "majority" => None,
         Some(Bson::Int32(w)) if *w > 1 => unsatisfiable(format!(
             "Not enough data-bearing nodes: w: {w} asks for more than the one node of this server"
@@ -252,7 +252,7 @@ impl Commands {
                     Err(error) => error.to_reply(),
                 };
                 if let Some(error) = unsatisfiable
-                    && reply.get_f64("ok").is_ok_and(|ok| ok == 1.0)
+                    && reply.get_f64("ok").is_ok_and(|ok| ok > 0.5)
                 {
                     reply.insert("writeConcernError", error);
                 }
