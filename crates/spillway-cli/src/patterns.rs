@@ -10,28 +10,6 @@ use spillway::bson::{Bson, Document, doc};
 use spillway::{Pattern, Shape};
 use spillway_doc::shell::to_shell_string;
 
-/// The options that `setPattern` accepts for an outlier policy, besides `outlier` itself.
-pub const OUTLIER_OPTIONS: &[&str] = &[
-    "outlier",
-    "threshold",
-    "overflowCollection",
-    "linkField",
-    "flagField",
-    "overflowField",
-    "bucketCapacity",
-    "unboundedBuckets",
-];
-
-/// The options that `setPattern` accepts for a subset policy, besides `subset` itself.
-pub const SUBSET_OPTIONS: &[&str] = &[
-    "subset",
-    "keep",
-    "sortBy",
-    "archiveCollection",
-    "linkField",
-    "identity",
-];
-
 /// Every option of `pattern`, in `setPattern`'s syntax (without the collection).
 pub fn options_document(pattern: &Pattern) -> Document {
     pattern.options()

@@ -58,8 +58,9 @@ pub use error::{Input, PatternError};
 pub use layer::{Layer, Transactional, UpdateResult};
 pub use memory::{MemoryBackend, MemoryError};
 pub use policy::{
-    BUCKET_FIELD, DEFAULT_BUCKET_CAPACITY, DEFAULT_KEEP, DEFAULT_THRESHOLD, OutlierPattern,
-    Pattern, PatternKind, Policy, Progress, SEQUENCE_FIELD, Shape, SubsetPattern,
+    BUCKET_FIELD, DEFAULT_BUCKET_CAPACITY, DEFAULT_KEEP, DEFAULT_THRESHOLD, OUTLIER_OPTIONS,
+    OutlierPattern, Pattern, PatternKind, Policy, Progress, SEQUENCE_FIELD, SUBSET_OPTIONS, Shape,
+    SubsetPattern,
 };
 pub use role::Role;
 pub use statement::{Buffered, Statement};

@@ -362,26 +362,10 @@ impl Pattern {
                 ));
             }
         };
-        let known: &[&str] = if kind == "outlier" {
-            &[
-                "outlier",
-                "threshold",
-                "overflowCollection",
-                "linkField",
-                "flagField",
-                "overflowField",
-                "bucketCapacity",
-                "unboundedBuckets",
-            ]
+        let known = if kind == "outlier" {
+            OUTLIER_OPTIONS
         } else {
-            &[
-                "subset",
-                "keep",
-                "sortBy",
-                "archiveCollection",
-                "linkField",
-                "identity",
-            ]
+            SUBSET_OPTIONS
         };
         if let Some(unknown) = options
             .keys()
@@ -726,6 +710,29 @@ impl From<SubsetPattern> for Pattern {
         builder.pattern
     }
 }
+
+/// The options of `setPattern` for an outlier policy ([`Pattern::options`] writes them,
+/// [`Pattern::from_options`] reads them).
+pub const OUTLIER_OPTIONS: &[&str] = &[
+    "outlier",
+    "threshold",
+    "overflowCollection",
+    "linkField",
+    "flagField",
+    "overflowField",
+    "bucketCapacity",
+    "unboundedBuckets",
+];
+
+/// The options of `setPattern` for a subset policy.
+pub const SUBSET_OPTIONS: &[&str] = &[
+    "subset",
+    "keep",
+    "sortBy",
+    "archiveCollection",
+    "linkField",
+    "identity",
+];
 
 /// A policy with its migration progress, as the catalog stores it.
 #[derive(Debug, Clone, PartialEq)]

@@ -16,8 +16,8 @@ use super::command::{
 };
 use super::error::ShellError;
 use super::split::StatementSource;
-use crate::patterns::{OUTLIER_OPTIONS, SUBSET_OPTIONS};
 use spillway::Pattern;
+use spillway_pattern::{OUTLIER_OPTIONS, SUBSET_OPTIONS};
 
 type Result<T> = std::result::Result<T, ShellError>;
 
@@ -1097,59 +1097,33 @@ impl Arguments<'_> {
         let mut options = self
             .options(index, supported)?
             .expect("the argument is a document");
-        let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        // Every option is checked here for the shell's messages (which name the option and
+        // point at it); spillway-pattern builds the policy from the same document.
         if is_outlier {
-            let field = options.field("outlier")?;
-            let mut pattern = Pattern::outlier(collection, &field);
-            if let Some(threshold) = options.count("threshold")? {
-                pattern = pattern.threshold(to_usize(threshold));
-            }
-            if let Some(name) = options.string("overflowCollection")? {
-                pattern = pattern.overflow_collection(&name);
-            }
-            if let Some(name) = options.string("linkField")? {
-                pattern = pattern.link_field(&name);
-            }
-            if let Some(name) = options.string("flagField")? {
-                pattern = pattern.flag_field(&name);
-            }
-            if let Some(name) = options.string("overflowField")? {
-                pattern = pattern.overflow_field(&name);
-            }
+            options.field("outlier")?;
+            options.count("threshold")?;
+            options.string("overflowCollection")?;
+            options.string("linkField")?;
+            options.string("flagField")?;
+            options.string("overflowField")?;
             let capacity = options.count("bucketCapacity")?;
             let unbounded = options.bool("unboundedBuckets")?.unwrap_or(false);
-            match (capacity, unbounded) {
-                (Some(_), true) => {
-                    return Err(options.refuse(
-                        "unboundedBuckets",
-                        "give either bucketCapacity or unboundedBuckets: true, not both",
-                    ));
-                }
-                (Some(capacity), false) => pattern = pattern.bucket_capacity(to_usize(capacity)),
-                (None, true) => pattern = pattern.unbounded_buckets(),
-                (None, false) => {}
+            if capacity.is_some() && unbounded {
+                return Err(options.refuse(
+                    "unboundedBuckets",
+                    "give either bucketCapacity or unboundedBuckets: true, not both",
+                ));
             }
-            Ok(pattern.into())
         } else {
-            let field = options.field("subset")?;
-            let mut pattern = Pattern::subset(collection, &field);
-            if let Some(keep) = options.count("keep")? {
-                pattern = pattern.keep(to_usize(keep));
-            }
-            if let Some(sort) = options.document("sortBy")? {
-                pattern = pattern.sort_by(sort);
-            }
-            if let Some(name) = options.string("archiveCollection")? {
-                pattern = pattern.archive_collection(&name);
-            }
-            if let Some(name) = options.string("linkField")? {
-                pattern = pattern.link_field(&name);
-            }
-            if let Some(name) = options.string("identity")? {
-                pattern = pattern.identity(&name);
-            }
-            Ok(pattern.into())
+            options.field("subset")?;
+            options.count("keep")?;
+            options.document("sortBy")?;
+            options.string("archiveCollection")?;
+            options.string("linkField")?;
+            options.string("identity")?;
         }
+        Pattern::from_options(collection, &given, &[])
+            .map_err(|error| self.usage(index, format!("{}: {error}", self.method)))
     }
 
     fn find_and_modify_options(&self, index: usize, update: bool) -> Result<FindAndModifyOptions> {
