@@ -543,6 +543,9 @@ pub(crate) fn validate(context: &mut Context<'_>) -> CommandResult {
         "repair",
         "metadata",
         "checkBSONConformance",
+        "scandata",
+        "enforceFastCount",
+        "fixMultikey",
     ])?;
     let (collection, name) = collection(context)?;
     let namespace = context.namespace(&name);
