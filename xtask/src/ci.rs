@@ -1,6 +1,7 @@
 //! `cargo xtask ci` and `cargo xtask bench`: run cargo's own tools in CI's order, then the
-//! fuzz smoke run, the tasks that need `../shared`, and pymongo's tests against
-//! `spillway serve` (`cargo xtask pymongo --ci`).
+//! fuzz smoke run, the tasks that need `../shared`, pymongo's tests against
+//! `spillway serve` (`cargo xtask pymongo --ci`), and short kill -9 and load runs of the server
+//! (`serve-crash --iterations 5`, `serve-load --seconds 5`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -58,6 +59,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     // xtask/pymongo-expected.txt lists (it needs python3 and PyPI).
     println!("\n== pymongo's tests against spillway serve (cargo xtask pymongo --ci)");
     crate::pymongo::run(&["--ci".to_string()])?;
+    // The server under kill -9 and under load, briefly (about half a minute together; the
+    // full runs are `cargo xtask serve-crash` and `cargo xtask serve-load`).
+    println!("\n== spillway serve: kill -9 and load, bounded (serve-crash, serve-load)");
+    crate::serve_tasks::crash(&["--iterations".to_string(), "5".to_string()])?;
+    crate::serve_tasks::load(&["--seconds".to_string(), "5".to_string()])?;
 
     println!("\nci: all checks passed in {:.0?}", started.elapsed());
     Ok(())

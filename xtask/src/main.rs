@@ -2,13 +2,16 @@
 //!
 //! | command | what it does |
 //! |---|---|
-//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, the tasks that need `../shared`, then `pymongo --ci` |
+//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, the tasks that need `../shared`, then `pymongo --ci`, `serve-crash --iterations 5` and `serve-load --seconds 5` |
 //! | `conformance` | MongoDB's CRUD v1 tests (`../shared/conformance/crud-v1`) against the reference model and through the command layer, and the unified-format CRUD and transactions tests through the command layer |
 //! | `realdata` | the outlier and subset policies on OpenFlights routes and MovieLens ratings from `../shared/data`: logical equality, `verify_patterns`, stored sizes |
 //! | `bench` | the criterion benchmarks in `benches/` |
 //! | `crash` | the kill -9 loops of the storage engine and of the database, as long as you like |
 //! | `fuzz` | the cargo-fuzz targets under libFuzzer |
 //! | `pymongo` | pymongo's own test files, unmodified, against `spillway serve` (and SecantusDB with `--peer`), counted from JUnit XML |
+//! | `serve-crash` | kill -9 of `spillway serve` under pymongo writers, N times: every acknowledged write survives, no transaction half-applied |
+//! | `serve-load` | 32 concurrent pymongo clients, mixed reads and writes, ops/s and p50/p99 (SecantusDB beside with `--peer`) |
+//! | `serve-bench` | pymongo insert_one, find_one, update_one, insert_many(1000) timings (SecantusDB beside with `--peer`) |
 //! | `mongosh` | the real mongosh from npm against `spillway serve`: a ping, then the example scripts |
 //!
 //! xtask only orchestrates: it never contains product logic. Every check it runs is also a
@@ -19,6 +22,7 @@ mod conformance;
 mod mongosh;
 mod pymongo;
 mod realdata;
+mod serve_tasks;
 mod servers;
 mod shared;
 mod tasks;
@@ -31,7 +35,8 @@ const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
   ci                     fmt, clippy, tests, docs, fuzz smoke, the ../shared tasks,
-                         then pymongo --ci
+                         then pymongo --ci, serve-crash --iterations 5,
+                         serve-load --seconds 5
   conformance [--verbose] [--update-known-failures]
                          run MongoDB's CRUD v1 and unified-format conformance tests
                          through the command layer (needs ../shared)
@@ -50,6 +55,15 @@ commands:
                          on tests listed in xtask/pymongo-expected.txt
   mongosh [--peer]       mongosh from npm against spillway serve (SecantusDB with --peer):
                          a ping, then examples/outlier.js and examples/subset.js
+  serve-crash [--iterations N] [--seed S]
+                         kill -9 of spillway serve under pymongo writers, N times
+                         (default 100): every acknowledged write must survive
+  serve-load [--seconds N] [--clients N] [--threads] [--peer]
+                         N pymongo clients (default 32, processes) of mixed work for
+                         N seconds (default 60); table in target/serve-load-report.md
+  serve-bench [--repetitions N] [--peer]
+                         pymongo insert_one, find_one, update_one, insert_many(1000)
+                         against spillway serve (and SecantusDB), best of N (default 5)
 
 environment:
   SPILLWAY_SHARED        where the shared material is (default: ../shared beside the repository)";
@@ -78,6 +92,9 @@ fn run(args: &[String]) -> Result<()> {
         "fuzz" => tasks::fuzz(rest),
         "pymongo" => pymongo::run(rest),
         "mongosh" => mongosh::run(rest),
+        "serve-crash" => serve_tasks::crash(rest),
+        "serve-load" => serve_tasks::load(rest),
+        "serve-bench" => serve_tasks::bench(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

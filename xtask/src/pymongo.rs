@@ -163,15 +163,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         programs.push(spillway);
     }
     let python = find_python()?;
-    let venv = ensure_venv(
-        &python,
-        &work.join("venv"),
-        &[
-            format!("pymongo=={PYMONGO_VERSION}"),
-            format!("pytest=={PYTEST_VERSION}"),
-            format!("pytest-asyncio=={PYTEST_ASYNCIO_VERSION}"),
-        ],
-    )?;
+    let venv = client_venv(&python, &work)?;
     let suite = ensure_suite(&venv, &work)?;
     for file in &options.files {
         ensure!(
@@ -327,6 +319,28 @@ fn ensure_venv(python: &Path, dir: &Path, requirements: &[String]) -> Result<Pat
     )?;
     std::fs::write(&stamp, wanted).with_context(|| format!("writing {}", stamp.display()))?;
     Ok(interpreter)
+}
+
+/// The interpreter of the pymongo virtual environment in `work` (created when missing): the
+/// one the test files run in, and the one the load, crash and speed scripts run in.
+fn client_venv(python: &Path, work: &Path) -> Result<PathBuf> {
+    ensure_venv(
+        python,
+        &work.join("venv"),
+        &[
+            format!("pymongo=={PYMONGO_VERSION}"),
+            format!("pytest=={PYTEST_VERSION}"),
+            format!("pytest-asyncio=={PYTEST_ASYNCIO_VERSION}"),
+        ],
+    )
+}
+
+/// The pymongo interpreter for another task (`serve-load`, `serve-crash`, `serve-bench`):
+/// checks Python and builds the environment that `cargo xtask pymongo` uses.
+pub(crate) fn client_python_for_other_task() -> Result<PathBuf> {
+    let work = target_dir().join("pymongo");
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    client_venv(&find_python()?, &work)
 }
 
 /// The peer's program, from its own virtual environment (so that its dependencies never change

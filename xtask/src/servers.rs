@@ -86,8 +86,27 @@ impl RunningServer {
     /// Starts `program` on a free loopback port and waits for its `listening on` line; every
     /// line it prints goes to `log`.
     pub(crate) fn start(program: &ServerProgram, log: &Path) -> Result<Self> {
+        Self::start_with(program, None, log)
+    }
+
+    /// Like [`RunningServer::start`], but spillway serves `dir` (kept when the server stops,
+    /// so that a restart finds the same data); the peer ignores `dir`.
+    pub(crate) fn start_in(program: &ServerProgram, dir: &Path, log: &Path) -> Result<Self> {
+        Self::start_with(program, Some(dir), log)
+    }
+
+    fn start_with(program: &ServerProgram, dir: Option<&Path>, log: &Path) -> Result<Self> {
         let mut command = Command::new(&program.executable);
         let data_dir = match program.kind {
+            ServerKind::Spillway if dir.is_some() => {
+                command.arg("serve").arg(dir.expect("checked")).args([
+                    "--port",
+                    "0",
+                    "--bind",
+                    "127.0.0.1",
+                ]);
+                None
+            }
             ServerKind::Spillway => {
                 let dir = tempfile::Builder::new()
                     .prefix("spillway-serve-")
@@ -179,6 +198,15 @@ impl RunningServer {
     /// Whether the server is still running (a test file that crashed it shows up here).
     pub(crate) fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl RunningServer {
+    /// Kills the server with SIGKILL (no shutdown, no flush) and reaps it.
+    pub(crate) fn kill_hard(mut self) -> Result<()> {
+        self.child.kill().context("sending SIGKILL to the server")?;
+        self.child.wait().context("reaping the killed server")?;
+        Ok(())
     }
 }
 
