@@ -9,6 +9,7 @@
 //! This bench must never bind or connect anywhere but 127.0.0.1.
 
 use std::fmt::Write as _;
+use std::future::IntoFuture;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -121,7 +122,11 @@ fn main() {
     group.bench_function("wire_rust_driver", |b| {
         b.iter(|| {
             runtime
-                .block_on(books.find_one(doc! { "_id": rng.below(DOCUMENTS) }))
+                .block_on(
+                    books
+                        .find_one(doc! { "_id": rng.below(DOCUMENTS) })
+                        .into_future(),
+                )
                 .expect("find_one")
                 .expect("found")
         });
