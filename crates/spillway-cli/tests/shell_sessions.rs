@@ -205,13 +205,26 @@ fn database_errors_change_nothing() {
     insta::assert_snapshot!(transcript(
         r"
 db.c.insertMany([{ _id: 1 }, { _id: 2 }])
-db.c.insertMany([{ _id: 3 }, { _id: 1 }])
+db.c.insertMany([{ _id: 1 }, { _id: 3 }])
 db.c.countDocuments()
 db.c.updateOne({ _id: 1 }, { $bogus: { a: 1 } })
 db.c.updateMany({}, { $inc: { _id: 1 } })
 db.c.find({ $where: 'x' })
 db.c.find().sort({ a: 'up' })
 db['system.views'].insertOne({})
+db.c.find()
+"
+    ));
+}
+
+#[test]
+fn insert_many_keeps_the_documents_before_a_failure_as_mongosh_does() {
+    // An ordered insertMany stops at its first failure; the documents before it stay, and
+    // the error says how many, as mongosh reports a MongoBulkWriteError.
+    insta::assert_snapshot!(transcript(
+        r"
+db.c.insertOne({ _id: 2 })
+db.c.insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }])
 db.c.find()
 "
     ));

@@ -581,7 +581,7 @@ fn pattern_policies_are_commands_too() {
         &commands,
         doc! { "arrayLength": "sales", "_id": 2, "field": "customers_purchased" },
     );
-    assert_eq!(length.get_i64("length").ok(), Some(10));
+    assert_eq!(length.get_i32("length").ok(), Some(10));
     let page = ok(
         &commands,
         doc! { "arrayPage": "sales", "_id": 2, "field": "customers_purchased", "skip": 4, "limit": 2 },

@@ -21,8 +21,14 @@ pub enum ShellErrorKind {
     /// argument of the wrong shape: an unknown method, a string where a document goes, an
     /// unknown option.
     Usage,
-    /// The database refused the operation (duplicate key, bad filter or update...).
-    Database(spillway::Error),
+    /// The database refused the operation (duplicate key, bad filter or update...), with
+    /// MongoDB's code and codeName as the command layer reports them.
+    Database {
+        /// MongoDB's error code (11000 for a duplicate key).
+        code: i32,
+        /// MongoDB's name for the code (`DuplicateKey`).
+        code_name: String,
+    },
 }
 
 /// A statement that could not run.
@@ -52,11 +58,19 @@ impl ShellError {
         }
     }
 
-    /// The database's error for the statement starting at `position`.
-    pub fn database(position: Position, error: spillway::Error) -> ShellError {
+    /// The database's refusal of the statement starting at `position`.
+    pub fn database(
+        position: Position,
+        code: i32,
+        code_name: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ShellError {
         ShellError {
-            message: error.to_string(),
-            kind: ShellErrorKind::Database(error),
+            kind: ShellErrorKind::Database {
+                code,
+                code_name: code_name.into(),
+            },
+            message: message.into(),
             position,
         }
     }
@@ -99,18 +113,10 @@ impl fmt::Display for ShellError {
         let label = match self.kind {
             ShellErrorKind::Syntax => "SyntaxError",
             ShellErrorKind::Usage => "UsageError",
-            ShellErrorKind::Database(_) => "DatabaseError",
+            ShellErrorKind::Database { .. } => "DatabaseError",
         };
         write!(f, "{label}: {} ({})", self.message, self.position)
     }
 }
 
-impl std::error::Error for ShellError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            // The message is the database error's: give what it does not say.
-            ShellErrorKind::Database(error) => error.source(),
-            _ => None,
-        }
-    }
-}
+impl std::error::Error for ShellError {}

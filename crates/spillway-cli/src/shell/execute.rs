@@ -1,13 +1,22 @@
-//! Runs a [`Command`] against a [`spillway::Database`] and returns what to show.
+//! Runs a [`Command`] through the command layer ([`spillway::command::Commands`]) and returns
+//! what to show.
 //!
-//! Results are built as BSON in the shape mongosh prints (`{ acknowledged: true,
-//! insertedId: 1 }`), so the printer only has to format values. The executor goes through
-//! the facade's public API only, and each command is one facade operation, so a command
-//! that fails has changed nothing. It keeps one piece of state between commands: the cursor
-//! of the last `find`, which `it` continues.
+//! Each statement becomes the MongoDB command a driver would send (`insertOne` an `insert`,
+//! `find` a `find` and, for `it`, a `getMore`; `setPattern` the `setPattern` command), so that
+//! the shell, the wire server and the conformance runner share one implementation of every
+//! operation, its semantics and its errors. Replies are turned into the shapes mongosh prints
+//! (`{ acknowledged: true, insertedId: 1 }`), so the printer only has to format values. As in
+//! mongosh, `insertOne` and `insertMany` give documents without an `_id` a new ObjectId before
+//! sending them, and an ordered `insertMany` keeps the documents before a failure.
+//!
+//! The executor keeps one piece of state between commands: the cursor of the last `find` or
+//! `aggregate`, which `it` continues. Collections are named as they are stored
+//! ([`Namespaces::Flat`]): the shell works on one database.
 
+use spillway::bson::oid::ObjectId;
 use spillway::bson::{Bson, Document, doc};
-use spillway::{Cursor, Database, IndexModel, IndexOptions, ReturnDocument, UpdateResult};
+use spillway::command::{Commands, Namespaces};
+use spillway::{Database, Pattern, Violation};
 use spillway_doc::shell::Position;
 
 use super::command::{
@@ -60,18 +69,78 @@ impl From<Reply> for Outcome {
 
 /// Runs commands on one database.
 pub struct Executor {
-    database: Database,
+    commands: Commands,
     batch_size: usize,
     open_cursor: Option<OpenCursor>,
+}
+
+/// The server-side cursor `it` continues.
+#[derive(Debug)]
+struct OpenCursor {
+    id: i64,
+    collection: String,
 }
 
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Executor")
-            .field("database", &self.database)
+            .field("database", self.commands.database())
             .field("batch_size", &self.batch_size)
             .field("cursor_open", &self.open_cursor.is_some())
             .finish()
+    }
+}
+
+/// Why an operation failed: the database refused it, or the shell cannot express it.
+enum Failure {
+    Database(Refusal),
+    Usage(String),
+}
+
+/// A refusal as the command layer reports it: MongoDB's code, codeName and message.
+struct Refusal {
+    code: i32,
+    code_name: String,
+    message: String,
+}
+
+impl Refusal {
+    /// The refusal in a reply with `ok: 0`, or in one of its write errors.
+    fn of(error: &Document) -> Refusal {
+        Refusal {
+            code: error.get_i32("code").unwrap_or(1),
+            code_name: error
+                .get_str("codeName")
+                .unwrap_or("InternalError")
+                .to_owned(),
+            message: error
+                .get_str("errmsg")
+                .unwrap_or("the command failed")
+                .to_owned(),
+        }
+    }
+}
+
+impl From<spillway::Error> for Failure {
+    fn from(error: spillway::Error) -> Self {
+        Failure::Database(Refusal {
+            code: error.code().unwrap_or(1),
+            code_name: error
+                .code_name()
+                .map_or_else(|| "InternalError".to_owned(), std::borrow::Cow::into_owned),
+            message: error.to_string(),
+        })
+    }
+}
+
+impl Failure {
+    fn at(self, position: Position) -> ShellError {
+        match self {
+            Failure::Database(refusal) => {
+                ShellError::database(position, refusal.code, refusal.code_name, refusal.message)
+            }
+            Failure::Usage(message) => ShellError::usage(position, message),
+        }
     }
 }
 
@@ -79,7 +148,7 @@ impl Executor {
     /// An executor over `database`, showing [`DEFAULT_BATCH_SIZE`] documents at a time.
     pub fn new(database: Database) -> Executor {
         Executor {
-            database,
+            commands: Commands::with_namespaces(database, Namespaces::Flat),
             batch_size: DEFAULT_BATCH_SIZE,
             open_cursor: None,
         }
@@ -93,7 +162,7 @@ impl Executor {
 
     /// The database commands run against.
     pub fn database(&self) -> &Database {
-        &self.database
+        self.commands.database()
     }
 
     /// Runs `command`; `position` (where the statement starts) is attached to errors.
@@ -102,109 +171,168 @@ impl Executor {
         command: &Command,
         position: Position,
     ) -> Result<Outcome, ShellError> {
-        let database_error = |error| ShellError::database(position, error);
+        self.run_statement(command)
+            .map_err(|error| error.at(position))
+    }
+
+    fn run_statement(&mut self, command: &Command) -> Result<Outcome, Failure> {
         match command {
             Command::Help => Ok(Reply::Lines(help_lines()).into()),
             Command::Exit => Ok(Reply::Exit.into()),
-            Command::ShowCollections => Ok(Reply::Lines(
-                self.database
-                    .list_collection_names()
-                    .map_err(database_error)?,
-            )
-            .into()),
+            Command::ShowCollections => Ok(Reply::Lines(self.collection_names()?).into()),
             Command::ShowPatterns => {
-                let patterns = self.database.patterns();
+                let patterns = self.patterns(Bson::Int32(1))?;
                 if patterns.is_empty() {
                     return Ok(Reply::Lines(vec!["no patterns".to_owned()]).into());
                 }
                 Ok(Reply::Lines(patterns.iter().map(patterns::describe).collect()).into())
             }
-            Command::GetPatterns => Ok(Reply::Value(Bson::Array(
-                self.database
-                    .patterns()
-                    .iter()
-                    .map(|pattern| Bson::Document(patterns::pattern_document(pattern)))
-                    .collect(),
-            ))
-            .into()),
-            Command::VerifyPatterns => {
-                let violations = self.database.verify_patterns().map_err(database_error)?;
-                if violations.is_empty() {
-                    let checked = self.database.patterns().len();
-                    return Ok(Reply::Lines(vec![format!(
-                        "no violations ({checked} {} checked)",
-                        if checked == 1 { "policy" } else { "policies" }
-                    )])
-                    .into());
-                }
-                let mut lines: Vec<String> = violations
-                    .iter()
-                    .map(|violation| format!("violation: {violation}"))
-                    .collect();
-                lines.push(format!("{} violation(s)", violations.len()));
-                Ok(Reply::Lines(lines).into())
+            Command::GetPatterns => {
+                let reply = self.run(doc! { "getPatterns": 1 })?;
+                Ok(Reply::Value(reply.get("patterns").cloned().unwrap_or_default()).into())
             }
+            Command::VerifyPatterns => self.verify_patterns(),
             Command::More => {
                 let Some(cursor) = self.open_cursor.take() else {
-                    return Err(ShellError::usage(
-                        position,
-                        "no cursor to continue: 'it' shows the next batch of the last find(...) or aggregate(...)",
+                    return Err(Failure::Usage(
+                        "no cursor to continue: 'it' shows the next batch of the last find(...) or aggregate(...)"
+                            .to_owned(),
                     ));
                 };
-                self.next_batch(cursor).map_err(database_error)
+                let reply = self.run(doc! {
+                    "getMore": cursor.id,
+                    "collection": &cursor.collection,
+                    "batchSize": self.batch_size_value(),
+                })?;
+                self.batch(&cursor.collection, &reply, "nextBatch")
             }
             Command::Collection {
                 collection,
                 operation,
-            } => self
-                .run_operation(collection, operation)
-                .map_err(|error| match error {
-                    Failure::Database(error) => database_error(error),
-                    Failure::Usage(message) => ShellError::usage(position, message),
-                }),
+            } => self.run_operation(collection, operation),
         }
     }
 
-    fn next_batch(&mut self, mut cursor: OpenCursor) -> spillway::Result<Outcome> {
-        let mut documents = Vec::with_capacity(self.batch_size);
-        while documents.len() < self.batch_size {
-            match cursor.next() {
-                Some(document) => documents.push(document?),
-                None => break,
-            }
+    /// Executes `command`, turning `ok: 0` into a failure.
+    fn run(&self, command: Document) -> Result<Document, Failure> {
+        let reply = self.commands.execute(command);
+        if reply.get_f64("ok").is_ok_and(|ok| ok > 0.5) {
+            Ok(reply)
+        } else {
+            Err(Failure::Database(Refusal::of(&reply)))
         }
-        let more = cursor.peek().is_some();
-        if more {
-            self.open_cursor = Some(cursor);
+    }
+
+    /// Executes a write command, turning its first write error into a failure.
+    fn run_write(&self, command: Document) -> Result<Document, Failure> {
+        let reply = self.run(command)?;
+        let first_error = match reply.get_array("writeErrors") {
+            Ok(errors) => errors.first().and_then(Bson::as_document),
+            Err(_) => None,
+        };
+        match first_error {
+            Some(error) => Err(Failure::Database(Refusal::of(error))),
+            None => Ok(reply),
         }
+    }
+
+    fn batch_size_value(&self) -> i64 {
+        i64::try_from(self.batch_size).unwrap_or(i64::MAX)
+    }
+
+    /// The batch in a cursor reply (`firstBatch` or `nextBatch`), keeping the cursor for `it`.
+    fn batch(&mut self, collection: &str, reply: &Document, key: &str) -> Result<Outcome, Failure> {
+        let cursor = reply
+            .get_document("cursor")
+            .map_err(|_| Failure::Usage("the reply carries no cursor".to_owned()))?;
+        let documents = cursor
+            .get_array(key)
+            .map(|batch| {
+                batch
+                    .iter()
+                    .filter_map(Bson::as_document)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        let id = cursor.get_i64("id").unwrap_or(0);
+        let more = id != 0;
+        self.open_cursor = more.then(|| OpenCursor {
+            id,
+            collection: collection.to_owned(),
+        });
         Ok(Reply::Batch { documents, more }.into())
     }
 
+    fn collection_names(&self) -> Result<Vec<String>, Failure> {
+        let reply = self.run(doc! { "listCollections": 1, "nameOnly": true })?;
+        let mut names: Vec<String> = first_batch(&reply)
+            .iter()
+            .filter_map(|entry| entry.get_str("name").ok().map(str::to_owned))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// The policies `getPatterns` lists (of one collection, or all with `1`).
+    fn patterns(&self, of: Bson) -> Result<Vec<Pattern>, Failure> {
+        let reply = self.run(doc! { "getPatterns": of })?;
+        let listed = reply.get_array("patterns").cloned().unwrap_or_default();
+        listed
+            .iter()
+            .filter_map(Bson::as_document)
+            .map(|described| {
+                let collection = described.get_str("collection").unwrap_or_default();
+                Pattern::from_options(collection, described, &["collection"])
+                    .map_err(|error| Failure::Usage(error.to_string()))
+            })
+            .collect()
+    }
+
+    fn verify_patterns(&self) -> Result<Outcome, Failure> {
+        let reply = self.run(doc! { "verifyPatterns": 1 })?;
+        let violations = reply.get_array("violations").cloned().unwrap_or_default();
+        if violations.is_empty() {
+            let checked = self.patterns(Bson::Int32(1))?.len();
+            return Ok(Reply::Lines(vec![format!(
+                "no violations ({checked} {} checked)",
+                if checked == 1 { "policy" } else { "policies" }
+            )])
+            .into());
+        }
+        let mut lines: Vec<String> = violations
+            .iter()
+            .filter_map(Bson::as_document)
+            .map(|violation| {
+                let violation = Violation {
+                    collection: violation
+                        .get_str("collection")
+                        .unwrap_or_default()
+                        .to_owned(),
+                    id: violation.get("_id").cloned().unwrap_or_default(),
+                    field: violation.get_str("field").unwrap_or_default().to_owned(),
+                    problem: violation.get_str("problem").unwrap_or_default().to_owned(),
+                };
+                format!("violation: {violation}")
+            })
+            .collect();
+        lines.push(format!("{} violation(s)", violations.len()));
+        Ok(Reply::Lines(lines).into())
+    }
+
     fn run_operation(&mut self, name: &str, operation: &Operation) -> Result<Outcome, Failure> {
-        let collection = self.database.collection::<Document>(name);
         let reply = match operation {
             Operation::InsertOne { document } => {
-                let result = collection.insert_one(document).run()?;
-                Bson::Document(doc! { "acknowledged": true, "insertedId": result.inserted_id })
+                let document = with_id(document);
+                let id = document.get("_id").cloned().unwrap_or_default();
+                self.run_write(doc! { "insert": name, "documents": [document] })?;
+                Bson::Document(doc! { "acknowledged": true, "insertedId": id })
             }
             Operation::InsertMany {
                 documents,
                 written_as_insert_one,
             } => {
-                // The shell promises all or nothing (docs/cli.md); the facade's insert_many,
-                // like MongoDB's, keeps the documents before a failure unless it runs in a
-                // transaction, which aborts whole.
-                let result = self.database.transaction(|transaction| {
-                    collection.insert_many(documents).session(transaction).run()
-                })?;
-                let mut ids: Vec<(usize, Bson)> = result.inserted_ids.into_iter().collect();
-                ids.sort_by_key(|(index, _)| *index);
-                let inserted_ids: Document = ids
-                    .into_iter()
-                    .map(|(index, id)| (index.to_string(), id))
-                    .collect();
-                let reply =
-                    Bson::Document(doc! { "acknowledged": true, "insertedIds": inserted_ids });
+                let reply = self.insert_many(name, documents)?;
                 if *written_as_insert_one {
                     return Ok(Outcome {
                         notes: vec![format!(
@@ -216,8 +344,8 @@ impl Executor {
                 }
                 reply
             }
-            Operation::Find(query) => return self.find(&collection, query),
-            Operation::Aggregate(query) => return self.aggregate(&collection, query),
+            Operation::Find(query) => return self.find(name, query),
+            Operation::Aggregate(query) => return self.aggregate(name, query),
             Operation::FindOne {
                 filter,
                 projection,
@@ -225,17 +353,25 @@ impl Executor {
                 skip,
                 expand,
             } => {
-                let mut action = collection
-                    .find_one(filter.clone())
-                    .skip(*skip)
-                    .expand(*expand);
-                if let Some(sort) = sort {
-                    action = action.sort(sort.clone());
+                let mut find = doc! {
+                    "find": name,
+                    "filter": filter.clone(),
+                    "limit": 1_i64,
+                    "singleBatch": true,
+                };
+                insert_some(&mut find, "sort", sort.as_ref());
+                insert_some(&mut find, "projection", projection.as_ref());
+                if *skip > 0 {
+                    find.insert("skip", count_value(*skip));
                 }
-                if let Some(projection) = projection {
-                    action = action.projection(projection.clone());
+                if *expand {
+                    find.insert("expand", true);
                 }
-                action.run()?.map_or(Bson::Null, Bson::Document)
+                let reply = self.run(find)?;
+                first_batch(&reply)
+                    .into_iter()
+                    .next()
+                    .map_or(Bson::Null, Bson::Document)
             }
             Operation::Update {
                 filter,
@@ -244,38 +380,33 @@ impl Executor {
                 upsert,
                 array_filters,
             } => {
-                let action = if *multi {
-                    collection.update_many(filter.clone(), update.clone())
-                } else {
-                    collection.update_one(filter.clone(), update.clone())
+                let mut statement = doc! {
+                    "q": filter.clone(),
+                    "u": update.clone(),
+                    "multi": *multi,
+                    "upsert": *upsert,
                 };
-                update_reply(
-                    action
-                        .upsert(*upsert)
-                        .array_filters(array_filters.iter().cloned())
-                        .run()?,
-                )
+                if !array_filters.is_empty() {
+                    statement.insert("arrayFilters", array_filters.clone());
+                }
+                update_reply(&self.run_write(doc! { "update": name, "updates": [statement] })?)
             }
             Operation::Replace {
                 filter,
                 replacement,
                 upsert,
-            } => update_reply(
-                collection
-                    .replace_one(filter.clone(), replacement)
-                    .upsert(*upsert)
-                    .run()?,
-            ),
+            } => update_reply(&self.run_write(doc! {
+                "update": name,
+                "updates": [{ "q": filter.clone(), "u": replacement.clone(), "upsert": *upsert }],
+            })?),
             Operation::Delete { filter, multi } => {
-                let action = if *multi {
-                    collection.delete_many(filter.clone())
-                } else {
-                    collection.delete_one(filter.clone())
-                };
-                let result = action.run()?;
+                let reply = self.run_write(doc! {
+                    "delete": name,
+                    "deletes": [{ "q": filter.clone(), "limit": i32::from(!*multi) }],
+                })?;
                 Bson::Document(doc! {
                     "acknowledged": true,
-                    "deletedCount": count_value(result.deleted_count),
+                    "deletedCount": count_value(count_of(&reply, "n")),
                 })
             }
             Operation::FindOneAndUpdate {
@@ -283,142 +414,166 @@ impl Executor {
                 update,
                 options,
             } => {
-                let action = collection.find_one_and_update(filter.clone(), update.clone());
-                let action = apply_find_and_modify_options(action, options)
-                    .array_filters(options.array_filters.iter().cloned());
-                action.run()?.map_or(Bson::Null, Bson::Document)
+                let mut command = find_and_modify(name, filter, options);
+                command.insert("update", update.clone());
+                if !options.array_filters.is_empty() {
+                    command.insert("arrayFilters", options.array_filters.clone());
+                }
+                self.run(command)?.get("value").cloned().unwrap_or_default()
             }
             Operation::FindOneAndReplace {
                 filter,
                 replacement,
                 options,
             } => {
-                let action = collection.find_one_and_replace(filter.clone(), replacement);
-                apply_find_and_modify_options(action, options)
-                    .run()?
-                    .map_or(Bson::Null, Bson::Document)
+                let mut command = find_and_modify(name, filter, options);
+                command.insert("update", replacement.clone());
+                self.run(command)?.get("value").cloned().unwrap_or_default()
             }
             Operation::FindOneAndDelete {
                 filter,
                 sort,
                 projection,
             } => {
-                let mut action = collection.find_one_and_delete(filter.clone());
-                if let Some(sort) = sort {
-                    action = action.sort(sort.clone());
-                }
-                if let Some(projection) = projection {
-                    action = action.projection(projection.clone());
-                }
-                action.run()?.map_or(Bson::Null, Bson::Document)
+                let mut command =
+                    doc! { "findAndModify": name, "query": filter.clone(), "remove": true };
+                insert_some(&mut command, "sort", sort.as_ref());
+                insert_some(&mut command, "fields", projection.as_ref());
+                self.run(command)?.get("value").cloned().unwrap_or_default()
             }
             Operation::CountDocuments {
                 filter,
                 skip,
                 limit,
-            } => count_value(
-                collection
-                    .count_documents(filter.clone())
-                    .skip(*skip)
-                    .limit(*limit)
-                    .run()?,
-            ),
-            Operation::EstimatedDocumentCount => {
-                count_value(collection.estimated_document_count()?)
-            }
-            Operation::Distinct { field, filter } => {
-                Bson::Array(collection.distinct(field, filter.clone()).run()?)
-            }
-            Operation::CreateIndex { keys, unique, name } => {
-                let mut options = IndexOptions::builder().unique(*unique);
-                if let Some(name) = name {
-                    options = options.name(name.clone());
+            } => {
+                let mut pipeline = vec![doc! { "$match": filter.clone() }];
+                if *skip > 0 {
+                    pipeline.push(doc! { "$skip": count_value(*skip) });
                 }
-                let model = IndexModel::builder()
-                    .keys(keys.clone())
-                    .options(options.build())
-                    .build();
-                Bson::String(collection.create_index(model).run()?.index_name)
+                if *limit > 0 {
+                    pipeline.push(doc! { "$limit": count_value(*limit) });
+                }
+                pipeline.push(doc! { "$group": { "_id": 1, "n": { "$sum": 1 } } });
+                let reply = self.run(doc! {
+                    "aggregate": name,
+                    "pipeline": pipeline,
+                    "cursor": {},
+                })?;
+                first_batch(&reply)
+                    .first()
+                    .and_then(|group| group.get("n").cloned())
+                    .unwrap_or(Bson::Int32(0))
+            }
+            Operation::EstimatedDocumentCount => self
+                .run(doc! { "count": name })?
+                .get("n")
+                .cloned()
+                .unwrap_or(Bson::Int32(0)),
+            Operation::Distinct { field, filter } => self
+                .run(doc! { "distinct": name, "key": field, "query": filter.clone() })?
+                .get("values")
+                .cloned()
+                .unwrap_or_else(|| Bson::Array(Vec::new())),
+            Operation::CreateIndex {
+                keys,
+                unique,
+                name: index_name,
+            } => {
+                let mut index = doc! { "key": keys.clone() };
+                if let Some(index_name) = index_name {
+                    index.insert("name", index_name);
+                }
+                if *unique {
+                    index.insert("unique", true);
+                }
+                self.run(doc! { "createIndexes": name, "indexes": [index] })?;
+                let created = self
+                    .indexes(name)?
+                    .into_iter()
+                    .find(|listed| match index_name {
+                        Some(index_name) => listed.get_str("name").ok() == Some(index_name),
+                        None => listed.get_document("key").ok() == Some(keys),
+                    });
+                created
+                    .and_then(|listed| listed.get("name").cloned())
+                    .unwrap_or_default()
             }
             Operation::GetIndexes => Bson::Array(
-                collection
-                    .list_indexes()?
+                self.indexes(name)?
                     .into_iter()
-                    .map(|model| {
-                        let options = model.options.unwrap_or_default();
-                        let mut described = doc! {
-                            "v": 2,
-                            "key": model.keys,
-                            "name": options.name.unwrap_or_default(),
-                        };
-                        if options.unique == Some(true) {
-                            described.insert("unique", true);
-                        }
-                        Bson::Document(described)
-                    })
+                    .map(Bson::Document)
                     .collect(),
             ),
             Operation::DropIndex(selector) => {
-                let indexes = collection.list_indexes()?;
-                let name = match selector {
-                    IndexSelector::Name(name) => name.clone(),
-                    IndexSelector::Keys(keys) => indexes
-                        .iter()
-                        .find(|model| &model.keys == keys)
-                        .and_then(|model| model.options.as_ref()?.name.clone())
-                        .ok_or_else(|| {
-                            Failure::Usage(format!(
-                                "no index of collection '{name}' has the key pattern {}",
-                                Bson::Document(keys.clone())
-                            ))
-                        })?,
+                let index = match selector {
+                    IndexSelector::Name(index_name) => Bson::String(index_name.clone()),
+                    IndexSelector::Keys(keys) => Bson::Document(keys.clone()),
                 };
-                collection.drop_index(&name).run()?;
-                Bson::Document(doc! { "nIndexesWas": indexes.len() as i32, "ok": 1 })
+                Bson::Document(as_shown(
+                    self.run(doc! { "dropIndexes": name, "index": index })?,
+                ))
             }
             Operation::Drop => {
-                let existed = self
-                    .database
-                    .list_collection_names()?
-                    .iter()
-                    .any(|known| known == name);
-                collection.drop().run()?;
+                let existed = self.collection_names()?.iter().any(|known| known == name);
+                if existed {
+                    self.run(doc! { "drop": name })?;
+                }
                 Bson::Boolean(existed)
             }
             Operation::SetPattern(pattern) => {
-                self.database.set_pattern(pattern.clone())?;
-                Bson::Document(doc! {
-                    "ok": 1,
-                    "pattern": patterns::pattern_document(pattern),
-                })
+                let mut command = doc! { "setPattern": name };
+                command.extend(patterns::options_document(pattern));
+                self.run(command)?;
+                let declared = self
+                    .patterns(Bson::String(name.to_owned()))?
+                    .into_iter()
+                    .find(|declared| declared.field() == pattern.field());
+                let mut reply = doc! { "ok": 1 };
+                if let Some(declared) = declared {
+                    reply.insert("pattern", patterns::pattern_document(&declared));
+                }
+                Bson::Document(reply)
             }
             Operation::RemovePattern { field } => {
                 let removed = self
-                    .database
-                    .patterns()
+                    .patterns(Bson::String(name.to_owned()))?
                     .into_iter()
-                    .find(|pattern| pattern.collection() == name && pattern.field() == field);
-                self.database.remove_pattern(name, field)?;
+                    .find(|pattern| pattern.field() == field);
+                self.run(doc! { "removePattern": name, "field": field })?;
                 let mut reply = doc! { "ok": 1 };
                 if let Some(removed) = removed {
                     reply.insert("removed", patterns::pattern_document(&removed));
                 }
                 Bson::Document(reply)
             }
-            Operation::ArrayLength { id, field } => collection
-                .array_len(id.clone(), field)?
-                .map_or(Bson::Null, count_value),
+            Operation::ArrayLength { id, field } => {
+                let reply =
+                    self.run(doc! { "arrayLength": name, "_id": id.clone(), "field": field })?;
+                match reply.get("length") {
+                    Some(Bson::Null) | None => Bson::Null,
+                    Some(_) => count_value(count_of(&reply, "length")),
+                }
+            }
             Operation::ArrayPage {
                 id,
                 field,
                 skip,
                 limit,
-            } => collection
-                .array_page(id.clone(), field, *skip, *limit)?
-                .map_or(Bson::Null, Bson::Array),
+            } => self
+                .run(doc! {
+                    "arrayPage": name,
+                    "_id": id.clone(),
+                    "field": field,
+                    "skip": count_value(*skip as u64),
+                    "limit": count_value(*limit as u64),
+                })?
+                .get("elements")
+                .cloned()
+                .unwrap_or_default(),
             Operation::Advise => {
+                let collection = self.database().collection::<Document>(name);
                 let report = crate::advise::report(&collection).map_err(|error| match error {
-                    crate::advise::AdviseError::Database(error) => Failure::Database(error),
+                    crate::advise::AdviseError::Database(error) => Failure::from(error),
                     other => Failure::Usage(other.to_string()),
                 })?;
                 return Ok(
@@ -429,110 +584,184 @@ impl Executor {
         Ok(Reply::Value(reply).into())
     }
 
-    fn find(
-        &mut self,
-        collection: &spillway::Collection<Document>,
-        query: &FindQuery,
-    ) -> Result<Outcome, Failure> {
-        let mut action = collection
-            .find(query.filter.clone())
-            .skip(query.skip)
-            .limit(query.limit)
-            .expand(query.expand);
-        if let Some(sort) = &query.sort {
-            action = action.sort(sort.clone());
+    /// `insertMany`: ordered, as mongosh sends it; the documents before a failure stay, and
+    /// the error says how many.
+    fn insert_many(&self, name: &str, documents: &[Document]) -> Result<Bson, Failure> {
+        let documents: Vec<Document> = documents.iter().map(with_id).collect();
+        let reply = self.run(doc! { "insert": name, "documents": documents.clone() })?;
+        if let Ok(errors) = reply.get_array("writeErrors")
+            && let Some(error) = errors.first().and_then(Bson::as_document)
+        {
+            let mut refusal = Refusal::of(error);
+            refusal.message = format!(
+                "{} (insertMany stopped there: {} of its {} documents were inserted)",
+                refusal.message,
+                count_of(&reply, "n"),
+                documents.len()
+            );
+            return Err(Failure::Database(refusal));
         }
-        if let Some(projection) = &query.projection {
-            action = action.projection(projection.clone());
-        }
-        if query.explain {
-            let explain = action.explain()?;
-            return Ok(Reply::Value(Bson::Document(doc! {
-                "queryPlanner": {
-                    "namespace": collection.name(),
-                    "winningPlan": explain.winning_plan,
-                },
-                "executionStats": {
-                    "nReturned": count_value(explain.n_returned),
-                    "totalKeysExamined": count_value(explain.keys_examined),
-                    "totalDocsExamined": count_value(explain.docs_examined),
-                },
-            }))
-            .into());
-        }
-        // A new find replaces the cursor `it` would have continued.
-        self.open_cursor = None;
-        Ok(self.next_batch(action.run()?.peekable())?)
+        let inserted_ids: Document = documents
+            .iter()
+            .enumerate()
+            .map(|(index, document)| {
+                (
+                    index.to_string(),
+                    document.get("_id").cloned().unwrap_or_default(),
+                )
+            })
+            .collect();
+        Ok(Bson::Document(
+            doc! { "acknowledged": true, "insertedIds": inserted_ids },
+        ))
     }
 
-    fn aggregate(
-        &mut self,
-        collection: &spillway::Collection<Document>,
-        query: &AggregateQuery,
-    ) -> Result<Outcome, Failure> {
-        let mut action = collection.aggregate(query.pipeline.clone());
-        if let Some(let_vars) = &query.let_vars {
-            action = action.let_vars(let_vars.clone());
+    fn indexes(&self, name: &str) -> Result<Vec<Document>, Failure> {
+        let reply = self.run(doc! { "listIndexes": name })?;
+        Ok(first_batch(&reply))
+    }
+
+    fn find(&mut self, name: &str, query: &FindQuery) -> Result<Outcome, Failure> {
+        let mut find = doc! { "find": name, "filter": query.filter.clone() };
+        insert_some(&mut find, "sort", query.sort.as_ref());
+        insert_some(&mut find, "projection", query.projection.as_ref());
+        if query.skip > 0 {
+            find.insert("skip", count_value(query.skip));
+        }
+        if query.limit != 0 {
+            find.insert("limit", query.limit);
+        }
+        if query.expand {
+            find.insert("expand", true);
         }
         if query.explain {
-            return Ok(Reply::Value(Bson::Document(action.explain()?)).into());
+            return self.explain(find);
+        }
+        find.insert("batchSize", self.batch_size_value());
+        // A new find replaces the cursor `it` would have continued.
+        self.close_cursor();
+        let reply = self.run(find)?;
+        self.batch(name, &reply, "firstBatch")
+    }
+
+    fn aggregate(&mut self, name: &str, query: &AggregateQuery) -> Result<Outcome, Failure> {
+        let mut aggregate = doc! {
+            "aggregate": name,
+            "pipeline": query.pipeline.clone(),
+            "cursor": { "batchSize": self.batch_size_value() },
+        };
+        insert_some(&mut aggregate, "let", query.let_vars.as_ref());
+        if query.explain {
+            aggregate.remove("cursor");
+            return self.explain(aggregate);
         }
         // A new aggregate replaces the cursor `it` would have continued.
-        self.open_cursor = None;
-        Ok(self.next_batch(action.run()?.peekable())?)
+        self.close_cursor();
+        let reply = self.run(aggregate)?;
+        self.batch(name, &reply, "firstBatch")
+    }
+
+    fn explain(&self, command: Document) -> Result<Outcome, Failure> {
+        let reply = self.run(doc! { "explain": command, "verbosity": "executionStats" })?;
+        Ok(Reply::Value(Bson::Document(as_shown(reply))).into())
+    }
+
+    /// Ends the cursor `it` would have continued, so that it does not wait for its timeout.
+    fn close_cursor(&mut self) {
+        if let Some(cursor) = self.open_cursor.take() {
+            // A cursor already gone is no error worth showing.
+            let _ = self.run(doc! { "killCursors": cursor.collection, "cursors": [cursor.id] });
+        }
     }
 }
 
-type OpenCursor = std::iter::Peekable<Cursor<Document>>;
-
-/// Why an operation failed: the database refused it, or the shell cannot express it.
-enum Failure {
-    Database(spillway::Error),
-    Usage(String),
+/// A whole command reply as mongosh shows it: without the cluster's clock, `ok: 1`.
+fn as_shown(mut reply: Document) -> Document {
+    reply.remove("operationTime");
+    reply.remove("$clusterTime");
+    if reply.contains_key("ok") {
+        reply.insert("ok", 1);
+    }
+    reply
 }
 
-impl From<spillway::Error> for Failure {
-    fn from(error: spillway::Error) -> Self {
-        Failure::Database(error)
+/// `document` with an `_id` first, a new ObjectId when it had none, as mongosh sends it.
+fn with_id(document: &Document) -> Document {
+    if document.contains_key("_id") {
+        return document.clone();
+    }
+    let mut with_id = doc! { "_id": ObjectId::new() };
+    with_id.extend(document.clone());
+    with_id
+}
+
+fn insert_some(command: &mut Document, key: &str, value: Option<&Document>) {
+    if let Some(value) = value {
+        command.insert(key, value.clone());
     }
 }
 
-fn apply_find_and_modify_options<'a>(
-    mut action: spillway::FindOneAndModify<'a, Document>,
-    options: &FindAndModifyOptions,
-) -> spillway::FindOneAndModify<'a, Document> {
-    if let Some(sort) = &options.sort {
-        action = action.sort(sort.clone());
-    }
-    if let Some(projection) = &options.projection {
-        action = action.projection(projection.clone());
-    }
-    action
-        .upsert(options.upsert)
-        .return_document(if options.return_after {
-            ReturnDocument::After
-        } else {
-            ReturnDocument::Before
+/// The documents of a cursor reply's first batch.
+fn first_batch(reply: &Document) -> Vec<Document> {
+    reply
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_array("firstBatch"))
+        .map(|batch| {
+            batch
+                .iter()
+                .filter_map(Bson::as_document)
+                .cloned()
+                .collect()
         })
+        .unwrap_or_default()
 }
 
-/// An update or replace result as mongosh prints it.
-fn update_reply(result: UpdateResult) -> Bson {
-    let upserted = result.upserted_id.is_some();
+/// A `findAndModify` command of `findOneAndUpdate`/`findOneAndReplace`.
+fn find_and_modify(name: &str, filter: &Document, options: &FindAndModifyOptions) -> Document {
+    let mut command = doc! {
+        "findAndModify": name,
+        "query": filter.clone(),
+        "upsert": options.upsert,
+        "new": options.return_after,
+    };
+    insert_some(&mut command, "sort", options.sort.as_ref());
+    insert_some(&mut command, "fields", options.projection.as_ref());
+    command
+}
+
+/// An `update` command's reply as mongosh prints an update or replace result.
+fn update_reply(reply: &Document) -> Bson {
+    let upserted_id = reply
+        .get_array("upserted")
+        .ok()
+        .and_then(|upserted| upserted.first())
+        .and_then(Bson::as_document)
+        .and_then(|upserted| upserted.get("_id").cloned());
+    let matched = count_of(reply, "n");
+    let upserted = upserted_id.is_some();
     Bson::Document(doc! {
         "acknowledged": true,
-        "insertedId": result.upserted_id.unwrap_or(Bson::Null),
-        "matchedCount": count_value(result.matched_count),
-        "modifiedCount": count_value(result.modified_count),
+        "insertedId": upserted_id.unwrap_or(Bson::Null),
+        "matchedCount": count_value(matched.saturating_sub(u64::from(upserted))),
+        "modifiedCount": count_value(count_of(reply, "nModified")),
         "upsertedCount": i32::from(upserted),
     })
+}
+
+/// A count field of a reply (MongoDB sends int32 or int64); 0 when absent.
+fn count_of(reply: &Document, key: &str) -> u64 {
+    match reply.get(key) {
+        Some(Bson::Int32(count)) => u64::try_from(*count).unwrap_or(0),
+        Some(Bson::Int64(count)) => u64::try_from(*count).unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// A count as mongosh shows it: a plain number (Int32 when it fits).
 fn count_value(count: u64) -> Bson {
     match i32::try_from(count) {
         Ok(small) => Bson::Int32(small),
-        Err(_) => Bson::Int64(count as i64),
+        Err(_) => Bson::Int64(i64::try_from(count).unwrap_or(i64::MAX)),
     }
 }
 

@@ -88,7 +88,7 @@ impl Context<'_> {
 
     /// `database.collection` as the client names it.
     pub(crate) fn namespace(&self, collection: &str) -> String {
-        format!("{}.{collection}", self.database)
+        namespace::client_namespace(self.database, collection)
     }
 
     /// The open transaction, reborrowed for one operation.

@@ -175,6 +175,16 @@ pub(crate) fn check_database_name(database: &str) -> CommandResult<()> {
     Ok(())
 }
 
+/// `database.collection` as the client names it; the collection alone in a flat store (the
+/// shell's one database), whose commands name no database.
+pub(crate) fn client_namespace(database: &str, collection: &str) -> String {
+    if database.is_empty() {
+        collection.to_owned()
+    } else {
+        format!("{database}.{collection}")
+    }
+}
+
 /// MongoDB's rules for collection names as a client gives them: non-empty, no `$` or NUL,
 /// not in the reserved `system.` space.
 pub(crate) fn check_collection_name(database: &str, collection: &str) -> CommandResult<()> {
@@ -191,13 +201,16 @@ pub(crate) fn check_collection_name(database: &str, collection: &str) -> Command
     } else {
         None
     };
-    match reason {
-        Some(reason) => Err(CommandError::new(
-            73,
-            format!("Invalid collection name: {database}.{collection}: {reason}"),
-        )),
-        None => Ok(()),
-    }
+    let Some(reason) = reason else {
+        return Ok(());
+    };
+    Err(CommandError::new(
+        73,
+        format!(
+            "Invalid collection name: {}: {reason}",
+            client_namespace(database, collection)
+        ),
+    ))
 }
 
 #[cfg(test)]

@@ -130,7 +130,8 @@ pub(crate) fn array_length(context: &mut Context<'_>) -> CommandResult {
     let (collection, _) = collection(context)?;
     let length = collection.array_len(id, &field)?;
     Ok(doc! {
-        "length": length.map_or(Bson::Null, |length| Bson::Int64(length as i64)),
+        // An int32 when it fits, as MongoDB's counts are.
+        "length": length.map_or(Bson::Null, |length| super::count_value(length as i64)),
         "ok": 1.0,
     })
 }
