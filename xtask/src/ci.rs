@@ -1,6 +1,7 @@
 //! `cargo xtask ci` and `cargo xtask bench`: run cargo's own tools in CI's order, then the
 //! fuzz smoke run, the tasks that need `../shared`, pymongo's tests against
-//! `spillway serve` (`cargo xtask pymongo --ci`), and short kill -9 and load runs of the server
+//! `spillway serve` (`cargo xtask pymongo --ci`), mongosh's examples and an interactive
+//! mongosh session (`cargo xtask mongosh`), and short kill -9 and load runs of the server
 //! (`serve-crash --iterations 5`, `serve-load --seconds 5`).
 
 use std::collections::BTreeSet;
@@ -59,6 +60,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     // xtask/pymongo-expected.txt lists (it needs python3 and PyPI).
     println!("\n== pymongo's tests against spillway serve (cargo xtask pymongo --ci)");
     crate::pymongo::run(&["--ci".to_string()])?;
+    // The real mongosh: the mongosh examples against their snapshots, and an interactive
+    // session typed through tmux (npm and tmux needed; about four minutes with the install).
+    println!("\n== mongosh against spillway serve (cargo xtask mongosh)");
+    crate::mongosh::run(&[])?;
     // The server under kill -9 and under load, briefly (about half a minute together; the
     // full runs are `cargo xtask serve-crash` and `cargo xtask serve-load`).
     println!("\n== spillway serve: kill -9 and load, bounded (serve-crash, serve-load)");

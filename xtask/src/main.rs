@@ -12,7 +12,7 @@
 //! | `serve-crash` | kill -9 of `spillway serve` under pymongo writers, N times: every acknowledged write survives, no transaction half-applied |
 //! | `serve-load` | 32 concurrent pymongo clients, mixed reads and writes, ops/s and p50/p99 (SecantusDB beside with `--peer`) |
 //! | `serve-bench` | pymongo insert_one, find_one, update_one, insert_many(1000) timings (SecantusDB beside with `--peer`) |
-//! | `mongosh` | the real mongosh from npm against `spillway serve`: a ping, then the example scripts |
+//! | `mongosh` | the real mongosh from npm against `spillway serve`: a ping, the mongosh examples against their snapshots, an interactive session through tmux |
 //!
 //! xtask only orchestrates: it never contains product logic. Every check it runs is also a
 //! plain `#[test]` somewhere, so `cargo test --workspace` alone covers the same ground.
@@ -53,8 +53,11 @@ commands:
                          with --peer, or only it with --peer-only); table in
                          target/pymongo-report.md; --ci: a bounded subset, failing only
                          on tests listed in xtask/pymongo-expected.txt
-  mongosh [--peer]       mongosh from npm against spillway serve (SecantusDB with --peer):
-                         a ping, then examples/outlier.js and examples/subset.js
+  mongosh [--peer] [--update]
+                         mongosh from npm against spillway serve (SecantusDB with --peer):
+                         a ping, examples/mongosh/*.js compared with their snapshots in
+                         xtask/mongosh-expected/ (--update rewrites them), and an
+                         interactive session typed through tmux
   serve-crash [--iterations N] [--seed S]
                          kill -9 of spillway serve under pymongo writers, N times
                          (default 100): every acknowledged write must survive
