@@ -227,7 +227,8 @@ async fn run_command(
         Action::Close => return None,
         Action::Fail(reply) => reply,
         Action::RunThenClose => {
-            answer(command, state, connection, commands, stop, &mut client.auth).await;
+            let reply = answer(command, state, connection, commands, stop, &mut client.auth).await;
+            state.fail_points.after(&name, &kept, &reply);
             return None;
         }
         Action::RunWithWriteConcernError(error) => {

@@ -111,6 +111,10 @@ struct Table {
     primary_write: Option<(Mode, PrimaryWrite)>,
     /// Cursors opened by a command with a `maxTimeMS`: their `getMore`s carry its deadline.
     timed_cursors: HashSet<i64>,
+    /// The retryable writes (`lsid` bytes, `txnNumber`) that succeeded while
+    /// `onPrimaryTransactionalWrite` was armed: their retries are answered from the session
+    /// without writing, so the fail point does not see them, as in MongoDB.
+    executed_writes: HashSet<(Vec<u8>, i64)>,
 }
 
 /// What a fired fail point does to one command.
@@ -190,6 +194,7 @@ impl FailPoints {
             }
             "maxTimeAlwaysTimeOut" => table.max_time_always_time_out = mode,
             "onPrimaryTransactionalWrite" => {
+                table.executed_writes.clear();
                 table.primary_write = match mode {
                     Some(mode) => Some((mode, parse_primary_write(&data)?)),
                     None => None,
@@ -250,8 +255,18 @@ impl FailPoints {
     }
 
     /// Notes what a command's reply says that a later fail point needs: the cursor a command
-    /// with a `maxTimeMS` opened.
+    /// with a `maxTimeMS` opened, the retryable write that succeeded.
     pub(crate) fn after(&self, name: &str, command: &Document, reply: &Document) {
+        let succeeded = reply.get("ok").and_then(as_i64) == Some(1);
+        if succeeded && let Some(key) = retryable_write_key(name, command) {
+            let mut table = self.table();
+            if table.primary_write.is_some() {
+                if table.executed_writes.len() >= MAX_TIMED_CURSORS {
+                    table.executed_writes.clear();
+                }
+                table.executed_writes.insert(key);
+            }
+        }
         if name == "getMore"
             || !command
                 .get("maxTimeMS")
@@ -332,14 +347,14 @@ fn fail_command(
 /// `onPrimaryTransactionalWrite` for one command: a retryable write's statements, counted
 /// one by one until one fires.
 fn primary_write(table: &mut Table, name: &str, command: &Document) -> Option<Injection> {
+    let key = retryable_write_key(name, command)?;
+    if table.executed_writes.contains(&key) {
+        return None;
+    }
     let (mode, data) = table.primary_write.as_mut()?;
     let &(_, statements_field) = WRITE_COMMANDS
         .iter()
         .find(|(write, _)| *write == canonical_name(name))?;
-    let retryable = command.contains_key("txnNumber") && !command.contains_key("autocommit");
-    if !retryable {
-        return None;
-    }
     let statements = match statements_field {
         Some(field) => command.get_array(field).map_or(1, Vec::len),
         None => 1,
@@ -369,6 +384,19 @@ fn primary_write(table: &mut Table, name: &str, command: &Document) -> Option<In
         action,
         labels: None,
     })
+}
+
+/// A retryable write's identity (its session's `lsid` bytes and its `txnNumber`); `None` for
+/// any other command.
+fn retryable_write_key(name: &str, command: &Document) -> Option<(Vec<u8>, i64)> {
+    let name = canonical_name(name);
+    if !WRITE_COMMANDS.iter().any(|(write, _)| *write == name) || command.contains_key("autocommit")
+    {
+        return None;
+    }
+    let txn_number = command.get("txnNumber").and_then(as_i64)?;
+    let lsid = command.get_document("lsid").ok()?.to_vec().ok()?;
+    Some((lsid, txn_number))
 }
 
 /// A command's name as MongoDB registers it (the lower-case aliases resolve to it).
@@ -609,6 +637,9 @@ mod tests {
             points.before("update", &one, None).map(|i| i.action),
             Some(Action::RunThenClose)
         );
+        // The write ran; its retry is answered from the session and is not counted.
+        points.after("update", &one, &doc! { "n": 1, "ok": 1.0 });
+        assert!(points.before("update", &one, None).is_none());
     }
 
     #[test]
