@@ -615,6 +615,7 @@ pub(crate) mod codes {
         (256, "TransactionCommitted"),
         (262, "ExceededTimeLimit"),
         (263, "OperationNotSupportedInTransaction"),
+        (267, "PreparedTransactionInProgress"),
         (301, "DataCorruptionDetected"),
         (9001, "SocketException"),
         (10107, "NotWritablePrimary"),

@@ -26,8 +26,8 @@ const RETRYABLE_CODES: &[i32] = &[
 
 /// Codes after which a transaction may be run again from the start, besides the retryable
 /// ones: WriteConflict, LockTimeout, SnapshotUnavailable, SnapshotTooOld, StaleChunkHistory,
-/// MigrationConflict.
-const TRANSIENT_CODES: &[i32] = &[112, 24, 246, 239, 249, 300];
+/// PreparedTransactionInProgress, MigrationConflict.
+const TRANSIENT_CODES: &[i32] = &[112, 24, 246, 239, 249, 267, 300];
 
 /// 251 NoSuchTransaction.
 const NO_SUCH_TRANSACTION: i32 = 251;
