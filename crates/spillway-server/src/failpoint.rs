@@ -267,12 +267,11 @@ impl FailPoints {
                 table.executed_writes.insert(key);
             }
         }
-        if name == "getMore"
-            || !command
-                .get("maxTimeMS")
-                .and_then(as_i64)
-                .is_some_and(|m| m > 0)
-        {
+        let has_deadline = command
+            .get("maxTimeMS")
+            .and_then(as_i64)
+            .is_some_and(|millis| millis > 0);
+        if name == "getMore" || !has_deadline {
             return;
         }
         let Some(id) = reply

@@ -6,9 +6,9 @@ use spillway::bson::Document;
 use spillway::command::error_labels;
 use spillway::doc;
 
-fn check(command: Document, reply: Document, expected: &[&str]) {
+fn check(command: &Document, reply: &Document, expected: &[&str]) {
     assert_eq!(
-        error_labels(&command, &reply),
+        error_labels(command, reply),
         expected,
         "command {command}, reply {reply}"
     );
@@ -28,19 +28,19 @@ fn retryable_writes_get_retryable_write_error_on_retryable_codes_only() {
     for code in [
         6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436,
     ] {
-        check(retryable.clone(), error(code), &["RetryableWriteError"]);
+        check(&retryable, &error(code), &["RetryableWriteError"]);
     }
-    check(retryable.clone(), error(11000), &[]);
-    check(retryable.clone(), error(11601), &[]);
+    check(&retryable, &error(11000), &[]);
+    check(&retryable, &error(11601), &[]);
     check(
-        retryable.clone(),
-        write_concern_error(91),
+        &retryable,
+        &write_concern_error(91),
         &["RetryableWriteError"],
     );
-    check(retryable.clone(), write_concern_error(64), &[]);
-    check(retryable, doc! { "ok": 1.0, "n": 1 }, &[]);
+    check(&retryable, &write_concern_error(64), &[]);
+    check(&retryable, &doc! { "ok": 1.0, "n": 1 }, &[]);
     // Without a transaction number a write is not retried: no label.
-    check(doc! { "insert": "c" }, error(91), &[]);
+    check(&doc! { "insert": "c" }, &error(91), &[]);
 }
 
 #[test]
@@ -49,15 +49,15 @@ fn transaction_commands_get_transient_transaction_error() {
         doc! { "insert": "c", "lsid": { "id": 1 }, "txnNumber": 1_i64, "autocommit": false };
     for code in [10107, 112, 251, 91] {
         check(
-            in_transaction.clone(),
-            error(code),
+            &in_transaction,
+            &error(code),
             &["TransientTransactionError"],
         );
     }
-    check(in_transaction.clone(), error(50), &[]);
-    check(in_transaction.clone(), error(11000), &[]);
+    check(&in_transaction, &error(50), &[]);
+    check(&in_transaction, &error(11000), &[]);
     // A write concern error inside a transaction is not transient.
-    check(in_transaction, write_concern_error(91), &[]);
+    check(&in_transaction, &write_concern_error(91), &[]);
 }
 
 #[test]
@@ -66,26 +66,22 @@ fn commit_gets_unknown_transaction_commit_result_when_its_outcome_is_unknown() {
         "commitTransaction": 1, "lsid": { "id": 1 }, "txnNumber": 1_i64, "autocommit": false,
     };
     check(
-        commit.clone(),
-        error(91),
+        &commit,
+        &error(91),
         &["RetryableWriteError", "UnknownTransactionCommitResult"],
     );
-    check(commit.clone(), error(251), &["TransientTransactionError"]);
-    check(commit.clone(), error(267), &["TransientTransactionError"]);
+    check(&commit, &error(251), &["TransientTransactionError"]);
+    check(&commit, &error(267), &["TransientTransactionError"]);
+    check(&commit, &error(50), &["UnknownTransactionCommitResult"]);
     check(
-        commit.clone(),
-        error(50),
+        &commit,
+        &write_concern_error(64),
         &["UnknownTransactionCommitResult"],
     );
-    check(
-        commit.clone(),
-        write_concern_error(64),
-        &["UnknownTransactionCommitResult"],
-    );
-    check(commit.clone(), write_concern_error(100), &[]);
-    check(commit, write_concern_error(79), &[]);
+    check(&commit, &write_concern_error(100), &[]);
+    check(&commit, &write_concern_error(79), &[]);
     let abort = doc! {
         "abortTransaction": 1, "lsid": { "id": 1 }, "txnNumber": 1_i64, "autocommit": false,
     };
-    check(abort, error(91), &["RetryableWriteError"]);
+    check(&abort, &error(91), &["RetryableWriteError"]);
 }
