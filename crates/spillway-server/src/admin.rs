@@ -64,7 +64,7 @@ pub(crate) fn answer(
         "connectionStatus" => connection_status(command, users),
         "hostInfo" => host_info(),
         "whatsmyuri" => doc! { "you": connection.peer.to_string(), "ok": 1.0 },
-        "listCommands" => list_commands(executor),
+        "listCommands" => list_commands(executor, state),
         "getLog" => get_log(command),
         _ => return None,
     };
@@ -253,9 +253,17 @@ fn host_info() -> Document {
     }
 }
 
-fn list_commands(executor: &dyn Executor) -> Document {
+fn list_commands(executor: &dyn Executor, state: &ServerState) -> Document {
     let mut commands = Document::new();
-    let names = SERVER_COMMANDS.iter().chain(executor.command_names());
+    let test_commands: &[&str] = if state.options.enable_test_commands {
+        &["configureFailPoint"]
+    } else {
+        &[]
+    };
+    let names = SERVER_COMMANDS
+        .iter()
+        .chain(executor.command_names())
+        .chain(test_commands);
     for name in names {
         commands.insert(
             (*name).to_owned(),

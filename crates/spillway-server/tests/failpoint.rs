@@ -104,6 +104,9 @@ async fn test_commands_show_in_get_parameter_and_get_cmd_line_opts() {
         .and_then(|parsed| parsed.get_document("setParameter"))
         .expect("parsed.setParameter");
     assert_eq!(set_parameter.get_str("enableTestCommands").ok(), Some("1"));
+    let listed = command(&mut stream, 3, &doc! { "listCommands": 1, "$db": "admin" }).await;
+    let names = listed.get_document("commands").expect("commands");
+    assert!(names.contains_key("configureFailPoint"), "{names}");
     server.stop().await;
 }
 
