@@ -28,7 +28,9 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Which server a run is against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ServerKind {
-    /// `spillway serve DIR --port 0 --bind 127.0.0.1`, from this repository's release build.
+    /// `spillway serve DIR --port 0 --bind 127.0.0.1 --enable-test-commands`, from this
+    /// repository's release build (test commands on, as for the peer: the drivers' suites
+    /// configure fail points).
     Spillway,
     /// `secantusd-py --host 127.0.0.1 --port 0 --storage-path :memory: --enable-test-commands`,
     /// the peer, from its own virtual environment.
@@ -104,6 +106,7 @@ impl RunningServer {
                     "0",
                     "--bind",
                     "127.0.0.1",
+                    "--enable-test-commands",
                 ]);
                 None
             }
@@ -112,10 +115,13 @@ impl RunningServer {
                     .prefix("spillway-serve-")
                     .tempdir()
                     .context("creating a data directory for spillway serve")?;
-                command
-                    .arg("serve")
-                    .arg(dir.path())
-                    .args(["--port", "0", "--bind", "127.0.0.1"]);
+                command.arg("serve").arg(dir.path()).args([
+                    "--port",
+                    "0",
+                    "--bind",
+                    "127.0.0.1",
+                    "--enable-test-commands",
+                ]);
                 Some(dir)
             }
             ServerKind::Secantus => {

@@ -56,11 +56,36 @@ pub struct ServeArgs {
     /// flushing to the operating system (a crash may lose the last acknowledged writes).
     #[arg(long, value_enum, default_value_t = DurabilityChoice::Sync)]
     durability: DurabilityChoice,
+    /// For drivers' test suites only, never in production: accept MongoDB's test commands
+    /// (`configureFailPoint`), with which any client can make the server fail on purpose.
+    #[arg(long)]
+    enable_test_commands: bool,
+    /// mongod's spelling of server parameters; only `enableTestCommands=1` (the same as
+    /// --enable-test-commands) or `enableTestCommands=0` is known.
+    #[arg(long = "setParameter", value_name = "NAME=VALUE")]
+    set_parameter: Vec<String>,
+}
+
+/// Whether `--enable-test-commands` or `--setParameter enableTestCommands=1` asks for test
+/// commands; an unknown parameter is an error.
+fn test_commands_enabled(args: &ServeArgs) -> Result<bool> {
+    let mut enabled = args.enable_test_commands;
+    for parameter in &args.set_parameter {
+        match parameter.split_once('=') {
+            Some(("enableTestCommands", "1" | "true")) => enabled = true,
+            Some(("enableTestCommands", "0" | "false")) => {}
+            _ => anyhow::bail!(
+                "--setParameter {parameter}: spillway serve knows only enableTestCommands=1 or enableTestCommands=0"
+            ),
+        }
+    }
+    Ok(enabled)
 }
 
 /// Runs the server until Ctrl-C or SIGTERM. Prints `listening on ADDRESS` on standard output
 /// once clients can connect, and returns after the database is closed.
 pub fn run(args: &ServeArgs) -> Result<ExitCode> {
+    let enable_test_commands = test_commands_enabled(args)?;
     let durability = match args.durability {
         DurabilityChoice::Sync => Durability::SyncEveryCommit,
         DurabilityChoice::Buffered => Durability::OsBuffered,
@@ -93,6 +118,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
                 },
             ),
             auth: args.auth,
+            enable_test_commands,
         };
     let described = database_path.as_ref().map_or_else(
         || "a temporary in-memory database".to_owned(),
@@ -100,6 +126,11 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
     );
     spillway_server::serve_blocking(database, options, |address| {
         eprintln!("spillway serve: serving {described} (Ctrl-C or SIGTERM stops it)");
+        if enable_test_commands {
+            eprintln!(
+                "spillway serve: test commands are enabled (configureFailPoint): for test suites only"
+            );
+        }
         let mut stdout = std::io::stdout().lock();
         // Test harnesses wait for this line: flush it at once.
         let _ = writeln!(stdout, "listening on {address}");

@@ -112,3 +112,47 @@ fn serve_refuses_a_port_in_use_with_a_clear_error() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("cannot listen on 127.0.0.1:"), "{stderr}");
 }
+
+#[test]
+fn mongods_set_parameter_spelling_turns_test_commands_on() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["serve", "--in-memory", "--port", "0"])
+        .args(["--setParameter", "enableTestCommands=1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let address = line.trim().strip_prefix("listening on ").map(str::to_owned);
+    let reply = address.map(|address| {
+        let mut stream = TcpStream::connect(&address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let parameter = doc! { "getParameter": 1, "enableTestCommands": 1, "$db": "admin" };
+        stream.write_all(&op_msg(1, &parameter)).unwrap();
+        read_reply(&mut stream)
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let reply = reply.unwrap_or_else(|| panic!("a 'listening on' line, got {line:?}"));
+    assert_eq!(
+        reply.get_bool("enableTestCommands").ok(),
+        Some(true),
+        "{reply}"
+    );
+}
+
+#[test]
+fn serve_refuses_an_unknown_set_parameter() {
+    let output = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["serve", "--in-memory", "--port", "0"])
+        .args(["--setParameter", "notAParameter=1"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("notAParameter=1"), "{stderr}");
+}

@@ -59,12 +59,12 @@ pub(crate) fn answer(
         "ping" => doc! { "ok": 1.0 },
         "buildInfo" | "buildinfo" => build_info(),
         "serverStatus" => server_status(state),
-        "getParameter" => get_parameter(command),
+        "getParameter" => get_parameter(command, state),
         "getCmdLineOpts" => command_line(state),
         "connectionStatus" => connection_status(command, users),
         "hostInfo" => host_info(),
         "whatsmyuri" => doc! { "you": connection.peer.to_string(), "ok": 1.0 },
-        "listCommands" => list_commands(executor),
+        "listCommands" => list_commands(executor, state),
         "getLog" => get_log(command),
         _ => return None,
     };
@@ -126,10 +126,10 @@ fn server_status(state: &ServerState) -> Document {
 }
 
 /// The parameters `getParameter` knows, with their values.
-fn parameters() -> Document {
+fn parameters(state: &ServerState) -> Document {
     doc! {
         "featureCompatibilityVersion": { "version": "7.0" },
-        "enableTestCommands": false,
+        "enableTestCommands": state.options.enable_test_commands,
         "authenticationMechanisms": ["SCRAM-SHA-256"],
         "transactionLifetimeLimitSeconds": 60,
         "cursorTimeoutMillis": 600_000_i64,
@@ -140,8 +140,8 @@ fn parameters() -> Document {
 
 /// `{ getParameter: "*" }` returns every parameter; `{ getParameter: 1, name: 1, ... }` the
 /// ones named, and an error for a name it does not know (as MongoDB does).
-fn get_parameter(command: &Document) -> Document {
-    let all = parameters();
+fn get_parameter(command: &Document, state: &ServerState) -> Document {
+    let all = parameters(state);
     if command.get("getParameter") == Some(&Bson::String("*".to_owned())) {
         let mut reply = all;
         reply.insert("ok", 1.0);
@@ -197,6 +197,9 @@ fn command_line(state: &ServerState) -> Document {
     if state.options.auth {
         parsed.insert("security", doc! { "authorization": "enabled" });
     }
+    if state.options.enable_test_commands {
+        parsed.insert("setParameter", doc! { "enableTestCommands": "1" });
+    }
     if let Some(path) = &state.options.database_path {
         parsed.insert("storage", doc! { "dbPath": path.clone() });
     }
@@ -250,9 +253,17 @@ fn host_info() -> Document {
     }
 }
 
-fn list_commands(executor: &dyn Executor) -> Document {
+fn list_commands(executor: &dyn Executor, state: &ServerState) -> Document {
     let mut commands = Document::new();
-    let names = SERVER_COMMANDS.iter().chain(executor.command_names());
+    let test_commands: &[&str] = if state.options.enable_test_commands {
+        &["configureFailPoint"]
+    } else {
+        &[]
+    };
+    let names = SERVER_COMMANDS
+        .iter()
+        .chain(executor.command_names())
+        .chain(test_commands);
     for name in names {
         commands.insert(
             (*name).to_owned(),

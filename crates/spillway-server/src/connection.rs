@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use crate::auth::{self, AuthState};
 use crate::error::WireError;
 use crate::executor::Executor;
+use crate::failpoint::Action;
 use crate::server::{ConnectionInfo, ServerState};
 use crate::wire::{self, HEADER_LEN, Header, MAX_MESSAGE_SIZE, Request};
 use crate::{admin, handshake};
@@ -66,7 +67,7 @@ async fn serve_messages<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let peer = connection.peer;
-    let mut auth_state = AuthState::default();
+    let mut client = ClientState::default();
     loop {
         let read = tokio::select! {
             read = read_message(stream, state.options.idle_timeout) => read,
@@ -110,15 +111,19 @@ async fn serve_messages<S>(
                         return;
                     }
                 };
-                let reply = run_command(
+                let Some(reply) = run_command(
                     command,
                     state,
                     &connection,
                     commands,
                     &mut stop,
-                    &mut auth_state,
+                    &mut client,
                 )
-                .await;
+                .await
+                else {
+                    // A fail point closes the connection without a reply.
+                    return;
+                };
                 if more_to_come {
                     continue;
                 }
@@ -131,15 +136,19 @@ async fn serve_messages<S>(
                         let name = command.keys().next().cloned().unwrap_or_default();
                         if matches!(name.as_str(), "hello" | "isMaster" | "ismaster") {
                             command.insert("$db", database);
-                            run_command(
+                            let Some(reply) = run_command(
                                 command,
                                 state,
                                 &connection,
                                 commands,
                                 &mut stop,
-                                &mut auth_state,
+                                &mut client,
                             )
                             .await
+                            else {
+                                return;
+                            };
+                            reply
                         } else {
                             unsupported_op_query(&format!(
                                 "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. \
@@ -166,10 +175,88 @@ async fn serve_messages<S>(
     }
 }
 
+/// What a connection remembers about its client between commands.
+#[derive(Default)]
+struct ClientState {
+    /// Who logged in.
+    auth: AuthState,
+    /// `client.application.name` of the handshake, which fail points may match.
+    app_name: Option<String>,
+}
+
+/// Answers one command, or `None` when a fail point closes the connection without a reply.
+/// With `--enable-test-commands` the fail points act first (see `failpoint.rs`); then
+/// [`answer`] runs it.
+async fn run_command(
+    command: Document,
+    state: &ServerState,
+    connection: &ConnectionInfo,
+    commands: &Arc<dyn Executor>,
+    stop: &mut watch::Receiver<bool>,
+    client: &mut ClientState,
+) -> Option<Document> {
+    let name = command.keys().next().cloned().unwrap_or_default();
+    if client.app_name.is_none() && matches!(name.as_str(), "hello" | "isMaster" | "ismaster") {
+        client.app_name = command
+            .get_document("client")
+            .and_then(|metadata| metadata.get_document("application"))
+            .and_then(|application| application.get_str("name"))
+            .ok()
+            .map(str::to_owned);
+    }
+    if !state.options.enable_test_commands {
+        return Some(answer(command, state, connection, commands, stop, &mut client.auth).await);
+    }
+    let injection = state
+        .fail_points
+        .before(&name, &command, client.app_name.as_deref());
+    let Some(injection) = injection else {
+        let kept = command.clone();
+        let reply = answer(command, state, connection, commands, stop, &mut client.auth).await;
+        state.fail_points.after(&name, &kept, &reply);
+        return Some(reply);
+    };
+    if let Some(delay) = injection.delay {
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            _ = stop.wait_for(|stopped| *stopped) => {}
+        }
+    }
+    let kept = command.clone();
+    let mut reply = match injection.action {
+        Action::Close => return None,
+        Action::Fail(reply) => reply,
+        Action::RunThenClose => {
+            let reply = answer(command, state, connection, commands, stop, &mut client.auth).await;
+            state.fail_points.after(&name, &kept, &reply);
+            return None;
+        }
+        Action::RunWithWriteConcernError(error) => {
+            let mut reply =
+                answer(command, state, connection, commands, stop, &mut client.auth).await;
+            reply.insert("writeConcernError", error);
+            reply
+        }
+        Action::Run => answer(command, state, connection, commands, stop, &mut client.auth).await,
+    };
+    state.fail_points.after(&name, &kept, &reply);
+    match injection.labels {
+        // The fail point's labels replace the ones the server computes, as MongoDB's do.
+        Some(labels) if labels.is_empty() => {
+            reply.remove("errorLabels");
+        }
+        Some(labels) => {
+            reply.insert("errorLabels", labels);
+        }
+        None => spillway::command::add_error_labels(&kept, &mut reply),
+    }
+    Some(reply)
+}
+
 /// Answers one command: `--auth`'s gate first, then the user and authentication commands,
 /// the server-level ones here (an awaitable `hello` waits first), the rest through the
 /// command layer on the blocking pool.
-async fn run_command(
+async fn answer(
     command: Document,
     state: &ServerState,
     connection: &ConnectionInfo,
@@ -232,6 +319,9 @@ async fn run_command(
     if name == "logout" {
         auth_state.users.clear();
         return doc! { "ok": 1.0 };
+    }
+    if name == "configureFailPoint" && state.options.enable_test_commands {
+        return state.fail_points.configure(&command);
     }
     let is_hello = matches!(name.as_str(), "hello" | "isMaster" | "ismaster");
     if let Some(wait) = is_hello

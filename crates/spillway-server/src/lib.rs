@@ -11,6 +11,8 @@
 //! - `server`: the accept loop, the limits, the reaper ticker and the clean shutdown;
 //!   `tls`: TLS with rustls when a certificate and key are given; `auth`: SCRAM-SHA-256 users
 //!   and `--auth`'s gate.
+//! - `failpoint`: MongoDB's fail points (`configureFailPoint`), a test facility that exists
+//!   only with `--enable-test-commands`, for drivers' test suites.
 //!
 //! This crate must never interpret a database command: everything but the server-level
 //! commands goes to the command layer, which knows no sockets.
@@ -30,6 +32,7 @@ mod auth;
 mod connection;
 mod error;
 mod executor;
+mod failpoint;
 pub mod fuzzing;
 mod handshake;
 mod server;

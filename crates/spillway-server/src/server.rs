@@ -22,6 +22,7 @@ use tokio_rustls::TlsAcceptor;
 use crate::connection;
 use crate::error::ServerError;
 use crate::executor::Executor;
+use crate::failpoint::FailPoints;
 use crate::tls::{self, TlsFiles};
 
 /// A client must finish its TLS handshake within this time.
@@ -52,6 +53,9 @@ pub struct ServerOptions {
     pub tls: Option<TlsFiles>,
     /// Require SCRAM-SHA-256 authentication before any command but the handshake's.
     pub auth: bool,
+    /// Accept MongoDB's test commands (`configureFailPoint`): for drivers' test suites only,
+    /// never in production (any client could make the server fail on purpose).
+    pub enable_test_commands: bool,
 }
 
 impl Default for ServerOptions {
@@ -66,6 +70,7 @@ impl Default for ServerOptions {
             argv: Vec::new(),
             tls: None,
             auth: false,
+            enable_test_commands: false,
         }
     }
 }
@@ -82,6 +87,8 @@ pub(crate) struct ServerState {
     pub(crate) election_id: ObjectId,
     pub(crate) connections_current: AtomicUsize,
     pub(crate) connections_created: AtomicU64,
+    /// The fail points `configureFailPoint` arms (with `enable_test_commands` only).
+    pub(crate) fail_points: FailPoints,
     next_request_id: AtomicI32,
     next_connection_id: AtomicI32,
 }
@@ -159,6 +166,7 @@ impl Server {
             election_id: ObjectId::from_bytes([0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1]),
             connections_current: AtomicUsize::new(0),
             connections_created: AtomicU64::new(0),
+            fail_points: FailPoints::default(),
             next_request_id: AtomicI32::new(1),
             next_connection_id: AtomicI32::new(1),
         };

@@ -976,3 +976,61 @@ fn validate_checks_a_collection() {
     assert_eq!(reply.get_i64("nrecords").ok(), Some(5));
     assert_eq!(fails(&commands, doc! { "validate": "nothing" }).0, 26);
 }
+
+fn collection_names(commands: &Commands) -> Vec<String> {
+    first_batch(&ok(
+        commands,
+        doc! { "listCollections": 1, "nameOnly": true },
+    ))
+    .iter()
+    .filter_map(|entry| entry.as_document()?.get_str("name").ok().map(str::to_owned))
+    .collect()
+}
+
+#[test]
+fn create_in_a_transaction_is_invisible_until_commit_and_gone_after_abort() {
+    let commands = commands();
+    let lsid = doc! { "id": 5 };
+    for (txn_number, end, exists_after) in [
+        (1_i64, "commitTransaction", true),
+        (2, "abortTransaction", false),
+    ] {
+        let name = format!("created{txn_number}");
+        ok(
+            &commands,
+            doc! {
+                "create": name.clone(), "lsid": lsid.clone(), "txnNumber": txn_number,
+                "autocommit": false, "startTransaction": true,
+            },
+        );
+        assert!(
+            !collection_names(&commands).contains(&name),
+            "not before the end"
+        );
+        ok(
+            &commands,
+            doc! {
+                "createIndexes": name.clone(), "indexes": [{ "key": { "x": 1 }, "name": "x_1" }],
+                "lsid": lsid.clone(), "txnNumber": txn_number, "autocommit": false,
+            },
+        );
+        ok(
+            &commands,
+            doc! {
+                end: 1, "$db": "admin", "lsid": lsid.clone(), "txnNumber": txn_number,
+                "autocommit": false,
+            },
+        );
+        assert_eq!(
+            collection_names(&commands).contains(&name),
+            exists_after,
+            "{end}"
+        );
+        if exists_after {
+            let indexes = first_batch(&ok(&commands, doc! { "listIndexes": name.clone() }));
+            assert_eq!(indexes.len(), 2, "_id_ and x_1: {indexes:?}");
+            let count = ok(&commands, doc! { "count": name.clone() });
+            assert_eq!(number(&count, "n"), 0, "the collection is empty");
+        }
+    }
+}

@@ -120,7 +120,18 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
             format!("Collection {} already exists.", context.namespace(name)),
         ));
     }
-    context.commands.database.create_collection(&stored)?;
+    let database = context.commands.database.clone();
+    match context.session() {
+        // Inside a transaction the collection is created by the transaction: invisible to
+        // others until the commit, gone at an abort, as MongoDB does since 4.4. A document
+        // written and removed again is how a transaction creates a collection.
+        Some(transaction) => {
+            let collection = database.collection::<Document>(&stored);
+            collection.insert_one(doc! {}).session(transaction).run()?;
+            collection.delete_many(doc! {}).session(transaction).run()?;
+        }
+        None => database.create_collection(&stored)?,
+    }
     Ok(doc! { "ok": 1.0 })
 }
 

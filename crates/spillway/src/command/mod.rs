@@ -10,6 +10,7 @@
 //! |---|---|
 //! | `args` | typed reading of a command's fields, with MongoDB's parse errors |
 //! | `error` | [`CommandError`]: codes, codeNames and labels, and the facade's errors translated |
+//! | `labels` | the error labels MongoDB's server computes for a reply (`RetryableWriteError`...) |
 //! | `namespace` | [`Namespaces`]: database and collection names to stored collections |
 //! | `cursors` | open cursors between a command and its `getMore`s |
 //! | `sessions` | logical sessions: retryable writes answered once, transactions across requests |
@@ -22,6 +23,7 @@ mod args;
 mod cursors;
 mod ddl;
 mod error;
+mod labels;
 mod namespace;
 mod patterns;
 mod read;
@@ -35,6 +37,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use bson::{Bson, Document, Timestamp, doc};
 
 pub use error::CommandError;
+pub use labels::{add_error_labels, error_labels, is_retryable_code};
 pub use namespace::Namespaces;
 
 use self::args::Args;
@@ -259,6 +262,7 @@ impl Commands {
                 reply
             }
         };
+        add_error_labels(&command, &mut reply);
         let now = self.cluster_time();
         reply.insert("operationTime", now);
         reply.insert(
