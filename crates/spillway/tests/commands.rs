@@ -976,3 +976,266 @@ fn validate_checks_a_collection() {
     assert_eq!(reply.get_i64("nrecords").ok(), Some(5));
     assert_eq!(fails(&commands, doc! { "validate": "nothing" }).0, 26);
 }
+
+#[test]
+fn let_variables_reach_filters_and_pipeline_updates_of_every_write() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1, "x": 0 }, { "_id": 2, "x": 0 }, { "_id": 3 }] },
+    );
+    let by_id = doc! { "$expr": { "$eq": ["$_id", "$$id"] } };
+    let reply = ok(
+        &commands,
+        doc! {
+            "update": "t",
+            "updates": [{ "q": by_id.clone(), "u": [{ "$set": { "x": "$$x", "y": { "$concat": ["$$x", "!"] } } }] }],
+            "let": { "id": 1, "x": "foo" },
+        },
+    );
+    assert_eq!((number(&reply, "n"), number(&reply, "nModified")), (1, 1));
+    let found = ok(&commands, doc! { "find": "t", "filter": { "_id": 1 } });
+    assert_eq!(
+        first_batch(&found),
+        [Bson::Document(doc! { "_id": 1, "x": "foo", "y": "foo!" })]
+    );
+    // A later variable may read an earlier one; `$and` branches see them too.
+    let reply = ok(
+        &commands,
+        doc! {
+            "update": "t",
+            "updates": [{ "q": { "$and": [{ "$expr": { "$eq": ["$_id", "$$next"] } }] }, "u": { "$set": { "x": 2 } }, "multi": true }],
+            "let": { "id": 1, "next": { "$add": ["$$id", 1] } },
+        },
+    );
+    assert_eq!(number(&reply, "n"), 1);
+    let reply = ok(
+        &commands,
+        doc! {
+            "findAndModify": "t", "query": by_id.clone(), "update": [{ "$set": { "z": "$$id" } }],
+            "new": true, "let": { "id": 2 },
+        },
+    );
+    assert_eq!(
+        reply.get_document("value").unwrap(),
+        &doc! { "_id": 2, "x": 2, "z": 2 }
+    );
+    let reply = ok(
+        &commands,
+        doc! { "delete": "t", "deletes": [{ "q": by_id.clone(), "limit": 1 }], "let": { "id": 3 } },
+    );
+    assert_eq!(number(&reply, "n"), 1);
+    let reply = ok(
+        &commands,
+        doc! { "findAndModify": "t", "query": by_id, "remove": true, "let": { "id": 1 } },
+    );
+    assert_eq!(
+        reply.get_document("value").unwrap().get_i32("_id").ok(),
+        Some(1)
+    );
+    // MongoDB's rule for variable names.
+    let (code, _) = fails(
+        &commands,
+        doc! { "delete": "t", "deletes": [{ "q": {}, "limit": 1 }], "let": { "Id": 1 } },
+    );
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn a_malformed_statement_fails_the_whole_command_before_any_write() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1 }, { "_id": 2 }] },
+    );
+    // `sort` on an update statement is MongoDB 8.0's; older servers refuse the command.
+    let (code, message) = fails(
+        &commands,
+        doc! {
+            "update": "t",
+            "updates": [
+                { "q": { "_id": 1 }, "u": { "$set": { "a": 1 } } },
+                { "q": {}, "u": { "$set": { "a": 2 } }, "sort": { "_id": -1 } },
+            ],
+        },
+    );
+    assert_eq!(code, 40415, "{message}");
+    let (code, _) = fails(
+        &commands,
+        doc! { "delete": "t", "deletes": [{ "q": { "_id": 1 }, "limit": 1 }, { "q": {} }] },
+    );
+    assert_eq!(code, 40414);
+    let found = ok(
+        &commands,
+        doc! { "count": "t", "query": { "a": { "$exists": true } } },
+    );
+    assert_eq!(number(&found, "n"), 0, "nothing was written");
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "t" }), "n"),
+        2,
+        "nothing was deleted"
+    );
+}
+
+#[test]
+fn database_level_aggregate_makes_its_own_documents() {
+    let commands = commands();
+    let reply = ok(
+        &commands,
+        doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$documents": [{ "x": 1 }, { "x": 2 }] }, { "$match": { "x": 2 } }],
+            "cursor": {},
+        },
+    );
+    assert_eq!(first_batch(&reply), [Bson::Document(doc! { "x": 2 })]);
+    assert_eq!(
+        reply.get_document("cursor").unwrap().get_str("ns").ok(),
+        Some("shop.$cmd.aggregate")
+    );
+    // The sessions this server holds, the caller's own included, in MongoDB's shape.
+    let session = lsid(7);
+    let reply = ok(
+        &commands,
+        doc! {
+            "aggregate": 1, "pipeline": [{ "$listLocalSessions": {} }], "cursor": {},
+            "lsid": session.clone(), "$db": "admin",
+        },
+    );
+    let sessions = first_batch(&reply);
+    let listed = sessions
+        .iter()
+        .filter_map(Bson::as_document)
+        .find(|listed| listed.get_document("_id").unwrap().get("id") == session.get("id"))
+        .expect("the caller's session is listed");
+    assert!(
+        listed.get_document("_id").unwrap().get("uid").is_some(),
+        "{listed}"
+    );
+    assert!(listed.get_datetime("lastUse").is_ok(), "{listed}");
+    // `$currentOp` reports the calling command, only on admin.
+    let reply = ok(
+        &commands,
+        doc! { "aggregate": 1, "pipeline": [{ "$currentOp": {} }], "cursor": {}, "$db": "admin" },
+    );
+    let operation = first_batch(&reply)[0].as_document().unwrap().clone();
+    assert_eq!(operation.get_str("type").ok(), Some("op"));
+    assert_eq!(operation.get_bool("active").ok(), Some(true));
+    assert_eq!(
+        operation
+            .get_document("command")
+            .unwrap()
+            .get_i32("aggregate")
+            .ok(),
+        Some(1)
+    );
+    let (code, _) = fails(
+        &commands,
+        doc! { "aggregate": 1, "pipeline": [{ "$currentOp": {} }], "cursor": {} },
+    );
+    assert_eq!(code, 73);
+    // A pipeline that needs a collection is refused.
+    let (code, _) = fails(
+        &commands,
+        doc! { "aggregate": 1, "pipeline": [{ "$match": {} }], "cursor": {} },
+    );
+    assert_eq!(code, 73);
+}
+
+#[test]
+fn database_level_aggregate_writes_with_out_and_merge() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$documents": [{ "_id": 1, "x": 1 }] }, { "$out": "copy" }],
+            "cursor": {},
+        },
+    );
+    let found = ok(&commands, doc! { "find": "copy", "filter": {} });
+    assert_eq!(
+        first_batch(&found),
+        [Bson::Document(doc! { "_id": 1, "x": 1 })]
+    );
+    // A `$merge` that fails on an existing `_id` reports the key, as MongoDB does.
+    let reply = run(
+        &commands,
+        doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$documents": [{ "_id": 1, "x": 2 }] }, { "$merge": { "into": "copy", "whenMatched": "fail" } }],
+            "cursor": {},
+        },
+    );
+    assert_eq!(reply.get_i32("code").ok(), Some(11000), "{reply}");
+    assert_eq!(
+        reply.get_document("keyPattern").ok(),
+        Some(&doc! { "_id": 1 })
+    );
+    assert_eq!(
+        reply.get_document("keyValue").ok(),
+        Some(&doc! { "_id": 1 })
+    );
+}
+
+#[test]
+fn linearizable_reads_cannot_write_with_out() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1 }] },
+    );
+    let (code, _) = fails(
+        &commands,
+        doc! {
+            "aggregate": "t", "pipeline": [{ "$out": "copy" }], "cursor": {},
+            "readConcern": { "level": "linearizable" },
+        },
+    );
+    assert_eq!(code, 72);
+    ok(
+        &commands,
+        doc! {
+            "aggregate": "t", "pipeline": [{ "$match": {} }], "cursor": {},
+            "readConcern": { "level": "linearizable" },
+        },
+    );
+}
+
+#[test]
+fn dollar_prefixed_field_names_are_stored_as_mongodb_5_stores_them() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1, "$a": 1, "b": { "$c": 2 } }] },
+    );
+    ok(
+        &commands,
+        doc! { "update": "t", "updates": [{ "q": { "_id": 1 }, "u": { "_id": 1, "a": { "$b": 3 } } }] },
+    );
+    ok(
+        &commands,
+        doc! {
+            "update": "t",
+            "updates": [{ "q": { "_id": 1 }, "u": [
+                { "$set": { "a": { "$setField": { "field": { "$literal": "$d" }, "value": 4, "input": "$a" } } } },
+            ] }],
+        },
+    );
+    let found = ok(&commands, doc! { "find": "t", "filter": {} });
+    assert_eq!(
+        first_batch(&found),
+        [Bson::Document(doc! { "_id": 1, "a": { "$b": 3, "$d": 4 } })]
+    );
+    // Still refused: `$` names inside `_id`, and update operators storing them.
+    let reply = ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": { "$a": 1 } }] },
+    );
+    assert!(reply.get_array("writeErrors").is_ok(), "{reply}");
+    let reply = ok(
+        &commands,
+        doc! { "update": "t", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "e": { "$f": 1 } } } }] },
+    );
+    assert!(reply.get_array("writeErrors").is_ok(), "{reply}");
+}

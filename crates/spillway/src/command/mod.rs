@@ -13,15 +13,19 @@
 //! | `namespace` | [`Namespaces`]: database and collection names to stored collections |
 //! | `cursors` | open cursors between a command and its `getMore`s |
 //! | `sessions` | logical sessions: retryable writes answered once, transactions across requests |
+//! | `collectionless` | database-level `aggregate: 1`: `$documents`, `$listLocalSessions`, `$currentOp` |
+//! | `let_vars` | `let` of the write commands, bound around the expressions that read it |
 //! | `read`, `write`, `ddl`, `patterns` | the commands themselves |
 //!
 //! This module must never know sockets or message framing: it takes a command document and
 //! returns a reply document.
 
 mod args;
+mod collectionless;
 mod cursors;
 mod ddl;
 mod error;
+mod let_vars;
 mod namespace;
 mod patterns;
 mod read;
@@ -259,6 +263,14 @@ impl Commands {
                 reply
             }
         };
+        self.stamp(&mut reply);
+        reply
+    }
+
+    /// Adds `operationTime` and the `$clusterTime` a replica set member gossips to `reply`
+    /// (every command's, and a server's `hello`, from which drivers learn the cluster time
+    /// they send with their first command).
+    pub fn stamp(&self, reply: &mut Document) {
         let now = self.cluster_time();
         reply.insert("operationTime", now);
         reply.insert(
@@ -271,7 +283,6 @@ impl Commands {
                 },
             },
         );
-        reply
     }
 
     fn dispatch(&self, command: &Document) -> CommandResult {

@@ -171,6 +171,21 @@ impl SessionTable {
         session
     }
 
+    /// The sessions this server holds, as `$listLocalSessions` reports them: each `lsid`
+    /// document with how long ago it was last used.
+    pub(crate) fn local_sessions(&self, now: Instant) -> Vec<(Document, Duration)> {
+        self.sessions
+            .iter()
+            .filter_map(|(key, session)| {
+                let lsid = Document::from_reader(key.as_slice()).ok()?;
+                let idle = session
+                    .last_used
+                    .map_or(Duration::ZERO, |used| now.saturating_duration_since(used));
+                Some((lsid, idle))
+            })
+            .collect()
+    }
+
     /// Aborts transactions idle for [`TRANSACTION_TIMEOUT`] and forgets sessions unused for
     /// 30 minutes.
     pub(crate) fn reap(&mut self, now: Instant) {

@@ -7,6 +7,8 @@
 use bson::{Bson, Document, doc};
 use spillway_doc::projection::Projection;
 
+use super::let_vars::LetBinding;
+
 use super::Context;
 use super::args::Args;
 use super::count_value;
@@ -104,9 +106,13 @@ struct UpdateStatement {
     upsert: bool,
     multi: bool,
     array_filters: Option<Vec<Document>>,
+    collation: Option<Document>,
 }
 
 impl UpdateStatement {
+    /// Reads a statement's fields. A malformed statement (an unknown field such as 8.0's
+    /// `sort`, a missing or mistyped one) fails the whole command before any statement runs,
+    /// as MongoDB's command parser fails it; what the statement asks is checked as it runs.
     fn parse(statement: &Document) -> CommandResult<UpdateStatement> {
         let args = Args::new("update.updates", statement);
         args.only(&[
@@ -120,7 +126,6 @@ impl UpdateStatement {
             "upsertSupplied",
             "c",
         ])?;
-        check_collation(&args)?;
         if args.get("c").is_some() {
             return Err(CommandError::not_supported(
                 "update: per-statement constants ('c') are not supported",
@@ -138,6 +143,7 @@ impl UpdateStatement {
             upsert: args.bool("upsert")?.unwrap_or(false),
             multi: args.bool("multi")?.unwrap_or(false),
             array_filters: args.documents("arrayFilters")?,
+            collation: args.document("collation")?.cloned(),
         })
     }
 }
@@ -154,17 +160,16 @@ fn is_replacement(update: &Document) -> bool {
 pub(crate) fn update(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&["updates", "ordered", "bypassDocumentValidation", "let"])?;
-    if args.get("let").is_some() {
-        return Err(CommandError::not_supported(
-            "update: 'let' is not supported",
-        ));
-    }
-    let statements = statements(args, "updates")?;
+    let binding = LetBinding::parse(args.document("let")?)?;
+    let statements = statements(args, "updates")?
+        .iter()
+        .map(UpdateStatement::parse)
+        .collect::<CommandResult<Vec<_>>>()?;
     let ordered = args.bool("ordered")?.unwrap_or(true);
     let (collection, _) = collection(context)?;
     let mut outcome = WriteOutcome::default();
-    for (index, statement) in statements.iter().enumerate() {
-        match update_statement(context, &collection, statement) {
+    for (index, statement) in statements.into_iter().enumerate() {
+        match update_statement(context, &collection, statement, binding.as_ref()) {
             Ok((matched, modified, upserted_id)) => {
                 outcome.n += matched;
                 outcome.n_modified += modified;
@@ -190,9 +195,16 @@ pub(crate) fn update(context: &mut Context<'_>) -> CommandResult {
 fn update_statement(
     context: &mut Context<'_>,
     collection: &Collection<Document>,
-    statement: &Document,
+    mut statement: UpdateStatement,
+    binding: Option<&LetBinding>,
 ) -> CommandResult<(i64, i64, Option<Bson>)> {
-    let statement = UpdateStatement::parse(statement)?;
+    if let Some(collation) = &statement.collation {
+        let holder = doc! { "collation": collation.clone() };
+        check_collation(&Args::new("update.updates", &holder))?;
+    }
+    if let Some(binding) = binding {
+        statement.filter = binding.filter(&statement.filter);
+    }
     let update = match statement.update {
         Bson::Document(update) => update,
         Bson::Array(stages) => {
@@ -202,7 +214,10 @@ fn update_statement(
                     "arrayFilters may not be specified for pipeline-style updates",
                 ));
             }
-            let stages = pipeline_stages(&stages)?;
+            let mut stages = pipeline_stages(&stages)?;
+            if let Some(binding) = binding {
+                stages = binding.pipeline(&stages);
+            }
             let action = if statement.multi {
                 collection.update_many(statement.filter, stages)
             } else {
@@ -271,17 +286,16 @@ fn pipeline_stages(stages: &[Bson]) -> CommandResult<Vec<Document>> {
 pub(crate) fn delete(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&["deletes", "ordered", "let"])?;
-    if args.get("let").is_some() {
-        return Err(CommandError::not_supported(
-            "delete: 'let' is not supported",
-        ));
-    }
+    let binding = LetBinding::parse(args.document("let")?)?;
     let statements = statements(args, "deletes")?;
+    for statement in &statements {
+        delete_fields(statement)?;
+    }
     let ordered = args.bool("ordered")?.unwrap_or(true);
     let (collection, _) = collection(context)?;
     let mut outcome = WriteOutcome::default();
     for (index, statement) in statements.iter().enumerate() {
-        match delete_statement(context, &collection, statement) {
+        match delete_statement(context, &collection, statement, binding.as_ref()) {
             Ok(deleted) => outcome.n += deleted,
             Err(error) if error.code == WRITE_CONFLICT => return Err(error),
             Err(error) => {
@@ -295,21 +309,40 @@ pub(crate) fn delete(context: &mut Context<'_>) -> CommandResult {
     Ok(outcome.into_reply(false))
 }
 
+/// Checks a delete statement's fields: a malformed one fails the whole command before any
+/// statement runs, as MongoDB's command parser fails it.
+fn delete_fields(statement: &Document) -> CommandResult<()> {
+    let args = Args::new("delete.deletes", statement);
+    args.only(&["q", "limit", "collation", "hint"])?;
+    if args.document("q")?.is_none() {
+        return Err(args.missing("q"));
+    }
+    if args.integer("limit")?.is_none() {
+        return Err(args.missing("limit"));
+    }
+    args.document("collation")?;
+    Ok(())
+}
+
 fn delete_statement(
     context: &mut Context<'_>,
     collection: &Collection<Document>,
     statement: &Document,
+    binding: Option<&LetBinding>,
 ) -> CommandResult<i64> {
     let args = Args::new("delete.deletes", statement);
-    args.only(&["q", "limit", "collation", "hint"])?;
     check_collation(&args)?;
     let Some(filter) = args.document("q")? else {
         return Err(args.missing("q"));
     };
+    let filter = match binding {
+        Some(binding) => binding.filter(filter),
+        None => filter.clone(),
+    };
     let action = match args.integer("limit")? {
         None => return Err(args.missing("limit")),
-        Some(0) => collection.delete_many(filter.clone()),
-        Some(1) => collection.delete_one(filter.clone()),
+        Some(0) => collection.delete_many(filter),
+        Some(1) => collection.delete_one(filter),
         Some(other) => {
             return Err(CommandError::new(
                 9,
@@ -340,12 +373,11 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
         "let",
     ])?;
     check_collation(args)?;
-    if args.get("let").is_some() {
-        return Err(CommandError::not_supported(
-            "findAndModify: 'let' is not supported",
-        ));
+    let binding = LetBinding::parse(args.document("let")?)?;
+    let mut filter = args.document("query")?.cloned().unwrap_or_default();
+    if let Some(binding) = &binding {
+        filter = binding.filter(&filter);
     }
-    let filter = args.document("query")?.cloned().unwrap_or_default();
     let sort = args.document("sort")?.cloned();
     let remove = args.bool("remove")?.unwrap_or(false);
     let return_new = args.bool("new")?.unwrap_or(false);
@@ -385,7 +417,13 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
         )),
         (false, Some(update @ (Bson::Document(_) | Bson::Array(_)))) => {
             let update = match update {
-                Bson::Array(stages) => UpdateModifications::Pipeline(pipeline_stages(&stages)?),
+                Bson::Array(stages) => {
+                    let stages = pipeline_stages(&stages)?;
+                    UpdateModifications::Pipeline(match &binding {
+                        Some(binding) => binding.pipeline(&stages),
+                        None => stages,
+                    })
+                }
                 other => {
                     UpdateModifications::Document(other.as_document().cloned().unwrap_or_default())
                 }
