@@ -1239,3 +1239,74 @@ fn dollar_prefixed_field_names_are_stored_as_mongodb_5_stores_them() {
     );
     assert!(reply.get_array("writeErrors").is_ok(), "{reply}");
 }
+
+#[test]
+fn snapshot_reads_of_a_session_see_the_state_of_their_cluster_time() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1, "x": 1 }] },
+    );
+    let session = lsid(9);
+    let snapshot = doc! { "level": "snapshot" };
+    let reply = ok(
+        &commands,
+        doc! {
+            "distinct": "t", "key": "x", "lsid": session.clone(), "readConcern": snapshot,
+        },
+    );
+    let Some(Bson::Timestamp(at)) = reply.get("atClusterTime").cloned() else {
+        panic!("a snapshot read says when it read: {reply}");
+    };
+    // A write after the snapshot is not seen by the session's reads at that time.
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 2, "x": 2 }] },
+    );
+    let at_snapshot = doc! { "level": "snapshot", "atClusterTime": at };
+    let reply = ok(
+        &commands,
+        doc! {
+            "find": "t", "filter": {}, "lsid": session.clone(), "readConcern": at_snapshot.clone(),
+        },
+    );
+    assert_eq!(
+        first_batch(&reply),
+        [Bson::Document(doc! { "_id": 1, "x": 1 })]
+    );
+    assert_eq!(
+        reply.get_document("cursor").unwrap().get("atClusterTime"),
+        Some(&Bson::Timestamp(at))
+    );
+    let reply = ok(
+        &commands,
+        doc! {
+            "aggregate": "t", "pipeline": [{ "$count": "n" }], "cursor": {},
+            "lsid": session.clone(), "readConcern": at_snapshot.clone(),
+        },
+    );
+    assert_eq!(first_batch(&reply), [Bson::Document(doc! { "n": 1 })]);
+    // Another session holds no snapshot of that time.
+    let (code, _) = fails(
+        &commands,
+        doc! { "find": "t", "filter": {}, "lsid": lsid(10), "readConcern": at_snapshot.clone() },
+    );
+    assert_eq!(code, 239);
+    // Writes cannot read at snapshot outside a transaction.
+    let (code, _) = fails(
+        &commands,
+        doc! {
+            "insert": "t", "documents": [{ "_id": 3 }], "lsid": session.clone(),
+            "readConcern": { "level": "snapshot" },
+        },
+    );
+    assert_eq!(code, 72);
+    let (code, _) = fails(
+        &commands,
+        doc! {
+            "aggregate": "t", "pipeline": [{ "$out": "copy" }], "cursor": {},
+            "lsid": session, "readConcern": { "level": "snapshot" },
+        },
+    );
+    assert_eq!(code, 72);
+}

@@ -141,6 +141,40 @@ fn write_concern_error(command: &Document) -> CommandResult<Option<Document>> {
     })
 }
 
+/// The commands that may read at read concern `snapshot` outside a transaction.
+const SNAPSHOT_READS: &[&str] = &["find", "aggregate", "distinct"];
+
+/// `readConcern: { level: "snapshot" }` outside a transaction: `Some(atClusterTime)` (itself
+/// an option); `None` for any other read concern, or inside a transaction (which reads its
+/// own snapshot). Refused (72 InvalidOptions) on commands other than [`SNAPSHOT_READS`].
+fn snapshot_read_concern(
+    command: &Document,
+    name: &str,
+) -> CommandResult<Option<Option<Timestamp>>> {
+    let Some(Bson::Document(read_concern)) = command.get("readConcern") else {
+        return Ok(None);
+    };
+    if read_concern.get_str("level").ok() != Some("snapshot") || command.contains_key("autocommit")
+    {
+        return Ok(None);
+    }
+    if !SNAPSHOT_READS.contains(&name) {
+        return Err(CommandError::new(
+            72,
+            format!(
+                "read concern level 'snapshot' is not supported by '{name}' outside a multi-document transaction"
+            ),
+        ));
+    }
+    match read_concern.get("atClusterTime") {
+        None => Ok(Some(None)),
+        Some(Bson::Timestamp(at)) => Ok(Some(Some(*at))),
+        Some(other) => Err(CommandError::type_mismatch(format!(
+            "readConcern.atClusterTime must be a timestamp, not {other}"
+        ))),
+    }
+}
+
 /// Commands MongoDB refuses inside a multi-document transaction (263).
 const NOT_IN_TRANSACTION: &[&str] = &[
     "count",
@@ -302,6 +336,7 @@ impl Commands {
             None if self.namespaces == Namespaces::Flat => "",
             None => return Err(CommandError::new(40414, "the command has no '$db' field")),
         };
+        let snapshot = snapshot_read_concern(command, name)?;
         let session = sessions::SessionArgs::read(command)?;
         let run = |transaction: Option<&mut Transaction>| {
             let mut context = Context {
@@ -312,7 +347,12 @@ impl Commands {
             };
             handler(&mut context)
         };
+        let lsid = session.lsid().cloned();
         match session.transaction_state(name)? {
+            TxnState::None | TxnState::Retryable { .. } if snapshot.is_some() => {
+                let at_cluster_time = snapshot.flatten();
+                sessions::snapshot_read(self, lsid.as_ref(), at_cluster_time, run)
+            }
             TxnState::None => run(None),
             TxnState::Retryable { lsid, txn_number } if writes => {
                 sessions::retryable(self, &lsid, txn_number, || run(None))
@@ -347,7 +387,7 @@ impl Commands {
 
     /// A cluster time later than every one handed out before: seconds since the epoch and an
     /// increment within the second.
-    fn cluster_time(&self) -> Timestamp {
+    pub(crate) fn cluster_time(&self) -> Timestamp {
         let seconds = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |elapsed| {

@@ -377,8 +377,9 @@ pub(crate) fn explain(context: &mut Context<'_>) -> CommandResult {
     }
 }
 
-/// Refuses what MongoDB refuses of a read concern: `linearizable` with a pipeline that writes
-/// (`$out`/`$merge`), 72 InvalidOptions.
+/// Refuses what MongoDB refuses of a read concern: `linearizable` or `snapshot` with a
+/// pipeline that writes (`$out`/`$merge`), 72 InvalidOptions (a snapshot read's writes would
+/// go to a snapshot that is never committed).
 fn check_read_concern(args: &Args<'_>, pipeline: &[Document]) -> CommandResult<()> {
     let Some(Bson::Document(read_concern)) = args.get("readConcern") else {
         return Ok(());
@@ -386,15 +387,11 @@ fn check_read_concern(args: &Args<'_>, pipeline: &[Document]) -> CommandResult<(
     let writes = pipeline
         .last()
         .is_some_and(|stage| stage.contains_key("$out") || stage.contains_key("$merge"));
-    if writes
-        && read_concern
-            .get_str("level")
-            .is_ok_and(|level| level == "linearizable")
-    {
-        return Err(CommandError::new(
+    match read_concern.get_str("level") {
+        Ok(level @ ("linearizable" | "snapshot")) if writes => Err(CommandError::new(
             72,
-            "cannot run $out or $merge with readConcern level 'linearizable'",
-        ));
+            format!("cannot run $out or $merge with readConcern level '{level}'"),
+        )),
+        _ => Ok(()),
     }
-    Ok(())
 }
