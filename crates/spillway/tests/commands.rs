@@ -1048,14 +1048,13 @@ fn a_malformed_statement_fails_the_whole_command_before_any_write() {
         &commands,
         doc! { "insert": "t", "documents": [{ "_id": 1 }, { "_id": 2 }] },
     );
-    // `sort` on an update statement is MongoDB 8.0's; older servers refuse the command.
     let (code, message) = fails(
         &commands,
         doc! {
             "update": "t",
             "updates": [
                 { "q": { "_id": 1 }, "u": { "$set": { "a": 1 } } },
-                { "q": {}, "u": { "$set": { "a": 2 } }, "sort": { "_id": -1 } },
+                { "q": {}, "u": { "$set": { "a": 2 } }, "bogus": { "_id": -1 } },
             ],
         },
     );
@@ -1309,4 +1308,130 @@ fn snapshot_reads_of_a_session_see_the_state_of_their_cluster_time() {
         },
     );
     assert_eq!(code, 72);
+}
+
+#[test]
+fn single_document_updates_take_mongodb_8_sort() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1 }, { "_id": 2 }, { "_id": 3 }] },
+    );
+    let reply = ok(
+        &commands,
+        doc! { "update": "t", "updates": [{ "q": { "_id": { "$gt": 1 } }, "u": { "$set": { "x": 1 } }, "sort": { "_id": -1 } }] },
+    );
+    assert_eq!(number(&reply, "nModified"), 1);
+    ok(
+        &commands,
+        doc! { "update": "t", "updates": [{ "q": {}, "u": { "y": 1 }, "sort": { "_id": -1 } }] },
+    );
+    let found = ok(
+        &commands,
+        doc! { "find": "t", "filter": {}, "sort": { "_id": 1 } },
+    );
+    assert_eq!(
+        first_batch(&found),
+        [
+            Bson::Document(doc! { "_id": 1 }),
+            Bson::Document(doc! { "_id": 2 }),
+            Bson::Document(doc! { "_id": 3, "y": 1 }),
+        ]
+    );
+    let reply = ok(
+        &commands,
+        doc! { "update": "t", "updates": [{ "q": {}, "u": { "$set": { "z": 1 } }, "multi": true, "sort": { "_id": 1 } }] },
+    );
+    let error = reply.get_array("writeErrors").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(error.get_i32("code").ok(), Some(72));
+}
+
+#[test]
+fn bulk_write_runs_operations_on_many_namespaces_with_a_result_each() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "a", "documents": [{ "_id": 1, "x": 1 }, { "_id": 2, "x": 2 }] },
+    );
+    let bulk = |ops: Vec<Document>, ordered: bool, errors_only: bool| {
+        doc! {
+            "bulkWrite": 1, "$db": "admin", "ops": ops, "ordered": ordered, "errorsOnly": errors_only,
+            "nsInfo": [{ "ns": "shop.a" }, { "ns": "other.b" }],
+        }
+    };
+    let reply = ok(
+        &commands,
+        bulk(
+            vec![
+                doc! { "insert": 1, "document": { "_id": 10 } },
+                doc! { "update": 0, "filter": { "_id": 1 }, "updateMods": { "$inc": { "x": 1 } } },
+                doc! { "update": 0, "filter": { "_id": 9 }, "updateMods": { "x": 9 }, "upsert": true },
+                doc! { "delete": 0, "filter": { "_id": 2 } },
+            ],
+            true,
+            false,
+        ),
+    );
+    for (field, expected) in [
+        ("nErrors", 0),
+        ("nInserted", 1),
+        ("nMatched", 1),
+        ("nModified", 1),
+        ("nUpserted", 1),
+        ("nDeleted", 1),
+    ] {
+        assert_eq!(number(&reply, field), expected, "{field} in {reply}");
+    }
+    let results = first_batch(&reply);
+    assert_eq!(
+        results,
+        [
+            Bson::Document(doc! { "ok": 1.0, "idx": 0, "n": 1 }),
+            Bson::Document(doc! { "ok": 1.0, "idx": 1, "n": 1, "nModified": 1 }),
+            Bson::Document(
+                doc! { "ok": 1.0, "idx": 2, "n": 1, "nModified": 0, "upserted": { "_id": 9 } }
+            ),
+            Bson::Document(doc! { "ok": 1.0, "idx": 3, "n": 1 }),
+        ]
+    );
+    assert_eq!(
+        reply.get_document("cursor").unwrap().get_str("ns").ok(),
+        Some("admin.$cmd.bulkWrite")
+    );
+    let found = ok(
+        &commands,
+        doc! { "find": "b", "filter": {}, "$db": "other" },
+    );
+    assert_eq!(first_batch(&found), [Bson::Document(doc! { "_id": 10 })]);
+    // Ordered, the first error stops the batch; unordered, the rest runs. errorsOnly shows
+    // only the errors.
+    let ops = vec![
+        doc! { "insert": 0, "document": { "_id": 1 } },
+        doc! { "insert": 0, "document": { "_id": 20 } },
+    ];
+    let reply = ok(&commands, bulk(ops.clone(), true, false));
+    assert_eq!(
+        (number(&reply, "nErrors"), number(&reply, "nInserted")),
+        (1, 0)
+    );
+    let error = first_batch(&reply)[0].as_document().unwrap().clone();
+    assert_eq!(error.get_f64("ok").ok(), Some(0.0));
+    assert_eq!(error.get_i32("code").ok(), Some(11000));
+    assert_eq!(
+        error.get_document("keyValue").ok(),
+        Some(&doc! { "_id": 1 })
+    );
+    let reply = ok(&commands, bulk(ops, false, true));
+    assert_eq!(
+        (number(&reply, "nErrors"), number(&reply, "nInserted")),
+        (1, 1)
+    );
+    assert_eq!(first_batch(&reply).len(), 1, "{reply}");
+    // Only on admin.
+    let mut elsewhere = bulk(vec![doc! { "insert": 0, "document": {} }], true, false);
+    elsewhere.insert("$db", "shop");
+    assert_eq!(fails(&commands, elsewhere).0, 13);
 }

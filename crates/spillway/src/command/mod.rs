@@ -13,6 +13,7 @@
 //! | `namespace` | [`Namespaces`]: database and collection names to stored collections |
 //! | `cursors` | open cursors between a command and its `getMore`s |
 //! | `sessions` | logical sessions: retryable writes answered once, transactions across requests |
+//! | `bulk` | `bulkWrite` (MongoDB 8.0): operations on many namespaces, results in a cursor |
 //! | `collectionless` | database-level `aggregate: 1`: `$documents`, `$listLocalSessions`, `$currentOp` |
 //! | `let_vars` | `let` of the write commands, bound around the expressions that read it |
 //! | `read`, `write`, `ddl`, `patterns` | the commands themselves |
@@ -21,6 +22,7 @@
 //! returns a reply document.
 
 mod args;
+mod bulk;
 mod collectionless;
 mod cursors;
 mod ddl;
@@ -206,6 +208,7 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("delete", true, write::delete),
     ("findAndModify", true, write::find_and_modify),
     ("findandmodify", true, write::find_and_modify),
+    ("bulkWrite", true, bulk::bulk_write),
     ("create", false, ddl::create),
     ("drop", false, ddl::drop),
     ("dropDatabase", false, ddl::drop_database),

@@ -451,7 +451,10 @@ pub(crate) fn in_transaction(
             let outcome = run(Some(&mut transaction));
             let failed = match &outcome {
                 Err(_) => true,
-                Ok(reply) => reply.contains_key("writeErrors"),
+                Ok(reply) => {
+                    reply.contains_key("writeErrors")
+                        || reply.get_i32("nErrors").is_ok_and(|errors| errors > 0)
+                }
             };
             if failed {
                 transaction.rollback();

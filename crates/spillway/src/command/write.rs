@@ -22,7 +22,7 @@ const MAX_WRITE_BATCH: usize = 100_000;
 /// A write conflict fails the whole command (with its `TransientTransactionError` label), as
 /// in MongoDB, instead of being one statement's write error: the driver retries the
 /// transaction.
-const WRITE_CONFLICT: i32 = 112;
+pub(crate) const WRITE_CONFLICT: i32 = 112;
 
 /// What a write command did, as its reply reports it.
 #[derive(Default)]
@@ -99,21 +99,23 @@ pub(crate) fn insert(context: &mut Context<'_>) -> CommandResult {
     Ok(outcome.into_reply(false))
 }
 
-/// One statement of an `update` command.
-struct UpdateStatement {
+/// One statement of an `update` command (or an update of a `bulkWrite`).
+pub(crate) struct UpdateStatement {
     filter: Document,
     update: Bson,
     upsert: bool,
     multi: bool,
     array_filters: Option<Vec<Document>>,
     collation: Option<Document>,
+    /// MongoDB 8.0's `sort`: which match a single-document update changes.
+    sort: Option<Document>,
 }
 
 impl UpdateStatement {
     /// Reads a statement's fields. A malformed statement (an unknown field such as 8.0's
     /// `sort`, a missing or mistyped one) fails the whole command before any statement runs,
     /// as MongoDB's command parser fails it; what the statement asks is checked as it runs.
-    fn parse(statement: &Document) -> CommandResult<UpdateStatement> {
+    pub(crate) fn parse(statement: &Document) -> CommandResult<UpdateStatement> {
         let args = Args::new("update.updates", statement);
         args.only(&[
             "q",
@@ -125,6 +127,7 @@ impl UpdateStatement {
             "hint",
             "upsertSupplied",
             "c",
+            "sort",
         ])?;
         if args.get("c").is_some() {
             return Err(CommandError::not_supported(
@@ -144,6 +147,7 @@ impl UpdateStatement {
             multi: args.bool("multi")?.unwrap_or(false),
             array_filters: args.documents("arrayFilters")?,
             collation: args.document("collation")?.cloned(),
+            sort: args.document("sort")?.cloned(),
         })
     }
 }
@@ -192,7 +196,8 @@ pub(crate) fn update(context: &mut Context<'_>) -> CommandResult {
     Ok(outcome.into_reply(true))
 }
 
-fn update_statement(
+/// Runs one update statement: `(matched, modified, upserted _id)`.
+pub(crate) fn update_statement(
     context: &mut Context<'_>,
     collection: &Collection<Document>,
     mut statement: UpdateStatement,
@@ -204,6 +209,9 @@ fn update_statement(
     }
     if let Some(binding) = binding {
         statement.filter = binding.filter(&statement.filter);
+    }
+    if statement.sort.is_some() && statement.multi {
+        return Err(CommandError::new(72, "Cannot specify sort with multi=true"));
     }
     let update = match statement.update {
         Bson::Document(update) => update,
@@ -218,12 +226,15 @@ fn update_statement(
             if let Some(binding) = binding {
                 stages = binding.pipeline(&stages);
             }
-            let action = if statement.multi {
+            let mut action = if statement.multi {
                 collection.update_many(statement.filter, stages)
             } else {
                 collection.update_one(statement.filter, stages)
             }
             .upsert(statement.upsert);
+            if let Some(sort) = statement.sort {
+                action = action.sort(sort);
+            }
             let result = in_session!(action, context).run()?;
             return Ok((
                 result.matched_count as i64,
@@ -258,6 +269,9 @@ fn update_statement(
         collection.update_one(statement.filter, update)
     };
     action = action.upsert(statement.upsert);
+    if let Some(sort) = statement.sort {
+        action = action.sort(sort);
+    }
     if let Some(array_filters) = statement.array_filters {
         action = action.array_filters(array_filters);
     }
@@ -311,7 +325,7 @@ pub(crate) fn delete(context: &mut Context<'_>) -> CommandResult {
 
 /// Checks a delete statement's fields: a malformed one fails the whole command before any
 /// statement runs, as MongoDB's command parser fails it.
-fn delete_fields(statement: &Document) -> CommandResult<()> {
+pub(crate) fn delete_fields(statement: &Document) -> CommandResult<()> {
     let args = Args::new("delete.deletes", statement);
     args.only(&["q", "limit", "collation", "hint"])?;
     if args.document("q")?.is_none() {
@@ -324,7 +338,8 @@ fn delete_fields(statement: &Document) -> CommandResult<()> {
     Ok(())
 }
 
-fn delete_statement(
+/// Runs one delete statement: how many documents it deleted.
+pub(crate) fn delete_statement(
     context: &mut Context<'_>,
     collection: &Collection<Document>,
     statement: &Document,
