@@ -112,7 +112,7 @@ pub(crate) fn bulk_write(context: &mut Context<'_>) -> CommandResult {
             }
         };
         let failed = entry.get_f64("ok").is_ok_and(|ok| ok < 0.5);
-        if !(errors_only && !failed) {
+        if !errors_only || failed {
             let mut shown = entry;
             shown.remove("kind");
             shown.insert("idx", index as i32);

@@ -146,13 +146,19 @@ fn write_concern_error(command: &Document) -> CommandResult<Option<Document>> {
 /// The commands that may read at read concern `snapshot` outside a transaction.
 const SNAPSHOT_READS: &[&str] = &["find", "aggregate", "distinct"];
 
-/// `readConcern: { level: "snapshot" }` outside a transaction: `Some(atClusterTime)` (itself
-/// an option); `None` for any other read concern, or inside a transaction (which reads its
-/// own snapshot). Refused (72 InvalidOptions) on commands other than [`SNAPSHOT_READS`].
-fn snapshot_read_concern(
-    command: &Document,
-    name: &str,
-) -> CommandResult<Option<Option<Timestamp>>> {
+/// Which state a snapshot read (read concern `snapshot` outside a transaction) reads.
+#[derive(Clone, Copy)]
+enum SnapshotRead {
+    /// A snapshot taken now.
+    Latest,
+    /// The session's snapshot of `atClusterTime`.
+    At(Timestamp),
+}
+
+/// `readConcern: { level: "snapshot" }` outside a transaction; `None` for any other read
+/// concern, or inside a transaction (which reads its own snapshot). Refused (72
+/// InvalidOptions) on commands other than [`SNAPSHOT_READS`].
+fn snapshot_read_concern(command: &Document, name: &str) -> CommandResult<Option<SnapshotRead>> {
     let Some(Bson::Document(read_concern)) = command.get("readConcern") else {
         return Ok(None);
     };
@@ -169,8 +175,8 @@ fn snapshot_read_concern(
         ));
     }
     match read_concern.get("atClusterTime") {
-        None => Ok(Some(None)),
-        Some(Bson::Timestamp(at)) => Ok(Some(Some(*at))),
+        None => Ok(Some(SnapshotRead::Latest)),
+        Some(Bson::Timestamp(at)) => Ok(Some(SnapshotRead::At(*at))),
         Some(other) => Err(CommandError::type_mismatch(format!(
             "readConcern.atClusterTime must be a timestamp, not {other}"
         ))),
@@ -353,7 +359,10 @@ impl Commands {
         let lsid = session.lsid().cloned();
         match session.transaction_state(name)? {
             TxnState::None | TxnState::Retryable { .. } if snapshot.is_some() => {
-                let at_cluster_time = snapshot.flatten();
+                let at_cluster_time = match snapshot {
+                    Some(SnapshotRead::At(at)) => Some(at),
+                    _ => None,
+                };
                 sessions::snapshot_read(self, lsid.as_ref(), at_cluster_time, run)
             }
             TxnState::None => run(None),
