@@ -26,7 +26,7 @@ async fn op_msg_ping_gets_an_op_msg_reply_to_its_request() {
     let reply = read_reply(&mut stream).await.expect("a reply");
     assert_eq!(reply.response_to, 41);
     assert_eq!(reply.op_code, 2013);
-    assert_eq!(reply.msg_document(), doc! { "ok": 1.0 });
+    assert_eq!(reply.msg_document().get_f64("ok").ok(), Some(1.0));
     server.stop().await;
 }
 
@@ -46,7 +46,7 @@ async fn op_query_is_master_gets_an_op_reply_presenting_a_replica_set_primary() 
     assert_eq!(hello.get_str("me").ok(), Some(host.as_str()));
     assert_eq!(hello.get_str("primary").ok(), Some(host.as_str()));
     assert_eq!(hello.get_array("hosts").unwrap(), &vec![Bson::String(host)]);
-    assert_eq!(hello.get_i32("maxWireVersion").ok(), Some(21));
+    assert_eq!(hello.get_i32("maxWireVersion").ok(), Some(25));
     assert_eq!(hello.get_i32("minWireVersion").ok(), Some(0));
     assert_eq!(hello.get_i32("maxBsonObjectSize").ok(), Some(16_777_216));
     assert_eq!(hello.get_i32("maxMessageSizeBytes").ok(), Some(48_000_000));
@@ -315,7 +315,7 @@ async fn a_checksum_is_verified_and_a_wrong_one_closes_the_connection() {
         .await
         .expect("a checksummed message is answered");
     // Replies never carry a checksum (flags 0), which every client accepts.
-    assert_eq!(reply.msg_document(), doc! { "ok": 1.0 });
+    assert_eq!(reply.msg_document().get_f64("ok").ok(), Some(1.0));
 
     let mut bad = good.clone();
     let last = bad.len() - 1;
