@@ -1285,6 +1285,25 @@ fn snapshot_reads_of_a_session_see_the_state_of_their_cluster_time() {
         },
     );
     assert_eq!(first_batch(&reply), [Bson::Document(doc! { "n": 1 })]);
+    // A cursor's getMore continues its snapshot, read concern repeated or not.
+    let reply = ok(
+        &commands,
+        doc! {
+            "find": "t", "filter": {}, "batchSize": 0, "lsid": session.clone(),
+            "readConcern": at_snapshot.clone(),
+        },
+    );
+    let more = ok(
+        &commands,
+        doc! {
+            "getMore": cursor_id(&reply), "collection": "t", "lsid": session.clone(),
+            "readConcern": at_snapshot.clone(),
+        },
+    );
+    assert_eq!(
+        more.get_document("cursor").unwrap().get_array("nextBatch").unwrap(),
+        &vec![Bson::Document(doc! { "_id": 1, "x": 1 })]
+    );
     // Another session holds no snapshot of that time.
     let (code, _) = fails(
         &commands,

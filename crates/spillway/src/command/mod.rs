@@ -162,7 +162,11 @@ fn snapshot_read_concern(command: &Document, name: &str) -> CommandResult<Option
     let Some(Bson::Document(read_concern)) = command.get("readConcern") else {
         return Ok(None);
     };
-    if read_concern.get_str("level").ok() != Some("snapshot") || command.contains_key("autocommit")
+    // A cursor's `getMore` continues the snapshot its first batch read (drivers may repeat
+    // the read concern on it).
+    if read_concern.get_str("level").ok() != Some("snapshot")
+        || command.contains_key("autocommit")
+        || matches!(name, "getMore" | "killCursors")
     {
         return Ok(None);
     }
