@@ -1167,6 +1167,22 @@ fn database_level_aggregate_writes_with_out_and_merge() {
         },
     );
     assert_eq!(reply.get_i32("code").ok(), Some(11000), "{reply}");
+    // Output documents without `_id` get one, as MongoDB's `$merge` gives them.
+    ok(
+        &commands,
+        doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$documents": [{ "y": 1 }] }, { "$merge": { "into": { "db": "other", "coll": "merged" } } }],
+            "cursor": {},
+        },
+    );
+    let found = ok(
+        &commands,
+        doc! { "find": "merged", "filter": {}, "$db": "other" },
+    );
+    let merged = first_batch(&found)[0].as_document().unwrap().clone();
+    assert!(merged.get_object_id("_id").is_ok(), "{merged}");
+    assert_eq!(merged.get_i32("y").ok(), Some(1));
     assert_eq!(
         reply.get_document("keyPattern").ok(),
         Some(&doc! { "_id": 1 })
@@ -1301,7 +1317,10 @@ fn snapshot_reads_of_a_session_see_the_state_of_their_cluster_time() {
         },
     );
     assert_eq!(
-        more.get_document("cursor").unwrap().get_array("nextBatch").unwrap(),
+        more.get_document("cursor")
+            .unwrap()
+            .get_array("nextBatch")
+            .unwrap(),
         &vec![Bson::Document(doc! { "_id": 1, "x": 1 })]
     );
     // Another session holds no snapshot of that time.

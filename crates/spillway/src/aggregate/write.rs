@@ -53,6 +53,15 @@ fn merge_one(
     document: Document,
 ) -> Result<()> {
     let target = spec.collection();
+    // An output document without `_id` gets a new one, as MongoDB's `$merge` gives it (so
+    // merging on `_id` inserts it).
+    let document = if document.contains_key("_id") {
+        document
+    } else {
+        let mut with_id = bson::doc! { "_id": bson::oid::ObjectId::new() };
+        with_id.extend(document);
+        with_id
+    };
     let filter_document = spec.match_filter(&document).map_err(Error::aggregation)?;
     let filter = Filter::parse(&filter_document).map_err(Error::filter)?;
     let existing = ops::query(txn, target, &filter, None, 0, Some(2))?.matches;
