@@ -314,9 +314,9 @@ impl Commands {
         reply
     }
 
-    /// Adds `operationTime` and the `$clusterTime` a replica set member gossips to `reply`
-    /// (every command's, and a server's `hello`, from which drivers learn the cluster time
-    /// they send with their first command).
+    /// Adds `operationTime` and the `$clusterTime` a replica set member gossips to `reply`:
+    /// every command's, and those a server answers itself (`hello`, `ping`...), from which
+    /// drivers learn the cluster time they send with their next command.
     pub fn stamp(&self, reply: &mut Document) {
         let now = self.cluster_time();
         reply.insert("operationTime", now);
