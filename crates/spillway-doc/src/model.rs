@@ -20,7 +20,7 @@ use crate::error::DocError;
 use crate::filter::Filter;
 use crate::path::FieldPath;
 use crate::projection::Projection;
-use crate::size::{self, check_field_names, check_id};
+use crate::size::{self, check_id};
 use crate::sort::SortSpec;
 use crate::update::{ApplyContext, Update};
 
@@ -460,7 +460,6 @@ impl MemoryCollection {
         let mut stored = Document::new();
         stored.insert("_id", id);
         stored.extend(document);
-        check_field_names(&stored)?;
         check_storable(&stored)?;
         Ok(stored)
     }

@@ -3,8 +3,8 @@
 //! [`document_size`] computes the encoded size of a decoded document arithmetically (no
 //! serialisation), so that the database can refuse an oversized document before it encodes
 //! it. The limits are MongoDB's: 16 MiB per document and 100 levels of nesting, what an
-//! `_id` may hold ([`check_id`]), and which field names a stored document may have
-//! ([`check_field_names`], the one rule for every write).
+//! `_id` may hold ([`check_id`]). Other field names may start with `$` (MongoDB 5.0+); only
+//! the values update operators store are refused such names ([`dollar_prefixed_field`]).
 
 use bson::{Bson, Document, spec::BinarySubtype};
 
@@ -142,23 +142,8 @@ pub fn check_id(id: &Bson) -> Result<()> {
 /// Field names that may start with `$` in a stored document (outside `_id`): DBRef's.
 pub const DBREF_FIELDS: [&str; 3] = ["$ref", "$id", "$db"];
 
-/// How every refusal of a `$` field name ends, whichever write it comes from.
-pub(crate) const DOLLAR_NAMES_REFUSED: &str =
-    "names starting with '$' cannot be stored (DBRef's $ref, $id and $db aside)";
-
-/// Fails with [`DocError::InvalidValue`] when `document` has a field name starting with `$`
-/// at any depth, DBRef's `$ref`, `$id` and `$db` aside: read back, such a name would be taken
-/// for an operator. This is the one rule for every document written (inserts, upserts,
-/// imports, replacements, the values update operators store: see
-/// [`dollar_prefixed_field`]). MongoDB 5.0+ accepts some of these names; Spillway does not.
-pub fn check_field_names(document: &Document) -> Result<()> {
-    match first_dollar_field(document, &DBREF_FIELDS) {
-        Some((path, _)) => Err(DocError::InvalidValue {
-            message: format!("field '{path}': {DOLLAR_NAMES_REFUSED}"),
-        }),
-        None => Ok(()),
-    }
-}
+/// How every refusal of a `$` field name in an update operator's value ends.
+pub(crate) const DOLLAR_NAMES_REFUSED: &str = "update operators cannot store names starting with '$' (DBRef's $ref, $id and $db aside); use a pipeline update with $setField or $replaceWith";
 
 /// The first field name in `value` (a document or an array, at any depth) that starts with
 /// `$` and is not one of [`DBREF_FIELDS`], with its dotted path relative to `value`

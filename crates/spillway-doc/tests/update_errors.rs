@@ -46,7 +46,6 @@ fn invalid_updates() {
         (doc! { "$set": { "a.$.b.$": 1 } }, vec![]),
         (doc! { "$set": { "a": { "$b": 1 } } }, vec![]),
         (doc! { "$set": { "a": [{ "x": { "$y": 1 } }] } }, vec![]),
-        (doc! { "a": { "$set": 1 } }, vec![]),
         (doc! { "$inc": { "a": "1" } }, vec![]),
         (doc! { "$mul": { "a": null } }, vec![]),
         (doc! { "$rename": { "a": 1 } }, vec![]),

@@ -13,7 +13,7 @@
 use bson::oid::ObjectId;
 use bson::{Bson, DateTime, Document, doc};
 use spillway_doc::filter::Filter;
-use spillway_doc::size::{check_field_names, check_id, check_storable};
+use spillway_doc::size::{check_id, check_storable};
 use spillway_doc::update::{ApplyContext, Update};
 
 use crate::backend::{Query, ReadBackend, Write, WriteBackend};
@@ -67,7 +67,6 @@ fn with_id(mut document: Document) -> Result<Document, PatternError> {
         .remove("_id")
         .unwrap_or_else(|| Bson::ObjectId(ObjectId::new()));
     check_id(&id).map_err(PatternError::document)?;
-    check_field_names(&document).map_err(PatternError::document)?;
     let mut stored = doc! { "_id": id };
     stored.extend(document);
     Ok(stored)

@@ -128,7 +128,7 @@ fn server_status(state: &ServerState) -> Document {
 /// The parameters `getParameter` knows, with their values.
 fn parameters(state: &ServerState) -> Document {
     doc! {
-        "featureCompatibilityVersion": { "version": "7.0" },
+        "featureCompatibilityVersion": { "version": "8.0" },
         "enableTestCommands": state.options.enable_test_commands,
         "authenticationMechanisms": ["SCRAM-SHA-256"],
         "transactionLifetimeLimitSeconds": 60,

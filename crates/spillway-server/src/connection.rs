@@ -351,6 +351,9 @@ async fn answer(
                 reply.insert("saslSupportedMechs", mechanisms);
             }
         }
+        // A replica set member gossips the cluster time in every reply, its own commands'
+        // (`hello`, `ping`, `buildInfo`...) included.
+        commands.stamp(&mut reply);
         return reply;
     }
     let layer = Arc::clone(commands);

@@ -21,6 +21,10 @@ pub trait Executor: Send + Sync + 'static {
     /// The names of the commands [`Executor::execute`] knows, for `listCommands`.
     fn command_names(&self) -> &'static [&'static str];
 
+    /// Adds the cluster time (`operationTime`, `$clusterTime`) to a reply the server gives
+    /// itself, such as `hello`; a stand-in without a clock adds nothing.
+    fn stamp(&self, _reply: &mut Document) {}
+
     /// The database, where users are stored (`admin.system.users`); `None` for a stand-in
     /// without one, which then has no users and cannot serve `--auth`.
     fn database(&self) -> Option<Database> {
@@ -39,6 +43,10 @@ impl Executor for Commands {
 
     fn command_names(&self) -> &'static [&'static str] {
         Commands::command_names()
+    }
+
+    fn stamp(&self, reply: &mut Document) {
+        Commands::stamp(self, reply);
     }
 
     fn database(&self) -> Option<Database> {

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use bson::{Bson, Document};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use spillway_doc::DocError;
 use spillway_doc::filter::Filter;
 use spillway_doc::projection::Projection;
 use spillway_doc::sort::SortSpec;
@@ -856,6 +857,7 @@ pub struct UpdateAction<'a, T> {
     kind: UpdateKind,
     upsert: bool,
     array_filters: Vec<Document>,
+    sort: Option<Document>,
     session: Option<&'a mut Transaction>,
 }
 
@@ -875,11 +877,19 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
             kind,
             upsert: false,
             array_filters: Vec::new(),
+            sort: None,
             session: None,
         }
     }
 
     session_method!();
+
+    /// Which match `update_one` and `replace_one` change: the first in this order (MongoDB
+    /// 8.0's `sort`); without it, the smallest `_id`. `update_many` refuses it.
+    pub fn sort(mut self, sort: Document) -> Self {
+        self.sort = Some(sort);
+        self
+    }
 
     /// Inserts a document built from the filter and the update when nothing matches.
     pub fn upsert(mut self, upsert: bool) -> Self {
@@ -897,10 +907,25 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
     pub fn run(self) -> Result<UpdateResult> {
         let filter = parse_filter(&self.filter)?;
         let update = ops::parse_modifications(&self.update?, &self.array_filters, self.kind)?;
+        let sort = parse_sort(self.sort.as_ref())?;
+        if sort.is_some() && self.multi {
+            return Err(Error::argument(DocError::InvalidSort {
+                message: "update_many takes no sort: it changes every match".to_string(),
+            }));
+        }
         let name = &self.collection.name;
         let (multi, upsert) = (self.multi, self.upsert);
         let counts = self.collection.write(self.session, |txn, store| {
-            ops::update(txn, store, name, &filter, &update, multi, upsert)
+            ops::update_sorted(
+                txn,
+                store,
+                name,
+                &filter,
+                &update,
+                multi,
+                upsert,
+                sort.as_ref(),
+            )
         })?;
         Ok(UpdateResult {
             matched_count: counts.matched_count,

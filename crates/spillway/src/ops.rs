@@ -158,12 +158,32 @@ pub(crate) fn update(
     multi: bool,
     upsert: bool,
 ) -> Result<UpdateCounts> {
+    update_sorted(txn, store, collection, filter, update, multi, upsert, None)
+}
+
+/// [`update`]; a single-document update changes the first match in `sort` order (MongoDB
+/// 8.0's `sort` of `updateOne`/`replaceOne`), else the smallest `_id`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "update's arguments and the one sort only single-document updates take"
+)]
+pub(crate) fn update_sorted(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    filter: &Filter,
+    update: &Update,
+    multi: bool,
+    upsert: bool,
+    sort: Option<&SortSpec>,
+) -> Result<UpdateCounts> {
     let now = DateTime::now();
-    let sort = id_order();
+    let by_id = id_order();
+    let sort = sort.unwrap_or(&by_id);
     let matches = if multi {
         query(txn, collection, filter, None, 0, None)?.matches
     } else {
-        query(txn, collection, filter, Some(&sort), 0, Some(1))?.matches
+        query(txn, collection, filter, Some(sort), 0, Some(1))?.matches
     };
     if matches.is_empty() {
         let mut counts = UpdateCounts {

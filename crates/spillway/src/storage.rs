@@ -16,7 +16,7 @@ use spillway_doc::DocError;
 use spillway_doc::filter::Filter;
 use spillway_doc::key;
 use spillway_doc::path::FieldPath;
-use spillway_doc::size::{check_field_names, check_id};
+use spillway_doc::size::check_id;
 use spillway_doc::sort::{Direction, SortKey, SortSpec};
 use spillway_store::Store;
 
@@ -294,14 +294,14 @@ pub(crate) fn prepare_insert(document: Document) -> Result<Document> {
 }
 
 /// Gives a document its `_id` (first, generated when missing), refusing `_id`s MongoDB
-/// refuses and field names no document may store (every insert and upsert comes here).
+/// refuses (every insert and upsert comes here). Other field names may start with `$`, as
+/// MongoDB 5.0+ stores them.
 pub(crate) fn assign_id(mut document: Document) -> Result<Document> {
     let id = match document.remove("_id") {
         Some(id) => id,
         None => Bson::ObjectId(ObjectId::new()),
     };
     check_id(&id).map_err(Error::document)?;
-    check_field_names(&document).map_err(Error::document)?;
     let mut stored = Document::new();
     stored.insert("_id", id);
     stored.extend(document);

@@ -349,54 +349,6 @@ fn refused_operations_change_nothing_even_after_reopen() {
         },
     );
     check.refused(
-        "insert: a top-level '$' field",
-        "InvalidDocument",
-        "'$x'",
-        || products.insert_one(doc! { "_id": 90, "$x": 1 }).run(),
-    );
-    check.refused(
-        "insert: a '$' field in a document in an array",
-        "InvalidDocument",
-        "'a.b.1.$x'",
-        || {
-            products
-                .insert_one(doc! { "_id": 91, "a": { "b": [1, { "$x": 1 }] } })
-                .run()
-        },
-    );
-    check.refused(
-        "insert_many: a '$' field in the first document",
-        "InvalidDocument",
-        "'$x'",
-        || {
-            products
-                .insert_many([doc! { "$x": 1 }, doc! { "_id": 92 }])
-                .run()
-        },
-    );
-    check.refused(
-        "upsert: a '$' field seeded from the filter's equality",
-        "InvalidDocument",
-        "'meta.$x'",
-        || {
-            products
-                .update_one(
-                    doc! { "_id": 93, "meta": { "$eq": { "$x": 1 } } },
-                    doc! { "$set": { "b": 1 } },
-                )
-                .upsert(true)
-                .run()
-        },
-    );
-    check.refused("replace: a nested '$' field", "InvalidUpdate", "$x", || {
-        products
-            .replace_one(
-                doc! { "_id": 2 },
-                doc! { "sku": "b-2", "meta": { "$x": 1 } },
-            )
-            .run()
-    });
-    check.refused(
         "insert: '$' field inside _id",
         "InvalidDocument",
         "$k",
@@ -628,4 +580,47 @@ fn dbref_field_names_are_stored() {
         doc! { "_id": 1, "author": author.clone(), "refs": [author] }
     );
     assert_eq!(posts.count_documents(doc! {}).run().unwrap(), 2);
+}
+
+/// MongoDB 5.0+ stores field names starting with `$` outside `_id`: inserts (at any depth),
+/// upserts seeded from the filter, and replacements below the top level keep them as data.
+#[test]
+fn dollar_prefixed_field_names_are_data_outside_id() {
+    let db = Database::open_in_memory().unwrap();
+    let items = db.collection::<Document>("items");
+    items
+        .insert_one(doc! { "_id": 1, "$x": 1, "a": { "b": [1, { "$y": 2 }] } })
+        .run()
+        .unwrap();
+    items
+        .insert_many([doc! { "_id": 2, "$x": 1 }, doc! { "_id": 3 }])
+        .run()
+        .unwrap();
+    items
+        .update_one(
+            doc! { "_id": 4, "meta": { "$eq": { "$x": 1 } } },
+            doc! { "$set": { "b": 1 } },
+        )
+        .upsert(true)
+        .run()
+        .unwrap();
+    items
+        .replace_one(doc! { "_id": 3 }, doc! { "meta": { "$z": 3 } })
+        .run()
+        .unwrap();
+    let stored: Vec<Document> = items
+        .find(doc! {})
+        .run()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        stored,
+        [
+            doc! { "_id": 1, "$x": 1, "a": { "b": [1, { "$y": 2 }] } },
+            doc! { "_id": 2, "$x": 1 },
+            doc! { "_id": 3, "meta": { "$z": 3 } },
+            doc! { "_id": 4, "meta": { "$x": 1 }, "b": 1 },
+        ]
+    );
 }

@@ -1034,3 +1034,500 @@ fn create_in_a_transaction_is_invisible_until_commit_and_gone_after_abort() {
         }
     }
 }
+
+#[test]
+fn let_variables_reach_filters_and_pipeline_updates_of_every_write() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1, "x": 0 }, { "_id": 2, "x": 0 }, { "_id": 3 }] },
+    );
+    let by_id = doc! { "$expr": { "$eq": ["$_id", "$$id"] } };
+    let reply = ok(
+        &commands,
+        doc! {
+            "update": "t",
+            "updates": [{ "q": by_id.clone(), "u": [{ "$set": { "x": "$$x", "y": { "$concat": ["$$x", "!"] } } }] }],
+            "let": { "id": 1, "x": "foo" },
+        },
+    );
+    assert_eq!((number(&reply, "n"), number(&reply, "nModified")), (1, 1));
+    let found = ok(&commands, doc! { "find": "t", "filter": { "_id": 1 } });
+    assert_eq!(
+        first_batch(&found),
+        [Bson::Document(doc! { "_id": 1, "x": "foo", "y": "foo!" })]
+    );
+    // A later variable may read an earlier one; `$and` branches see them too.
+    let reply = ok(
+        &commands,
+        doc! {
+            "update": "t",
+            "updates": [{ "q": { "$and": [{ "$expr": { "$eq": ["$_id", "$$next"] } }] }, "u": { "$set": { "x": 2 } }, "multi": true }],
+            "let": { "id": 1, "next": { "$add": ["$$id", 1] } },
+        },
+    );
+    assert_eq!(number(&reply, "n"), 1);
+    let reply = ok(
+        &commands,
+        doc! {
+            "findAndModify": "t", "query": by_id.clone(), "update": [{ "$set": { "z": "$$id" } }],
+            "new": true, "let": { "id": 2 },
+        },
+    );
+    assert_eq!(
+        reply.get_document("value").unwrap(),
+        &doc! { "_id": 2, "x": 2, "z": 2 }
+    );
+    let reply = ok(
+        &commands,
+        doc! { "delete": "t", "deletes": [{ "q": by_id.clone(), "limit": 1 }], "let": { "id": 3 } },
+    );
+    assert_eq!(number(&reply, "n"), 1);
+    let reply = ok(
+        &commands,
+        doc! { "findAndModify": "t", "query": by_id, "remove": true, "let": { "id": 1 } },
+    );
+    assert_eq!(
+        reply.get_document("value").unwrap().get_i32("_id").ok(),
+        Some(1)
+    );
+    // MongoDB's rule for variable names.
+    let (code, _) = fails(
+        &commands,
+        doc! { "delete": "t", "deletes": [{ "q": {}, "limit": 1 }], "let": { "Id": 1 } },
+    );
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn a_malformed_statement_fails_the_whole_command_before_any_write() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1 }, { "_id": 2 }] },
+    );
+    let (code, message) = fails(
+        &commands,
+        doc! {
+            "update": "t",
+            "updates": [
+                { "q": { "_id": 1 }, "u": { "$set": { "a": 1 } } },
+                { "q": {}, "u": { "$set": { "a": 2 } }, "bogus": { "_id": -1 } },
+            ],
+        },
+    );
+    assert_eq!(code, 40415, "{message}");
+    let (code, _) = fails(
+        &commands,
+        doc! { "delete": "t", "deletes": [{ "q": { "_id": 1 }, "limit": 1 }, { "q": {} }] },
+    );
+    assert_eq!(code, 40414);
+    let found = ok(
+        &commands,
+        doc! { "count": "t", "query": { "a": { "$exists": true } } },
+    );
+    assert_eq!(number(&found, "n"), 0, "nothing was written");
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "t" }), "n"),
+        2,
+        "nothing was deleted"
+    );
+}
+
+#[test]
+fn database_level_aggregate_makes_its_own_documents() {
+    let commands = commands();
+    let reply = ok(
+        &commands,
+        doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$documents": [{ "x": 1 }, { "x": 2 }] }, { "$match": { "x": 2 } }],
+            "cursor": {},
+        },
+    );
+    assert_eq!(first_batch(&reply), [Bson::Document(doc! { "x": 2 })]);
+    assert_eq!(
+        reply.get_document("cursor").unwrap().get_str("ns").ok(),
+        Some("shop.$cmd.aggregate")
+    );
+    // The sessions this server holds, the caller's own included, in MongoDB's shape.
+    let session = lsid(7);
+    let reply = ok(
+        &commands,
+        doc! {
+            "aggregate": 1, "pipeline": [{ "$listLocalSessions": {} }], "cursor": {},
+            "lsid": session.clone(), "$db": "admin",
+        },
+    );
+    let sessions = first_batch(&reply);
+    let listed = sessions
+        .iter()
+        .filter_map(Bson::as_document)
+        .find(|listed| listed.get_document("_id").unwrap().get("id") == session.get("id"))
+        .expect("the caller's session is listed");
+    assert!(
+        listed.get_document("_id").unwrap().get("uid").is_some(),
+        "{listed}"
+    );
+    assert!(listed.get_datetime("lastUse").is_ok(), "{listed}");
+    // `$currentOp` reports the calling command, only on admin.
+    let reply = ok(
+        &commands,
+        doc! { "aggregate": 1, "pipeline": [{ "$currentOp": {} }], "cursor": {}, "$db": "admin" },
+    );
+    let operation = first_batch(&reply)[0].as_document().unwrap().clone();
+    assert_eq!(operation.get_str("type").ok(), Some("op"));
+    assert_eq!(operation.get_bool("active").ok(), Some(true));
+    assert_eq!(
+        operation
+            .get_document("command")
+            .unwrap()
+            .get_i32("aggregate")
+            .ok(),
+        Some(1)
+    );
+    let (code, _) = fails(
+        &commands,
+        doc! { "aggregate": 1, "pipeline": [{ "$currentOp": {} }], "cursor": {} },
+    );
+    assert_eq!(code, 73);
+    // A pipeline that needs a collection is refused.
+    let (code, _) = fails(
+        &commands,
+        doc! { "aggregate": 1, "pipeline": [{ "$match": {} }], "cursor": {} },
+    );
+    assert_eq!(code, 73);
+}
+
+#[test]
+fn database_level_aggregate_writes_with_out_and_merge() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$documents": [{ "_id": 1, "x": 1 }] }, { "$out": "copy" }],
+            "cursor": {},
+        },
+    );
+    let found = ok(&commands, doc! { "find": "copy", "filter": {} });
+    assert_eq!(
+        first_batch(&found),
+        [Bson::Document(doc! { "_id": 1, "x": 1 })]
+    );
+    // A `$merge` that fails on an existing `_id` reports the key, as MongoDB does.
+    let reply = run(
+        &commands,
+        doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$documents": [{ "_id": 1, "x": 2 }] }, { "$merge": { "into": "copy", "whenMatched": "fail" } }],
+            "cursor": {},
+        },
+    );
+    assert_eq!(reply.get_i32("code").ok(), Some(11000), "{reply}");
+    // Output documents without `_id` get one, as MongoDB's `$merge` gives them.
+    ok(
+        &commands,
+        doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$documents": [{ "y": 1 }] }, { "$merge": { "into": { "db": "other", "coll": "merged" } } }],
+            "cursor": {},
+        },
+    );
+    let found = ok(
+        &commands,
+        doc! { "find": "merged", "filter": {}, "$db": "other" },
+    );
+    let merged = first_batch(&found)[0].as_document().unwrap().clone();
+    assert!(merged.get_object_id("_id").is_ok(), "{merged}");
+    assert_eq!(merged.get_i32("y").ok(), Some(1));
+    assert_eq!(
+        reply.get_document("keyPattern").ok(),
+        Some(&doc! { "_id": 1 })
+    );
+    assert_eq!(
+        reply.get_document("keyValue").ok(),
+        Some(&doc! { "_id": 1 })
+    );
+}
+
+#[test]
+fn linearizable_reads_cannot_write_with_out() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1 }] },
+    );
+    let (code, _) = fails(
+        &commands,
+        doc! {
+            "aggregate": "t", "pipeline": [{ "$out": "copy" }], "cursor": {},
+            "readConcern": { "level": "linearizable" },
+        },
+    );
+    assert_eq!(code, 72);
+    ok(
+        &commands,
+        doc! {
+            "aggregate": "t", "pipeline": [{ "$match": {} }], "cursor": {},
+            "readConcern": { "level": "linearizable" },
+        },
+    );
+}
+
+#[test]
+fn dollar_prefixed_field_names_are_stored_as_mongodb_5_stores_them() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1, "$a": 1, "b": { "$c": 2 } }] },
+    );
+    ok(
+        &commands,
+        doc! { "update": "t", "updates": [{ "q": { "_id": 1 }, "u": { "_id": 1, "a": { "$b": 3 } } }] },
+    );
+    ok(
+        &commands,
+        doc! {
+            "update": "t",
+            "updates": [{ "q": { "_id": 1 }, "u": [
+                { "$set": { "a": { "$setField": { "field": { "$literal": "$d" }, "value": 4, "input": "$a" } } } },
+            ] }],
+        },
+    );
+    let found = ok(&commands, doc! { "find": "t", "filter": {} });
+    assert_eq!(
+        first_batch(&found),
+        [Bson::Document(doc! { "_id": 1, "a": { "$b": 3, "$d": 4 } })]
+    );
+    // Still refused: `$` names inside `_id`, and update operators storing them.
+    let reply = ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": { "$a": 1 } }] },
+    );
+    assert!(reply.get_array("writeErrors").is_ok(), "{reply}");
+    let reply = ok(
+        &commands,
+        doc! { "update": "t", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "e": { "$f": 1 } } } }] },
+    );
+    assert!(reply.get_array("writeErrors").is_ok(), "{reply}");
+}
+
+#[test]
+fn snapshot_reads_of_a_session_see_the_state_of_their_cluster_time() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1, "x": 1 }] },
+    );
+    let session = lsid(9);
+    let snapshot = doc! { "level": "snapshot" };
+    let reply = ok(
+        &commands,
+        doc! {
+            "distinct": "t", "key": "x", "lsid": session.clone(), "readConcern": snapshot,
+        },
+    );
+    let Some(Bson::Timestamp(at)) = reply.get("atClusterTime").cloned() else {
+        panic!("a snapshot read says when it read: {reply}");
+    };
+    // A write after the snapshot is not seen by the session's reads at that time.
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 2, "x": 2 }] },
+    );
+    let at_snapshot = doc! { "level": "snapshot", "atClusterTime": at };
+    let reply = ok(
+        &commands,
+        doc! {
+            "find": "t", "filter": {}, "lsid": session.clone(), "readConcern": at_snapshot.clone(),
+        },
+    );
+    assert_eq!(
+        first_batch(&reply),
+        [Bson::Document(doc! { "_id": 1, "x": 1 })]
+    );
+    assert_eq!(
+        reply.get_document("cursor").unwrap().get("atClusterTime"),
+        Some(&Bson::Timestamp(at))
+    );
+    let reply = ok(
+        &commands,
+        doc! {
+            "aggregate": "t", "pipeline": [{ "$count": "n" }], "cursor": {},
+            "lsid": session.clone(), "readConcern": at_snapshot.clone(),
+        },
+    );
+    assert_eq!(first_batch(&reply), [Bson::Document(doc! { "n": 1 })]);
+    // A cursor's getMore continues its snapshot, read concern repeated or not.
+    let reply = ok(
+        &commands,
+        doc! {
+            "find": "t", "filter": {}, "batchSize": 0, "lsid": session.clone(),
+            "readConcern": at_snapshot.clone(),
+        },
+    );
+    let more = ok(
+        &commands,
+        doc! {
+            "getMore": cursor_id(&reply), "collection": "t", "lsid": session.clone(),
+            "readConcern": at_snapshot.clone(),
+        },
+    );
+    assert_eq!(
+        more.get_document("cursor")
+            .unwrap()
+            .get_array("nextBatch")
+            .unwrap(),
+        &vec![Bson::Document(doc! { "_id": 1, "x": 1 })]
+    );
+    // Another session holds no snapshot of that time.
+    let (code, _) = fails(
+        &commands,
+        doc! { "find": "t", "filter": {}, "lsid": lsid(10), "readConcern": at_snapshot.clone() },
+    );
+    assert_eq!(code, 239);
+    // Writes cannot read at snapshot outside a transaction.
+    let (code, _) = fails(
+        &commands,
+        doc! {
+            "insert": "t", "documents": [{ "_id": 3 }], "lsid": session.clone(),
+            "readConcern": { "level": "snapshot" },
+        },
+    );
+    assert_eq!(code, 72);
+    let (code, _) = fails(
+        &commands,
+        doc! {
+            "aggregate": "t", "pipeline": [{ "$out": "copy" }], "cursor": {},
+            "lsid": session, "readConcern": { "level": "snapshot" },
+        },
+    );
+    assert_eq!(code, 72);
+}
+
+#[test]
+fn single_document_updates_take_mongodb_8_sort() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "t", "documents": [{ "_id": 1 }, { "_id": 2 }, { "_id": 3 }] },
+    );
+    let reply = ok(
+        &commands,
+        doc! { "update": "t", "updates": [{ "q": { "_id": { "$gt": 1 } }, "u": { "$set": { "x": 1 } }, "sort": { "_id": -1 } }] },
+    );
+    assert_eq!(number(&reply, "nModified"), 1);
+    ok(
+        &commands,
+        doc! { "update": "t", "updates": [{ "q": {}, "u": { "y": 1 }, "sort": { "_id": -1 } }] },
+    );
+    let found = ok(
+        &commands,
+        doc! { "find": "t", "filter": {}, "sort": { "_id": 1 } },
+    );
+    assert_eq!(
+        first_batch(&found),
+        [
+            Bson::Document(doc! { "_id": 1 }),
+            Bson::Document(doc! { "_id": 2 }),
+            Bson::Document(doc! { "_id": 3, "y": 1 }),
+        ]
+    );
+    let reply = ok(
+        &commands,
+        doc! { "update": "t", "updates": [{ "q": {}, "u": { "$set": { "z": 1 } }, "multi": true, "sort": { "_id": 1 } }] },
+    );
+    let error = reply.get_array("writeErrors").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(error.get_i32("code").ok(), Some(72));
+}
+
+#[test]
+fn bulk_write_runs_operations_on_many_namespaces_with_a_result_each() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "a", "documents": [{ "_id": 1, "x": 1 }, { "_id": 2, "x": 2 }] },
+    );
+    let bulk = |ops: Vec<Document>, ordered: bool, errors_only: bool| {
+        doc! {
+            "bulkWrite": 1, "$db": "admin", "ops": ops, "ordered": ordered, "errorsOnly": errors_only,
+            "nsInfo": [{ "ns": "shop.a" }, { "ns": "other.b" }],
+        }
+    };
+    let reply = ok(
+        &commands,
+        bulk(
+            vec![
+                doc! { "insert": 1, "document": { "_id": 10 } },
+                doc! { "update": 0, "filter": { "_id": 1 }, "updateMods": { "$inc": { "x": 1 } } },
+                doc! { "update": 0, "filter": { "_id": 9 }, "updateMods": { "x": 9 }, "upsert": true },
+                doc! { "delete": 0, "filter": { "_id": 2 } },
+            ],
+            true,
+            false,
+        ),
+    );
+    for (field, expected) in [
+        ("nErrors", 0),
+        ("nInserted", 1),
+        ("nMatched", 1),
+        ("nModified", 1),
+        ("nUpserted", 1),
+        ("nDeleted", 1),
+    ] {
+        assert_eq!(number(&reply, field), expected, "{field} in {reply}");
+    }
+    let results = first_batch(&reply);
+    assert_eq!(
+        results,
+        [
+            Bson::Document(doc! { "ok": 1.0, "idx": 0, "n": 1 }),
+            Bson::Document(doc! { "ok": 1.0, "idx": 1, "n": 1, "nModified": 1 }),
+            Bson::Document(
+                doc! { "ok": 1.0, "idx": 2, "n": 1, "nModified": 0, "upserted": { "_id": 9 } }
+            ),
+            Bson::Document(doc! { "ok": 1.0, "idx": 3, "n": 1 }),
+        ]
+    );
+    assert_eq!(
+        reply.get_document("cursor").unwrap().get_str("ns").ok(),
+        Some("admin.$cmd.bulkWrite")
+    );
+    let found = ok(
+        &commands,
+        doc! { "find": "b", "filter": {}, "$db": "other" },
+    );
+    assert_eq!(first_batch(&found), [Bson::Document(doc! { "_id": 10 })]);
+    // Ordered, the first error stops the batch; unordered, the rest runs. errorsOnly shows
+    // only the errors.
+    let ops = vec![
+        doc! { "insert": 0, "document": { "_id": 1 } },
+        doc! { "insert": 0, "document": { "_id": 20 } },
+    ];
+    let reply = ok(&commands, bulk(ops.clone(), true, false));
+    assert_eq!(
+        (number(&reply, "nErrors"), number(&reply, "nInserted")),
+        (1, 0)
+    );
+    let error = first_batch(&reply)[0].as_document().unwrap().clone();
+    assert_eq!(error.get_f64("ok").ok(), Some(0.0));
+    assert_eq!(error.get_i32("code").ok(), Some(11000));
+    assert_eq!(
+        error.get_document("keyValue").ok(),
+        Some(&doc! { "_id": 1 })
+    );
+    let reply = ok(&commands, bulk(ops, false, true));
+    assert_eq!(
+        (number(&reply, "nErrors"), number(&reply, "nInserted")),
+        (1, 1)
+    );
+    assert_eq!(first_batch(&reply).len(), 1, "{reply}");
+    // Only on admin.
+    let mut elsewhere = bulk(vec![doc! { "insert": 0, "document": {} }], true, false);
+    elsewhere.insert("$db", "shop");
+    assert_eq!(fails(&commands, elsewhere).0, 13);
+}

@@ -171,9 +171,8 @@ impl Update {
                     "arrayFilters can only be used with update operators, not with a replacement document",
                 ));
             }
-            for (field, value) in update {
-                parse::check_storable("replacement", field, value)?;
-            }
+            // Names starting with `$` below the top level are data, as MongoDB 5.0+ stores
+            // them (at the top level they would be operators).
             return Ok(Update {
                 kind: Kind::Replacement(update.clone()),
             });
@@ -386,9 +385,8 @@ fn apply_pipeline(
         }
         _ => {}
     }
-    for (field, value) in &updated {
-        parse::check_storable("update pipeline", field, value)?;
-    }
+    // A pipeline may store names starting with `$` (`$setField`, `$literal`), as in MongoDB
+    // 5.0+.
     let modified = updated != *document;
     *document = updated;
     Ok(UpdateOutcome { modified })

@@ -519,9 +519,10 @@ fn collect_identifiers(filter: &Document, identifiers: &mut Vec<String>) {
     }
 }
 
-/// Fails when a value an operator would store contains a field name that cannot be stored
-/// ([`crate::size::dollar_prefixed_field`], the rule inserts follow too): it would be an
-/// operator or modifier misread as data.
+/// Fails when a value an operator would store contains a field name starting with `$`
+/// ([`crate::size::dollar_prefixed_field`]): in an operator's value it is far more likely a
+/// misplaced operator or modifier than data. Inserts, replacements and pipeline updates may
+/// store such names (MongoDB 5.0+); update operators may not.
 pub(super) fn check_storable(operator: &str, field: &str, value: &Bson) -> Result<()> {
     match dollar_prefixed_field(value) {
         Some((_, key)) => Err(invalid(format!(

@@ -6,13 +6,13 @@
 //! through the same operations as `insert_one` and `replace_one`, so a target with indexes or
 //! pattern policies stays consistent, and a failure aborts the whole transaction.
 
-use bson::Document;
+use bson::{Bson, Document};
 use spillway_doc::DocError;
 use spillway_doc::filter::Filter;
 use spillway_doc::pipeline::{MergeAction, MergeSpec, Output};
 use spillway_store::Store;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::ops;
 use crate::storage;
 use crate::txn::WriteTxn;
@@ -53,6 +53,15 @@ fn merge_one(
     document: Document,
 ) -> Result<()> {
     let target = spec.collection();
+    // An output document without `_id` gets a new one, as MongoDB's `$merge` gives it (so
+    // merging on `_id` inserts it).
+    let document = if document.contains_key("_id") {
+        document
+    } else {
+        let mut with_id = bson::doc! { "_id": bson::oid::ObjectId::new() };
+        with_id.extend(document);
+        with_id
+    };
     let filter_document = spec.match_filter(&document).map_err(Error::aggregation)?;
     let filter = Filter::parse(&filter_document).map_err(Error::filter)?;
     let existing = ops::query(txn, target, &filter, None, 0, Some(2))?.matches;
@@ -68,10 +77,16 @@ fn merge_one(
         .first()
         .map(|found| storage::decode(&found.bytes))
         .transpose()?;
-    match spec
-        .decide(existing.as_ref(), document)
-        .map_err(Error::aggregation)?
-    {
+    let decision = match spec.decide(existing.as_ref(), document) {
+        Ok(decision) => decision,
+        // `whenMatched: "fail"`: MongoDB reports the duplicate key, with its `keyPattern` and
+        // `keyValue`, as a unique index would.
+        Err(DocError::Pipeline { code: 11000, .. }) => {
+            return Err(merge_duplicate(target, &filter_document));
+        }
+        Err(error) => return Err(Error::aggregation(error)),
+    };
+    match decision {
         MergeAction::Insert(document) => {
             ops::insert(txn, store, target, document)?;
         }
@@ -82,4 +97,35 @@ fn merge_one(
         MergeAction::Keep => {}
     }
     Ok(())
+}
+
+/// The duplicate key error of a `$merge` whose output document matched a target document
+/// on its `on` fields (`filter_document`, equalities on each).
+fn merge_duplicate(target: &str, filter_document: &Document) -> Error {
+    let fields: Document = filter_document
+        .iter()
+        .map(|(field, condition)| {
+            let value = match condition {
+                Bson::Document(condition) => condition.get("$eq").cloned().unwrap_or(Bson::Null),
+                other => other.clone(),
+            };
+            (field.clone(), value)
+        })
+        .collect();
+    let (index, key) = match fields.get("_id") {
+        Some(id) if fields.len() == 1 => ("_id_".to_string(), id.clone()),
+        _ => (
+            fields
+                .keys()
+                .map(|field| format!("{field}_1"))
+                .collect::<Vec<_>>()
+                .join("_"),
+            Bson::Document(fields),
+        ),
+    };
+    Error::new(ErrorKind::DuplicateKey {
+        collection: target.to_string(),
+        index,
+        key,
+    })
 }

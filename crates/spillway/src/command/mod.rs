@@ -14,16 +14,22 @@
 //! | `namespace` | [`Namespaces`]: database and collection names to stored collections |
 //! | `cursors` | open cursors between a command and its `getMore`s |
 //! | `sessions` | logical sessions: retryable writes answered once, transactions across requests |
+//! | `bulk` | `bulkWrite` (MongoDB 8.0): operations on many namespaces, results in a cursor |
+//! | `collectionless` | database-level `aggregate: 1`: `$documents`, `$listLocalSessions`, `$currentOp` |
+//! | `let_vars` | `let` of the write commands, bound around the expressions that read it |
 //! | `read`, `write`, `ddl`, `patterns` | the commands themselves |
 //!
 //! This module must never know sockets or message framing: it takes a command document and
 //! returns a reply document.
 
 mod args;
+mod bulk;
+mod collectionless;
 mod cursors;
 mod ddl;
 mod error;
 mod labels;
+mod let_vars;
 mod namespace;
 mod patterns;
 mod read;
@@ -140,6 +146,50 @@ fn write_concern_error(command: &Document) -> CommandResult<Option<Document>> {
     })
 }
 
+/// The commands that may read at read concern `snapshot` outside a transaction.
+const SNAPSHOT_READS: &[&str] = &["find", "aggregate", "distinct"];
+
+/// Which state a snapshot read (read concern `snapshot` outside a transaction) reads.
+#[derive(Clone, Copy)]
+enum SnapshotRead {
+    /// A snapshot taken now.
+    Latest,
+    /// The session's snapshot of `atClusterTime`.
+    At(Timestamp),
+}
+
+/// `readConcern: { level: "snapshot" }` outside a transaction; `None` for any other read
+/// concern, or inside a transaction (which reads its own snapshot). Refused (72
+/// InvalidOptions) on commands other than [`SNAPSHOT_READS`].
+fn snapshot_read_concern(command: &Document, name: &str) -> CommandResult<Option<SnapshotRead>> {
+    let Some(Bson::Document(read_concern)) = command.get("readConcern") else {
+        return Ok(None);
+    };
+    // A cursor's `getMore` continues the snapshot its first batch read (drivers may repeat
+    // the read concern on it).
+    if read_concern.get_str("level").ok() != Some("snapshot")
+        || command.contains_key("autocommit")
+        || matches!(name, "getMore" | "killCursors")
+    {
+        return Ok(None);
+    }
+    if !SNAPSHOT_READS.contains(&name) {
+        return Err(CommandError::new(
+            72,
+            format!(
+                "read concern level 'snapshot' is not supported by '{name}' outside a multi-document transaction"
+            ),
+        ));
+    }
+    match read_concern.get("atClusterTime") {
+        None => Ok(Some(SnapshotRead::Latest)),
+        Some(Bson::Timestamp(at)) => Ok(Some(SnapshotRead::At(*at))),
+        Some(other) => Err(CommandError::type_mismatch(format!(
+            "readConcern.atClusterTime must be a timestamp, not {other}"
+        ))),
+    }
+}
+
 /// Commands MongoDB refuses inside a multi-document transaction (263).
 const NOT_IN_TRANSACTION: &[&str] = &[
     "count",
@@ -171,6 +221,7 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("delete", true, write::delete),
     ("findAndModify", true, write::find_and_modify),
     ("findandmodify", true, write::find_and_modify),
+    ("bulkWrite", true, bulk::bulk_write),
     ("create", false, ddl::create),
     ("drop", false, ddl::drop),
     ("dropDatabase", false, ddl::drop_database),
@@ -263,6 +314,14 @@ impl Commands {
             }
         };
         add_error_labels(&command, &mut reply);
+        self.stamp(&mut reply);
+        reply
+    }
+
+    /// Adds `operationTime` and the `$clusterTime` a replica set member gossips to `reply`:
+    /// every command's, and those a server answers itself (`hello`, `ping`...), from which
+    /// drivers learn the cluster time they send with their next command.
+    pub fn stamp(&self, reply: &mut Document) {
         let now = self.cluster_time();
         reply.insert("operationTime", now);
         reply.insert(
@@ -275,7 +334,6 @@ impl Commands {
                 },
             },
         );
-        reply
     }
 
     fn dispatch(&self, command: &Document) -> CommandResult {
@@ -295,6 +353,7 @@ impl Commands {
             None if self.namespaces == Namespaces::Flat => "",
             None => return Err(CommandError::new(40414, "the command has no '$db' field")),
         };
+        let snapshot = snapshot_read_concern(command, name)?;
         let session = sessions::SessionArgs::read(command)?;
         let run = |transaction: Option<&mut Transaction>| {
             let mut context = Context {
@@ -305,7 +364,15 @@ impl Commands {
             };
             handler(&mut context)
         };
+        let lsid = session.lsid().cloned();
         match session.transaction_state(name)? {
+            TxnState::None | TxnState::Retryable { .. } if snapshot.is_some() => {
+                let at_cluster_time = match snapshot {
+                    Some(SnapshotRead::At(at)) => Some(at),
+                    _ => None,
+                };
+                sessions::snapshot_read(self, lsid.as_ref(), at_cluster_time, run)
+            }
             TxnState::None => run(None),
             TxnState::Retryable { lsid, txn_number } if writes => {
                 sessions::retryable(self, &lsid, txn_number, || run(None))
@@ -340,7 +407,7 @@ impl Commands {
 
     /// A cluster time later than every one handed out before: seconds since the epoch and an
     /// increment within the second.
-    fn cluster_time(&self) -> Timestamp {
+    pub(crate) fn cluster_time(&self) -> Timestamp {
         let seconds = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |elapsed| {

@@ -40,6 +40,21 @@ impl Namespaces {
         }
     }
 
+    /// The stored name a database-level `aggregate` reads: `system.aggregate` of the
+    /// database, in the `system.` space no client can create a collection in, so it is always
+    /// empty. The flat view has no such space (the catalog refuses `system.` names there).
+    pub(crate) fn collectionless(self, database: &str) -> CommandResult<String> {
+        match self {
+            Namespaces::Prefixed => {
+                check_database_name(database)?;
+                Ok(format!("{database}.system.aggregate"))
+            }
+            Namespaces::Flat => Err(CommandError::not_supported(
+                "aggregate: 1 needs a server's databases (the embedded view has none)",
+            )),
+        }
+    }
+
     /// The collection of `database` stored as `stored`, if it belongs to that database.
     pub(crate) fn collection_of<'a>(self, database: &str, stored: &'a str) -> Option<&'a str> {
         match self {

@@ -9,6 +9,7 @@ use bson::{Bson, Document, doc};
 
 use super::Context;
 use super::args::Args;
+use super::collectionless;
 use super::cursors::DocumentStream;
 use super::error::{CommandError, CommandResult};
 use super::{count_value, lock};
@@ -234,7 +235,8 @@ pub(crate) fn distinct(context: &mut Context<'_>) -> CommandResult {
     Ok(doc! { "values": values, "ok": 1.0 })
 }
 
-/// `aggregate` on a collection (a database-level `aggregate: 1` is not supported).
+/// `aggregate` on a collection, or on a database (`aggregate: 1`, whose pipeline starts with
+/// a stage that makes its own documents: see [`collectionless`]).
 pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&[
@@ -248,14 +250,25 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
         "bypassDocumentValidation",
     ])?;
     check_collation(args)?;
-    if !matches!(args.document.get("aggregate"), Some(Bson::String(_))) {
-        return Err(CommandError::not_supported(
-            "aggregate: 1 (a pipeline without a collection, such as $currentOp or $documents) is not supported",
-        ));
-    }
-    let Some(pipeline) = args.documents("pipeline")? else {
+    let database_level = match args.document.get("aggregate") {
+        Some(Bson::String(_)) => false,
+        Some(Bson::Int32(1) | Bson::Int64(1)) => true,
+        Some(Bson::Double(one)) if (one - 1.0).abs() < f64::EPSILON => true,
+        _ => {
+            return Err(CommandError::new(
+                73,
+                "Invalid command format: the 'aggregate' field must specify a collection name or 1",
+            ));
+        }
+    };
+    let Some(mut pipeline) = args.documents("pipeline")? else {
         return Err(args.missing("pipeline"));
     };
+    check_read_concern(args, &pipeline)?;
+    if database_level {
+        pipeline = collectionless::first_stage(context, pipeline)?;
+    }
+    let args = &context.args;
     let explain = args.bool("explain")?.unwrap_or(false);
     let cursor = args.document("cursor")?;
     if cursor.is_none() && !explain {
@@ -273,7 +286,11 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
         .commands
         .namespaces
         .pipeline(context.database, &pipeline)?;
-    let (collection, name) = collection(context)?;
+    let (collection, name) = if database_level {
+        collectionless::placeholder(context)?
+    } else {
+        collection(context)?
+    };
     let mut action = collection.aggregate(pipeline);
     if let Some(let_vars) = let_vars {
         action = action.let_vars(let_vars);
@@ -357,5 +374,24 @@ pub(crate) fn explain(context: &mut Context<'_>) -> CommandResult {
         other => Err(CommandError::not_supported(format!(
             "explain of '{other}' is not supported (find, count, distinct and aggregate are)"
         ))),
+    }
+}
+
+/// Refuses what MongoDB refuses of a read concern: `linearizable` or `snapshot` with a
+/// pipeline that writes (`$out`/`$merge`), 72 InvalidOptions (a snapshot read's writes would
+/// go to a snapshot that is never committed).
+fn check_read_concern(args: &Args<'_>, pipeline: &[Document]) -> CommandResult<()> {
+    let Some(Bson::Document(read_concern)) = args.get("readConcern") else {
+        return Ok(());
+    };
+    let writes = pipeline
+        .last()
+        .is_some_and(|stage| stage.contains_key("$out") || stage.contains_key("$merge"));
+    match read_concern.get_str("level") {
+        Ok(level @ ("linearizable" | "snapshot")) if writes => Err(CommandError::new(
+            72,
+            format!("cannot run $out or $merge with readConcern level '{level}'"),
+        )),
+        _ => Ok(()),
     }
 }

@@ -10,12 +10,17 @@
 //!   [`SessionTable::reap`]. While a command runs, its session's handle is taken out of the
 //!   table, so no lock is held across the command and other sessions go on.
 //!
+//! - A read with `readConcern: { level: "snapshot" }` outside a transaction (`find`,
+//!   `aggregate`, `distinct`) reads a snapshot taken for it and says when in `atClusterTime`;
+//!   the session keeps that snapshot (a read-only [`Transaction`] handle) for
+//!   [`SNAPSHOT_WINDOW`], so that its later reads `atClusterTime` that time see the same state.
+//!
 //! This module must never execute a command itself: the dispatcher hands it a closure.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, Document, Timestamp, doc};
 
 use super::error::{CommandError, CommandResult};
 use super::{Commands, Context, lock};
@@ -27,6 +32,10 @@ pub(crate) const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long a session may stay unused before it is forgotten (MongoDB's 30 minutes).
 const SESSION_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// How long a session keeps the snapshot of its snapshot reads after its last use
+/// (MongoDB's `minSnapshotHistoryWindowInSeconds` is 300).
+pub(crate) const SNAPSHOT_WINDOW: Duration = Duration::from_secs(300);
 
 /// A session's identity: the `lsid` document's bytes.
 pub(crate) type SessionKey = Vec<u8>;
@@ -91,6 +100,11 @@ impl SessionArgs {
         })
     }
 
+    /// The session id, if the command has one.
+    pub(crate) fn lsid(&self) -> Option<&SessionKey> {
+        self.lsid.as_ref()
+    }
+
     pub(crate) fn transaction_state(self, command: &str) -> CommandResult<TxnState> {
         match (self.lsid, self.txn_number, self.autocommit) {
             (_, None, Some(_)) => Err(CommandError::bad_value(
@@ -148,6 +162,11 @@ struct Session {
     retry_reply: Option<Document>,
     /// When the open transaction last ran a command.
     transaction_used: Option<Instant>,
+    /// The snapshot of the session's snapshot reads, with its cluster time; `None` while a
+    /// read runs in it (taken out), or when there is none.
+    snapshot: Option<(Timestamp, Transaction)>,
+    /// When the snapshot was last read.
+    snapshot_used: Option<Instant>,
 }
 
 /// Sessions by id.
@@ -171,10 +190,31 @@ impl SessionTable {
         session
     }
 
+    /// The sessions this server holds, as `$listLocalSessions` reports them: each `lsid`
+    /// document with how long ago it was last used.
+    pub(crate) fn local_sessions(&self, now: Instant) -> Vec<(Document, Duration)> {
+        self.sessions
+            .iter()
+            .filter_map(|(key, session)| {
+                let lsid = Document::from_reader(key.as_slice()).ok()?;
+                let idle = session
+                    .last_used
+                    .map_or(Duration::ZERO, |used| now.saturating_duration_since(used));
+                Some((lsid, idle))
+            })
+            .collect()
+    }
+
     /// Aborts transactions idle for [`TRANSACTION_TIMEOUT`] and forgets sessions unused for
     /// 30 minutes.
     pub(crate) fn reap(&mut self, now: Instant) {
         for session in self.sessions.values_mut() {
+            let snapshot_idle = session
+                .snapshot_used
+                .is_some_and(|used| now.duration_since(used) >= SNAPSHOT_WINDOW);
+            if snapshot_idle && let Some((_, snapshot)) = session.snapshot.take() {
+                snapshot.rollback();
+            }
             let idle = session
                 .transaction_used
                 .is_some_and(|used| now.duration_since(used) >= TRANSACTION_TIMEOUT);
@@ -250,6 +290,68 @@ pub(crate) fn retryable(
         session.retry_reply = Some(reply.clone());
     }
     Ok(reply)
+}
+
+/// A `find`, `aggregate` or `distinct` with read concern `snapshot` outside a transaction:
+/// without `atClusterTime`, on a snapshot taken now (kept by the session, if any, for its
+/// later reads); with it, on the session's snapshot of that time, or 239 SnapshotTooOld when
+/// the session has none (Spillway keeps no history of older states). The reply says which
+/// snapshot it read in `atClusterTime` (in `cursor` for a cursor reply, as MongoDB does).
+pub(crate) fn snapshot_read(
+    commands: &Commands,
+    lsid: Option<&SessionKey>,
+    at_cluster_time: Option<Timestamp>,
+    run: impl FnOnce(Option<&mut Transaction>) -> CommandResult,
+) -> CommandResult {
+    let (time, mut snapshot) = match (at_cluster_time, lsid) {
+        (None, _) => (
+            commands.cluster_time(),
+            commands.database.start_transaction()?,
+        ),
+        (Some(at), Some(lsid)) => {
+            let mut sessions = lock(&commands.sessions);
+            let session = sessions.session(lsid);
+            match session.snapshot.take() {
+                Some((time, snapshot)) if time == at => (time, snapshot),
+                kept => {
+                    session.snapshot = kept;
+                    return Err(snapshot_too_old(at));
+                }
+            }
+        }
+        (Some(at), None) => return Err(snapshot_too_old(at)),
+    };
+    let outcome = run(Some(&mut snapshot));
+    match lsid {
+        Some(lsid) => {
+            let mut sessions = lock(&commands.sessions);
+            let session = sessions.session(lsid);
+            if let Some((_, replaced)) = session.snapshot.replace((time, snapshot)) {
+                replaced.rollback();
+            }
+            session.snapshot_used = Some(Instant::now());
+        }
+        None => snapshot.rollback(),
+    }
+    let mut reply = outcome?;
+    match reply.get_mut("cursor") {
+        Some(Bson::Document(cursor)) => {
+            cursor.insert("atClusterTime", time);
+        }
+        _ => {
+            reply.insert("atClusterTime", time);
+        }
+    }
+    Ok(reply)
+}
+
+fn snapshot_too_old(at: Timestamp) -> CommandError {
+    CommandError::new(
+        239,
+        format!(
+            "Read timestamp {at} is older than the oldest available timestamp: this session holds no snapshot of that time"
+        ),
+    )
 }
 
 /// Forgets the session's state for its current transaction number, aborting an open
@@ -349,7 +451,10 @@ pub(crate) fn in_transaction(
             let outcome = run(Some(&mut transaction));
             let failed = match &outcome {
                 Err(_) => true,
-                Ok(reply) => reply.contains_key("writeErrors"),
+                Ok(reply) => {
+                    reply.contains_key("writeErrors")
+                        || reply.get_i32("nErrors").is_ok_and(|errors| errors > 0)
+                }
             };
             if failed {
                 transaction.rollback();

@@ -7,6 +7,8 @@
 use bson::{Bson, Document, doc};
 use spillway_doc::projection::Projection;
 
+use super::let_vars::LetBinding;
+
 use super::Context;
 use super::args::Args;
 use super::count_value;
@@ -20,7 +22,7 @@ const MAX_WRITE_BATCH: usize = 100_000;
 /// A write conflict fails the whole command (with its `TransientTransactionError` label), as
 /// in MongoDB, instead of being one statement's write error: the driver retries the
 /// transaction.
-const WRITE_CONFLICT: i32 = 112;
+pub(crate) const WRITE_CONFLICT: i32 = 112;
 
 /// What a write command did, as its reply reports it.
 #[derive(Default)]
@@ -97,17 +99,23 @@ pub(crate) fn insert(context: &mut Context<'_>) -> CommandResult {
     Ok(outcome.into_reply(false))
 }
 
-/// One statement of an `update` command.
-struct UpdateStatement {
+/// One statement of an `update` command (or an update of a `bulkWrite`).
+pub(crate) struct UpdateStatement {
     filter: Document,
     update: Bson,
     upsert: bool,
     multi: bool,
     array_filters: Option<Vec<Document>>,
+    collation: Option<Document>,
+    /// MongoDB 8.0's `sort`: which match a single-document update changes.
+    sort: Option<Document>,
 }
 
 impl UpdateStatement {
-    fn parse(statement: &Document) -> CommandResult<UpdateStatement> {
+    /// Reads a statement's fields. A malformed statement (an unknown field such as 8.0's
+    /// `sort`, a missing or mistyped one) fails the whole command before any statement runs,
+    /// as MongoDB's command parser fails it; what the statement asks is checked as it runs.
+    pub(crate) fn parse(statement: &Document) -> CommandResult<UpdateStatement> {
         let args = Args::new("update.updates", statement);
         args.only(&[
             "q",
@@ -119,8 +127,8 @@ impl UpdateStatement {
             "hint",
             "upsertSupplied",
             "c",
+            "sort",
         ])?;
-        check_collation(&args)?;
         if args.get("c").is_some() {
             return Err(CommandError::not_supported(
                 "update: per-statement constants ('c') are not supported",
@@ -138,6 +146,8 @@ impl UpdateStatement {
             upsert: args.bool("upsert")?.unwrap_or(false),
             multi: args.bool("multi")?.unwrap_or(false),
             array_filters: args.documents("arrayFilters")?,
+            collation: args.document("collation")?.cloned(),
+            sort: args.document("sort")?.cloned(),
         })
     }
 }
@@ -154,17 +164,16 @@ fn is_replacement(update: &Document) -> bool {
 pub(crate) fn update(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&["updates", "ordered", "bypassDocumentValidation", "let"])?;
-    if args.get("let").is_some() {
-        return Err(CommandError::not_supported(
-            "update: 'let' is not supported",
-        ));
-    }
-    let statements = statements(args, "updates")?;
+    let binding = LetBinding::parse(args.document("let")?)?;
+    let statements = statements(args, "updates")?
+        .iter()
+        .map(UpdateStatement::parse)
+        .collect::<CommandResult<Vec<_>>>()?;
     let ordered = args.bool("ordered")?.unwrap_or(true);
     let (collection, _) = collection(context)?;
     let mut outcome = WriteOutcome::default();
-    for (index, statement) in statements.iter().enumerate() {
-        match update_statement(context, &collection, statement) {
+    for (index, statement) in statements.into_iter().enumerate() {
+        match update_statement(context, &collection, statement, binding.as_ref()) {
             Ok((matched, modified, upserted_id)) => {
                 outcome.n += matched;
                 outcome.n_modified += modified;
@@ -187,12 +196,23 @@ pub(crate) fn update(context: &mut Context<'_>) -> CommandResult {
     Ok(outcome.into_reply(true))
 }
 
-fn update_statement(
+/// Runs one update statement: `(matched, modified, upserted _id)`.
+pub(crate) fn update_statement(
     context: &mut Context<'_>,
     collection: &Collection<Document>,
-    statement: &Document,
+    mut statement: UpdateStatement,
+    binding: Option<&LetBinding>,
 ) -> CommandResult<(i64, i64, Option<Bson>)> {
-    let statement = UpdateStatement::parse(statement)?;
+    if let Some(collation) = &statement.collation {
+        let holder = doc! { "collation": collation.clone() };
+        check_collation(&Args::new("update.updates", &holder))?;
+    }
+    if let Some(binding) = binding {
+        statement.filter = binding.filter(&statement.filter);
+    }
+    if statement.sort.is_some() && statement.multi {
+        return Err(CommandError::new(72, "Cannot specify sort with multi=true"));
+    }
     let update = match statement.update {
         Bson::Document(update) => update,
         Bson::Array(stages) => {
@@ -202,13 +222,19 @@ fn update_statement(
                     "arrayFilters may not be specified for pipeline-style updates",
                 ));
             }
-            let stages = pipeline_stages(&stages)?;
-            let action = if statement.multi {
+            let mut stages = pipeline_stages(&stages)?;
+            if let Some(binding) = binding {
+                stages = binding.pipeline(&stages);
+            }
+            let mut action = if statement.multi {
                 collection.update_many(statement.filter, stages)
             } else {
                 collection.update_one(statement.filter, stages)
             }
             .upsert(statement.upsert);
+            if let Some(sort) = statement.sort {
+                action = action.sort(sort);
+            }
             let result = in_session!(action, context).run()?;
             return Ok((
                 result.matched_count as i64,
@@ -243,6 +269,9 @@ fn update_statement(
         collection.update_one(statement.filter, update)
     };
     action = action.upsert(statement.upsert);
+    if let Some(sort) = statement.sort {
+        action = action.sort(sort);
+    }
     if let Some(array_filters) = statement.array_filters {
         action = action.array_filters(array_filters);
     }
@@ -271,17 +300,16 @@ fn pipeline_stages(stages: &[Bson]) -> CommandResult<Vec<Document>> {
 pub(crate) fn delete(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&["deletes", "ordered", "let"])?;
-    if args.get("let").is_some() {
-        return Err(CommandError::not_supported(
-            "delete: 'let' is not supported",
-        ));
-    }
+    let binding = LetBinding::parse(args.document("let")?)?;
     let statements = statements(args, "deletes")?;
+    for statement in &statements {
+        delete_fields(statement)?;
+    }
     let ordered = args.bool("ordered")?.unwrap_or(true);
     let (collection, _) = collection(context)?;
     let mut outcome = WriteOutcome::default();
     for (index, statement) in statements.iter().enumerate() {
-        match delete_statement(context, &collection, statement) {
+        match delete_statement(context, &collection, statement, binding.as_ref()) {
             Ok(deleted) => outcome.n += deleted,
             Err(error) if error.code == WRITE_CONFLICT => return Err(error),
             Err(error) => {
@@ -295,21 +323,41 @@ pub(crate) fn delete(context: &mut Context<'_>) -> CommandResult {
     Ok(outcome.into_reply(false))
 }
 
-fn delete_statement(
+/// Checks a delete statement's fields: a malformed one fails the whole command before any
+/// statement runs, as MongoDB's command parser fails it.
+pub(crate) fn delete_fields(statement: &Document) -> CommandResult<()> {
+    let args = Args::new("delete.deletes", statement);
+    args.only(&["q", "limit", "collation", "hint"])?;
+    if args.document("q")?.is_none() {
+        return Err(args.missing("q"));
+    }
+    if args.integer("limit")?.is_none() {
+        return Err(args.missing("limit"));
+    }
+    args.document("collation")?;
+    Ok(())
+}
+
+/// Runs one delete statement: how many documents it deleted.
+pub(crate) fn delete_statement(
     context: &mut Context<'_>,
     collection: &Collection<Document>,
     statement: &Document,
+    binding: Option<&LetBinding>,
 ) -> CommandResult<i64> {
     let args = Args::new("delete.deletes", statement);
-    args.only(&["q", "limit", "collation", "hint"])?;
     check_collation(&args)?;
     let Some(filter) = args.document("q")? else {
         return Err(args.missing("q"));
     };
+    let filter = match binding {
+        Some(binding) => binding.filter(filter),
+        None => filter.clone(),
+    };
     let action = match args.integer("limit")? {
         None => return Err(args.missing("limit")),
-        Some(0) => collection.delete_many(filter.clone()),
-        Some(1) => collection.delete_one(filter.clone()),
+        Some(0) => collection.delete_many(filter),
+        Some(1) => collection.delete_one(filter),
         Some(other) => {
             return Err(CommandError::new(
                 9,
@@ -340,12 +388,11 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
         "let",
     ])?;
     check_collation(args)?;
-    if args.get("let").is_some() {
-        return Err(CommandError::not_supported(
-            "findAndModify: 'let' is not supported",
-        ));
+    let binding = LetBinding::parse(args.document("let")?)?;
+    let mut filter = args.document("query")?.cloned().unwrap_or_default();
+    if let Some(binding) = &binding {
+        filter = binding.filter(&filter);
     }
-    let filter = args.document("query")?.cloned().unwrap_or_default();
     let sort = args.document("sort")?.cloned();
     let remove = args.bool("remove")?.unwrap_or(false);
     let return_new = args.bool("new")?.unwrap_or(false);
@@ -385,7 +432,13 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
         )),
         (false, Some(update @ (Bson::Document(_) | Bson::Array(_)))) => {
             let update = match update {
-                Bson::Array(stages) => UpdateModifications::Pipeline(pipeline_stages(&stages)?),
+                Bson::Array(stages) => {
+                    let stages = pipeline_stages(&stages)?;
+                    UpdateModifications::Pipeline(match &binding {
+                        Some(binding) => binding.pipeline(&stages),
+                        None => stages,
+                    })
+                }
                 other => {
                     UpdateModifications::Document(other.as_document().cloned().unwrap_or_default())
                 }
