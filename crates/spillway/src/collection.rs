@@ -10,6 +10,7 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bson::{Bson, Document};
 use serde::Serialize;
@@ -20,7 +21,7 @@ use spillway_doc::sort::SortSpec;
 use spillway_store::Store;
 
 use crate::aggregate;
-use crate::catalog::{ID_INDEX_NAME, validate_collection_name};
+use crate::catalog::{ID_INDEX_NAME, IndexSettings, ParsedFilter, validate_collection_name};
 use crate::cursor::{Cursor, LogicalRead};
 use crate::database::{Database, Transaction};
 use crate::error::{Error, Result};
@@ -208,6 +209,7 @@ where
         InsertOne {
             collection: self,
             document: to_document(document.borrow()),
+            bypass: false,
             session: None,
         }
     }
@@ -237,6 +239,7 @@ where
                 .map(|document| to_document(document.borrow()))
                 .collect(),
             ordered: true,
+            bypass: false,
             session: None,
         }
     }
@@ -424,16 +427,29 @@ where
             let mut models = vec![IndexModel {
                 keys: bson::doc! { "_id": 1 },
                 options: Some(IndexOptions {
-                    unique: None,
                     name: Some(ID_INDEX_NAME.to_string()),
+                    ..IndexOptions::default()
                 }),
             }];
-            models.extend(meta.indexes.iter().map(|index| IndexModel {
-                keys: index.spec.clone(),
-                options: Some(IndexOptions {
-                    unique: index.unique.then_some(true),
-                    name: Some(index.name.clone()),
-                }),
+            models.extend(meta.indexes.iter().map(|index| {
+                let settings = &index.settings;
+                IndexModel {
+                    keys: index.spec.clone(),
+                    options: Some(IndexOptions {
+                        unique: index.unique.then_some(true),
+                        name: Some(index.name.clone()),
+                        sparse: settings.sparse.then_some(true),
+                        partial_filter_expression: settings
+                            .partial
+                            .as_ref()
+                            .map(|partial| partial.spec.clone()),
+                        hidden: settings.hidden.then_some(true),
+                        expire_after: settings
+                            .expire_after_seconds
+                            .map(|seconds| Duration::from_secs(seconds.unsigned_abs())),
+                        background: settings.echoed.get_bool("background").ok(),
+                    }),
+                }
             }));
             Ok(models)
         })
@@ -485,23 +501,50 @@ macro_rules! session_method {
     };
 }
 
+macro_rules! bypass_method {
+    () => {
+        /// Skips the collection's validator for this operation's writes (MongoDB's
+        /// `bypassDocumentValidation`).
+        pub fn bypass_document_validation(mut self, bypass: bool) -> Self {
+            self.bypass = bypass;
+            self
+        }
+    };
+}
+
+/// Runs `operation` with the transaction's validator bypass set to `bypass`, then restores it.
+fn bypassing<R>(
+    bypass: bool,
+    txn: &mut WriteTxn,
+    operation: impl FnOnce(&mut WriteTxn) -> Result<R>,
+) -> Result<R> {
+    let before = txn.bypass_validation;
+    txn.bypass_validation = bypass;
+    let result = operation(txn);
+    txn.bypass_validation = before;
+    result
+}
+
 /// `insert_one`, run with `.run()`.
 #[must_use = "an action does nothing until .run()"]
 pub struct InsertOne<'a, T> {
     collection: &'a Collection<T>,
     document: Result<Document>,
+    bypass: bool,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertOne<'a, T> {
     session_method!();
+    bypass_method!();
 
     /// Inserts the document.
     pub fn run(self) -> Result<InsertOneResult> {
         let document = self.document?;
         let name = &self.collection.name;
+        let bypass = self.bypass;
         let (inserted_id, _) = self.collection.write(self.session, |txn, store| {
-            ops::insert(txn, store, name, document)
+            bypassing(bypass, txn, |txn| ops::insert(txn, store, name, document))
         })?;
         Ok(InsertOneResult { inserted_id })
     }
@@ -513,11 +556,13 @@ pub struct InsertMany<'a, T> {
     collection: &'a Collection<T>,
     documents: Vec<Result<Document>>,
     ordered: bool,
+    bypass: bool,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertMany<'a, T> {
     session_method!();
+    bypass_method!();
 
     /// Whether the first failure stops the insert (`true`, the default) or every valid
     /// document is inserted (`false`).
@@ -532,26 +577,29 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertMany<'a, T> {
         let ordered = self.ordered;
         let in_transaction = self.session.is_some();
         let documents = self.documents;
+        let bypass = self.bypass;
         // `ops::insert` buffers nothing for a document it refuses, so the documents before
         // (or around) a failure can be committed on their own.
         let (inserted_ids, failures) = self.collection.write(self.session, |txn, store| {
-            let mut inserted_ids = HashMap::with_capacity(documents.len());
-            let mut failures = Vec::new();
-            for (position, document) in documents.into_iter().enumerate() {
-                match document.and_then(|document| ops::insert(txn, store, name, document)) {
-                    Ok((id, _)) => {
-                        inserted_ids.insert(position, id);
-                    }
-                    Err(error) if in_transaction => return Err(error.at_document(position)),
-                    Err(error) => {
-                        failures.push(error.at_document(position));
-                        if ordered {
-                            break;
+            bypassing(bypass, txn, |txn| {
+                let mut inserted_ids = HashMap::with_capacity(documents.len());
+                let mut failures = Vec::new();
+                for (position, document) in documents.into_iter().enumerate() {
+                    match document.and_then(|document| ops::insert(txn, store, name, document)) {
+                        Ok((id, _)) => {
+                            inserted_ids.insert(position, id);
+                        }
+                        Err(error) if in_transaction => return Err(error.at_document(position)),
+                        Err(error) => {
+                            failures.push(error.at_document(position));
+                            if ordered {
+                                break;
+                            }
                         }
                     }
                 }
-            }
-            Ok((inserted_ids, failures))
+                Ok((inserted_ids, failures))
+            })
         })?;
         if failures.is_empty() {
             return Ok(InsertManyResult { inserted_ids });
@@ -856,6 +904,7 @@ pub struct UpdateAction<'a, T> {
     kind: UpdateKind,
     upsert: bool,
     array_filters: Vec<Document>,
+    bypass: bool,
     session: Option<&'a mut Transaction>,
 }
 
@@ -875,11 +924,13 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
             kind,
             upsert: false,
             array_filters: Vec::new(),
+            bypass: false,
             session: None,
         }
     }
 
     session_method!();
+    bypass_method!();
 
     /// Inserts a document built from the filter and the update when nothing matches.
     pub fn upsert(mut self, upsert: bool) -> Self {
@@ -898,9 +949,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
         let filter = parse_filter(&self.filter)?;
         let update = ops::parse_modifications(&self.update?, &self.array_filters, self.kind)?;
         let name = &self.collection.name;
-        let (multi, upsert) = (self.multi, self.upsert);
+        let (multi, upsert, bypass) = (self.multi, self.upsert, self.bypass);
         let counts = self.collection.write(self.session, |txn, store| {
-            ops::update(txn, store, name, &filter, &update, multi, upsert)
+            bypassing(bypass, txn, |txn| {
+                ops::update(txn, store, name, &filter, &update, multi, upsert)
+            })
         })?;
         Ok(UpdateResult {
             matched_count: counts.matched_count,
@@ -946,6 +999,7 @@ pub struct FindOneAndModify<'a, T> {
     upsert: bool,
     return_document: ReturnDocument,
     array_filters: Vec<Document>,
+    bypass: bool,
     session: Option<&'a mut Transaction>,
 }
 
@@ -966,11 +1020,13 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'a, T> 
             upsert: false,
             return_document: ReturnDocument::Before,
             array_filters: Vec::new(),
+            bypass: false,
             session: None,
         }
     }
 
     session_method!();
+    bypass_method!();
 
     /// Picks the first match in this order.
     pub fn sort(mut self, sort: Document) -> Self {
@@ -1015,8 +1071,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'a, T> 
             return_after: self.return_document == ReturnDocument::After,
         };
         let name = &self.collection.name;
+        let bypass = self.bypass;
         let document = self.collection.write(self.session, |txn, store| {
-            ops::find_one_and_modify(txn, store, name, &filter, &update, &options)
+            bypassing(bypass, txn, |txn| {
+                ops::find_one_and_modify(txn, store, name, &filter, &update, &options)
+            })
         })?;
         document.map(from_document).transpose()
     }
@@ -1140,6 +1199,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndex<'a, T> {
         let options = self.model.options.clone().unwrap_or_default();
         let name = &self.collection.name;
         let keys = &self.model.keys;
+        let settings = index_settings(name, &options)?;
+        let ttl = settings.expire_after_seconds.is_some();
         let index_name = self.collection.write(self.session, |txn, store| {
             ops::create_index(
                 txn,
@@ -1148,10 +1209,37 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndex<'a, T> {
                 keys,
                 options.unique.unwrap_or(false),
                 options.name.as_deref(),
+                settings,
             )
         })?;
+        if ttl {
+            self.collection.database.start_ttl_reaper();
+        }
         Ok(CreateIndexResult { index_name })
     }
+}
+
+/// The catalog's form of index options (the partial filter parsed).
+fn index_settings(collection: &str, options: &IndexOptions) -> Result<IndexSettings> {
+    let partial = options
+        .partial_filter_expression
+        .as_ref()
+        .map(|spec| ParsedFilter::parse(collection, "partialFilterExpression", spec))
+        .transpose()?;
+    let expire_after_seconds = options
+        .expire_after
+        .map(|duration| i64::try_from(duration.as_secs()).unwrap_or(i64::MAX));
+    let mut echoed = Document::new();
+    if let Some(background) = options.background {
+        echoed.insert("background", background);
+    }
+    Ok(IndexSettings {
+        sparse: options.sparse.unwrap_or(false),
+        partial,
+        hidden: options.hidden.unwrap_or(false),
+        expire_after_seconds,
+        echoed,
+    })
 }
 
 /// `drop_index`, run with `.run()`.

@@ -4,6 +4,8 @@
 //! the path gives one entry per element (an empty array indexes as `undefined`), arrays of
 //! documents are traversed for dotted paths, identical keys are kept once; a compound index
 //! may fan out over at most one array field per document ("parallel arrays" are refused).
+//! A sparse index gives no entry to a document that has none of its fields; a partial index
+//! none to a document its filter does not match.
 //!
 //! Entry layout, in the index's own keyspace (component keys are `spillway_doc::key`
 //! encodings, complemented for descending fields; each is self-delimiting):
@@ -34,14 +36,25 @@ pub(crate) fn index_entries(
     document: &Document,
     id_key: &[u8],
 ) -> Result<(Vec<IndexEntry>, bool)> {
+    if let Some(partial) = &index.settings.partial
+        && !partial
+            .filter
+            .matches_document(document)
+            .map_err(Error::filter)?
+    {
+        return Ok((Vec::new(), false));
+    }
     let mut per_field: Vec<Vec<Vec<u8>>> = Vec::with_capacity(index.fields.len());
     let mut array_fields = 0;
+    let mut any_present = false;
     for (path, direction) in &index.fields {
         let mut values = Vec::new();
         let mut through_array = false;
         collect_document(document, path.parts(), &mut values, &mut through_array);
         if values.is_empty() {
             values.push(Bson::Null);
+        } else {
+            any_present = true;
         }
         if through_array {
             array_fields += 1;
@@ -60,6 +73,9 @@ pub(crate) fn index_entries(
         keys.sort();
         keys.dedup();
         per_field.push(keys);
+    }
+    if index.settings.sparse && !any_present {
+        return Ok((Vec::new(), false));
     }
     if array_fields > 1 {
         return Err(Error::new(ErrorKind::ParallelArrays {

@@ -23,7 +23,7 @@ use spillway_doc::update::{ApplyContext, Update};
 use spillway_pattern::{Role, Statement};
 use spillway_store::Store;
 
-use crate::catalog::validate_collection_name;
+use crate::catalog::{IndexSettings, validate_collection_name};
 use crate::error::{Error, Result};
 use crate::exec::{Match, stored_document};
 use crate::patterned;
@@ -489,8 +489,9 @@ pub(crate) fn create_index(
     keys: &Document,
     unique: bool,
     name: Option<&str>,
+    settings: IndexSettings,
 ) -> Result<String> {
-    let name = storage::create_index(txn, store, collection, keys, unique, name)?;
+    let name = storage::create_index(txn, store, collection, keys, unique, name, settings)?;
     patterned::mirror_index(txn, store, collection, keys)?;
     Ok(name)
 }

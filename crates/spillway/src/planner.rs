@@ -16,14 +16,21 @@
 //! missing fields and arrays of documents in ways an index entry cannot show), array operands
 //! (they match whole arrays, which are indexed element by element) and regular expressions.
 //! A multikey index never intersects two range predicates (two elements may satisfy them
-//! separately) and never yields a sort order. This module must never read documents or
-//! the store: it only looks at the catalog.
+//! separately) and never yields a sort order.
+//!
+//! Index options: a hidden index is never chosen. A sparse index is chosen only for a
+//! bounded predicate (which no document lacking the field satisfies), never for a sort alone.
+//! A partial index is chosen only when the query filter implies its partial filter
+//! ([`implies`]: a conservative check, each predicate of the partial filter must follow from
+//! one predicate of the query on the same path; a partial filter with `$or`, `$nor` or
+//! `$expr` is never implied), and never for a sort alone. This module must never read
+//! documents or the store: it only looks at the catalog.
 
 use std::ops::Bound;
 
 use bson::{Bson, Document, doc};
-use spillway_doc::compare::{CanonicalType, canonical_type, compare};
-use spillway_doc::filter::{Filter, Predicate};
+use spillway_doc::compare::{CanonicalType, canonical_type, compare, values_equal};
+use spillway_doc::filter::{Clause, Filter, Operand, Predicate};
 use spillway_doc::key;
 use spillway_doc::sort::{Direction, SortSpec};
 use spillway_store::KeyspaceId;
@@ -56,6 +63,9 @@ pub(crate) enum Access {
         repeats: bool,
         /// Per index field, its intervals as shown by `explain`.
         bounds: Box<Document>,
+        /// Whether the index is partial / sparse (shown by `explain`).
+        partial: bool,
+        sparse: bool,
     },
 }
 
@@ -88,6 +98,8 @@ impl Plan {
                 multikey,
                 bounds,
                 ranges,
+                partial,
+                sparse,
                 ..
             } => doc! {
                 "stage": "FETCH",
@@ -96,6 +108,8 @@ impl Plan {
                     "indexName": index,
                     "keyPattern": key_pattern.clone(),
                     "isMultiKey": *multikey,
+                    "isSparse": *sparse,
+                    "isPartial": *partial,
                     "direction": direction_name(*reverse),
                     "indexBounds": (**bounds).clone(),
                     "ranges": ranges.len() as i64,
@@ -160,7 +174,15 @@ pub(crate) fn plan(
         };
     }
     let mut best: Option<(Candidate, &IndexMeta)> = None;
-    for index in &collection.indexes {
+    let usable = |index: &&IndexMeta| {
+        !index.settings.hidden
+            && index
+                .settings
+                .partial
+                .as_ref()
+                .is_none_or(|partial| implies(filter, &partial.filter))
+    };
+    for index in collection.indexes.iter().filter(usable) {
         let candidate = Candidate::build(index, filter, sort);
         if candidate.n_bounded == 0 {
             continue;
@@ -176,6 +198,9 @@ pub(crate) fn plan(
         best = collection
             .indexes
             .iter()
+            .filter(|index| {
+                !index.settings.hidden && !index.settings.sparse && index.settings.partial.is_none()
+            })
             .map(|index| (Candidate::build(index, filter, sort), index))
             .find(|(candidate, _)| candidate.sort_reverse.is_some());
     }
@@ -192,6 +217,8 @@ pub(crate) fn plan(
                     && !(candidate.ranges.len() == 1 && candidate.n_points == index.fields.len()),
                 bounds: Box::new(candidate.explain_bounds(index)),
                 ranges: candidate.ranges,
+                partial: index.settings.partial.is_some(),
+                sparse: index.settings.sparse,
             },
             docs,
             sort: if provides_sort { None } else { sort.cloned() },
@@ -208,6 +235,98 @@ pub(crate) fn plan(
             sort.cloned()
         },
     }
+}
+
+/// Whether every document matching `query` matches `partial` (conservatively: `false` when
+/// unsure). Each field predicate of `partial` (top level and inside `$and`) must follow from
+/// one predicate of `query` on the same path ([`predicate_implies`]).
+pub(crate) fn implies(query: &Filter, partial: &Filter) -> bool {
+    fn only_fields(filter: &Filter) -> bool {
+        filter.clauses.iter().all(|clause| match clause {
+            Clause::Field { .. } => true,
+            Clause::And(filters) => filters.iter().all(only_fields),
+            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) => false,
+        })
+    }
+    if !only_fields(partial) {
+        return false;
+    }
+    partial.field_predicates().all(|(path, wanted)| {
+        query.field_predicates().any(|(field, given)| {
+            field.as_str() == path.as_str() && predicate_implies(given, wanted)
+        })
+    })
+}
+
+/// Whether a path satisfying `given` satisfies `wanted`: the same predicate; `$exists: true`
+/// from any predicate that needs a value; a comparison, `$eq`, `$in` or `$type` from an
+/// equality (or every value of an `$in`) that satisfies it; a comparison from a tighter one
+/// of the same direction and type bracket. Array and `null` operands imply nothing but
+/// themselves (they match whole arrays and missing fields).
+fn predicate_implies(given: &Predicate, wanted: &Predicate) -> bool {
+    if given == wanted {
+        return true;
+    }
+    let scalar = |value: &Bson| usable_operand(value);
+    let values: Option<Vec<&Bson>> = match given {
+        Predicate::Eq(operand) if scalar(operand.value()) => Some(vec![operand.value()]),
+        Predicate::In(list)
+            if list.regexes.is_empty()
+                && !list.values.is_empty()
+                && list.values.iter().all(|value| scalar(value.value())) =>
+        {
+            Some(list.values.iter().map(Operand::value).collect())
+        }
+        _ => None,
+    };
+    if let Some(values) = values {
+        return values.into_iter().all(|value| match wanted {
+            Predicate::Exists(true) => true,
+            Predicate::Eq(operand) => values_equal(operand.value(), value),
+            Predicate::In(list) => list
+                .values
+                .iter()
+                .any(|known| values_equal(known.value(), value)),
+            Predicate::Gt(_)
+            | Predicate::Gte(_)
+            | Predicate::Lt(_)
+            | Predicate::Lte(_)
+            | Predicate::Type(_) => {
+                let raw = bson::RawBson::try_from(value.clone()).ok();
+                raw.is_some_and(|raw| wanted.matches_value(raw.as_raw_bson_ref()).unwrap_or(false))
+            }
+            _ => false,
+        });
+    }
+    let range = |predicate: &Predicate| match predicate {
+        Predicate::Gt(operand) => Some((operand.value().clone(), true, false)),
+        Predicate::Gte(operand) => Some((operand.value().clone(), true, true)),
+        Predicate::Lt(operand) => Some((operand.value().clone(), false, false)),
+        Predicate::Lte(operand) => Some((operand.value().clone(), false, true)),
+        _ => None,
+    };
+    let Some((given_value, given_low, given_inclusive)) = range(given) else {
+        return false;
+    };
+    if !scalar(&given_value) {
+        return false;
+    }
+    if matches!(wanted, Predicate::Exists(true)) {
+        return true;
+    }
+    let Some((wanted_value, wanted_low, wanted_inclusive)) = range(wanted) else {
+        return false;
+    };
+    if given_low != wanted_low
+        || !scalar(&wanted_value)
+        || canonical_type(&given_value) != canonical_type(&wanted_value)
+    {
+        return false;
+    }
+    let order = compare(&given_value, &wanted_value);
+    // For a low bound, `given` must be at least as high; for a high bound, at most as low.
+    let order = if given_low { order } else { order.reverse() };
+    order.is_gt() || (order.is_eq() && (wanted_inclusive || !given_inclusive))
 }
 
 /// The direction of a sort that `_id` order yields: its first key is `_id` (unique, so later

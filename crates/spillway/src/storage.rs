@@ -22,7 +22,8 @@ use spillway_store::Store;
 
 use crate::catalog::{
     Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME, INDEX_KEYSPACE_PREFIX, IndexMeta,
-    MAX_INDEX_NAME_LEN, default_index_name, parse_index_keys, validate_collection_name,
+    IndexSettings, MAX_INDEX_NAME_LEN, Validation, ValidationAction, ValidationLevel,
+    default_index_name, parse_index_keys, validate_collection_name,
 };
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::exec::{Execution, Match, stored_document};
@@ -134,6 +135,7 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
             keyspace_name,
             docs,
             indexes: Vec::new(),
+            validation: Validation::default(),
         },
     );
     txn.collection_changed(name);
@@ -180,6 +182,9 @@ pub(crate) fn write_documents(
         .collections
         .get(collection)
         .expect("the caller made sure the collection exists");
+    if !txn.bypass_validation {
+        check_validation(meta, &changes)?;
+    }
     let mut puts = Vec::new();
     let mut deletes = Vec::new();
     let mut became_multikey = Vec::new();
@@ -248,6 +253,43 @@ pub(crate) fn write_documents(
             }
         }
         txn.collection_changed(collection);
+    }
+    Ok(())
+}
+
+/// Refuses a statement that writes a document the collection's validator rejects (see
+/// [`ValidationLevel`] and [`ValidationAction`]); deletes are never checked.
+fn check_validation(meta: &CollectionMeta, changes: &[DocumentChange<'_>]) -> Result<()> {
+    let validation = &meta.validation;
+    let Some(validator) = &validation.validator else {
+        return Ok(());
+    };
+    if validation.level == ValidationLevel::Off || validation.action == ValidationAction::Warn {
+        return Ok(());
+    }
+    for change in changes {
+        let Some((new, _)) = &change.new else {
+            continue;
+        };
+        if validation.level == ValidationLevel::Moderate
+            && let Some(old) = change.old
+            && !validator
+                .filter
+                .matches_document(old)
+                .map_err(Error::filter)?
+        {
+            continue;
+        }
+        if !validator
+            .filter
+            .matches_document(new)
+            .map_err(Error::filter)?
+        {
+            return Err(Error::new(ErrorKind::DocumentValidationFailure {
+                collection: meta.name.clone(),
+                id: new.get("_id").cloned().unwrap_or(Bson::Null),
+            }));
+        }
     }
     Ok(())
 }
@@ -348,6 +390,34 @@ pub(crate) fn stored_by_key(
         .transpose()
 }
 
+/// Checks index options against each other and the key pattern, as MongoDB does.
+fn check_settings(collection: &str, fields: usize, settings: &IndexSettings) -> Result<()> {
+    if settings.sparse && settings.partial.is_some() {
+        return Err(Error::invalid_index(
+            collection,
+            "cannot mix 'partialFilterExpression' and 'sparse' options",
+        ));
+    }
+    if let Some(seconds) = settings.expire_after_seconds {
+        if fields != 1 {
+            return Err(Error::invalid_index(
+                collection,
+                "expireAfterSeconds (TTL) needs a single-field index",
+            ));
+        }
+        if !(0..=i64::from(i32::MAX)).contains(&seconds) {
+            return Err(Error::invalid_options(
+                collection,
+                format!(
+                    "expireAfterSeconds must be between 0 and {}, not {seconds}",
+                    i32::MAX
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Creates an index (building its entries from the existing documents in the same batch);
 /// returns its name. Creating an identical index again does nothing.
 pub(crate) fn create_index(
@@ -357,9 +427,11 @@ pub(crate) fn create_index(
     keys: &Document,
     unique: bool,
     name: Option<&str>,
+    settings: IndexSettings,
 ) -> Result<String> {
     validate_collection_name(collection)?;
     let fields = parse_index_keys(collection, keys)?;
+    check_settings(collection, fields.len(), &settings)?;
     let name = name.map_or_else(|| default_index_name(keys), str::to_string);
     if name.is_empty() || name.len() > MAX_INDEX_NAME_LEN || name.contains('\0') {
         return Err(Error::invalid_index(
@@ -377,7 +449,11 @@ pub(crate) fn create_index(
         })
     };
     if same_keys(&bson::doc! { "_id": 1 }) {
-        if name != ID_INDEX_NAME && name != "_id_1" || unique {
+        let plain = IndexSettings {
+            echoed: settings.echoed.clone(),
+            ..IndexSettings::default()
+        };
+        if name != ID_INDEX_NAME && name != "_id_1" || unique || settings != plain {
             return Err(Error::invalid_index(
                 collection,
                 "the _id index exists already and cannot be redefined",
@@ -397,7 +473,15 @@ pub(crate) fn create_index(
     for index in &meta.indexes {
         let keys_match = same_keys(&index.spec);
         if index.name == name || keys_match {
-            if index.name == name && keys_match && index.unique == unique {
+            let same_options = index.unique == unique
+                && IndexSettings {
+                    echoed: Document::new(),
+                    ..index.settings.clone()
+                } == IndexSettings {
+                    echoed: Document::new(),
+                    ..settings.clone()
+                };
+            if index.name == name && keys_match && same_options {
                 return Ok(name);
             }
             // MongoDB's codes: the same name with other keys, or the same keys with another
@@ -410,8 +494,8 @@ pub(crate) fn create_index(
             return Err(Error::invalid_index(
                 collection,
                 format!(
-                    "an index named '{}' with keys {} and unique: {} exists already; it conflicts with '{name}' {keys} unique: {unique}",
-                    index.name, index.spec, index.unique
+                    "an index named '{}' with keys {} and other options exists already; it conflicts with '{name}' {keys} unique: {unique}",
+                    index.name, index.spec
                 ),
             )
             .with_code(code));
@@ -429,6 +513,7 @@ pub(crate) fn create_index(
         keyspace_name,
         keyspace,
         multikey: false,
+        settings,
     };
     // Entries hold their key and their document's `_id` key, never the document: one copy of
     // a document per entry made a 20,000-element array take tens of gigabytes.

@@ -70,8 +70,12 @@ pub(crate) fn insert(context: &mut Context<'_>) -> CommandResult {
     args.only(&["documents", "ordered", "bypassDocumentValidation"])?;
     let documents = statements(args, "documents")?;
     let ordered = args.bool("ordered")?.unwrap_or(true);
+    let bypass = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let (collection, _) = collection(context)?;
-    let action = collection.insert_many(documents).ordered(ordered);
+    let action = collection
+        .insert_many(documents)
+        .ordered(ordered)
+        .bypass_document_validation(bypass);
     let mut outcome = WriteOutcome::default();
     match in_session!(action, context).run() {
         Ok(result) => outcome.n = result.inserted_ids.len() as i64,
@@ -161,10 +165,11 @@ pub(crate) fn update(context: &mut Context<'_>) -> CommandResult {
     }
     let statements = statements(args, "updates")?;
     let ordered = args.bool("ordered")?.unwrap_or(true);
+    let bypass = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let (collection, _) = collection(context)?;
     let mut outcome = WriteOutcome::default();
     for (index, statement) in statements.iter().enumerate() {
-        match update_statement(context, &collection, statement) {
+        match update_statement(context, &collection, statement, bypass) {
             Ok((matched, modified, upserted_id)) => {
                 outcome.n += matched;
                 outcome.n_modified += modified;
@@ -191,6 +196,7 @@ fn update_statement(
     context: &mut Context<'_>,
     collection: &Collection<Document>,
     statement: &Document,
+    bypass: bool,
 ) -> CommandResult<(i64, i64, Option<Bson>)> {
     let statement = UpdateStatement::parse(statement)?;
     let update = match statement.update {
@@ -208,7 +214,8 @@ fn update_statement(
             } else {
                 collection.update_one(statement.filter, stages)
             }
-            .upsert(statement.upsert);
+            .upsert(statement.upsert)
+            .bypass_document_validation(bypass);
             let result = in_session!(action, context).run()?;
             return Ok((
                 result.matched_count as i64,
@@ -242,7 +249,9 @@ fn update_statement(
     } else {
         collection.update_one(statement.filter, update)
     };
-    action = action.upsert(statement.upsert);
+    action = action
+        .upsert(statement.upsert)
+        .bypass_document_validation(bypass);
     if let Some(array_filters) = statement.array_filters {
         action = action.array_filters(array_filters);
     }
@@ -352,6 +361,7 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
     let upsert = args.bool("upsert")?.unwrap_or(false);
     let fields = args.document("fields")?.cloned();
     let array_filters = args.documents("arrayFilters")?;
+    let bypass = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let update = args.get("update").cloned();
     let (collection, _) = collection(context)?;
     match (remove, update) {
@@ -398,6 +408,7 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
                 upsert,
                 fields,
                 array_filters,
+                bypass,
             };
             modify.run_statement(context, &collection)
         }
@@ -417,6 +428,7 @@ struct Modify {
     upsert: bool,
     fields: Option<Document>,
     array_filters: Option<Vec<Document>>,
+    bypass: bool,
 }
 
 impl Modify {
@@ -469,6 +481,7 @@ impl Modify {
         }
         let value = action
             .upsert(self.upsert)
+            .bypass_document_validation(self.bypass)
             .return_document(if returns_new {
                 ReturnDocument::After
             } else {
