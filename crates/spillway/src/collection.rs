@@ -477,6 +477,7 @@ where
             pipeline: pipeline.into_iter().collect(),
             let_vars: None,
             batch_size: None,
+            bypass: false,
             session: None,
             marker: PhantomData,
         }
@@ -766,12 +767,14 @@ pub struct Aggregate<'a, R> {
     pipeline: Vec<Document>,
     let_vars: Option<Document>,
     batch_size: Option<u32>,
+    bypass: bool,
     session: Option<&'a mut Transaction>,
     marker: PhantomData<fn() -> R>,
 }
 
 impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
     session_method!();
+    bypass_method!();
 
     /// Variables the pipeline reads as `$$name` (MongoDB's `let` option).
     pub fn let_vars(mut self, let_vars: Document) -> Self {
@@ -798,6 +801,7 @@ impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
             pipeline: self.pipeline,
             let_vars: self.let_vars,
             batch_size: self.batch_size,
+            bypass: self.bypass,
             session: self.session,
             marker: PhantomData,
         }
@@ -814,13 +818,17 @@ impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
         let request = self.request()?;
         let inner = &self.database.inner;
         if request.writes() {
+            let bypass = self.bypass;
             match self.session {
-                None => inner.write(|txn, store| request.run_writing(txn, store))?,
+                None => inner.write(|txn, store| {
+                    bypassing(bypass, txn, |txn| request.run_writing(txn, store))
+                })?,
                 Some(transaction) => {
                     transaction.check_database(self.database)?;
-                    let result = request
-                        .run_writing(&mut transaction.txn, &inner.store)
-                        .and_then(|()| transaction.claim_writes());
+                    let result = bypassing(bypass, &mut transaction.txn, |txn| {
+                        request.run_writing(txn, &inner.store)
+                    })
+                    .and_then(|()| transaction.claim_writes());
                     if let Err(error) = &result {
                         transaction.fail(error);
                     }

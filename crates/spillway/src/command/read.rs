@@ -269,12 +269,15 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
         None => None,
     };
     let let_vars = args.document("let")?.cloned();
+    let bypass = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let pipeline = context
         .commands
         .namespaces
         .pipeline(context.database, &pipeline)?;
     let (collection, name) = collection(context)?;
-    let mut action = collection.aggregate(pipeline);
+    let mut action = collection
+        .aggregate(pipeline)
+        .bypass_document_validation(bypass);
     if let Some(let_vars) = let_vars {
         action = action.let_vars(let_vars);
     }
