@@ -7,7 +7,7 @@
 //! | key | value |
 //! |---|---|
 //! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
-//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed? }], validator?, validationLevel?, validationAction? }` |
+//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed? }], validator?, validationLevel?, validationAction?, capped?: { size, max? } }` |
 //! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` and `created_side: <bool>` (whether declaring it created the side collection) |
 //!
 //! The fields marked `?` are written only when set (a sparse, partial, hidden or TTL index;
@@ -71,6 +71,17 @@ pub(crate) struct CollectionMeta {
     pub(crate) indexes: Vec<IndexMeta>,
     /// The document validator and how it applies (none by default).
     pub(crate) validation: Validation,
+    /// A capped collection's limits (`None`: not capped).
+    pub(crate) capped: Option<CappedLimits>,
+}
+
+/// The limits of a capped collection: past either, inserts remove the oldest documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CappedLimits {
+    /// The most document bytes (BSON sizes summed).
+    pub(crate) size: u64,
+    /// The most documents.
+    pub(crate) max: Option<u64>,
 }
 
 /// How strictly a collection's validator applies to writes (MongoDB's `validationLevel`).
@@ -412,6 +423,13 @@ impl CollectionMeta {
             record.insert("validationLevel", self.validation.level.as_str());
             record.insert("validationAction", self.validation.action.as_str());
         }
+        if let Some(capped) = self.capped {
+            let mut limits = doc! { "size": i64::try_from(capped.size).unwrap_or(i64::MAX) };
+            if let Some(max) = capped.max {
+                limits.insert("max", i64::try_from(max).unwrap_or(i64::MAX));
+            }
+            record.insert("capped", limits);
+        }
         record
     }
 
@@ -484,7 +502,19 @@ impl CollectionMeta {
             action: action.and_then(ValidationAction::parse).unwrap_or_default(),
             explicit: level.is_some() || action.is_some(),
         };
+        let capped = match record.get("capped") {
+            Some(Bson::Document(limits)) => Some(CappedLimits {
+                size: limits
+                    .get_i64("size")
+                    .map_err(|_| bad("a capped collection has no size"))?
+                    .unsigned_abs(),
+                max: limits.get_i64("max").ok().map(i64::unsigned_abs),
+            }),
+            Some(_) => return Err(bad("capped is not a document")),
+            None => None,
+        };
         Ok(CollectionMeta {
+            capped,
             validation,
             id: record.get_i64("id").map_err(|_| bad("no id"))? as u64,
             name,

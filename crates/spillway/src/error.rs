@@ -88,6 +88,12 @@ pub enum ErrorKind {
         /// The `_id` of the refused document.
         id: Bson,
     },
+    /// A tailable cursor's last document was removed from its capped collection (MongoDB's
+    /// `CappedPositionLost`, code 136): the cursor cannot go on.
+    CappedPositionLost {
+        /// The collection.
+        collection: String,
+    },
     /// `create_collection_with` named a collection that exists (MongoDB's `NamespaceExists`).
     CollectionExists {
         /// The collection.
@@ -305,6 +311,7 @@ impl Error {
             ErrorKind::InvalidOptions { .. } => codes::INVALID_OPTIONS,
             ErrorKind::DocumentValidationFailure { .. } => codes::DOCUMENT_VALIDATION_FAILURE,
             ErrorKind::CollectionExists { .. } => codes::NAMESPACE_EXISTS,
+            ErrorKind::CappedPositionLost { .. } => codes::CAPPED_POSITION_LOST,
             ErrorKind::IndexNotFound { .. } => codes::INDEX_NOT_FOUND,
             ErrorKind::Corruption { .. } => codes::DATA_CORRUPTION_DETECTED,
             ErrorKind::Storage(_) => codes::INTERNAL_ERROR,
@@ -367,6 +374,12 @@ impl Error {
     pub(crate) fn serialization(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Serialization {
             message: message.into(),
+        })
+    }
+
+    pub(crate) fn capped_position_lost(collection: &str) -> Error {
+        Error::new(ErrorKind::CappedPositionLost {
+            collection: collection.to_string(),
         })
     }
 
@@ -462,6 +475,10 @@ impl Error {
                 f,
                 "Document failed validation: collection '{collection}', document _id: {}",
                 abbreviate(&id.to_string(), MAX_SHOWN_CHARS)
+            )?,
+            ErrorKind::CappedPositionLost { collection } => write!(
+                f,
+                "CollectionScan died due to position in capped collection '{collection}' being deleted"
             )?,
             ErrorKind::CollectionExists { collection } => {
                 write!(f, "collection '{collection}' already exists")?;
@@ -587,6 +604,7 @@ pub(crate) mod codes {
     pub(crate) const NAMESPACE_EXISTS: i32 = 48;
     pub(crate) const INVALID_OPTIONS: i32 = 72;
     pub(crate) const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
+    pub(crate) const CAPPED_POSITION_LOST: i32 = 136;
     pub(crate) const PATH_NOT_VIABLE: i32 = 28;
     pub(crate) const CONFLICTING_UPDATE_OPERATORS: i32 = 40;
     pub(crate) const DOLLAR_PREFIXED_FIELD_NAME: i32 = 52;
@@ -642,6 +660,7 @@ pub(crate) mod codes {
         (115, "CommandNotSupported"),
         (117, "ConflictingOperationInProgress"),
         (121, "DocumentValidationFailure"),
+        (136, "CappedPositionLost"),
         (146, "ExceededMemoryLimit"),
         (166, "CommandNotSupportedOnView"),
         (168, "InvalidPipelineOperator"),

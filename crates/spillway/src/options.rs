@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use bson::{DateTime, Document, doc};
 
-use crate::catalog::{ParsedFilter, Validation, ValidationAction, ValidationLevel};
+use crate::catalog::{CappedLimits, ParsedFilter, Validation, ValidationAction, ValidationLevel};
 use crate::database::Database;
 use crate::error::{Error, ErrorKind, Result};
 use crate::results::IndexOptions;
@@ -40,6 +40,13 @@ pub struct CollectionOptions {
     pub validation_level: Option<ValidationLevel>,
     /// What a failed check does (default: error).
     pub validation_action: Option<ValidationAction>,
+    /// A capped collection: past `size` bytes or `max` documents, each insert removes the
+    /// oldest documents (natural order, which is `_id` order). Set at creation only.
+    pub capped: Option<bool>,
+    /// A capped collection's most document bytes (required with `capped`).
+    pub size: Option<u64>,
+    /// A capped collection's most documents.
+    pub max: Option<u64>,
 }
 
 impl CollectionOptions {
@@ -54,6 +61,16 @@ impl CollectionOptions {
     #[must_use]
     pub fn validation_level(mut self, level: ValidationLevel) -> Self {
         self.validation_level = Some(level);
+        self
+    }
+
+    /// The same options for a capped collection of at most `size` bytes and, if given, `max`
+    /// documents.
+    #[must_use]
+    pub fn capped(mut self, size: u64, max: Option<u64>) -> Self {
+        self.capped = Some(true);
+        self.size = Some(size);
+        self.max = max;
         self
     }
 
@@ -122,6 +139,19 @@ impl Database {
     /// if it exists.
     pub fn create_collection_with(&self, name: &str, options: &CollectionOptions) -> Result<()> {
         let validation = validation_from(name, options, &Validation::default())?;
+        let capped = match (options.capped, options.size) {
+            (Some(true), Some(size)) if size > 0 => Some(CappedLimits {
+                size,
+                max: options.max.filter(|max| *max > 0),
+            }),
+            (Some(true), _) => {
+                return Err(Error::invalid_options(
+                    name,
+                    "a capped collection needs a size (in bytes) greater than 0",
+                ));
+            }
+            _ => None,
+        };
         self.inner.write(|txn, store| {
             if txn.catalog().collections.contains_key(name) {
                 return Err(Error::new(ErrorKind::CollectionExists {
@@ -129,11 +159,13 @@ impl Database {
                 }));
             }
             storage::ensure_collection(txn, store, name)?;
-            txn.catalog_mut()
+            let meta = txn
+                .catalog_mut()
                 .collections
                 .get_mut(name)
-                .expect("just created")
-                .validation = validation;
+                .expect("just created");
+            meta.validation = validation;
+            meta.capped = capped;
             txn.collection_changed(name);
             Ok(())
         })
@@ -152,6 +184,9 @@ impl Database {
                     .map(|validator| validator.spec.clone()),
                 validation_level: validation.explicit.then_some(validation.level),
                 validation_action: validation.explicit.then_some(validation.action),
+                capped: meta.capped.map(|_| true),
+                size: meta.capped.map(|limits| limits.size),
+                max: meta.capped.and_then(|limits| limits.max),
             }
         }))
     }
@@ -166,6 +201,12 @@ impl Database {
                     "the collection does not exist",
                 ));
             };
+            if options.capped.is_some() || options.size.is_some() || options.max.is_some() {
+                return Err(Error::invalid_options(
+                    name,
+                    "capped, size and max are set when the collection is created",
+                ));
+            }
             let validation = validation_from(name, options, &meta.validation)?;
             txn.catalog_mut()
                 .collections

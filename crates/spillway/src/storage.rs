@@ -21,9 +21,10 @@ use spillway_doc::sort::{Direction, SortKey, SortSpec};
 use spillway_store::Store;
 
 use crate::catalog::{
-    Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME, INDEX_KEYSPACE_PREFIX, IndexMeta,
-    IndexSettings, MAX_INDEX_NAME_LEN, Validation, ValidationAction, ValidationLevel,
-    default_index_name, parse_index_keys, validate_collection_name,
+    CappedLimits, Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME,
+    INDEX_KEYSPACE_PREFIX, IndexMeta, IndexSettings, MAX_INDEX_NAME_LEN, Validation,
+    ValidationAction, ValidationLevel, default_index_name, parse_index_keys,
+    validate_collection_name,
 };
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::exec::{Execution, Match, stored_document};
@@ -136,6 +137,7 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
             docs,
             indexes: Vec::new(),
             validation: Validation::default(),
+            capped: None,
         },
     );
     txn.collection_changed(name);
@@ -372,7 +374,43 @@ pub(crate) fn insert_stored(
     }
     let bytes = encode(&document)?;
     write_document(txn, collection, &id_key, None, Some((&document, bytes)))?;
+    if let Some(limits) = txn.catalog().collections[collection].capped {
+        evict_oldest(txn, collection, limits, &id_key)?;
+    }
     Ok((id, document))
+}
+
+/// Deletes a capped collection's oldest documents (natural order: smallest `_id` first)
+/// until it is within `limits`, keeping the document just inserted (`kept`). Reads the whole
+/// collection, which its size bounds.
+fn evict_oldest(
+    txn: &mut WriteTxn,
+    collection: &str,
+    limits: CappedLimits,
+    kept: &[u8],
+) -> Result<()> {
+    let docs = txn.catalog().collections[collection].docs;
+    let mut stored: Vec<(Vec<u8>, Arc<[u8]>)> = Vec::new();
+    for entry in txn.scan(docs, &crate::txn::KeyRange::all(), false)? {
+        let (id_key, bytes) = entry?;
+        stored.push((id_key.to_vec(), Arc::from(&bytes[..])));
+    }
+    let mut total: u64 = stored.iter().map(|(_, bytes)| bytes.len() as u64).sum();
+    let mut count = stored.len() as u64;
+    for (id_key, bytes) in stored {
+        let over = total > limits.size || limits.max.is_some_and(|max| count > max);
+        if !over {
+            break;
+        }
+        if id_key.as_slice() == kept {
+            continue;
+        }
+        let old = decode(&bytes)?;
+        write_document(txn, collection, &id_key, Some(&old), None)?;
+        total -= bytes.len() as u64;
+        count -= 1;
+    }
+    Ok(())
 }
 
 /// The stored document with `_id` key `id_key`.

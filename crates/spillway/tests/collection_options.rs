@@ -616,3 +616,173 @@ fn validators_and_coll_mod_through_commands() {
     let missing = run(&commands, doc! { "collMod": "nope", "validator": {} });
     assert_eq!(missing.get_i32("code").ok(), Some(26));
 }
+
+#[test]
+fn a_capped_collection_keeps_its_newest_documents_within_its_limits() {
+    let directory = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(directory.path()).unwrap();
+        db.create_collection_with(
+            "log",
+            &CollectionOptions::default().capped(100_000, Some(3)),
+        )
+        .unwrap();
+        let log = db.collection::<Document>("log");
+        log.create_index(index(doc! { "x": 1 }, IndexOptions::default()))
+            .run()
+            .unwrap();
+        for x in 1..=5 {
+            log.insert_one(doc! { "_id": x, "x": x }).run().unwrap();
+        }
+        assert_eq!(
+            ids(&log, doc! {}),
+            vec![Bson::Int32(3), Bson::Int32(4), Bson::Int32(5)]
+        );
+        assert!(ids(&log, doc! { "x": 1 }).is_empty());
+        assert!(db.verify().unwrap().problems.is_empty());
+        assert!(
+            db.create_collection_with("bad", &{
+                let mut options = CollectionOptions::default();
+                options.capped = Some(true);
+                options
+            })
+            .is_err()
+        );
+    }
+    let db = Database::open(directory.path()).unwrap();
+    let options = db.collection_options("log").unwrap().unwrap();
+    assert_eq!(
+        (options.capped, options.size, options.max),
+        (Some(true), Some(100_000), Some(3))
+    );
+    let log = db.collection::<Document>("log");
+    // The byte limit: each document is about 1 KB.
+    db.create_collection_with("small", &CollectionOptions::default().capped(4096, None))
+        .unwrap();
+    let small = db.collection::<Document>("small");
+    for x in 0..10 {
+        small
+            .insert_one(doc! { "_id": x, "pad": "p".repeat(1000) })
+            .run()
+            .unwrap();
+    }
+    let kept = ids(&small, doc! {});
+    assert_eq!(kept.len(), 4, "{kept:?}");
+    assert_eq!(kept[0], Bson::Int32(6));
+    log.insert_one(doc! { "_id": 6, "x": 6 }).run().unwrap();
+    assert_eq!(log.count_documents(doc! {}).run().unwrap(), 3);
+}
+
+#[test]
+fn tailable_cursors_follow_a_capped_collection_through_commands() {
+    let commands = Commands::new(Database::open_in_memory().unwrap());
+    ok(
+        &commands,
+        doc! { "create": "tail", "capped": true, "size": 1000, "max": 3 },
+    );
+    let listed = first_batch(&ok(
+        &commands,
+        doc! { "listCollections": 1, "filter": { "options.capped": true } },
+    ));
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        listed[0].get_document("options").ok(),
+        Some(&doc! { "capped": true, "size": 1000, "max": 3 })
+    );
+    ok(
+        &commands,
+        doc! { "insert": "tail", "documents": [{ "_id": 1 }] },
+    );
+    let opened = ok(&commands, doc! { "find": "tail", "tailable": true });
+    let cursor = opened.get_document("cursor").unwrap();
+    let id = cursor.get_i64("id").unwrap();
+    assert_ne!(id, 0, "a tailable cursor stays open");
+    assert_eq!(first_batch(&opened).len(), 1);
+    let more = |commands: &Commands| {
+        let reply = ok(commands, doc! { "getMore": id, "collection": "tail" });
+        let cursor = reply.get_document("cursor").unwrap().clone();
+        (
+            cursor.get_i64("id").unwrap(),
+            cursor.get_array("nextBatch").unwrap().len(),
+        )
+    };
+    assert_eq!(more(&commands), (id, 0));
+    ok(
+        &commands,
+        doc! { "insert": "tail", "documents": [{ "_id": 2 }] },
+    );
+    assert_eq!(more(&commands), (id, 1));
+    // Roll over: the cursor's last document is gone.
+    ok(
+        &commands,
+        doc! { "insert": "tail", "documents": [{ "_id": 3 }, { "_id": 4 }, { "_id": 5 }] },
+    );
+    let lost = run(&commands, doc! { "getMore": id, "collection": "tail" });
+    assert_eq!(lost.get_i32("code").ok(), Some(136), "{lost}");
+    // `$natural` sorts in natural order.
+    let sorted = first_batch(&ok(
+        &commands,
+        doc! { "find": "tail", "sort": { "$natural": -1 } },
+    ));
+    assert_eq!(sorted[0].get_i32("_id").ok(), Some(5));
+    // Not on a plain collection.
+    ok(
+        &commands,
+        doc! { "insert": "plain", "documents": [{ "_id": 1 }] },
+    );
+    let refused = run(&commands, doc! { "find": "plain", "tailable": true });
+    assert_eq!(refused.get_f64("ok").ok(), Some(0.0));
+}
+
+#[test]
+fn an_await_data_get_more_waits_for_new_documents() {
+    let commands = std::sync::Arc::new(Commands::new(Database::open_in_memory().unwrap()));
+    ok(
+        &commands,
+        doc! { "create": "tail", "capped": true, "size": 4096 },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "tail", "documents": [{ "_id": 1 }] },
+    );
+    let opened = ok(
+        &commands,
+        doc! { "find": "tail", "tailable": true, "awaitData": true },
+    );
+    let id = opened
+        .get_document("cursor")
+        .unwrap()
+        .get_i64("id")
+        .unwrap();
+    let started = Instant::now();
+    let empty = ok(
+        &commands,
+        doc! { "getMore": id, "collection": "tail", "maxTimeMS": 200 },
+    );
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    assert!(empty.to_string().contains("\"nextBatch\": []"));
+    let writer = {
+        let commands = std::sync::Arc::clone(&commands);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            ok(
+                &commands,
+                doc! { "insert": "tail", "documents": [{ "_id": 2 }] },
+            );
+        })
+    };
+    let started = Instant::now();
+    let reply = ok(
+        &commands,
+        doc! { "getMore": id, "collection": "tail", "maxTimeMS": 5000 },
+    );
+    writer.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(4));
+    let batch = reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("nextBatch")
+        .unwrap()
+        .clone();
+    assert_eq!(batch, vec![Bson::Document(doc! { "_id": 2 })]);
+}

@@ -7,6 +7,8 @@
 //! run a query: it only pages through streams the commands opened.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, doc};
@@ -38,7 +40,15 @@ struct OpenCursor {
     last_used: Instant,
     /// `noCursorTimeout`: never reaped.
     immortal: bool,
+    /// A tailable cursor stays open when it reaches the end of its stream.
+    tailable: bool,
+    /// An `awaitData` cursor: where `getMore` puts how long its stream may wait for data.
+    waits: Option<Arc<AtomicU64>>,
 }
+
+/// How long an `awaitData` cursor's `getMore` waits for new documents unless its `maxTimeMS`
+/// says otherwise (MongoDB's default).
+const DEFAULT_AWAIT_MS: u64 = 1000;
 
 /// Open cursors by id.
 #[derive(Default)]
@@ -125,10 +135,45 @@ impl CursorTable {
                     ahead,
                     last_used: Instant::now(),
                     immortal,
+                    tailable: false,
+                    waits: None,
                 },
             );
             id
         };
+        Ok(cursor_reply(id, namespace, "firstBatch", batch.documents))
+    }
+
+    /// The first batch of a tailable cursor over `stream`, which stays open at the end of
+    /// its documents (until killed, reaped, or its stream fails); `waits` is set for an
+    /// `awaitData` cursor. The table's lock is held while a `getMore` waits.
+    pub(crate) fn open_tailable(
+        &mut self,
+        namespace: &str,
+        mut stream: DocumentStream,
+        batch_size: Option<u64>,
+        waits: Option<Arc<AtomicU64>>,
+    ) -> CommandResult<Document> {
+        let mut ahead = None;
+        let batch = read_batch(
+            &mut stream,
+            &mut ahead,
+            Some(batch_size.unwrap_or(DEFAULT_FIRST_BATCH)),
+        )?;
+        self.next_id = self.next_id.wrapping_add(1).max(1);
+        let id = self.next_id;
+        self.open.insert(
+            id,
+            OpenCursor {
+                namespace: namespace.to_string(),
+                stream,
+                ahead,
+                last_used: Instant::now(),
+                immortal: false,
+                tailable: true,
+                waits,
+            },
+        );
         Ok(cursor_reply(id, namespace, "firstBatch", batch.documents))
     }
 
@@ -138,6 +183,7 @@ impl CursorTable {
         id: i64,
         namespace: &str,
         batch_size: Option<u64>,
+        max_time_ms: Option<u64>,
     ) -> CommandResult<Document> {
         let Some(cursor) = self.open.get_mut(&id) else {
             return Err(CommandError::new(43, format!("cursor id {id} not found")));
@@ -152,6 +198,9 @@ impl CursorTable {
             ));
         }
         cursor.last_used = Instant::now();
+        if let Some(waits) = &cursor.waits {
+            waits.store(max_time_ms.unwrap_or(DEFAULT_AWAIT_MS), Ordering::SeqCst);
+        }
         let batch = match read_batch(&mut cursor.stream, &mut cursor.ahead, batch_size) {
             Ok(batch) => batch,
             Err(error) => {
@@ -159,7 +208,7 @@ impl CursorTable {
                 return Err(error);
             }
         };
-        let id = if batch.exhausted {
+        let id = if batch.exhausted && !cursor.tailable {
             self.open.remove(&id);
             0
         } else {

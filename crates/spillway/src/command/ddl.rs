@@ -113,11 +113,11 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
         "validator",
         "validationLevel",
         "validationAction",
-    ];
-    const REFUSED: &[&str] = &[
         "capped",
         "size",
         "max",
+    ];
+    const REFUSED: &[&str] = &[
         "autoIndexId",
         "viewOn",
         "pipeline",
@@ -138,10 +138,19 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
             .is_some_and(|value| value != &Bson::Boolean(false))
     }) {
         return Err(CommandError::not_supported(format!(
-            "create: option '{option}' is not supported by Spillway (plain collections, with validators)"
+            "create: option '{option}' is not supported by Spillway (plain and capped collections, with validators)"
         )));
     }
-    let options = validation_options(args)?;
+    let mut options = validation_options(args)?;
+    if args.bool("capped")?.unwrap_or(false) {
+        let Some(size) = args.count("size")? else {
+            return Err(CommandError::new(
+                72,
+                "the 'size' field is required when 'capped' is true",
+            ));
+        };
+        options = options.capped(size.max(1), args.count("max")?.filter(|max| *max > 0));
+    }
     let name = args.collection()?;
     let stored = context.stored(name)?;
     if exists(context, &stored)? {
@@ -356,6 +365,21 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
                 }
                 if let Some(action) = given.validation_action {
                     options.insert("validationAction", action.as_str());
+                }
+                if given.capped == Some(true) {
+                    options.insert("capped", true);
+                    if let Some(size) = given.size {
+                        options.insert(
+                            "size",
+                            i64::try_from(size).map_or(Bson::Int64(i64::MAX), super::count_value),
+                        );
+                    }
+                    if let Some(max) = given.max {
+                        options.insert(
+                            "max",
+                            i64::try_from(max).map_or(Bson::Int64(i64::MAX), super::count_value),
+                        );
+                    }
                 }
             }
             Ok(doc! {
