@@ -18,7 +18,7 @@ fn index(keys: Document, options: IndexOptions) -> IndexModel {
 fn access_stage(collection: &spillway::Collection<Document>, filter: Document) -> Document {
     let explain = collection.find(filter).explain().unwrap();
     let mut stage = explain.winning_plan;
-    while let Some(input) = stage.get_document("inputStage").ok() {
+    while let Ok(input) = stage.get_document("inputStage") {
         stage = input.clone();
     }
     stage
