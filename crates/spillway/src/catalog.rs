@@ -7,7 +7,7 @@
 //! | key | value |
 //! |---|---|
 //! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
-//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed? }], validator?, validationLevel?, validationAction?, capped?: { size, max? } }` |
+//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed? }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed? }` |
 //! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` and `created_side: <bool>` (whether declaring it created the side collection) |
 //!
 //! The fields marked `?` are written only when set (a sparse, partial, hidden or TTL index;
@@ -73,6 +73,10 @@ pub(crate) struct CollectionMeta {
     pub(crate) validation: Validation,
     /// A capped collection's limits (`None`: not capped).
     pub(crate) capped: Option<CappedLimits>,
+    /// Creation options that describe what every Spillway collection already is or that
+    /// only matter to refused features, kept to be listed as given: `clusteredIndex`
+    /// (documents are stored by `_id`), `changeStreamPreAndPostImages`.
+    pub(crate) echoed: Document,
 }
 
 /// The limits of a capped collection: past either, inserts remove the oldest documents.
@@ -430,6 +434,9 @@ impl CollectionMeta {
             }
             record.insert("capped", limits);
         }
+        if !self.echoed.is_empty() {
+            record.insert("echoed", self.echoed.clone());
+        }
         record
     }
 
@@ -514,6 +521,7 @@ impl CollectionMeta {
             None => None,
         };
         Ok(CollectionMeta {
+            echoed: record.get_document("echoed").cloned().unwrap_or_default(),
             capped,
             validation,
             id: record.get_i64("id").map_err(|_| bad("no id"))? as u64,

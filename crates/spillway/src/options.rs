@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
 
-use bson::{DateTime, Document, doc};
+use bson::{Bson, DateTime, Document, doc};
 
 use crate::catalog::{CappedLimits, ParsedFilter, Validation, ValidationAction, ValidationLevel};
 use crate::database::Database;
@@ -47,6 +47,12 @@ pub struct CollectionOptions {
     pub size: Option<u64>,
     /// A capped collection's most documents.
     pub max: Option<u64>,
+    /// MongoDB's clustered collection (`{ key: { _id: 1 }, unique: true, name? }`): what every
+    /// Spillway collection is, since documents are stored by `_id`; kept to be listed, its
+    /// name shown as the `_id` index's.
+    pub clustered_index: Option<Document>,
+    /// Accepted and listed without effect: change streams are not supported.
+    pub change_stream_pre_and_post_images: Option<Document>,
 }
 
 impl CollectionOptions {
@@ -109,6 +115,39 @@ impl IndexModification {
     }
 }
 
+/// A `clusteredIndex` option as MongoDB lists it (`v: 2`, `name` defaulting to `_id_`), if
+/// it is the one Spillway's storage is: `key: { _id: 1 }`, `unique: true`.
+fn clustered_index(collection: &str, given: &Document) -> Result<Document> {
+    let bad = |message: &str| {
+        Err(Error::invalid_options(
+            collection,
+            format!("clusteredIndex: {message}"),
+        ))
+    };
+    if let Some(field) = given
+        .keys()
+        .find(|field| !["key", "unique", "name", "v"].contains(&field.as_str()))
+    {
+        return bad(&format!("unknown field '{field}'"));
+    }
+    let key_is_id = given.get_document("key").is_ok_and(|key| {
+        let direction = key.get("_id");
+        key.len() == 1
+            && (matches!(direction, Some(Bson::Int32(1) | Bson::Int64(1)))
+                || direction == Some(&Bson::Double(1.0)))
+    });
+    if !key_is_id {
+        return bad("the key must be { _id: 1 }");
+    }
+    if !given.get_bool("unique").unwrap_or(false) {
+        return bad("'unique' must be true");
+    }
+    let name = given
+        .get_str("name")
+        .unwrap_or(crate::catalog::ID_INDEX_NAME);
+    Ok(doc! { "key": { "_id": 1 }, "unique": true, "name": name, "v": 2 })
+}
+
 /// Builds a collection's validation from options; `base` is the current one (`collMod`).
 fn validation_from(
     collection: &str,
@@ -152,6 +191,13 @@ impl Database {
             }
             _ => None,
         };
+        let mut echoed = Document::new();
+        if let Some(clustered) = &options.clustered_index {
+            echoed.insert("clusteredIndex", clustered_index(name, clustered)?);
+        }
+        if let Some(images) = &options.change_stream_pre_and_post_images {
+            echoed.insert("changeStreamPreAndPostImages", images.clone());
+        }
         self.inner.write(|txn, store| {
             if txn.catalog().collections.contains_key(name) {
                 return Err(Error::new(ErrorKind::CollectionExists {
@@ -166,6 +212,7 @@ impl Database {
                 .expect("just created");
             meta.validation = validation;
             meta.capped = capped;
+            meta.echoed = echoed;
             txn.collection_changed(name);
             Ok(())
         })
@@ -187,6 +234,12 @@ impl Database {
                 capped: meta.capped.map(|_| true),
                 size: meta.capped.map(|limits| limits.size),
                 max: meta.capped.and_then(|limits| limits.max),
+                clustered_index: meta.echoed.get_document("clusteredIndex").ok().cloned(),
+                change_stream_pre_and_post_images: meta
+                    .echoed
+                    .get_document("changeStreamPreAndPostImages")
+                    .ok()
+                    .cloned(),
             }
         }))
     }
@@ -201,10 +254,14 @@ impl Database {
                     "the collection does not exist",
                 ));
             };
-            if options.capped.is_some() || options.size.is_some() || options.max.is_some() {
+            if options.capped.is_some()
+                || options.size.is_some()
+                || options.max.is_some()
+                || options.clustered_index.is_some()
+            {
                 return Err(Error::invalid_options(
                     name,
-                    "capped, size and max are set when the collection is created",
+                    "capped, size, max and clusteredIndex are set when the collection is created",
                 ));
             }
             let validation = validation_from(name, options, &meta.validation)?;

@@ -138,6 +138,7 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
             indexes: Vec::new(),
             validation: Validation::default(),
             capped: None,
+            echoed: Document::new(),
         },
     );
     txn.collection_changed(name);

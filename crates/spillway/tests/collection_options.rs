@@ -786,3 +786,38 @@ fn an_await_data_get_more_waits_for_new_documents() {
         .clone();
     assert_eq!(batch, vec![Bson::Document(doc! { "_id": 2 })]);
 }
+
+#[test]
+fn a_clustered_collection_is_listed_as_mongodb_lists_it() {
+    let commands = Commands::new(Database::open_in_memory().unwrap());
+    ok(
+        &commands,
+        doc! { "create": "c", "clusteredIndex": { "key": { "_id": 1 }, "unique": true, "name": "by id" } },
+    );
+    let listed = first_batch(&ok(
+        &commands,
+        doc! { "listCollections": 1, "filter": { "name": "c" } },
+    ));
+    assert_eq!(
+        listed[0].get_document("options").ok(),
+        Some(
+            &doc! { "clusteredIndex": { "key": { "_id": 1 }, "unique": true, "name": "by id", "v": 2 } }
+        )
+    );
+    let indexes = first_batch(&ok(&commands, doc! { "listIndexes": "c" }));
+    assert_eq!(
+        indexes,
+        vec![
+            doc! { "key": { "_id": 1 }, "unique": true, "name": "by id", "v": 2, "clustered": true }
+        ]
+    );
+    let refused = run(
+        &commands,
+        doc! { "create": "d", "clusteredIndex": { "key": { "a": 1 }, "unique": true } },
+    );
+    assert_eq!(refused.get_f64("ok").ok(), Some(0.0));
+    ok(
+        &commands,
+        doc! { "create": "e", "changeStreamPreAndPostImages": { "enabled": true } },
+    );
+}

@@ -116,6 +116,8 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
         "capped",
         "size",
         "max",
+        "clusteredIndex",
+        "changeStreamPreAndPostImages",
     ];
     const REFUSED: &[&str] = &[
         "autoIndexId",
@@ -124,8 +126,6 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
         "collation",
         "timeseries",
         "expireAfterSeconds",
-        "clusteredIndex",
-        "changeStreamPreAndPostImages",
         "encryptedFields",
         "flags",
     ];
@@ -151,6 +151,9 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
         };
         options = options.capped(size.max(1), args.count("max")?.filter(|max| *max > 0));
     }
+    options.clustered_index = args.document("clusteredIndex")?.cloned();
+    options.change_stream_pre_and_post_images =
+        args.document("changeStreamPreAndPostImages")?.cloned();
     let name = args.collection()?;
     let stored = context.stored(name)?;
     if exists(context, &stored)? {
@@ -365,6 +368,12 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
                 }
                 if let Some(action) = given.validation_action {
                     options.insert("validationAction", action.as_str());
+                }
+                if let Some(clustered) = given.clustered_index {
+                    options.insert("clusteredIndex", clustered);
+                }
+                if let Some(images) = given.change_stream_pre_and_post_images {
+                    options.insert("changeStreamPreAndPostImages", images);
                 }
                 if given.capped == Some(true) {
                     options.insert("capped", true);
@@ -583,10 +592,24 @@ pub(crate) fn list_indexes(context: &mut Context<'_>) -> CommandResult {
     if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
     }
+    let clustered = context
+        .commands
+        .database
+        .collection_options(collection.name())?
+        .and_then(|options| options.clustered_index);
     let listed = collection
         .list_indexes()?
         .into_iter()
-        .map(|model| {
+        .enumerate()
+        .map(|(position, model)| {
+            if position == 0
+                && let Some(clustered) = &clustered
+            {
+                // A clustered collection lists its `_id` index as MongoDB does.
+                let mut described = clustered.clone();
+                described.insert("clustered", true);
+                return described;
+            }
             let options = model.options.unwrap_or_default();
             let mut described =
                 doc! { "v": 2, "key": model.keys, "name": options.name.unwrap_or_default() };
