@@ -221,6 +221,9 @@ pub(crate) struct IndexMeta {
     /// Set once any document gave this index more than one entry or an array; never cleared
     /// (as in MongoDB). A multikey index cannot provide a sort order nor intersect ranges.
     pub(crate) multikey: bool,
+    /// The position in `fields` of the hashed field (`{ a: "hashed" }`): its entries hold
+    /// a hash of the value ([`crate::index_keys`]), which answers equality only.
+    pub(crate) hashed: Option<usize>,
     pub(crate) settings: IndexSettings,
 }
 
@@ -248,7 +251,17 @@ pub(crate) fn validate_collection_name(name: &str) -> Result<()> {
     }
 }
 
-/// Parses an index key pattern into its fields; every value must be 1 or -1.
+/// The key pattern value of a hashed field.
+pub(crate) const HASHED: &str = "hashed";
+
+/// The position of the hashed field of a key pattern (`{ a: "hashed" }`), if any.
+pub(crate) fn hashed_field(keys: &Document) -> Option<usize> {
+    keys.values()
+        .position(|value| value.as_str() == Some(HASHED))
+}
+
+/// Parses an index key pattern into its fields; every value must be 1 or -1, but for one
+/// field at most that may be `"hashed"` (listed as ascending: [`hashed_field`] says which).
 pub(crate) fn parse_index_keys(
     collection: &str,
     keys: &Document,
@@ -276,12 +289,30 @@ pub(crate) fn parse_index_keys(
                 ),
             ));
         }
-        let direction = Direction::from_bson(value).ok_or_else(|| {
-            Error::invalid_index(
-                collection,
-                format!("field '{field}': the direction must be 1 or -1, not {value}"),
-            )
-        })?;
+        let direction = match value {
+            Bson::String(kind) if kind == HASHED => {
+                if keys
+                    .values()
+                    .filter(|value| value.as_str() == Some(HASHED))
+                    .count()
+                    > 1
+                {
+                    return Err(Error::invalid_index(
+                        collection,
+                        "a key pattern may have only one hashed field",
+                    ));
+                }
+                Direction::Ascending
+            }
+            _ => Direction::from_bson(value).ok_or_else(|| {
+                Error::invalid_index(
+                    collection,
+                    format!(
+                        "field '{field}': the direction must be 1, -1 or \"hashed\", not {value} (text, 2d and 2dsphere indexes are not supported)"
+                    ),
+                )
+            })?,
+        };
         if fields
             .iter()
             .any(|(known, _)| known.as_str() == path.as_str())
@@ -296,7 +327,7 @@ pub(crate) fn parse_index_keys(
     Ok(fields)
 }
 
-/// MongoDB's default index name: `a_1_b_-1`.
+/// MongoDB's default index name: `a_1_b_-1`, `a_hashed`.
 pub(crate) fn default_index_name(keys: &Document) -> String {
     let mut name = String::new();
     for (field, value) in keys {
@@ -305,6 +336,7 @@ pub(crate) fn default_index_name(keys: &Document) -> String {
         }
         let direction = match Direction::from_bson(value) {
             Some(Direction::Descending) => "-1",
+            _ if value.as_str() == Some(HASHED) => HASHED,
             _ => "1",
         };
         name.push_str(field);
@@ -481,6 +513,7 @@ impl CollectionMeta {
             };
             indexes.push(IndexMeta {
                 settings,
+                hashed: hashed_field(&spec),
                 name: index
                     .get_str("name")
                     .map_err(|_| bad("an index has no name"))?

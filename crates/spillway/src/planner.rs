@@ -18,6 +18,9 @@
 //! A multikey index never intersects two range predicates (two elements may satisfy them
 //! separately) and never yields a sort order.
 //!
+//! A hashed field bounds a scan by equality and `$in` only (on the hashes of the values);
+//! a hashed index never yields a sort order.
+//!
 //! Index options: a hidden index is never chosen. A sparse index is chosen only for a
 //! bounded predicate (which no document lacking the field satisfies), never for a sort alone.
 //! A partial index is chosen only when the query filter implies its partial filter
@@ -36,6 +39,7 @@ use spillway_doc::sort::{Direction, SortSpec};
 use spillway_store::KeyspaceId;
 
 use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::index_keys::hashed_value;
 use crate::txn::KeyRange;
 
 /// The most index ranges one scan may expand into (the product of `$in` lists).
@@ -394,8 +398,20 @@ impl Candidate {
         let mut applied = Vec::new();
         let mut n_points = 0;
         let mut n_combinations = 1usize;
-        for (path, _) in &index.fields {
-            let bounds = field_bounds(filter, path.as_str(), index.multikey);
+        for (position, (path, _)) in index.fields.iter().enumerate() {
+            let mut bounds = field_bounds(filter, path.as_str(), index.multikey);
+            if index.hashed == Some(position) {
+                // A hashed field answers equality only, on the hashes of the values.
+                bounds = match bounds {
+                    FieldBounds::Points(values) => {
+                        let mut hashes: Vec<Bson> = values.iter().map(hashed_value).collect();
+                        hashes.sort_by(compare);
+                        hashes.dedup_by(|a, b| compare(a, b).is_eq());
+                        FieldBounds::Points(hashes)
+                    }
+                    _ => FieldBounds::All,
+                };
+            }
             match bounds {
                 FieldBounds::Points(ref values) => {
                     let next = n_combinations.saturating_mul(values.len().max(1));
@@ -416,7 +432,9 @@ impl Candidate {
         let n_bounded = applied.len();
         let unique_point = index.unique && n_points == index.fields.len();
         let sort_reverse = match sort {
-            Some(sort) if !index.multikey => sort_direction(index, &applied, sort),
+            Some(sort) if !index.multikey && index.hashed.is_none() => {
+                sort_direction(index, &applied, sort)
+            }
             _ => None,
         };
         let ranges = build_ranges(index, &applied);

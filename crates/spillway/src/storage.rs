@@ -23,7 +23,7 @@ use spillway_store::Store;
 use crate::catalog::{
     CappedLimits, Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME,
     INDEX_KEYSPACE_PREFIX, IndexMeta, IndexSettings, MAX_INDEX_NAME_LEN, Validation,
-    ValidationAction, ValidationLevel, default_index_name, parse_index_keys,
+    ValidationAction, ValidationLevel, default_index_name, hashed_field, parse_index_keys,
     validate_collection_name,
 };
 use crate::error::{Error, ErrorKind, Result, codes};
@@ -470,7 +470,14 @@ pub(crate) fn create_index(
 ) -> Result<String> {
     validate_collection_name(collection)?;
     let fields = parse_index_keys(collection, keys)?;
+    let hashed = hashed_field(keys);
     check_settings(collection, fields.len(), &settings)?;
+    if hashed.is_some() && unique {
+        return Err(Error::invalid_index(
+            collection,
+            "a hashed index cannot be unique (hashes of different values may collide)",
+        ));
+    }
     let name = name.map_or_else(|| default_index_name(keys), str::to_string);
     if name.is_empty() || name.len() > MAX_INDEX_NAME_LEN || name.contains('\0') {
         return Err(Error::invalid_index(
@@ -480,7 +487,8 @@ pub(crate) fn create_index(
     }
     let same_keys = |spec: &Document| {
         parse_index_keys(collection, spec).is_ok_and(|known| {
-            known.len() == fields.len()
+            hashed_field(spec) == hashed
+                && known.len() == fields.len()
                 && known
                     .iter()
                     .zip(&fields)
@@ -552,6 +560,7 @@ pub(crate) fn create_index(
         keyspace_name,
         keyspace,
         multikey: false,
+        hashed,
         settings,
     };
     // Entries hold their key and their document's `_id` key, never the document: one copy of

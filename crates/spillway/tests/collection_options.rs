@@ -821,3 +821,64 @@ fn a_clustered_collection_is_listed_as_mongodb_lists_it() {
         doc! { "create": "e", "changeStreamPreAndPostImages": { "enabled": true } },
     );
 }
+
+#[test]
+fn a_hashed_index_answers_equality() {
+    let db = Database::open_in_memory().unwrap();
+    let items = db.collection::<Document>("items");
+    let created = items
+        .create_index(index(doc! { "a": "hashed" }, IndexOptions::default()))
+        .run()
+        .unwrap();
+    assert_eq!(created.index_name, "a_hashed");
+    // Another index on the same field is not the same index.
+    items
+        .create_index(index(doc! { "a": 1 }, IndexOptions::default()))
+        .run()
+        .unwrap();
+    items
+        .insert_many((0..50).map(|i| doc! { "_id": i, "a": i % 10 }))
+        .run()
+        .unwrap();
+    items.drop_index("a_1").run().unwrap();
+    let stage = access_stage(&items, doc! { "a": 3.0 });
+    assert_eq!(stage.get_str("indexName").ok(), Some("a_hashed"));
+    assert_eq!(
+        ids(&items, doc! { "a": 3.0 }),
+        vec![
+            Bson::Int32(3),
+            Bson::Int32(13),
+            Bson::Int32(23),
+            Bson::Int32(33),
+            Bson::Int32(43)
+        ]
+    );
+    assert_eq!(ids(&items, doc! { "a": { "$in": [1, 2] } }).len(), 10);
+    // Ranges scan the collection.
+    assert_eq!(
+        access_stage(&items, doc! { "a": { "$gt": 7 } })
+            .get_str("stage")
+            .ok(),
+        Some("COLLSCAN")
+    );
+    assert_eq!(ids(&items, doc! { "a": { "$gt": 7 } }).len(), 10);
+    let array = items
+        .insert_one(doc! { "_id": 100, "a": [1, 2] })
+        .run()
+        .unwrap_err();
+    assert!(array.to_string().contains("array"), "{array}");
+    assert!(
+        items
+            .create_index(index(
+                doc! { "b": "hashed" },
+                IndexOptions::builder().unique(true).build()
+            ))
+            .run()
+            .is_err()
+    );
+    assert_eq!(
+        items.list_indexes().unwrap()[1].keys,
+        doc! { "a": "hashed" }
+    );
+    assert!(db.verify().unwrap().problems.is_empty());
+}
