@@ -46,6 +46,8 @@ struct TailingStream {
     collection: Collection<Document>,
     filter: Document,
     projection: Option<Document>,
+    /// Documents to skip, at the first read only.
+    skip: u64,
     buffered: VecDeque<Document>,
     last_id: Option<Bson>,
     /// How long the next read past the end may wait for new documents (`awaitData`: the
@@ -68,7 +70,11 @@ impl TailingStream {
             }
             filter = doc! { "$and": [filter, { "_id": { "$gt": last.clone() } }] };
         }
-        let mut find = self.collection.find(filter).sort(doc! { "_id": 1 });
+        let mut find = self
+            .collection
+            .find(filter)
+            .sort(doc! { "_id": 1 })
+            .skip(std::mem::take(&mut self.skip));
         if let Some(projection) = &self.projection {
             find = find.projection(projection.clone());
         }
@@ -194,9 +200,9 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         .map(natural_sort)
         .transpose()?;
     let projection = args.document("projection")?.cloned();
-    let tailable = args.bool("tailable")?.unwrap_or(false);
+    let tailable_requested = args.bool("tailable")?.unwrap_or(false);
     let await_data = args.bool("awaitData")?.unwrap_or(false);
-    if await_data && !tailable {
+    if await_data && !tailable_requested {
         return Err(CommandError::bad_value(
             "Cannot set 'awaitData' without also setting 'tailable'",
         ));
@@ -210,7 +216,7 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
     let let_vars = args.document("let")?.cloned();
     let (collection, name) = collection(context)?;
     let namespace = context.namespace(&name);
-    if tailable {
+    if tailable_requested {
         let capped = context
             .commands
             .database
@@ -221,11 +227,21 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
                 "error processing query: ns={namespace} tailable cursor requested on non capped collection"
             )));
         }
+    }
+    // With a limit, a tailable cursor ends once it has returned that many: the plain find's
+    // cursor in natural order answers it.
+    let tailable = tailable_requested && limit == 0 && !single_batch;
+    let sort = match sort {
+        None if tailable_requested => Some(doc! { "_id": 1 }),
+        sort => sort,
+    };
+    if tailable {
         let wait_ms = Arc::new(AtomicU64::new(0));
         let stream: DocumentStream = Box::new(TailingStream {
             collection,
             filter,
             projection,
+            skip,
             buffered: VecDeque::new(),
             last_id: None,
             wait_ms: Arc::clone(&wait_ms),
