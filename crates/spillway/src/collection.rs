@@ -408,6 +408,27 @@ where
         }
     }
 
+    /// Creates several indexes in one atomic write (all or none), as the driver's
+    /// `create_indexes`.
+    pub fn create_indexes(
+        &self,
+        models: impl IntoIterator<Item = IndexModel>,
+    ) -> CreateIndexes<'_, T> {
+        CreateIndexes {
+            collection: self,
+            models: models.into_iter().collect(),
+            session: None,
+        }
+    }
+
+    /// Drops every index but `_id_`, in one atomic write.
+    pub fn drop_indexes(&self) -> DropIndexes<'_, T> {
+        DropIndexes {
+            collection: self,
+            session: None,
+        }
+    }
+
     /// Drops the index called `name`.
     pub fn drop_index(&self, name: &str) -> DropIndex<'_, T> {
         DropIndex {
@@ -1224,6 +1245,85 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndex<'a, T> {
             self.collection.database.start_ttl_reaper();
         }
         Ok(CreateIndexResult { index_name })
+    }
+}
+
+/// `create_indexes`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct CreateIndexes<'a, T> {
+    collection: &'a Collection<T>,
+    models: Vec<IndexModel>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndexes<'a, T> {
+    session_method!();
+
+    /// Creates the indexes; returns their names in the order given.
+    pub fn run(self) -> Result<Vec<String>> {
+        let name = &self.collection.name;
+        let mut prepared = Vec::with_capacity(self.models.len());
+        for model in &self.models {
+            let options = model.options.clone().unwrap_or_default();
+            let settings = index_settings(name, &options)?;
+            prepared.push((model.keys.clone(), options, settings));
+        }
+        let ttl = prepared
+            .iter()
+            .any(|(_, _, settings)| settings.expire_after_seconds.is_some());
+        let names = self.collection.write(self.session, |txn, store| {
+            prepared
+                .into_iter()
+                .map(|(keys, options, settings)| {
+                    ops::create_index(
+                        txn,
+                        store,
+                        name,
+                        &keys,
+                        options.unique.unwrap_or(false),
+                        options.name.as_deref(),
+                        settings,
+                    )
+                })
+                .collect::<Result<Vec<String>>>()
+        })?;
+        if ttl {
+            self.collection.database.start_ttl_reaper();
+        }
+        Ok(names)
+    }
+}
+
+/// `drop_indexes`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct DropIndexes<'a, T> {
+    collection: &'a Collection<T>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropIndexes<'a, T> {
+    session_method!();
+
+    /// Drops the indexes (nothing happens if the collection does not exist).
+    pub fn run(self) -> Result<()> {
+        let collection = &self.collection.name;
+        self.collection.write(self.session, |txn, _| {
+            let names: Vec<String> = txn
+                .catalog_arc()
+                .collections
+                .get(collection.as_str())
+                .map(|meta| {
+                    meta.indexes
+                        .iter()
+                        .map(|index| index.name.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            for index in names {
+                storage::drop_index(txn, collection, &index)?;
+            }
+            Ok(())
+        })
     }
 }
 

@@ -61,9 +61,9 @@ pub use bson::doc;
 pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN, ValidationAction, ValidationLevel};
 pub use catalog_repair::RebuiltCollection;
 pub use collection::{
-    Aggregate, Collection, CountDocuments, CreateIndex, Delete, Distinct, DropCollection,
-    DropIndex, Find, FindOne, FindOneAndDelete, FindOneAndModify, InsertMany, InsertOne,
-    UpdateAction,
+    Aggregate, Collection, CountDocuments, CreateIndex, CreateIndexes, Delete, Distinct,
+    DropCollection, DropIndex, DropIndexes, Find, FindOne, FindOneAndDelete, FindOneAndModify,
+    InsertMany, InsertOne, UpdateAction,
 };
 pub use cursor::Cursor;
 pub use database::{Database, DatabaseOptions, Transaction};

@@ -882,3 +882,44 @@ fn a_hashed_index_answers_equality() {
     );
     assert!(db.verify().unwrap().problems.is_empty());
 }
+
+#[test]
+fn several_indexes_are_created_and_dropped_at_once() {
+    let db = Database::open_in_memory().unwrap();
+    let items = db.collection::<Document>("items");
+    items
+        .insert_many([
+            doc! { "_id": 1, "a": 1, "b": 1 },
+            doc! { "_id": 2, "a": 1, "b": 2 },
+        ])
+        .run()
+        .unwrap();
+    let names = items
+        .create_indexes([
+            index(doc! { "a": 1 }, IndexOptions::default()),
+            index(
+                doc! { "b": -1 },
+                IndexOptions::builder().unique(true).build(),
+            ),
+        ])
+        .run()
+        .unwrap();
+    assert_eq!(names, ["a_1", "b_-1"]);
+    // All or none: the second index cannot be built, so neither is created.
+    let failed = items
+        .create_indexes([
+            index(doc! { "c": 1 }, IndexOptions::default()),
+            index(
+                doc! { "a": 1 },
+                IndexOptions::builder()
+                    .unique(true)
+                    .name("a_unique")
+                    .build(),
+            ),
+        ])
+        .run();
+    assert!(failed.is_err());
+    assert_eq!(items.list_index_names().unwrap(), ["_id_", "a_1", "b_-1"]);
+    items.drop_indexes().run().unwrap();
+    assert_eq!(items.list_index_names().unwrap(), ["_id_"]);
+}
