@@ -30,7 +30,7 @@ use crate::ops::{self, FindAndModify, UpdateKind};
 use crate::patterned;
 use crate::planner;
 use crate::results::{
-    CreateIndexResult, DeleteResult, Explain, IndexModel, IndexOptions, InsertManyResult,
+    CreateIndexResult, DeleteResult, Explain, Hint, IndexModel, IndexOptions, InsertManyResult,
     InsertOneResult, ReturnDocument, UpdateModifications, UpdateResult,
 };
 use crate::storage;
@@ -255,6 +255,7 @@ where
             projection: None,
             batch_size: None,
             expand: false,
+            hint: None,
             session: None,
         }
     }
@@ -641,6 +642,7 @@ pub struct Find<'a, T> {
     projection: Option<Document>,
     batch_size: Option<u32>,
     expand: bool,
+    hint: Option<Hint>,
     session: Option<&'a mut Transaction>,
 }
 
@@ -685,6 +687,14 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         self
     }
 
+    /// Makes the query use this index (or `{ $natural: 1 | -1 }`: a collection scan); an
+    /// index that does not exist, is hidden, or is partial with a filter the query does not
+    /// imply, is an error. Ignored on a query answered on logical documents.
+    pub fn hint(mut self, hint: Hint) -> Self {
+        self.hint = Some(hint);
+        self
+    }
+
     /// Starts the query; the cursor reads the snapshot taken now.
     pub fn run(self) -> Result<Cursor<T>> {
         let filter = Arc::new(parse_filter(&self.filter)?);
@@ -698,7 +708,15 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             let (matches, projection) = self.collection.read(Some(transaction), |reader| {
                 let (projection, array_reads) =
                     patterned::managed_projection(reader.catalog(), name, projection, expand);
-                let mut run = ops::query(reader, name, &filter, sort.as_ref(), self.skip, limit)?;
+                let mut run = ops::query_hinted(
+                    reader,
+                    name,
+                    &filter,
+                    sort.as_ref(),
+                    self.skip,
+                    limit,
+                    self.hint.as_ref(),
+                )?;
                 if expand {
                     patterned::expand_matches(reader, name, &mut run.matches)?;
                 }
@@ -713,16 +731,26 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         // On a main collection with policies, the plan scans with the clauses on unmanaged
         // fields and the cursor matches and expands each candidate on its logical view.
         let shape = patterned::read_shape(&state.catalog, name, &filter)?;
-        let plan = planner::plan(
-            state.catalog.collections.get(name.as_str()),
-            &shape.scan_filter,
-            sort.as_ref(),
-        );
+        let meta = state.catalog.collections.get(name.as_str());
+        let plan = match &self.hint {
+            Some(hint) if !shape.has_policies => {
+                planner::plan_hinted(meta, &shape.scan_filter, sort.as_ref(), hint)?
+            }
+            _ => planner::plan(meta, &shape.scan_filter, sort.as_ref()),
+        };
         let union = shape.union;
         let logical =
             shape.has_policies && (shape.logical_filter || expand || !array_reads.is_empty());
         if plan.sort.is_some() || union {
-            let mut run = ops::query(&*state, name, &filter, sort.as_ref(), self.skip, limit)?;
+            let mut run = ops::query_hinted(
+                &*state,
+                name,
+                &filter,
+                sort.as_ref(),
+                self.skip,
+                limit,
+                self.hint.as_ref(),
+            )?;
             if expand {
                 patterned::expand_matches(&*state, name, &mut run.matches)?;
             }
@@ -758,8 +786,9 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         parse_projection(self.projection.as_ref())?;
         let limit = ops::effective_limit(self.limit);
         let name = &self.collection.name;
+        let hint = self.hint.as_ref();
         let run = self.collection.read(self.session.as_deref(), |reader| {
-            ops::query(reader, name, &filter, sort.as_ref(), self.skip, limit)
+            ops::query_hinted(reader, name, &filter, sort.as_ref(), self.skip, limit, hint)
         })?;
         Ok(Explain {
             winning_plan: run.described.unwrap_or_else(|| run.plan.describe()),

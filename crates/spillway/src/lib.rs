@@ -74,7 +74,7 @@ pub use maintenance::{
 };
 pub use options::{CollectionOptions, DEFAULT_TTL_INTERVAL, IndexModification};
 pub use results::{
-    CreateIndexResult, DeleteResult, Explain, IndexModel, IndexModelBuilder, IndexOptions,
+    CreateIndexResult, DeleteResult, Explain, Hint, IndexModel, IndexModelBuilder, IndexOptions,
     IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument, UpdateModifications,
     UpdateResult,
 };

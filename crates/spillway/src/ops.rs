@@ -27,7 +27,7 @@ use crate::catalog::{IndexSettings, validate_collection_name};
 use crate::error::{Error, Result};
 use crate::exec::{Match, stored_document};
 use crate::patterned;
-use crate::results::UpdateModifications;
+use crate::results::{Hint, UpdateModifications};
 use crate::storage::{
     self, DocumentChange, QueryRun, check_storable, decode, encode, id_order, insert_stored,
     query_stored, write_documents,
@@ -56,6 +56,23 @@ pub(crate) fn query(
         return patterned::query(reader, collection, filter, sort, skip, limit);
     }
     query_stored(reader, collection, filter, sort, skip, limit)
+}
+
+/// [`query`] on the index `hint` names; a query answered on logical documents (pattern
+/// policies) plans on its own and ignores the hint.
+pub(crate) fn query_hinted(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<usize>,
+    hint: Option<&Hint>,
+) -> Result<QueryRun> {
+    if hint.is_none() || patterned::is_logical_query(reader.catalog(), collection, filter) {
+        return query(reader, collection, filter, sort, skip, limit);
+    }
+    storage::query_stored_hinted(reader, collection, filter, sort, skip, limit, hint)
 }
 
 /// Applies an optional projection; a positional one uses the array element `filter` matched.

@@ -39,7 +39,9 @@ use spillway_doc::sort::{Direction, SortSpec};
 use spillway_store::KeyspaceId;
 
 use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::error::{Error, Result};
 use crate::index_keys::hashed_value;
+use crate::results::Hint;
 use crate::txn::KeyRange;
 
 /// The most index ranges one scan may expand into (the product of `$in` lists).
@@ -147,6 +149,101 @@ fn sort_pattern(sort: &SortSpec) -> Document {
     pattern
 }
 
+/// Chooses the plan `hint` names: the index it names (by name or key pattern), scanned
+/// with the bounds the filter gives it (all of it otherwise), or `$natural`: a collection scan
+/// in natural order (`-1`: reversed). A hint that names no usable index (none of that name or
+/// keys, a hidden index, a partial index the filter does not imply) is an error, as in
+/// MongoDB (code 2).
+pub(crate) fn plan_hinted(
+    collection: Option<&CollectionMeta>,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    hint: &Hint,
+) -> Result<Plan> {
+    let sort = sort.filter(|sort| !sort.is_empty());
+    let Some(collection) = collection else {
+        return Ok(plan(None, filter, sort));
+    };
+    let docs = Some(collection.docs);
+    let wanted = match hint {
+        Hint::Keys(keys) => match keys.get("$natural") {
+            Some(direction) if keys.len() == 1 => {
+                let reverse = Direction::from_bson(direction) == Some(Direction::Descending);
+                return Ok(Plan {
+                    access: Access::CollScan { reverse },
+                    docs,
+                    sort: sort.cloned(),
+                });
+            }
+            _ => HintTarget::Keys(crate::catalog::default_index_name(keys)),
+        },
+        Hint::Name(name) => HintTarget::Name(name.as_str()),
+    };
+    let index = collection.indexes.iter().find(|index| match &wanted {
+        HintTarget::Keys(keys) => crate::catalog::default_index_name(&index.spec) == *keys,
+        HintTarget::Name(name) => index.name == *name,
+    });
+    let usable = index.filter(|index| {
+        !index.settings.hidden
+            && index
+                .settings
+                .partial
+                .as_ref()
+                .is_none_or(|partial| implies(filter, &partial.filter))
+    });
+    let Some(index) = usable else {
+        let hinted = match hint {
+            Hint::Keys(keys) => keys.to_string(),
+            Hint::Name(name) => format!("'{name}'"),
+        };
+        return Err(Error::invalid_options(
+            &collection.name,
+            format!("hint {hinted} does not correspond to an existing, usable index"),
+        )
+        .with_code(2));
+    };
+    Ok(index_plan(
+        index,
+        Candidate::build(index, filter, sort),
+        docs,
+        sort,
+    ))
+}
+
+/// Which index a hint names.
+enum HintTarget<'a> {
+    /// By key pattern, as its default name (`a_1_b_-1`, whatever number types it uses).
+    Keys(String),
+    Name(&'a str),
+}
+
+/// The plan scanning `index` as `candidate` says.
+fn index_plan(
+    index: &IndexMeta,
+    candidate: Candidate,
+    docs: Option<KeyspaceId>,
+    sort: Option<&SortSpec>,
+) -> Plan {
+    let provides_sort = candidate.sort_reverse.is_some();
+    Plan {
+        access: Access::IxScan {
+            index: index.name.clone(),
+            key_pattern: index.spec.clone(),
+            keyspace: index.keyspace,
+            reverse: candidate.sort_reverse.unwrap_or(false),
+            multikey: index.multikey,
+            repeats: index.multikey
+                && !(candidate.ranges.len() == 1 && candidate.n_points == index.fields.len()),
+            bounds: Box::new(candidate.explain_bounds(index)),
+            ranges: candidate.ranges,
+            partial: index.settings.partial.is_some(),
+            sparse: index.settings.sparse,
+        },
+        docs,
+        sort: if provides_sort { None } else { sort.cloned() },
+    }
+}
+
 /// Chooses the plan for `filter` and `sort` on `collection` (`None`: it does not exist).
 pub(crate) fn plan(
     collection: Option<&CollectionMeta>,
@@ -209,24 +306,7 @@ pub(crate) fn plan(
             .find(|(candidate, _)| candidate.sort_reverse.is_some());
     }
     if let Some((candidate, index)) = best {
-        let provides_sort = candidate.sort_reverse.is_some();
-        return Plan {
-            access: Access::IxScan {
-                index: index.name.clone(),
-                key_pattern: index.spec.clone(),
-                keyspace: index.keyspace,
-                reverse: candidate.sort_reverse.unwrap_or(false),
-                multikey: index.multikey,
-                repeats: index.multikey
-                    && !(candidate.ranges.len() == 1 && candidate.n_points == index.fields.len()),
-                bounds: Box::new(candidate.explain_bounds(index)),
-                ranges: candidate.ranges,
-                partial: index.settings.partial.is_some(),
-                sparse: index.settings.sparse,
-            },
-            docs,
-            sort: if provides_sort { None } else { sort.cloned() },
-        };
+        return index_plan(index, candidate, docs, sort);
     }
     Plan {
         access: Access::CollScan {

@@ -205,6 +205,16 @@ impl IndexOptionsBuilder {
     }
 }
 
+/// Which index a query must use (the driver's `Hint`): `Keys(doc! { "a": 1 })`,
+/// `Name("a_1".into())`, or `Keys(doc! { "$natural": 1 })` for a collection scan.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Hint {
+    /// The index with this key pattern (or `{ $natural: 1 | -1 }`).
+    Keys(Document),
+    /// The index with this name.
+    Name(String),
+}
+
 /// What `explain` reports: the chosen plan, in MongoDB's shape, and what running it cost.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]

@@ -30,6 +30,7 @@ use crate::error::{Error, ErrorKind, Result, codes};
 use crate::exec::{Execution, Match, stored_document};
 use crate::index_keys::{index_entries, key_values};
 use crate::planner::{self, Plan};
+use crate::results::Hint;
 use crate::txn::{Reader, WriteTxn};
 
 /// What a query returned and how it ran.
@@ -60,7 +61,24 @@ pub(crate) fn query_stored(
     skip: u64,
     limit: Option<usize>,
 ) -> Result<QueryRun> {
-    let plan = planner::plan(reader.catalog().collections.get(collection), filter, sort);
+    query_stored_hinted(reader, collection, filter, sort, skip, limit, None)
+}
+
+/// [`query_stored`] on the index `hint` names, if any.
+pub(crate) fn query_stored_hinted(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<usize>,
+    hint: Option<&Hint>,
+) -> Result<QueryRun> {
+    let meta = reader.catalog().collections.get(collection);
+    let plan = match hint {
+        Some(hint) => planner::plan_hinted(meta, filter, sort, hint)?,
+        None => planner::plan(meta, filter, sort),
+    };
     let mut execution = Execution::new(plan.access.clone(), plan.docs);
     let skip = usize::try_from(skip).unwrap_or(usize::MAX);
     let mut matches = Vec::new();

@@ -923,3 +923,58 @@ fn several_indexes_are_created_and_dropped_at_once() {
     items.drop_indexes().run().unwrap();
     assert_eq!(items.list_index_names().unwrap(), ["_id_"]);
 }
+
+#[test]
+fn a_hint_picks_the_index_or_fails() {
+    let db = Database::open_in_memory().unwrap();
+    let items = db.collection::<Document>("items");
+    items
+        .insert_many((0..20).map(|i| doc! { "_id": i, "num": i }))
+        .run()
+        .unwrap();
+    let missing = items
+        .find(doc! { "num": 3 })
+        .hint(spillway::Hint::Keys(doc! { "num": 1 }))
+        .run()
+        .unwrap_err();
+    assert_eq!(missing.code(), Some(2));
+    items
+        .create_index(index(doc! { "num": -1 }, IndexOptions::default()))
+        .run()
+        .unwrap();
+    // A full scan of the hinted index, in its order.
+    let first = items
+        .find(doc! {})
+        .hint(spillway::Hint::Keys(doc! { "num": -1_i64 }))
+        .run()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.get_i32("num").ok(), Some(19));
+    let by_name = items
+        .find(doc! {})
+        .hint(spillway::Hint::Name("num_-1".into()))
+        .explain()
+        .unwrap();
+    assert!(by_name.winning_plan.to_string().contains("num_-1"));
+    let natural = items
+        .find(doc! { "num": 3 })
+        .hint(spillway::Hint::Keys(doc! { "$natural": 1 }))
+        .explain()
+        .unwrap();
+    assert_eq!(natural.winning_plan.get_str("stage").ok(), Some("COLLSCAN"));
+    db.modify_index(
+        "items",
+        "num_-1",
+        &IndexModification::default().hidden(true),
+    )
+    .unwrap();
+    assert!(
+        items
+            .find(doc! {})
+            .hint(spillway::Hint::Name("num_-1".into()))
+            .run()
+            .is_err()
+    );
+}

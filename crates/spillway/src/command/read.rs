@@ -17,7 +17,7 @@ use super::args::Args;
 use super::cursors::DocumentStream;
 use super::error::{CommandError, CommandResult};
 use super::{count_value, lock};
-use crate::Collection;
+use crate::{Collection, Hint};
 
 /// Applies the context's transaction, if any, to a facade action.
 macro_rules! in_session {
@@ -112,6 +112,20 @@ impl Iterator for TailingStream {
     }
 }
 
+/// A command's `hint`: an index name or key pattern (`{}` or absent: none).
+fn hint(args: &Args<'_>) -> CommandResult<Option<Hint>> {
+    match args.get("hint") {
+        None => Ok(None),
+        Some(Bson::String(name)) => Ok(Some(Hint::Name(name.clone()))),
+        Some(Bson::Document(keys)) if keys.is_empty() => Ok(None),
+        Some(Bson::Document(keys)) => Ok(Some(Hint::Keys(keys.clone()))),
+        Some(other) => Err(CommandError::new(
+            9,
+            format!("hint must be a string or an object, not {other}"),
+        )),
+    }
+}
+
 /// A sort on `$natural` is natural order, which is `_id` order in Spillway.
 fn natural_sort(sort: Document) -> CommandResult<Document> {
     let Some(direction) = sort.get("$natural") else {
@@ -200,6 +214,7 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         .map(natural_sort)
         .transpose()?;
     let projection = args.document("projection")?.cloned();
+    let hint = hint(args)?;
     let tailable_requested = args.bool("tailable")?.unwrap_or(false);
     let await_data = args.bool("awaitData")?.unwrap_or(false);
     if await_data && !tailable_requested {
@@ -269,6 +284,9 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         Box::new(in_session!(action, context).run()?)
     } else {
         let mut action = collection.find(filter).skip(skip).expand(expand);
+        if let Some(hint) = hint {
+            action = action.hint(hint);
+        }
         if limit > 0 {
             action = action.limit(i64::try_from(limit).unwrap_or(i64::MAX));
         }
@@ -453,6 +471,9 @@ pub(crate) fn explain(context: &mut Context<'_>) -> CommandResult {
                 .cloned()
                 .unwrap_or_default();
             let mut action = collection.find(filter.clone());
+            if let Some(hint) = hint(&inner_args)? {
+                action = action.hint(hint);
+            }
             if let Some(sort) = inner_args.document("sort")? {
                 action = action.sort(sort.clone());
             }
