@@ -978,3 +978,45 @@ fn a_hint_picks_the_index_or_fails() {
             .is_err()
     );
 }
+
+#[test]
+fn a_waiting_get_more_does_not_block_other_cursors_and_can_be_killed() {
+    let commands = std::sync::Arc::new(Commands::new(Database::open_in_memory().unwrap()));
+    ok(
+        &commands,
+        doc! { "create": "tail", "capped": true, "size": 4096 },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "tail", "documents": [{ "_id": 1 }] },
+    );
+    let opened = ok(
+        &commands,
+        doc! { "find": "tail", "tailable": true, "awaitData": true },
+    );
+    let id = opened
+        .get_document("cursor")
+        .unwrap()
+        .get_i64("id")
+        .unwrap();
+    let waiting = {
+        let commands = std::sync::Arc::clone(&commands);
+        std::thread::spawn(move || {
+            run(
+                &commands,
+                doc! { "getMore": id, "collection": "tail", "maxTimeMS": 3000 },
+            )
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    // Another cursor is served at once, and the waiting one can be killed.
+    ok(&commands, doc! { "find": "tail", "filter": {} });
+    let killed = ok(&commands, doc! { "killCursors": "tail", "cursors": [id] });
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(killed.get_array("cursorsKilled").unwrap().len(), 1);
+    let reply = waiting.join().unwrap();
+    assert_eq!(reply.get_i32("code").ok(), Some(237), "{reply}");
+    let gone = run(&commands, doc! { "getMore": id, "collection": "tail" });
+    assert_eq!(gone.get_i32("code").ok(), Some(43));
+}

@@ -6,7 +6,7 @@
 //! unread for [`CURSOR_TIMEOUT`] are closed by [`CursorTable::reap`]. This module must never
 //! run a query: it only pages through streams the commands opened.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -55,6 +55,26 @@ const DEFAULT_AWAIT_MS: u64 = 1000;
 pub(crate) struct CursorTable {
     open: HashMap<i64, OpenCursor>,
     next_id: i64,
+    /// `awaitData` cursors taken out of the table while a `getMore` waits on them (without
+    /// the table's lock), and those of them killed meanwhile.
+    out: HashSet<i64>,
+    killed_out: HashSet<i64>,
+}
+
+/// An `awaitData` cursor taken out of the table for one `getMore` ([`CursorTable::take_waiting`]).
+pub(crate) struct TakenCursor {
+    cursor: OpenCursor,
+    batch: CommandResult<Batch>,
+}
+
+impl TakenCursor {
+    /// Reads the next batch, waiting up to `max_time_ms` (1 s by default) for documents.
+    pub(crate) fn read(&mut self, batch_size: Option<u64>, max_time_ms: Option<u64>) {
+        if let Some(waits) = &self.cursor.waits {
+            waits.store(max_time_ms.unwrap_or(DEFAULT_AWAIT_MS), Ordering::SeqCst);
+        }
+        self.batch = read_batch(&mut self.cursor.stream, &mut self.cursor.ahead, batch_size);
+    }
 }
 
 impl std::fmt::Debug for CursorTable {
@@ -217,9 +237,57 @@ impl CursorTable {
         Ok(cursor_reply(id, namespace, "nextBatch", batch.documents))
     }
 
-    /// Closes the cursors `ids`: `(killed, not found)`.
+    /// Closes the cursors `ids`: `(killed, not found)`. A cursor a `getMore` is waiting on
+    /// is closed when that `getMore` ends (which then fails with 237 CursorKilled).
     pub(crate) fn kill(&mut self, ids: &[i64]) -> (Vec<i64>, Vec<i64>) {
-        ids.iter().partition(|id| self.open.remove(id).is_some())
+        ids.iter().partition(|id| {
+            if self.out.contains(id) {
+                self.killed_out.insert(**id);
+                return true;
+            }
+            self.open.remove(id).is_some()
+        })
+    }
+
+    /// Takes `awaitData` cursor `id` out of the table, so that its `getMore` can wait for
+    /// documents without holding the table's lock; `None` for any other cursor (read it with
+    /// [`CursorTable::get_more`]). Give it back with [`CursorTable::put_back`].
+    pub(crate) fn take_waiting(
+        &mut self,
+        id: i64,
+        namespace: &str,
+    ) -> CommandResult<Option<TakenCursor>> {
+        let waiting = self
+            .open
+            .get(&id)
+            .is_some_and(|cursor| cursor.waits.is_some() && cursor.namespace == namespace);
+        if !waiting {
+            return Ok(None);
+        }
+        let mut cursor = self.open.remove(&id).expect("checked");
+        cursor.last_used = Instant::now();
+        self.out.insert(id);
+        Ok(Some(TakenCursor {
+            cursor,
+            batch: Ok(Batch {
+                documents: Vec::new(),
+                exhausted: false,
+            }),
+        }))
+    }
+
+    /// Puts back a cursor [`CursorTable::take_waiting`] took, and replies with the batch it
+    /// read (or its error, which closes it, as does a kill while it was out).
+    pub(crate) fn put_back(&mut self, id: i64, taken: TakenCursor) -> CommandResult<Document> {
+        self.out.remove(&id);
+        let TakenCursor { cursor, batch } = taken;
+        if self.killed_out.remove(&id) {
+            return Err(CommandError::new(237, format!("cursor id {id} was killed")));
+        }
+        let batch = batch?;
+        let namespace = cursor.namespace.clone();
+        self.open.insert(id, cursor);
+        Ok(cursor_reply(id, &namespace, "nextBatch", batch.documents))
     }
 
     /// Closes cursors unread for longer than [`CURSOR_TIMEOUT`].

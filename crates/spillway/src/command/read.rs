@@ -326,7 +326,16 @@ pub(crate) fn get_more(context: &mut Context<'_>) -> CommandResult {
     let batch_size = args.count("batchSize")?.filter(|size| *size > 0);
     let max_time_ms = args.count("maxTimeMS")?;
     let namespace = context.namespace(collection);
-    lock(&context.commands.cursors).get_more(id, &namespace, batch_size, max_time_ms)
+    let cursors = &context.commands.cursors;
+    let taken = lock(cursors).take_waiting(id, &namespace)?;
+    match taken {
+        // An `awaitData` cursor waits for documents without holding the table's lock.
+        Some(mut taken) => {
+            taken.read(batch_size, max_time_ms);
+            lock(cursors).put_back(id, taken)
+        }
+        None => lock(cursors).get_more(id, &namespace, batch_size, max_time_ms),
+    }
 }
 
 /// `killCursors`.
