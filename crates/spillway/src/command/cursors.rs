@@ -252,28 +252,24 @@ impl CursorTable {
     /// Takes `awaitData` cursor `id` out of the table, so that its `getMore` can wait for
     /// documents without holding the table's lock; `None` for any other cursor (read it with
     /// [`CursorTable::get_more`]). Give it back with [`CursorTable::put_back`].
-    pub(crate) fn take_waiting(
-        &mut self,
-        id: i64,
-        namespace: &str,
-    ) -> CommandResult<Option<TakenCursor>> {
+    pub(crate) fn take_waiting(&mut self, id: i64, namespace: &str) -> Option<TakenCursor> {
         let waiting = self
             .open
             .get(&id)
             .is_some_and(|cursor| cursor.waits.is_some() && cursor.namespace == namespace);
         if !waiting {
-            return Ok(None);
+            return None;
         }
         let mut cursor = self.open.remove(&id).expect("checked");
         cursor.last_used = Instant::now();
         self.out.insert(id);
-        Ok(Some(TakenCursor {
+        Some(TakenCursor {
             cursor,
             batch: Ok(Batch {
                 documents: Vec::new(),
                 exhausted: false,
             }),
-        }))
+        })
     }
 
     /// Puts back a cursor [`CursorTable::take_waiting`] took, and replies with the batch it

@@ -327,7 +327,7 @@ pub(crate) fn get_more(context: &mut Context<'_>) -> CommandResult {
     let max_time_ms = args.count("maxTimeMS")?;
     let namespace = context.namespace(collection);
     let cursors = &context.commands.cursors;
-    let taken = lock(cursors).take_waiting(id, &namespace)?;
+    let taken = lock(cursors).take_waiting(id, &namespace);
     match taken {
         // An `awaitData` cursor waits for documents without holding the table's lock.
         Some(mut taken) => {
