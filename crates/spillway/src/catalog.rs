@@ -7,16 +7,23 @@
 //! | key | value |
 //! |---|---|
 //! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
-//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey }] }` |
+//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed? }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed? }` |
 //! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` and `created_side: <bool>` (whether declaring it created the side collection) |
+//!
+//! The fields marked `?` are written only when set (a sparse, partial, hidden or TTL index;
+//! a collection with a validator), so a database that uses none of them is byte for byte
+//! what earlier builds wrote, and a record without them reads as a plain index or
+//! collection: the format version stays 1.
 //!
 //! Keyspace names carry a number that is never reused (`docs.<id>.<collection>`,
 //! `index.<id>.<collection>.<index>`), so a collection dropped and recreated in one
 //! transaction gets fresh keyspaces. This module must never read or write documents.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
+use spillway_doc::filter::Filter;
 use spillway_doc::path::{FieldPath, array_index};
 use spillway_doc::sort::Direction;
 use spillway_pattern::{Pattern, Policy, Progress};
@@ -62,6 +69,143 @@ pub(crate) struct CollectionMeta {
     pub(crate) keyspace_name: String,
     pub(crate) docs: KeyspaceId,
     pub(crate) indexes: Vec<IndexMeta>,
+    /// The document validator and how it applies (none by default).
+    pub(crate) validation: Validation,
+    /// A capped collection's limits (`None`: not capped).
+    pub(crate) capped: Option<CappedLimits>,
+    /// Creation options that describe what every Spillway collection already is or that
+    /// only matter to refused features, kept to be listed as given: `clusteredIndex`
+    /// (documents are stored by `_id`), `changeStreamPreAndPostImages`.
+    pub(crate) echoed: Document,
+}
+
+/// The limits of a capped collection: past either, inserts remove the oldest documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CappedLimits {
+    /// The most document bytes (BSON sizes summed).
+    pub(crate) size: u64,
+    /// The most documents.
+    pub(crate) max: Option<u64>,
+}
+
+/// How strictly a collection's validator applies to writes (MongoDB's `validationLevel`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ValidationLevel {
+    /// Every insert and update is checked (the default).
+    #[default]
+    Strict,
+    /// Inserts are checked, and updates of documents that were valid before the update.
+    Moderate,
+    /// Nothing is checked.
+    Off,
+}
+
+/// What happens to a write that fails validation (MongoDB's `validationAction`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ValidationAction {
+    /// The write is refused with `DocumentValidationFailure` (code 121), the default.
+    #[default]
+    Error,
+    /// The write goes through (MongoDB logs the failure; the embedded facade has no log).
+    Warn,
+}
+
+impl ValidationLevel {
+    /// MongoDB's spelling: `strict`, `moderate`, `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ValidationLevel::Strict => "strict",
+            ValidationLevel::Moderate => "moderate",
+            ValidationLevel::Off => "off",
+        }
+    }
+
+    /// Parses MongoDB's spelling.
+    pub fn parse(text: &str) -> Option<ValidationLevel> {
+        match text {
+            "strict" => Some(ValidationLevel::Strict),
+            "moderate" => Some(ValidationLevel::Moderate),
+            "off" => Some(ValidationLevel::Off),
+            _ => None,
+        }
+    }
+}
+
+impl ValidationAction {
+    /// MongoDB's spelling: `error`, `warn`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ValidationAction::Error => "error",
+            ValidationAction::Warn => "warn",
+        }
+    }
+
+    /// Parses MongoDB's spelling.
+    pub fn parse(text: &str) -> Option<ValidationAction> {
+        match text {
+            "error" => Some(ValidationAction::Error),
+            "warn" => Some(ValidationAction::Warn),
+            _ => None,
+        }
+    }
+}
+
+/// A collection's validator: a query-language filter every written document must match.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Validation {
+    /// The validator as given and parsed; `None`: no validation.
+    pub(crate) validator: Option<ParsedFilter>,
+    pub(crate) level: ValidationLevel,
+    pub(crate) action: ValidationAction,
+    /// Whether the level and action were given (listCollections shows them then).
+    pub(crate) explicit: bool,
+}
+
+/// A filter kept as given (for listings and the catalog record) and parsed (for matching).
+#[derive(Debug, Clone)]
+pub(crate) struct ParsedFilter {
+    pub(crate) spec: Document,
+    pub(crate) filter: Arc<Filter>,
+}
+
+impl PartialEq for ParsedFilter {
+    fn eq(&self, other: &ParsedFilter) -> bool {
+        self.spec == other.spec
+    }
+}
+
+impl ParsedFilter {
+    /// Parses `spec`; `what` names it in the error (`partialFilterExpression`, `validator`).
+    pub(crate) fn parse(collection: &str, what: &str, spec: &Document) -> Result<ParsedFilter> {
+        if spec.contains_key("$jsonSchema") {
+            return Err(Error::invalid_options(
+                collection,
+                format!("{what}: $jsonSchema is not supported by Spillway (query operators are)"),
+            ));
+        }
+        let filter = Filter::parse(spec)
+            .map_err(|error| Error::invalid_options(collection, format!("{what}: {error}")))?;
+        Ok(ParsedFilter {
+            spec: spec.clone(),
+            filter: Arc::new(filter),
+        })
+    }
+}
+
+/// The options of a secondary index beyond its keys and uniqueness.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct IndexSettings {
+    /// Documents that have none of the indexed fields get no entry.
+    pub(crate) sparse: bool,
+    /// Only documents matching this filter get entries.
+    pub(crate) partial: Option<ParsedFilter>,
+    /// Kept up to date but never chosen by the planner.
+    pub(crate) hidden: bool,
+    /// TTL: documents whose indexed date is older than this many seconds are deleted.
+    pub(crate) expire_after_seconds: Option<i64>,
+    /// Options accepted for compatibility, without effect, echoed by `list_indexes` as given
+    /// (`background`).
+    pub(crate) echoed: Document,
 }
 
 /// One secondary index.
@@ -77,6 +221,10 @@ pub(crate) struct IndexMeta {
     /// Set once any document gave this index more than one entry or an array; never cleared
     /// (as in MongoDB). A multikey index cannot provide a sort order nor intersect ranges.
     pub(crate) multikey: bool,
+    /// The position in `fields` of the hashed field (`{ a: "hashed" }`): its entries hold
+    /// a hash of the value ([`crate::index_keys`]), which answers equality only.
+    pub(crate) hashed: Option<usize>,
+    pub(crate) settings: IndexSettings,
 }
 
 /// Checks a collection name against the rules MongoDB applies (and a length limit).
@@ -103,7 +251,17 @@ pub(crate) fn validate_collection_name(name: &str) -> Result<()> {
     }
 }
 
-/// Parses an index key pattern into its fields; every value must be 1 or -1.
+/// The key pattern value of a hashed field.
+pub(crate) const HASHED: &str = "hashed";
+
+/// The position of the hashed field of a key pattern (`{ a: "hashed" }`), if any.
+pub(crate) fn hashed_field(keys: &Document) -> Option<usize> {
+    keys.values()
+        .position(|value| value.as_str() == Some(HASHED))
+}
+
+/// Parses an index key pattern into its fields; every value must be 1 or -1, but for one
+/// field at most that may be `"hashed"` (listed as ascending: [`hashed_field`] says which).
 pub(crate) fn parse_index_keys(
     collection: &str,
     keys: &Document,
@@ -131,12 +289,30 @@ pub(crate) fn parse_index_keys(
                 ),
             ));
         }
-        let direction = Direction::from_bson(value).ok_or_else(|| {
-            Error::invalid_index(
-                collection,
-                format!("field '{field}': the direction must be 1 or -1, not {value}"),
-            )
-        })?;
+        let direction = match value {
+            Bson::String(kind) if kind == HASHED => {
+                if keys
+                    .values()
+                    .filter(|value| value.as_str() == Some(HASHED))
+                    .count()
+                    > 1
+                {
+                    return Err(Error::invalid_index(
+                        collection,
+                        "a key pattern may have only one hashed field",
+                    ));
+                }
+                Direction::Ascending
+            }
+            _ => Direction::from_bson(value).ok_or_else(|| {
+                Error::invalid_index(
+                    collection,
+                    format!(
+                        "field '{field}': the direction must be 1, -1 or \"hashed\", not {value} (text, 2d and 2dsphere indexes are not supported)"
+                    ),
+                )
+            })?,
+        };
         if fields
             .iter()
             .any(|(known, _)| known.as_str() == path.as_str())
@@ -151,7 +327,7 @@ pub(crate) fn parse_index_keys(
     Ok(fields)
 }
 
-/// MongoDB's default index name: `a_1_b_-1`.
+/// MongoDB's default index name: `a_1_b_-1`, `a_hashed`.
 pub(crate) fn default_index_name(keys: &Document) -> String {
     let mut name = String::new();
     for (field, value) in keys {
@@ -160,6 +336,7 @@ pub(crate) fn default_index_name(keys: &Document) -> String {
         }
         let direction = match Direction::from_bson(value) {
             Some(Direction::Descending) => "-1",
+            _ if value.as_str() == Some(HASHED) => HASHED,
             _ => "1",
         };
         name.push_str(field);
@@ -243,21 +420,56 @@ impl CollectionMeta {
             .indexes
             .iter()
             .map(|index| {
-                Bson::Document(doc! {
+                let mut record = doc! {
                     "name": &index.name,
                     "key": index.spec.clone(),
                     "unique": index.unique,
                     "keyspace": &index.keyspace_name,
                     "multikey": index.multikey,
-                })
+                };
+                let settings = &index.settings;
+                if settings.sparse {
+                    record.insert("sparse", true);
+                }
+                if let Some(partial) = &settings.partial {
+                    record.insert("partialFilterExpression", partial.spec.clone());
+                }
+                if settings.hidden {
+                    record.insert("hidden", true);
+                }
+                if let Some(seconds) = settings.expire_after_seconds {
+                    record.insert("expireAfterSeconds", seconds);
+                }
+                if !settings.echoed.is_empty() {
+                    record.insert("echoed", settings.echoed.clone());
+                }
+                Bson::Document(record)
             })
             .collect();
-        doc! {
+        let mut record = doc! {
             "name": &self.name,
             "id": self.id as i64,
             "keyspace": &self.keyspace_name,
             "indexes": indexes,
+        };
+        if let Some(validator) = &self.validation.validator {
+            record.insert("validator", validator.spec.clone());
         }
+        if self.validation.explicit {
+            record.insert("validationLevel", self.validation.level.as_str());
+            record.insert("validationAction", self.validation.action.as_str());
+        }
+        if let Some(capped) = self.capped {
+            let mut limits = doc! { "size": i64::try_from(capped.size).unwrap_or(i64::MAX) };
+            if let Some(max) = capped.max {
+                limits.insert("max", i64::try_from(max).unwrap_or(i64::MAX));
+            }
+            record.insert("capped", limits);
+        }
+        if !self.echoed.is_empty() {
+            record.insert("echoed", self.echoed.clone());
+        }
+        record
     }
 
     fn from_record(store: &Store, record: &Document) -> Result<CollectionMeta> {
@@ -284,7 +496,24 @@ impl CollectionMeta {
                 .get_str("keyspace")
                 .map_err(|_| bad("an index has no keyspace"))?
                 .to_string();
+            let partial = match index.get("partialFilterExpression") {
+                Some(Bson::Document(spec)) => Some(
+                    ParsedFilter::parse(&name, "partialFilterExpression", spec)
+                        .map_err(|error| bad(&error.to_string()))?,
+                ),
+                Some(_) => return Err(bad("an index's partialFilterExpression is not a document")),
+                None => None,
+            };
+            let settings = IndexSettings {
+                sparse: index.get_bool("sparse").unwrap_or(false),
+                partial,
+                hidden: index.get_bool("hidden").unwrap_or(false),
+                expire_after_seconds: index.get_i64("expireAfterSeconds").ok(),
+                echoed: index.get_document("echoed").cloned().unwrap_or_default(),
+            };
             indexes.push(IndexMeta {
+                settings,
+                hashed: hashed_field(&spec),
                 name: index
                     .get_str("name")
                     .map_err(|_| bad("an index has no name"))?
@@ -297,7 +526,37 @@ impl CollectionMeta {
                 multikey: index.get_bool("multikey").unwrap_or(false),
             });
         }
+        let validator = match record.get("validator") {
+            Some(Bson::Document(spec)) => Some(
+                ParsedFilter::parse(&name, "validator", spec)
+                    .map_err(|error| bad(&error.to_string()))?,
+            ),
+            Some(_) => return Err(bad("the validator is not a document")),
+            None => None,
+        };
+        let level = record.get_str("validationLevel").ok();
+        let action = record.get_str("validationAction").ok();
+        let validation = Validation {
+            validator,
+            level: level.and_then(ValidationLevel::parse).unwrap_or_default(),
+            action: action.and_then(ValidationAction::parse).unwrap_or_default(),
+            explicit: level.is_some() || action.is_some(),
+        };
+        let capped = match record.get("capped") {
+            Some(Bson::Document(limits)) => Some(CappedLimits {
+                size: limits
+                    .get_i64("size")
+                    .map_err(|_| bad("a capped collection has no size"))?
+                    .unsigned_abs(),
+                max: limits.get_i64("max").ok().map(i64::unsigned_abs),
+            }),
+            Some(_) => return Err(bad("capped is not a document")),
+            None => None,
+        };
         Ok(CollectionMeta {
+            echoed: record.get_document("echoed").cloned().unwrap_or_default(),
+            capped,
+            validation,
             id: record.get_i64("id").map_err(|_| bad("no id"))? as u64,
             name,
             keyspace_name,

@@ -492,6 +492,8 @@ fn recover_index(
                 keyspace_name: String::new(),
                 keyspace,
                 multikey: false,
+                hashed: crate::catalog::hashed_field(spec),
+                settings: crate::catalog::IndexSettings::default(),
             };
             let mut expected = BTreeSet::new();
             let mut buildable = true;

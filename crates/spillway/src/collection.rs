@@ -10,6 +10,7 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bson::{Bson, Document};
 use serde::Serialize;
@@ -21,7 +22,7 @@ use spillway_doc::sort::SortSpec;
 use spillway_store::Store;
 
 use crate::aggregate;
-use crate::catalog::{ID_INDEX_NAME, validate_collection_name};
+use crate::catalog::{ID_INDEX_NAME, IndexSettings, ParsedFilter, validate_collection_name};
 use crate::cursor::{Cursor, LogicalRead};
 use crate::database::{Database, Transaction};
 use crate::error::{Error, Result};
@@ -30,7 +31,7 @@ use crate::ops::{self, FindAndModify, UpdateKind};
 use crate::patterned;
 use crate::planner;
 use crate::results::{
-    CreateIndexResult, DeleteResult, Explain, IndexModel, IndexOptions, InsertManyResult,
+    CreateIndexResult, DeleteResult, Explain, Hint, IndexModel, IndexOptions, InsertManyResult,
     InsertOneResult, ReturnDocument, UpdateModifications, UpdateResult,
 };
 use crate::storage;
@@ -209,6 +210,7 @@ where
         InsertOne {
             collection: self,
             document: to_document(document.borrow()),
+            bypass: false,
             session: None,
         }
     }
@@ -238,6 +240,7 @@ where
                 .map(|document| to_document(document.borrow()))
                 .collect(),
             ordered: true,
+            bypass: false,
             session: None,
         }
     }
@@ -253,6 +256,7 @@ where
             projection: None,
             batch_size: None,
             expand: false,
+            hint: None,
             session: None,
         }
     }
@@ -406,6 +410,27 @@ where
         }
     }
 
+    /// Creates several indexes in one atomic write (all or none), as the driver's
+    /// `create_indexes`.
+    pub fn create_indexes(
+        &self,
+        models: impl IntoIterator<Item = IndexModel>,
+    ) -> CreateIndexes<'_, T> {
+        CreateIndexes {
+            collection: self,
+            models: models.into_iter().collect(),
+            session: None,
+        }
+    }
+
+    /// Drops every index but `_id_`, in one atomic write.
+    pub fn drop_indexes(&self) -> DropIndexes<'_, T> {
+        DropIndexes {
+            collection: self,
+            session: None,
+        }
+    }
+
     /// Drops the index called `name`.
     pub fn drop_index(&self, name: &str) -> DropIndex<'_, T> {
         DropIndex {
@@ -425,16 +450,29 @@ where
             let mut models = vec![IndexModel {
                 keys: bson::doc! { "_id": 1 },
                 options: Some(IndexOptions {
-                    unique: None,
                     name: Some(ID_INDEX_NAME.to_string()),
+                    ..IndexOptions::default()
                 }),
             }];
-            models.extend(meta.indexes.iter().map(|index| IndexModel {
-                keys: index.spec.clone(),
-                options: Some(IndexOptions {
-                    unique: index.unique.then_some(true),
-                    name: Some(index.name.clone()),
-                }),
+            models.extend(meta.indexes.iter().map(|index| {
+                let settings = &index.settings;
+                IndexModel {
+                    keys: index.spec.clone(),
+                    options: Some(IndexOptions {
+                        unique: index.unique.then_some(true),
+                        name: Some(index.name.clone()),
+                        sparse: settings.sparse.then_some(true),
+                        partial_filter_expression: settings
+                            .partial
+                            .as_ref()
+                            .map(|partial| partial.spec.clone()),
+                        hidden: settings.hidden.then_some(true),
+                        expire_after: settings
+                            .expire_after_seconds
+                            .map(|seconds| Duration::from_secs(seconds.unsigned_abs())),
+                        background: settings.echoed.get_bool("background").ok(),
+                    }),
+                }
             }));
             Ok(models)
         })
@@ -462,6 +500,7 @@ where
             pipeline: pipeline.into_iter().collect(),
             let_vars: None,
             batch_size: None,
+            bypass: false,
             session: None,
             marker: PhantomData,
         }
@@ -486,23 +525,50 @@ macro_rules! session_method {
     };
 }
 
+macro_rules! bypass_method {
+    () => {
+        /// Skips the collection's validator for this operation's writes (MongoDB's
+        /// `bypassDocumentValidation`).
+        pub fn bypass_document_validation(mut self, bypass: bool) -> Self {
+            self.bypass = bypass;
+            self
+        }
+    };
+}
+
+/// Runs `operation` with the transaction's validator bypass set to `bypass`, then restores it.
+fn bypassing<R>(
+    bypass: bool,
+    txn: &mut WriteTxn,
+    operation: impl FnOnce(&mut WriteTxn) -> Result<R>,
+) -> Result<R> {
+    let before = txn.bypass_validation;
+    txn.bypass_validation = bypass;
+    let result = operation(txn);
+    txn.bypass_validation = before;
+    result
+}
+
 /// `insert_one`, run with `.run()`.
 #[must_use = "an action does nothing until .run()"]
 pub struct InsertOne<'a, T> {
     collection: &'a Collection<T>,
     document: Result<Document>,
+    bypass: bool,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertOne<'a, T> {
     session_method!();
+    bypass_method!();
 
     /// Inserts the document.
     pub fn run(self) -> Result<InsertOneResult> {
         let document = self.document?;
         let name = &self.collection.name;
+        let bypass = self.bypass;
         let (inserted_id, _) = self.collection.write(self.session, |txn, store| {
-            ops::insert(txn, store, name, document)
+            bypassing(bypass, txn, |txn| ops::insert(txn, store, name, document))
         })?;
         Ok(InsertOneResult { inserted_id })
     }
@@ -514,11 +580,13 @@ pub struct InsertMany<'a, T> {
     collection: &'a Collection<T>,
     documents: Vec<Result<Document>>,
     ordered: bool,
+    bypass: bool,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertMany<'a, T> {
     session_method!();
+    bypass_method!();
 
     /// Whether the first failure stops the insert (`true`, the default) or every valid
     /// document is inserted (`false`).
@@ -533,26 +601,29 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertMany<'a, T> {
         let ordered = self.ordered;
         let in_transaction = self.session.is_some();
         let documents = self.documents;
+        let bypass = self.bypass;
         // `ops::insert` buffers nothing for a document it refuses, so the documents before
         // (or around) a failure can be committed on their own.
         let (inserted_ids, failures) = self.collection.write(self.session, |txn, store| {
-            let mut inserted_ids = HashMap::with_capacity(documents.len());
-            let mut failures = Vec::new();
-            for (position, document) in documents.into_iter().enumerate() {
-                match document.and_then(|document| ops::insert(txn, store, name, document)) {
-                    Ok((id, _)) => {
-                        inserted_ids.insert(position, id);
-                    }
-                    Err(error) if in_transaction => return Err(error.at_document(position)),
-                    Err(error) => {
-                        failures.push(error.at_document(position));
-                        if ordered {
-                            break;
+            bypassing(bypass, txn, |txn| {
+                let mut inserted_ids = HashMap::with_capacity(documents.len());
+                let mut failures = Vec::new();
+                for (position, document) in documents.into_iter().enumerate() {
+                    match document.and_then(|document| ops::insert(txn, store, name, document)) {
+                        Ok((id, _)) => {
+                            inserted_ids.insert(position, id);
+                        }
+                        Err(error) if in_transaction => return Err(error.at_document(position)),
+                        Err(error) => {
+                            failures.push(error.at_document(position));
+                            if ordered {
+                                break;
+                            }
                         }
                     }
                 }
-            }
-            Ok((inserted_ids, failures))
+                Ok((inserted_ids, failures))
+            })
         })?;
         if failures.is_empty() {
             return Ok(InsertManyResult { inserted_ids });
@@ -572,6 +643,7 @@ pub struct Find<'a, T> {
     projection: Option<Document>,
     batch_size: Option<u32>,
     expand: bool,
+    hint: Option<Hint>,
     session: Option<&'a mut Transaction>,
 }
 
@@ -616,6 +688,14 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         self
     }
 
+    /// Makes the query use this index (or `{ $natural: 1 | -1 }`: a collection scan); an
+    /// index that does not exist, is hidden, or is partial with a filter the query does not
+    /// imply, is an error. Ignored on a query answered on logical documents.
+    pub fn hint(mut self, hint: Hint) -> Self {
+        self.hint = Some(hint);
+        self
+    }
+
     /// Starts the query; the cursor reads the snapshot taken now.
     pub fn run(self) -> Result<Cursor<T>> {
         let filter = Arc::new(parse_filter(&self.filter)?);
@@ -629,7 +709,15 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             let (matches, projection) = self.collection.read(Some(transaction), |reader| {
                 let (projection, array_reads) =
                     patterned::managed_projection(reader.catalog(), name, projection, expand);
-                let mut run = ops::query(reader, name, &filter, sort.as_ref(), self.skip, limit)?;
+                let mut run = ops::query_hinted(
+                    reader,
+                    name,
+                    &filter,
+                    sort.as_ref(),
+                    self.skip,
+                    limit,
+                    self.hint.as_ref(),
+                )?;
                 if expand {
                     patterned::expand_matches(reader, name, &mut run.matches)?;
                 }
@@ -644,16 +732,26 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         // On a main collection with policies, the plan scans with the clauses on unmanaged
         // fields and the cursor matches and expands each candidate on its logical view.
         let shape = patterned::read_shape(&state.catalog, name, &filter)?;
-        let plan = planner::plan(
-            state.catalog.collections.get(name.as_str()),
-            &shape.scan_filter,
-            sort.as_ref(),
-        );
+        let meta = state.catalog.collections.get(name.as_str());
+        let plan = match &self.hint {
+            Some(hint) if !shape.has_policies => {
+                planner::plan_hinted(meta, &shape.scan_filter, sort.as_ref(), hint)?
+            }
+            _ => planner::plan(meta, &shape.scan_filter, sort.as_ref()),
+        };
         let union = shape.union;
         let logical =
             shape.has_policies && (shape.logical_filter || expand || !array_reads.is_empty());
         if plan.sort.is_some() || union {
-            let mut run = ops::query(&*state, name, &filter, sort.as_ref(), self.skip, limit)?;
+            let mut run = ops::query_hinted(
+                &*state,
+                name,
+                &filter,
+                sort.as_ref(),
+                self.skip,
+                limit,
+                self.hint.as_ref(),
+            )?;
             if expand {
                 patterned::expand_matches(&*state, name, &mut run.matches)?;
             }
@@ -689,8 +787,9 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         parse_projection(self.projection.as_ref())?;
         let limit = ops::effective_limit(self.limit);
         let name = &self.collection.name;
+        let hint = self.hint.as_ref();
         let run = self.collection.read(self.session.as_deref(), |reader| {
-            ops::query(reader, name, &filter, sort.as_ref(), self.skip, limit)
+            ops::query_hinted(reader, name, &filter, sort.as_ref(), self.skip, limit, hint)
         })?;
         Ok(Explain {
             winning_plan: run.described.unwrap_or_else(|| run.plan.describe()),
@@ -719,12 +818,14 @@ pub struct Aggregate<'a, R> {
     pipeline: Vec<Document>,
     let_vars: Option<Document>,
     batch_size: Option<u32>,
+    bypass: bool,
     session: Option<&'a mut Transaction>,
     marker: PhantomData<fn() -> R>,
 }
 
 impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
     session_method!();
+    bypass_method!();
 
     /// Variables the pipeline reads as `$$name` (MongoDB's `let` option).
     pub fn let_vars(mut self, let_vars: Document) -> Self {
@@ -751,6 +852,7 @@ impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
             pipeline: self.pipeline,
             let_vars: self.let_vars,
             batch_size: self.batch_size,
+            bypass: self.bypass,
             session: self.session,
             marker: PhantomData,
         }
@@ -767,13 +869,17 @@ impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
         let request = self.request()?;
         let inner = &self.database.inner;
         if request.writes() {
+            let bypass = self.bypass;
             match self.session {
-                None => inner.write(|txn, store| request.run_writing(txn, store))?,
+                None => inner.write(|txn, store| {
+                    bypassing(bypass, txn, |txn| request.run_writing(txn, store))
+                })?,
                 Some(transaction) => {
                     transaction.check_database(self.database)?;
-                    let result = request
-                        .run_writing(&mut transaction.txn, &inner.store)
-                        .and_then(|()| transaction.claim_writes());
+                    let result = bypassing(bypass, &mut transaction.txn, |txn| {
+                        request.run_writing(txn, &inner.store)
+                    })
+                    .and_then(|()| transaction.claim_writes());
                     if let Err(error) = &result {
                         transaction.fail(error);
                     }
@@ -858,6 +964,7 @@ pub struct UpdateAction<'a, T> {
     upsert: bool,
     array_filters: Vec<Document>,
     sort: Option<Document>,
+    bypass: bool,
     session: Option<&'a mut Transaction>,
 }
 
@@ -878,11 +985,13 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
             upsert: false,
             array_filters: Vec::new(),
             sort: None,
+            bypass: false,
             session: None,
         }
     }
 
     session_method!();
+    bypass_method!();
 
     /// Which match `update_one` and `replace_one` change: the first in this order (MongoDB
     /// 8.0's `sort`); without it, the smallest `_id`. `update_many` refuses it.
@@ -914,18 +1023,20 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
             }));
         }
         let name = &self.collection.name;
-        let (multi, upsert) = (self.multi, self.upsert);
+        let (multi, upsert, bypass) = (self.multi, self.upsert, self.bypass);
         let counts = self.collection.write(self.session, |txn, store| {
-            ops::update_sorted(
-                txn,
-                store,
-                name,
-                &filter,
-                &update,
-                multi,
-                upsert,
-                sort.as_ref(),
-            )
+            bypassing(bypass, txn, |txn| {
+                ops::update_sorted(
+                    txn,
+                    store,
+                    name,
+                    &filter,
+                    &update,
+                    multi,
+                    upsert,
+                    sort.as_ref(),
+                )
+            })
         })?;
         Ok(UpdateResult {
             matched_count: counts.matched_count,
@@ -971,6 +1082,7 @@ pub struct FindOneAndModify<'a, T> {
     upsert: bool,
     return_document: ReturnDocument,
     array_filters: Vec<Document>,
+    bypass: bool,
     session: Option<&'a mut Transaction>,
 }
 
@@ -991,11 +1103,13 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'a, T> 
             upsert: false,
             return_document: ReturnDocument::Before,
             array_filters: Vec::new(),
+            bypass: false,
             session: None,
         }
     }
 
     session_method!();
+    bypass_method!();
 
     /// Picks the first match in this order.
     pub fn sort(mut self, sort: Document) -> Self {
@@ -1040,8 +1154,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'a, T> 
             return_after: self.return_document == ReturnDocument::After,
         };
         let name = &self.collection.name;
+        let bypass = self.bypass;
         let document = self.collection.write(self.session, |txn, store| {
-            ops::find_one_and_modify(txn, store, name, &filter, &update, &options)
+            bypassing(bypass, txn, |txn| {
+                ops::find_one_and_modify(txn, store, name, &filter, &update, &options)
+            })
         })?;
         document.map(from_document).transpose()
     }
@@ -1165,6 +1282,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndex<'a, T> {
         let options = self.model.options.clone().unwrap_or_default();
         let name = &self.collection.name;
         let keys = &self.model.keys;
+        let settings = index_settings(name, &options)?;
+        let ttl = settings.expire_after_seconds.is_some();
         let index_name = self.collection.write(self.session, |txn, store| {
             ops::create_index(
                 txn,
@@ -1173,10 +1292,116 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndex<'a, T> {
                 keys,
                 options.unique.unwrap_or(false),
                 options.name.as_deref(),
+                settings,
             )
         })?;
+        if ttl {
+            self.collection.database.start_ttl_reaper();
+        }
         Ok(CreateIndexResult { index_name })
     }
+}
+
+/// `create_indexes`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct CreateIndexes<'a, T> {
+    collection: &'a Collection<T>,
+    models: Vec<IndexModel>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndexes<'a, T> {
+    session_method!();
+
+    /// Creates the indexes; returns their names in the order given.
+    pub fn run(self) -> Result<Vec<String>> {
+        let name = &self.collection.name;
+        let mut prepared = Vec::with_capacity(self.models.len());
+        for model in &self.models {
+            let options = model.options.clone().unwrap_or_default();
+            let settings = index_settings(name, &options)?;
+            prepared.push((model.keys.clone(), options, settings));
+        }
+        let ttl = prepared
+            .iter()
+            .any(|(_, _, settings)| settings.expire_after_seconds.is_some());
+        let names = self.collection.write(self.session, |txn, store| {
+            prepared
+                .into_iter()
+                .map(|(keys, options, settings)| {
+                    ops::create_index(
+                        txn,
+                        store,
+                        name,
+                        &keys,
+                        options.unique.unwrap_or(false),
+                        options.name.as_deref(),
+                        settings,
+                    )
+                })
+                .collect::<Result<Vec<String>>>()
+        })?;
+        if ttl {
+            self.collection.database.start_ttl_reaper();
+        }
+        Ok(names)
+    }
+}
+
+/// `drop_indexes`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct DropIndexes<'a, T> {
+    collection: &'a Collection<T>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropIndexes<'a, T> {
+    session_method!();
+
+    /// Drops the indexes (nothing happens if the collection does not exist).
+    pub fn run(self) -> Result<()> {
+        let collection = &self.collection.name;
+        self.collection.write(self.session, |txn, _| {
+            let names: Vec<String> = txn
+                .catalog_arc()
+                .collections
+                .get(collection.as_str())
+                .map(|meta| {
+                    meta.indexes
+                        .iter()
+                        .map(|index| index.name.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            for index in names {
+                storage::drop_index(txn, collection, &index)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The catalog's form of index options (the partial filter parsed).
+fn index_settings(collection: &str, options: &IndexOptions) -> Result<IndexSettings> {
+    let partial = options
+        .partial_filter_expression
+        .as_ref()
+        .map(|spec| ParsedFilter::parse(collection, "partialFilterExpression", spec))
+        .transpose()?;
+    let expire_after_seconds = options
+        .expire_after
+        .map(|duration| i64::try_from(duration.as_secs()).unwrap_or(i64::MAX));
+    let mut echoed = Document::new();
+    if let Some(background) = options.background {
+        echoed.insert("background", background);
+    }
+    Ok(IndexSettings {
+        sparse: options.sparse.unwrap_or(false),
+        partial,
+        hidden: options.hidden.unwrap_or(false),
+        expire_after_seconds,
+        echoed,
+    })
 }
 
 /// `drop_index`, run with `.run()`.

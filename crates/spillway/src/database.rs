@@ -14,8 +14,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Duration;
 
 use spillway_pattern::{Pattern, Violation, migration};
 use spillway_store::{
@@ -40,6 +41,10 @@ pub struct DatabaseOptions {
     pub durability: Durability,
     /// Size of each log segment file (default: the store's, 64 MiB).
     pub segment_size: Option<u64>,
+    /// How often the TTL reaper deletes expired documents (default: 60 seconds, MongoDB's
+    /// `ttlMonitorSleepSecs`). The reaper thread runs only while some index has
+    /// `expire_after`.
+    pub ttl_interval: Duration,
 }
 
 impl Default for DatabaseOptions {
@@ -47,6 +52,7 @@ impl Default for DatabaseOptions {
         DatabaseOptions {
             durability: Durability::SyncEveryCommit,
             segment_size: None,
+            ttl_interval: crate::options::DEFAULT_TTL_INTERVAL,
         }
     }
 }
@@ -55,6 +61,14 @@ impl DatabaseOptions {
     /// The same options with another durability mode.
     pub fn durability(self, durability: Durability) -> Self {
         DatabaseOptions { durability, ..self }
+    }
+
+    /// The same options with another TTL reaper interval.
+    pub fn ttl_interval(self, ttl_interval: Duration) -> Self {
+        DatabaseOptions {
+            ttl_interval,
+            ..self
+        }
     }
 
     /// The same options with another log segment size (small segments make compaction
@@ -84,6 +98,9 @@ pub(crate) struct Inner {
     /// wrote each first: a second handle writing one fails at once (first writer wins).
     claims: Mutex<HashMap<KeyspaceId, HashMap<Vec<u8>, u64>>>,
     next_handle: AtomicU64,
+    /// Whether the TTL reaper thread was started, and how often it runs.
+    pub(crate) ttl_reaper: AtomicBool,
+    pub(crate) ttl_interval: Duration,
 }
 
 /// The keys one transaction handle claimed; released when it ends (commit, rollback, drop).
@@ -234,7 +251,7 @@ impl Database {
         if let Some(segment_size) = options.segment_size {
             store_options.segment_size = segment_size;
         }
-        Database::from_store(Store::open(path, store_options)?)
+        Database::from_store_with(Store::open(path, store_options)?, options.ttl_interval)
     }
 
     /// Opens the existing database in directory `path` for reading only, for example on
@@ -247,7 +264,11 @@ impl Database {
         let store = Store::open_read_only(path)?;
         let snapshot = store.snapshot();
         let catalog = Catalog::load(&store, &snapshot)?;
-        Ok(Database::with_catalog(store, catalog))
+        Ok(Database::with_catalog(
+            store,
+            catalog,
+            crate::options::DEFAULT_TTL_INTERVAL,
+        ))
     }
 
     /// A fresh database in memory, for tests: nothing is persisted.
@@ -260,6 +281,10 @@ impl Database {
     /// keyspaces (left by a crash between creating a keyspace and committing the catalog)
     /// are dropped.
     pub fn from_store(store: Store) -> Result<Database> {
+        Database::from_store_with(store, crate::options::DEFAULT_TTL_INTERVAL)
+    }
+
+    fn from_store_with(store: Store, ttl_interval: Duration) -> Result<Database> {
         let snapshot = store.snapshot();
         let catalog = Catalog::load(&store, &snapshot)?;
         let referenced = catalog.referenced_keyspaces();
@@ -271,7 +296,7 @@ impl Database {
             }
         }
         store.keyspace(CATALOG_KEYSPACE)?;
-        let database = Database::with_catalog(store, catalog);
+        let database = Database::with_catalog(store, catalog, ttl_interval);
         let unfinished = database
             .inner
             .published()
@@ -287,10 +312,13 @@ impl Database {
             let _unfinished = database.run_migrations();
             drop(guard);
         }
+        if database.has_ttl_indexes() {
+            database.start_ttl_reaper();
+        }
         Ok(database)
     }
 
-    fn with_catalog(store: Store, catalog: Catalog) -> Database {
+    fn with_catalog(store: Store, catalog: Catalog, ttl_interval: Duration) -> Database {
         let published = Arc::new(Published::opened(store.snapshot(), catalog));
         Database {
             inner: Arc::new(Inner {
@@ -300,6 +328,8 @@ impl Database {
                 write_lock: Mutex::new(()),
                 claims: Mutex::new(HashMap::new()),
                 next_handle: AtomicU64::new(1),
+                ttl_reaper: AtomicBool::new(false),
+                ttl_interval,
             }),
         }
     }

@@ -72,6 +72,33 @@ pub enum ErrorKind {
         /// The index.
         index: String,
     },
+    /// Collection or index options are invalid (a validator or partial filter that does not
+    /// parse, a bad `expireAfterSeconds`, an unknown validation level).
+    InvalidOptions {
+        /// The collection.
+        collection: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// A written document does not match the collection's validator (MongoDB's
+    /// `DocumentValidationFailure`, code 121).
+    DocumentValidationFailure {
+        /// The collection.
+        collection: String,
+        /// The `_id` of the refused document.
+        id: Bson,
+    },
+    /// A tailable cursor's last document was removed from its capped collection (MongoDB's
+    /// `CappedPositionLost`, code 136): the cursor cannot go on.
+    CappedPositionLost {
+        /// The collection.
+        collection: String,
+    },
+    /// `create_collection_with` named a collection that exists (MongoDB's `NamespaceExists`).
+    CollectionExists {
+        /// The collection.
+        collection: String,
+    },
     /// `drop_index` named an index that does not exist.
     IndexNotFound {
         /// The collection.
@@ -281,6 +308,10 @@ impl Error {
             ErrorKind::InvalidCollectionName { .. } => codes::INVALID_NAMESPACE,
             ErrorKind::InvalidIndex { .. } => codes::CANNOT_CREATE_INDEX,
             ErrorKind::ParallelArrays { .. } => codes::CANNOT_INDEX_PARALLEL_ARRAYS,
+            ErrorKind::InvalidOptions { .. } => codes::INVALID_OPTIONS,
+            ErrorKind::DocumentValidationFailure { .. } => codes::DOCUMENT_VALIDATION_FAILURE,
+            ErrorKind::CollectionExists { .. } => codes::NAMESPACE_EXISTS,
+            ErrorKind::CappedPositionLost { .. } => codes::CAPPED_POSITION_LOST,
             ErrorKind::IndexNotFound { .. } => codes::INDEX_NOT_FOUND,
             ErrorKind::Corruption { .. } => codes::DATA_CORRUPTION_DETECTED,
             ErrorKind::Storage(_) => codes::INTERNAL_ERROR,
@@ -342,6 +373,19 @@ impl Error {
 
     pub(crate) fn serialization(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Serialization {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn capped_position_lost(collection: &str) -> Error {
+        Error::new(ErrorKind::CappedPositionLost {
+            collection: collection.to_string(),
+        })
+    }
+
+    pub(crate) fn invalid_options(collection: &str, message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::InvalidOptions {
+            collection: collection.to_string(),
             message: message.into(),
         })
     }
@@ -422,6 +466,22 @@ impl Error {
             )?,
             ErrorKind::IndexNotFound { collection, index } => {
                 write!(f, "index '{index}' not found in collection '{collection}'")?;
+            }
+            ErrorKind::InvalidOptions {
+                collection,
+                message,
+            } => write!(f, "invalid options on collection '{collection}': {message}")?,
+            ErrorKind::DocumentValidationFailure { collection, id } => write!(
+                f,
+                "Document failed validation: collection '{collection}', document _id: {}",
+                abbreviate(&id.to_string(), MAX_SHOWN_CHARS)
+            )?,
+            ErrorKind::CappedPositionLost { collection } => write!(
+                f,
+                "CollectionScan died due to position in capped collection '{collection}' being deleted"
+            )?,
+            ErrorKind::CollectionExists { collection } => {
+                write!(f, "collection '{collection}' already exists")?;
             }
             // The store's and the pattern layer's messages already say "corruption in ...".
             ErrorKind::Corruption { message } if message.starts_with("corruption") => {
@@ -541,6 +601,10 @@ pub(crate) mod codes {
     pub(crate) const ILLEGAL_OPERATION: i32 = 20;
     pub(crate) const INVALID_BSON: i32 = 22;
     pub(crate) const INDEX_NOT_FOUND: i32 = 27;
+    pub(crate) const NAMESPACE_EXISTS: i32 = 48;
+    pub(crate) const INVALID_OPTIONS: i32 = 72;
+    pub(crate) const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
+    pub(crate) const CAPPED_POSITION_LOST: i32 = 136;
     pub(crate) const PATH_NOT_VIABLE: i32 = 28;
     pub(crate) const CONFLICTING_UPDATE_OPERATORS: i32 = 40;
     pub(crate) const DOLLAR_PREFIXED_FIELD_NAME: i32 = 52;
@@ -601,7 +665,9 @@ pub(crate) mod codes {
         (112, "WriteConflict"),
         (115, "CommandNotSupported"),
         (117, "ConflictingOperationInProgress"),
+        (121, "DocumentValidationFailure"),
         (134, "ReadConcernMajorityNotAvailableYet"),
+        (136, "CappedPositionLost"),
         (146, "ExceededMemoryLimit"),
         (157, "FailPointSetFailed"),
         (166, "CommandNotSupportedOnView"),

@@ -4,6 +4,9 @@
 //! the path gives one entry per element (an empty array indexes as `undefined`), arrays of
 //! documents are traversed for dotted paths, identical keys are kept once; a compound index
 //! may fan out over at most one array field per document ("parallel arrays" are refused).
+//! A hashed field (`{ a: "hashed" }`) is indexed by [`hashed_value`] of its value, never an
+//! array. A sparse index gives no entry to a document that has none of its fields; a partial index
+//! none to a document its filter does not match.
 //!
 //! Entry layout, in the index's own keyspace (component keys are `spillway_doc::key`
 //! encodings, complemented for descending fields; each is self-delimiting):
@@ -34,14 +37,38 @@ pub(crate) fn index_entries(
     document: &Document,
     id_key: &[u8],
 ) -> Result<(Vec<IndexEntry>, bool)> {
+    if let Some(partial) = &index.settings.partial
+        && !partial
+            .filter
+            .matches_document(document)
+            .map_err(Error::filter)?
+    {
+        return Ok((Vec::new(), false));
+    }
     let mut per_field: Vec<Vec<Vec<u8>>> = Vec::with_capacity(index.fields.len());
     let mut array_fields = 0;
-    for (path, direction) in &index.fields {
+    let mut any_present = false;
+    for (position, (path, direction)) in index.fields.iter().enumerate() {
         let mut values = Vec::new();
         let mut through_array = false;
         collect_document(document, path.parts(), &mut values, &mut through_array);
         if values.is_empty() {
             values.push(Bson::Null);
+        } else {
+            any_present = true;
+        }
+        if index.hashed == Some(position) {
+            if through_array {
+                return Err(Error::invalid_index(
+                    collection,
+                    format!(
+                        "index '{}': hashed indexes do not support array values (field '{path}')",
+                        index.name
+                    ),
+                )
+                .with_code(16766));
+            }
+            values = values.iter().map(hashed_value).collect();
         }
         if through_array {
             array_fields += 1;
@@ -60,6 +87,9 @@ pub(crate) fn index_entries(
         keys.sort();
         keys.dedup();
         per_field.push(keys);
+    }
+    if index.settings.sparse && !any_present {
+        return Ok((Vec::new(), false));
     }
     if array_fields > 1 {
         return Err(Error::new(ErrorKind::ParallelArrays {
@@ -91,6 +121,20 @@ pub(crate) fn index_entries(
     entries.sort();
     entries.dedup();
     Ok((entries, array_fields > 0))
+}
+
+/// What a hashed index stores for `value`: a 64-bit FNV-1a hash of its key encoding, as an
+/// int64. Equal values (`1` and `1.0`) share a key encoding, so they share a hash. The
+/// algorithm is part of the file format: changing it would break every hashed index.
+pub(crate) fn hashed_value(value: &Bson) -> Bson {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut encoded = Vec::new();
+    key::encode(value, &mut encoded);
+    let hash = encoded.iter().fold(OFFSET, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(PRIME)
+    });
+    Bson::Int64(i64::from_ne_bytes(hash.to_ne_bytes()))
 }
 
 /// The values of the index fields of `document` that make up its entry `entry_key`, as a

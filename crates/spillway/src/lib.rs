@@ -30,6 +30,7 @@
 //! | `patterned` | the pattern layer wired in: spillway-pattern's backend over a transaction, logical queries on the planner |
 //! | `storage` | pattern-unaware primitives: stored documents, index entries, collections and indexes |
 //! | `index_keys` | the index entries of a document |
+//! | `options` | collection options (validators), index modifications (`collMod`), the TTL reaper |
 //! | `maintenance` | `verify`, `stats`, `compact`, `repair` of a whole database, and their reports |
 //! | `planner`, `exec` | access path choice (`IDHACK`, `IXSCAN`, `COLLSCAN`, `SORT`) and its resumable execution |
 //!
@@ -47,6 +48,7 @@ mod exec;
 mod index_keys;
 mod maintenance;
 mod ops;
+mod options;
 mod patterned;
 mod planner;
 mod results;
@@ -56,12 +58,12 @@ mod txn;
 pub use aggregate::STORED_DOCUMENTS_STAGE;
 pub use bson;
 pub use bson::doc;
-pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN};
+pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN, ValidationAction, ValidationLevel};
 pub use catalog_repair::RebuiltCollection;
 pub use collection::{
-    Aggregate, Collection, CountDocuments, CreateIndex, Delete, Distinct, DropCollection,
-    DropIndex, Find, FindOne, FindOneAndDelete, FindOneAndModify, InsertMany, InsertOne,
-    UpdateAction,
+    Aggregate, Collection, CountDocuments, CreateIndex, CreateIndexes, Delete, Distinct,
+    DropCollection, DropIndex, DropIndexes, Find, FindOne, FindOneAndDelete, FindOneAndModify,
+    InsertMany, InsertOne, UpdateAction,
 };
 pub use cursor::Cursor;
 pub use database::{Database, DatabaseOptions, Transaction};
@@ -70,8 +72,9 @@ pub use maintenance::{
     CollectionStats, DatabaseStats, DocumentSize, IndexStats, LARGEST_DOCUMENTS_LISTED, Problem,
     RepairReport, VerifyReport,
 };
+pub use options::{CollectionOptions, DEFAULT_TTL_INTERVAL, IndexModification};
 pub use results::{
-    CreateIndexResult, DeleteResult, Explain, IndexModel, IndexModelBuilder, IndexOptions,
+    CreateIndexResult, DeleteResult, Explain, Hint, IndexModel, IndexModelBuilder, IndexOptions,
     IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument, UpdateModifications,
     UpdateResult,
 };

@@ -401,6 +401,7 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
                 &index.spec,
                 index.unique,
                 Some(&index.name),
+                crate::catalog::IndexSettings::default(),
             )
         });
         match created {
@@ -435,6 +436,7 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
                 &index.spec,
                 index.unique,
                 Some(&index_name),
+                index.settings,
             )
         });
         match rebuilt {

@@ -23,11 +23,11 @@ use spillway_doc::update::{ApplyContext, Update};
 use spillway_pattern::{Role, Statement};
 use spillway_store::Store;
 
-use crate::catalog::validate_collection_name;
+use crate::catalog::{IndexSettings, validate_collection_name};
 use crate::error::{Error, Result};
 use crate::exec::{Match, stored_document};
 use crate::patterned;
-use crate::results::UpdateModifications;
+use crate::results::{Hint, UpdateModifications};
 use crate::storage::{
     self, DocumentChange, QueryRun, check_storable, decode, encode, id_order, insert_stored,
     query_stored, write_documents,
@@ -56,6 +56,23 @@ pub(crate) fn query(
         return patterned::query(reader, collection, filter, sort, skip, limit);
     }
     query_stored(reader, collection, filter, sort, skip, limit)
+}
+
+/// [`query`] on the index `hint` names; a query answered on logical documents (pattern
+/// policies) plans on its own and ignores the hint.
+pub(crate) fn query_hinted(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<usize>,
+    hint: Option<&Hint>,
+) -> Result<QueryRun> {
+    if hint.is_none() || patterned::is_logical_query(reader.catalog(), collection, filter) {
+        return query(reader, collection, filter, sort, skip, limit);
+    }
+    storage::query_stored_hinted(reader, collection, filter, sort, skip, limit, hint)
 }
 
 /// Applies an optional projection; a positional one uses the array element `filter` matched.
@@ -509,8 +526,9 @@ pub(crate) fn create_index(
     keys: &Document,
     unique: bool,
     name: Option<&str>,
+    settings: IndexSettings,
 ) -> Result<String> {
-    let name = storage::create_index(txn, store, collection, keys, unique, name)?;
+    let name = storage::create_index(txn, store, collection, keys, unique, name, settings)?;
     patterned::mirror_index(txn, store, collection, keys)?;
     Ok(name)
 }

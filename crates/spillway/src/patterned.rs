@@ -218,7 +218,16 @@ impl WriteBackend for TxnBackend<'_> {
     }
 
     fn ensure_index(&mut self, collection: &str, keys: &Document) -> Result<()> {
-        storage::create_index(self.txn, self.store, collection, keys, false, None).map(drop)
+        storage::create_index(
+            self.txn,
+            self.store,
+            collection,
+            keys,
+            false,
+            None,
+            crate::catalog::IndexSettings::default(),
+        )
+        .map(drop)
     }
 
     fn create_collection(&mut self, collection: &str) -> Result<()> {

@@ -16,19 +16,32 @@
 //! missing fields and arrays of documents in ways an index entry cannot show), array operands
 //! (they match whole arrays, which are indexed element by element) and regular expressions.
 //! A multikey index never intersects two range predicates (two elements may satisfy them
-//! separately) and never yields a sort order. This module must never read documents or
-//! the store: it only looks at the catalog.
+//! separately) and never yields a sort order.
+//!
+//! A hashed field bounds a scan by equality and `$in` only (on the hashes of the values);
+//! a hashed index never yields a sort order.
+//!
+//! Index options: a hidden index is never chosen. A sparse index is chosen only for a
+//! bounded predicate (which no document lacking the field satisfies), never for a sort alone.
+//! A partial index is chosen only when the query filter implies its partial filter
+//! ([`implies`]: a conservative check, each predicate of the partial filter must follow from
+//! one predicate of the query on the same path; a partial filter with `$or`, `$nor` or
+//! `$expr` is never implied), and never for a sort alone. This module must never read
+//! documents or the store: it only looks at the catalog.
 
 use std::ops::Bound;
 
 use bson::{Bson, Document, doc};
-use spillway_doc::compare::{CanonicalType, canonical_type, compare};
-use spillway_doc::filter::{Filter, Predicate};
+use spillway_doc::compare::{CanonicalType, canonical_type, compare, values_equal};
+use spillway_doc::filter::{Clause, Filter, Operand, Predicate};
 use spillway_doc::key;
 use spillway_doc::sort::{Direction, SortSpec};
 use spillway_store::KeyspaceId;
 
 use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::error::{Error, Result};
+use crate::index_keys::hashed_value;
+use crate::results::Hint;
 use crate::txn::KeyRange;
 
 /// The most index ranges one scan may expand into (the product of `$in` lists).
@@ -56,6 +69,9 @@ pub(crate) enum Access {
         repeats: bool,
         /// Per index field, its intervals as shown by `explain`.
         bounds: Box<Document>,
+        /// Whether the index is partial / sparse (shown by `explain`).
+        partial: bool,
+        sparse: bool,
     },
 }
 
@@ -88,6 +104,8 @@ impl Plan {
                 multikey,
                 bounds,
                 ranges,
+                partial,
+                sparse,
                 ..
             } => doc! {
                 "stage": "FETCH",
@@ -96,6 +114,8 @@ impl Plan {
                     "indexName": index,
                     "keyPattern": key_pattern.clone(),
                     "isMultiKey": *multikey,
+                    "isSparse": *sparse,
+                    "isPartial": *partial,
                     "direction": direction_name(*reverse),
                     "indexBounds": (**bounds).clone(),
                     "ranges": ranges.len() as i64,
@@ -129,6 +149,101 @@ fn sort_pattern(sort: &SortSpec) -> Document {
     pattern
 }
 
+/// Chooses the plan `hint` names: the index it names (by name or key pattern), scanned
+/// with the bounds the filter gives it (all of it otherwise), or `$natural`: a collection scan
+/// in natural order (`-1`: reversed). A hint that names no usable index (none of that name or
+/// keys, a hidden index, a partial index the filter does not imply) is an error, as in
+/// MongoDB (code 2).
+pub(crate) fn plan_hinted(
+    collection: Option<&CollectionMeta>,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    hint: &Hint,
+) -> Result<Plan> {
+    let sort = sort.filter(|sort| !sort.is_empty());
+    let Some(collection) = collection else {
+        return Ok(plan(None, filter, sort));
+    };
+    let docs = Some(collection.docs);
+    let wanted = match hint {
+        Hint::Keys(keys) => match keys.get("$natural") {
+            Some(direction) if keys.len() == 1 => {
+                let reverse = Direction::from_bson(direction) == Some(Direction::Descending);
+                return Ok(Plan {
+                    access: Access::CollScan { reverse },
+                    docs,
+                    sort: sort.cloned(),
+                });
+            }
+            _ => HintTarget::Keys(crate::catalog::default_index_name(keys)),
+        },
+        Hint::Name(name) => HintTarget::Name(name.as_str()),
+    };
+    let index = collection.indexes.iter().find(|index| match &wanted {
+        HintTarget::Keys(keys) => crate::catalog::default_index_name(&index.spec) == *keys,
+        HintTarget::Name(name) => index.name == *name,
+    });
+    let usable = index.filter(|index| {
+        !index.settings.hidden
+            && index
+                .settings
+                .partial
+                .as_ref()
+                .is_none_or(|partial| implies(filter, &partial.filter))
+    });
+    let Some(index) = usable else {
+        let hinted = match hint {
+            Hint::Keys(keys) => keys.to_string(),
+            Hint::Name(name) => format!("'{name}'"),
+        };
+        return Err(Error::invalid_options(
+            &collection.name,
+            format!("hint {hinted} does not correspond to an existing, usable index"),
+        )
+        .with_code(2));
+    };
+    Ok(index_plan(
+        index,
+        Candidate::build(index, filter, sort),
+        docs,
+        sort,
+    ))
+}
+
+/// Which index a hint names.
+enum HintTarget<'a> {
+    /// By key pattern, as its default name (`a_1_b_-1`, whatever number types it uses).
+    Keys(String),
+    Name(&'a str),
+}
+
+/// The plan scanning `index` as `candidate` says.
+fn index_plan(
+    index: &IndexMeta,
+    candidate: Candidate,
+    docs: Option<KeyspaceId>,
+    sort: Option<&SortSpec>,
+) -> Plan {
+    let provides_sort = candidate.sort_reverse.is_some();
+    Plan {
+        access: Access::IxScan {
+            index: index.name.clone(),
+            key_pattern: index.spec.clone(),
+            keyspace: index.keyspace,
+            reverse: candidate.sort_reverse.unwrap_or(false),
+            multikey: index.multikey,
+            repeats: index.multikey
+                && !(candidate.ranges.len() == 1 && candidate.n_points == index.fields.len()),
+            bounds: Box::new(candidate.explain_bounds(index)),
+            ranges: candidate.ranges,
+            partial: index.settings.partial.is_some(),
+            sparse: index.settings.sparse,
+        },
+        docs,
+        sort: if provides_sort { None } else { sort.cloned() },
+    }
+}
+
 /// Chooses the plan for `filter` and `sort` on `collection` (`None`: it does not exist).
 pub(crate) fn plan(
     collection: Option<&CollectionMeta>,
@@ -160,7 +275,15 @@ pub(crate) fn plan(
         };
     }
     let mut best: Option<(Candidate, &IndexMeta)> = None;
-    for index in &collection.indexes {
+    let usable = |index: &&IndexMeta| {
+        !index.settings.hidden
+            && index
+                .settings
+                .partial
+                .as_ref()
+                .is_none_or(|partial| implies(filter, &partial.filter))
+    };
+    for index in collection.indexes.iter().filter(usable) {
         let candidate = Candidate::build(index, filter, sort);
         if candidate.n_bounded == 0 {
             continue;
@@ -176,26 +299,14 @@ pub(crate) fn plan(
         best = collection
             .indexes
             .iter()
+            .filter(|index| {
+                !index.settings.hidden && !index.settings.sparse && index.settings.partial.is_none()
+            })
             .map(|index| (Candidate::build(index, filter, sort), index))
             .find(|(candidate, _)| candidate.sort_reverse.is_some());
     }
     if let Some((candidate, index)) = best {
-        let provides_sort = candidate.sort_reverse.is_some();
-        return Plan {
-            access: Access::IxScan {
-                index: index.name.clone(),
-                key_pattern: index.spec.clone(),
-                keyspace: index.keyspace,
-                reverse: candidate.sort_reverse.unwrap_or(false),
-                multikey: index.multikey,
-                repeats: index.multikey
-                    && !(candidate.ranges.len() == 1 && candidate.n_points == index.fields.len()),
-                bounds: Box::new(candidate.explain_bounds(index)),
-                ranges: candidate.ranges,
-            },
-            docs,
-            sort: if provides_sort { None } else { sort.cloned() },
-        };
+        return index_plan(index, candidate, docs, sort);
     }
     Plan {
         access: Access::CollScan {
@@ -208,6 +319,98 @@ pub(crate) fn plan(
             sort.cloned()
         },
     }
+}
+
+/// Whether every document matching `query` matches `partial` (conservatively: `false` when
+/// unsure). Each field predicate of `partial` (top level and inside `$and`) must follow from
+/// one predicate of `query` on the same path ([`predicate_implies`]).
+pub(crate) fn implies(query: &Filter, partial: &Filter) -> bool {
+    fn only_fields(filter: &Filter) -> bool {
+        filter.clauses.iter().all(|clause| match clause {
+            Clause::Field { .. } => true,
+            Clause::And(filters) => filters.iter().all(only_fields),
+            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) => false,
+        })
+    }
+    if !only_fields(partial) {
+        return false;
+    }
+    partial.field_predicates().all(|(path, wanted)| {
+        query.field_predicates().any(|(field, given)| {
+            field.as_str() == path.as_str() && predicate_implies(given, wanted)
+        })
+    })
+}
+
+/// Whether a path satisfying `given` satisfies `wanted`: the same predicate; `$exists: true`
+/// from any predicate that needs a value; a comparison, `$eq`, `$in` or `$type` from an
+/// equality (or every value of an `$in`) that satisfies it; a comparison from a tighter one
+/// of the same direction and type bracket. Array and `null` operands imply nothing but
+/// themselves (they match whole arrays and missing fields).
+fn predicate_implies(given: &Predicate, wanted: &Predicate) -> bool {
+    if given == wanted {
+        return true;
+    }
+    let scalar = |value: &Bson| usable_operand(value);
+    let values: Option<Vec<&Bson>> = match given {
+        Predicate::Eq(operand) if scalar(operand.value()) => Some(vec![operand.value()]),
+        Predicate::In(list)
+            if list.regexes.is_empty()
+                && !list.values.is_empty()
+                && list.values.iter().all(|value| scalar(value.value())) =>
+        {
+            Some(list.values.iter().map(Operand::value).collect())
+        }
+        _ => None,
+    };
+    if let Some(values) = values {
+        return values.into_iter().all(|value| match wanted {
+            Predicate::Exists(true) => true,
+            Predicate::Eq(operand) => values_equal(operand.value(), value),
+            Predicate::In(list) => list
+                .values
+                .iter()
+                .any(|known| values_equal(known.value(), value)),
+            Predicate::Gt(_)
+            | Predicate::Gte(_)
+            | Predicate::Lt(_)
+            | Predicate::Lte(_)
+            | Predicate::Type(_) => {
+                let raw = bson::RawBson::try_from(value.clone()).ok();
+                raw.is_some_and(|raw| wanted.matches_value(raw.as_raw_bson_ref()).unwrap_or(false))
+            }
+            _ => false,
+        });
+    }
+    let range = |predicate: &Predicate| match predicate {
+        Predicate::Gt(operand) => Some((operand.value().clone(), true, false)),
+        Predicate::Gte(operand) => Some((operand.value().clone(), true, true)),
+        Predicate::Lt(operand) => Some((operand.value().clone(), false, false)),
+        Predicate::Lte(operand) => Some((operand.value().clone(), false, true)),
+        _ => None,
+    };
+    let Some((given_value, given_low, given_inclusive)) = range(given) else {
+        return false;
+    };
+    if !scalar(&given_value) {
+        return false;
+    }
+    if matches!(wanted, Predicate::Exists(true)) {
+        return true;
+    }
+    let Some((wanted_value, wanted_low, wanted_inclusive)) = range(wanted) else {
+        return false;
+    };
+    if given_low != wanted_low
+        || !scalar(&wanted_value)
+        || canonical_type(&given_value) != canonical_type(&wanted_value)
+    {
+        return false;
+    }
+    let order = compare(&given_value, &wanted_value);
+    // For a low bound, `given` must be at least as high; for a high bound, at most as low.
+    let order = if given_low { order } else { order.reverse() };
+    order.is_gt() || (order.is_eq() && (wanted_inclusive || !given_inclusive))
 }
 
 /// The direction of a sort that `_id` order yields: its first key is `_id` (unique, so later
@@ -275,8 +478,20 @@ impl Candidate {
         let mut applied = Vec::new();
         let mut n_points = 0;
         let mut n_combinations = 1usize;
-        for (path, _) in &index.fields {
-            let bounds = field_bounds(filter, path.as_str(), index.multikey);
+        for (position, (path, _)) in index.fields.iter().enumerate() {
+            let mut bounds = field_bounds(filter, path.as_str(), index.multikey);
+            if index.hashed == Some(position) {
+                // A hashed field answers equality only, on the hashes of the values.
+                bounds = match bounds {
+                    FieldBounds::Points(values) => {
+                        let mut hashes: Vec<Bson> = values.iter().map(hashed_value).collect();
+                        hashes.sort_by(compare);
+                        hashes.dedup_by(|a, b| compare(a, b).is_eq());
+                        FieldBounds::Points(hashes)
+                    }
+                    _ => FieldBounds::All,
+                };
+            }
             match bounds {
                 FieldBounds::Points(ref values) => {
                     let next = n_combinations.saturating_mul(values.len().max(1));
@@ -297,7 +512,9 @@ impl Candidate {
         let n_bounded = applied.len();
         let unique_point = index.unique && n_points == index.fields.len();
         let sort_reverse = match sort {
-            Some(sort) if !index.multikey => sort_direction(index, &applied, sort),
+            Some(sort) if !index.multikey && index.hashed.is_none() => {
+                sort_direction(index, &applied, sort)
+            }
             _ => None,
         };
         let ranges = build_ranges(index, &applied);

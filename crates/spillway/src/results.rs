@@ -126,13 +126,27 @@ impl IndexModelBuilder {
     }
 }
 
-/// Options of an index.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Options of an index, with the driver's names.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct IndexOptions {
-    /// Refuse two documents with the same key (a missing field counts as `null`).
+    /// Refuse two documents with the same key (a missing field counts as `null`, unless the
+    /// index is sparse or partial and the document gets no entry).
     pub unique: Option<bool>,
     /// The index name; MongoDB's default (`a_1_b_-1`) when `None`.
     pub name: Option<String>,
+    /// Index only documents that have at least one of the indexed fields.
+    pub sparse: Option<bool>,
+    /// Index only documents matching this filter; the planner uses the index only for
+    /// queries whose filter implies it.
+    pub partial_filter_expression: Option<Document>,
+    /// Keep the index up to date but never use it to answer queries.
+    pub hidden: Option<bool>,
+    /// TTL (single-field indexes on dates): documents whose indexed date (the earliest, for
+    /// an array) is older than this are deleted by the background reaper
+    /// (`Database::remove_expired`). Whole seconds.
+    pub expire_after: Option<std::time::Duration>,
+    /// Accepted and echoed by `list_indexes`, without effect (MongoDB 4.2+ ignores it too).
+    pub background: Option<bool>,
 }
 
 impl IndexOptions {
@@ -161,10 +175,44 @@ impl IndexOptionsBuilder {
         self
     }
 
+    /// Sets `sparse`.
+    pub fn sparse(mut self, sparse: bool) -> Self {
+        self.options.sparse = Some(sparse);
+        self
+    }
+
+    /// Sets the partial filter expression.
+    pub fn partial_filter_expression(mut self, filter: Document) -> Self {
+        self.options.partial_filter_expression = Some(filter);
+        self
+    }
+
+    /// Sets `hidden`.
+    pub fn hidden(mut self, hidden: bool) -> Self {
+        self.options.hidden = Some(hidden);
+        self
+    }
+
+    /// Sets the TTL.
+    pub fn expire_after(mut self, expire_after: std::time::Duration) -> Self {
+        self.options.expire_after = Some(expire_after);
+        self
+    }
+
     /// The options.
     pub fn build(self) -> IndexOptions {
         self.options
     }
+}
+
+/// Which index a query must use (the driver's `Hint`): `Keys(doc! { "a": 1 })`,
+/// `Name("a_1".into())`, or `Keys(doc! { "$natural": 1 })` for a collection scan.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Hint {
+    /// The index with this key pattern (or `{ $natural: 1 | -1 }`).
+    Keys(Document),
+    /// The index with this name.
+    Name(String),
 }
 
 /// What `explain` reports: the chosen plan, in MongoDB's shape, and what running it cost.

@@ -21,13 +21,16 @@ use spillway_doc::sort::{Direction, SortKey, SortSpec};
 use spillway_store::Store;
 
 use crate::catalog::{
-    Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME, INDEX_KEYSPACE_PREFIX, IndexMeta,
-    MAX_INDEX_NAME_LEN, default_index_name, parse_index_keys, validate_collection_name,
+    CappedLimits, Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME,
+    INDEX_KEYSPACE_PREFIX, IndexMeta, IndexSettings, MAX_INDEX_NAME_LEN, Validation,
+    ValidationAction, ValidationLevel, default_index_name, hashed_field, parse_index_keys,
+    validate_collection_name,
 };
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::exec::{Execution, Match, stored_document};
 use crate::index_keys::{index_entries, key_values};
 use crate::planner::{self, Plan};
+use crate::results::Hint;
 use crate::txn::{Reader, WriteTxn};
 
 /// What a query returned and how it ran.
@@ -58,7 +61,24 @@ pub(crate) fn query_stored(
     skip: u64,
     limit: Option<usize>,
 ) -> Result<QueryRun> {
-    let plan = planner::plan(reader.catalog().collections.get(collection), filter, sort);
+    query_stored_hinted(reader, collection, filter, sort, skip, limit, None)
+}
+
+/// [`query_stored`] on the index `hint` names, if any.
+pub(crate) fn query_stored_hinted(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<usize>,
+    hint: Option<&Hint>,
+) -> Result<QueryRun> {
+    let meta = reader.catalog().collections.get(collection);
+    let plan = match hint {
+        Some(hint) => planner::plan_hinted(meta, filter, sort, hint)?,
+        None => planner::plan(meta, filter, sort),
+    };
     let mut execution = Execution::new(plan.access.clone(), plan.docs);
     let skip = usize::try_from(skip).unwrap_or(usize::MAX);
     let mut matches = Vec::new();
@@ -134,6 +154,9 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
             keyspace_name,
             docs,
             indexes: Vec::new(),
+            validation: Validation::default(),
+            capped: None,
+            echoed: Document::new(),
         },
     );
     txn.collection_changed(name);
@@ -180,6 +203,9 @@ pub(crate) fn write_documents(
         .collections
         .get(collection)
         .expect("the caller made sure the collection exists");
+    if !txn.bypass_validation {
+        check_validation(meta, &changes)?;
+    }
     let mut puts = Vec::new();
     let mut deletes = Vec::new();
     let mut became_multikey = Vec::new();
@@ -248,6 +274,43 @@ pub(crate) fn write_documents(
             }
         }
         txn.collection_changed(collection);
+    }
+    Ok(())
+}
+
+/// Refuses a statement that writes a document the collection's validator rejects (see
+/// [`ValidationLevel`] and [`ValidationAction`]); deletes are never checked.
+fn check_validation(meta: &CollectionMeta, changes: &[DocumentChange<'_>]) -> Result<()> {
+    let validation = &meta.validation;
+    let Some(validator) = &validation.validator else {
+        return Ok(());
+    };
+    if validation.level == ValidationLevel::Off || validation.action == ValidationAction::Warn {
+        return Ok(());
+    }
+    for change in changes {
+        let Some((new, _)) = &change.new else {
+            continue;
+        };
+        if validation.level == ValidationLevel::Moderate
+            && let Some(old) = change.old
+            && !validator
+                .filter
+                .matches_document(old)
+                .map_err(Error::filter)?
+        {
+            continue;
+        }
+        if !validator
+            .filter
+            .matches_document(new)
+            .map_err(Error::filter)?
+        {
+            return Err(Error::new(ErrorKind::DocumentValidationFailure {
+                collection: meta.name.clone(),
+                id: new.get("_id").cloned().unwrap_or(Bson::Null),
+            }));
+        }
     }
     Ok(())
 }
@@ -330,7 +393,43 @@ pub(crate) fn insert_stored(
     }
     let bytes = encode(&document)?;
     write_document(txn, collection, &id_key, None, Some((&document, bytes)))?;
+    if let Some(limits) = txn.catalog().collections[collection].capped {
+        evict_oldest(txn, collection, limits, &id_key)?;
+    }
     Ok((id, document))
+}
+
+/// Deletes a capped collection's oldest documents (natural order: smallest `_id` first)
+/// until it is within `limits`, keeping the document just inserted (`kept`). Reads the whole
+/// collection, which its size bounds.
+fn evict_oldest(
+    txn: &mut WriteTxn,
+    collection: &str,
+    limits: CappedLimits,
+    kept: &[u8],
+) -> Result<()> {
+    let docs = txn.catalog().collections[collection].docs;
+    let mut stored: Vec<(Vec<u8>, Arc<[u8]>)> = Vec::new();
+    for entry in txn.scan(docs, &crate::txn::KeyRange::all(), false)? {
+        let (id_key, bytes) = entry?;
+        stored.push((id_key.to_vec(), Arc::from(&bytes[..])));
+    }
+    let mut total: u64 = stored.iter().map(|(_, bytes)| bytes.len() as u64).sum();
+    let mut count = stored.len() as u64;
+    for (id_key, bytes) in stored {
+        let over = total > limits.size || limits.max.is_some_and(|max| count > max);
+        if !over {
+            break;
+        }
+        if id_key.as_slice() == kept {
+            continue;
+        }
+        let old = decode(&bytes)?;
+        write_document(txn, collection, &id_key, Some(&old), None)?;
+        total -= bytes.len() as u64;
+        count -= 1;
+    }
+    Ok(())
 }
 
 /// The stored document with `_id` key `id_key`.
@@ -348,6 +447,34 @@ pub(crate) fn stored_by_key(
         .transpose()
 }
 
+/// Checks index options against each other and the key pattern, as MongoDB does.
+fn check_settings(collection: &str, fields: usize, settings: &IndexSettings) -> Result<()> {
+    if settings.sparse && settings.partial.is_some() {
+        return Err(Error::invalid_index(
+            collection,
+            "cannot mix 'partialFilterExpression' and 'sparse' options",
+        ));
+    }
+    if let Some(seconds) = settings.expire_after_seconds {
+        if fields != 1 {
+            return Err(Error::invalid_index(
+                collection,
+                "expireAfterSeconds (TTL) needs a single-field index",
+            ));
+        }
+        if !(0..=i64::from(i32::MAX)).contains(&seconds) {
+            return Err(Error::invalid_options(
+                collection,
+                format!(
+                    "expireAfterSeconds must be between 0 and {}, not {seconds}",
+                    i32::MAX
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Creates an index (building its entries from the existing documents in the same batch);
 /// returns its name. Creating an identical index again does nothing.
 pub(crate) fn create_index(
@@ -357,9 +484,18 @@ pub(crate) fn create_index(
     keys: &Document,
     unique: bool,
     name: Option<&str>,
+    settings: IndexSettings,
 ) -> Result<String> {
     validate_collection_name(collection)?;
     let fields = parse_index_keys(collection, keys)?;
+    let hashed = hashed_field(keys);
+    check_settings(collection, fields.len(), &settings)?;
+    if hashed.is_some() && unique {
+        return Err(Error::invalid_index(
+            collection,
+            "a hashed index cannot be unique (hashes of different values may collide)",
+        ));
+    }
     let name = name.map_or_else(|| default_index_name(keys), str::to_string);
     if name.is_empty() || name.len() > MAX_INDEX_NAME_LEN || name.contains('\0') {
         return Err(Error::invalid_index(
@@ -369,7 +505,8 @@ pub(crate) fn create_index(
     }
     let same_keys = |spec: &Document| {
         parse_index_keys(collection, spec).is_ok_and(|known| {
-            known.len() == fields.len()
+            hashed_field(spec) == hashed
+                && known.len() == fields.len()
                 && known
                     .iter()
                     .zip(&fields)
@@ -377,7 +514,11 @@ pub(crate) fn create_index(
         })
     };
     if same_keys(&bson::doc! { "_id": 1 }) {
-        if name != ID_INDEX_NAME && name != "_id_1" || unique {
+        let plain = IndexSettings {
+            echoed: settings.echoed.clone(),
+            ..IndexSettings::default()
+        };
+        if name != ID_INDEX_NAME && name != "_id_1" || unique || settings != plain {
             return Err(Error::invalid_index(
                 collection,
                 "the _id index exists already and cannot be redefined",
@@ -397,7 +538,15 @@ pub(crate) fn create_index(
     for index in &meta.indexes {
         let keys_match = same_keys(&index.spec);
         if index.name == name || keys_match {
-            if index.name == name && keys_match && index.unique == unique {
+            let same_options = index.unique == unique
+                && IndexSettings {
+                    echoed: Document::new(),
+                    ..index.settings.clone()
+                } == IndexSettings {
+                    echoed: Document::new(),
+                    ..settings.clone()
+                };
+            if index.name == name && keys_match && same_options {
                 return Ok(name);
             }
             // MongoDB's codes: the same name with other keys, or the same keys with another
@@ -410,8 +559,8 @@ pub(crate) fn create_index(
             return Err(Error::invalid_index(
                 collection,
                 format!(
-                    "an index named '{}' with keys {} and unique: {} exists already; it conflicts with '{name}' {keys} unique: {unique}",
-                    index.name, index.spec, index.unique
+                    "an index named '{}' with keys {} and other options exists already; it conflicts with '{name}' {keys} unique: {unique}",
+                    index.name, index.spec
                 ),
             )
             .with_code(code));
@@ -429,6 +578,8 @@ pub(crate) fn create_index(
         keyspace_name,
         keyspace,
         multikey: false,
+        hashed,
+        settings,
     };
     // Entries hold their key and their document's `_id` key, never the document: one copy of
     // a document per entry made a 20,000-element array take tens of gigabytes.

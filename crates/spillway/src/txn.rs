@@ -185,6 +185,9 @@ pub(crate) struct WriteTxn {
     /// For a transaction handle: the keys written since the last `take_journal`, which the
     /// handle claims against other open handles after each operation.
     journal: Option<Vec<(KeyspaceId, Vec<u8>)>>,
+    /// Set for the duration of one operation given `bypass_document_validation(true)`: its
+    /// writes skip the collection's validator.
+    pub(crate) bypass_validation: bool,
 }
 
 impl WriteTxn {
@@ -201,6 +204,7 @@ impl WriteTxn {
             dropped: Vec::new(),
             n_ops: 0,
             journal: None,
+            bypass_validation: false,
         }
     }
 

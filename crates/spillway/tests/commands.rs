@@ -466,7 +466,7 @@ fn collections_and_indexes_are_managed_by_commands() {
     assert_eq!(
         fails(
             &commands,
-            doc! { "create": "capped", "capped": true, "size": 100 }
+            doc! { "create": "view", "viewOn": "orders", "pipeline": [] }
         )
         .0,
         115
@@ -491,7 +491,7 @@ fn collections_and_indexes_are_managed_by_commands() {
         })
         .collect();
     assert_eq!(names, ["_id_", "a_1", "b_-1_c_1"]);
-    assert_eq!(fails(&commands, doc! { "createIndexes": "books", "indexes": [{ "key": { "x": 1 }, "name": "x_1", "sparse": true }] }).0, 115);
+    assert_eq!(fails(&commands, doc! { "createIndexes": "books", "indexes": [{ "key": { "x": 1 }, "name": "x_1", "collation": { "locale": "fr" } }] }).0, 115);
     assert_eq!(
         fails(&commands, doc! { "dropIndexes": "books", "index": "nope" }).0,
         27

@@ -542,6 +542,7 @@ fn unique_index_violations_fail_the_whole_write() {
             options: Some(IndexOptions {
                 unique: Some(true),
                 name: Some("unique_name".into()),
+                ..Default::default()
             }),
         })
         .run()
@@ -583,6 +584,7 @@ fn unique_index_violations_fail_the_whole_write() {
             options: Some(IndexOptions {
                 unique: Some(true),
                 name: None,
+                ..Default::default()
             }),
         })
         .run()

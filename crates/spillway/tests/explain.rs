@@ -33,6 +33,7 @@ fn database() -> Database {
                 options: Some(IndexOptions {
                     unique: Some(unique),
                     name: None,
+                    ..Default::default()
                 }),
             })
             .run()

@@ -84,6 +84,7 @@ pub(crate) fn bulk_write(context: &mut Context<'_>) -> CommandResult {
         None => None,
     };
     let binding = LetBinding::parse(args.document("let")?)?;
+    let bypass = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let collections = namespaces
         .iter()
         .map(|info| collection_of(context, info))
@@ -96,7 +97,7 @@ pub(crate) fn bulk_write(context: &mut Context<'_>) -> CommandResult {
     let mut results = Vec::new();
     for (index, (target, operation)) in operations.into_iter().enumerate() {
         let collection = &collections[target];
-        let outcome = run_operation(context, collection, operation, binding.as_ref());
+        let outcome = run_operation(context, collection, operation, binding.as_ref(), bypass);
         let entry = match outcome {
             Ok(entry) => {
                 totals.add(&entry);
@@ -277,16 +278,19 @@ fn run_operation(
     collection: &Collection<Document>,
     operation: Operation,
     binding: Option<&LetBinding>,
+    bypass: bool,
 ) -> CommandResult<Document> {
     let entry = match operation {
         Operation::Insert(document) => {
-            let action = collection.insert_one(document);
+            let action = collection
+                .insert_one(document)
+                .bypass_document_validation(bypass);
             in_session!(action, context).run()?;
             doc! { "ok": 1.0, "n": 1, "kind": "insert" }
         }
         Operation::Update(statement) => {
             let (matched, modified, upserted) =
-                update_statement(context, collection, *statement, binding)?;
+                update_statement(context, collection, *statement, binding, bypass)?;
             let mut entry = doc! {
                 "ok": 1.0,
                 "n": count_value(matched + i64::from(upserted.is_some())),

@@ -6,7 +6,9 @@
 //! unread for [`CURSOR_TIMEOUT`] are closed by [`CursorTable::reap`]. This module must never
 //! run a query: it only pages through streams the commands opened.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, doc};
@@ -38,13 +40,41 @@ struct OpenCursor {
     last_used: Instant,
     /// `noCursorTimeout`: never reaped.
     immortal: bool,
+    /// A tailable cursor stays open when it reaches the end of its stream.
+    tailable: bool,
+    /// An `awaitData` cursor: where `getMore` puts how long its stream may wait for data.
+    waits: Option<Arc<AtomicU64>>,
 }
+
+/// How long an `awaitData` cursor's `getMore` waits for new documents unless its `maxTimeMS`
+/// says otherwise (MongoDB's default).
+const DEFAULT_AWAIT_MS: u64 = 1000;
 
 /// Open cursors by id.
 #[derive(Default)]
 pub(crate) struct CursorTable {
     open: HashMap<i64, OpenCursor>,
     next_id: i64,
+    /// `awaitData` cursors taken out of the table while a `getMore` waits on them (without
+    /// the table's lock), and those of them killed meanwhile.
+    out: HashSet<i64>,
+    killed_out: HashSet<i64>,
+}
+
+/// An `awaitData` cursor taken out of the table for one `getMore` ([`CursorTable::take_waiting`]).
+pub(crate) struct TakenCursor {
+    cursor: OpenCursor,
+    batch: CommandResult<Batch>,
+}
+
+impl TakenCursor {
+    /// Reads the next batch, waiting up to `max_time_ms` (1 s by default) for documents.
+    pub(crate) fn read(&mut self, batch_size: Option<u64>, max_time_ms: Option<u64>) {
+        if let Some(waits) = &self.cursor.waits {
+            waits.store(max_time_ms.unwrap_or(DEFAULT_AWAIT_MS), Ordering::SeqCst);
+        }
+        self.batch = read_batch(&mut self.cursor.stream, &mut self.cursor.ahead, batch_size);
+    }
 }
 
 impl std::fmt::Debug for CursorTable {
@@ -125,10 +155,45 @@ impl CursorTable {
                     ahead,
                     last_used: Instant::now(),
                     immortal,
+                    tailable: false,
+                    waits: None,
                 },
             );
             id
         };
+        Ok(cursor_reply(id, namespace, "firstBatch", batch.documents))
+    }
+
+    /// The first batch of a tailable cursor over `stream`, which stays open at the end of
+    /// its documents (until killed, reaped, or its stream fails); `waits` is set for an
+    /// `awaitData` cursor. The table's lock is held while a `getMore` waits.
+    pub(crate) fn open_tailable(
+        &mut self,
+        namespace: &str,
+        mut stream: DocumentStream,
+        batch_size: Option<u64>,
+        waits: Option<Arc<AtomicU64>>,
+    ) -> CommandResult<Document> {
+        let mut ahead = None;
+        let batch = read_batch(
+            &mut stream,
+            &mut ahead,
+            Some(batch_size.unwrap_or(DEFAULT_FIRST_BATCH)),
+        )?;
+        self.next_id = self.next_id.wrapping_add(1).max(1);
+        let id = self.next_id;
+        self.open.insert(
+            id,
+            OpenCursor {
+                namespace: namespace.to_string(),
+                stream,
+                ahead,
+                last_used: Instant::now(),
+                immortal: false,
+                tailable: true,
+                waits,
+            },
+        );
         Ok(cursor_reply(id, namespace, "firstBatch", batch.documents))
     }
 
@@ -138,6 +203,7 @@ impl CursorTable {
         id: i64,
         namespace: &str,
         batch_size: Option<u64>,
+        max_time_ms: Option<u64>,
     ) -> CommandResult<Document> {
         let Some(cursor) = self.open.get_mut(&id) else {
             return Err(CommandError::new(43, format!("cursor id {id} not found")));
@@ -152,6 +218,9 @@ impl CursorTable {
             ));
         }
         cursor.last_used = Instant::now();
+        if let Some(waits) = &cursor.waits {
+            waits.store(max_time_ms.unwrap_or(DEFAULT_AWAIT_MS), Ordering::SeqCst);
+        }
         let batch = match read_batch(&mut cursor.stream, &mut cursor.ahead, batch_size) {
             Ok(batch) => batch,
             Err(error) => {
@@ -159,7 +228,7 @@ impl CursorTable {
                 return Err(error);
             }
         };
-        let id = if batch.exhausted {
+        let id = if batch.exhausted && !cursor.tailable {
             self.open.remove(&id);
             0
         } else {
@@ -168,9 +237,53 @@ impl CursorTable {
         Ok(cursor_reply(id, namespace, "nextBatch", batch.documents))
     }
 
-    /// Closes the cursors `ids`: `(killed, not found)`.
+    /// Closes the cursors `ids`: `(killed, not found)`. A cursor a `getMore` is waiting on
+    /// is closed when that `getMore` ends (which then fails with 237 CursorKilled).
     pub(crate) fn kill(&mut self, ids: &[i64]) -> (Vec<i64>, Vec<i64>) {
-        ids.iter().partition(|id| self.open.remove(id).is_some())
+        ids.iter().partition(|id| {
+            if self.out.contains(id) {
+                self.killed_out.insert(**id);
+                return true;
+            }
+            self.open.remove(id).is_some()
+        })
+    }
+
+    /// Takes `awaitData` cursor `id` out of the table, so that its `getMore` can wait for
+    /// documents without holding the table's lock; `None` for any other cursor (read it with
+    /// [`CursorTable::get_more`]). Give it back with [`CursorTable::put_back`].
+    pub(crate) fn take_waiting(&mut self, id: i64, namespace: &str) -> Option<TakenCursor> {
+        let waiting = self
+            .open
+            .get(&id)
+            .is_some_and(|cursor| cursor.waits.is_some() && cursor.namespace == namespace);
+        if !waiting {
+            return None;
+        }
+        let mut cursor = self.open.remove(&id).expect("checked");
+        cursor.last_used = Instant::now();
+        self.out.insert(id);
+        Some(TakenCursor {
+            cursor,
+            batch: Ok(Batch {
+                documents: Vec::new(),
+                exhausted: false,
+            }),
+        })
+    }
+
+    /// Puts back a cursor [`CursorTable::take_waiting`] took, and replies with the batch it
+    /// read (or its error, which closes it, as does a kill while it was out).
+    pub(crate) fn put_back(&mut self, id: i64, taken: TakenCursor) -> CommandResult<Document> {
+        self.out.remove(&id);
+        let TakenCursor { cursor, batch } = taken;
+        if self.killed_out.remove(&id) {
+            return Err(CommandError::new(237, format!("cursor id {id} was killed")));
+        }
+        let batch = batch?;
+        let namespace = cursor.namespace.clone();
+        self.open.insert(id, cursor);
+        Ok(cursor_reply(id, &namespace, "nextBatch", batch.documents))
     }
 
     /// Closes cursors unread for longer than [`CURSOR_TIMEOUT`].

@@ -1,6 +1,6 @@
 //! Collections, databases and indexes: `create`, `drop`, `dropDatabase`, `listDatabases`,
 //! `listCollections`, `renameCollection`, `createIndexes`, `listIndexes`, `dropIndexes`,
-//! `dbStats`, `collStats`.
+//! `collMod`, `dbStats`, `collStats`.
 //!
 //! Listings are cursors like MongoDB's (`firstBatch`, `getMore`), filtered with the document
 //! language's filters. This module must never touch documents except to copy them in
@@ -16,7 +16,10 @@ use super::error::{CommandError, CommandResult};
 use super::lock;
 use super::namespace::check_database_name;
 use super::read::{collection, in_session};
-use crate::{IndexModel, IndexOptions, Transaction};
+use crate::{
+    CollectionOptions, IndexModel, IndexModification, IndexOptions, Transaction, ValidationAction,
+    ValidationLevel,
+};
 
 /// The stored collections of the command's database, by their client names.
 fn collections_of(context: &Context<'_>) -> CommandResult<Vec<(String, String)>> {
@@ -75,28 +78,54 @@ fn listing(context: &Context<'_>, namespace: &str, documents: Vec<Document>) -> 
     lock(&context.commands.cursors).open(namespace, stream, batch_size, false, false)
 }
 
-/// `create`: an empty collection; options that change what a collection is are refused.
+/// The validator options of `create` and `collMod`.
+fn validation_options(args: &Args<'_>) -> CommandResult<CollectionOptions> {
+    let mut options = CollectionOptions::default();
+    if let Some(validator) = args.document("validator")? {
+        options = options.validator(validator.clone());
+    }
+    if let Some(level) = args.string("validationLevel")? {
+        let level = ValidationLevel::parse(level).ok_or_else(|| {
+            CommandError::bad_value(format!(
+                "validationLevel must be 'strict', 'moderate' or 'off', not '{level}'"
+            ))
+        })?;
+        options = options.validation_level(level);
+    }
+    if let Some(action) = args.string("validationAction")? {
+        let action = ValidationAction::parse(action).ok_or_else(|| {
+            CommandError::bad_value(format!(
+                "validationAction must be 'error' or 'warn', not '{action}'"
+            ))
+        })?;
+        options = options.validation_action(action);
+    }
+    Ok(options)
+}
+
+/// `create`: an empty collection, with a validator if given; options that change what a
+/// collection is (capped, views, time series, clustered) are refused.
 pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
     const SUPPORTED: &[&str] = &[
         "idIndex",
         "storageEngine",
         "indexOptionDefaults",
+        "validator",
         "validationLevel",
         "validationAction",
-    ];
-    const REFUSED: &[&str] = &[
         "capped",
         "size",
         "max",
+        "clusteredIndex",
+        "changeStreamPreAndPostImages",
+    ];
+    const REFUSED: &[&str] = &[
         "autoIndexId",
-        "validator",
         "viewOn",
         "pipeline",
         "collation",
         "timeseries",
         "expireAfterSeconds",
-        "clusteredIndex",
-        "changeStreamPreAndPostImages",
         "encryptedFields",
         "flags",
     ];
@@ -109,9 +138,22 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
             .is_some_and(|value| value != &Bson::Boolean(false))
     }) {
         return Err(CommandError::not_supported(format!(
-            "create: option '{option}' is not supported by Spillway (plain collections only)"
+            "create: option '{option}' is not supported by Spillway (plain and capped collections, with validators)"
         )));
     }
+    let mut options = validation_options(args)?;
+    if args.bool("capped")?.unwrap_or(false) {
+        let Some(size) = args.count("size")? else {
+            return Err(CommandError::new(
+                72,
+                "the 'size' field is required when 'capped' is true",
+            ));
+        };
+        options = options.capped(size.max(1), args.count("max")?.filter(|max| *max > 0));
+    }
+    options.clustered_index = args.document("clusteredIndex")?.cloned();
+    options.change_stream_pre_and_post_images =
+        args.document("changeStreamPreAndPostImages")?.cloned();
     let name = args.collection()?;
     let stored = context.stored(name)?;
     if exists(context, &stored)? {
@@ -124,15 +166,106 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
     match context.session() {
         // Inside a transaction the collection is created by the transaction: invisible to
         // others until the commit, gone at an abort, as MongoDB does since 4.4. A document
-        // written and removed again is how a transaction creates a collection.
+        // written and removed again is how a transaction creates a collection. Only a plain
+        // one: MongoDB refuses a capped collection in a transaction, and Spillway records
+        // options in the catalog outside transactions.
         Some(transaction) => {
+            if options != CollectionOptions::default() {
+                return Err(CommandError::new(
+                    263,
+                    "Cannot create a collection with options (capped, validator...) in a multi-document transaction.",
+                ));
+            }
             let collection = database.collection::<Document>(&stored);
             collection.insert_one(doc! {}).session(transaction).run()?;
             collection.delete_many(doc! {}).session(transaction).run()?;
         }
-        None => database.create_collection(&stored)?,
+        None => database.create_collection_with(&stored, &options)?,
     }
     Ok(doc! { "ok": 1.0 })
+}
+
+/// `collMod`: a collection's validator, validation level and action, and an index's
+/// `hidden` and `expireAfterSeconds` (by `name` or `keyPattern`).
+pub(crate) fn coll_mod(context: &mut Context<'_>) -> CommandResult {
+    let args = &context.args;
+    args.only(&[
+        "validator",
+        "validationLevel",
+        "validationAction",
+        "index",
+        "dryRun",
+    ])?;
+    let options = validation_options(args)?;
+    let index = args.document("index")?.cloned();
+    let (collection, name) = collection(context)?;
+    let namespace = context.namespace(&name);
+    if !exists(context, collection.name())? {
+        return Err(CommandError::namespace_not_found(&namespace));
+    }
+    let database = context.commands.database.clone();
+    let mut reply = Document::new();
+    if options != CollectionOptions::default() {
+        database.set_collection_options(collection.name(), &options)?;
+    }
+    if let Some(index) = index {
+        let index_args = Args::new("collMod.index", &index);
+        index_args.only(&["name", "keyPattern", "hidden", "expireAfterSeconds"])?;
+        let models = collection.list_indexes()?;
+        let found = match (
+            index_args.string("name")?,
+            index_args.document("keyPattern")?,
+        ) {
+            (Some(wanted), None) => models.iter().find(|model| {
+                model
+                    .options
+                    .as_ref()
+                    .and_then(|options| options.name.as_deref())
+                    == Some(wanted)
+            }),
+            (None, Some(keys)) => models.iter().find(|model| &model.keys == keys),
+            _ => {
+                return Err(CommandError::bad_value(
+                    "collMod: 'index' must name the index by either 'name' or 'keyPattern'",
+                ));
+            }
+        };
+        let Some(found) = found else {
+            return Err(CommandError::new(27, format!("cannot find index {index}")));
+        };
+        let index_name = found
+            .options
+            .as_ref()
+            .and_then(|options| options.name.clone())
+            .unwrap_or_default();
+        if index_name == "_id_" {
+            return Err(CommandError::bad_value("cannot modify the _id index"));
+        }
+        let mut change = IndexModification::default();
+        if let Some(hidden) = index_args.bool("hidden")? {
+            change = change.hidden(hidden);
+        }
+        if let Some(seconds) = index_args.integer("expireAfterSeconds")? {
+            let seconds = u64::try_from(seconds).map_err(|_| {
+                CommandError::bad_value("expireAfterSeconds must be a non-negative number")
+            })?;
+            change = change.expire_after(std::time::Duration::from_secs(seconds));
+        }
+        let before = database.modify_index(collection.name(), &index_name, &change)?;
+        if let Some(hidden) = change.hidden {
+            reply.insert("hidden_old", before.hidden.unwrap_or(false));
+            reply.insert("hidden_new", hidden);
+        }
+        if let Some(expire_after) = change.expire_after {
+            let old = before
+                .expire_after
+                .map_or(0, |duration| duration.as_secs() as i64);
+            reply.insert("expireAfterSeconds_old", old);
+            reply.insert("expireAfterSeconds_new", expire_after.as_secs() as i64);
+        }
+    }
+    reply.insert("ok", 1.0);
+    Ok(reply)
 }
 
 /// `drop`: the collection and its indexes (a missing collection is not an error, as in
@@ -234,22 +367,55 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
     })?;
     let name_only = args.bool("nameOnly")?.unwrap_or(false);
     let filter = args.document("filter")?;
+    let database = context.commands.database.clone();
     let listed: Vec<Document> = collections_of(context)?
         .into_iter()
-        .map(|(name, _)| {
+        .map(|(name, stored)| {
             if name_only {
-                doc! { "name": name, "type": "collection" }
-            } else {
-                doc! {
-                    "name": name,
-                    "type": "collection",
-                    "options": {},
-                    "info": { "readOnly": false },
-                    "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+                return Ok(doc! { "name": name, "type": "collection" });
+            }
+            let mut options = Document::new();
+            if let Some(given) = database.collection_options(&stored)? {
+                if let Some(validator) = given.validator {
+                    options.insert("validator", validator);
+                }
+                if let Some(level) = given.validation_level {
+                    options.insert("validationLevel", level.as_str());
+                }
+                if let Some(action) = given.validation_action {
+                    options.insert("validationAction", action.as_str());
+                }
+                if let Some(clustered) = given.clustered_index {
+                    options.insert("clusteredIndex", clustered);
+                }
+                if let Some(images) = given.change_stream_pre_and_post_images {
+                    options.insert("changeStreamPreAndPostImages", images);
+                }
+                if given.capped == Some(true) {
+                    options.insert("capped", true);
+                    if let Some(size) = given.size {
+                        options.insert(
+                            "size",
+                            i64::try_from(size).map_or(Bson::Int64(i64::MAX), super::count_value),
+                        );
+                    }
+                    if let Some(max) = given.max {
+                        options.insert(
+                            "max",
+                            i64::try_from(max).map_or(Bson::Int64(i64::MAX), super::count_value),
+                        );
+                    }
                 }
             }
+            Ok(doc! {
+                "name": name,
+                "type": "collection",
+                "options": options,
+                "info": { "readOnly": false },
+                "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+            })
         })
-        .collect();
+        .collect::<CommandResult<_>>()?;
     let listed = filtered(listed, filter)?;
     let namespace = format!("{}.$cmd.listCollections", context.database);
     listing(context, &namespace, listed)
@@ -330,8 +496,22 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
     Ok(doc! { "ok": 1.0 })
 }
 
-/// Index options Spillway implements; the others are refused by name.
-const INDEX_FIELDS: &[&str] = &["key", "name", "unique", "v", "background", "ns"];
+/// Index options Spillway implements (`background` and `dropDups` are accepted without
+/// effect, as MongoDB 4.2+ does; `background` is echoed by `listIndexes`); the others are
+/// refused by name.
+const INDEX_FIELDS: &[&str] = &[
+    "key",
+    "name",
+    "unique",
+    "v",
+    "background",
+    "dropDups",
+    "ns",
+    "sparse",
+    "partialFilterExpression",
+    "hidden",
+    "expireAfterSeconds",
+];
 
 /// `createIndexes`.
 pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
@@ -353,15 +533,36 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
             .find(|key| !INDEX_FIELDS.contains(&key.as_str()))
         {
             return Err(CommandError::not_supported(format!(
-                "index option '{option}' is not supported by Spillway (key, name and unique are)"
+                "index option '{option}' is not supported by Spillway (key, name, unique, sparse, partialFilterExpression, hidden and expireAfterSeconds are)"
             )));
         }
         let Some(keys) = spec_args.document("key")? else {
             return Err(spec_args.missing("key"));
         };
+        let expire_after = match spec_args.get("expireAfterSeconds") {
+            None => None,
+            Some(Bson::Double(seconds)) if seconds.is_finite() && *seconds >= 0.0 => {
+                Some(std::time::Duration::from_secs(*seconds as u64))
+            }
+            Some(_) => {
+                let seconds = spec_args.integer("expireAfterSeconds")?.unwrap_or(0);
+                let seconds = u64::try_from(seconds).map_err(|_| {
+                    CommandError::new(
+                        67,
+                        format!("expireAfterSeconds must be a non-negative number, not {seconds}"),
+                    )
+                })?;
+                Some(std::time::Duration::from_secs(seconds))
+            }
+        };
         let options = IndexOptions {
             unique: spec_args.bool("unique")?,
             name: spec_args.string("name")?.map(str::to_string),
+            sparse: spec_args.bool("sparse")?,
+            partial_filter_expression: spec_args.document("partialFilterExpression")?.cloned(),
+            hidden: spec_args.bool("hidden")?,
+            expire_after,
+            background: spec_args.bool("background")?,
         };
         models.push(IndexModel {
             keys: keys.clone(),
@@ -407,15 +608,47 @@ pub(crate) fn list_indexes(context: &mut Context<'_>) -> CommandResult {
     if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
     }
+    let clustered = context
+        .commands
+        .database
+        .collection_options(collection.name())?
+        .and_then(|options| options.clustered_index);
     let listed = collection
         .list_indexes()?
         .into_iter()
-        .map(|model| {
+        .enumerate()
+        .map(|(position, model)| {
+            if position == 0
+                && let Some(clustered) = &clustered
+            {
+                // A clustered collection lists its `_id` index as MongoDB does.
+                let mut described = clustered.clone();
+                described.insert("clustered", true);
+                return described;
+            }
             let options = model.options.unwrap_or_default();
             let mut described =
                 doc! { "v": 2, "key": model.keys, "name": options.name.unwrap_or_default() };
             if options.unique == Some(true) {
                 described.insert("unique", true);
+            }
+            if let Some(background) = options.background {
+                described.insert("background", background);
+            }
+            if options.sparse == Some(true) {
+                described.insert("sparse", true);
+            }
+            if let Some(partial) = options.partial_filter_expression {
+                described.insert("partialFilterExpression", partial);
+            }
+            if options.hidden == Some(true) {
+                described.insert("hidden", true);
+            }
+            if let Some(expire_after) = options.expire_after {
+                described.insert(
+                    "expireAfterSeconds",
+                    i32::try_from(expire_after.as_secs()).unwrap_or(i32::MAX),
+                );
             }
             described
         })

@@ -139,6 +139,17 @@ impl From<&Error> for CommandError {
             );
             converted.details = Some(Box::new(details));
         }
+        if let ErrorKind::DocumentValidationFailure { id, .. } = error.kind() {
+            // MongoDB's wording and `errInfo` shape (its `details` explain which clause
+            // failed; Spillway says only that the document does not match the validator).
+            converted.message = "Document failed validation".to_string();
+            converted.details = Some(Box::new(doc! {
+                "errInfo": {
+                    "failingDocumentId": id.clone(),
+                    "details": { "reason": "the document does not match the collection's validator" },
+                },
+            }));
+        }
         for label in error.labels() {
             converted = converted.label(label);
         }

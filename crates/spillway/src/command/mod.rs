@@ -193,6 +193,7 @@ fn snapshot_read_concern(command: &Document, name: &str) -> CommandResult<Option
 /// Commands MongoDB refuses inside a multi-document transaction (263).
 const NOT_IN_TRANSACTION: &[&str] = &[
     "count",
+    "collMod",
     "drop",
     "dropDatabase",
     "dropIndexes",
@@ -231,6 +232,7 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("createIndexes", false, ddl::create_indexes),
     ("listIndexes", false, ddl::list_indexes),
     ("dropIndexes", false, ddl::drop_indexes),
+    ("collMod", false, ddl::coll_mod),
     ("deleteIndexes", false, ddl::drop_indexes),
     ("dbStats", false, ddl::db_stats),
     ("validate", false, ddl::validate),

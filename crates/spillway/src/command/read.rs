@@ -5,6 +5,11 @@
 //! This module must never write: an `aggregate` ending in `$out`/`$merge` writes through the
 //! facade's aggregate action, in one transaction.
 
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
 use bson::{Bson, Document, doc};
 
 use super::Context;
@@ -13,7 +18,7 @@ use super::collectionless;
 use super::cursors::DocumentStream;
 use super::error::{CommandError, CommandResult};
 use super::{count_value, lock};
-use crate::Collection;
+use crate::{Collection, Hint};
 
 /// Applies the context's transaction, if any, to a facade action.
 macro_rules! in_session {
@@ -28,15 +33,112 @@ pub(crate) use in_session;
 
 /// Options of `find` that change results and that Spillway does not implement: refused, so a
 /// client never gets silently different answers.
-const UNSUPPORTED_FIND_OPTIONS: &[&str] = &[
-    "min",
-    "max",
-    "returnKey",
-    "showRecordId",
-    "tailable",
-    "awaitData",
-    "oplogReplay",
-];
+const UNSUPPORTED_FIND_OPTIONS: &[&str] =
+    &["min", "max", "returnKey", "showRecordId", "oplogReplay"];
+
+/// How often a tailable `awaitData` cursor looks for new documents while its `getMore` waits.
+const TAIL_POLL: Duration = Duration::from_millis(10);
+
+/// A tailable cursor's documents (capped collections): those matching its filter in natural
+/// (`_id`) order, then, each time it is read past its end, those inserted since, after the
+/// last one it returned. When that last document is gone (the collection rolled over), it
+/// fails with MongoDB's `CappedPositionLost` (136), which drivers treat as the cursor's end.
+struct TailingStream {
+    collection: Collection<Document>,
+    filter: Document,
+    projection: Option<Document>,
+    /// Documents to skip, at the first read only.
+    skip: u64,
+    buffered: VecDeque<Document>,
+    last_id: Option<Bson>,
+    /// How long the next read past the end may wait for new documents (`awaitData`: the
+    /// `getMore`'s `maxTimeMS`), in milliseconds; set by `getMore`, spent by the first empty
+    /// read of its batch.
+    wait_ms: Arc<AtomicU64>,
+}
+
+impl TailingStream {
+    fn refill(&mut self) -> crate::Result<()> {
+        let mut filter = self.filter.clone();
+        if let Some(last) = &self.last_id {
+            if self
+                .collection
+                .find_one(doc! { "_id": last.clone() })
+                .run()?
+                .is_none()
+            {
+                return Err(crate::Error::capped_position_lost(self.collection.name()));
+            }
+            filter = doc! { "$and": [filter, { "_id": { "$gt": last.clone() } }] };
+        }
+        let mut find = self
+            .collection
+            .find(filter)
+            .sort(doc! { "_id": 1 })
+            .skip(std::mem::take(&mut self.skip));
+        if let Some(projection) = &self.projection {
+            find = find.projection(projection.clone());
+        }
+        for document in find.run()? {
+            self.buffered.push_back(document?);
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for TailingStream {
+    type Item = crate::Result<Document>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.buffered.is_empty() {
+            let wait = Duration::from_millis(self.wait_ms.swap(0, Ordering::SeqCst));
+            let deadline = Instant::now() + wait;
+            loop {
+                if let Err(error) = self.refill() {
+                    return Some(Err(error));
+                }
+                if !self.buffered.is_empty() || Instant::now() >= deadline {
+                    break;
+                }
+                std::thread::sleep(TAIL_POLL);
+            }
+        }
+        let document = self.buffered.pop_front()?;
+        // A batch that returns documents does not wait at its end.
+        self.wait_ms.store(0, Ordering::SeqCst);
+        if let Some(id) = document.get("_id") {
+            self.last_id = Some(id.clone());
+        }
+        Some(Ok(document))
+    }
+}
+
+/// A command's `hint`: an index name or key pattern (`{}` or absent: none).
+fn hint(args: &Args<'_>) -> CommandResult<Option<Hint>> {
+    match args.get("hint") {
+        None => Ok(None),
+        Some(Bson::String(name)) => Ok(Some(Hint::Name(name.clone()))),
+        Some(Bson::Document(keys)) if keys.is_empty() => Ok(None),
+        Some(Bson::Document(keys)) => Ok(Some(Hint::Keys(keys.clone()))),
+        Some(other) => Err(CommandError::new(
+            9,
+            format!("hint must be a string or an object, not {other}"),
+        )),
+    }
+}
+
+/// A sort on `$natural` is natural order, which is `_id` order in Spillway.
+fn natural_sort(sort: Document) -> CommandResult<Document> {
+    let Some(direction) = sort.get("$natural") else {
+        return Ok(sort);
+    };
+    if sort.len() > 1 {
+        return Err(CommandError::bad_value(
+            "$natural cannot be combined with other sort fields",
+        ));
+    }
+    Ok(doc! { "_id": direction.clone() })
+}
 
 const FIND_FIELDS: &[&str] = &[
     "filter",
@@ -107,8 +209,20 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
     }
     check_collation(args)?;
     let filter = args.document("filter")?.cloned().unwrap_or_default();
-    let sort = args.document("sort")?.cloned();
+    let sort = args
+        .document("sort")?
+        .cloned()
+        .map(natural_sort)
+        .transpose()?;
     let projection = args.document("projection")?.cloned();
+    let hint = hint(args)?;
+    let tailable_requested = args.bool("tailable")?.unwrap_or(false);
+    let await_data = args.bool("awaitData")?.unwrap_or(false);
+    if await_data && !tailable_requested {
+        return Err(CommandError::bad_value(
+            "Cannot set 'awaitData' without also setting 'tailable'",
+        ));
+    }
     let skip = args.count("skip")?.unwrap_or(0);
     let limit = args.count("limit")?.unwrap_or(0);
     let batch_size = args.count("batchSize")?;
@@ -118,6 +232,40 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
     let let_vars = args.document("let")?.cloned();
     let (collection, name) = collection(context)?;
     let namespace = context.namespace(&name);
+    if tailable_requested {
+        let capped = context
+            .commands
+            .database
+            .collection_options(collection.name())?
+            .is_some_and(|options| options.capped == Some(true));
+        if !capped {
+            return Err(CommandError::bad_value(format!(
+                "error processing query: ns={namespace} tailable cursor requested on non capped collection"
+            )));
+        }
+    }
+    // With a limit, a tailable cursor ends once it has returned that many: the plain find's
+    // cursor in natural order answers it.
+    let tailable = tailable_requested && limit == 0 && !single_batch;
+    let sort = match sort {
+        None if tailable_requested => Some(doc! { "_id": 1 }),
+        sort => sort,
+    };
+    if tailable {
+        let wait_ms = Arc::new(AtomicU64::new(0));
+        let stream: DocumentStream = Box::new(TailingStream {
+            collection,
+            filter,
+            projection,
+            skip,
+            buffered: VecDeque::new(),
+            last_id: None,
+            wait_ms: Arc::clone(&wait_ms),
+        });
+        let waits = await_data.then_some(wait_ms);
+        return lock(&context.commands.cursors)
+            .open_tailable(&namespace, stream, batch_size, waits);
+    }
     let stream: DocumentStream = if let Some(let_vars) = let_vars {
         // `let` variables are read by `$expr`: run the find as the pipeline it is.
         let mut pipeline = vec![doc! { "$match": filter }];
@@ -137,6 +285,9 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         Box::new(in_session!(action, context).run()?)
     } else {
         let mut action = collection.find(filter).skip(skip).expand(expand);
+        if let Some(hint) = hint {
+            action = action.hint(hint);
+        }
         if limit > 0 {
             action = action.limit(i64::try_from(limit).unwrap_or(i64::MAX));
         }
@@ -174,8 +325,18 @@ pub(crate) fn get_more(context: &mut Context<'_>) -> CommandResult {
         return Err(args.missing("collection"));
     };
     let batch_size = args.count("batchSize")?.filter(|size| *size > 0);
+    let max_time_ms = args.count("maxTimeMS")?;
     let namespace = context.namespace(collection);
-    lock(&context.commands.cursors).get_more(id, &namespace, batch_size)
+    let cursors = &context.commands.cursors;
+    let taken = lock(cursors).take_waiting(id, &namespace);
+    match taken {
+        // An `awaitData` cursor waits for documents without holding the table's lock.
+        Some(mut taken) => {
+            taken.read(batch_size, max_time_ms);
+            lock(cursors).put_back(id, taken)
+        }
+        None => lock(cursors).get_more(id, &namespace, batch_size, max_time_ms),
+    }
 }
 
 /// `killCursors`.
@@ -282,6 +443,7 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
         None => None,
     };
     let let_vars = args.document("let")?.cloned();
+    let bypass = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let pipeline = context
         .commands
         .namespaces
@@ -291,7 +453,9 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
     } else {
         collection(context)?
     };
-    let mut action = collection.aggregate(pipeline);
+    let mut action = collection
+        .aggregate(pipeline)
+        .bypass_document_validation(bypass);
     if let Some(let_vars) = let_vars {
         action = action.let_vars(let_vars);
     }
@@ -333,6 +497,9 @@ pub(crate) fn explain(context: &mut Context<'_>) -> CommandResult {
                 .cloned()
                 .unwrap_or_default();
             let mut action = collection.find(filter.clone());
+            if let Some(hint) = hint(&inner_args)? {
+                action = action.hint(hint);
+            }
             if let Some(sort) = inner_args.document("sort")? {
                 action = action.sort(sort.clone());
             }

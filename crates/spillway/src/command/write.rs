@@ -72,8 +72,12 @@ pub(crate) fn insert(context: &mut Context<'_>) -> CommandResult {
     args.only(&["documents", "ordered", "bypassDocumentValidation"])?;
     let documents = statements(args, "documents")?;
     let ordered = args.bool("ordered")?.unwrap_or(true);
+    let bypass = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let (collection, _) = collection(context)?;
-    let action = collection.insert_many(documents).ordered(ordered);
+    let action = collection
+        .insert_many(documents)
+        .ordered(ordered)
+        .bypass_document_validation(bypass);
     let mut outcome = WriteOutcome::default();
     match in_session!(action, context).run() {
         Ok(result) => outcome.n = result.inserted_ids.len() as i64,
@@ -170,10 +174,11 @@ pub(crate) fn update(context: &mut Context<'_>) -> CommandResult {
         .map(UpdateStatement::parse)
         .collect::<CommandResult<Vec<_>>>()?;
     let ordered = args.bool("ordered")?.unwrap_or(true);
+    let bypass = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let (collection, _) = collection(context)?;
     let mut outcome = WriteOutcome::default();
     for (index, statement) in statements.into_iter().enumerate() {
-        match update_statement(context, &collection, statement, binding.as_ref()) {
+        match update_statement(context, &collection, statement, binding.as_ref(), bypass) {
             Ok((matched, modified, upserted_id)) => {
                 outcome.n += matched;
                 outcome.n_modified += modified;
@@ -202,6 +207,7 @@ pub(crate) fn update_statement(
     collection: &Collection<Document>,
     mut statement: UpdateStatement,
     binding: Option<&LetBinding>,
+    bypass: bool,
 ) -> CommandResult<(i64, i64, Option<Bson>)> {
     if let Some(collation) = &statement.collation {
         let holder = doc! { "collation": collation.clone() };
@@ -231,7 +237,8 @@ pub(crate) fn update_statement(
             } else {
                 collection.update_one(statement.filter, stages)
             }
-            .upsert(statement.upsert);
+            .upsert(statement.upsert)
+            .bypass_document_validation(bypass);
             if let Some(sort) = statement.sort {
                 action = action.sort(sort);
             }
@@ -268,7 +275,9 @@ pub(crate) fn update_statement(
     } else {
         collection.update_one(statement.filter, update)
     };
-    action = action.upsert(statement.upsert);
+    action = action
+        .upsert(statement.upsert)
+        .bypass_document_validation(bypass);
     if let Some(sort) = statement.sort {
         action = action.sort(sort);
     }
@@ -399,6 +408,7 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
     let upsert = args.bool("upsert")?.unwrap_or(false);
     let fields = args.document("fields")?.cloned();
     let array_filters = args.documents("arrayFilters")?;
+    let bypass = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let update = args.get("update").cloned();
     let (collection, _) = collection(context)?;
     match (remove, update) {
@@ -451,6 +461,7 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
                 upsert,
                 fields,
                 array_filters,
+                bypass,
             };
             modify.run_statement(context, &collection)
         }
@@ -470,6 +481,7 @@ struct Modify {
     upsert: bool,
     fields: Option<Document>,
     array_filters: Option<Vec<Document>>,
+    bypass: bool,
 }
 
 impl Modify {
@@ -522,6 +534,7 @@ impl Modify {
         }
         let value = action
             .upsert(self.upsert)
+            .bypass_document_validation(self.bypass)
             .return_document(if returns_new {
                 ReturnDocument::After
             } else {
