@@ -284,23 +284,8 @@ impl Database {
         change: &IndexModification,
     ) -> Result<IndexOptions> {
         let before = self.inner.write(|txn, _| {
-            let not_found = || {
-                Error::new(ErrorKind::IndexNotFound {
-                    collection: collection.to_string(),
-                    index: index.to_string(),
-                })
-            };
-            let meta = txn
-                .catalog()
-                .collections
-                .get(collection)
-                .ok_or_else(not_found)?;
-            let position = meta
-                .indexes
-                .iter()
-                .position(|known| known.name == index)
-                .ok_or_else(not_found)?;
-            let settings = &meta.indexes[position].settings;
+            let position = storage::index_position(txn, collection, index)?;
+            let settings = &txn.catalog().collections[collection].indexes[position].settings;
             let before = IndexOptions {
                 name: Some(index.to_string()),
                 hidden: Some(settings.hidden),

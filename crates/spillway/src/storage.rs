@@ -622,6 +622,25 @@ pub(crate) fn create_index(
     Ok(name)
 }
 
+/// Where index `name` of `collection` sits in the catalog's list of its indexes
+/// (`IndexNotFound` when the collection or the index does not exist).
+pub(crate) fn index_position(txn: &WriteTxn, collection: &str, name: &str) -> Result<usize> {
+    let not_found = || {
+        Error::new(ErrorKind::IndexNotFound {
+            collection: collection.to_string(),
+            index: name.to_string(),
+        })
+    };
+    txn.catalog()
+        .collections
+        .get(collection)
+        .ok_or_else(not_found)?
+        .indexes
+        .iter()
+        .position(|index| index.name == name)
+        .ok_or_else(not_found)
+}
+
 /// Drops an index by name.
 pub(crate) fn drop_index(txn: &mut WriteTxn, collection: &str, name: &str) -> Result<()> {
     validate_collection_name(collection)?;
@@ -631,23 +650,8 @@ pub(crate) fn drop_index(txn: &mut WriteTxn, collection: &str, name: &str) -> Re
             "the _id index cannot be dropped",
         ));
     }
-    let not_found = || {
-        Error::new(ErrorKind::IndexNotFound {
-            collection: collection.to_string(),
-            index: name.to_string(),
-        })
-    };
-    let meta = txn
-        .catalog()
-        .collections
-        .get(collection)
-        .ok_or_else(not_found)?;
-    let position = meta
-        .indexes
-        .iter()
-        .position(|index| index.name == name)
-        .ok_or_else(not_found)?;
-    let keyspace = meta.indexes[position].keyspace;
+    let position = index_position(txn, collection, name)?;
+    let keyspace = txn.catalog().collections[collection].indexes[position].keyspace;
     txn.catalog_mut()
         .collections
         .get_mut(collection)

@@ -245,16 +245,7 @@ impl Executor {
         let cursor = reply
             .get_document("cursor")
             .map_err(|_| Failure::Usage("the reply carries no cursor".to_owned()))?;
-        let documents = cursor
-            .get_array(key)
-            .map(|batch| {
-                batch
-                    .iter()
-                    .filter_map(Bson::as_document)
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
+        let documents = cursor_batch(reply, key);
         let id = cursor.get_i64("id").unwrap_or(0);
         let more = id != 0;
         self.open_cursor = more.then(|| OpenCursor {
@@ -703,9 +694,14 @@ fn insert_some(command: &mut Document, key: &str, value: Option<&Document>) {
 
 /// The documents of a cursor reply's first batch.
 fn first_batch(reply: &Document) -> Vec<Document> {
+    cursor_batch(reply, "firstBatch")
+}
+
+/// The documents of a cursor reply's batch `key` (`firstBatch` or `nextBatch`).
+fn cursor_batch(reply: &Document, key: &str) -> Vec<Document> {
     reply
         .get_document("cursor")
-        .and_then(|cursor| cursor.get_array("firstBatch"))
+        .and_then(|cursor| cursor.get_array(key))
         .map(|batch| {
             batch
                 .iter()
