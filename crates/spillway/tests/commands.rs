@@ -975,6 +975,51 @@ fn validate_checks_a_collection() {
     assert_eq!(reply.get_bool("valid").ok(), Some(true));
     assert_eq!(reply.get_i64("nrecords").ok(), Some(5));
     assert_eq!(fails(&commands, doc! { "validate": "nothing" }).0, 26);
+    ok(&commands, doc! { "validate": "books", "background": true });
+    assert_eq!(
+        fails(
+            &commands,
+            doc! { "validate": "books", "background": true, "full": true }
+        )
+        .0,
+        72,
+        "MongoDB refuses a full validation in the background"
+    );
+}
+
+#[test]
+fn fsync_makes_commits_durable_on_admin_only() {
+    let commands = commands();
+    seed(&commands, 3);
+    let reply = ok(&commands, doc! { "fsync": 1, "$db": "admin" });
+    assert_eq!(reply.get_i32("numFiles").ok(), Some(1));
+    assert_eq!(fails(&commands, doc! { "fsync": 1 }).0, 13, "not on shop");
+    assert_eq!(
+        fails(&commands, doc! { "fsync": 1, "lock": true, "$db": "admin" }).0,
+        115,
+        "Spillway never blocks writers"
+    );
+    assert_eq!(number(&ok(&commands, doc! { "count": "books" }), "n"), 3);
+}
+
+#[test]
+fn an_empty_collation_is_the_simple_one() {
+    let commands = commands();
+    seed(&commands, 2);
+    let reply = ok(
+        &commands,
+        doc! { "delete": "books", "deletes": [{ "q": {}, "limit": 0, "collation": {} }] },
+    );
+    assert_eq!(number(&reply, "n"), 2);
+    assert_eq!(
+        fails(
+            &commands,
+            doc! { "find": "books", "collation": { "locale": "en_US", "strength": 2 } }
+        )
+        .0,
+        115,
+        "a real collation is still refused, not silently ignored"
+    );
 }
 
 fn collection_names(commands: &Commands) -> Vec<String> {

@@ -791,6 +791,14 @@ pub(crate) fn validate(context: &mut Context<'_>) -> CommandResult {
         "enforceFastCount",
         "fixMultikey",
     ])?;
+    if context.args.bool("full")?.unwrap_or(false)
+        && context.args.bool("background")?.unwrap_or(false)
+    {
+        return Err(CommandError::new(
+            72,
+            "Running the validate command with both { background: true } and { full: true } is not supported.",
+        ));
+    }
     let (collection, name) = collection(context)?;
     let namespace = context.namespace(&name);
     if !exists(context, collection.name())? {
@@ -820,4 +828,25 @@ pub(crate) fn validate(context: &mut Context<'_>) -> CommandResult {
         "warnings": [],
         "ok": 1.0,
     })
+}
+
+/// `fsync`: makes every commit so far durable (on the `admin` database, as MongoDB). Every
+/// acknowledged write already is under the default durability; under the buffered modes this
+/// is the sync. `lock: true` (blocking writers until `fsyncUnlock`, for a file-level backup)
+/// is refused.
+pub(crate) fn fsync(context: &mut Context<'_>) -> CommandResult {
+    context.args.only(&["lock", "async"])?;
+    if context.database != "admin" {
+        return Err(CommandError::new(
+            13,
+            "fsync may only be run against the admin database.",
+        ));
+    }
+    if context.args.bool("lock")?.unwrap_or(false) {
+        return Err(CommandError::not_supported(
+            "fsync with lock: true is not supported: Spillway does not block writers",
+        ));
+    }
+    context.commands.database.sync()?;
+    Ok(doc! { "numFiles": 1, "ok": 1.0 })
 }

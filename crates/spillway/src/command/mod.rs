@@ -193,6 +193,7 @@ fn snapshot_read_concern(command: &Document, name: &str) -> CommandResult<Option
 /// Commands MongoDB refuses inside a multi-document transaction (263).
 const NOT_IN_TRANSACTION: &[&str] = &[
     "count",
+    "fsync",
     "collMod",
     "drop",
     "dropDatabase",
@@ -236,6 +237,7 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("deleteIndexes", false, ddl::drop_indexes),
     ("dbStats", false, ddl::db_stats),
     ("validate", false, ddl::validate),
+    ("fsync", false, ddl::fsync),
     ("collStats", false, ddl::coll_stats),
     ("commitTransaction", false, sessions::commit_transaction),
     ("abortTransaction", false, sessions::abort_transaction),

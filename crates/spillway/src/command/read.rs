@@ -180,10 +180,12 @@ pub(crate) fn collection(context: &Context<'_>) -> CommandResult<(Collection<Doc
 pub(crate) fn check_collation(args: &Args<'_>) -> CommandResult<()> {
     match args.document("collation")? {
         None => Ok(()),
+        // An empty collation document is the collection's default, which is always simple.
         Some(collation)
-            if collation
-                .get_str("locale")
-                .is_ok_and(|locale| locale == "simple") =>
+            if collation.is_empty()
+                || collation
+                    .get_str("locale")
+                    .is_ok_and(|locale| locale == "simple") =>
         {
             Ok(())
         }
