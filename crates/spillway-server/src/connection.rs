@@ -104,6 +104,7 @@ async fn serve_messages<S>(
         let reply = match request {
             Request::Msg(message) => {
                 let more_to_come = message.more_to_come();
+                let exhaust_allowed = message.flags & wire::FLAG_EXHAUST_ALLOWED != 0;
                 let command = match message.into_command() {
                     Ok(command) => command,
                     Err(error) => {
@@ -111,6 +112,11 @@ async fn serve_messages<S>(
                         return;
                     }
                 };
+                // A getMore of a client that allows exhaust is kept, to be run again for
+                // each batch the server then streams.
+                let exhaust_get_more = (exhaust_allowed
+                    && command.keys().next().is_some_and(|name| name == "getMore"))
+                .then(|| command.clone());
                 let Some(reply) = run_command(
                     command,
                     state,
@@ -125,6 +131,22 @@ async fn serve_messages<S>(
                     return;
                 };
                 if more_to_come {
+                    continue;
+                }
+                if let Some(get_more) = exhaust_get_more {
+                    let exhaust = Exhaust {
+                        get_more,
+                        state,
+                        connection: &connection,
+                        commands,
+                    };
+                    if exhaust
+                        .stream(stream, header.request_id, reply, &mut stop, &mut client)
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
                     continue;
                 }
                 wire::encode_reply(state.next_request_id(), header.request_id, &reply)
@@ -251,6 +273,69 @@ async fn run_command(
         None => spillway::command::add_error_labels(&kept, &mut reply),
     }
     Some(reply)
+}
+
+/// An exhaust cursor's stream: after a `getMore` whose message allowed exhaust
+/// (`exhaustAllowed`), the server sends every following batch unasked, each reply flagged
+/// `moreToCome` and answering the previous reply, until the cursor is exhausted or fails.
+struct Exhaust<'a> {
+    get_more: Document,
+    state: &'a ServerState,
+    connection: &'a ConnectionInfo,
+    commands: &'a Arc<dyn Executor>,
+}
+
+impl Exhaust<'_> {
+    /// Sends `first` and the batches after it; an error means the connection must close.
+    async fn stream<S>(
+        &self,
+        stream: &mut S,
+        request_id: i32,
+        first: Document,
+        stop: &mut watch::Receiver<bool>,
+        client: &mut ClientState,
+    ) -> Result<(), ()>
+    where
+        S: AsyncWrite + Unpin,
+    {
+        let mut reply = first;
+        let mut response_to = request_id;
+        loop {
+            let open = reply
+                .get_document("cursor")
+                .and_then(|cursor| cursor.get_i64("id"))
+                .is_ok_and(|id| id != 0);
+            let id = self.state.next_request_id();
+            let flags = if open { wire::FLAG_MORE_TO_COME } else { 0 };
+            let bytes = wire::encode_reply_with_flags(id, response_to, flags, &reply);
+            if let Err(error) = write_reply(stream, &bytes).await {
+                if !is_disconnect(&error) {
+                    eprintln!(
+                        "spillway serve: {}: closing the connection: cannot send a reply: {error}",
+                        self.connection.peer
+                    );
+                }
+                return Err(());
+            }
+            if !open {
+                return Ok(());
+            }
+            response_to = id;
+            let Some(next) = run_command(
+                self.get_more.clone(),
+                self.state,
+                self.connection,
+                self.commands,
+                stop,
+                client,
+            )
+            .await
+            else {
+                return Err(());
+            };
+            reply = next;
+        }
+    }
 }
 
 /// Answers one command: `--auth`'s gate first, then the user and authentication commands,

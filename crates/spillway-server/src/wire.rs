@@ -320,8 +320,19 @@ fn decode_op_query(bytes: &[u8]) -> Result<OpQuery, WireError> {
 /// Encodes the OP_MSG reply to request `response_to`: no flags, one body section, never a
 /// checksum (a client that sent one accepts a reply without).
 pub fn encode_reply(request_id: i32, response_to: i32, reply: &Document) -> Vec<u8> {
+    encode_reply_with_flags(request_id, response_to, 0, reply)
+}
+
+/// An OP_MSG reply with `flags` (`FLAG_MORE_TO_COME` for each but the last reply of an
+/// exhaust cursor's stream).
+pub fn encode_reply_with_flags(
+    request_id: i32,
+    response_to: i32,
+    flags: u32,
+    reply: &Document,
+) -> Vec<u8> {
     let mut out = vec![0; HEADER_LEN];
-    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&flags.to_le_bytes());
     out.push(0);
     append_reply_document(&mut out, reply);
     finish(&mut out, request_id, response_to, OP_MSG, false);

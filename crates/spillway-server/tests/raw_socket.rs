@@ -768,3 +768,56 @@ async fn many_clients_at_once() {
 }
 
 use tokio::io::AsyncWriteExt as _;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_more_allowing_exhaust_streams_every_batch_unasked() {
+    let server = start().await;
+    let mut stream = connect(server.address).await;
+    let documents: Vec<Document> = (0..9).map(|i| doc! { "_id": i }).collect();
+    command(
+        &mut stream,
+        1,
+        &doc! { "insert": "c", "documents": documents, "$db": "shop" },
+    )
+    .await;
+    let found = command(
+        &mut stream,
+        2,
+        &doc! { "find": "c", "batchSize": 2, "sort": { "_id": 1 }, "$db": "shop" },
+    )
+    .await;
+    let id = found.get_document("cursor").unwrap().get_i64("id").unwrap();
+    assert_ne!(id, 0);
+    // exhaustAllowed (bit 16): the server answers this getMore, then sends the rest.
+    let get_more = doc! { "getMore": id, "collection": "c", "batchSize": 2, "$db": "shop" };
+    send(&mut stream, &op_msg(3, 1 << 16, &get_more, &[])).await;
+    let mut response_to = 3;
+    let mut seen = Vec::new();
+    loop {
+        let reply = read_reply(&mut stream).await.expect("a streamed reply");
+        assert_eq!(
+            reply.response_to, response_to,
+            "each answers the one before"
+        );
+        let flags = u32::from_le_bytes(reply.body[..4].try_into().unwrap());
+        let body = Document::from_reader(&reply.body[5..]).unwrap();
+        let cursor = body.get_document("cursor").unwrap();
+        seen.extend(cursor.get_array("nextBatch").unwrap().iter().cloned());
+        let open = cursor.get_i64("id").unwrap() != 0;
+        assert_eq!(
+            flags & 2 != 0,
+            open,
+            "moreToCome exactly while the cursor is open"
+        );
+        if !open {
+            break;
+        }
+        response_to = reply.request_id;
+    }
+    let expected: Vec<Bson> = (2..9).map(|i| Bson::Document(doc! { "_id": i })).collect();
+    assert_eq!(seen, expected);
+    // The connection is back to request and reply.
+    let ping = command(&mut stream, 4, &doc! { "ping": 1, "$db": "admin" }).await;
+    assert_eq!(ping.get_f64("ok").ok(), Some(1.0));
+    server.stop().await;
+}
