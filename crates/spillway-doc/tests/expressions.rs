@@ -227,6 +227,11 @@ fn strings_objects_and_types() {
             0,
         ),
         (
+            bson!({ "$regexFindAll": { "input": "$csv", "regex": "([a-c])(?=,)" } }),
+            d.clone(),
+            0,
+        ),
+        (
             bson!({ "$replaceAll": { "input": "$csv", "find": ",", "replacement": ";" } }),
             d.clone(),
             0,

@@ -994,6 +994,45 @@ fn elem_match_document_form() {
 }
 
 #[test]
+fn regex_look_around_and_back_references_match_as_pcre_does() {
+    // pymongo's list_collection_names filter: every name not starting with "system.".
+    let not_system = doc! { "name": { "$regex": "^(?!system\\.)" } };
+    check(not_system.clone(), doc! { "name": "books" }, true);
+    check(not_system, doc! { "name": "system.views" }, false);
+    check(
+        doc! { "a": { "$regex": "(?<=\\$)\\d+" } },
+        doc! { "a": "price $42" },
+        true,
+    );
+    check(
+        doc! { "a": { "$regex": "(?<=\\$)\\d+" } },
+        doc! { "a": "42 euros" },
+        false,
+    );
+    check(
+        doc! { "a": { "$regex": "^(\\w)\\w*\\1$" } },
+        doc! { "a": "abca" },
+        true,
+    );
+    check(
+        doc! { "a": { "$regex": "^(\\w)\\w*\\1$" } },
+        doc! { "a": "abcd" },
+        false,
+    );
+    // Options apply to the backtracking engine too.
+    check(
+        doc! { "a": { "$regex": "^(?=AB)", "$options": "i" } },
+        doc! { "a": "abc" },
+        true,
+    );
+    check(
+        doc! { "a": { "$regex": "^(?=b)", "$options": "m" } },
+        doc! { "a": "a\nb" },
+        true,
+    );
+}
+
+#[test]
 fn regex_operator_and_options() {
     check(doc! { "a": { "$regex": "^ab" } }, doc! { "a": "abc" }, true);
     check(

@@ -11,12 +11,12 @@
     clippy::ref_option
 )]
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, doc};
 
 use super::num::{Num, is_nullish, type_name};
 use super::{Expr, Named, Operator, OperatorBox, Scope, expect_args, expression_error};
 use crate::error::Result;
-use crate::filter::RegexMatcher;
+use crate::filter::{RegexMatch, RegexMatcher};
 
 type Values = Vec<Option<Bson>>;
 
@@ -460,38 +460,27 @@ impl Operator for Named3 {
                 };
                 let matcher = RegexMatcher::new(&pattern, &flags)
                     .map_err(|error| expression_error(51111, format!("{name}: {error}")))?;
-                let regex = matcher.regex();
                 if *name == "$regexMatch" {
-                    return Ok(Some(Bson::Boolean(regex.is_match(&text))));
+                    return Ok(Some(Bson::Boolean(matcher.is_match(&text))));
                 }
-                let describe = |found: regex::Captures<'_>| -> Document {
-                    let whole = found.get(0).expect("group 0");
-                    let captures: Vec<Bson> = (1..found.len())
-                        .map(|group| {
-                            found
-                                .get(group)
-                                .map_or(Bson::Null, |m| Bson::String(m.as_str().to_string()))
-                        })
+                let describe = |found: RegexMatch| -> Bson {
+                    let captures: Vec<Bson> = found
+                        .captures
+                        .into_iter()
+                        .map(|group| group.map_or(Bson::Null, Bson::String))
                         .collect();
-                    doc! {
-                        "match": whole.as_str(),
-                        "idx": text[..whole.start()].chars().count() as i32,
+                    Bson::Document(doc! {
+                        "match": found.text,
+                        "idx": text[..found.start].chars().count() as i32,
                         "captures": captures,
-                    }
+                    })
                 };
-                if *name == "$regexFind" {
-                    return Ok(Some(
-                        regex
-                            .captures(&text)
-                            .map_or(Bson::Null, |found| Bson::Document(describe(found))),
-                    ));
+                let all = *name == "$regexFindAll";
+                let mut found = matcher.find(&text, all).into_iter().map(describe);
+                if all {
+                    return Ok(Some(Bson::Array(found.collect())));
                 }
-                Ok(Some(Bson::Array(
-                    regex
-                        .captures_iter(&text)
-                        .map(|found| Bson::Document(describe(found)))
-                        .collect(),
-                )))
+                Ok(Some(found.next().unwrap_or(Bson::Null)))
             }
             Named3::Replace {
                 all,

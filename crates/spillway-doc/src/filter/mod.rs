@@ -41,7 +41,9 @@ use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 
 pub use element::ElementMatcher;
 pub(crate) use parse::whole_number;
-pub use predicate::{ElemMatch, InList, Operand, Predicate, RegexMatcher, TypeSet};
+pub use predicate::{
+    BACKTRACK_LIMIT, ElemMatch, InList, Operand, Predicate, RegexMatch, RegexMatcher, TypeSet,
+};
 
 use crate::error::Result;
 use crate::expr::{Dependencies, Expression, Variables};

@@ -191,15 +191,42 @@ impl ElemMatch {
 
 /// A compiled regular expression with its MongoDB pattern and options.
 ///
-/// Options `i`, `m`, `s` and `x` translate to the `regex` crate's flags of the same meaning;
-/// `u` is accepted and ignored (matching is always Unicode-aware). The `regex` crate is not
-/// PCRE: look-around and back-references are refused at parse time, and `$` without `m`
-/// matches only at the very end of the string.
+/// Options `i`, `m`, `s` and `x` translate to the flags of the same meaning; `u` is accepted
+/// and ignored (matching is always Unicode-aware). Patterns compile with the `regex` crate,
+/// whose matching time is linear in the text. MongoDB's patterns are PCRE, whose look-around
+/// (`^(?!system\.)`) and back-references that crate refuses: those compile with
+/// `fancy-regex`, a backtracking engine, bounded by [`BACKTRACK_LIMIT`] steps per match (a
+/// text that needs more does not match). `$` without `m` matches only at the very end of the
+/// string.
 #[derive(Debug, Clone)]
 pub struct RegexMatcher {
     pattern: String,
     options: String,
-    compiled: regex::Regex,
+    engine: Engine,
+}
+
+/// The backtracking steps a look-around or back-reference pattern may take on one text.
+pub const BACKTRACK_LIMIT: usize = 1_000_000;
+
+/// The engine a pattern compiled with.
+#[derive(Debug, Clone)]
+enum Engine {
+    /// The `regex` crate: every pattern it accepts.
+    Linear(regex::Regex),
+    /// `fancy-regex`, for the patterns only a backtracking engine accepts.
+    Backtracking(fancy_regex::Regex),
+}
+
+/// One match of a regular expression in a text: where it starts (a byte offset), what it
+/// matched, and its capture groups (`None` for a group that took no part).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegexMatch {
+    /// The byte offset of the match in the text.
+    pub start: usize,
+    /// The matched text.
+    pub text: String,
+    /// Groups 1 and up.
+    pub captures: Vec<Option<String>>,
 }
 
 impl PartialEq for RegexMatcher {
@@ -236,28 +263,85 @@ impl RegexMatcher {
                 "$regex: a pattern cannot contain a NUL byte".to_string(),
             ));
         }
-        let compiled = builder.build().map_err(|error| {
-            let reason = match error {
-                regex::Error::Syntax(text) => {
-                    let last_line = text.lines().last().unwrap_or_default().trim();
-                    last_line.trim_start_matches("error: ").to_string()
-                }
-                other => other.to_string(),
-            };
-            invalid(format!("$regex: cannot compile /{pattern}/: {reason}"))
-        })?;
         // BSON stores regex options sorted; equality with stored regexes depends on it.
         sorted_options.sort_unstable();
+        let engine = match builder.build() {
+            Ok(compiled) => Engine::Linear(compiled),
+            Err(error) => {
+                let reason = match error {
+                    regex::Error::Syntax(text) => {
+                        let last_line = text.lines().last().unwrap_or_default().trim();
+                        last_line.trim_start_matches("error: ").to_string()
+                    }
+                    other => other.to_string(),
+                };
+                let needs_backtracking =
+                    reason.contains("look-around") || reason.contains("backreferences");
+                let flags: String = sorted_options.iter().filter(|flag| **flag != 'u').collect();
+                let with_flags = if flags.is_empty() {
+                    pattern.to_string()
+                } else {
+                    format!("(?{flags}){pattern}")
+                };
+                match fancy_regex::RegexBuilder::new(&with_flags)
+                    .backtrack_limit(BACKTRACK_LIMIT)
+                    .build()
+                {
+                    Ok(compiled) if needs_backtracking => Engine::Backtracking(compiled),
+                    Ok(_) => {
+                        return Err(invalid(format!(
+                            "$regex: cannot compile /{pattern}/: {reason}"
+                        )));
+                    }
+                    Err(fancy) => {
+                        let reason = if needs_backtracking {
+                            fancy.to_string()
+                        } else {
+                            reason
+                        };
+                        return Err(invalid(format!(
+                            "$regex: cannot compile /{pattern}/: {reason}"
+                        )));
+                    }
+                }
+            }
+        };
         Ok(RegexMatcher {
             pattern: pattern.to_string(),
             options: sorted_options.into_iter().collect(),
-            compiled,
+            engine,
         })
     }
 
-    /// The compiled expression (for the aggregation operators that report matches).
-    pub fn regex(&self) -> &regex::Regex {
-        &self.compiled
+    /// The matches in `text`, from the start: the first only, or every one when `all` (for
+    /// the aggregation operators that report matches).
+    pub fn find(&self, text: &str, all: bool) -> Vec<RegexMatch> {
+        let limit = if all { usize::MAX } else { 1 };
+        match &self.engine {
+            Engine::Linear(regex) => regex
+                .captures_iter(text)
+                .take(limit)
+                .map(|found| RegexMatch {
+                    start: found.get(0).map_or(0, |whole| whole.start()),
+                    text: found.get(0).map_or("", |whole| whole.as_str()).to_string(),
+                    captures: (1..found.len())
+                        .map(|group| found.get(group).map(|m| m.as_str().to_string()))
+                        .collect(),
+                })
+                .collect(),
+            Engine::Backtracking(regex) => regex
+                .captures_iter(text)
+                .take(limit)
+                .map_while(Result::ok)
+                .map(|found| RegexMatch {
+                    start: found.get(0).map_or(0, |whole| whole.start()),
+                    text: found.get(0).map_or("", |whole| whole.as_str()).to_string(),
+                    captures: (1..found.len())
+                        .map(|group| found.get(group).map(|m| m.as_str().to_string()))
+                        .collect(),
+                })
+                .collect(),
+        }
     }
 
     /// The pattern as written.
@@ -270,9 +354,13 @@ impl RegexMatcher {
         &self.options
     }
 
-    /// Whether the expression matches a string.
+    /// Whether the expression matches a string (a backtracking pattern that exceeds
+    /// [`BACKTRACK_LIMIT`] on it does not).
     pub fn is_match(&self, text: &str) -> bool {
-        self.compiled.is_match(text)
+        match &self.engine {
+            Engine::Linear(regex) => regex.is_match(text),
+            Engine::Backtracking(regex) => regex.is_match(text).unwrap_or(false),
+        }
     }
 
     /// Whether it matches a value: a string or symbol it matches, or a regular expression
