@@ -208,6 +208,20 @@ pub struct RegexMatcher {
 /// The backtracking steps a look-around or back-reference pattern may take on one text.
 pub const BACKTRACK_LIMIT: usize = 1_000_000;
 
+impl RegexMatch {
+    /// A match from its groups (group 0 the whole match), each `(start, text)` or `None`.
+    fn from_groups<'t>(mut groups: impl Iterator<Item = Option<(usize, &'t str)>>) -> RegexMatch {
+        let (start, whole) = groups.next().flatten().unwrap_or((0, ""));
+        RegexMatch {
+            start,
+            text: whole.to_string(),
+            captures: groups
+                .map(|group| group.map(|(_, text)| text.to_string()))
+                .collect(),
+        }
+    }
+}
+
 /// The engine a pattern compiled with.
 #[derive(Debug, Clone)]
 enum Engine {
@@ -321,24 +335,24 @@ impl RegexMatcher {
             Engine::Linear(regex) => regex
                 .captures_iter(text)
                 .take(limit)
-                .map(|found| RegexMatch {
-                    start: found.get(0).map_or(0, |whole| whole.start()),
-                    text: found.get(0).map_or("", |whole| whole.as_str()).to_string(),
-                    captures: (1..found.len())
-                        .map(|group| found.get(group).map(|m| m.as_str().to_string()))
-                        .collect(),
+                .map(|found| {
+                    RegexMatch::from_groups(
+                        found
+                            .iter()
+                            .map(|group| group.map(|m| (m.start(), m.as_str()))),
+                    )
                 })
                 .collect(),
             Engine::Backtracking(regex) => regex
                 .captures_iter(text)
                 .take(limit)
                 .map_while(Result::ok)
-                .map(|found| RegexMatch {
-                    start: found.get(0).map_or(0, |whole| whole.start()),
-                    text: found.get(0).map_or("", |whole| whole.as_str()).to_string(),
-                    captures: (1..found.len())
-                        .map(|group| found.get(group).map(|m| m.as_str().to_string()))
-                        .collect(),
+                .map(|found| {
+                    RegexMatch::from_groups(
+                        found
+                            .iter()
+                            .map(|group| group.map(|m| (m.start(), m.as_str()))),
+                    )
                 })
                 .collect(),
         }
