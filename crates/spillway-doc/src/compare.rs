@@ -6,7 +6,7 @@
 //! ObjectId < bool < date < timestamp < regex < DBPointer < code < code with scope < MaxKey
 //!
 //! Within a type: numbers by exact value across int32, int64, double and decimal128 (NaN below
-//! every other number); strings byte-wise (no collation); objects element by element (each
+//! every other number); strings byte-wise, or under a [`Collation`] with the `_collated` functions; objects element by element (each
 //! element by canonical type, then field name, then value; a prefix sorts first); arrays
 //! element by element; binary by length, then subtype, then bytes; dates as signed
 //! milliseconds; timestamps as unsigned (time, increment); regexes by pattern, then options.
@@ -24,6 +24,7 @@ use std::cmp::Ordering;
 
 use bson::{Bson, Document, RawArray, RawBsonRef, RawDocument};
 
+use crate::collation::Collation;
 use crate::number::Number;
 
 /// The canonical type rank of a value: values of different ranks compare by rank alone, and
@@ -79,12 +80,27 @@ pub fn canonical_type_raw(value: RawBsonRef<'_>) -> CanonicalType {
 
 /// Compares two decoded values in MongoDB's order.
 pub fn compare(a: &Bson, b: &Bson) -> Ordering {
-    compare_nodes(a, b)
+    compare_nodes(a, b, &SIMPLE)
 }
 
 /// Compares two raw values in MongoDB's order.
 pub fn compare_raw(a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> Ordering {
-    compare_nodes(a, b)
+    compare_nodes(a, b, &SIMPLE)
+}
+
+/// [`compare`] with strings (and symbols, inside documents and arrays too) ordered by
+/// `collation`; field names and JavaScript code still compare by code point, as in MongoDB.
+pub fn compare_collated(a: &Bson, b: &Bson, collation: &Collation) -> Ordering {
+    compare_nodes(a, b, collation)
+}
+
+/// [`compare_raw`] under `collation` (see [`compare_collated`]).
+pub fn compare_raw_collated(
+    a: RawBsonRef<'_>,
+    b: RawBsonRef<'_>,
+    collation: &Collation,
+) -> Ordering {
+    compare_nodes(a, b, collation)
 }
 
 /// Compares two decoded documents in MongoDB's order (field order matters).
@@ -92,6 +108,7 @@ pub fn compare_documents(a: &Document, b: &Document) -> Ordering {
     compare_elements(
         a.iter().map(|(k, v)| (k.as_str(), v)),
         b.iter().map(|(k, v)| (k.as_str(), v)),
+        &SIMPLE,
     )
 }
 
@@ -104,6 +121,9 @@ pub fn values_equal(a: &Bson, b: &Bson) -> bool {
 pub fn values_equal_raw(a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> bool {
     compare_raw(a, b) == Ordering::Equal
 }
+
+/// The simple collation, for the comparisons that take none.
+static SIMPLE: Collation = Collation::simple();
 
 /// A value seen through the lens of comparison: what it is, without the representation.
 #[derive(Clone, Copy)]
@@ -274,7 +294,11 @@ impl<'a> Node<'a> for RawBsonRef<'a> {
     }
 }
 
-pub(crate) fn compare_nodes<'a, 'b, A: Node<'a>, B: Node<'b>>(a: A, b: B) -> Ordering {
+pub(crate) fn compare_nodes<'a, 'b, A: Node<'a>, B: Node<'b>>(
+    a: A,
+    b: B,
+    collation: &Collation,
+) -> Ordering {
     let (a, b) = (a.view(), b.view());
     let by_type = a.canonical_type().cmp(&b.canonical_type());
     if by_type != Ordering::Equal {
@@ -282,11 +306,14 @@ pub(crate) fn compare_nodes<'a, 'b, A: Node<'a>, B: Node<'b>>(a: A, b: B) -> Ord
     }
     match (a, b) {
         (View::Number(x), View::Number(y)) => x.compare(y),
-        (View::String(x), View::String(y)) | (View::Code(x), View::Code(y)) => x.cmp(y),
+        (View::String(x), View::String(y)) => collation.compare_strings(x, y),
+        (View::Code(x), View::Code(y)) => x.cmp(y),
         (View::Object(x), View::Object(y)) => {
-            compare_elements(A::object_fields(x), B::object_fields(y))
+            compare_elements(A::object_fields(x), B::object_fields(y), collation)
         }
-        (View::Array(x), View::Array(y)) => compare_sequences(A::array_items(x), B::array_items(y)),
+        (View::Array(x), View::Array(y)) => {
+            compare_sequences(A::array_items(x), B::array_items(y), collation)
+        }
         (
             View::Binary {
                 subtype: x_subtype,
@@ -326,9 +353,13 @@ pub(crate) fn compare_nodes<'a, 'b, A: Node<'a>, B: Node<'b>>(a: A, b: B) -> Ord
                 code: y_code,
                 scope: y_scope,
             },
-        ) => x_code
-            .cmp(y_code)
-            .then_with(|| compare_elements(A::object_fields(x_scope), B::object_fields(y_scope))),
+        ) => x_code.cmp(y_code).then_with(|| {
+            compare_elements(
+                A::object_fields(x_scope),
+                B::object_fields(y_scope),
+                &SIMPLE,
+            )
+        }),
         // Same canonical type and no payload to compare (MinKey, null, DBPointer, ...).
         _ => Ordering::Equal,
     }
@@ -338,6 +369,7 @@ pub(crate) fn compare_nodes<'a, 'b, A: Node<'a>, B: Node<'b>>(a: A, b: B) -> Ord
 fn compare_elements<'a, 'b, A: Node<'a>, B: Node<'b>>(
     mut a: impl Iterator<Item = (&'a str, A)>,
     mut b: impl Iterator<Item = (&'b str, B)>,
+    collation: &Collation,
 ) -> Ordering {
     loop {
         match (a.next(), b.next()) {
@@ -350,7 +382,7 @@ fn compare_elements<'a, 'b, A: Node<'a>, B: Node<'b>>(
                     .canonical_type()
                     .cmp(&b_value.view().canonical_type())
                     .then_with(|| a_name.cmp(b_name))
-                    .then_with(|| compare_nodes(a_value, b_value));
+                    .then_with(|| compare_nodes(a_value, b_value, collation));
                 if order != Ordering::Equal {
                     return order;
                 }
@@ -363,6 +395,7 @@ fn compare_elements<'a, 'b, A: Node<'a>, B: Node<'b>>(
 fn compare_sequences<'a, 'b, A: Node<'a>, B: Node<'b>>(
     mut a: impl Iterator<Item = A>,
     mut b: impl Iterator<Item = B>,
+    collation: &Collation,
 ) -> Ordering {
     loop {
         match (a.next(), b.next()) {
@@ -370,7 +403,7 @@ fn compare_sequences<'a, 'b, A: Node<'a>, B: Node<'b>>(
             (None, Some(_)) => return Ordering::Less,
             (Some(_), None) => return Ordering::Greater,
             (Some(x), Some(y)) => {
-                let order = compare_nodes(x, y);
+                let order = compare_nodes(x, y, collation);
                 if order != Ordering::Equal {
                     return order;
                 }

@@ -75,6 +75,12 @@ pub enum DocError {
         /// What is wrong, naming the field.
         message: String,
     },
+    /// A collation specification that cannot be parsed or built (unknown field, bad
+    /// locale, value out of range).
+    InvalidCollation {
+        /// What is wrong, naming the field.
+        message: String,
+    },
     /// Shell (mongosh literal) or Extended JSON text that cannot be parsed.
     Syntax {
         /// 1-based line of the problem.
@@ -175,6 +181,7 @@ impl fmt::Display for DocError {
             }
             DocError::InvalidProjection { message } => write!(f, "invalid projection: {message}"),
             DocError::InvalidSort { message } => write!(f, "invalid sort: {message}"),
+            DocError::InvalidCollation { message } => write!(f, "invalid collation: {message}"),
             DocError::Syntax {
                 line,
                 column,

@@ -8,6 +8,7 @@
 //! | module | what it does |
 //! |---|---|
 //! | [`path`] | dotted field paths: parse, get, set, unset, array traversal for queries |
+//! | [`collation`] | language-aware string order (MongoDB's `collation` option) |
 //! | [`compare`] | BSON comparison order across types, numbers by value |
 //! | [`key`] | a memcomparable byte encoding of BSON values with the same order |
 //! | [`filter`] | the query language, parsed once and evaluated on `RawDocument` |
@@ -23,6 +24,7 @@
 // MongoDB's error codes (5439014...) are written as MongoDB's documentation writes them.
 #![allow(clippy::unreadable_literal)]
 
+pub mod collation;
 pub mod compare;
 pub mod error;
 pub mod expr;

@@ -24,7 +24,8 @@ use std::cmp::Ordering;
 
 use bson::{Bson, Document, RawBsonRef, RawDocument};
 
-use crate::compare::{compare, compare_raw};
+use crate::collation::Collation;
+use crate::compare::{compare_collated, compare_raw_collated};
 use crate::error::{DocError, Result};
 use crate::path::{FieldPath, array_index};
 
@@ -78,10 +79,11 @@ pub struct SortKey {
     pub direction: Direction,
 }
 
-/// A parsed sort specification: keys in priority order.
+/// A parsed sort specification: keys in priority order, and how strings order.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct SortSpec {
     keys: Vec<SortKey>,
+    collation: Collation,
 }
 
 impl SortSpec {
@@ -118,12 +120,31 @@ impl SortSpec {
             };
             keys.push(SortKey { path, direction });
         }
-        Ok(SortSpec { keys })
+        Ok(SortSpec {
+            keys,
+            collation: Collation::simple(),
+        })
     }
 
     /// Builds a specification from keys that are already parsed.
     pub fn from_keys(keys: Vec<SortKey>) -> SortSpec {
-        SortSpec { keys }
+        SortSpec {
+            keys,
+            collation: Collation::simple(),
+        }
+    }
+
+    /// This specification with strings ordered by `collation` (MongoDB's `collation`
+    /// option) instead of by code point.
+    #[must_use]
+    pub fn collated(mut self, collation: &Collation) -> SortSpec {
+        self.collation = collation.clone();
+        self
+    }
+
+    /// How this specification orders strings.
+    pub fn collation(&self) -> &Collation {
+        &self.collation
     }
 
     /// The keys, highest priority first.
@@ -139,9 +160,11 @@ impl SortSpec {
     /// Compares two decoded documents; `Equal` when every key ties.
     pub fn compare(&self, a: &Document, b: &Document) -> Ordering {
         for key in &self.keys {
-            let a_value = sort_value(a, key);
-            let b_value = sort_value(b, key);
-            let order = key.direction.apply(compare(a_value, b_value));
+            let a_value = sort_value(a, key, &self.collation);
+            let b_value = sort_value(b, key, &self.collation);
+            let order = key
+                .direction
+                .apply(compare_collated(a_value, b_value, &self.collation));
             if order != Ordering::Equal {
                 return order;
             }
@@ -152,9 +175,11 @@ impl SortSpec {
     /// Compares two raw documents; same order as [`SortSpec::compare`] on their decoded forms.
     pub fn compare_raw(&self, a: &RawDocument, b: &RawDocument) -> Ordering {
         for key in &self.keys {
-            let a_value = sort_value_raw(a, key);
-            let b_value = sort_value_raw(b, key);
-            let order = key.direction.apply(compare_raw(a_value, b_value));
+            let a_value = sort_value_raw(a, key, &self.collation);
+            let b_value = sort_value_raw(b, key, &self.collation);
+            let order =
+                key.direction
+                    .apply(compare_raw_collated(a_value, b_value, &self.collation));
             if order != Ordering::Equal {
                 return order;
             }
@@ -168,14 +193,16 @@ impl SortSpec {
     pub fn sort_values(&self, document: &Document) -> Vec<Bson> {
         self.keys
             .iter()
-            .map(|key| sort_value(document, key).clone())
+            .map(|key| sort_value(document, key, &self.collation).clone())
             .collect()
     }
 
     /// Compares two outputs of [`SortSpec::sort_values`].
     pub fn compare_values(&self, a: &[Bson], b: &[Bson]) -> Ordering {
         for ((key, a_value), b_value) in self.keys.iter().zip(a).zip(b) {
-            let order = key.direction.apply(compare(a_value, b_value));
+            let order = key
+                .direction
+                .apply(compare_collated(a_value, b_value, &self.collation));
             if order != Ordering::Equal {
                 return order;
             }
@@ -188,19 +215,23 @@ static NULL: Bson = Bson::Null;
 static UNDEFINED: Bson = Bson::Undefined;
 
 /// Keeps the smallest (ascending) or largest (descending) candidate seen so far.
-struct Extreme<T> {
+struct Extreme<'c, T> {
     direction: Direction,
     best: Option<T>,
+    collation: &'c Collation,
 }
 
-impl<T: Copy> Extreme<T> {
-    fn offer(&mut self, candidate: T, compare: impl Fn(T, T) -> Ordering) {
+impl<T: Copy> Extreme<'_, T> {
+    fn offer(&mut self, candidate: T, compare: fn(T, T, &Collation) -> Ordering) {
         let better = match self.best {
             None => true,
-            Some(best) => match self.direction {
-                Direction::Ascending => compare(candidate, best) == Ordering::Less,
-                Direction::Descending => compare(candidate, best) == Ordering::Greater,
-            },
+            Some(best) => {
+                let order = compare(candidate, best, self.collation);
+                match self.direction {
+                    Direction::Ascending => order == Ordering::Less,
+                    Direction::Descending => order == Ordering::Greater,
+                }
+            }
         };
         if better {
             self.best = Some(candidate);
@@ -209,22 +240,23 @@ impl<T: Copy> Extreme<T> {
 }
 
 /// The value `document` sorts on for `key`.
-fn sort_value<'a>(document: &'a Document, key: &SortKey) -> &'a Bson {
+fn sort_value<'a>(document: &'a Document, key: &SortKey, collation: &Collation) -> &'a Bson {
     let mut extreme = Extreme {
         direction: key.direction,
         best: None,
+        collation,
     };
     let parts = key.path.parts();
     match document.get(&parts[0]) {
         Some(value) => collect(value, &parts[1..], &mut extreme),
-        None => extreme.offer(&NULL, compare),
+        None => extreme.offer(&NULL, compare_collated),
     }
     extreme.best.unwrap_or(&NULL)
 }
 
-fn collect<'a>(value: &'a Bson, rest: &[String], extreme: &mut Extreme<&'a Bson>) {
-    let offer = |extreme: &mut Extreme<&'a Bson>, candidate: &'a Bson| {
-        extreme.offer(candidate, compare);
+fn collect<'a>(value: &'a Bson, rest: &[String], extreme: &mut Extreme<'_, &'a Bson>) {
+    let offer = |extreme: &mut Extreme<'_, &'a Bson>, candidate: &'a Bson| {
+        extreme.offer(candidate, compare_collated);
     };
     let Some((part, tail)) = rest.split_first() else {
         match value {
@@ -265,46 +297,55 @@ fn collect<'a>(value: &'a Bson, rest: &[String], extreme: &mut Extreme<&'a Bson>
 }
 
 /// The value `document` sorts on for `key`, on raw bytes.
-fn sort_value_raw<'a>(document: &'a RawDocument, key: &SortKey) -> RawBsonRef<'a> {
+fn sort_value_raw<'a>(
+    document: &'a RawDocument,
+    key: &SortKey,
+    collation: &Collation,
+) -> RawBsonRef<'a> {
     let mut extreme = Extreme {
         direction: key.direction,
         best: None,
+        collation,
     };
     let parts = key.path.parts();
     match document.get(&parts[0]).ok().flatten() {
         Some(value) => collect_raw(value, &parts[1..], &mut extreme),
-        None => extreme.offer(RawBsonRef::Null, compare_raw),
+        None => extreme.offer(RawBsonRef::Null, compare_raw_collated),
     }
     extreme.best.unwrap_or(RawBsonRef::Null)
 }
 
-fn collect_raw<'a>(value: RawBsonRef<'a>, rest: &[String], extreme: &mut Extreme<RawBsonRef<'a>>) {
+fn collect_raw<'a>(
+    value: RawBsonRef<'a>,
+    rest: &[String],
+    extreme: &mut Extreme<'_, RawBsonRef<'a>>,
+) {
     let Some((part, tail)) = rest.split_first() else {
         match value {
             RawBsonRef::Array(items) => {
                 let mut any = false;
                 for item in items.into_iter().map_while(Result::ok) {
-                    extreme.offer(item, compare_raw);
+                    extreme.offer(item, compare_raw_collated);
                     any = true;
                 }
                 if !any {
-                    extreme.offer(RawBsonRef::Undefined, compare_raw);
+                    extreme.offer(RawBsonRef::Undefined, compare_raw_collated);
                 }
             }
-            other => extreme.offer(other, compare_raw),
+            other => extreme.offer(other, compare_raw_collated),
         }
         return;
     };
     match value {
         RawBsonRef::Document(inner) => match inner.get(part).ok().flatten() {
             Some(next) => collect_raw(next, tail, extreme),
-            None => extreme.offer(RawBsonRef::Null, compare_raw),
+            None => extreme.offer(RawBsonRef::Null, compare_raw_collated),
         },
         RawBsonRef::Array(items) => {
             if let Some(index) = array_index(part) {
                 match items.into_iter().map_while(Result::ok).nth(index) {
                     Some(item) => collect_raw(item, tail, extreme),
-                    None => extreme.offer(RawBsonRef::Null, compare_raw),
+                    None => extreme.offer(RawBsonRef::Null, compare_raw_collated),
                 }
                 return;
             }
@@ -316,9 +357,9 @@ fn collect_raw<'a>(value: RawBsonRef<'a>, rest: &[String], extreme: &mut Extreme
                 }
             }
             if !reached {
-                extreme.offer(RawBsonRef::Null, compare_raw);
+                extreme.offer(RawBsonRef::Null, compare_raw_collated);
             }
         }
-        _ => extreme.offer(RawBsonRef::Null, compare_raw),
+        _ => extreme.offer(RawBsonRef::Null, compare_raw_collated),
     }
 }

@@ -309,6 +309,7 @@ fn streaming_stages_do_not_read_their_whole_input() {
 fn let_variables_reach_every_stage() {
     let options = PipelineOptions {
         let_vars: Some(doc! { "min": 10, "label": { "$concat": ["big", "!"] } }),
+        ..PipelineOptions::default()
     };
     let pipeline = Pipeline::parse(
         &[

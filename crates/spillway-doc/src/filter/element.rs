@@ -9,6 +9,7 @@ use bson::{Bson, RawBson, RawBsonRef};
 use super::parse::{is_operator_document, parse_filter, parse_operators};
 use super::predicate::{Operand, Predicate, RegexMatcher};
 use super::{Filter, eval};
+use crate::collation::Collation;
 use crate::compare::values_equal_raw;
 use crate::error::{DocError, Result};
 use crate::path::FieldPath;
@@ -66,7 +67,7 @@ impl ElementMatcher {
         match &self.condition {
             Condition::Operators(predicates) => {
                 for predicate in predicates {
-                    if !eval::test_value(predicate, element)? {
+                    if !eval::test_value(predicate, element, &Collation::simple())? {
                         return Ok(false);
                     }
                 }

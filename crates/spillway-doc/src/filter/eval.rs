@@ -28,7 +28,8 @@ use bson::{Document, RawArray, RawBsonRef, RawDocument};
 
 use super::predicate::{ElemMatch, InList, Operand, Predicate};
 use super::{Clause, Filter};
-use crate::compare::{CanonicalType, canonical_type_raw, compare_raw, values_equal_raw};
+use crate::collation::Collation;
+use crate::compare::{CanonicalType, canonical_type_raw, compare_raw, compare_raw_collated};
 use crate::error::Result;
 use crate::expr::{Variables, is_truthy};
 use crate::path::array_index;
@@ -49,10 +50,11 @@ pub(super) fn eval_filter(
     filter: &Filter,
     document: &RawDocument,
     variables: Option<&Variables>,
+    collation: &Collation,
 ) -> Result<Outcome> {
     let mut array_index_found = None;
     for clause in &filter.clauses {
-        match eval_clause(clause, document, variables)? {
+        match eval_clause(clause, document, variables, collation)? {
             None => return Ok(None),
             Some(Some(index)) => array_index_found = Some(index),
             Some(None) => {}
@@ -65,6 +67,7 @@ fn eval_clause(
     clause: &Clause,
     document: &RawDocument,
     variables: Option<&Variables>,
+    collation: &Collation,
 ) -> Result<Outcome> {
     match clause {
         // `$expr` reads the document as expressions do: decoded, with the caller's variables.
@@ -76,11 +79,13 @@ fn eval_clause(
             };
             Ok(is_truthy(value.as_ref()).then_some(None))
         }
-        Clause::Field { path, predicate } => eval_predicate(predicate, document, path.parts()),
+        Clause::Field { path, predicate } => {
+            eval_predicate(predicate, document, path.parts(), collation)
+        }
         Clause::And(filters) => {
             let mut array_index_found = None;
             for filter in filters {
-                match eval_filter(filter, document, variables)? {
+                match eval_filter(filter, document, variables, collation)? {
                     None => return Ok(None),
                     Some(Some(index)) => array_index_found = Some(index),
                     Some(None) => {}
@@ -91,7 +96,7 @@ fn eval_clause(
         // MongoDB records no positional information through $or and $nor.
         Clause::Or(filters) => {
             for filter in filters {
-                if eval_filter(filter, document, variables)?.is_some() {
+                if eval_filter(filter, document, variables, collation)?.is_some() {
                     return Ok(Some(None));
                 }
             }
@@ -99,7 +104,7 @@ fn eval_clause(
         }
         Clause::Nor(filters) => {
             for filter in filters {
-                if eval_filter(filter, document, variables)?.is_some() {
+                if eval_filter(filter, document, variables, collation)?.is_some() {
                     return Ok(None);
                 }
             }
@@ -113,29 +118,32 @@ fn eval_predicate(
     predicate: &Predicate,
     document: &RawDocument,
     parts: &[String],
+    collation: &Collation,
 ) -> Result<Outcome> {
     match predicate {
         Predicate::Ne(operand) => {
             let equal = first_candidate(document, parts, true, |candidate| {
                 Ok(match candidate {
                     Candidate::Missing => operand.is_null(),
-                    Candidate::Value(value) => values_equal_raw(value, operand.raw()),
+                    Candidate::Value(value) => equal(value, operand.raw(), collation),
                 })
             })?;
             Ok(negate(equal))
         }
         Predicate::Nin(list) => {
             let found = first_candidate(document, parts, true, |candidate| {
-                Ok(in_list(list, candidate))
+                Ok(in_list(list, candidate, collation))
             })?;
             Ok(negate(found))
         }
-        Predicate::Not(predicates) => Ok(negate(eval_conjunction(predicates, document, parts)?)),
+        Predicate::Not(predicates) => Ok(negate(eval_conjunction(
+            predicates, document, parts, collation,
+        )?)),
         Predicate::All(predicates) => {
             if predicates.is_empty() {
                 return Ok(None);
             }
-            eval_conjunction(predicates, document, parts)
+            eval_conjunction(predicates, document, parts, collation)
         }
         Predicate::Exists(false) => {
             // `{$exists: false}` is the negation of `{$exists: true}`: no value anywhere.
@@ -148,16 +156,16 @@ fn eval_predicate(
             // The element that matched gives the index, unless an outer array already did.
             first_candidate_with_index(document, parts, false, |candidate| match candidate {
                 Candidate::Value(RawBsonRef::Array(array)) => {
-                    Ok(first_matching_element(elem_match, array)?.map(Some))
+                    Ok(first_matching_element(elem_match, array, collation)?.map(Some))
                 }
                 _ => Ok(None),
             })
         }
         Predicate::Size(_) => first_candidate(document, parts, false, |candidate| {
-            test_candidate(predicate, candidate)
+            test_candidate(predicate, candidate, collation)
         }),
         _ => first_candidate(document, parts, true, |candidate| {
-            test_candidate(predicate, candidate)
+            test_candidate(predicate, candidate, collation)
         }),
     }
 }
@@ -166,10 +174,11 @@ fn eval_conjunction(
     predicates: &[Predicate],
     document: &RawDocument,
     parts: &[String],
+    collation: &Collation,
 ) -> Result<Outcome> {
     let mut array_index_found = None;
     for predicate in predicates {
-        match eval_predicate(predicate, document, parts)? {
+        match eval_predicate(predicate, document, parts, collation)? {
             None => return Ok(None),
             Some(Some(index)) => array_index_found = Some(index),
             Some(None) => {}
@@ -185,24 +194,28 @@ fn negate(outcome: Outcome) -> Outcome {
     }
 }
 
-fn test_candidate(predicate: &Predicate, candidate: Candidate<'_>) -> Result<bool> {
+fn test_candidate(
+    predicate: &Predicate,
+    candidate: Candidate<'_>,
+    collation: &Collation,
+) -> Result<bool> {
     match candidate {
         Candidate::Missing => Ok(test_missing(predicate)),
-        Candidate::Value(value) => test_value(predicate, value),
+        Candidate::Value(value) => test_value(predicate, value, collation),
     }
 }
 
-fn in_list(list: &InList, candidate: Candidate<'_>) -> bool {
+fn in_list(list: &InList, candidate: Candidate<'_>, collation: &Collation) -> bool {
     match candidate {
         Candidate::Missing => list.contains_null(),
-        Candidate::Value(value) => value_in_list(list, value),
+        Candidate::Value(value) => value_in_list(list, value, collation),
     }
 }
 
-fn value_in_list(list: &InList, value: RawBsonRef<'_>) -> bool {
+fn value_in_list(list: &InList, value: RawBsonRef<'_>, collation: &Collation) -> bool {
     list.values
         .iter()
-        .any(|operand| values_equal_raw(value, operand.raw()))
+        .any(|operand| equal(value, operand.raw(), collation))
         || list.regexes.iter().any(|regex| regex.matches_value(value))
 }
 
@@ -241,16 +254,21 @@ fn compare_missing(operand: &Operand) -> Option<Ordering> {
 }
 
 /// Whether `predicate` holds for one value, without traversing it if it is an array.
-pub(super) fn test_value(predicate: &Predicate, value: RawBsonRef<'_>) -> Result<bool> {
+pub(super) fn test_value(
+    predicate: &Predicate,
+    value: RawBsonRef<'_>,
+    collation: &Collation,
+) -> Result<bool> {
+    let compare = |operand| compare_bracketed(value, operand, collation);
     Ok(match predicate {
-        Predicate::Eq(operand) => values_equal_raw(value, operand.raw()),
-        Predicate::Ne(operand) => !values_equal_raw(value, operand.raw()),
-        Predicate::Gt(operand) => compare_bracketed(value, operand).is_some_and(Ordering::is_gt),
-        Predicate::Gte(operand) => compare_bracketed(value, operand).is_some_and(Ordering::is_ge),
-        Predicate::Lt(operand) => compare_bracketed(value, operand).is_some_and(Ordering::is_lt),
-        Predicate::Lte(operand) => compare_bracketed(value, operand).is_some_and(Ordering::is_le),
-        Predicate::In(list) => value_in_list(list, value),
-        Predicate::Nin(list) => !value_in_list(list, value),
+        Predicate::Eq(operand) => equal(value, operand.raw(), collation),
+        Predicate::Ne(operand) => !equal(value, operand.raw(), collation),
+        Predicate::Gt(operand) => compare(operand).is_some_and(Ordering::is_gt),
+        Predicate::Gte(operand) => compare(operand).is_some_and(Ordering::is_ge),
+        Predicate::Lt(operand) => compare(operand).is_some_and(Ordering::is_lt),
+        Predicate::Lte(operand) => compare(operand).is_some_and(Ordering::is_le),
+        Predicate::In(list) => value_in_list(list, value, collation),
+        Predicate::Nin(list) => !value_in_list(list, value, collation),
         Predicate::Exists(should_exist) => *should_exist,
         Predicate::Type(types) => types.contains(value.element_type()),
         Predicate::Size(size) => match value {
@@ -262,14 +280,16 @@ pub(super) fn test_value(predicate: &Predicate, value: RawBsonRef<'_>) -> Result
                 return Ok(false);
             }
             for inner in predicates {
-                if !test_value(inner, value)? {
+                if !test_value(inner, value, collation)? {
                     return Ok(false);
                 }
             }
             true
         }
         Predicate::ElemMatch(elem_match) => match value {
-            RawBsonRef::Array(array) => first_matching_element(elem_match, array)?.is_some(),
+            RawBsonRef::Array(array) => {
+                first_matching_element(elem_match, array, collation)?.is_some()
+            }
             _ => false,
         },
         Predicate::Regex(regex) => regex.matches_value(value),
@@ -277,7 +297,7 @@ pub(super) fn test_value(predicate: &Predicate, value: RawBsonRef<'_>) -> Result
             .is_some_and(|dividend| dividend.wrapping_rem(*divisor) == *remainder),
         Predicate::Not(predicates) => {
             for inner in predicates {
-                if !test_value(inner, value)? {
+                if !test_value(inner, value, collation)? {
                     return Ok(true);
                 }
             }
@@ -289,7 +309,11 @@ pub(super) fn test_value(predicate: &Predicate, value: RawBsonRef<'_>) -> Result
 /// Compares a value with a comparison operand under type bracketing: `None` when the two are
 /// not comparable (different canonical types, except against MinKey and MaxKey, which every
 /// value is above and below; NaN, which is only equal to NaN).
-fn compare_bracketed(value: RawBsonRef<'_>, operand: &Operand) -> Option<Ordering> {
+fn compare_bracketed(
+    value: RawBsonRef<'_>,
+    operand: &Operand,
+    collation: &Collation,
+) -> Option<Ordering> {
     let operand = operand.raw();
     let operand_type = canonical_type_raw(operand);
     let value_type = canonical_type_raw(value);
@@ -306,7 +330,12 @@ fn compare_bracketed(value: RawBsonRef<'_>, operand: &Operand) -> Option<Orderin
             (false, false) => {}
         }
     }
-    Some(compare_raw(value, operand))
+    Some(compare_raw_collated(value, operand, collation))
+}
+
+/// Whether two values are equal, strings under `collation`.
+fn equal(value: RawBsonRef<'_>, operand: RawBsonRef<'_>, collation: &Collation) -> bool {
+    compare_raw_collated(value, operand, collation) == Ordering::Equal
 }
 
 /// Whether a numeric value is NaN (double or decimal): NaN is the only number equal to NaN.
@@ -344,6 +373,7 @@ fn count_elements(array: &RawArray) -> Result<usize> {
 pub(super) fn first_matching_element(
     elem_match: &ElemMatch,
     array: &RawArray,
+    collation: &Collation,
 ) -> Result<Option<usize>> {
     for (index, element) in array.into_iter().enumerate() {
         let element = element?;
@@ -351,7 +381,7 @@ pub(super) fn first_matching_element(
             ElemMatch::Value(predicates) => {
                 let mut all = true;
                 for predicate in predicates {
-                    if !test_value(predicate, element)? {
+                    if !test_value(predicate, element, collation)? {
                         all = false;
                         break;
                     }
@@ -359,11 +389,13 @@ pub(super) fn first_matching_element(
                 all
             }
             ElemMatch::Document(filter) => match element {
-                RawBsonRef::Document(document) => eval_filter(filter, document, None)?.is_some(),
+                RawBsonRef::Document(document) => {
+                    eval_filter(filter, document, None, collation)?.is_some()
+                }
                 RawBsonRef::Array(nested) => {
                     // MongoDB sees an array element as a document with keys "0", "1"...
                     let as_document = RawDocument::from_bytes(nested.as_bytes())?;
-                    eval_filter(filter, as_document, None)?.is_some()
+                    eval_filter(filter, as_document, None, collation)?.is_some()
                 }
                 _ => false,
             },

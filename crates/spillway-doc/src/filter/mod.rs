@@ -45,6 +45,7 @@ pub use predicate::{
     BACKTRACK_LIMIT, ElemMatch, InList, Operand, Predicate, RegexMatch, RegexMatcher, TypeSet,
 };
 
+use crate::collation::Collation;
 use crate::error::Result;
 use crate::expr::{Dependencies, Expression, Variables};
 use crate::path::FieldPath;
@@ -55,6 +56,10 @@ pub struct Filter {
     /// The conditions a document must all satisfy, in the order they were written
     /// (`$comment` is dropped).
     pub clauses: Vec<Clause>,
+    /// How strings compare in this filter's equalities, ranges and `$in` lists (not in
+    /// `$regex`, which MongoDB never collates). Set on the whole filter with
+    /// [`Filter::collated`]; nested filters (`$and`, `$elemMatch`...) follow the outermost.
+    collation: Collation,
 }
 
 /// One condition of a [`Filter`].
@@ -103,7 +108,29 @@ impl Filter {
 
     /// [`Filter::matches`] with the values of the variables `$expr` clauses read.
     pub fn matches_with(&self, document: &RawDocument, variables: &Variables) -> Result<bool> {
-        Ok(eval::eval_filter(self, document, Some(variables))?.is_some())
+        Ok(eval::eval_filter(self, document, Some(variables), &self.collation)?.is_some())
+    }
+
+    /// This filter with strings compared under `collation` (MongoDB's `collation` option):
+    /// under `{ locale: "en", strength: 2 }`, `{ name: "ANN" }` matches `"ann"`.
+    #[must_use]
+    pub fn collated(mut self, collation: &Collation) -> Filter {
+        self.collation = collation.clone();
+        self
+    }
+
+    /// A filter of other `clauses` (parts of this one, say) that compares strings as this
+    /// one does.
+    pub fn with_clauses(&self, clauses: Vec<Clause>) -> Filter {
+        Filter {
+            clauses,
+            collation: self.collation.clone(),
+        }
+    }
+
+    /// How this filter compares strings.
+    pub fn collation(&self) -> &Collation {
+        &self.collation
     }
 
     /// Adds the fields the filter reads to `found`.
@@ -157,7 +184,7 @@ impl Filter {
 
     /// Whether `document` satisfies the filter. Fails only on malformed BSON.
     pub fn matches(&self, document: &RawDocument) -> Result<bool> {
-        Ok(eval::eval_filter(self, document, None)?.is_some())
+        Ok(eval::eval_filter(self, document, None, &self.collation)?.is_some())
     }
 
     /// Whether a decoded document satisfies the filter (it is encoded once, then evaluated
@@ -170,10 +197,8 @@ impl Filter {
     /// Like [`Filter::matches`], and on a match also says which array element matched (for
     /// the positional `$` operator). `None` when the document does not match.
     pub fn match_details(&self, document: &RawDocument) -> Result<Option<MatchDetails>> {
-        Ok(
-            eval::eval_filter(self, document, None)?
-                .map(|array_index| MatchDetails { array_index }),
-        )
+        Ok(eval::eval_filter(self, document, None, &self.collation)?
+            .map(|array_index| MatchDetails { array_index }))
     }
 
     /// [`Filter::match_details`] on a decoded document.

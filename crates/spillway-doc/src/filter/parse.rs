@@ -65,7 +65,10 @@ pub(super) fn parse_filter(filter: &Document, names: &[String]) -> Result<Filter
             });
         }
     }
-    Ok(Filter { clauses })
+    Ok(Filter {
+        clauses,
+        ..Filter::default()
+    })
 }
 
 fn parse_top_level_operator(

@@ -9,6 +9,7 @@ use bson::spec::ElementType;
 use bson::{Bson, RawArray, RawBson, RawBsonRef};
 
 use super::Filter;
+use crate::collation::Collation;
 use crate::error::{DocError, Result};
 
 /// A condition on the values one field path reaches.
@@ -89,7 +90,7 @@ impl Predicate {
     /// semantics of a condition inside `{$elemMatch: {...operators...}}` and of `$pull`
     /// conditions. `{$gt: 1}` does not look inside an array value here.
     pub fn matches_value(&self, value: RawBsonRef<'_>) -> Result<bool> {
-        super::eval::test_value(self, value)
+        super::eval::test_value(self, value, &Collation::simple())
     }
 
     /// Whether this predicate holds for a field that is absent (the same as MongoDB's
@@ -185,7 +186,7 @@ impl ElemMatch {
     /// The index of the first element of `array` that satisfies this `$elemMatch`. Fails
     /// only on malformed BSON.
     pub fn first_match(&self, array: &RawArray) -> Result<Option<usize>> {
-        super::eval::first_matching_element(self, array)
+        super::eval::first_matching_element(self, array, &Collation::simple())
     }
 }
 

@@ -25,6 +25,7 @@ use bson::{Bson, Document};
 pub use exec::run;
 pub use output::{MergeAction, MergeSpec, OutSpec, Output};
 
+use crate::collation::Collation;
 use crate::error::{DocError, Result};
 use crate::expr::{Dependencies, Expression, Variables};
 use crate::filter::Filter;
@@ -47,6 +48,9 @@ pub trait Source {
 pub struct PipelineOptions {
     /// `let`: variables every stage can read as `$$name` (constant expressions).
     pub let_vars: Option<Document>,
+    /// How `$match` and `$sort` stages compare strings, sub-pipelines included (MongoDB's
+    /// `collation` option).
+    pub collation: Collation,
 }
 
 /// A parsed pipeline.
@@ -147,7 +151,35 @@ impl Pipeline {
         };
         let mut pipeline = Pipeline::parse_in(stages, &names, true)?;
         pipeline.variables = variables;
+        if !options.collation.is_simple() {
+            pipeline.collate(&options.collation);
+        }
         Ok(pipeline)
+    }
+
+    /// Makes every `$match` and `$sort`, in sub-pipelines too, compare strings under
+    /// `collation`.
+    fn collate(&mut self, collation: &Collation) {
+        for stage in &mut self.stages {
+            match stage {
+                Stage::Match(filter) => {
+                    *filter = std::mem::take(filter).collated(collation);
+                }
+                Stage::Sort(sort) => *sort = std::mem::take(sort).collated(collation),
+                Stage::Lookup(lookup) => {
+                    if let Some(pipeline) = &mut lookup.pipeline {
+                        pipeline.collate(collation);
+                    }
+                }
+                Stage::UnionWith { pipeline, .. } => pipeline.collate(collation),
+                Stage::Facet(facets) => {
+                    for (_, pipeline) in facets {
+                        pipeline.collate(collation);
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Parses `stages` with the user variables `names` in scope; `top_level` allows `$out`

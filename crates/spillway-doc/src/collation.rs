@@ -1,0 +1,420 @@
+//! Collations: language-aware string comparison, as MongoDB's `collation` option asks for.
+//!
+//! A [`Collation`] is parsed once from MongoDB's collation document
+//! (`{ locale: "en_US", strength: 2 }`) and then orders strings for filters, sorts and
+//! `distinct`: under strength 2, `"PING"` equals `"ping"`; under strength 1, `"café"` also
+//! equals `"cafe"`. Every other type still compares as [`crate::compare`] says. The comparison
+//! itself is the Unicode Collation Algorithm with CLDR's locale tailorings, from ICU4X
+//! (`icu_collator`), the same algorithm and data MongoDB's ICU uses.
+//!
+//! The default, `Collation::simple()` (and `{ locale: "simple" }`), compares strings by code
+//! point, and costs nothing: a collated comparison is only made when the collation says so.
+//!
+//! What differs from MongoDB: `backwards: true` (French secondary ordering) is refused,
+//! because ICU4X does not offer it as an option, and `normalization` is accepted but always
+//! on (ICU4X normalizes every input; MongoDB's `false` is a speed hint that assumes inputs
+//! are already normalized, so the answers agree for such inputs).
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use bson::{Bson, Document, doc};
+use icu_collator::options::{AlternateHandling, CaseLevel, CollatorOptions, MaxVariable, Strength};
+use icu_collator::preferences::{CollationCaseFirst, CollationNumericOrdering};
+use icu_collator::{Collator, CollatorBorrowed, CollatorPreferences};
+
+use crate::error::{DocError, Result};
+
+/// The ICU version MongoDB reports in a resolved collation; drivers echo it back, so a
+/// collation read from `listIndexes` can be sent again.
+const ICU_VERSION: &str = "57.1";
+
+/// How strings compare: by code point (`simple`) or by a locale's collation rules.
+///
+/// Cloning is cheap (the collator is shared). Two collations are equal when their resolved
+/// specifications are.
+#[derive(Clone, Default)]
+pub struct Collation {
+    collated: Option<Arc<Collated>>,
+}
+
+/// A non-simple collation: its resolved specification and the collator built from it.
+struct Collated {
+    spec: Spec,
+    collator: CollatorBorrowed<'static>,
+}
+
+/// The fields of a collation document, with MongoDB's defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Spec {
+    locale: String,
+    case_level: bool,
+    case_first: String,
+    strength: i32,
+    numeric_ordering: bool,
+    alternate: String,
+    max_variable: String,
+    normalization: bool,
+    backwards: bool,
+}
+
+impl Collation {
+    /// The simple collation: strings compare by code point.
+    pub const fn simple() -> Collation {
+        Collation { collated: None }
+    }
+
+    /// Parses MongoDB's collation document. `{}` and `{ locale: "simple" }` are the simple
+    /// collation; otherwise `locale` is required and every field is checked: an unknown
+    /// field, a wrong type or a value out of range is an error that names it.
+    pub fn parse(spec: &Document) -> Result<Collation> {
+        if spec.is_empty() {
+            return Ok(Collation::simple());
+        }
+        let mut locale = None;
+        let mut parsed = Spec {
+            locale: String::new(),
+            case_level: false,
+            case_first: "off".to_string(),
+            strength: 3,
+            numeric_ordering: false,
+            alternate: "non-ignorable".to_string(),
+            max_variable: "punct".to_string(),
+            normalization: false,
+            backwards: false,
+        };
+        for (field, value) in spec {
+            match field.as_str() {
+                "locale" => locale = Some(string_field(field, value)?.to_string()),
+                "caseLevel" => parsed.case_level = bool_field(field, value)?,
+                "caseFirst" => {
+                    parsed.case_first =
+                        one_of(field, value, &["upper", "lower", "off"])?.to_string();
+                }
+                "strength" => {
+                    parsed.strength = match value {
+                        Bson::Int32(number @ 1..=5) => *number,
+                        Bson::Int64(number @ 1..=5) => *number as i32,
+                        Bson::Double(number) if [1.0, 2.0, 3.0, 4.0, 5.0].contains(number) => {
+                            *number as i32
+                        }
+                        other => {
+                            return Err(invalid(format!(
+                                "collation strength must be an integer from 1 to 5, got {other}"
+                            )));
+                        }
+                    };
+                }
+                "numericOrdering" => parsed.numeric_ordering = bool_field(field, value)?,
+                "alternate" => {
+                    parsed.alternate =
+                        one_of(field, value, &["non-ignorable", "shifted"])?.to_string();
+                }
+                "maxVariable" => {
+                    parsed.max_variable = one_of(field, value, &["punct", "space"])?.to_string();
+                }
+                "normalization" => parsed.normalization = bool_field(field, value)?,
+                "backwards" => parsed.backwards = bool_field(field, value)?,
+                // Drivers send back the version a server reported; any version is accepted.
+                "version" => {
+                    string_field(field, value)?;
+                }
+                other => {
+                    return Err(invalid(format!(
+                        "unknown collation field '{other}' (known: locale, caseLevel, caseFirst, \
+                         strength, numericOrdering, alternate, maxVariable, normalization, \
+                         backwards, version)"
+                    )));
+                }
+            }
+        }
+        let Some(locale) = locale else {
+            return Err(invalid(format!("collation {spec} has no 'locale'")));
+        };
+        if locale == "simple" {
+            // MongoDB accepts no other field beside `locale: "simple"`, except the defaults.
+            return Ok(Collation::simple());
+        }
+        if parsed.backwards {
+            return Err(invalid(
+                "collation option 'backwards: true' (French secondary ordering) is not supported",
+            ));
+        }
+        parsed.locale = locale;
+        let collator = build_collator(&parsed)?;
+        Ok(Collation {
+            collated: Some(Arc::new(Collated {
+                spec: parsed,
+                collator,
+            })),
+        })
+    }
+
+    /// Parses an optional collation document (absent: simple).
+    pub fn parse_option(spec: Option<&Document>) -> Result<Collation> {
+        spec.map_or_else(|| Ok(Collation::simple()), Collation::parse)
+    }
+
+    /// Whether strings compare by code point.
+    pub fn is_simple(&self) -> bool {
+        self.collated.is_none()
+    }
+
+    /// Compares two strings under this collation.
+    pub fn compare_strings(&self, a: &str, b: &str) -> Ordering {
+        match &self.collated {
+            None => a.cmp(b),
+            Some(collated) => collated.collator.compare(a, b),
+        }
+    }
+
+    /// The resolved specification, as MongoDB reports it (`listIndexes`, `listCollections`):
+    /// every field with its value or default, or `{ locale: "simple" }`.
+    pub fn to_document(&self) -> Document {
+        let Some(collated) = &self.collated else {
+            return doc! { "locale": "simple" };
+        };
+        let spec = &collated.spec;
+        doc! {
+            "locale": &spec.locale,
+            "caseLevel": spec.case_level,
+            "caseFirst": &spec.case_first,
+            "strength": spec.strength,
+            "numericOrdering": spec.numeric_ordering,
+            "alternate": &spec.alternate,
+            "maxVariable": &spec.max_variable,
+            "normalization": spec.normalization,
+            "backwards": spec.backwards,
+            "version": ICU_VERSION,
+        }
+    }
+}
+
+impl PartialEq for Collation {
+    fn eq(&self, other: &Collation) -> bool {
+        match (&self.collated, &other.collated) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.spec == b.spec,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Collation {}
+
+impl Hash for Collation {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.collated
+            .as_ref()
+            .map(|collated| &collated.spec)
+            .hash(state);
+    }
+}
+
+impl fmt::Debug for Collation {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "Collation({})", self.to_document())
+    }
+}
+
+/// Builds the ICU4X collator for a resolved specification.
+fn build_collator(spec: &Spec) -> Result<CollatorBorrowed<'static>> {
+    // MongoDB writes locales ICU's way (`en_US`, `de@collation=phonebook`); ICU4X reads
+    // BCP 47 (`en-US`, `de-u-co-phonebk`).
+    let tag = bcp47(&spec.locale)
+        .ok_or_else(|| invalid(format!("collation locale '{}' is not valid", spec.locale)))?;
+    let locale: icu_locale_core::Locale = tag
+        .parse()
+        .map_err(|_| invalid(format!("collation locale '{}' is not valid", spec.locale)))?;
+    let mut preferences = CollatorPreferences::from(&locale);
+    preferences.case_first = Some(match spec.case_first.as_str() {
+        "upper" => CollationCaseFirst::Upper,
+        "lower" => CollationCaseFirst::Lower,
+        _ => CollationCaseFirst::False,
+    });
+    preferences.numeric_ordering = Some(if spec.numeric_ordering {
+        CollationNumericOrdering::True
+    } else {
+        CollationNumericOrdering::False
+    });
+    let mut options = CollatorOptions::default();
+    options.strength = Some(match spec.strength {
+        1 => Strength::Primary,
+        2 => Strength::Secondary,
+        3 => Strength::Tertiary,
+        4 => Strength::Quaternary,
+        _ => Strength::Identical,
+    });
+    options.case_level = Some(if spec.case_level {
+        CaseLevel::On
+    } else {
+        CaseLevel::Off
+    });
+    options.alternate_handling = Some(if spec.alternate == "shifted" {
+        AlternateHandling::Shifted
+    } else {
+        AlternateHandling::NonIgnorable
+    });
+    options.max_variable = Some(if spec.max_variable == "space" {
+        MaxVariable::Space
+    } else {
+        MaxVariable::Punctuation
+    });
+    Collator::try_new(preferences, options).map_err(|error| {
+        invalid(format!(
+            "no collation data for locale '{}': {error}",
+            spec.locale
+        ))
+    })
+}
+
+/// ICU's locale syntax (`en_US`, `de@collation=phonebook`) as a BCP 47 tag; `None` for a
+/// keyword this module does not translate.
+fn bcp47(locale: &str) -> Option<String> {
+    let (language, keywords) = match locale.split_once('@') {
+        Some((language, keywords)) => (language, Some(keywords)),
+        None => (locale, None),
+    };
+    let mut tag = language.replace('_', "-");
+    if let Some(keywords) = keywords {
+        let mut extension = String::new();
+        for keyword in keywords.split(';') {
+            let (key, value) = keyword.split_once('=')?;
+            let value = match (key, value) {
+                ("collation", "phonebook") => "phonebk",
+                ("collation", "dictionary") => "dict",
+                ("collation", "traditional") => "trad",
+                ("collation", "gb2312han") => "gb2312",
+                ("collation", other) => other,
+                _ => return None,
+            };
+            extension.push_str("-co-");
+            extension.push_str(value);
+        }
+        tag.push_str("-u");
+        tag.push_str(&extension);
+    }
+    Some(tag)
+}
+
+fn invalid(message: impl Into<String>) -> DocError {
+    DocError::InvalidCollation {
+        message: message.into(),
+    }
+}
+
+fn string_field<'a>(field: &str, value: &'a Bson) -> Result<&'a str> {
+    match value {
+        Bson::String(text) => Ok(text),
+        other => Err(invalid(format!(
+            "collation field '{field}' must be a string, got {other}"
+        ))),
+    }
+}
+
+fn bool_field(field: &str, value: &Bson) -> Result<bool> {
+    match value {
+        Bson::Boolean(flag) => Ok(*flag),
+        other => Err(invalid(format!(
+            "collation field '{field}' must be a boolean, got {other}"
+        ))),
+    }
+}
+
+fn one_of<'a>(field: &str, value: &'a Bson, allowed: &[&str]) -> Result<&'a str> {
+    let text = string_field(field, value)?;
+    if allowed.contains(&text) {
+        Ok(text)
+    } else {
+        Err(invalid(format!(
+            "collation field '{field}' must be one of {}, got '{text}'",
+            allowed.join(", ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strength_two_ignores_case_and_strength_one_accents() {
+        let secondary = Collation::parse(&doc! { "locale": "en_US", "strength": 2 }).unwrap();
+        assert_eq!(secondary.compare_strings("PING", "ping"), Ordering::Equal);
+        assert_ne!(secondary.compare_strings("café", "cafe"), Ordering::Equal);
+        let primary = Collation::parse(&doc! { "locale": "en_US", "strength": 1 }).unwrap();
+        assert_eq!(primary.compare_strings("Café", "cafe"), Ordering::Equal);
+        let tertiary = Collation::parse(&doc! { "locale": "en_US" }).unwrap();
+        assert_ne!(tertiary.compare_strings("PING", "ping"), Ordering::Equal);
+        // Language order, not code point order: "a" < "B" < "c".
+        assert_eq!(tertiary.compare_strings("B", "a"), Ordering::Greater);
+        assert_eq!(tertiary.compare_strings("B", "c"), Ordering::Less);
+    }
+
+    #[test]
+    fn numeric_ordering_compares_digits_as_numbers() {
+        let numeric = Collation::parse(&doc! { "locale": "en", "numericOrdering": true }).unwrap();
+        assert_eq!(numeric.compare_strings("10", "9"), Ordering::Greater);
+        assert_eq!(
+            Collation::simple().compare_strings("10", "9"),
+            Ordering::Less
+        );
+    }
+
+    #[test]
+    fn simple_and_empty_are_code_point_order() {
+        assert!(Collation::parse(&doc! {}).unwrap().is_simple());
+        assert!(
+            Collation::parse(&doc! { "locale": "simple" })
+                .unwrap()
+                .is_simple()
+        );
+        assert_eq!(
+            Collation::simple().to_document(),
+            doc! { "locale": "simple" }
+        );
+    }
+
+    #[test]
+    fn the_resolved_spec_has_every_field_and_reparses_to_the_same_collation() {
+        let collation = Collation::parse(&doc! { "locale": "fr", "strength": 1 }).unwrap();
+        let spec = collation.to_document();
+        assert_eq!(spec.get_i32("strength").unwrap(), 1);
+        assert_eq!(spec.get_str("caseFirst").unwrap(), "off");
+        assert_eq!(Collation::parse(&spec).unwrap(), collation);
+    }
+
+    #[test]
+    fn bad_specifications_name_the_problem() {
+        for (spec, expected) in [
+            (doc! { "strength": 2 }, "has no 'locale'"),
+            (doc! { "locale": 5 }, "'locale' must be a string"),
+            (doc! { "locale": "en", "strength": 7 }, "from 1 to 5"),
+            (
+                doc! { "locale": "en", "caseFirst": "x" },
+                "one of upper, lower, off",
+            ),
+            (
+                doc! { "locale": "en", "colour": 1 },
+                "unknown collation field 'colour'",
+            ),
+            (doc! { "locale": "not a locale!" }, "is not valid"),
+            (doc! { "locale": "fr", "backwards": true }, "not supported"),
+        ] {
+            let error = Collation::parse(&spec).unwrap_err().to_string();
+            assert!(error.contains(expected), "{spec}: {error}");
+        }
+    }
+
+    #[test]
+    fn icu_keywords_become_bcp47_extensions() {
+        assert_eq!(bcp47("en_US").as_deref(), Some("en-US"));
+        assert_eq!(
+            bcp47("de@collation=phonebook").as_deref(),
+            Some("de-u-co-phonebk")
+        );
+        assert_eq!(bcp47("de@colour=blue"), None);
+    }
+}
