@@ -16,6 +16,7 @@ use bson::{Bson, Document};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use spillway_doc::DocError;
+use spillway_doc::collation::Collation;
 use spillway_doc::filter::Filter;
 use spillway_doc::projection::Projection;
 use spillway_doc::sort::SortSpec;
@@ -89,12 +90,14 @@ fn from_document<T: DeserializeOwned>(document: Document) -> Result<T> {
         .map_err(|error| Error::serialization(format!("cannot deserialize a document: {error}")))
 }
 
-fn parse_filter(filter: &Document) -> Result<Filter> {
-    Filter::parse(filter).map_err(Error::filter)
+fn parse_filter(filter: &Document, collation: &Collation) -> Result<Filter> {
+    Ok(Filter::parse(filter)
+        .map_err(Error::filter)?
+        .collated(collation))
 }
 
-fn parse_sort(sort: Option<&Document>) -> Result<Option<SortSpec>> {
-    sort.map(SortSpec::parse)
+fn parse_sort(sort: Option<&Document>, collation: &Collation) -> Result<Option<SortSpec>> {
+    sort.map(|sort| SortSpec::parse(sort).map(|spec| spec.collated(collation)))
         .transpose()
         .map_err(Error::argument)
 }
@@ -257,6 +260,7 @@ where
             batch_size: None,
             expand: false,
             hint: None,
+            collation: Collation::simple(),
             session: None,
         }
     }
@@ -318,6 +322,7 @@ where
             collection: self,
             filter,
             multi: false,
+            collation: Collation::simple(),
             session: None,
         }
     }
@@ -328,6 +333,7 @@ where
             collection: self,
             filter,
             multi: true,
+            collation: Collation::simple(),
             session: None,
         }
     }
@@ -364,6 +370,7 @@ where
             filter,
             sort: None,
             projection: None,
+            collation: Collation::simple(),
             session: None,
         }
     }
@@ -375,6 +382,7 @@ where
             filter,
             skip: 0,
             limit: 0,
+            collation: Collation::simple(),
             session: None,
         }
     }
@@ -396,6 +404,7 @@ where
             collection: self,
             field: field.to_string(),
             filter,
+            collation: Collation::simple(),
             session: None,
         }
     }
@@ -501,6 +510,7 @@ where
             let_vars: None,
             batch_size: None,
             bypass: false,
+            collation: Collation::simple(),
             session: None,
             marker: PhantomData,
         }
@@ -520,6 +530,18 @@ macro_rules! session_method {
         /// Runs the operation inside `transaction` (see `Database::transaction`).
         pub fn session(mut self, transaction: &'a mut Transaction) -> Self {
             self.session = Some(transaction);
+            self
+        }
+    };
+}
+
+macro_rules! collation_method {
+    () => {
+        /// Compares strings under `collation` (MongoDB's `collation` option) in the filter
+        /// and the sort: with `Collation::parse(&doc! { "locale": "en", "strength": 2 })`,
+        /// `{ name: "ANN" }` matches `"ann"`. Indexes then only bound non-string values.
+        pub fn collation(mut self, collation: Collation) -> Self {
+            self.collation = collation;
             self
         }
     };
@@ -644,11 +666,13 @@ pub struct Find<'a, T> {
     batch_size: Option<u32>,
     expand: bool,
     hint: Option<Hint>,
+    collation: Collation,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
     session_method!();
+    collation_method!();
 
     /// Orders the results (`{ field: 1 | -1, ... }`).
     pub fn sort(mut self, sort: Document) -> Self {
@@ -698,8 +722,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
 
     /// Starts the query; the cursor reads the snapshot taken now.
     pub fn run(self) -> Result<Cursor<T>> {
-        let filter = Arc::new(parse_filter(&self.filter)?);
-        let sort = parse_sort(self.sort.as_ref())?;
+        let filter = Arc::new(parse_filter(&self.filter, &self.collation)?);
+        let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         let projection = parse_projection(self.projection.as_ref())?.map(Arc::new);
         let limit = ops::effective_limit(self.limit);
         validate_collection_name(&self.collection.name)?;
@@ -782,8 +806,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
 
     /// Runs the query and reports the plan chosen and what it examined.
     pub fn explain(self) -> Result<Explain> {
-        let filter = parse_filter(&self.filter)?;
-        let sort = parse_sort(self.sort.as_ref())?;
+        let filter = parse_filter(&self.filter, &self.collation)?;
+        let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         parse_projection(self.projection.as_ref())?;
         let limit = ops::effective_limit(self.limit);
         let name = &self.collection.name;
@@ -819,6 +843,7 @@ pub struct Aggregate<'a, R> {
     let_vars: Option<Document>,
     batch_size: Option<u32>,
     bypass: bool,
+    collation: Collation,
     session: Option<&'a mut Transaction>,
     marker: PhantomData<fn() -> R>,
 }
@@ -826,6 +851,7 @@ pub struct Aggregate<'a, R> {
 impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
     session_method!();
     bypass_method!();
+    collation_method!();
 
     /// Variables the pipeline reads as `$$name` (MongoDB's `let` option).
     pub fn let_vars(mut self, let_vars: Document) -> Self {
@@ -853,6 +879,7 @@ impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
             let_vars: self.let_vars,
             batch_size: self.batch_size,
             bypass: self.bypass,
+            collation: self.collation,
             session: self.session,
             marker: PhantomData,
         }
@@ -860,7 +887,12 @@ impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
 
     fn request(&self) -> Result<aggregate::Request> {
         validate_collection_name(self.collection)?;
-        aggregate::Request::parse(self.collection, &self.pipeline, self.let_vars.as_ref())
+        aggregate::Request::parse(
+            self.collection,
+            &self.pipeline,
+            self.let_vars.as_ref(),
+            &self.collation,
+        )
     }
 
     /// Runs the pipeline. A pipeline ending with `$out` or `$merge` has written its output
@@ -929,6 +961,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOne<'a, T> {
         self
     }
 
+    /// Compares strings under `collation` (see [`Find::collation`]).
+    pub fn collation(mut self, collation: Collation) -> Self {
+        self.find = self.find.collation(collation);
+        self
+    }
+
     /// Skips this many matches first.
     pub fn skip(mut self, skip: u64) -> Self {
         self.find = self.find.skip(skip);
@@ -965,6 +1003,7 @@ pub struct UpdateAction<'a, T> {
     array_filters: Vec<Document>,
     sort: Option<Document>,
     bypass: bool,
+    collation: Collation,
     session: Option<&'a mut Transaction>,
 }
 
@@ -986,11 +1025,13 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
             array_filters: Vec::new(),
             sort: None,
             bypass: false,
+            collation: Collation::simple(),
             session: None,
         }
     }
 
     session_method!();
+    collation_method!();
     bypass_method!();
 
     /// Which match `update_one` and `replace_one` change: the first in this order (MongoDB
@@ -1014,9 +1055,9 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
 
     /// Runs the update.
     pub fn run(self) -> Result<UpdateResult> {
-        let filter = parse_filter(&self.filter)?;
+        let filter = parse_filter(&self.filter, &self.collation)?;
         let update = ops::parse_modifications(&self.update?, &self.array_filters, self.kind)?;
-        let sort = parse_sort(self.sort.as_ref())?;
+        let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         if sort.is_some() && self.multi {
             return Err(Error::argument(DocError::InvalidSort {
                 message: "update_many takes no sort: it changes every match".to_string(),
@@ -1052,15 +1093,17 @@ pub struct Delete<'a, T> {
     collection: &'a Collection<T>,
     filter: Document,
     multi: bool,
+    collation: Collation,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Delete<'a, T> {
     session_method!();
+    collation_method!();
 
     /// Runs the delete.
     pub fn run(self) -> Result<DeleteResult> {
-        let filter = parse_filter(&self.filter)?;
+        let filter = parse_filter(&self.filter, &self.collation)?;
         let name = &self.collection.name;
         let multi = self.multi;
         let deleted_count = self.collection.write(self.session, |txn, store| {
@@ -1083,6 +1126,7 @@ pub struct FindOneAndModify<'a, T> {
     return_document: ReturnDocument,
     array_filters: Vec<Document>,
     bypass: bool,
+    collation: Collation,
     session: Option<&'a mut Transaction>,
 }
 
@@ -1104,11 +1148,13 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'a, T> 
             return_document: ReturnDocument::Before,
             array_filters: Vec::new(),
             bypass: false,
+            collation: Collation::simple(),
             session: None,
         }
     }
 
     session_method!();
+    collation_method!();
     bypass_method!();
 
     /// Picks the first match in this order.
@@ -1143,9 +1189,9 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'a, T> 
 
     /// Runs the operation.
     pub fn run(self) -> Result<Option<T>> {
-        let filter = parse_filter(&self.filter)?;
+        let filter = parse_filter(&self.filter, &self.collation)?;
         let update = ops::parse_modifications(&self.update?, &self.array_filters, self.kind)?;
-        let sort = parse_sort(self.sort.as_ref())?;
+        let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         let projection = parse_projection(self.projection.as_ref())?;
         let options = FindAndModify {
             sort: sort.as_ref(),
@@ -1171,11 +1217,13 @@ pub struct FindOneAndDelete<'a, T> {
     filter: Document,
     sort: Option<Document>,
     projection: Option<Document>,
+    collation: Collation,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndDelete<'a, T> {
     session_method!();
+    collation_method!();
 
     /// Picks the first match in this order.
     pub fn sort(mut self, sort: Document) -> Self {
@@ -1191,8 +1239,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndDelete<'a, T> 
 
     /// Runs the operation.
     pub fn run(self) -> Result<Option<T>> {
-        let filter = parse_filter(&self.filter)?;
-        let sort = parse_sort(self.sort.as_ref())?;
+        let filter = parse_filter(&self.filter, &self.collation)?;
+        let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         let projection = parse_projection(self.projection.as_ref())?;
         let name = &self.collection.name;
         let document = self.collection.write(self.session, |txn, store| {
@@ -1216,11 +1264,13 @@ pub struct CountDocuments<'a, T> {
     filter: Document,
     skip: u64,
     limit: u64,
+    collation: Collation,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CountDocuments<'a, T> {
     session_method!();
+    collation_method!();
 
     /// Skips this many matches.
     pub fn skip(mut self, skip: u64) -> Self {
@@ -1236,7 +1286,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CountDocuments<'a, T> {
 
     /// Counts.
     pub fn run(self) -> Result<u64> {
-        let filter = parse_filter(&self.filter)?;
+        let filter = parse_filter(&self.filter, &self.collation)?;
         let name = &self.collection.name;
         self.collection.read(self.session.as_deref(), |reader| {
             ops::count(reader, name, &filter, self.skip, self.limit)
@@ -1250,15 +1300,17 @@ pub struct Distinct<'a, T> {
     collection: &'a Collection<T>,
     field: String,
     filter: Document,
+    collation: Collation,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Distinct<'a, T> {
     session_method!();
+    collation_method!();
 
     /// The distinct values.
     pub fn run(self) -> Result<Vec<Bson>> {
-        let filter = parse_filter(&self.filter)?;
+        let filter = parse_filter(&self.filter, &self.collation)?;
         let name = &self.collection.name;
         self.collection.read(self.session.as_deref(), |reader| {
             ops::distinct(reader, name, &self.field, &filter)

@@ -79,6 +79,7 @@ pub use results::{
     UpdateResult,
 };
 pub use spillway_doc::DocError;
+pub use spillway_doc::collation::Collation;
 pub use spillway_pattern::{
     OutlierPattern, Pattern, PatternError, PatternKind, Shape, SubsetPattern, Violation,
 };

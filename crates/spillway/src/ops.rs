@@ -14,7 +14,7 @@
 
 use bson::{Bson, DateTime, Document};
 use spillway_doc::DocError;
-use spillway_doc::compare::values_equal;
+use spillway_doc::compare::compare_collated;
 use spillway_doc::filter::Filter;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
@@ -508,7 +508,12 @@ pub(crate) fn distinct(
                 other => vec![other],
             };
             for item in unwound {
-                if !values.iter().any(|known| values_equal(known, &item)) {
+                // Values equal under the query's collation are one value (the first seen).
+                let collation = filter.collation();
+                if !values
+                    .iter()
+                    .any(|known| compare_collated(known, &item, collation).is_eq())
+                {
                     values.push(item);
                 }
             }

@@ -18,6 +18,11 @@
 //! A multikey index never intersects two range predicates (two elements may satisfy them
 //! separately) and never yields a sort order.
 //!
+//! Index keys order strings by code point, so under a non-simple collation (a filter or sort
+//! `collated` by MongoDB's `collation` option) an operand that is or contains a string
+//! bounds nothing, a partial filter is never implied, and no scan (not even `_id` order)
+//! yields the sort: the executor filters and sorts under the collation.
+//!
 //! A hashed field bounds a scan by equality and `$in` only (on the hashes of the values);
 //! a hashed index never yields a sort order.
 //!
@@ -259,7 +264,9 @@ pub(crate) fn plan(
         };
     };
     let docs = Some(collection.docs);
-    let id_sort = sort.and_then(id_sort_direction);
+    let id_sort = sort
+        .filter(|sort| sort.collation().is_simple())
+        .and_then(id_sort_direction);
     if let Some(keys) = id_lookup(filter) {
         return Plan {
             access: Access::IdHack {
@@ -295,7 +302,8 @@ pub(crate) fn plan(
             best = Some((candidate, index));
         }
     }
-    if best.is_none() && sort.is_some() && id_sort.is_none() {
+    let store_order_sorts = sort.is_some_and(|sort| sort.collation().is_simple());
+    if best.is_none() && store_order_sorts && id_sort.is_none() {
         best = collection
             .indexes
             .iter()
@@ -332,7 +340,8 @@ pub(crate) fn implies(query: &Filter, partial: &Filter) -> bool {
             Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) => false,
         })
     }
-    if !only_fields(partial) {
+    // The partial filter compares strings by code point; a collated query says nothing of that.
+    if !only_fields(partial) || !query.collation().is_simple() {
         return false;
     }
     partial.field_predicates().all(|(path, wanted)| {
@@ -429,12 +438,21 @@ fn id_lookup(filter: &Filter) -> Option<Vec<Vec<u8>>> {
             continue;
         }
         let mut keys: Vec<Vec<u8>> = match predicate {
-            Predicate::Eq(operand) => vec![key::to_key(operand.value())],
-            Predicate::In(list) if list.regexes.is_empty() => list
-                .values
-                .iter()
-                .map(|operand| key::to_key(operand.value()))
-                .collect(),
+            Predicate::Eq(operand)
+                if filter.collation().is_simple() || !contains_string(operand.value()) =>
+            {
+                vec![key::to_key(operand.value())]
+            }
+            Predicate::In(list)
+                if list.regexes.is_empty()
+                    && (filter.collation().is_simple()
+                        || !list.values.iter().any(|v| contains_string(v.value()))) =>
+            {
+                list.values
+                    .iter()
+                    .map(|operand| key::to_key(operand.value()))
+                    .collect()
+            }
             _ => continue,
         };
         keys.sort();
@@ -512,7 +530,9 @@ impl Candidate {
         let n_bounded = applied.len();
         let unique_point = index.unique && n_points == index.fields.len();
         let sort_reverse = match sort {
-            Some(sort) if !index.multikey && index.hashed.is_none() => {
+            Some(sort)
+                if !index.multikey && index.hashed.is_none() && sort.collation().is_simple() =>
+            {
                 sort_direction(index, &applied, sort)
             }
             _ => None,
@@ -583,6 +603,23 @@ fn usable_operand(value: &Bson) -> bool {
     )
 }
 
+/// Whether an operand of `filter` can bound an index scan: it is usable, and no string in it
+/// is compared under a collation the index's code point order does not follow.
+fn bounds_scan(value: &Bson, filter: &Filter) -> bool {
+    usable_operand(value) && (filter.collation().is_simple() || !contains_string(value))
+}
+
+/// Whether a value is, or holds at any depth, a string (or symbol).
+fn contains_string(value: &Bson) -> bool {
+    match value {
+        Bson::String(_) | Bson::Symbol(_) => true,
+        Bson::Document(document) => document.values().any(contains_string),
+        Bson::Array(items) => items.iter().any(contains_string),
+        Bson::JavaScriptCodeWithScope(code) => code.scope.values().any(contains_string),
+        _ => false,
+    }
+}
+
 /// A range being built: low end, high end (each a value and whether it is included), and
 /// the type bracket both ends share.
 type RangeBounds = (
@@ -599,7 +636,7 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
         .collect();
     for predicate in &predicates {
         if let Predicate::Eq(operand) = predicate
-            && usable_operand(operand.value())
+            && bounds_scan(operand.value(), filter)
         {
             return FieldBounds::Points(vec![operand.value().clone()]);
         }
@@ -610,7 +647,7 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
             && list
                 .values
                 .iter()
-                .all(|value| usable_operand(value.value()))
+                .all(|value| bounds_scan(value.value(), filter))
         {
             let mut values: Vec<Bson> = list.values.iter().map(|v| v.value().clone()).collect();
             values.sort_by(compare);
@@ -627,7 +664,7 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
             Predicate::Lte(operand) => (operand.value(), false, true),
             _ => continue,
         };
-        if !usable_operand(value) {
+        if !bounds_scan(value, filter) {
             continue;
         }
         let bracket = canonical_type(value);

@@ -252,9 +252,11 @@ impl Driver {
             .is_ok_and(|concern| matches!(concern.get("w"), Some(Bson::Int32(0) | Bson::Int64(0))));
         let retryable_write =
             retryable_write && !unacknowledged && concerns.get_bool("retryWrites").unwrap_or(true);
+        let writes =
+            WRITES.contains(&name.as_str()) || (name == "aggregate" && writes_out(&command));
+        // A driver hands back nothing of an unacknowledged write (w: 0): no result, no error.
+        let unacknowledged_write = unacknowledged && writes && !in_transaction;
         if !in_transaction {
-            let writes =
-                WRITES.contains(&name.as_str()) || (name == "aggregate" && writes_out(&command));
             if READS.contains(&name.as_str()) {
                 if let Ok(concern) = concerns.get_document("readConcern")
                     && !command.contains_key("readConcern")
@@ -334,6 +336,9 @@ impl Driver {
             command,
             reply: reply.clone(),
         });
+        if unacknowledged_write {
+            return Ok(doc! { "ok": 1 });
+        }
         if !ok(&reply) {
             return Err(OpError::from_reply(&reply));
         }

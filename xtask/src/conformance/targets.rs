@@ -58,6 +58,7 @@ impl ModelTarget {
     ) -> Outcome<Vec<Document>> {
         let options = PipelineOptions {
             let_vars: let_vars.cloned(),
+            ..PipelineOptions::default()
         };
         self.collection
             .aggregate(pipeline, &options, Arc::new(NoOtherCollections))

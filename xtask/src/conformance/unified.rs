@@ -14,7 +14,7 @@
 //! `errorCodeName`, `errorLabelsContain`, `errorLabelsOmit`, `expectResult`,
 //! `errorResponse`), `expectEvents` for command events (the commands the runner sends are
 //! the events a driver publishes), and `outcome`. What needs a real server's machinery or a
-//! real driver (fail points, change streams, collation, hints, client-side timeouts,
+//! real driver (fail points, change streams, client-side timeouts,
 //! MongoDB 8.0's client `bulkWrite`) is skipped; every skip says why, and the reasons are
 //! counted. A test listed in `xtask/conformance-known-failures.txt` is reported apart when
 //! it fails, and is an error when it passes (the list stays honest).
@@ -364,10 +364,6 @@ fn unsupported(test: &Document) -> Option<String> {
                 "clientBulkWrite" => {
                     Some("client bulkWrite (MongoDB 8.0's bulkWrite command)".to_string())
                 }
-                _ if arguments.contains_key("collation") => Some("collation".to_string()),
-                _ if arguments.contains_key("hint") || has_hint(arguments) => {
-                    Some("hint".to_string())
-                }
                 _ if arguments.contains_key("timeoutMS") => {
                     Some("client-side timeouts (timeoutMS)".to_string())
                 }
@@ -395,21 +391,6 @@ fn unsupported(test: &Document) -> Option<String> {
         None
     }
     test.get_array("operations").ok().and_then(|ops| walk(ops))
-}
-
-/// A `hint` inside `bulkWrite` requests.
-fn has_hint(arguments: &Document) -> bool {
-    arguments.get_array("requests").is_ok_and(|requests| {
-        requests
-            .iter()
-            .filter_map(Bson::as_document)
-            .any(|request| {
-                request
-                    .values()
-                    .filter_map(Bson::as_document)
-                    .any(|inner| inner.contains_key("hint") || inner.contains_key("collation"))
-            })
-    })
 }
 
 fn entities_unsupported(entities: &[Bson]) -> Option<String> {

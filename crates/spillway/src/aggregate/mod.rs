@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
 use spillway_doc::DocError;
+use spillway_doc::collation::Collation;
 use spillway_doc::expr::{Dependencies, Variables};
 use spillway_doc::filter::Filter;
 use spillway_doc::pipeline::{self, Output, Pipeline, PipelineOptions};
@@ -91,6 +92,7 @@ impl Request {
         collection: &str,
         stages: &[Document],
         let_vars: Option<&Document>,
+        collation: &Collation,
     ) -> Result<Request> {
         let (stored, stages) = match stages.first() {
             Some(first) if first.contains_key(STORED_DOCUMENTS_STAGE) => {
@@ -113,11 +115,14 @@ impl Request {
         }
         let options = PipelineOptions {
             let_vars: let_vars.cloned(),
+            collation: collation.clone(),
         };
         // The whole pipeline is checked first, so that an error in a stage the planner takes
         // is reported as MongoDB reports it.
         let whole = Pipeline::parse(stages, &options).map_err(Error::aggregation)?;
-        let (prefix, consumed) = Prefix::peel(stages)?;
+        let (mut prefix, consumed) = Prefix::peel(stages)?;
+        prefix.filter = std::mem::take(&mut prefix.filter).collated(collation);
+        prefix.sort = prefix.sort.map(|sort| sort.collated(collation));
         Ok(Request {
             collection: collection.to_string(),
             stored,

@@ -317,7 +317,8 @@ pub(crate) fn drop_database(context: &mut Context<'_>) -> CommandResult {
     Ok(doc! { "dropped": context.database, "ok": 1.0 })
 }
 
-/// `listDatabases` (on `admin`): the databases that have collections.
+/// `listDatabases` (on `admin`): the databases that have collections, and `admin`, which a
+/// MongoDB server always has (it holds the server's users and version).
 pub(crate) fn list_databases(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&["filter", "nameOnly", "authorizedDatabases"])?;
@@ -331,7 +332,9 @@ pub(crate) fn list_databases(context: &mut Context<'_>) -> CommandResult {
         .list_collection_names()?
         .iter()
         .filter_map(|stored| namespaces.database_of(stored).map(str::to_string))
+        .chain(std::iter::once("admin".to_string()))
         .collect();
+    databases.sort();
     databases.dedup();
     let total = 0_i64;
     let listed: Vec<Document> = databases

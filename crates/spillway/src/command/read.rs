@@ -18,7 +18,7 @@ use super::collectionless;
 use super::cursors::DocumentStream;
 use super::error::{CommandError, CommandResult};
 use super::{count_value, lock};
-use crate::{Collection, Hint};
+use crate::{Collation, Collection, Hint};
 
 /// Applies the context's transaction, if any, to a facade action.
 macro_rules! in_session {
@@ -176,23 +176,11 @@ pub(crate) fn collection(context: &Context<'_>) -> CommandResult<(Collection<Doc
     ))
 }
 
-/// Refuses a collation other than the simple one (Spillway compares strings by code point).
-pub(crate) fn check_collation(args: &Args<'_>) -> CommandResult<()> {
-    match args.document("collation")? {
-        None => Ok(()),
-        // An empty collation document is the collection's default, which is always simple.
-        Some(collation)
-            if collation.is_empty()
-                || collation
-                    .get_str("locale")
-                    .is_ok_and(|locale| locale == "simple") =>
-        {
-            Ok(())
-        }
-        Some(collation) => Err(CommandError::not_supported(format!(
-            "collation {collation} is not supported: Spillway compares strings by code point (locale 'simple')"
-        ))),
-    }
+/// The command's `collation` (absent or `{}`: simple, code point order); a bad one is
+/// BadValue naming the field.
+pub(crate) fn collation(args: &Args<'_>) -> CommandResult<Collation> {
+    Collation::parse_option(args.document("collation")?)
+        .map_err(|error| CommandError::bad_value(error.to_string()))
 }
 
 /// `find`.
@@ -209,7 +197,7 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
             )));
         }
     }
-    check_collation(args)?;
+    let collation = collation(args)?;
     let filter = args.document("filter")?.cloned().unwrap_or_default();
     let sort = args
         .document("sort")?
@@ -283,10 +271,17 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         if let Some(projection) = projection {
             pipeline.push(doc! { "$project": projection });
         }
-        let action = collection.aggregate(pipeline).let_vars(let_vars);
+        let action = collection
+            .aggregate(pipeline)
+            .let_vars(let_vars)
+            .collation(collation);
         Box::new(in_session!(action, context).run()?)
     } else {
-        let mut action = collection.find(filter).skip(skip).expand(expand);
+        let mut action = collection
+            .find(filter)
+            .skip(skip)
+            .expand(expand)
+            .collation(collation);
         if let Some(hint) = hint {
             action = action.hint(hint);
         }
@@ -372,13 +367,17 @@ pub(crate) fn kill_cursors(context: &mut Context<'_>) -> CommandResult {
 pub(crate) fn count(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&["query", "skip", "limit", "hint", "collation", "fields"])?;
-    check_collation(args)?;
+    let collation = collation(args)?;
     let filter = args.document("query")?.cloned().unwrap_or_default();
     let skip = args.count("skip")?.unwrap_or(0);
     // A negative limit counts like its absolute value, as in MongoDB.
     let limit = args.integer("limit")?.unwrap_or(0).unsigned_abs();
     let (collection, _) = collection(context)?;
-    let action = collection.count_documents(filter).skip(skip).limit(limit);
+    let action = collection
+        .count_documents(filter)
+        .skip(skip)
+        .limit(limit)
+        .collation(collation);
     let n = in_session!(action, context).run()?;
     Ok(doc! { "n": count_value(i64::try_from(n).unwrap_or(i64::MAX)), "ok": 1.0 })
 }
@@ -387,13 +386,13 @@ pub(crate) fn count(context: &mut Context<'_>) -> CommandResult {
 pub(crate) fn distinct(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&["key", "query", "collation", "hint"])?;
-    check_collation(args)?;
+    let collation = collation(args)?;
     let Some(key) = args.string("key")? else {
         return Err(args.missing("key"));
     };
     let filter = args.document("query")?.cloned().unwrap_or_default();
     let (collection, _) = collection(context)?;
-    let action = collection.distinct(key, filter);
+    let action = collection.distinct(key, filter).collation(collation);
     let values = in_session!(action, context).run()?;
     Ok(doc! { "values": values, "ok": 1.0 })
 }
@@ -412,7 +411,7 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
         "hint",
         "bypassDocumentValidation",
     ])?;
-    check_collation(args)?;
+    let collation = collation(args)?;
     let database_level = match args.document.get("aggregate") {
         Some(Bson::String(_)) => false,
         Some(Bson::Int32(1) | Bson::Int64(1)) => true,
@@ -457,7 +456,8 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
     };
     let mut action = collection
         .aggregate(pipeline)
-        .bypass_document_validation(bypass);
+        .bypass_document_validation(bypass)
+        .collation(collation);
     if let Some(let_vars) = let_vars {
         action = action.let_vars(let_vars);
     }

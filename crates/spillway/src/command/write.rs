@@ -13,8 +13,8 @@ use super::Context;
 use super::args::Args;
 use super::count_value;
 use super::error::{CommandError, CommandResult};
-use super::read::{check_collation, collection, in_session};
-use crate::{Collection, ReturnDocument, Transaction, UpdateModifications};
+use super::read::{collation, collection, in_session};
+use crate::{Collation, Collection, ReturnDocument, Transaction, UpdateModifications};
 
 /// The most statements one write command may carry (MongoDB's `maxWriteBatchSize`).
 const MAX_WRITE_BATCH: usize = 100_000;
@@ -110,7 +110,7 @@ pub(crate) struct UpdateStatement {
     upsert: bool,
     multi: bool,
     array_filters: Option<Vec<Document>>,
-    collation: Option<Document>,
+    collation: Collation,
     /// MongoDB 8.0's `sort`: which match a single-document update changes.
     sort: Option<Document>,
 }
@@ -150,7 +150,7 @@ impl UpdateStatement {
             upsert: args.bool("upsert")?.unwrap_or(false),
             multi: args.bool("multi")?.unwrap_or(false),
             array_filters: args.documents("arrayFilters")?,
-            collation: args.document("collation")?.cloned(),
+            collation: collation(&args)?,
             sort: args.document("sort")?.cloned(),
         })
     }
@@ -209,10 +209,6 @@ pub(crate) fn update_statement(
     binding: Option<&LetBinding>,
     bypass: bool,
 ) -> CommandResult<(i64, i64, Option<Bson>)> {
-    if let Some(collation) = &statement.collation {
-        let holder = doc! { "collation": collation.clone() };
-        check_collation(&Args::new("update.updates", &holder))?;
-    }
     if let Some(binding) = binding {
         statement.filter = binding.filter(&statement.filter);
     }
@@ -238,7 +234,8 @@ pub(crate) fn update_statement(
                 collection.update_one(statement.filter, stages)
             }
             .upsert(statement.upsert)
-            .bypass_document_validation(bypass);
+            .bypass_document_validation(bypass)
+            .collation(statement.collation);
             if let Some(sort) = statement.sort {
                 action = action.sort(sort);
             }
@@ -277,7 +274,8 @@ pub(crate) fn update_statement(
     };
     action = action
         .upsert(statement.upsert)
-        .bypass_document_validation(bypass);
+        .bypass_document_validation(bypass)
+        .collation(statement.collation);
     if let Some(sort) = statement.sort {
         action = action.sort(sort);
     }
@@ -343,7 +341,7 @@ pub(crate) fn delete_fields(statement: &Document) -> CommandResult<()> {
     if args.integer("limit")?.is_none() {
         return Err(args.missing("limit"));
     }
-    args.document("collation")?;
+    collation(&args)?;
     Ok(())
 }
 
@@ -355,7 +353,7 @@ pub(crate) fn delete_statement(
     binding: Option<&LetBinding>,
 ) -> CommandResult<i64> {
     let args = Args::new("delete.deletes", statement);
-    check_collation(&args)?;
+    let collation = collation(&args)?;
     let Some(filter) = args.document("q")? else {
         return Err(args.missing("q"));
     };
@@ -374,6 +372,7 @@ pub(crate) fn delete_statement(
             ));
         }
     };
+    let action = action.collation(collation);
     let result = in_session!(action, context).run()?;
     Ok(result.deleted_count as i64)
 }
@@ -396,7 +395,7 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
         "hint",
         "let",
     ])?;
-    check_collation(args)?;
+    let collation = collation(args)?;
     let binding = LetBinding::parse(args.document("let")?)?;
     let mut filter = args.document("query")?.cloned().unwrap_or_default();
     if let Some(binding) = &binding {
@@ -421,7 +420,7 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
             "Cannot specify both upsert=true and remove=true, or new=true and remove=true",
         )),
         (true, None) => {
-            let mut action = collection.find_one_and_delete(filter);
+            let mut action = collection.find_one_and_delete(filter).collation(collation);
             if let Some(sort) = sort {
                 action = action.sort(sort);
             }
@@ -462,6 +461,7 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
                 fields,
                 array_filters,
                 bypass,
+                collation,
             };
             modify.run_statement(context, &collection)
         }
@@ -482,6 +482,7 @@ struct Modify {
     fields: Option<Document>,
     array_filters: Option<Vec<Document>>,
     bypass: bool,
+    collation: Collation,
 }
 
 impl Modify {
@@ -513,6 +514,7 @@ impl Modify {
     ) -> CommandResult {
         let mut probe = collection
             .find_one(self.filter.clone())
+            .collation(self.collation.clone())
             .session(transaction);
         if let Some(sort) = &self.sort {
             probe = probe.sort(sort.clone());
@@ -535,6 +537,7 @@ impl Modify {
         let value = action
             .upsert(self.upsert)
             .bypass_document_validation(self.bypass)
+            .collation(self.collation)
             .return_document(if returns_new {
                 ReturnDocument::After
             } else {
