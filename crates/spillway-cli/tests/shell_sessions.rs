@@ -78,6 +78,16 @@ it"
 }
 
 #[test]
+fn a_last_batch_that_is_full_offers_no_it() {
+    insta::assert_snapshot!(transcript(
+        "db.n.insertMany([{_id: 1}, {_id: 2}, {_id: 3}, {_id: 4}, {_id: 5}, {_id: 6}])
+db.n.find()
+it
+it"
+    ));
+}
+
+#[test]
 fn updates_replaces_and_deletes() {
     insta::assert_snapshot!(transcript(
         r"

@@ -125,6 +125,43 @@ fn find_pages_through_get_more_until_the_cursor_is_exhausted() {
 }
 
 #[test]
+fn a_full_batch_leaves_the_cursor_open_and_a_reached_limit_closes_it() {
+    let commands = commands();
+    seed(&commands, 3);
+    // As in MongoDB: a batch filled to its size does not look ahead, so the cursor stays
+    // open and one more getMore finds the end (drivers' exhaust cursors count on it).
+    let reply = ok(&commands, doc! { "find": "books", "batchSize": 3 });
+    assert_eq!(first_batch(&reply).len(), 3);
+    let id = cursor_id(&reply);
+    assert_ne!(id, 0);
+    let end = ok(&commands, doc! { "getMore": id, "collection": "books" });
+    assert_eq!(cursor_id(&end), 0);
+    // A batch that ends short of its size closes the cursor at once.
+    let reply = ok(&commands, doc! { "find": "books", "batchSize": 4 });
+    assert_eq!(cursor_id(&reply), 0);
+    // The batch that reaches the find's limit closes it too.
+    let reply = ok(
+        &commands,
+        doc! { "find": "books", "batchSize": 1, "limit": 2 },
+    );
+    let id = cursor_id(&reply);
+    assert_ne!(id, 0);
+    let last = ok(
+        &commands,
+        doc! { "getMore": id, "collection": "books", "batchSize": 5 },
+    );
+    assert_eq!(
+        last.get_document("cursor")
+            .unwrap()
+            .get_array("nextBatch")
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(cursor_id(&last), 0);
+}
+
+#[test]
 fn kill_cursors_reports_what_it_killed() {
     let commands = commands();
     seed(&commands, 5);

@@ -74,11 +74,16 @@ pub struct Executor {
     open_cursor: Option<OpenCursor>,
 }
 
-/// The server-side cursor `it` continues.
+/// What `it` continues: the server-side cursor (id 0 once the server closed it) and the
+/// documents already fetched beyond the last batch shown.
+///
+/// The shell asks for one document more than it shows, so that it knows whether to offer
+/// `it`: a server keeps a cursor open after a full batch even when nothing follows.
 #[derive(Debug)]
 struct OpenCursor {
     id: i64,
     collection: String,
+    ahead: Vec<Document>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -199,12 +204,18 @@ impl Executor {
                             .to_owned(),
                     ));
                 };
+                if cursor.id == 0 {
+                    return Ok(self.show(&cursor.collection, 0, cursor.ahead));
+                }
+                let wanted = (self.batch_size + 1)
+                    .saturating_sub(cursor.ahead.len())
+                    .max(1);
                 let reply = self.run(doc! {
                     "getMore": cursor.id,
                     "collection": &cursor.collection,
-                    "batchSize": self.batch_size_value(),
+                    "batchSize": i64::try_from(wanted).unwrap_or(i64::MAX),
                 })?;
-                self.batch(&cursor.collection, &reply, "nextBatch")
+                self.batch(&cursor.collection, &reply, "nextBatch", cursor.ahead)
             }
             Command::Collection {
                 collection,
@@ -236,23 +247,43 @@ impl Executor {
         }
     }
 
-    fn batch_size_value(&self) -> i64 {
-        i64::try_from(self.batch_size).unwrap_or(i64::MAX)
+    /// The batch size the shell asks the server for: one more than it shows.
+    fn fetch_size_value(&self) -> i64 {
+        i64::try_from(self.batch_size.saturating_add(1)).unwrap_or(i64::MAX)
     }
 
-    /// The batch in a cursor reply (`firstBatch` or `nextBatch`), keeping the cursor for `it`.
-    fn batch(&mut self, collection: &str, reply: &Document, key: &str) -> Result<Outcome, Failure> {
+    /// The batch in a cursor reply (`firstBatch` or `nextBatch`) after the documents fetched
+    /// `ahead` before it, keeping the cursor for `it`.
+    fn batch(
+        &mut self,
+        collection: &str,
+        reply: &Document,
+        key: &str,
+        ahead: Vec<Document>,
+    ) -> Result<Outcome, Failure> {
         let cursor = reply
             .get_document("cursor")
             .map_err(|_| Failure::Usage("the reply carries no cursor".to_owned()))?;
-        let documents = cursor_batch(reply, key);
+        let mut documents = ahead;
+        documents.extend(cursor_batch(reply, key));
         let id = cursor.get_i64("id").unwrap_or(0);
-        let more = id != 0;
+        Ok(self.show(collection, id, documents))
+    }
+
+    /// Shows the first batch-size `documents`, keeping the rest and cursor `id` for `it`.
+    fn show(&mut self, collection: &str, id: i64, mut documents: Vec<Document>) -> Outcome {
+        let ahead = if documents.len() > self.batch_size {
+            documents.split_off(self.batch_size)
+        } else {
+            Vec::new()
+        };
+        let more = id != 0 || !ahead.is_empty();
         self.open_cursor = more.then(|| OpenCursor {
             id,
             collection: collection.to_owned(),
+            ahead,
         });
-        Ok(Reply::Batch { documents, more }.into())
+        Reply::Batch { documents, more }.into()
     }
 
     fn collection_names(&self) -> Result<Vec<String>, Failure> {
@@ -628,18 +659,18 @@ impl Executor {
         if query.explain {
             return self.explain(find);
         }
-        find.insert("batchSize", self.batch_size_value());
+        find.insert("batchSize", self.fetch_size_value());
         // A new find replaces the cursor `it` would have continued.
         self.close_cursor();
         let reply = self.run(find)?;
-        self.batch(name, &reply, "firstBatch")
+        self.batch(name, &reply, "firstBatch", Vec::new())
     }
 
     fn aggregate(&mut self, name: &str, query: &AggregateQuery) -> Result<Outcome, Failure> {
         let mut aggregate = doc! {
             "aggregate": name,
             "pipeline": query.pipeline.clone(),
-            "cursor": { "batchSize": self.batch_size_value() },
+            "cursor": { "batchSize": self.fetch_size_value() },
         };
         insert_some(&mut aggregate, "let", query.let_vars.as_ref());
         if query.explain {
@@ -649,7 +680,7 @@ impl Executor {
         // A new aggregate replaces the cursor `it` would have continued.
         self.close_cursor();
         let reply = self.run(aggregate)?;
-        self.batch(name, &reply, "firstBatch")
+        self.batch(name, &reply, "firstBatch", Vec::new())
     }
 
     fn explain(&self, command: Document) -> Result<Outcome, Failure> {
@@ -659,7 +690,7 @@ impl Executor {
 
     /// Ends the cursor `it` would have continued, so that it does not wait for its timeout.
     fn close_cursor(&mut self) {
-        if let Some(cursor) = self.open_cursor.take() {
+        if let Some(cursor) = self.open_cursor.take().filter(|cursor| cursor.id != 0) {
             // A cursor already gone is no error worth showing.
             let _ = self.run(doc! { "killCursors": cursor.collection, "cursors": [cursor.id] });
         }

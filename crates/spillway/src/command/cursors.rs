@@ -37,6 +37,9 @@ struct OpenCursor {
     stream: DocumentStream,
     /// A document read ahead to learn whether the stream was exhausted.
     ahead: Option<Document>,
+    /// How many documents the cursor may still return (a `find`'s `limit`): the cursor
+    /// closes with the batch that reaches it.
+    remaining: Option<u64>,
     last_used: Instant,
     /// `noCursorTimeout`: never reaped.
     immortal: bool,
@@ -93,6 +96,11 @@ pub(crate) struct Batch {
 
 /// Reads up to `limit` documents (all, bounded by bytes, when `None`) from `stream`, with the
 /// document read ahead last time first.
+///
+/// As in MongoDB, a batch filled to `limit` does not look further: the cursor stays open
+/// even if the stream has nothing more, and the next `getMore` finds out (drivers count on
+/// that: an exhaust cursor of 3 documents in batches of 1 takes 3 `getMore`s). Only a batch
+/// that ends short, or a cursor's own `limit` reached, closes the cursor.
 fn read_batch(
     stream: &mut DocumentStream,
     ahead: &mut Option<Document>,
@@ -101,6 +109,12 @@ fn read_batch(
     let mut documents = Vec::new();
     let mut bytes = 0usize;
     loop {
+        if limit.is_some_and(|limit| limit > 0 && documents.len() as u64 >= limit) {
+            return Ok(Batch {
+                documents,
+                exhausted: false,
+            });
+        }
         let next = match ahead.take() {
             Some(document) => Some(document),
             None => stream.next().transpose().map_err(CommandError::from)?,
@@ -111,7 +125,7 @@ fn read_batch(
                 exhausted: true,
             });
         };
-        let full = limit.is_some_and(|limit| documents.len() as u64 >= limit);
+        let full = limit == Some(0);
         let size = document.to_vec().map_or(0, |bytes| bytes.len());
         if full || (!documents.is_empty() && bytes + size > MAX_BATCH_BYTES) {
             *ahead = Some(document);
@@ -125,22 +139,59 @@ fn read_batch(
     }
 }
 
+/// [`read_batch`] within a cursor's `remaining` documents, counting them down: the batch
+/// that reaches the limit says the cursor is exhausted.
+fn read_limited(
+    stream: &mut DocumentStream,
+    ahead: &mut Option<Document>,
+    batch_size: Option<u64>,
+    remaining: &mut Option<u64>,
+) -> CommandResult<Batch> {
+    let Some(left) = *remaining else {
+        return read_batch(stream, ahead, batch_size);
+    };
+    let size = batch_size
+        .filter(|size| *size > 0)
+        .map_or(left, |size| size.min(left));
+    let mut batch = read_batch(stream, ahead, Some(size))?;
+    let left = left.saturating_sub(batch.documents.len() as u64);
+    *remaining = Some(left);
+    batch.exhausted |= left == 0;
+    Ok(batch)
+}
+
 impl CursorTable {
     /// The first batch of a new cursor over `stream`; the cursor stays open (and its id is
     /// returned) only if documents remain and `single_batch` is false.
     pub(crate) fn open(
         &mut self,
         namespace: &str,
-        mut stream: DocumentStream,
+        stream: DocumentStream,
         batch_size: Option<u64>,
         single_batch: bool,
         immortal: bool,
     ) -> CommandResult<Document> {
+        self.open_limited(namespace, stream, batch_size, None, single_batch, immortal)
+    }
+
+    /// [`CursorTable::open`] for a stream of at most `limit` documents (a `find`'s limit),
+    /// which closes the cursor with the batch that reaches it.
+    pub(crate) fn open_limited(
+        &mut self,
+        namespace: &str,
+        mut stream: DocumentStream,
+        batch_size: Option<u64>,
+        limit: Option<u64>,
+        single_batch: bool,
+        immortal: bool,
+    ) -> CommandResult<Document> {
         let mut ahead = None;
-        let batch = read_batch(
+        let mut remaining = limit.filter(|limit| *limit > 0);
+        let batch = read_limited(
             &mut stream,
             &mut ahead,
             Some(batch_size.unwrap_or(DEFAULT_FIRST_BATCH)),
+            &mut remaining,
         )?;
         let id = if batch.exhausted || single_batch {
             0
@@ -153,6 +204,7 @@ impl CursorTable {
                     namespace: namespace.to_string(),
                     stream,
                     ahead,
+                    remaining,
                     last_used: Instant::now(),
                     immortal,
                     tailable: false,
@@ -188,6 +240,7 @@ impl CursorTable {
                 namespace: namespace.to_string(),
                 stream,
                 ahead,
+                remaining: None,
                 last_used: Instant::now(),
                 immortal: false,
                 tailable: true,
@@ -221,7 +274,12 @@ impl CursorTable {
         if let Some(waits) = &cursor.waits {
             waits.store(max_time_ms.unwrap_or(DEFAULT_AWAIT_MS), Ordering::SeqCst);
         }
-        let batch = match read_batch(&mut cursor.stream, &mut cursor.ahead, batch_size) {
+        let batch = match read_limited(
+            &mut cursor.stream,
+            &mut cursor.ahead,
+            batch_size,
+            &mut cursor.remaining,
+        ) {
             Ok(batch) => batch,
             Err(error) => {
                 self.open.remove(&id);

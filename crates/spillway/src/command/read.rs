@@ -297,7 +297,14 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         Box::new(in_session!(action, context).run()?)
     };
     let single_batch = single_batch || (limit > 0 && batch_size.is_some_and(|size| size >= limit));
-    lock(&context.commands.cursors).open(&namespace, stream, batch_size, single_batch, immortal)
+    lock(&context.commands.cursors).open_limited(
+        &namespace,
+        stream,
+        batch_size,
+        Some(limit),
+        single_batch,
+        immortal,
+    )
 }
 
 /// `getMore`.
