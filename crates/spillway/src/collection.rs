@@ -24,6 +24,7 @@ use spillway_store::Store;
 
 use crate::aggregate;
 use crate::catalog::{ID_INDEX_NAME, IndexSettings, ParsedFilter, validate_collection_name};
+use crate::changes::{Scope, Watch};
 use crate::cursor::{Cursor, LogicalRead};
 use crate::database::{Database, Transaction};
 use crate::error::{Error, Result};
@@ -514,6 +515,13 @@ where
             session: None,
             marker: PhantomData,
         }
+    }
+
+    /// Opens a change stream of this collection: its inserts, updates, replacements and
+    /// deletes as MongoDB change events, in commit order, and a `drop`/`rename` followed by
+    /// `invalidate`, which ends it. See [`crate::ChangeStream`].
+    pub fn watch(&self) -> Watch<'_> {
+        Watch::new(&self.database, Scope::Collection(self.name.clone()))
     }
 
     /// Drops the collection and its indexes (nothing happens if it does not exist).

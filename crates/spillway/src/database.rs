@@ -27,6 +27,7 @@ use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
     validate_collection_name,
 };
+use crate::changes::{ChangeLog, Scope, Watch};
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::maintenance::{self, DatabaseStats, RepairReport, VerifyReport};
 use crate::patterned::{ReaderBackend, TxnBackend};
@@ -101,6 +102,8 @@ pub(crate) struct Inner {
     /// Whether the TTL reaper thread was started, and how often it runs.
     pub(crate) ttl_reaper: AtomicBool,
     pub(crate) ttl_interval: Duration,
+    /// Where commits record their changes for change streams, once one was opened.
+    pub(crate) changes: ChangeLog,
 }
 
 /// The keys one transaction handle claimed; released when it ends (commit, rollback, drop).
@@ -191,6 +194,7 @@ impl Inner {
         }
         let current = self.published();
         txn.rebase(&current)?;
+        self.changes.record(&mut txn, &current)?;
         let committed = txn.into_batch(&self.store)?;
         let seq = self.store.commit(committed.batch)?;
         let published = Arc::new(current.after_commit(
@@ -264,11 +268,7 @@ impl Database {
         let store = Store::open_read_only(path)?;
         let snapshot = store.snapshot();
         let catalog = Catalog::load(&store, &snapshot)?;
-        Ok(Database::with_catalog(
-            store,
-            catalog,
-            crate::options::DEFAULT_TTL_INTERVAL,
-        ))
+        Database::with_catalog(store, catalog, crate::options::DEFAULT_TTL_INTERVAL)
     }
 
     /// A fresh database in memory, for tests: nothing is persisted.
@@ -296,7 +296,7 @@ impl Database {
             }
         }
         store.keyspace(CATALOG_KEYSPACE)?;
-        let database = Database::with_catalog(store, catalog, ttl_interval);
+        let database = Database::with_catalog(store, catalog, ttl_interval)?;
         let unfinished = database
             .inner
             .published()
@@ -318,9 +318,10 @@ impl Database {
         Ok(database)
     }
 
-    fn with_catalog(store: Store, catalog: Catalog, ttl_interval: Duration) -> Database {
+    fn with_catalog(store: Store, catalog: Catalog, ttl_interval: Duration) -> Result<Database> {
         let published = Arc::new(Published::opened(store.snapshot(), catalog));
-        Database {
+        let changes = ChangeLog::opened(&store)?;
+        Ok(Database {
             inner: Arc::new(Inner {
                 id: NEXT_DATABASE_ID.fetch_add(1, Ordering::Relaxed),
                 store,
@@ -330,8 +331,9 @@ impl Database {
                 next_handle: AtomicU64::new(1),
                 ttl_reaper: AtomicBool::new(false),
                 ttl_interval,
+                changes,
             }),
-        }
+        })
     }
 
     /// What opening the database found and fixed: whether a checkpoint was used, how many
@@ -345,6 +347,12 @@ impl Database {
     /// True if the database was opened with [`Database::open_read_only`].
     pub fn is_read_only(&self) -> bool {
         self.inner.store.is_read_only()
+    }
+
+    /// Opens a change stream of every collection of the database (see
+    /// [`crate::Collection::watch`]); dropping a collection does not end it.
+    pub fn watch(&self) -> Watch<'_> {
+        Watch::new(self, Scope::Prefix(String::new()))
     }
 
     /// Creates an empty collection explicitly (a no-op if it exists).

@@ -615,6 +615,7 @@ pub(crate) mod codes {
     pub(crate) const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
     pub(crate) const CANNOT_INDEX_PARALLEL_ARRAYS: i32 = 171;
     pub(crate) const NO_SUCH_TRANSACTION: i32 = 251;
+    pub(crate) const CHANGE_STREAM_HISTORY_LOST: i32 = 286;
     pub(crate) const DATA_CORRUPTION_DETECTED: i32 = 301;
 
     /// Codes and names; a code missing here is named `Location<code>`, as MongoDB names the
@@ -682,6 +683,7 @@ pub(crate) mod codes {
         (262, "ExceededTimeLimit"),
         (263, "OperationNotSupportedInTransaction"),
         (267, "PreparedTransactionInProgress"),
+        (286, "ChangeStreamHistoryLost"),
         (301, "DataCorruptionDetected"),
         (9001, "SocketException"),
         (10107, "NotWritablePrimary"),

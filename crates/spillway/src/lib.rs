@@ -39,6 +39,7 @@
 mod aggregate;
 mod catalog;
 mod catalog_repair;
+mod changes;
 mod collection;
 pub mod command;
 mod cursor;
@@ -60,6 +61,9 @@ pub use bson;
 pub use bson::doc;
 pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN, ValidationAction, ValidationLevel};
 pub use catalog_repair::RebuiltCollection;
+pub use changes::{
+    ChangeStream, ChangeStreamOptions, FullDocument, RETAINED as CHANGE_LOG_RETAINED, Watch,
+};
 pub use collection::{
     Aggregate, Collection, CountDocuments, CreateIndex, CreateIndexes, Delete, Distinct,
     DropCollection, DropIndex, DropIndexes, Find, FindOne, FindOneAndDelete, FindOneAndModify,

@@ -194,6 +194,11 @@ pub(crate) fn update_sorted(
     upsert: bool,
     sort: Option<&SortSpec>,
 ) -> Result<UpdateCounts> {
+    if update.is_replacement() && !txn.replacing {
+        return txn.as_replacement(|txn| {
+            update_sorted(txn, store, collection, filter, update, multi, upsert, sort)
+        });
+    }
     let now = DateTime::now();
     let by_id = id_order();
     let sort = sort.unwrap_or(&by_id);
@@ -373,6 +378,11 @@ pub(crate) fn find_one_and_modify(
     update: &Update,
     options: &FindAndModify<'_>,
 ) -> Result<Option<Document>> {
+    if update.is_replacement() && !txn.replacing {
+        return txn.as_replacement(|txn| {
+            find_one_and_modify(txn, store, collection, filter, update, options)
+        });
+    }
     let now = DateTime::now();
     let id_sort = id_order();
     let sort = options.sort.unwrap_or(&id_sort);

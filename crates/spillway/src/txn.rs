@@ -163,7 +163,7 @@ fn snapshot_scan<'a>(
 }
 
 /// The buffered writes of one keyspace: `None` is a delete.
-type Overlay = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+pub(crate) type Overlay = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
 /// The writes of one transaction, over a committed base.
 #[derive(Debug)]
@@ -188,6 +188,10 @@ pub(crate) struct WriteTxn {
     /// Set for the duration of one operation given `bypass_document_validation(true)`: its
     /// writes skip the collection's validator.
     pub(crate) bypass_validation: bool,
+    /// Set while a replacement (not an update with operators) writes: the documents it
+    /// puts are recorded in `replaced`, for change streams' `replace` events.
+    pub(crate) replacing: bool,
+    replaced: HashSet<(KeyspaceId, Vec<u8>)>,
 }
 
 impl WriteTxn {
@@ -205,7 +209,27 @@ impl WriteTxn {
             n_ops: 0,
             journal: None,
             bypass_validation: false,
+            replacing: false,
+            replaced: HashSet::new(),
         }
+    }
+
+    /// Runs `write` with [`WriteTxn::replacing`] set: its puts are replacements.
+    pub(crate) fn as_replacement<R>(&mut self, write: impl FnOnce(&mut WriteTxn) -> R) -> R {
+        let before = std::mem::replace(&mut self.replacing, true);
+        let result = write(self);
+        self.replacing = before;
+        result
+    }
+
+    /// The writes buffered for `keyspace` (`None` values are deletes).
+    pub(crate) fn overlay(&self, keyspace: KeyspaceId) -> Option<&Overlay> {
+        self.overlays.get(&keyspace)
+    }
+
+    /// Whether the last write of `key` was made by a replacement ([`WriteTxn::replacing`]).
+    pub(crate) fn was_replaced(&self, keyspace: KeyspaceId, key: &[u8]) -> bool {
+        self.replaced.contains(&(keyspace, key.to_vec()))
     }
 
     /// Starts recording the keys this transaction writes (see [`WriteTxn::take_journal`]).
@@ -255,6 +279,11 @@ impl WriteTxn {
     pub(crate) fn put(&mut self, keyspace: KeyspaceId, key: Vec<u8>, value: Vec<u8>) {
         self.n_ops += 1;
         self.record(keyspace, &key);
+        if self.replacing {
+            self.replaced.insert((keyspace, key.clone()));
+        } else if !self.replaced.is_empty() {
+            self.replaced.remove(&(keyspace, key.clone()));
+        }
         self.overlays
             .entry(keyspace)
             .or_default()

@@ -1648,3 +1648,97 @@ fn bulk_write_runs_operations_on_many_namespaces_with_a_result_each() {
     elsewhere.insert("$db", "shop");
     assert_eq!(fails(&commands, elsewhere).0, 13);
 }
+
+#[test]
+fn change_streams_are_tailable_cursors_of_collection_and_database_events() {
+    let commands = commands();
+    ok(&commands, doc! { "create": "books" });
+    let opened = ok(
+        &commands,
+        doc! { "aggregate": "books", "pipeline": [{ "$changeStream": {} }], "cursor": {} },
+    );
+    let id = cursor_id(&opened);
+    assert_ne!(id, 0, "a change stream's cursor stays open");
+    assert!(first_batch(&opened).is_empty());
+    let whole = ok(
+        &commands,
+        doc! { "aggregate": 1, "pipeline": [
+            { "$changeStream": {} },
+            { "$match": { "operationType": "insert" } },
+        ], "cursor": {} },
+    );
+    let whole_id = cursor_id(&whole);
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 1, "t": "Dune" }] },
+    );
+    ok(
+        &commands,
+        doc! { "update": "books", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "y": 1965 } } }] },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "films", "documents": [{ "_id": 7 }] },
+    );
+    let next = |id: i64, collection: &str| -> Vec<Document> {
+        let reply = ok(
+            &commands,
+            doc! { "getMore": id, "collection": collection, "maxTimeMS": 2000 },
+        );
+        reply
+            .get_document("cursor")
+            .unwrap()
+            .get_array("nextBatch")
+            .unwrap()
+            .iter()
+            .map(|event| event.as_document().unwrap().clone())
+            .collect()
+    };
+    let events = next(id, "books");
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0].get_str("operationType").unwrap(), "insert");
+    assert_eq!(
+        events[0].get_document("ns").unwrap(),
+        &doc! { "db": "shop", "coll": "books" }
+    );
+    assert_eq!(
+        events[1]
+            .get_document("updateDescription")
+            .unwrap()
+            .get_document("updatedFields")
+            .unwrap(),
+        &doc! { "y": 1965 }
+    );
+    let inserts = next(whole_id, "$cmd.aggregate");
+    let collections: Vec<&str> = inserts
+        .iter()
+        .map(|event| event.get_document("ns").unwrap().get_str("coll").unwrap())
+        .collect();
+    assert_eq!(collections, ["books", "films"]);
+    // Resuming after the first event replays the second.
+    let token = events[0].get_document("_id").unwrap().clone();
+    let resumed = ok(
+        &commands,
+        doc! { "aggregate": "books", "pipeline": [{ "$changeStream": { "resumeAfter": token } }], "cursor": {} },
+    );
+    let replayed = first_batch(&resumed);
+    assert_eq!(replayed.len(), 1);
+    assert_eq!(
+        replayed[0]
+            .as_document()
+            .unwrap()
+            .get_str("operationType")
+            .unwrap(),
+        "update"
+    );
+    let (code, _) = fails(
+        &commands,
+        doc! { "aggregate": "books", "pipeline": [{ "$changeStream": { "fullDocument": "required" } }], "cursor": {} },
+    );
+    assert_eq!(code, 115);
+    let (code, _) = fails(
+        &commands,
+        doc! { "aggregate": "books", "pipeline": [{ "$match": {} }, { "$changeStream": {} }], "cursor": {} },
+    );
+    assert_eq!(code, 40602);
+}

@@ -24,6 +24,7 @@
 
 mod args;
 mod bulk;
+mod changes;
 mod collectionless;
 mod cursors;
 mod ddl;

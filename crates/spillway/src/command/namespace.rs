@@ -55,6 +55,18 @@ impl Namespaces {
         }
     }
 
+    /// What the stored names of `database`'s collections start with (`""` in the flat view,
+    /// whose one database holds every collection).
+    pub(crate) fn prefix(self, database: &str) -> CommandResult<String> {
+        match self {
+            Namespaces::Prefixed => {
+                check_database_name(database)?;
+                Ok(format!("{database}."))
+            }
+            Namespaces::Flat => Ok(String::new()),
+        }
+    }
+
     /// The collection of `database` stored as `stored`, if it belongs to that database.
     pub(crate) fn collection_of<'a>(self, database: &str, stored: &'a str) -> Option<&'a str> {
         match self {

@@ -14,6 +14,7 @@ use bson::{Bson, Document, doc};
 
 use super::Context;
 use super::args::Args;
+use super::changes;
 use super::collectionless;
 use super::cursors::DocumentStream;
 use super::error::{CommandError, CommandResult};
@@ -434,6 +435,18 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
         return Err(args.missing("pipeline"));
     };
     check_read_concern(args, &pipeline)?;
+    if changes::opens_stream(&pipeline)? {
+        let batch_size = match args.document("cursor")? {
+            Some(cursor) => Args::new("aggregate.cursor", cursor).count("batchSize")?,
+            None => return Err(args.missing("cursor")),
+        };
+        let name = if database_level {
+            None
+        } else {
+            Some(args.collection()?.to_string())
+        };
+        return changes::open(context, name.as_deref(), &pipeline, batch_size);
+    }
     if database_level {
         pipeline = collectionless::first_stage(context, pipeline)?;
     }

@@ -1,0 +1,173 @@
+//! `$changeStream`: an `aggregate` whose first stage opens a change stream of a collection,
+//! of a database (`aggregate: 1`), or of every database (`allChangesForCluster` on
+//! `admin`), answered with a tailable `awaitData` cursor as MongoDB answers it.
+//!
+//! The stream itself is the facade's ([`crate::ChangeStream`]); this module reads the
+//! stage's options, names collections as `{ db, coll }`, and lets `getMore`'s `maxTimeMS`
+//! say how long an empty batch waits.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bson::{Bson, Document, doc};
+
+use super::Context;
+use super::args::Args;
+use super::cursors::DocumentStream;
+use super::error::{CommandError, CommandResult};
+use super::lock;
+use crate::changes::Scope;
+use crate::{ChangeStream, FullDocument, Watch};
+
+/// The name of the stage.
+pub(crate) const STAGE: &str = "$changeStream";
+
+/// Whether `pipeline` opens a change stream; a `$changeStream` anywhere but first is
+/// MongoDB's 40602.
+pub(crate) fn opens_stream(pipeline: &[Document]) -> CommandResult<bool> {
+    if let Some(position) = pipeline
+        .iter()
+        .skip(1)
+        .position(|stage| stage.contains_key(STAGE))
+    {
+        return Err(CommandError::new(
+            40602,
+            format!(
+                "$changeStream is only valid as the first stage in a pipeline, found at stage {}",
+                position + 1
+            ),
+        ));
+    }
+    Ok(pipeline
+        .first()
+        .is_some_and(|stage| stage.contains_key(STAGE)))
+}
+
+/// Opens the change stream `pipeline` asks for (its first stage is `$changeStream`, and
+/// only its first: see [`opens_stream`]) and
+/// answers with the cursor's first batch. `collection` is `None` for `aggregate: 1`.
+pub(crate) fn open(
+    context: &mut Context<'_>,
+    collection: Option<&str>,
+    pipeline: &[Document],
+    batch_size: Option<u64>,
+) -> CommandResult {
+    if context.transaction.is_some() {
+        return Err(CommandError::new(
+            263,
+            "Operation not permitted in transaction: $changeStream",
+        ));
+    }
+    let (stage, rest) = pipeline.split_first().expect("opens_stream checked it");
+    let Some(Bson::Document(options)) = stage.get(STAGE) else {
+        return Err(CommandError::type_mismatch(
+            "the $changeStream stage takes a document of options",
+        ));
+    };
+    let args = Args::new("$changeStream", options);
+    args.only(&[
+        "fullDocument",
+        "fullDocumentBeforeChange",
+        "resumeAfter",
+        "startAfter",
+        "startAtOperationTime",
+        "allChangesForCluster",
+        "showExpandedEvents",
+    ])?;
+    let full_document = match args.string("fullDocument")? {
+        None | Some("default") => FullDocument::Default,
+        Some("updateLookup") => FullDocument::UpdateLookup,
+        Some(other) => {
+            return Err(CommandError::not_supported(format!(
+                "$changeStream: fullDocument '{other}' is not supported (Spillway keeps no post-images: 'default' and 'updateLookup' are)"
+            )));
+        }
+    };
+    if let Some(before) = args.string("fullDocumentBeforeChange")?
+        && before != "off"
+    {
+        return Err(CommandError::not_supported(format!(
+            "$changeStream: fullDocumentBeforeChange '{before}' is not supported (Spillway keeps no pre-images)"
+        )));
+    }
+    if args.get("startAtOperationTime").is_some() {
+        return Err(CommandError::not_supported(
+            "$changeStream: startAtOperationTime is not supported; resume with resumeAfter or startAfter and an event's _id",
+        ));
+    }
+    let resume = match (args.document("resumeAfter")?, args.document("startAfter")?) {
+        (Some(_), Some(_)) => {
+            return Err(CommandError::new(
+                50865,
+                "Do not specify both 'resumeAfter' and 'startAfter' in a $changeStream stage",
+            ));
+        }
+        (resume, start) => resume.or(start).cloned(),
+    };
+    let whole_cluster = args.bool("allChangesForCluster")?.unwrap_or(false);
+    let database = context.database.to_string();
+    let namespaces = context.commands.namespaces;
+    let (scope, cursor_namespace) = match (collection, whole_cluster) {
+        (Some(_), true) => {
+            return Err(CommandError::bad_value(
+                "allChangesForCluster is only valid with aggregate: 1 on the admin database",
+            ));
+        }
+        (Some(name), false) => (
+            Scope::Collection(context.stored(name)?),
+            context.namespace(name),
+        ),
+        (None, true) if database == "admin" => {
+            (Scope::Prefix(String::new()), "admin.$cmd.aggregate".into())
+        }
+        (None, true) => {
+            return Err(CommandError::bad_value(
+                "allChangesForCluster is only valid on the admin database",
+            ));
+        }
+        (None, false) => (
+            Scope::Prefix(namespaces.prefix(&database)?),
+            format!("{database}.$cmd.aggregate"),
+        ),
+    };
+    let mut watch = Watch::new(&context.commands.database, scope)
+        .pipeline(rest.iter().cloned())
+        .full_document(full_document)
+        .namespaces(Arc::new(move |stored: &str| {
+            let db = namespaces.database_of(stored).unwrap_or(&database);
+            let coll = namespaces.collection_of(db, stored).unwrap_or(stored);
+            doc! { "db": db, "coll": coll }
+        }));
+    if let Some(token) = resume {
+        watch = watch.resume_after(token);
+    }
+    let stream = watch.run()?;
+    let wait_ms = Arc::new(AtomicU64::new(0));
+    let events: DocumentStream = Box::new(Events {
+        stream,
+        wait_ms: Arc::clone(&wait_ms),
+    });
+    lock(&context.commands.cursors).open_tailable(
+        &cursor_namespace,
+        events,
+        batch_size,
+        Some(wait_ms),
+    )
+}
+
+/// A change stream as a cursor's document stream: an empty read waits as long as the
+/// `getMore` that asks allows (`awaitData`).
+struct Events {
+    stream: ChangeStream,
+    wait_ms: Arc<AtomicU64>,
+}
+
+impl Iterator for Events {
+    type Item = crate::Result<Document>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let wait = Duration::from_millis(self.wait_ms.swap(0, Ordering::SeqCst));
+        self.stream.next_timeout(wait).transpose()
+    }
+}

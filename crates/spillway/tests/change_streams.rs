@@ -1,0 +1,212 @@
+//! Change streams through the facade: every committed change, as MongoDB's change events,
+//! in commit order, resumable after a restart without a gap or a duplicate.
+
+use std::time::Duration;
+
+use spillway::bson::{Bson, Document};
+use spillway::{Database, FullDocument, Transaction, doc};
+
+fn next(stream: &mut spillway::ChangeStream) -> Document {
+    stream
+        .next_timeout(Duration::from_secs(5))
+        .unwrap()
+        .expect("an event within 5 s")
+}
+
+fn kinds(events: &[Document]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|event| event.get_str("operationType").unwrap())
+        .collect()
+}
+
+#[test]
+fn writes_become_insert_update_replace_and_delete_events_in_commit_order() {
+    let db = Database::open_in_memory().unwrap();
+    let books = db.collection::<Document>("books");
+    books
+        .insert_one(doc! { "_id": 0, "before": true })
+        .run()
+        .unwrap();
+    let mut stream = books.watch().run().unwrap();
+    assert_eq!(stream.try_next().unwrap(), None, "only changes from now on");
+    books
+        .insert_one(doc! { "_id": 1, "title": "Dune", "tags": ["sf"] })
+        .run()
+        .unwrap();
+    books
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$set": { "year": 1965 }, "$unset": { "tags": "" } },
+        )
+        .run()
+        .unwrap();
+    books
+        .replace_one(doc! { "_id": 1 }, doc! { "title": "Dune Messiah" })
+        .run()
+        .unwrap();
+    books.delete_one(doc! { "_id": 1 }).run().unwrap();
+    db.collection::<Document>("other")
+        .insert_one(doc! { "_id": 9 })
+        .run()
+        .unwrap();
+
+    let events: Vec<Document> = (0..4).map(|_| next(&mut stream)).collect();
+    assert_eq!(kinds(&events), ["insert", "update", "replace", "delete"]);
+    for event in &events {
+        assert_eq!(
+            event.get_document("documentKey").unwrap(),
+            &doc! { "_id": 1 }
+        );
+        assert_eq!(event.get_document("ns").unwrap(), &doc! { "coll": "books" });
+    }
+    assert_eq!(
+        events[0].get_document("fullDocument").unwrap(),
+        &doc! { "_id": 1, "title": "Dune", "tags": ["sf"] }
+    );
+    let description = events[1].get_document("updateDescription").unwrap();
+    assert_eq!(
+        description.get_document("updatedFields").unwrap(),
+        &doc! { "year": 1965 }
+    );
+    assert_eq!(
+        description.get_array("removedFields").unwrap(),
+        &vec![Bson::from("tags")]
+    );
+    assert_eq!(
+        events[2].get_document("fullDocument").unwrap(),
+        &doc! { "_id": 1, "title": "Dune Messiah" }
+    );
+    assert_eq!(
+        stream.try_next().unwrap(),
+        None,
+        "another collection's insert is not in this collection's stream"
+    );
+}
+
+#[test]
+fn pipelines_filter_events_and_update_lookup_reads_the_current_document() {
+    let db = Database::open_in_memory().unwrap();
+    let books = db.collection::<Document>("books");
+    let mut updates = books
+        .watch()
+        .pipeline([doc! { "$match": { "operationType": "update" } }])
+        .full_document(FullDocument::UpdateLookup)
+        .run()
+        .unwrap();
+    books.insert_one(doc! { "_id": 1, "n": 0 }).run().unwrap();
+    books
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "n": 1 } })
+        .run()
+        .unwrap();
+    let event = next(&mut updates);
+    assert_eq!(event.get_str("operationType").unwrap(), "update");
+    assert_eq!(
+        event.get_document("fullDocument").unwrap(),
+        &doc! { "_id": 1, "n": 1 }
+    );
+    assert_eq!(updates.try_next().unwrap(), None);
+}
+
+#[test]
+fn a_transaction_is_seen_whole_at_its_commit_and_an_aborted_one_never() {
+    let db = Database::open_in_memory().unwrap();
+    let mut stream = db.watch().run().unwrap();
+    let result: spillway::Result<()> = db.transaction(|tx| {
+        db.collection::<Document>("a")
+            .insert_one(doc! { "_id": 1 })
+            .session(tx)
+            .run()?;
+        Err(Transaction::abort("changed my mind"))
+    });
+    assert!(result.is_err());
+    db.transaction(|tx| {
+        db.collection::<Document>("a")
+            .insert_one(doc! { "_id": 2 })
+            .session(tx)
+            .run()?;
+        db.collection::<Document>("b")
+            .insert_one(doc! { "_id": 3 })
+            .session(tx)
+            .run()?;
+        Ok(())
+    })
+    .unwrap();
+    let first = next(&mut stream);
+    let second = next(&mut stream);
+    assert_eq!(
+        first.get_document("documentKey").unwrap(),
+        &doc! { "_id": 2 }
+    );
+    assert_eq!(
+        second.get_document("documentKey").unwrap(),
+        &doc! { "_id": 3 }
+    );
+    assert_eq!(stream.try_next().unwrap(), None);
+}
+
+#[test]
+fn dropping_the_watched_collection_ends_its_stream_with_invalidate() {
+    let db = Database::open_in_memory().unwrap();
+    let books = db.collection::<Document>("books");
+    books.insert_one(doc! { "_id": 1 }).run().unwrap();
+    let stream = books.watch().run().unwrap();
+    let mut everything = db.watch().run().unwrap();
+    books.drop().run().unwrap();
+    let events: Vec<Document> = stream.map(Result::unwrap).collect();
+    assert_eq!(kinds(&events), ["drop", "invalidate"]);
+    let event = next(&mut everything);
+    assert_eq!(event.get_str("operationType").unwrap(), "drop");
+    assert_eq!(
+        everything.try_next().unwrap(),
+        None,
+        "a database's stream goes on"
+    );
+}
+
+#[test]
+fn a_stream_resumes_after_a_restart_without_a_gap_or_a_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = {
+        let db = Database::open(dir.path()).unwrap();
+        let books = db.collection::<Document>("books");
+        let mut stream = books.watch().run().unwrap();
+        for id in 1..=3 {
+            books.insert_one(doc! { "_id": id }).run().unwrap();
+        }
+        let first = next(&mut stream);
+        assert_eq!(
+            first.get_document("documentKey").unwrap(),
+            &doc! { "_id": 1 }
+        );
+        stream.resume_token()
+    };
+    let db = Database::open(dir.path()).unwrap();
+    let books = db.collection::<Document>("books");
+    books.insert_one(doc! { "_id": 4 }).run().unwrap();
+    let mut resumed = books.watch().resume_after(token).run().unwrap();
+    let ids: Vec<Bson> = (0..3)
+        .map(|_| {
+            next(&mut resumed)
+                .get_document("documentKey")
+                .unwrap()
+                .get("_id")
+                .unwrap()
+                .clone()
+        })
+        .collect();
+    assert_eq!(ids, vec![Bson::Int32(2), Bson::Int32(3), Bson::Int32(4)]);
+    assert_eq!(resumed.try_next().unwrap(), None);
+}
+
+#[test]
+fn a_token_that_is_not_spillways_is_bad_value() {
+    let db = Database::open_in_memory().unwrap();
+    let error = db
+        .watch()
+        .resume_after(doc! { "_data": "not hex" })
+        .run()
+        .unwrap_err();
+    assert_eq!(error.code(), Some(2));
+    assert!(error.to_string().contains("resume token"), "{error}");
+}
