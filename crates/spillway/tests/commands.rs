@@ -1742,3 +1742,57 @@ fn change_streams_are_tailable_cursors_of_collection_and_database_events() {
     );
     assert_eq!(code, 40602);
 }
+
+#[test]
+fn the_profiler_records_what_its_level_asks_for_in_system_profile() {
+    let commands = commands();
+    seed(&commands, 2);
+    let reply = ok(&commands, doc! { "profile": 2 });
+    assert_eq!(reply.get_i32("was").unwrap(), 0);
+    ok(&commands, doc! { "find": "books", "comment": "look here" });
+    ok(
+        &commands,
+        doc! { "distinct": "books", "key": "n", "comment": "look here" },
+    );
+    ok(&commands, doc! { "profile": 0 });
+    ok(
+        &commands,
+        doc! { "find": "books", "comment": "not recorded" },
+    );
+    let profiled = ok(
+        &commands,
+        doc! { "find": "system.profile", "filter": { "command.comment": "look here" }, "sort": { "ts": 1 } },
+    );
+    let entries = first_batch(&profiled);
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    let query = entries[0].as_document().unwrap();
+    assert_eq!(query.get_str("op").unwrap(), "query");
+    assert_eq!(query.get_str("ns").unwrap(), "shop.books");
+    assert_eq!(query.get_i32("nreturned").unwrap(), 2);
+    let distinct = entries[1].as_document().unwrap();
+    assert_eq!(distinct.get_str("op").unwrap(), "command");
+    assert_eq!(
+        distinct
+            .get_document("command")
+            .unwrap()
+            .get_str("distinct")
+            .unwrap(),
+        "books"
+    );
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "system.profile" }), "n"),
+        2,
+        "neither the profile commands nor what runs at level 0 are recorded"
+    );
+    ok(&commands, doc! { "drop": "system.profile" });
+    assert_eq!(fails(&commands, doc! { "profile": 5 }).0, 2);
+    assert_eq!(
+        fails(
+            &commands,
+            doc! { "insert": "system.users", "documents": [{}] }
+        )
+        .0,
+        73,
+        "the rest of the system. space stays reserved"
+    );
+}

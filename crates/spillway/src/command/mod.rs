@@ -33,6 +33,7 @@ mod labels;
 mod let_vars;
 mod namespace;
 mod patterns;
+mod profile;
 mod read;
 mod sessions;
 mod write;
@@ -78,6 +79,8 @@ pub struct Commands {
     /// The increment of the last cluster time handed out in the current second.
     clock: Mutex<(u32, u32)>,
     connection_ids: AtomicU32,
+    /// The profiler's level of each database (`profile`).
+    profiling: Mutex<profile::Levels>,
 }
 
 /// What one command runs with: its database, its arguments, and the transaction it belongs
@@ -240,6 +243,7 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("validate", false, ddl::validate),
     ("fsync", false, ddl::fsync),
     ("collStats", false, ddl::coll_stats),
+    ("profile", false, profile::profile),
     ("commitTransaction", false, sessions::commit_transaction),
     ("abortTransaction", false, sessions::abort_transaction),
     ("endSessions", false, sessions::end_sessions),
@@ -282,6 +286,7 @@ impl Commands {
             sessions: Mutex::new(SessionTable::default()),
             clock: Mutex::new((0, 0)),
             connection_ids: AtomicU32::new(0),
+            profiling: Mutex::new(profile::Levels::new()),
         }
     }
 
@@ -306,10 +311,14 @@ impl Commands {
             // Refused before it runs, as MongoDB refuses an invalid write concern.
             Err(error) => error.to_reply(),
             Ok(unsatisfiable) => {
+                let started = Instant::now();
                 let mut reply = match self.dispatch(&command) {
                     Ok(reply) => reply,
                     Err(error) => error.to_reply(),
                 };
+                if let Some(Bson::String(database)) = command.get("$db") {
+                    profile::record(self, database, &command, &reply, started.elapsed());
+                }
                 if let Some(error) = unsatisfiable
                     && reply.get_f64("ok").is_ok_and(|ok| ok > 0.5)
                 {

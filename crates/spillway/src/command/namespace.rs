@@ -67,6 +67,20 @@ impl Namespaces {
         }
     }
 
+    /// The stored name of `database`'s profiler collection, `system.profile`, which the
+    /// server writes in the `system.` space clients cannot create collections in.
+    pub(crate) fn profile_collection(self, database: &str) -> CommandResult<String> {
+        match self {
+            Namespaces::Prefixed => {
+                check_database_name(database)?;
+                Ok(format!("{database}.system.profile"))
+            }
+            Namespaces::Flat => Err(CommandError::not_supported(
+                "the profiler needs a server's databases (the embedded view has no system.profile)",
+            )),
+        }
+    }
+
     /// The collection of `database` stored as `stored`, if it belongs to that database.
     pub(crate) fn collection_of<'a>(self, database: &str, stored: &'a str) -> Option<&'a str> {
         match self {
@@ -223,7 +237,8 @@ pub(crate) fn check_collection_name(database: &str, collection: &str) -> Command
         Some("collection names cannot contain the null character")
     } else if collection.starts_with('.') {
         Some("collection names cannot start with '.'")
-    } else if collection.starts_with("system.") {
+    } else if collection.starts_with("system.") && collection != "system.profile" {
+        // The profiler's collection is the server's to write, and the client's to read.
         Some("the 'system.' prefix is reserved")
     } else {
         None
