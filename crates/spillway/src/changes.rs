@@ -443,9 +443,15 @@ impl ChangeStream {
         })
     }
 
-    /// The token to resume after the last event returned.
+    /// The token to resume after the last event returned: once every event read so far
+    /// was returned, the place after the last record looked at (events a pipeline filtered
+    /// out included), so that a resumed stream does not read them again.
     pub fn resume_token(&self) -> Document {
-        self.resume_token.clone()
+        if self.ready.is_empty() {
+            token(self.position.saturating_sub(1))
+        } else {
+            self.resume_token.clone()
+        }
     }
 
     /// The next event that has already happened, if any.

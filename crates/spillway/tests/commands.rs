@@ -1660,6 +1660,12 @@ fn change_streams_are_tailable_cursors_of_collection_and_database_events() {
     let id = cursor_id(&opened);
     assert_ne!(id, 0, "a change stream's cursor stays open");
     assert!(first_batch(&opened).is_empty());
+    let start = opened
+        .get_document("cursor")
+        .unwrap()
+        .get_document("postBatchResumeToken")
+        .expect("a change stream's batches carry the token to resume after them")
+        .clone();
     let whole = ok(
         &commands,
         doc! { "aggregate": 1, "pipeline": [
@@ -1715,7 +1721,12 @@ fn change_streams_are_tailable_cursors_of_collection_and_database_events() {
         .map(|event| event.get_document("ns").unwrap().get_str("coll").unwrap())
         .collect();
     assert_eq!(collections, ["books", "films"]);
-    // Resuming after the first event replays the second.
+    // Resuming from the start replays both events; after the first event, the second.
+    let from_start = ok(
+        &commands,
+        doc! { "aggregate": "books", "pipeline": [{ "$changeStream": { "startAfter": start } }], "cursor": {} },
+    );
+    assert_eq!(first_batch(&from_start).len(), 2);
     let token = events[0].get_document("_id").unwrap().clone();
     let resumed = ok(
         &commands,

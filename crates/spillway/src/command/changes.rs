@@ -6,15 +6,15 @@
 //! stage's options, names collections as `{ db, coll }`, and lets `getMore`'s `maxTimeMS`
 //! say how long an empty batch waits.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bson::{Bson, Document, doc};
 
 use super::Context;
 use super::args::Args;
-use super::cursors::DocumentStream;
+use super::cursors::{DocumentStream, ResumeToken};
 use super::error::{CommandError, CommandResult};
 use super::lock;
 use crate::changes::Scope;
@@ -144,15 +144,18 @@ pub(crate) fn open(
     }
     let stream = watch.run()?;
     let wait_ms = Arc::new(AtomicU64::new(0));
+    let token = Arc::new(Mutex::new(stream.resume_token()));
     let events: DocumentStream = Box::new(Events {
         stream,
         wait_ms: Arc::clone(&wait_ms),
+        token: Arc::clone(&token),
     });
     lock(&context.commands.cursors).open_tailable(
         &cursor_namespace,
         events,
         batch_size,
         Some(wait_ms),
+        Some(token),
     )
 }
 
@@ -161,6 +164,8 @@ pub(crate) fn open(
 struct Events {
     stream: ChangeStream,
     wait_ms: Arc<AtomicU64>,
+    /// The stream's resume token after the last read, for the cursor's replies.
+    token: ResumeToken,
 }
 
 impl Iterator for Events {
@@ -168,6 +173,11 @@ impl Iterator for Events {
 
     fn next(&mut self) -> Option<Self::Item> {
         let wait = Duration::from_millis(self.wait_ms.swap(0, Ordering::SeqCst));
-        self.stream.next_timeout(wait).transpose()
+        let event = self.stream.next_timeout(wait).transpose();
+        *self
+            .token
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = self.stream.resume_token();
+        event
     }
 }

@@ -7,8 +7,8 @@
 //! run a query: it only pages through streams the commands opened.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, doc};
@@ -47,7 +47,13 @@ struct OpenCursor {
     tailable: bool,
     /// An `awaitData` cursor: where `getMore` puts how long its stream may wait for data.
     waits: Option<Arc<AtomicU64>>,
+    /// A change stream's cursor: where its stream keeps the token to resume after the last
+    /// batch (`postBatchResumeToken`).
+    resume_token: Option<ResumeToken>,
 }
+
+/// The resume token a change stream's cursor reports with each batch.
+pub(crate) type ResumeToken = Arc<Mutex<Document>>;
 
 /// How long an `awaitData` cursor's `getMore` waits for new documents unless its `maxTimeMS`
 /// says otherwise (MongoDB's default).
@@ -209,6 +215,7 @@ impl CursorTable {
                     immortal,
                     tailable: false,
                     waits: None,
+                    resume_token: None,
                 },
             );
             id
@@ -225,6 +232,7 @@ impl CursorTable {
         mut stream: DocumentStream,
         batch_size: Option<u64>,
         waits: Option<Arc<AtomicU64>>,
+        resume_token: Option<ResumeToken>,
     ) -> CommandResult<Document> {
         let mut ahead = None;
         let batch = read_batch(
@@ -245,9 +253,12 @@ impl CursorTable {
                 immortal: false,
                 tailable: true,
                 waits,
+                resume_token: resume_token.clone(),
             },
         );
-        Ok(cursor_reply(id, namespace, "firstBatch", batch.documents))
+        let mut reply = cursor_reply(id, namespace, "firstBatch", batch.documents);
+        add_resume_token(&mut reply, resume_token.as_ref());
+        Ok(reply)
     }
 
     /// The next batch of cursor `id`, which must belong to `namespace`.
@@ -286,13 +297,16 @@ impl CursorTable {
                 return Err(error);
             }
         };
+        let resume_token = cursor.resume_token.clone();
         let id = if batch.exhausted && !cursor.tailable {
             self.open.remove(&id);
             0
         } else {
             id
         };
-        Ok(cursor_reply(id, namespace, "nextBatch", batch.documents))
+        let mut reply = cursor_reply(id, namespace, "nextBatch", batch.documents);
+        add_resume_token(&mut reply, resume_token.as_ref());
+        Ok(reply)
     }
 
     /// Closes the cursors `ids`: `(killed, not found)`. A cursor a `getMore` is waiting on
@@ -340,8 +354,11 @@ impl CursorTable {
         }
         let batch = batch?;
         let namespace = cursor.namespace.clone();
+        let resume_token = cursor.resume_token.clone();
         self.open.insert(id, cursor);
-        Ok(cursor_reply(id, &namespace, "nextBatch", batch.documents))
+        let mut reply = cursor_reply(id, &namespace, "nextBatch", batch.documents);
+        add_resume_token(&mut reply, resume_token.as_ref());
+        Ok(reply)
     }
 
     /// Closes cursors unread for longer than [`CURSOR_TIMEOUT`].
@@ -349,6 +366,17 @@ impl CursorTable {
         self.open.retain(|_, cursor| {
             cursor.immortal || now.duration_since(cursor.last_used) < CURSOR_TIMEOUT
         });
+    }
+}
+
+/// Adds a change stream's `postBatchResumeToken` to a cursor reply.
+fn add_resume_token(reply: &mut Document, token: Option<&ResumeToken>) {
+    if let (Some(token), Ok(cursor)) = (token, reply.get_document_mut("cursor")) {
+        let token = token
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        cursor.insert("postBatchResumeToken", token);
     }
 }
 

@@ -255,7 +255,7 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         });
         let waits = await_data.then_some(wait_ms);
         return lock(&context.commands.cursors)
-            .open_tailable(&namespace, stream, batch_size, waits);
+            .open_tailable(&namespace, stream, batch_size, waits, None);
     }
     let stream: DocumentStream = if let Some(let_vars) = let_vars {
         // `let` variables are read by `$expr`: run the find as the pipeline it is.
