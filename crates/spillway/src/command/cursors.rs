@@ -253,11 +253,12 @@ impl CursorTable {
                 immortal: false,
                 tailable: true,
                 waits,
-                resume_token: resume_token.clone(),
+                resume_token,
             },
         );
         let mut reply = cursor_reply(id, namespace, "firstBatch", batch.documents);
-        add_resume_token(&mut reply, resume_token.as_ref());
+        let token = self.open.get(&id).and_then(|cursor| cursor.resume_token.as_ref());
+        add_resume_token(&mut reply, token);
         Ok(reply)
     }
 
