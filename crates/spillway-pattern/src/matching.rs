@@ -40,19 +40,17 @@ pub fn is_logical_query(engine: &Engine<'_>, filter: &Filter) -> bool {
 /// The clauses of `filter` an index on stored documents may answer: those that do not touch
 /// a managed field (an index on a managed field covers the main part of the array only).
 pub fn planning_filter(engine: &Engine<'_>, filter: &Filter) -> Filter {
-    Filter {
-        clauses: filter
+    filter.with_clauses(
+        filter
             .clauses
             .iter()
             .filter(|clause| {
-                let single = Filter {
-                    clauses: vec![(*clause).clone()],
-                };
+                let single = filter.with_clauses(vec![(*clause).clone()]);
                 !touches(&single, &|path| engine.is_managed_path(path))
             })
             .cloned()
             .collect(),
-    }
+    )
 }
 
 /// Whether the raw stored main document `stored` matches `filter` as a logical document:
@@ -175,18 +173,14 @@ pub fn union_plan<'p>(
     }
     Ok(Some(UnionPlan {
         policy,
-        main: Filter {
-            clauses: vec![Clause::Field {
-                path: path.clone(),
-                predicate: predicate.clone(),
-            }],
-        },
-        side: Filter {
-            clauses: vec![Clause::Field {
-                path: side,
-                predicate: predicate.clone(),
-            }],
-        },
+        main: filter.with_clauses(vec![Clause::Field {
+            path: path.clone(),
+            predicate: predicate.clone(),
+        }]),
+        side: filter.with_clauses(vec![Clause::Field {
+            path: side,
+            predicate: predicate.clone(),
+        }]),
         rest,
     }))
 }
