@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::exec::Execution;
 use crate::ops::{self, FindAndModify, UpdateKind};
 use crate::patterned;
-use crate::planner;
+use crate::planner::{self, HintedScan};
 use crate::results::{
     CreateIndexResult, DeleteResult, Explain, Hint, IndexModel, IndexOptions, InsertManyResult,
     InsertOneResult, ReturnDocument, UpdateModifications, UpdateResult,
@@ -260,6 +260,8 @@ where
             batch_size: None,
             expand: false,
             hint: None,
+            min: None,
+            max: None,
             collation: Collation::simple(),
             session: None,
         }
@@ -666,6 +668,8 @@ pub struct Find<'a, T> {
     batch_size: Option<u32>,
     expand: bool,
     hint: Option<Hint>,
+    min: Option<Document>,
+    max: Option<Document>,
     collation: Collation,
     session: Option<&'a mut Transaction>,
 }
@@ -720,8 +724,25 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         self
     }
 
+    /// Starts the scan of the hinted index at this key, inclusive (MongoDB's `min` option): a
+    /// value for each field of the index, in its key pattern's order (`{ a: 3, b: "x" }` for
+    /// an index `{ a: 1, b: -1 }`), compared in the index's order, so a descending field
+    /// starts at its highest value. Needs [`Find::hint`]; the filter still applies.
+    pub fn min(mut self, min: Document) -> Self {
+        self.min = Some(min);
+        self
+    }
+
+    /// Ends the scan of the hinted index before this key, exclusive (MongoDB's `max`), with
+    /// the same shape as [`Find::min`].
+    pub fn max(mut self, max: Document) -> Self {
+        self.max = Some(max);
+        self
+    }
+
     /// Starts the query; the cursor reads the snapshot taken now.
     pub fn run(self) -> Result<Cursor<T>> {
+        let hinted = hinted_scan(&self.collection.name, &self.hint, &self.min, &self.max)?;
         let filter = Arc::new(parse_filter(&self.filter, &self.collation)?);
         let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         let projection = parse_projection(self.projection.as_ref())?.map(Arc::new);
@@ -740,7 +761,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
                     sort.as_ref(),
                     self.skip,
                     limit,
-                    self.hint.as_ref(),
+                    hinted,
                 )?;
                 if expand {
                     patterned::expand_matches(reader, name, &mut run.matches)?;
@@ -757,9 +778,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         // fields and the cursor matches and expands each candidate on its logical view.
         let shape = patterned::read_shape(&state.catalog, name, &filter)?;
         let meta = state.catalog.collections.get(name.as_str());
-        let plan = match &self.hint {
-            Some(hint) if !shape.has_policies => {
-                planner::plan_hinted(meta, &shape.scan_filter, sort.as_ref(), hint)?
+        let plan = match hinted {
+            Some(hinted) if shape.has_policies && hinted.has_bounds() => {
+                return Err(ops::min_max_on_logical(name));
+            }
+            Some(hinted) if !shape.has_policies => {
+                planner::plan_hinted(meta, &shape.scan_filter, sort.as_ref(), hinted)?
             }
             _ => planner::plan(meta, &shape.scan_filter, sort.as_ref()),
         };
@@ -774,7 +798,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
                 sort.as_ref(),
                 self.skip,
                 limit,
-                self.hint.as_ref(),
+                hinted,
             )?;
             if expand {
                 patterned::expand_matches(&*state, name, &mut run.matches)?;
@@ -806,12 +830,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
 
     /// Runs the query and reports the plan chosen and what it examined.
     pub fn explain(self) -> Result<Explain> {
+        let hint = hinted_scan(&self.collection.name, &self.hint, &self.min, &self.max)?;
         let filter = parse_filter(&self.filter, &self.collation)?;
         let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         parse_projection(self.projection.as_ref())?;
         let limit = ops::effective_limit(self.limit);
         let name = &self.collection.name;
-        let hint = self.hint.as_ref();
         let run = self.collection.read(self.session.as_deref(), |reader| {
             ops::query_hinted(reader, name, &filter, sort.as_ref(), self.skip, limit, hint)
         })?;
@@ -822,6 +846,21 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             n_returned: run.matches.len() as u64,
         })
     }
+}
+
+/// A find's hint with its `min`/`max` bounds, after checking they go together.
+fn hinted_scan<'a>(
+    collection: &str,
+    hint: &'a Option<Hint>,
+    min: &'a Option<Document>,
+    max: &'a Option<Document>,
+) -> Result<Option<HintedScan<'a>>> {
+    planner::check_min_max(collection, min.as_ref(), max.as_ref(), hint.as_ref())?;
+    Ok(hint.as_ref().map(|hint| HintedScan {
+        hint,
+        min: min.as_ref(),
+        max: max.as_ref(),
+    }))
 }
 
 /// `aggregate`, run with `.run()` (a [`Cursor`] of `R`, `Document` unless

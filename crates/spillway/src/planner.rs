@@ -154,17 +154,68 @@ fn sort_pattern(sort: &SortSpec) -> Document {
     pattern
 }
 
+/// A hint, and the `min`/`max` index bounds (MongoDB's `find` options) that only come with one.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HintedScan<'a> {
+    pub(crate) hint: &'a Hint,
+    /// The inclusive lower bound: a value for each field of the hinted index, in its order.
+    pub(crate) min: Option<&'a Document>,
+    /// The exclusive upper bound, likewise.
+    pub(crate) max: Option<&'a Document>,
+}
+
+impl HintedScan<'_> {
+    /// Whether `min` or `max` is given.
+    pub(crate) fn has_bounds(&self) -> bool {
+        self.min.is_some() || self.max.is_some()
+    }
+}
+
+/// Checks `min` and `max` before any plan: when both are given they name the same fields in
+/// the same order (MongoDB's 51176), and either needs a hint (51173).
+pub(crate) fn check_min_max(
+    collection: &str,
+    min: Option<&Document>,
+    max: Option<&Document>,
+    hint: Option<&Hint>,
+) -> Result<()> {
+    if let (Some(min), Some(max)) = (min, max)
+        && !min.keys().eq(max.keys())
+    {
+        return Err(Error::invalid_options(
+            collection,
+            "min and max must have the same field names",
+        )
+        .with_code(51176));
+    }
+    if (min.is_some() || max.is_some()) && hint.is_none() {
+        return Err(Error::invalid_options(
+            collection,
+            "When using min()/max() a hint of which index to use must be provided",
+        )
+        .with_code(51173));
+    }
+    Ok(())
+}
+
 /// Chooses the plan `hint` names: the index it names (by name or key pattern), scanned
 /// with the bounds the filter gives it (all of it otherwise), or `$natural`: a collection scan
 /// in natural order (`-1`: reversed). A hint that names no usable index (none of that name or
 /// keys, a hidden index, a partial index the filter does not imply) is an error, as in
 /// MongoDB (code 2).
+///
+/// With `min`/`max`, the scan's one range is from `min` (inclusive) to `max` (exclusive) in
+/// the index's own key order (a descending field's `min` is its highest value), whatever the
+/// filter says (the filter is still checked on every document): MongoDB's semantics. Each
+/// bound must name the index's fields, all of them and in order (51174), and `min` must come
+/// before `max` (51175); a `$natural` hint has no index to bound (51173).
 pub(crate) fn plan_hinted(
     collection: Option<&CollectionMeta>,
     filter: &Filter,
     sort: Option<&SortSpec>,
-    hint: &Hint,
+    hinted: HintedScan<'_>,
 ) -> Result<Plan> {
+    let hint = hinted.hint;
     let sort = sort.filter(|sort| !sort.is_empty());
     let Some(collection) = collection else {
         return Ok(plan(None, filter, sort));
@@ -172,6 +223,13 @@ pub(crate) fn plan_hinted(
     let docs = Some(collection.docs);
     let wanted = match hint {
         Hint::Keys(keys) => match keys.get("$natural") {
+            Some(_) if keys.len() == 1 && hinted.has_bounds() => {
+                return Err(Error::invalid_options(
+                    &collection.name,
+                    "When using min()/max() a hint of which index to use must be provided ($natural names none)",
+                )
+                .with_code(51173));
+            }
             Some(direction) if keys.len() == 1 => {
                 let reverse = Direction::from_bson(direction) == Some(Direction::Descending);
                 return Ok(Plan {
@@ -207,12 +265,12 @@ pub(crate) fn plan_hinted(
         )
         .with_code(2));
     };
-    Ok(index_plan(
-        index,
-        Candidate::build(index, filter, sort),
-        docs,
-        sort,
-    ))
+    let candidate = if hinted.has_bounds() {
+        Candidate::min_max(&collection.name, index, hinted.min, hinted.max, sort)?
+    } else {
+        Candidate::build(index, filter, sort)
+    };
+    Ok(index_plan(index, candidate, docs, sort))
 }
 
 /// Which index a hint names.
@@ -239,7 +297,12 @@ fn index_plan(
             multikey: index.multikey,
             repeats: index.multikey
                 && !(candidate.ranges.len() == 1 && candidate.n_points == index.fields.len()),
-            bounds: Box::new(candidate.explain_bounds(index)),
+            bounds: Box::new(
+                candidate
+                    .shown_bounds
+                    .clone()
+                    .unwrap_or_else(|| candidate.explain_bounds(index)),
+            ),
             ranges: candidate.ranges,
             partial: index.settings.partial.is_some(),
             sparse: index.settings.sparse,
@@ -489,6 +552,8 @@ struct Candidate {
     /// Whether the scan yields the requested sort, and in which direction.
     sort_reverse: Option<bool>,
     ranges: Vec<KeyRange>,
+    /// What `explain` shows instead of [`Candidate::explain_bounds`] (`min`/`max` scans).
+    shown_bounds: Option<Document>,
 }
 
 impl Candidate {
@@ -545,7 +610,90 @@ impl Candidate {
             unique_point,
             sort_reverse,
             ranges,
+            shown_bounds: None,
         }
+    }
+
+    /// The scan of `index` from `min` (inclusive) to `max` (exclusive), each a value per index
+    /// field in key pattern order (see [`plan_hinted`]).
+    fn min_max(
+        collection: &str,
+        index: &IndexMeta,
+        min: Option<&Document>,
+        max: Option<&Document>,
+        sort: Option<&SortSpec>,
+    ) -> Result<Candidate> {
+        let key_of = |bound: &Document| -> Result<Vec<u8>> {
+            let fields_match = bound.len() == index.fields.len()
+                && bound
+                    .keys()
+                    .zip(&index.fields)
+                    .all(|(field, (path, _))| field == path.as_str());
+            if !fields_match {
+                return Err(Error::invalid_options(
+                    collection,
+                    format!(
+                        "The index chosen is not compatible with min/max: {bound} does not name the fields of index '{}' ({}) in order",
+                        index.name, index.spec
+                    ),
+                )
+                .with_code(51174));
+            }
+            let mut bytes = Vec::new();
+            for (value, (_, direction)) in bound.values().zip(&index.fields) {
+                bytes.extend(encode_component(value, *direction));
+            }
+            Ok(bytes)
+        };
+        let low = min.map(key_of).transpose()?;
+        let high = max.map(key_of).transpose()?;
+        if let (Some(low), Some(high)) = (&low, &high)
+            && low >= high
+        {
+            return Err(Error::invalid_options(
+                collection,
+                "The value provided for min() does not come before the value provided for max() in the hinted index",
+            )
+            .with_code(51175));
+        }
+        // Components are self-delimiting and entries are components then (unless unique) the
+        // `_id` key, so an entry is at least `low` exactly when its components are, and below
+        // `high` exactly when its components are.
+        let range = KeyRange {
+            low: low.map_or(Bound::Unbounded, Bound::Included),
+            high: high.map_or(Bound::Unbounded, Bound::Excluded),
+        };
+        let sort_reverse = match sort {
+            Some(sort)
+                if !index.multikey && index.hashed.is_none() && sort.collation().is_simple() =>
+            {
+                sort_direction(index, &[], sort)
+            }
+            _ => None,
+        };
+        let mut shown = Document::new();
+        for (position, (path, _)) in index.fields.iter().enumerate() {
+            let edge = |bound: Option<&Document>, open: &str| {
+                bound
+                    .and_then(|bound| bound.values().nth(position))
+                    .map_or_else(|| open.to_string(), ToString::to_string)
+            };
+            let low = edge(min, "MinKey");
+            let high = edge(max, "MaxKey");
+            shown.insert(
+                path.as_str(),
+                vec![Bson::String(format!("[{low}, {high})"))],
+            );
+        }
+        Ok(Candidate {
+            applied: Vec::new(),
+            n_points: 0,
+            n_bounded: 0,
+            unique_point: false,
+            sort_reverse,
+            ranges: vec![range],
+            shown_bounds: Some(shown),
+        })
     }
 
     fn score(&self) -> (bool, usize, usize, bool) {

@@ -29,8 +29,7 @@ use crate::catalog::{
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::exec::{Execution, Match, stored_document};
 use crate::index_keys::{index_entries, key_values};
-use crate::planner::{self, Plan};
-use crate::results::Hint;
+use crate::planner::{self, HintedScan, Plan};
 use crate::txn::{Reader, WriteTxn};
 
 /// What a query returned and how it ran.
@@ -64,7 +63,7 @@ pub(crate) fn query_stored(
     query_stored_hinted(reader, collection, filter, sort, skip, limit, None)
 }
 
-/// [`query_stored`] on the index `hint` names, if any.
+/// [`query_stored`] on the index `hint` names, if any (within its `min`/`max` bounds).
 pub(crate) fn query_stored_hinted(
     reader: &dyn Reader,
     collection: &str,
@@ -72,7 +71,7 @@ pub(crate) fn query_stored_hinted(
     sort: Option<&SortSpec>,
     skip: u64,
     limit: Option<usize>,
-    hint: Option<&Hint>,
+    hint: Option<HintedScan<'_>>,
 ) -> Result<QueryRun> {
     let meta = reader.catalog().collections.get(collection);
     let plan = match hint {
