@@ -742,7 +742,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
 
     /// Starts the query; the cursor reads the snapshot taken now.
     pub fn run(self) -> Result<Cursor<T>> {
-        let hinted = hinted_scan(&self.collection.name, &self.hint, &self.min, &self.max)?;
+        let hinted = hinted_scan(
+            &self.collection.name,
+            self.hint.as_ref(),
+            self.min.as_ref(),
+            self.max.as_ref(),
+        )?;
         let filter = Arc::new(parse_filter(&self.filter, &self.collation)?);
         let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         let projection = parse_projection(self.projection.as_ref())?.map(Arc::new);
@@ -830,7 +835,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
 
     /// Runs the query and reports the plan chosen and what it examined.
     pub fn explain(self) -> Result<Explain> {
-        let hint = hinted_scan(&self.collection.name, &self.hint, &self.min, &self.max)?;
+        let hint = hinted_scan(
+            &self.collection.name,
+            self.hint.as_ref(),
+            self.min.as_ref(),
+            self.max.as_ref(),
+        )?;
         let filter = parse_filter(&self.filter, &self.collation)?;
         let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         parse_projection(self.projection.as_ref())?;
@@ -851,16 +861,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
 /// A find's hint with its `min`/`max` bounds, after checking they go together.
 fn hinted_scan<'a>(
     collection: &str,
-    hint: &'a Option<Hint>,
-    min: &'a Option<Document>,
-    max: &'a Option<Document>,
+    hint: Option<&'a Hint>,
+    min: Option<&'a Document>,
+    max: Option<&'a Document>,
 ) -> Result<Option<HintedScan<'a>>> {
-    planner::check_min_max(collection, min.as_ref(), max.as_ref(), hint.as_ref())?;
-    Ok(hint.as_ref().map(|hint| HintedScan {
-        hint,
-        min: min.as_ref(),
-        max: max.as_ref(),
-    }))
+    planner::check_min_max(collection, min, max, hint)?;
+    Ok(hint.map(|hint| HintedScan { hint, min, max }))
 }
 
 /// `aggregate`, run with `.run()` (a [`Cursor`] of `R`, `Document` unless

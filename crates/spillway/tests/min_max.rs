@@ -23,7 +23,7 @@ fn seeded() -> Database {
     db
 }
 
-fn js(documents: Vec<Document>) -> Vec<i32> {
+fn js(documents: &[Document]) -> Vec<i32> {
     documents
         .iter()
         .map(|document| document.get_i32("j").unwrap())
@@ -48,7 +48,7 @@ fn check(
         find = find.max(max);
     }
     let found: Vec<Document> = find.run().unwrap().map(Result::unwrap).collect();
-    assert_eq!(js(found), expected);
+    assert_eq!(js(&found), expected);
 }
 
 fn name(name: &str) -> Hint {
@@ -125,7 +125,7 @@ fn the_filter_still_applies_and_an_index_sort_is_kept() {
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    assert_eq!(js(found), [4, 3, 2]);
+    assert_eq!(js(&found), [4, 3, 2]);
 }
 
 #[test]
@@ -232,12 +232,12 @@ fn the_find_command_takes_min_and_max() {
         &commands,
         doc! { "insert": "coll", "documents": (0..10).map(|j| Bson::Document(doc! { "j": j })).collect::<Vec<_>>() },
     );
-    assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{reply}");
+    assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)), "{reply}");
     let reply = run(
         &commands,
         doc! { "createIndexes": "coll", "indexes": [{ "key": { "j": 1 }, "name": "j_1" }] },
     );
-    assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{reply}");
+    assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)), "{reply}");
     let reply = run(
         &commands,
         doc! { "find": "coll", "min": { "j": 3 }, "max": { "j": 7 }, "hint": "j_1" },
@@ -278,7 +278,11 @@ fn the_find_command_takes_min_and_max() {
         (doc! { "find": "coll", "min": 3, "hint": "j_1" }, 14),
     ] {
         let reply = run(&commands, command.clone());
-        assert_eq!(reply.get_f64("ok").unwrap(), 0.0, "{command}: {reply}");
+        assert_eq!(
+            reply.get("ok"),
+            Some(&Bson::Double(0.0)),
+            "{command}: {reply}"
+        );
         assert_eq!(reply.get_i32("code").unwrap(), code, "{command}: {reply}");
     }
     let explained = run(
