@@ -482,6 +482,24 @@ where
                             .expire_after_seconds
                             .map(|seconds| Duration::from_secs(seconds.unsigned_abs())),
                         background: settings.echoed.get_bool("background").ok(),
+                        weights: settings.text.as_ref().map(|text| {
+                            text.weights
+                                .iter()
+                                .map(|(field, weight)| (field.clone(), Bson::Int32(*weight)))
+                                .collect()
+                        }),
+                        default_language: settings
+                            .text
+                            .as_ref()
+                            .map(|text| text.default_language.name().to_string()),
+                        language_override: settings
+                            .text
+                            .as_ref()
+                            .map(|text| text.language_override.clone()),
+                        text_index_version: settings
+                            .text
+                            .as_ref()
+                            .map(|_| spillway_doc::text::TEXT_INDEX_VERSION),
                     }),
                 }
             }));
@@ -748,41 +766,55 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             self.min.as_ref(),
             self.max.as_ref(),
         )?;
-        let filter = Arc::new(parse_filter(&self.filter, &self.collation)?);
+        let filter = parse_filter(&self.filter, &self.collation)?;
         let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         let projection = parse_projection(self.projection.as_ref())?.map(Arc::new);
         let limit = ops::effective_limit(self.limit);
         validate_collection_name(&self.collection.name)?;
         let expand = self.expand;
         let name = &self.collection.name;
+        let text_score_wanted = projection
+            .as_ref()
+            .is_some_and(|projection| projection.needs_text_score())
+            || sort.as_ref().is_some_and(SortSpec::has_text_score);
+        if text_score_wanted && filter.text_search().is_none() {
+            return Err(storage::text_score_unavailable(None));
+        }
         if let Some(transaction) = self.session {
-            let (matches, projection) = self.collection.read(Some(transaction), |reader| {
-                let (projection, array_reads) =
-                    patterned::managed_projection(reader.catalog(), name, projection, expand);
-                let mut run = ops::query_hinted(
-                    reader,
-                    name,
-                    &filter,
-                    sort.as_ref(),
-                    self.skip,
-                    limit,
-                    hinted,
-                )?;
-                if expand {
-                    patterned::expand_matches(reader, name, &mut run.matches)?;
-                }
-                patterned::projection_inputs(reader, name, &array_reads, &mut run.matches)?;
-                Ok((run.matches, projection))
-            })?;
+            let (matches, projection, filter) =
+                self.collection.read(Some(transaction), |reader| {
+                    // The cursor's projection scores with the filter bound to the text index.
+                    let meta = reader.catalog().collections.get(name.as_str());
+                    let (bound, _) = storage::bind_text(meta, &filter, None)?;
+                    let filter = Arc::new(bound.unwrap_or_else(|| filter.clone()));
+                    let (projection, array_reads) =
+                        patterned::managed_projection(reader.catalog(), name, projection, expand);
+                    let mut run = ops::query_hinted(
+                        reader,
+                        name,
+                        &filter,
+                        sort.as_ref(),
+                        self.skip,
+                        limit,
+                        hinted,
+                    )?;
+                    if expand {
+                        patterned::expand_matches(reader, name, &mut run.matches)?;
+                    }
+                    patterned::projection_inputs(reader, name, &array_reads, &mut run.matches)?;
+                    Ok((run.matches, projection, filter))
+                })?;
             return Ok(Cursor::materialised(matches, filter, projection));
         }
         let state = self.collection.database.inner.published();
+        let meta = state.catalog.collections.get(name.as_str());
+        let (bound, _) = storage::bind_text(meta, &filter, None)?;
+        let filter = Arc::new(bound.unwrap_or(filter));
         let (projection, array_reads) =
             patterned::managed_projection(&state.catalog, name, projection, expand);
         // On a main collection with policies, the plan scans with the clauses on unmanaged
         // fields and the cursor matches and expands each candidate on its logical view.
         let shape = patterned::read_shape(&state.catalog, name, &filter)?;
-        let meta = state.catalog.collections.get(name.as_str());
         let plan = match hinted {
             Some(hinted) if shape.has_policies && hinted.has_bounds() => {
                 return Err(ops::min_max_on_logical(name));
@@ -1379,7 +1411,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndex<'a, T> {
         let options = self.model.options.clone().unwrap_or_default();
         let name = &self.collection.name;
         let keys = &self.model.keys;
-        let settings = index_settings(name, &options)?;
+        let settings = index_settings(name, keys, &options)?;
         let ttl = settings.expire_after_seconds.is_some();
         let index_name = self.collection.write(self.session, |txn, store| {
             ops::create_index(
@@ -1416,7 +1448,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndexes<'a, T> {
         let mut prepared = Vec::with_capacity(self.models.len());
         for model in &self.models {
             let options = model.options.clone().unwrap_or_default();
-            let settings = index_settings(name, &options)?;
+            let settings = index_settings(name, &model.keys, &options)?;
             prepared.push((model.keys.clone(), options, settings));
         }
         let ttl = prepared
@@ -1478,8 +1510,39 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropIndexes<'a, T> {
     }
 }
 
-/// The catalog's form of index options (the partial filter parsed).
-fn index_settings(collection: &str, options: &IndexOptions) -> Result<IndexSettings> {
+/// The catalog's form of index options (the partial filter parsed, a text index's weights
+/// and languages read).
+fn index_settings(
+    collection: &str,
+    keys: &Document,
+    options: &IndexOptions,
+) -> Result<IndexSettings> {
+    let text = if crate::catalog::is_text_keys(keys) {
+        Some(Arc::new(crate::catalog::text_index(
+            collection,
+            keys,
+            options.weights.as_ref(),
+            options.default_language.as_deref(),
+            options.language_override.as_deref(),
+            options.text_index_version,
+        )?))
+    } else {
+        let text_option = [
+            ("weights", options.weights.is_some()),
+            ("default_language", options.default_language.is_some()),
+            ("language_override", options.language_override.is_some()),
+            ("textIndexVersion", options.text_index_version.is_some()),
+        ]
+        .into_iter()
+        .find(|(_, given)| *given);
+        if let Some((option, _)) = text_option {
+            return Err(Error::invalid_index(
+                collection,
+                format!("'{option}' only applies to text indexes"),
+            ));
+        }
+        None
+    };
     let partial = options
         .partial_filter_expression
         .as_ref()
@@ -1498,6 +1561,7 @@ fn index_settings(collection: &str, options: &IndexOptions) -> Result<IndexSetti
         hidden: options.hidden.unwrap_or(false),
         expire_after_seconds,
         echoed,
+        text,
     })
 }
 

@@ -106,8 +106,15 @@ pub(crate) fn project(
     } else {
         None
     };
+    let score = if projection.needs_text_score() {
+        filter
+            .text_scorer()
+            .map(|scorer| scorer.score_document(&document))
+    } else {
+        None
+    };
     projection
-        .apply_matched(&document, details)
+        .apply_scored(&document, details, score)
         .map_err(Error::argument)
 }
 

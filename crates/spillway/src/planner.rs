@@ -220,6 +220,10 @@ pub(crate) fn plan_hinted(
     let Some(collection) = collection else {
         return Ok(plan(None, filter, sort));
     };
+    if filter.text_search().is_some() && !hinted.has_bounds() {
+        // A `$text` query has one plan: its text index.
+        return Ok(plan(Some(collection), filter, sort));
+    }
     let docs = Some(collection.docs);
     let wanted = match hint {
         Hint::Keys(keys) => match keys.get("$natural") {
@@ -248,6 +252,7 @@ pub(crate) fn plan_hinted(
     });
     let usable = index.filter(|index| {
         !index.settings.hidden
+            && index.settings.text.is_none()
             && index
                 .settings
                 .partial
@@ -328,7 +333,7 @@ pub(crate) fn plan(
     };
     let docs = Some(collection.docs);
     let id_sort = sort
-        .filter(|sort| sort.collation().is_simple())
+        .filter(|sort| sort.collation().is_simple() && !sort.has_text_score())
         .and_then(id_sort_direction);
     if let Some(keys) = id_lookup(filter) {
         return Plan {
@@ -344,9 +349,22 @@ pub(crate) fn plan(
             },
         };
     }
+    if let Some(search) = filter.text_search()
+        && let Some(index) = collection
+            .indexes
+            .iter()
+            .find(|index| index.settings.text.is_some())
+    {
+        let terms: Vec<&str> = search
+            .bound()
+            .map(|bound| bound.lookup_terms().collect())
+            .unwrap_or_default();
+        return index_plan(index, Candidate::text(&terms), docs, sort);
+    }
     let mut best: Option<(Candidate, &IndexMeta)> = None;
     let usable = |index: &&IndexMeta| {
         !index.settings.hidden
+            && index.settings.text.is_none()
             && index
                 .settings
                 .partial
@@ -365,13 +383,17 @@ pub(crate) fn plan(
             best = Some((candidate, index));
         }
     }
-    let store_order_sorts = sort.is_some_and(|sort| sort.collation().is_simple());
+    let store_order_sorts =
+        sort.is_some_and(|sort| sort.collation().is_simple() && !sort.has_text_score());
     if best.is_none() && store_order_sorts && id_sort.is_none() {
         best = collection
             .indexes
             .iter()
             .filter(|index| {
-                !index.settings.hidden && !index.settings.sparse && index.settings.partial.is_none()
+                !index.settings.hidden
+                    && !index.settings.sparse
+                    && index.settings.partial.is_none()
+                    && index.settings.text.is_none()
             })
             .map(|index| (Candidate::build(index, filter, sort), index))
             .find(|(candidate, _)| candidate.sort_reverse.is_some());
@@ -392,6 +414,31 @@ pub(crate) fn plan(
     }
 }
 
+/// Binds the `$text` clause of `filter`, if any, to the collection's text index: MongoDB's
+/// `IndexNotFound` (27) when there is none.
+pub(crate) fn bind_text(collection: Option<&CollectionMeta>, filter: &mut Filter) -> Result<()> {
+    if filter.text_search().is_none() {
+        return Ok(());
+    }
+    let index = collection.and_then(|collection| {
+        collection
+            .indexes
+            .iter()
+            .find_map(|index| index.settings.text.as_ref())
+    });
+    match index {
+        Some(index) => {
+            filter.bind_text(index);
+            Ok(())
+        }
+        None => Err(Error::invalid_options(
+            collection.map_or("", |collection| collection.name.as_str()),
+            "text index required for $text query",
+        )
+        .with_code(27)),
+    }
+}
+
 /// Whether every document matching `query` matches `partial` (conservatively: `false` when
 /// unsure). Each field predicate of `partial` (top level and inside `$and`) must follow from
 /// one predicate of `query` on the same path ([`predicate_implies`]).
@@ -400,7 +447,7 @@ pub(crate) fn implies(query: &Filter, partial: &Filter) -> bool {
         filter.clauses.iter().all(|clause| match clause {
             Clause::Field { .. } => true,
             Clause::And(filters) => filters.iter().all(only_fields),
-            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) => false,
+            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) | Clause::Text(_) => false,
         })
     }
     // The partial filter compares strings by code point; a collated query says nothing of that.
@@ -596,7 +643,10 @@ impl Candidate {
         let unique_point = index.unique && n_points == index.fields.len();
         let sort_reverse = match sort {
             Some(sort)
-                if !index.multikey && index.hashed.is_none() && sort.collation().is_simple() =>
+                if !index.multikey
+                    && index.hashed.is_none()
+                    && sort.collation().is_simple()
+                    && !sort.has_text_score() =>
             {
                 sort_direction(index, &applied, sort)
             }
@@ -611,6 +661,35 @@ impl Candidate {
             sort_reverse,
             ranges,
             shown_bounds: None,
+        }
+    }
+
+    /// The scan of a text index for `terms` (each term's entries; a document may be reached
+    /// through several terms, which the executor deduplicates).
+    fn text(terms: &[&str]) -> Candidate {
+        let ranges = terms
+            .iter()
+            .map(|term| {
+                let prefix =
+                    encode_component(&Bson::String((*term).to_string()), Direction::Ascending);
+                KeyRange {
+                    high: successor(&prefix).map_or(Bound::Unbounded, Bound::Excluded),
+                    low: Bound::Included(prefix),
+                }
+            })
+            .collect();
+        let shown: Vec<Bson> = terms
+            .iter()
+            .map(|term| Bson::String((*term).to_string()))
+            .collect();
+        Candidate {
+            applied: Vec::new(),
+            n_points: 0,
+            n_bounded: terms.len(),
+            unique_point: false,
+            sort_reverse: None,
+            ranges,
+            shown_bounds: Some(doc! { "_fts": shown }),
         }
     }
 
@@ -665,7 +744,10 @@ impl Candidate {
         };
         let sort_reverse = match sort {
             Some(sort)
-                if !index.multikey && index.hashed.is_none() && sort.collation().is_simple() =>
+                if !index.multikey
+                    && index.hashed.is_none()
+                    && sort.collation().is_simple()
+                    && !sort.has_text_score() =>
             {
                 sort_direction(index, &[], sort)
             }
