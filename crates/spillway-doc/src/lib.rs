@@ -19,6 +19,7 @@
 //! | [`sort`] | sort specifications |
 //! | [`shell`] | mongosh literals and Extended JSON |
 //! | [`size`] | exact BSON sizes and the document limits |
+//! | [`text`] | text search: tokens, stems, `$text` matching and scores |
 //! | [`model`] | a plain in-memory collection with MongoDB semantics: the reference model |
 
 // MongoDB's error codes (5439014...) are written as MongoDB's documentation writes them.
@@ -38,6 +39,7 @@ pub mod projection;
 pub mod shell;
 pub mod size;
 pub mod sort;
+pub mod text;
 pub mod update;
 
 pub use bson;

@@ -15,7 +15,10 @@
 //!   non-array value is returned as it is. On its own `$slice` keeps every other field;
 //! - `{a: {$elemMatch: {...}}}` keeps only the first element of `a` that matches (the field
 //!   disappears when none does) and is returned after the other fields, as in MongoDB 4.4;
-//! - `{"a.$": 1}` keeps the element the query matched, given its [`MatchDetails`].
+//! - `{"a.$": 1}` keeps the element the query matched, given its [`MatchDetails`];
+//! - `{score: {$meta: "textScore"}}` adds the document's `$text` score, which the caller
+//!   computes and passes in ([`Projection::apply_scored`]); it is neither an inclusion nor
+//!   an exclusion, and the field comes last.
 //!
 //! This module never evaluates a query on its own account: the positional operator needs
 //! the details of the filter's match, which the caller passes in.
@@ -34,6 +37,8 @@ pub struct Projection {
     root: Node,
     elem_matches: Vec<(String, ElemMatch)>,
     positional: Option<FieldPath>,
+    /// Top-level fields that receive the text score.
+    text_score_fields: Vec<String>,
 }
 
 /// Whether the projection lists what to keep or what to drop.
@@ -118,6 +123,34 @@ impl Projection {
     /// has a positional `field.$`).
     pub fn needs_match_details(&self) -> bool {
         self.positional.is_some()
+    }
+
+    /// Whether the projection shows the text score (`{ $meta: "textScore" }`).
+    pub fn needs_text_score(&self) -> bool {
+        !self.text_score_fields.is_empty()
+    }
+
+    /// [`Projection::apply_matched`], then the text score in the fields that show it (an
+    /// error when the projection shows it and `score` is `None`).
+    pub fn apply_scored(
+        &self,
+        document: &Document,
+        details: Option<MatchDetails>,
+        score: Option<f64>,
+    ) -> Result<Document> {
+        let mut projected = self.apply_matched(document, details)?;
+        if self.text_score_fields.is_empty() {
+            return Ok(projected);
+        }
+        let Some(score) = score else {
+            return Err(invalid(
+                "query requires text score metadata, but it is not available",
+            ));
+        };
+        for field in &self.text_score_fields {
+            projected.insert(field.clone(), score);
+        }
+        Ok(projected)
     }
 
     /// What the projection reads of each top-level field for which `wanted` holds: a
@@ -210,6 +243,11 @@ impl Projection {
         document: &RawDocument,
         details: Option<MatchDetails>,
     ) -> Result<Document> {
+        if self.needs_text_score() {
+            return Err(invalid(
+                "query requires text score metadata, but it is not available",
+            ));
+        }
         let top_level_inclusion = self.mode == Mode::Inclusion
             && self.positional.is_none()
             && self.elem_matches.is_empty()
@@ -435,6 +473,7 @@ struct Parser {
     id_included: Option<bool>,
     elem_matches: Vec<(String, ElemMatch)>,
     positional: Option<FieldPath>,
+    text_score_fields: Vec<String>,
 }
 
 impl Parser {
@@ -480,6 +519,20 @@ impl Parser {
                     "'{key}': an empty sub-projection is not valid"
                 ))),
                 Some("$slice") => self.add_slice(key, &path, spec),
+                Some("$meta") => {
+                    if spec.len() != 1 || spec.get_str("$meta").ok() != Some("textScore") {
+                        return Err(invalid(format!(
+                            "'{key}': only {{ $meta: \"textScore\" }} is supported, not {spec}"
+                        )));
+                    }
+                    if path.parts().len() > 1 {
+                        return Err(invalid(format!(
+                            "'{key}': Spillway puts the text score in a top-level field only"
+                        )));
+                    }
+                    self.text_score_fields.push(key.to_string());
+                    Ok(())
+                }
                 Some("$elemMatch") => self.add_elem_match(key, &path, spec),
                 Some(operator) if operator.starts_with('$') => Err(invalid(format!(
                     "'{key}': {operator} is not supported in projections (only $slice and $elemMatch)"
@@ -634,6 +687,7 @@ impl Parser {
             root: self.root,
             elem_matches: self.elem_matches,
             positional: self.positional,
+            text_score_fields: self.text_score_fields,
         })
     }
 }

@@ -22,12 +22,15 @@
 
 use std::cmp::Ordering;
 
+use std::sync::Arc;
+
 use bson::{Bson, Document, RawBsonRef, RawDocument};
 
 use crate::collation::Collation;
 use crate::compare::{compare_collated, compare_raw_collated};
 use crate::error::{DocError, Result};
 use crate::path::{FieldPath, array_index};
+use crate::text::BoundSearch;
 
 /// The direction of one sort key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -84,15 +87,41 @@ pub struct SortKey {
 pub struct SortSpec {
     keys: Vec<SortKey>,
     collation: Collation,
+    /// A `{ $meta: "textScore" }` key: highest score first.
+    text_score: Option<TextScoreKey>,
+}
+
+/// Where a `{ $meta: "textScore" }` key sits among the keys (before `keys[position]`), and
+/// the bound `$text` search that scores documents ([`SortSpec::with_text_scorer`]).
+#[derive(Debug, Clone)]
+struct TextScoreKey {
+    position: usize,
+    scorer: Option<Arc<BoundSearch>>,
+}
+
+impl PartialEq for TextScoreKey {
+    fn eq(&self, other: &TextScoreKey) -> bool {
+        self.position == other.position
+    }
+}
+
+impl Eq for TextScoreKey {}
+
+impl std::hash::Hash for TextScoreKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.position.hash(state);
+    }
 }
 
 impl SortSpec {
     /// Parses a sort document such as `{ published_date: -1, _id: 1 }`.
     ///
-    /// Each value must be `1` or `-1` (any numeric type). `{ $meta: ... }` sorts are not
-    /// supported. An empty document is allowed and means natural order.
+    /// Each value must be `1` or `-1` (any numeric type), or `{ $meta: "textScore" }` (the
+    /// text score of a `$text` query, highest first; other `$meta` sorts are not supported).
+    /// An empty document is allowed and means natural order.
     pub fn parse(spec: &Document) -> Result<SortSpec> {
         let mut keys = Vec::with_capacity(spec.len());
+        let mut text_score = None;
         for (field, value) in spec {
             let path = FieldPath::parse(field).map_err(|error| DocError::InvalidSort {
                 message: format!("field '{field}': {error}"),
@@ -105,10 +134,20 @@ impl SortSpec {
                 });
             }
             let direction = match value {
+                Bson::Document(inner)
+                    if inner.len() == 1
+                        && inner.get("$meta") == Some(&Bson::String("textScore".into())) =>
+                {
+                    text_score.get_or_insert(TextScoreKey {
+                        position: keys.len(),
+                        scorer: None,
+                    });
+                    continue;
+                }
                 Bson::Document(inner) if inner.contains_key("$meta") => {
                     return Err(DocError::InvalidSort {
                         message: format!(
-                            "field '{field}': {{ $meta: ... }} sorts (text score, search score) are not supported"
+                            "field '{field}': only {{ $meta: \"textScore\" }} sorts are supported, not {inner}"
                         ),
                     });
                 }
@@ -123,6 +162,7 @@ impl SortSpec {
         Ok(SortSpec {
             keys,
             collation: Collation::simple(),
+            text_score,
         })
     }
 
@@ -131,6 +171,40 @@ impl SortSpec {
         SortSpec {
             keys,
             collation: Collation::simple(),
+            text_score: None,
+        }
+    }
+
+    /// Whether the specification sorts on `{ $meta: "textScore" }`.
+    pub fn has_text_score(&self) -> bool {
+        self.text_score.is_some()
+    }
+
+    /// This specification with its text score key computed by `scorer` (the bound `$text`
+    /// search of the query). Without one, every document's score ties.
+    #[must_use]
+    pub fn with_text_scorer(mut self, scorer: Arc<BoundSearch>) -> SortSpec {
+        if let Some(key) = &mut self.text_score {
+            key.scorer = Some(scorer);
+        }
+        self
+    }
+
+    /// Compares the text scores of two documents (highest first), if the key sits at
+    /// `position`.
+    fn compare_scores<D: ?Sized>(
+        &self,
+        position: usize,
+        a: &D,
+        b: &D,
+        score: fn(&BoundSearch, &D) -> f64,
+    ) -> Ordering {
+        match &self.text_score {
+            Some(TextScoreKey {
+                position: at,
+                scorer: Some(scorer),
+            }) if *at == position => score(scorer, b).total_cmp(&score(scorer, a)),
+            _ => Ordering::Equal,
         }
     }
 
@@ -154,12 +228,16 @@ impl SortSpec {
 
     /// Whether the specification has no keys (natural order).
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.keys.is_empty() && self.text_score.is_none()
     }
 
     /// Compares two decoded documents; `Equal` when every key ties.
     pub fn compare(&self, a: &Document, b: &Document) -> Ordering {
-        for key in &self.keys {
+        for (position, key) in self.keys.iter().enumerate() {
+            let order = self.compare_scores(position, a, b, BoundSearch::score_document);
+            if order != Ordering::Equal {
+                return order;
+            }
             let a_value = sort_value(a, key, &self.collation);
             let b_value = sort_value(b, key, &self.collation);
             let order = key
@@ -169,12 +247,16 @@ impl SortSpec {
                 return order;
             }
         }
-        Ordering::Equal
+        self.compare_scores(self.keys.len(), a, b, BoundSearch::score_document)
     }
 
     /// Compares two raw documents; same order as [`SortSpec::compare`] on their decoded forms.
     pub fn compare_raw(&self, a: &RawDocument, b: &RawDocument) -> Ordering {
-        for key in &self.keys {
+        for (position, key) in self.keys.iter().enumerate() {
+            let order = self.compare_scores(position, a, b, BoundSearch::score);
+            if order != Ordering::Equal {
+                return order;
+            }
             let a_value = sort_value_raw(a, key, &self.collation);
             let b_value = sort_value_raw(b, key, &self.collation);
             let order =
@@ -184,7 +266,7 @@ impl SortSpec {
                 return order;
             }
         }
-        Ordering::Equal
+        self.compare_scores(self.keys.len(), a, b, BoundSearch::score)
     }
 
     /// The value each key sorts `document` on (`null` for a missing field, `undefined` for an

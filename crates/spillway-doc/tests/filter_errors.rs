@@ -20,7 +20,7 @@ fn invalid_filters() -> Vec<Document> {
         doc! { "a": { "$foo": 1 } },
         doc! { "a": { "$gt": 1, "b": 2 } },
         doc! { "$where": "this.a > 1" },
-        doc! { "$text": { "$search": "coffee" } },
+        doc! { "$text": { "$search": 1 } },
         doc! { "$jsonSchema": {} },
         doc! { "loc": { "$near": [1, 2] } },
         doc! { "loc": { "$geoWithin": { "$box": [[0, 0], [1, 1]] } } },

@@ -400,7 +400,7 @@ fn invalid_projection_messages() {
         doc! { "a": { "b": 1 }, "a.b": 0 },
         doc! { "a": "x" },
         doc! { "a": null },
-        doc! { "a": { "$meta": "textScore" } },
+        doc! { "a": { "$meta": "searchScore" } },
         doc! { "a": { "$add": [1, 2] } },
         doc! { "a": {} },
         doc! { "a": { "$slice": "x" } },

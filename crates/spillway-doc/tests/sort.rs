@@ -80,12 +80,16 @@ fn parse() {
     }
     assert!(spec(doc! {}).is_empty());
     assert_eq!(spec(doc! { "a": -1, "b": 1 }).keys().len(), 2);
+    // A text score key is not a field key.
+    let scored = spec(doc! { "score": { "$meta": "textScore" }, "b": 1 });
+    assert!(scored.has_text_score() && !scored.is_empty());
+    assert_eq!(scored.keys().len(), 1);
     let errors: Vec<String> = [
         doc! { "a": 2 },
         doc! { "a": 0 },
         doc! { "a": "asc" },
         doc! { "a": true },
-        doc! { "a": { "$meta": "textScore" } },
+        doc! { "a": { "$meta": "searchScore" } },
         doc! { "a": { "x": 1 } },
         doc! { "a..b": 1 },
         doc! { "$a": 1 },

@@ -28,6 +28,8 @@ fn touches(filter: &Filter, managed: &dyn Fn(&str) -> bool) -> bool {
             expression.dependencies(&mut found);
             found.whole_document || found.paths.iter().any(|path| managed(path))
         }
+        // The facade refuses `$text` on collections with policies: it reads stored fields.
+        Clause::Text(_) => false,
     })
 }
 

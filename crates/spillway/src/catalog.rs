@@ -26,6 +26,7 @@ use bson::{Bson, Document, doc};
 use spillway_doc::filter::Filter;
 use spillway_doc::path::{FieldPath, array_index};
 use spillway_doc::sort::Direction;
+use spillway_doc::text::{FTS_FIELD, FTSX_FIELD, Language, TEXT_INDEX_VERSION, TextIndex};
 use spillway_pattern::{Pattern, Policy, Progress};
 use spillway_store::{KeyspaceId, Snapshot, Store};
 
@@ -206,6 +207,10 @@ pub(crate) struct IndexSettings {
     /// Options accepted for compatibility, without effect, echoed by `list_indexes` as given
     /// (`background`).
     pub(crate) echoed: Document,
+    /// A text index: its weights and languages. Its key pattern is MongoDB's
+    /// `{ _fts: "text", _ftsx: 1 }`, with no B-tree field: entries are terms
+    /// ([`crate::index_keys`]).
+    pub(crate) text: Option<Arc<TextIndex>>,
 }
 
 /// One secondary index.
@@ -327,7 +332,87 @@ pub(crate) fn parse_index_keys(
     Ok(fields)
 }
 
-/// MongoDB's default index name: `a_1_b_-1`, `a_hashed`.
+/// The key pattern value of a text field.
+pub(crate) const TEXT: &str = "text";
+
+/// Whether a key pattern asks for a text index (`{ title: "text" }`).
+pub(crate) fn is_text_keys(keys: &Document) -> bool {
+    keys.values().any(|value| value.as_str() == Some(TEXT))
+}
+
+/// The key pattern MongoDB lists for every text index.
+pub(crate) fn text_key_pattern() -> Document {
+    doc! { FTS_FIELD: TEXT, FTSX_FIELD: 1 }
+}
+
+/// The text index that a key pattern of text fields and the options describe: every field
+/// of `keys` weighs 1 unless `weights` says otherwise (`weights` may add fields, or `$**`).
+pub(crate) fn text_index(
+    collection: &str,
+    keys: &Document,
+    weights: Option<&Document>,
+    default_language: Option<&str>,
+    language_override: Option<&str>,
+    version: Option<i32>,
+) -> Result<TextIndex> {
+    let bad = |message: String| Error::invalid_index(collection, message);
+    if let Some((field, _)) = keys.iter().find(|(_, value)| value.as_str() != Some(TEXT)) {
+        return Err(bad(format!(
+            "field '{field}': compound text indexes are not supported by Spillway (every field of a text index must be \"text\")"
+        )));
+    }
+    let mut listed: Vec<(String, i32)> = Vec::new();
+    for field in keys.keys() {
+        if field != "$**" {
+            FieldPath::parse(field).map_err(|error| bad(format!("field '{field}': {error}")))?;
+        }
+        listed.push((field.clone(), 1));
+    }
+    for (field, weight) in weights.into_iter().flatten() {
+        let weight = match weight {
+            Bson::Int32(weight) => i64::from(*weight),
+            Bson::Int64(weight) => *weight,
+            Bson::Double(weight) if weight.fract() == 0.0 => *weight as i64,
+            other => {
+                return Err(bad(format!(
+                    "weights: the weight of '{field}' must be a whole number, not {other}"
+                )));
+            }
+        };
+        if !(1..100_000).contains(&weight) {
+            return Err(bad(format!(
+                "weights: the weight of '{field}' must be in 1..99999, not {weight}"
+            )));
+        }
+        match listed.iter_mut().find(|(known, _)| known == field) {
+            Some(entry) => entry.1 = weight as i32,
+            None => listed.push((field.clone(), weight as i32)),
+        }
+    }
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
+    let default_language = match default_language {
+        None => Language::English,
+        Some(name) => Language::parse(name).ok_or_else(|| {
+            bad(format!(
+                "default_language: unsupported language \"{name}\" (Spillway's text indexes know \"english\" and \"none\")"
+            ))
+            .with_code(17262)
+        })?,
+    };
+    if let Some(version) = version.filter(|version| *version != TEXT_INDEX_VERSION) {
+        return Err(bad(format!(
+            "textIndexVersion {version} is not supported (Spillway builds version {TEXT_INDEX_VERSION})"
+        ))
+        .with_code(17364));
+    }
+    Ok(TextIndex {
+        weights: listed,
+        default_language,
+        language_override: language_override.unwrap_or("language").to_string(),
+    })
+}
+
+/// MongoDB's default index name: `a_1_b_-1`, `a_hashed`, `title_text`.
 pub(crate) fn default_index_name(keys: &Document) -> String {
     let mut name = String::new();
     for (field, value) in keys {
@@ -337,6 +422,7 @@ pub(crate) fn default_index_name(keys: &Document) -> String {
         let direction = match Direction::from_bson(value) {
             Some(Direction::Descending) => "-1",
             _ if value.as_str() == Some(HASHED) => HASHED,
+            _ if value.as_str() == Some(TEXT) => TEXT,
             _ => "1",
         };
         name.push_str(field);
@@ -443,6 +529,20 @@ impl CollectionMeta {
                 if !settings.echoed.is_empty() {
                     record.insert("echoed", settings.echoed.clone());
                 }
+                if let Some(text) = &settings.text {
+                    let mut weights = Document::new();
+                    for (field, weight) in &text.weights {
+                        weights.insert(field.clone(), *weight);
+                    }
+                    record.insert(
+                        "text",
+                        doc! {
+                            "weights": weights,
+                            "default_language": text.default_language.name(),
+                            "language_override": &text.language_override,
+                        },
+                    );
+                }
                 Bson::Document(record)
             })
             .collect();
@@ -504,12 +604,38 @@ impl CollectionMeta {
                 Some(_) => return Err(bad("an index's partialFilterExpression is not a document")),
                 None => None,
             };
+            let text = match index.get_document("text") {
+                Ok(text) => {
+                    let mut keys = Document::new();
+                    for field in text.get_document("weights").into_iter().flatten() {
+                        keys.insert(field.0.clone(), TEXT);
+                    }
+                    Some(Arc::new(
+                        text_index(
+                            &name,
+                            &keys,
+                            text.get_document("weights").ok(),
+                            text.get_str("default_language").ok(),
+                            text.get_str("language_override").ok(),
+                            None,
+                        )
+                        .map_err(|error| bad(&error.to_string()))?,
+                    ))
+                }
+                Err(_) => None,
+            };
             let settings = IndexSettings {
                 sparse: index.get_bool("sparse").unwrap_or(false),
                 partial,
                 hidden: index.get_bool("hidden").unwrap_or(false),
                 expire_after_seconds: index.get_i64("expireAfterSeconds").ok(),
                 echoed: index.get_document("echoed").cloned().unwrap_or_default(),
+                text,
+            };
+            let fields = if settings.text.is_some() {
+                Vec::new()
+            } else {
+                parse_index_keys(&name, &spec).map_err(|error| bad(&error.to_string()))?
             };
             indexes.push(IndexMeta {
                 settings,
@@ -518,7 +644,7 @@ impl CollectionMeta {
                     .get_str("name")
                     .map_err(|_| bad("an index has no name"))?
                     .to_string(),
-                fields: parse_index_keys(&name, &spec).map_err(|error| bad(&error.to_string()))?,
+                fields,
                 spec,
                 unique: index.get_bool("unique").unwrap_or(false),
                 keyspace: resolve_keyspace(store, &keyspace_name)?,

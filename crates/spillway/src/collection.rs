@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::exec::Execution;
 use crate::ops::{self, FindAndModify, UpdateKind};
 use crate::patterned;
-use crate::planner;
+use crate::planner::{self, HintedScan};
 use crate::results::{
     CreateIndexResult, DeleteResult, Explain, Hint, IndexModel, IndexOptions, InsertManyResult,
     InsertOneResult, ReturnDocument, UpdateModifications, UpdateResult,
@@ -261,6 +261,8 @@ where
             batch_size: None,
             expand: false,
             hint: None,
+            min: None,
+            max: None,
             collation: Collation::simple(),
             session: None,
         }
@@ -481,6 +483,24 @@ where
                             .expire_after_seconds
                             .map(|seconds| Duration::from_secs(seconds.unsigned_abs())),
                         background: settings.echoed.get_bool("background").ok(),
+                        weights: settings.text.as_ref().map(|text| {
+                            text.weights
+                                .iter()
+                                .map(|(field, weight)| (field.clone(), Bson::Int32(*weight)))
+                                .collect()
+                        }),
+                        default_language: settings
+                            .text
+                            .as_ref()
+                            .map(|text| text.default_language.name().to_string()),
+                        language_override: settings
+                            .text
+                            .as_ref()
+                            .map(|text| text.language_override.clone()),
+                        text_index_version: settings
+                            .text
+                            .as_ref()
+                            .map(|_| spillway_doc::text::TEXT_INDEX_VERSION),
                     }),
                 }
             }));
@@ -674,6 +694,8 @@ pub struct Find<'a, T> {
     batch_size: Option<u32>,
     expand: bool,
     hint: Option<Hint>,
+    min: Option<Document>,
+    max: Option<Document>,
     collation: Collation,
     session: Option<&'a mut Transaction>,
 }
@@ -728,46 +750,85 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         self
     }
 
+    /// Starts the scan of the hinted index at this key, inclusive (MongoDB's `min` option): a
+    /// value for each field of the index, in its key pattern's order (`{ a: 3, b: "x" }` for
+    /// an index `{ a: 1, b: -1 }`), compared in the index's order, so a descending field
+    /// starts at its highest value. Needs [`Find::hint`]; the filter still applies.
+    pub fn min(mut self, min: Document) -> Self {
+        self.min = Some(min);
+        self
+    }
+
+    /// Ends the scan of the hinted index before this key, exclusive (MongoDB's `max`), with
+    /// the same shape as [`Find::min`].
+    pub fn max(mut self, max: Document) -> Self {
+        self.max = Some(max);
+        self
+    }
+
     /// Starts the query; the cursor reads the snapshot taken now.
     pub fn run(self) -> Result<Cursor<T>> {
-        let filter = Arc::new(parse_filter(&self.filter, &self.collation)?);
+        let hinted = hinted_scan(
+            &self.collection.name,
+            self.hint.as_ref(),
+            self.min.as_ref(),
+            self.max.as_ref(),
+        )?;
+        let filter = parse_filter(&self.filter, &self.collation)?;
         let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         let projection = parse_projection(self.projection.as_ref())?.map(Arc::new);
         let limit = ops::effective_limit(self.limit);
         validate_collection_name(&self.collection.name)?;
         let expand = self.expand;
         let name = &self.collection.name;
+        let text_score_wanted = projection
+            .as_ref()
+            .is_some_and(|projection| projection.needs_text_score())
+            || sort.as_ref().is_some_and(SortSpec::has_text_score);
+        if text_score_wanted && filter.text_search().is_none() {
+            return Err(storage::text_score_unavailable(None));
+        }
         if let Some(transaction) = self.session {
-            let (matches, projection) = self.collection.read(Some(transaction), |reader| {
-                let (projection, array_reads) =
-                    patterned::managed_projection(reader.catalog(), name, projection, expand);
-                let mut run = ops::query_hinted(
-                    reader,
-                    name,
-                    &filter,
-                    sort.as_ref(),
-                    self.skip,
-                    limit,
-                    self.hint.as_ref(),
-                )?;
-                if expand {
-                    patterned::expand_matches(reader, name, &mut run.matches)?;
-                }
-                patterned::projection_inputs(reader, name, &array_reads, &mut run.matches)?;
-                Ok((run.matches, projection))
-            })?;
+            let (matches, projection, filter) =
+                self.collection.read(Some(transaction), |reader| {
+                    // The cursor's projection scores with the filter bound to the text index.
+                    let meta = reader.catalog().collections.get(name.as_str());
+                    let (bound, _) = storage::bind_text(meta, &filter, None)?;
+                    let filter = Arc::new(bound.unwrap_or_else(|| filter.clone()));
+                    let (projection, array_reads) =
+                        patterned::managed_projection(reader.catalog(), name, projection, expand);
+                    let mut run = ops::query_hinted(
+                        reader,
+                        name,
+                        &filter,
+                        sort.as_ref(),
+                        self.skip,
+                        limit,
+                        hinted,
+                    )?;
+                    if expand {
+                        patterned::expand_matches(reader, name, &mut run.matches)?;
+                    }
+                    patterned::projection_inputs(reader, name, &array_reads, &mut run.matches)?;
+                    Ok((run.matches, projection, filter))
+                })?;
             return Ok(Cursor::materialised(matches, filter, projection));
         }
         let state = self.collection.database.inner.published();
+        let meta = state.catalog.collections.get(name.as_str());
+        let (bound, _) = storage::bind_text(meta, &filter, None)?;
+        let filter = Arc::new(bound.unwrap_or(filter));
         let (projection, array_reads) =
             patterned::managed_projection(&state.catalog, name, projection, expand);
         // On a main collection with policies, the plan scans with the clauses on unmanaged
         // fields and the cursor matches and expands each candidate on its logical view.
         let shape = patterned::read_shape(&state.catalog, name, &filter)?;
-        let meta = state.catalog.collections.get(name.as_str());
-        let plan = match &self.hint {
-            Some(hint) if !shape.has_policies => {
-                planner::plan_hinted(meta, &shape.scan_filter, sort.as_ref(), hint)?
+        let plan = match hinted {
+            Some(hinted) if shape.has_policies && hinted.has_bounds() => {
+                return Err(ops::min_max_on_logical(name));
+            }
+            Some(hinted) if !shape.has_policies => {
+                planner::plan_hinted(meta, &shape.scan_filter, sort.as_ref(), hinted)?
             }
             _ => planner::plan(meta, &shape.scan_filter, sort.as_ref()),
         };
@@ -782,7 +843,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
                 sort.as_ref(),
                 self.skip,
                 limit,
-                self.hint.as_ref(),
+                hinted,
             )?;
             if expand {
                 patterned::expand_matches(&*state, name, &mut run.matches)?;
@@ -814,12 +875,17 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
 
     /// Runs the query and reports the plan chosen and what it examined.
     pub fn explain(self) -> Result<Explain> {
+        let hint = hinted_scan(
+            &self.collection.name,
+            self.hint.as_ref(),
+            self.min.as_ref(),
+            self.max.as_ref(),
+        )?;
         let filter = parse_filter(&self.filter, &self.collation)?;
         let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
         parse_projection(self.projection.as_ref())?;
         let limit = ops::effective_limit(self.limit);
         let name = &self.collection.name;
-        let hint = self.hint.as_ref();
         let run = self.collection.read(self.session.as_deref(), |reader| {
             ops::query_hinted(reader, name, &filter, sort.as_ref(), self.skip, limit, hint)
         })?;
@@ -830,6 +896,17 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             n_returned: run.matches.len() as u64,
         })
     }
+}
+
+/// A find's hint with its `min`/`max` bounds, after checking they go together.
+fn hinted_scan<'a>(
+    collection: &str,
+    hint: Option<&'a Hint>,
+    min: Option<&'a Document>,
+    max: Option<&'a Document>,
+) -> Result<Option<HintedScan<'a>>> {
+    planner::check_min_max(collection, min, max, hint)?;
+    Ok(hint.map(|hint| HintedScan { hint, min, max }))
 }
 
 /// `aggregate`, run with `.run()` (a [`Cursor`] of `R`, `Document` unless
@@ -1342,7 +1419,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndex<'a, T> {
         let options = self.model.options.clone().unwrap_or_default();
         let name = &self.collection.name;
         let keys = &self.model.keys;
-        let settings = index_settings(name, &options)?;
+        let settings = index_settings(name, keys, &options)?;
         let ttl = settings.expire_after_seconds.is_some();
         let index_name = self.collection.write(self.session, |txn, store| {
             ops::create_index(
@@ -1379,7 +1456,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndexes<'a, T> {
         let mut prepared = Vec::with_capacity(self.models.len());
         for model in &self.models {
             let options = model.options.clone().unwrap_or_default();
-            let settings = index_settings(name, &options)?;
+            let settings = index_settings(name, &model.keys, &options)?;
             prepared.push((model.keys.clone(), options, settings));
         }
         let ttl = prepared
@@ -1441,8 +1518,39 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropIndexes<'a, T> {
     }
 }
 
-/// The catalog's form of index options (the partial filter parsed).
-fn index_settings(collection: &str, options: &IndexOptions) -> Result<IndexSettings> {
+/// The catalog's form of index options (the partial filter parsed, a text index's weights
+/// and languages read).
+fn index_settings(
+    collection: &str,
+    keys: &Document,
+    options: &IndexOptions,
+) -> Result<IndexSettings> {
+    let text = if crate::catalog::is_text_keys(keys) {
+        Some(Arc::new(crate::catalog::text_index(
+            collection,
+            keys,
+            options.weights.as_ref(),
+            options.default_language.as_deref(),
+            options.language_override.as_deref(),
+            options.text_index_version,
+        )?))
+    } else {
+        let text_option = [
+            ("weights", options.weights.is_some()),
+            ("default_language", options.default_language.is_some()),
+            ("language_override", options.language_override.is_some()),
+            ("textIndexVersion", options.text_index_version.is_some()),
+        ]
+        .into_iter()
+        .find(|(_, given)| *given);
+        if let Some((option, _)) = text_option {
+            return Err(Error::invalid_index(
+                collection,
+                format!("'{option}' only applies to text indexes"),
+            ));
+        }
+        None
+    };
     let partial = options
         .partial_filter_expression
         .as_ref()
@@ -1461,6 +1569,7 @@ fn index_settings(collection: &str, options: &IndexOptions) -> Result<IndexSetti
         hidden: options.hidden.unwrap_or(false),
         expire_after_seconds,
         echoed,
+        text,
     })
 }
 

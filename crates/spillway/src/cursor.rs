@@ -250,7 +250,9 @@ impl<T> Cursor<T> {
             None => bson::deserialize_from_slice(&found.bytes).map_err(|error| {
                 Error::serialization(format!("cannot deserialize a stored document: {error}"))
             }),
-            Some(projection) if !projection.needs_match_details() => {
+            Some(projection)
+                if !projection.needs_match_details() && !projection.needs_text_score() =>
+            {
                 let projected = projection
                     .apply_raw(stored_document(&found.bytes)?, None)
                     .map_err(Error::argument)?;

@@ -8,6 +8,10 @@
 //! array. A sparse index gives no entry to a document that has none of its fields; a partial index
 //! none to a document its filter does not match.
 //!
+//! A text index (`settings.text`) has one entry per term of the document
+//! ([`spillway_doc::text::TextIndex::terms`]): the term's key encoding (a string) then the
+//! `_id` key; its scores are computed again from the document when a query needs them.
+//!
 //! Entry layout, in the index's own keyspace (component keys are `spillway_doc::key`
 //! encodings, complemented for descending fields; each is self-delimiting):
 //! - unique index: key = components, value = the document's `_id` key;
@@ -44,6 +48,23 @@ pub(crate) fn index_entries(
             .map_err(Error::filter)?
     {
         return Ok((Vec::new(), false));
+    }
+    if let Some(text) = &index.settings.text {
+        let terms = text.terms_document(document).map_err(|error| {
+            Error::invalid_index(collection, format!("index '{}': {error}", index.name))
+                .with_code(17262)
+        })?;
+        let mut entries: Vec<IndexEntry> = terms
+            .into_keys()
+            .map(|term| {
+                let mut key = Vec::new();
+                key::encode(&Bson::String(term), &mut key);
+                key.extend_from_slice(id_key);
+                IndexEntry { key }
+            })
+            .collect();
+        entries.sort();
+        return Ok((entries, true));
     }
     let mut per_field: Vec<Vec<Vec<u8>>> = Vec::with_capacity(index.fields.len());
     let mut array_fields = 0;

@@ -27,7 +27,8 @@ use crate::catalog::{IndexSettings, validate_collection_name};
 use crate::error::{Error, Result};
 use crate::exec::{Match, stored_document};
 use crate::patterned;
-use crate::results::{Hint, UpdateModifications};
+use crate::planner::HintedScan;
+use crate::results::UpdateModifications;
 use crate::storage::{
     self, DocumentChange, QueryRun, check_storable, decode, encode, id_order, insert_stored,
     query_stored, write_documents,
@@ -59,7 +60,8 @@ pub(crate) fn query(
 }
 
 /// [`query`] on the index `hint` names; a query answered on logical documents (pattern
-/// policies) plans on its own and ignores the hint.
+/// policies) plans on its own and ignores the hint, but refuses `min`/`max` bounds (they
+/// bound one index scan, which such a query does not have).
 pub(crate) fn query_hinted(
     reader: &dyn Reader,
     collection: &str,
@@ -67,12 +69,25 @@ pub(crate) fn query_hinted(
     sort: Option<&SortSpec>,
     skip: u64,
     limit: Option<usize>,
-    hint: Option<&Hint>,
+    hint: Option<HintedScan<'_>>,
 ) -> Result<QueryRun> {
-    if hint.is_none() || patterned::is_logical_query(reader.catalog(), collection, filter) {
+    let logical = patterned::is_logical_query(reader.catalog(), collection, filter);
+    if logical && hint.is_some_and(|hint| hint.has_bounds()) {
+        return Err(min_max_on_logical(collection));
+    }
+    if hint.is_none() || logical {
         return query(reader, collection, filter, sort, skip, limit);
     }
     storage::query_stored_hinted(reader, collection, filter, sort, skip, limit, hint)
+}
+
+/// The refusal of `min`/`max` on a query answered on logical documents.
+pub(crate) fn min_max_on_logical(collection: &str) -> Error {
+    Error::invalid_options(
+        collection,
+        "min/max are not supported on a query that reads managed arrays (pattern policies)",
+    )
+    .with_code(115)
 }
 
 /// Applies an optional projection; a positional one uses the array element `filter` matched.
@@ -91,8 +106,15 @@ pub(crate) fn project(
     } else {
         None
     };
+    let score = if projection.needs_text_score() {
+        filter
+            .text_scorer()
+            .map(|scorer| scorer.score_document(&document))
+    } else {
+        None
+    };
     projection
-        .apply_matched(&document, details)
+        .apply_scored(&document, details, score)
         .map_err(Error::argument)
 }
 

@@ -154,24 +154,86 @@ fn sort_pattern(sort: &SortSpec) -> Document {
     pattern
 }
 
+/// A hint, and the `min`/`max` index bounds (MongoDB's `find` options) that only come with one.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HintedScan<'a> {
+    pub(crate) hint: &'a Hint,
+    /// The inclusive lower bound: a value for each field of the hinted index, in its order.
+    pub(crate) min: Option<&'a Document>,
+    /// The exclusive upper bound, likewise.
+    pub(crate) max: Option<&'a Document>,
+}
+
+impl HintedScan<'_> {
+    /// Whether `min` or `max` is given.
+    pub(crate) fn has_bounds(&self) -> bool {
+        self.min.is_some() || self.max.is_some()
+    }
+}
+
+/// Checks `min` and `max` before any plan: when both are given they name the same fields in
+/// the same order (MongoDB's 51176), and either needs a hint (51173).
+pub(crate) fn check_min_max(
+    collection: &str,
+    min: Option<&Document>,
+    max: Option<&Document>,
+    hint: Option<&Hint>,
+) -> Result<()> {
+    if let (Some(min), Some(max)) = (min, max)
+        && !min.keys().eq(max.keys())
+    {
+        return Err(Error::invalid_options(
+            collection,
+            "min and max must have the same field names",
+        )
+        .with_code(51176));
+    }
+    if (min.is_some() || max.is_some()) && hint.is_none() {
+        return Err(Error::invalid_options(
+            collection,
+            "When using min()/max() a hint of which index to use must be provided",
+        )
+        .with_code(51173));
+    }
+    Ok(())
+}
+
 /// Chooses the plan `hint` names: the index it names (by name or key pattern), scanned
 /// with the bounds the filter gives it (all of it otherwise), or `$natural`: a collection scan
 /// in natural order (`-1`: reversed). A hint that names no usable index (none of that name or
 /// keys, a hidden index, a partial index the filter does not imply) is an error, as in
 /// MongoDB (code 2).
+///
+/// With `min`/`max`, the scan's one range is from `min` (inclusive) to `max` (exclusive) in
+/// the index's own key order (a descending field's `min` is its highest value), whatever the
+/// filter says (the filter is still checked on every document): MongoDB's semantics. Each
+/// bound must name the index's fields, all of them and in order (51174), and `min` must come
+/// before `max` (51175); a `$natural` hint has no index to bound (51173).
 pub(crate) fn plan_hinted(
     collection: Option<&CollectionMeta>,
     filter: &Filter,
     sort: Option<&SortSpec>,
-    hint: &Hint,
+    hinted: HintedScan<'_>,
 ) -> Result<Plan> {
+    let hint = hinted.hint;
     let sort = sort.filter(|sort| !sort.is_empty());
     let Some(collection) = collection else {
         return Ok(plan(None, filter, sort));
     };
+    if filter.text_search().is_some() && !hinted.has_bounds() {
+        // A `$text` query has one plan: its text index.
+        return Ok(plan(Some(collection), filter, sort));
+    }
     let docs = Some(collection.docs);
     let wanted = match hint {
         Hint::Keys(keys) => match keys.get("$natural") {
+            Some(_) if keys.len() == 1 && hinted.has_bounds() => {
+                return Err(Error::invalid_options(
+                    &collection.name,
+                    "When using min()/max() a hint of which index to use must be provided ($natural names none)",
+                )
+                .with_code(51173));
+            }
             Some(direction) if keys.len() == 1 => {
                 let reverse = Direction::from_bson(direction) == Some(Direction::Descending);
                 return Ok(Plan {
@@ -190,6 +252,7 @@ pub(crate) fn plan_hinted(
     });
     let usable = index.filter(|index| {
         !index.settings.hidden
+            && index.settings.text.is_none()
             && index
                 .settings
                 .partial
@@ -207,12 +270,12 @@ pub(crate) fn plan_hinted(
         )
         .with_code(2));
     };
-    Ok(index_plan(
-        index,
-        Candidate::build(index, filter, sort),
-        docs,
-        sort,
-    ))
+    let candidate = if hinted.has_bounds() {
+        Candidate::min_max(&collection.name, index, hinted.min, hinted.max, sort)?
+    } else {
+        Candidate::build(index, filter, sort)
+    };
+    Ok(index_plan(index, candidate, docs, sort))
 }
 
 /// Which index a hint names.
@@ -239,7 +302,12 @@ fn index_plan(
             multikey: index.multikey,
             repeats: index.multikey
                 && !(candidate.ranges.len() == 1 && candidate.n_points == index.fields.len()),
-            bounds: Box::new(candidate.explain_bounds(index)),
+            bounds: Box::new(
+                candidate
+                    .shown_bounds
+                    .clone()
+                    .unwrap_or_else(|| candidate.explain_bounds(index)),
+            ),
             ranges: candidate.ranges,
             partial: index.settings.partial.is_some(),
             sparse: index.settings.sparse,
@@ -265,7 +333,7 @@ pub(crate) fn plan(
     };
     let docs = Some(collection.docs);
     let id_sort = sort
-        .filter(|sort| sort.collation().is_simple())
+        .filter(|sort| sort.collation().is_simple() && !sort.has_text_score())
         .and_then(id_sort_direction);
     if let Some(keys) = id_lookup(filter) {
         return Plan {
@@ -281,9 +349,22 @@ pub(crate) fn plan(
             },
         };
     }
+    if let Some(search) = filter.text_search()
+        && let Some(index) = collection
+            .indexes
+            .iter()
+            .find(|index| index.settings.text.is_some())
+    {
+        let terms: Vec<&str> = search
+            .bound()
+            .map(|bound| bound.lookup_terms().collect())
+            .unwrap_or_default();
+        return index_plan(index, Candidate::text(&terms), docs, sort);
+    }
     let mut best: Option<(Candidate, &IndexMeta)> = None;
     let usable = |index: &&IndexMeta| {
         !index.settings.hidden
+            && index.settings.text.is_none()
             && index
                 .settings
                 .partial
@@ -302,13 +383,17 @@ pub(crate) fn plan(
             best = Some((candidate, index));
         }
     }
-    let store_order_sorts = sort.is_some_and(|sort| sort.collation().is_simple());
+    let store_order_sorts =
+        sort.is_some_and(|sort| sort.collation().is_simple() && !sort.has_text_score());
     if best.is_none() && store_order_sorts && id_sort.is_none() {
         best = collection
             .indexes
             .iter()
             .filter(|index| {
-                !index.settings.hidden && !index.settings.sparse && index.settings.partial.is_none()
+                !index.settings.hidden
+                    && !index.settings.sparse
+                    && index.settings.partial.is_none()
+                    && index.settings.text.is_none()
             })
             .map(|index| (Candidate::build(index, filter, sort), index))
             .find(|(candidate, _)| candidate.sort_reverse.is_some());
@@ -329,6 +414,31 @@ pub(crate) fn plan(
     }
 }
 
+/// Binds the `$text` clause of `filter`, if any, to the collection's text index: MongoDB's
+/// `IndexNotFound` (27) when there is none.
+pub(crate) fn bind_text(collection: Option<&CollectionMeta>, filter: &mut Filter) -> Result<()> {
+    if filter.text_search().is_none() {
+        return Ok(());
+    }
+    let index = collection.and_then(|collection| {
+        collection
+            .indexes
+            .iter()
+            .find_map(|index| index.settings.text.as_ref())
+    });
+    match index {
+        Some(index) => {
+            filter.bind_text(index);
+            Ok(())
+        }
+        None => Err(Error::invalid_options(
+            collection.map_or("", |collection| collection.name.as_str()),
+            "text index required for $text query",
+        )
+        .with_code(27)),
+    }
+}
+
 /// Whether every document matching `query` matches `partial` (conservatively: `false` when
 /// unsure). Each field predicate of `partial` (top level and inside `$and`) must follow from
 /// one predicate of `query` on the same path ([`predicate_implies`]).
@@ -337,7 +447,7 @@ pub(crate) fn implies(query: &Filter, partial: &Filter) -> bool {
         filter.clauses.iter().all(|clause| match clause {
             Clause::Field { .. } => true,
             Clause::And(filters) => filters.iter().all(only_fields),
-            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) => false,
+            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) | Clause::Text(_) => false,
         })
     }
     // The partial filter compares strings by code point; a collated query says nothing of that.
@@ -489,6 +599,8 @@ struct Candidate {
     /// Whether the scan yields the requested sort, and in which direction.
     sort_reverse: Option<bool>,
     ranges: Vec<KeyRange>,
+    /// What `explain` shows instead of [`Candidate::explain_bounds`] (`min`/`max` scans).
+    shown_bounds: Option<Document>,
 }
 
 impl Candidate {
@@ -531,7 +643,10 @@ impl Candidate {
         let unique_point = index.unique && n_points == index.fields.len();
         let sort_reverse = match sort {
             Some(sort)
-                if !index.multikey && index.hashed.is_none() && sort.collation().is_simple() =>
+                if !index.multikey
+                    && index.hashed.is_none()
+                    && sort.collation().is_simple()
+                    && !sort.has_text_score() =>
             {
                 sort_direction(index, &applied, sort)
             }
@@ -545,7 +660,122 @@ impl Candidate {
             unique_point,
             sort_reverse,
             ranges,
+            shown_bounds: None,
         }
+    }
+
+    /// The scan of a text index for `terms` (each term's entries; a document may be reached
+    /// through several terms, which the executor deduplicates).
+    fn text(terms: &[&str]) -> Candidate {
+        let ranges = terms
+            .iter()
+            .map(|term| {
+                let prefix =
+                    encode_component(&Bson::String((*term).to_string()), Direction::Ascending);
+                KeyRange {
+                    high: successor(&prefix).map_or(Bound::Unbounded, Bound::Excluded),
+                    low: Bound::Included(prefix),
+                }
+            })
+            .collect();
+        let shown: Vec<Bson> = terms
+            .iter()
+            .map(|term| Bson::String((*term).to_string()))
+            .collect();
+        Candidate {
+            applied: Vec::new(),
+            n_points: 0,
+            n_bounded: terms.len(),
+            unique_point: false,
+            sort_reverse: None,
+            ranges,
+            shown_bounds: Some(doc! { "_fts": shown }),
+        }
+    }
+
+    /// The scan of `index` from `min` (inclusive) to `max` (exclusive), each a value per index
+    /// field in key pattern order (see [`plan_hinted`]).
+    fn min_max(
+        collection: &str,
+        index: &IndexMeta,
+        min: Option<&Document>,
+        max: Option<&Document>,
+        sort: Option<&SortSpec>,
+    ) -> Result<Candidate> {
+        let key_of = |bound: &Document| -> Result<Vec<u8>> {
+            let fields_match = bound.len() == index.fields.len()
+                && bound
+                    .keys()
+                    .zip(&index.fields)
+                    .all(|(field, (path, _))| field == path.as_str());
+            if !fields_match {
+                return Err(Error::invalid_options(
+                    collection,
+                    format!(
+                        "The index chosen is not compatible with min/max: {bound} does not name the fields of index '{}' ({}) in order",
+                        index.name, index.spec
+                    ),
+                )
+                .with_code(51174));
+            }
+            let mut bytes = Vec::new();
+            for (value, (_, direction)) in bound.values().zip(&index.fields) {
+                bytes.extend(encode_component(value, *direction));
+            }
+            Ok(bytes)
+        };
+        let low = min.map(key_of).transpose()?;
+        let high = max.map(key_of).transpose()?;
+        if let (Some(low), Some(high)) = (&low, &high)
+            && low >= high
+        {
+            return Err(Error::invalid_options(
+                collection,
+                "The value provided for min() does not come before the value provided for max() in the hinted index",
+            )
+            .with_code(51175));
+        }
+        // Components are self-delimiting and entries are components then (unless unique) the
+        // `_id` key, so an entry is at least `low` exactly when its components are, and below
+        // `high` exactly when its components are.
+        let range = KeyRange {
+            low: low.map_or(Bound::Unbounded, Bound::Included),
+            high: high.map_or(Bound::Unbounded, Bound::Excluded),
+        };
+        let sort_reverse = match sort {
+            Some(sort)
+                if !index.multikey
+                    && index.hashed.is_none()
+                    && sort.collation().is_simple()
+                    && !sort.has_text_score() =>
+            {
+                sort_direction(index, &[], sort)
+            }
+            _ => None,
+        };
+        let mut shown = Document::new();
+        for (position, (path, _)) in index.fields.iter().enumerate() {
+            let edge = |bound: Option<&Document>, open: &str| {
+                bound
+                    .and_then(|bound| bound.values().nth(position))
+                    .map_or_else(|| open.to_string(), ToString::to_string)
+            };
+            let low = edge(min, "MinKey");
+            let high = edge(max, "MaxKey");
+            shown.insert(
+                path.as_str(),
+                vec![Bson::String(format!("[{low}, {high})"))],
+            );
+        }
+        Ok(Candidate {
+            applied: Vec::new(),
+            n_points: 0,
+            n_bounded: 0,
+            unique_point: false,
+            sort_reverse,
+            ranges: vec![range],
+            shown_bounds: Some(shown),
+        })
     }
 
     fn score(&self) -> (bool, usize, usize, bool) {

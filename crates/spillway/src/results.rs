@@ -147,6 +147,14 @@ pub struct IndexOptions {
     pub expire_after: Option<std::time::Duration>,
     /// Accepted and echoed by `list_indexes`, without effect (MongoDB 4.2+ ignores it too).
     pub background: Option<bool>,
+    /// A text index's field weights (`{ title: 10, body: 1 }`; 1 for a field not listed).
+    pub weights: Option<Document>,
+    /// A text index's language for documents that name none (`english`, `none`).
+    pub default_language: Option<String>,
+    /// The field a document names its own language in (`language` by default).
+    pub language_override: Option<String>,
+    /// A text index's version: 3, the only one Spillway builds.
+    pub text_index_version: Option<i32>,
 }
 
 impl IndexOptions {

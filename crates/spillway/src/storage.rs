@@ -24,13 +24,12 @@ use crate::catalog::{
     CappedLimits, Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME,
     INDEX_KEYSPACE_PREFIX, IndexMeta, IndexSettings, MAX_INDEX_NAME_LEN, Validation,
     ValidationAction, ValidationLevel, default_index_name, hashed_field, parse_index_keys,
-    validate_collection_name,
+    text_key_pattern, validate_collection_name,
 };
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::exec::{Execution, Match, stored_document};
 use crate::index_keys::{index_entries, key_values};
-use crate::planner::{self, Plan};
-use crate::results::Hint;
+use crate::planner::{self, HintedScan, Plan};
 use crate::txn::{Reader, WriteTxn};
 
 /// What a query returned and how it ran.
@@ -64,7 +63,7 @@ pub(crate) fn query_stored(
     query_stored_hinted(reader, collection, filter, sort, skip, limit, None)
 }
 
-/// [`query_stored`] on the index `hint` names, if any.
+/// [`query_stored`] on the index `hint` names, if any (within its `min`/`max` bounds).
 pub(crate) fn query_stored_hinted(
     reader: &dyn Reader,
     collection: &str,
@@ -72,9 +71,12 @@ pub(crate) fn query_stored_hinted(
     sort: Option<&SortSpec>,
     skip: u64,
     limit: Option<usize>,
-    hint: Option<&Hint>,
+    hint: Option<HintedScan<'_>>,
 ) -> Result<QueryRun> {
     let meta = reader.catalog().collections.get(collection);
+    let (bound_filter, bound_sort) = bind_text(meta, filter, sort)?;
+    let filter = bound_filter.as_ref().unwrap_or(filter);
+    let sort = bound_sort.as_ref().or(sort);
     let plan = match hint {
         Some(hint) => planner::plan_hinted(meta, filter, sort, hint)?,
         None => planner::plan(meta, filter, sort),
@@ -99,6 +101,43 @@ pub(crate) fn query_stored_hinted(
         plan,
         described: None,
     })
+}
+
+/// A filter whose `$text` clause is not bound yet, bound to the collection's text index, and
+/// a sort on `{ $meta: "textScore" }` given the filter's scorer (`None`: as given). A text
+/// score sort without a `$text` query is MongoDB's error 40218.
+pub(crate) fn bind_text(
+    meta: Option<&crate::catalog::CollectionMeta>,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+) -> Result<(Option<Filter>, Option<SortSpec>)> {
+    let mut bound_filter = None;
+    if filter
+        .text_search()
+        .is_some_and(|search| search.bound().is_none())
+    {
+        let mut filter = filter.clone();
+        planner::bind_text(meta, &mut filter)?;
+        bound_filter = Some(filter);
+    }
+    let scorer = bound_filter.as_ref().unwrap_or(filter).text_scorer();
+    let bound_sort = match sort {
+        Some(sort) if sort.has_text_score() => match scorer {
+            Some(scorer) => Some(sort.clone().with_text_scorer(scorer)),
+            None => return Err(text_score_unavailable(meta)),
+        },
+        _ => None,
+    };
+    Ok((bound_filter, bound_sort))
+}
+
+/// MongoDB's 40218: `{ $meta: "textScore" }` in a query without `$text`.
+pub(crate) fn text_score_unavailable(meta: Option<&crate::catalog::CollectionMeta>) -> Error {
+    Error::invalid_options(
+        meta.map_or("", |meta| meta.name.as_str()),
+        "query requires text score metadata, but it is not available",
+    )
+    .with_code(40218)
 }
 
 /// The matches left after skipping `skip` and keeping at most `limit`.
@@ -487,8 +526,18 @@ pub(crate) fn create_index(
     settings: IndexSettings,
 ) -> Result<String> {
     validate_collection_name(collection)?;
-    let fields = parse_index_keys(collection, keys)?;
-    let hashed = hashed_field(keys);
+    let text = settings.text.is_some();
+    let (fields, hashed) = if text {
+        if unique {
+            return Err(Error::invalid_index(
+                collection,
+                "a text index cannot be unique",
+            ));
+        }
+        (Vec::new(), None)
+    } else {
+        (parse_index_keys(collection, keys)?, hashed_field(keys))
+    };
     check_settings(collection, fields.len(), &settings)?;
     if hashed.is_some() && unique {
         return Err(Error::invalid_index(
@@ -504,6 +553,10 @@ pub(crate) fn create_index(
         ));
     }
     let same_keys = |spec: &Document| {
+        // A collection has at most one text index: any other is "the same keys".
+        if text || *spec == text_key_pattern() {
+            return text && *spec == text_key_pattern();
+        }
         parse_index_keys(collection, spec).is_ok_and(|known| {
             hashed_field(spec) == hashed
                 && known.len() == fields.len()
@@ -572,12 +625,17 @@ pub(crate) fn create_index(
     let keyspace = txn.create_keyspace(store, &keyspace_name)?;
     let mut index = IndexMeta {
         name: name.clone(),
-        spec: keys.clone(),
+        spec: if text {
+            text_key_pattern()
+        } else {
+            keys.clone()
+        },
         fields,
         unique,
         keyspace_name,
         keyspace,
-        multikey: false,
+        // A document has an entry per term: the scan dedups documents.
+        multikey: text,
         hashed,
         settings,
     };

@@ -6,7 +6,7 @@
 
 use bson::{Bson, RawBson, RawBsonRef};
 
-use super::parse::{is_operator_document, parse_filter, parse_operators};
+use super::parse::{is_operator_document, parse_filter_nested, parse_operators};
 use super::predicate::{Operand, Predicate, RegexMatcher};
 use super::{Filter, eval};
 use crate::collation::Collation;
@@ -47,7 +47,7 @@ impl ElementMatcher {
             Bson::Document(operators) if is_operator_document(operators) => {
                 Condition::Operators(parse_operators(&path, operators)?)
             }
-            Bson::Document(filter) => Condition::Document(parse_filter(filter, &[])?),
+            Bson::Document(filter) => Condition::Document(parse_filter_nested(filter, &[])?),
             Bson::RegularExpression(regex) => {
                 let matcher = RegexMatcher::new(regex.pattern.as_str(), regex.options.as_str())
                     .map_err(|error| match error {

@@ -82,6 +82,7 @@ fn eval_clause(
         Clause::Field { path, predicate } => {
             eval_predicate(predicate, document, path.parts(), collation)
         }
+        Clause::Text(search) => Ok(search.matches(document)?.then_some(None)),
         Clause::And(filters) => {
             let mut array_index_found = None;
             for filter in filters {

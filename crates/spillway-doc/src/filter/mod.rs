@@ -37,6 +37,8 @@ mod eval;
 mod parse;
 mod predicate;
 
+use std::sync::Arc;
+
 use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 
 pub use element::ElementMatcher;
@@ -49,6 +51,7 @@ use crate::collation::Collation;
 use crate::error::Result;
 use crate::expr::{Dependencies, Expression, Variables};
 use crate::path::FieldPath;
+use crate::text::{BoundSearch, TextIndex, TextSearch};
 
 /// A parsed filter: the implicit AND of its clauses. The empty filter matches every document.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -80,6 +83,9 @@ pub enum Clause {
     Nor(Vec<Filter>),
     /// `$expr`: an aggregation expression, true for a match (MongoDB's truthiness).
     Expr(Box<Expression>),
+    /// `$text`: a text search, answered once bound to the collection's text index
+    /// ([`Filter::bind_text`]); only at the top level or in a top-level `$and`, once.
+    Text(Box<TextSearch>),
 }
 
 /// What a successful match found out about the document, for the positional `$` operator of
@@ -144,6 +150,7 @@ impl Filter {
                     }
                 }
                 Clause::Expr(expression) => expression.dependencies(found),
+                Clause::Text(_) => found.whole_document = true,
             }
         }
     }
@@ -168,8 +175,39 @@ impl Filter {
                 }
                 !found.whole_document && !found.paths.iter().any(|path| grows(path))
             }
-            Clause::Expr(_) => false,
+            Clause::Expr(_) | Clause::Text(_) => false,
         })
+    }
+
+    /// The `$text` clause (top level or in a top-level `$and`), if any.
+    pub fn text_search(&self) -> Option<&TextSearch> {
+        self.clauses.iter().find_map(|clause| match clause {
+            Clause::Text(search) => Some(&**search),
+            Clause::And(filters) => filters.iter().find_map(Filter::text_search),
+            _ => None,
+        })
+    }
+
+    /// Binds the `$text` clause to the collection's text index, so that it can be evaluated
+    /// and scored. Until then, evaluating it fails ("text index required").
+    pub fn bind_text(&mut self, index: &Arc<TextIndex>) {
+        for clause in &mut self.clauses {
+            match clause {
+                Clause::Text(search) => search.bind(Arc::clone(index)),
+                Clause::And(filters) => {
+                    for filter in filters {
+                        filter.bind_text(index);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The bound `$text` search, which scores documents (`{ $meta: "textScore" }`).
+    pub fn text_scorer(&self) -> Option<Arc<BoundSearch>> {
+        self.text_search()
+            .and_then(|search| search.bound().cloned())
     }
 
     /// The filter that matches every document (`{}`).
@@ -241,7 +279,7 @@ fn collect_field_predicates<'a>(
                     collect_field_predicates(inner, found);
                 }
             }
-            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) => {}
+            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) | Clause::Text(_) => {}
         }
     }
 }

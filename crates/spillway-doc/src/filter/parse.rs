@@ -14,11 +14,11 @@ use super::{Clause, Filter};
 use crate::compare::compare;
 use crate::error::{DocError, Result};
 use crate::path::{FieldPath, describe};
+use crate::text::{TextQuery, TextSearch};
 
 /// Top-level operators MongoDB has and Spillway does not.
-const UNSUPPORTED_TOP_LEVEL: [&str; 6] = [
+const UNSUPPORTED_TOP_LEVEL: [&str; 5] = [
     "$where",
-    "$text",
     "$jsonSchema",
     "$sampleRate",
     "$alwaysTrue",
@@ -46,6 +46,53 @@ const UNSUPPORTED_FIELD_OPERATORS: [&str; 16] = [
 ];
 
 pub(super) fn parse_filter(filter: &Document, names: &[String]) -> Result<Filter> {
+    let parsed = parse_filter_at(filter, names)?;
+    let mut n_text = 0;
+    check_text_placement(&parsed, true, &mut n_text)?;
+    Ok(parsed)
+}
+
+/// A filter inside an operator (`$elemMatch`), where `$text` is never allowed.
+pub(super) fn parse_filter_nested(filter: &Document, names: &[String]) -> Result<Filter> {
+    let parsed = parse_filter_at(filter, names)?;
+    check_text_placement(&parsed, false, &mut 0)?;
+    Ok(parsed)
+}
+
+/// `$text` may appear once, at the top level or in a top-level `$and` (MongoDB also plans
+/// it under an `$or` whose other branches are indexed; Spillway does not).
+fn check_text_placement(filter: &Filter, top: bool, n_text: &mut usize) -> Result<()> {
+    for clause in &filter.clauses {
+        match clause {
+            Clause::Text(_) if !top => {
+                return Err(DocError::filter(
+                    "$text",
+                    "$text is only allowed at the top level of a filter or in a top-level $and",
+                ));
+            }
+            Clause::Text(_) => {
+                *n_text += 1;
+                if *n_text > 1 {
+                    return Err(DocError::filter("$text", "Too many text expressions"));
+                }
+            }
+            Clause::And(filters) => {
+                for inner in filters {
+                    check_text_placement(inner, top, n_text)?;
+                }
+            }
+            Clause::Or(filters) | Clause::Nor(filters) => {
+                for inner in filters {
+                    check_text_placement(inner, false, n_text)?;
+                }
+            }
+            Clause::Field { .. } | Clause::Expr(_) => {}
+        }
+    }
+    Ok(())
+}
+
+fn parse_filter_at(filter: &Document, names: &[String]) -> Result<Filter> {
     let mut clauses = Vec::with_capacity(filter.len());
     for (key, value) in filter {
         if key.starts_with('$') {
@@ -81,6 +128,11 @@ fn parse_top_level_operator(
             return Ok(Some(Clause::Expr(Box::new(
                 crate::expr::Expression::parse_in(value, names)?,
             ))));
+        }
+        "$text" => {
+            return Ok(Some(Clause::Text(Box::new(TextSearch::new(
+                TextQuery::parse(value)?,
+            )))));
         }
         "$and" => Clause::And,
         "$or" => Clause::Or,
@@ -125,7 +177,7 @@ fn parse_top_level_operator(
                 ),
             ));
         };
-        filters.push(parse_filter(entry, names)?);
+        filters.push(parse_filter_at(entry, names)?);
     }
     Ok(Some(build(filters)))
 }
@@ -470,7 +522,7 @@ fn parse_elem_match(path: &FieldPath, value: &Bson) -> Result<ElemMatch> {
         Ok(ElemMatch::Value(parse_operators(path, spec)?))
     } else {
         // Errors inside name the path from the top: `a.b` for `{a: {$elemMatch: {b: ...}}}`.
-        let filter = parse_filter(spec, &[]).map_err(|error| match error {
+        let filter = parse_filter_nested(spec, &[]).map_err(|error| match error {
             DocError::InvalidFilter {
                 path: inner,
                 message,

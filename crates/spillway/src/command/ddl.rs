@@ -514,6 +514,10 @@ const INDEX_FIELDS: &[&str] = &[
     "partialFilterExpression",
     "hidden",
     "expireAfterSeconds",
+    "weights",
+    "default_language",
+    "language_override",
+    "textIndexVersion",
 ];
 
 /// `createIndexes`.
@@ -536,7 +540,7 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
             .find(|key| !INDEX_FIELDS.contains(&key.as_str()))
         {
             return Err(CommandError::not_supported(format!(
-                "index option '{option}' is not supported by Spillway (key, name, unique, sparse, partialFilterExpression, hidden and expireAfterSeconds are)"
+                "index option '{option}' is not supported by Spillway (key, name, unique, sparse, partialFilterExpression, hidden, expireAfterSeconds and the text options weights, default_language, language_override and textIndexVersion are)"
             )));
         }
         let Some(keys) = spec_args.document("key")? else {
@@ -566,6 +570,12 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
             hidden: spec_args.bool("hidden")?,
             expire_after,
             background: spec_args.bool("background")?,
+            weights: spec_args.document("weights")?.cloned(),
+            default_language: spec_args.string("default_language")?.map(str::to_string),
+            language_override: spec_args.string("language_override")?.map(str::to_string),
+            text_index_version: spec_args
+                .integer("textIndexVersion")?
+                .map(|version| i32::try_from(version).unwrap_or(i32::MAX)),
         };
         models.push(IndexModel {
             keys: keys.clone(),
@@ -646,6 +656,18 @@ pub(crate) fn list_indexes(context: &mut Context<'_>) -> CommandResult {
             }
             if options.hidden == Some(true) {
                 described.insert("hidden", true);
+            }
+            if let Some(weights) = options.weights {
+                described.insert("weights", weights);
+            }
+            if let Some(language) = options.default_language {
+                described.insert("default_language", language);
+            }
+            if let Some(field) = options.language_override {
+                described.insert("language_override", field);
+            }
+            if let Some(version) = options.text_index_version {
+                described.insert("textIndexVersion", version);
             }
             if let Some(expire_after) = options.expire_after {
                 described.insert(

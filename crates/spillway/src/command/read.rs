@@ -34,8 +34,7 @@ pub(crate) use in_session;
 
 /// Options of `find` that change results and that Spillway does not implement: refused, so a
 /// client never gets silently different answers.
-const UNSUPPORTED_FIND_OPTIONS: &[&str] =
-    &["min", "max", "returnKey", "showRecordId", "oplogReplay"];
+const UNSUPPORTED_FIND_OPTIONS: &[&str] = &["returnKey", "showRecordId", "oplogReplay"];
 
 /// How often a tailable `awaitData` cursor looks for new documents while its `getMore` waits.
 const TAIL_POLL: Duration = Duration::from_millis(10);
@@ -207,6 +206,9 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         .transpose()?;
     let projection = args.document("projection")?.cloned();
     let hint = hint(args)?;
+    // An empty bound is no bound, as in MongoDB.
+    let min = args.document("min")?.filter(|min| !min.is_empty()).cloned();
+    let max = args.document("max")?.filter(|max| !max.is_empty()).cloned();
     let tailable_requested = args.bool("tailable")?.unwrap_or(false);
     let await_data = args.bool("awaitData")?.unwrap_or(false);
     if await_data && !tailable_requested {
@@ -259,6 +261,11 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
     }
     let stream: DocumentStream = if let Some(let_vars) = let_vars {
         // `let` variables are read by `$expr`: run the find as the pipeline it is.
+        if min.is_some() || max.is_some() {
+            return Err(CommandError::not_supported(
+                "find with both 'let' and 'min'/'max' is not supported by Spillway",
+            ));
+        }
         let mut pipeline = vec![doc! { "$match": filter }];
         if let Some(sort) = sort {
             pipeline.push(doc! { "$sort": sort });
@@ -285,6 +292,12 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
             .collation(collation);
         if let Some(hint) = hint {
             action = action.hint(hint);
+        }
+        if let Some(min) = min {
+            action = action.min(min);
+        }
+        if let Some(max) = max {
+            action = action.max(max);
         }
         if limit > 0 {
             action = action.limit(i64::try_from(limit).unwrap_or(i64::MAX));
@@ -521,6 +534,18 @@ pub(crate) fn explain(context: &mut Context<'_>) -> CommandResult {
             let mut action = collection.find(filter.clone());
             if let Some(hint) = hint(&inner_args)? {
                 action = action.hint(hint);
+            }
+            for (field, bound) in [("min", true), ("max", false)] {
+                if let Some(value) = inner_args
+                    .document(field)?
+                    .filter(|value| !value.is_empty())
+                {
+                    action = if bound {
+                        action.min(value.clone())
+                    } else {
+                        action.max(value.clone())
+                    };
+                }
             }
             if let Some(sort) = inner_args.document("sort")? {
                 action = action.sort(sort.clone());
