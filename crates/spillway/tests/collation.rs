@@ -6,12 +6,12 @@
 use spillway::bson::{Bson, Document};
 use spillway::{Collation, Database, IndexModel, doc};
 
-fn collation(spec: Document) -> Collation {
-    Collation::parse(&spec).unwrap()
+fn collation(spec: &Document) -> Collation {
+    Collation::parse(spec).unwrap()
 }
 
 fn case_insensitive() -> Collation {
-    collation(doc! { "locale": "en_US", "strength": 2 })
+    collation(&doc! { "locale": "en_US", "strength": 2 })
 }
 
 /// A collection of pings and pongs in mixed case, with an index on `x` when `indexed`.
@@ -74,14 +74,14 @@ fn strength_one_also_ignores_accents_and_ranges_follow_the_language() {
         let (_db, coll) = pings(indexed);
         let found = coll
             .find(doc! { "x": "eclair" })
-            .collation(collation(doc! { "locale": "fr", "strength": 1 }))
+            .collation(collation(&doc! { "locale": "fr", "strength": 1 }))
             .run()
             .unwrap();
         assert_eq!(ids(found), vec![6], "indexed: {indexed}");
         // By code point "É" (U+00C9) sorts after every ASCII letter; in English it is an "e".
         let found = coll
             .find(doc! { "x": { "$lt": "f" } })
-            .collation(collation(doc! { "locale": "en" }))
+            .collation(collation(&doc! { "locale": "en" }))
             .run()
             .unwrap();
         assert_eq!(ids(found), vec![6], "indexed: {indexed}");
@@ -97,7 +97,7 @@ fn sorts_follow_the_collation_even_where_an_index_could_give_the_order() {
         let sorted = coll
             .find(doc! { "x": { "$type": "string" } })
             .sort(doc! { "x": 1, "_id": 1 })
-            .collation(collation(doc! { "locale": "en", "caseFirst": "upper" }))
+            .collation(collation(&doc! { "locale": "en", "caseFirst": "upper" }))
             .run()
             .unwrap();
         assert_eq!(ids(sorted), vec![6, 3, 2, 5, 4], "indexed: {indexed}");
@@ -124,7 +124,7 @@ fn numeric_ordering_sorts_digit_strings_as_numbers() {
     let sorted = coll
         .find(doc! {})
         .sort(doc! { "v": 1 })
-        .collation(collation(doc! { "locale": "en", "numericOrdering": true }))
+        .collation(collation(&doc! { "locale": "en", "numericOrdering": true }))
         .run()
         .unwrap();
     assert_eq!(ids(sorted), vec![2, 1, 3]);
