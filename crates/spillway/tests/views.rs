@@ -172,6 +172,36 @@ fn count_distinct_and_aggregate_go_through_the_view() {
 }
 
 #[test]
+fn explain_of_a_find_on_a_view_shows_the_pipeline_on_its_source() {
+    let commands = shop();
+    let reply = ok(
+        &commands,
+        doc! { "explain": { "find": "big", "filter": { "total": { "$lt": 40 } } } },
+    );
+    // The same shape as an `aggregate`'s explain.
+    let stages = reply
+        .get_document("stages")
+        .and_then(|plan| plan.get_array("stages"))
+        .expect("the pipeline's stages");
+    let cursor = stages[0]
+        .as_document()
+        .and_then(|stage| stage.get_document("$cursor").ok())
+        .expect("a $cursor stage first");
+    let planner = cursor.get_document("queryPlanner").unwrap();
+    assert_eq!(planner.get_str("namespace").ok(), Some("shop.orders"));
+    // The view's leading $match goes to the planner; the find's filter follows its $project.
+    assert_eq!(
+        planner.get_document("parsedQuery").unwrap(),
+        &doc! { "total": { "$gte": 20 } }
+    );
+    let names: Vec<&str> = stages
+        .iter()
+        .filter_map(|stage| stage.as_document()?.keys().next().map(String::as_str))
+        .collect();
+    assert_eq!(names, ["$cursor", "$project", "$match"]);
+}
+
+#[test]
 fn estimated_document_count_counts_the_views_documents() {
     // Drivers send `count` with no query for estimatedDocumentCount.
     let commands = shop();
