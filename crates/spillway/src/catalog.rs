@@ -7,7 +7,7 @@
 //! | key | value |
 //! |---|---|
 //! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
-//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed? }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed? }` |
+//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed? }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed?, view?: { viewOn, pipeline } }` |
 //! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` and `created_side: <bool>` (whether declaring it created the side collection) |
 //!
 //! The fields marked `?` are written only when set (a sparse, partial, hidden or TTL index;
@@ -31,6 +31,7 @@ use spillway_pattern::{Pattern, Policy, Progress};
 use spillway_store::{KeyspaceId, Snapshot, Store};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::views::ViewDefinition;
 
 /// The store keyspace holding the catalog.
 pub(crate) const CATALOG_KEYSPACE: &str = "catalog";
@@ -78,6 +79,9 @@ pub(crate) struct CollectionMeta {
     /// only matter to refused features, kept to be listed as given: `clusteredIndex`
     /// (documents are stored by `_id`), `changeStreamPreAndPostImages`.
     pub(crate) echoed: Document,
+    /// A read-only view's definition (`None`: a collection); its documents keyspace stays
+    /// empty.
+    pub(crate) view: Option<ViewDefinition>,
 }
 
 /// The limits of a capped collection: past either, inserts remove the oldest documents.
@@ -569,6 +573,9 @@ impl CollectionMeta {
         if !self.echoed.is_empty() {
             record.insert("echoed", self.echoed.clone());
         }
+        if let Some(view) = &self.view {
+            record.insert("view", view.to_record());
+        }
         record
     }
 
@@ -679,7 +686,16 @@ impl CollectionMeta {
             Some(_) => return Err(bad("capped is not a document")),
             None => None,
         };
+        let view = match record.get("view") {
+            Some(Bson::Document(view)) => Some(
+                ViewDefinition::from_record(view)
+                    .ok_or_else(|| bad("a view has no viewOn or pipeline"))?,
+            ),
+            Some(_) => return Err(bad("view is not a document")),
+            None => None,
+        };
         Ok(CollectionMeta {
+            view,
             echoed: record.get_document("echoed").cloned().unwrap_or_default(),
             capped,
             validation,

@@ -6,7 +6,7 @@
 //! or in the caller's transaction when given `.session(&mut tx)`. This module must never
 //! implement query or update semantics itself: it converts types and delegates to `ops`.
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -18,12 +18,15 @@ use serde::de::DeserializeOwned;
 use spillway_doc::DocError;
 use spillway_doc::collation::Collation;
 use spillway_doc::filter::Filter;
+use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
 use spillway_doc::sort::SortSpec;
 use spillway_store::Store;
 
 use crate::aggregate;
-use crate::catalog::{ID_INDEX_NAME, IndexSettings, ParsedFilter, validate_collection_name};
+use crate::catalog::{
+    Catalog, ID_INDEX_NAME, IndexSettings, ParsedFilter, validate_collection_name,
+};
 use crate::changes::{Scope, Watch};
 use crate::cursor::{Cursor, LogicalRead};
 use crate::database::{Database, Transaction};
@@ -38,6 +41,7 @@ use crate::results::{
 };
 use crate::storage;
 use crate::txn::{Reader, WriteTxn};
+use crate::views;
 
 /// How many documents a streaming cursor fetches at a time unless told otherwise.
 const DEFAULT_BATCH_SIZE: usize = 101;
@@ -136,7 +140,21 @@ where
         }
     }
 
+    /// Runs a write of documents or indexes; a view refuses it.
     fn write<R>(
+        &self,
+        session: Option<&mut Transaction>,
+        operation: impl FnOnce(&mut WriteTxn, &Store) -> Result<R>,
+    ) -> Result<R> {
+        let name = self.name.as_str();
+        self.write_catalog(session, |txn, store| {
+            views::refuse_view(txn.catalog(), name)?;
+            operation(txn, store)
+        })
+    }
+
+    /// Runs a write that may concern a view (`drop`).
+    fn write_catalog<R>(
         &self,
         session: Option<&mut Transaction>,
         operation: impl FnOnce(&mut WriteTxn, &Store) -> Result<R>,
@@ -170,6 +188,14 @@ where
                 operation(&transaction.txn)
             }
         }
+    }
+
+    /// What a read of this collection reads if it is a view: the collection at the end of
+    /// its chain and the stages to run first (`views::resolve`).
+    fn view(&self, session: Option<&Transaction>) -> Result<Option<(String, Vec<Document>)>> {
+        self.read(session, |reader| {
+            Ok(views::resolve(reader.catalog(), &self.name))
+        })
     }
 
     /// The logical length of the managed array `field` of the document with `_id` `id`
@@ -390,8 +416,12 @@ where
         }
     }
 
-    /// The number of documents, from the store's key count (no filter).
+    /// The number of documents, from the store's key count (no filter); a view's documents
+    /// are counted by running it.
     pub fn estimated_document_count(&self) -> Result<u64> {
+        if self.view(None)?.is_some() {
+            return self.count_documents(Document::new()).run();
+        }
         self.read(None, |reader| {
             match reader.catalog().collections.get(&self.name) {
                 Some(meta) => Ok(reader.count(meta.docs)? as u64),
@@ -653,28 +683,31 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertMany<'a, T> {
         let documents = self.documents;
         let bypass = self.bypass;
         // `ops::insert` buffers nothing for a document it refuses, so the documents before
-        // (or around) a failure can be committed on their own.
-        let (inserted_ids, failures) = self.collection.write(self.session, |txn, store| {
-            bypassing(bypass, txn, |txn| {
-                let mut inserted_ids = HashMap::with_capacity(documents.len());
-                let mut failures = Vec::new();
-                for (position, document) in documents.into_iter().enumerate() {
-                    match document.and_then(|document| ops::insert(txn, store, name, document)) {
-                        Ok((id, _)) => {
-                            inserted_ids.insert(position, id);
-                        }
-                        Err(error) if in_transaction => return Err(error.at_document(position)),
-                        Err(error) => {
-                            failures.push(error.at_document(position));
-                            if ordered {
-                                break;
+        // (or around) a failure can be committed on their own. A view refuses each document
+        // (`storage::write_documents`), so the refusal is the first document's, as in MongoDB.
+        let (inserted_ids, failures) =
+            self.collection.write_catalog(self.session, |txn, store| {
+                bypassing(bypass, txn, |txn| {
+                    let mut inserted_ids = HashMap::with_capacity(documents.len());
+                    let mut failures = Vec::new();
+                    for (position, document) in documents.into_iter().enumerate() {
+                        match document.and_then(|document| ops::insert(txn, store, name, document))
+                        {
+                            Ok((id, _)) => {
+                                inserted_ids.insert(position, id);
+                            }
+                            Err(error) if in_transaction => return Err(error.at_document(position)),
+                            Err(error) => {
+                                failures.push(error.at_document(position));
+                                if ordered {
+                                    break;
+                                }
                             }
                         }
                     }
-                }
-                Ok((inserted_ids, failures))
-            })
-        })?;
+                    Ok((inserted_ids, failures))
+                })
+            })?;
         if failures.is_empty() {
             return Ok(InsertManyResult { inserted_ids });
         }
@@ -766,8 +799,34 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         self
     }
 
-    /// Starts the query; the cursor reads the snapshot taken now.
+    /// Starts the query; the cursor reads the snapshot taken now. On a view, the query runs
+    /// as the view's pipeline followed by `$match`, `$sort`, `$skip`, `$limit` and `$project`
+    /// (`hint` and `expand` do not apply).
     pub fn run(self) -> Result<Cursor<T>> {
+        if let Some((source, mut stages)) = self.collection.view(self.session.as_deref())? {
+            stages.push(bson::doc! { "$match": self.filter });
+            if let Some(sort) = self.sort.filter(|sort| !sort.is_empty()) {
+                stages.push(bson::doc! { "$sort": sort });
+            }
+            if self.skip > 0 {
+                stages.push(bson::doc! { "$skip": i64::try_from(self.skip).unwrap_or(i64::MAX) });
+            }
+            if let Some(limit) = ops::effective_limit(self.limit) {
+                stages.push(bson::doc! { "$limit": i64::try_from(limit).unwrap_or(i64::MAX) });
+            }
+            if let Some(projection) = self.projection.filter(|projection| !projection.is_empty()) {
+                stages.push(bson::doc! { "$project": projection });
+            }
+            let source = self.collection.database.collection::<Document>(&source);
+            let mut action = source.aggregate(stages).collation(self.collation);
+            if let Some(batch_size) = self.batch_size {
+                action = action.batch_size(batch_size);
+            }
+            if let Some(transaction) = self.session {
+                action = action.session(transaction);
+            }
+            return action.with_type::<T>().run();
+        }
         let hinted = hinted_scan(
             &self.collection.name,
             self.hint.as_ref(),
@@ -873,8 +932,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         ))
     }
 
-    /// Runs the query and reports the plan chosen and what it examined.
+    /// Runs the query and reports the plan chosen and what it examined. A view has no plan of
+    /// its own: [`Aggregate::explain`] on it describes the pipeline it runs.
     pub fn explain(self) -> Result<Explain> {
+        if self.collection.view(self.session.as_deref())?.is_some() {
+            return Err(views::not_supported_on_view(&self.collection.name));
+        }
         let hint = hinted_scan(
             &self.collection.name,
             self.hint.as_ref(),
@@ -970,20 +1033,38 @@ impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
         }
     }
 
-    fn request(&self) -> Result<aggregate::Request> {
+    /// The request, on the collection a view reads if this is one (its pipeline first).
+    fn request(&self, catalog: &Catalog) -> Result<aggregate::Request> {
         validate_collection_name(self.collection)?;
+        let resolved = views::resolve(catalog, self.collection);
+        let (collection, pipeline) = match &resolved {
+            Some((source, stages)) => {
+                let mut stages = stages.clone();
+                stages.extend(self.pipeline.iter().cloned());
+                (source.as_str(), Cow::Owned(stages))
+            }
+            None => (self.collection, Cow::Borrowed(&self.pipeline)),
+        };
         aggregate::Request::parse(
-            self.collection,
-            &self.pipeline,
+            collection,
+            &pipeline,
             self.let_vars.as_ref(),
             &self.collation,
         )
     }
 
+    /// The request, with views resolved in the catalog the pipeline reads.
+    fn resolved_request(&self) -> Result<aggregate::Request> {
+        match &self.session {
+            Some(transaction) => self.request(transaction.txn.catalog()),
+            None => self.request(&self.database.inner.published().catalog),
+        }
+    }
+
     /// Runs the pipeline. A pipeline ending with `$out` or `$merge` has written its output
     /// when this returns (the cursor is then empty).
     pub fn run(self) -> Result<Cursor<R>> {
-        let request = self.request()?;
+        let request = self.resolved_request()?;
         let inner = &self.database.inner;
         if request.writes() {
             let bypass = self.bypass;
@@ -1019,7 +1100,7 @@ impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
     /// The plan: the `find` the planner runs for the leading stages (with what it
     /// examined), then the other stages as parsed.
     pub fn explain(self) -> Result<Document> {
-        let request = self.request()?;
+        let request = self.resolved_request()?;
         match self.session {
             None => request.explain(&*self.database.inner.published()),
             Some(transaction) => request.explain(&transaction.txn),
@@ -1369,9 +1450,30 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CountDocuments<'a, T> {
         self
     }
 
-    /// Counts.
+    /// Counts (on a view, by running its pipeline and the filter).
     pub fn run(self) -> Result<u64> {
         let filter = parse_filter(&self.filter, &self.collation)?;
+        if let Some((source, mut stages)) = self.collection.view(self.session.as_deref())? {
+            stages.push(bson::doc! { "$match": self.filter });
+            if self.skip > 0 {
+                stages.push(bson::doc! { "$skip": i64::try_from(self.skip).unwrap_or(i64::MAX) });
+            }
+            if self.limit > 0 {
+                stages.push(bson::doc! { "$limit": i64::try_from(self.limit).unwrap_or(i64::MAX) });
+            }
+            stages.push(bson::doc! { "$count": "n" });
+            let source = self.collection.database.collection::<Document>(&source);
+            let mut action = source.aggregate(stages).collation(self.collation);
+            if let Some(transaction) = self.session {
+                action = action.session(transaction);
+            }
+            let counted = action.run()?.next().transpose()?;
+            return Ok(counted.map_or(0, |counted| match counted.get("n") {
+                Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+                Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+                _ => 0,
+            }));
+        }
         let name = &self.collection.name;
         self.collection.read(self.session.as_deref(), |reader| {
             ops::count(reader, name, &filter, self.skip, self.limit)
@@ -1393,9 +1495,23 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Distinct<'a, T> {
     session_method!();
     collation_method!();
 
-    /// The distinct values.
+    /// The distinct values (on a view, of the documents its pipeline gives).
     pub fn run(self) -> Result<Vec<Bson>> {
         let filter = parse_filter(&self.filter, &self.collation)?;
+        if let Some((source, mut stages)) = self.collection.view(self.session.as_deref())? {
+            let path = FieldPath::parse(&self.field).map_err(Error::argument)?;
+            stages.push(bson::doc! { "$match": self.filter });
+            let source = self.collection.database.collection::<Document>(&source);
+            let mut action = source.aggregate(stages).collation(self.collation.clone());
+            if let Some(transaction) = self.session {
+                action = action.session(transaction);
+            }
+            let mut values = Vec::new();
+            for document in action.run()? {
+                ops::add_distinct_values(&mut values, &document?, &path, &self.collation);
+            }
+            return Ok(values);
+        }
         let name = &self.collection.name;
         self.collection.read(self.session.as_deref(), |reader| {
             ops::distinct(reader, name, &self.field, &filter)
@@ -1604,10 +1720,10 @@ pub struct DropCollection<'a, T> {
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropCollection<'a, T> {
     session_method!();
 
-    /// Drops the collection.
+    /// Drops the collection (or the view, and only the view).
     pub fn run(self) -> Result<()> {
         let name = &self.collection.name;
-        self.collection.write(self.session, |txn, store| {
+        self.collection.write_catalog(self.session, |txn, store| {
             ops::drop_collection(txn, store, name).map(drop)
         })
     }

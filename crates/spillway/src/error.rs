@@ -99,6 +99,21 @@ pub enum ErrorKind {
         /// The collection.
         collection: String,
     },
+    /// A write, an index change or a pattern policy named a read-only view (MongoDB's
+    /// `CommandNotSupportedOnView`, code 166).
+    NotSupportedOnView {
+        /// The view.
+        collection: String,
+    },
+    /// A view's definition is refused: a bad `viewOn`, a pipeline stage that writes
+    /// (`$out`, `$merge`), a cycle of views, a chain deeper than 20 ([`Error::code`] gives
+    /// MongoDB's code: 73, 167, 150 or 149).
+    InvalidView {
+        /// The view.
+        view: String,
+        /// What was wrong (MongoDB's wording, which names the view).
+        message: String,
+    },
     /// `drop_index` named an index that does not exist.
     IndexNotFound {
         /// The collection.
@@ -311,6 +326,8 @@ impl Error {
             ErrorKind::InvalidOptions { .. } => codes::INVALID_OPTIONS,
             ErrorKind::DocumentValidationFailure { .. } => codes::DOCUMENT_VALIDATION_FAILURE,
             ErrorKind::CollectionExists { .. } => codes::NAMESPACE_EXISTS,
+            ErrorKind::NotSupportedOnView { .. } => codes::COMMAND_NOT_SUPPORTED_ON_VIEW,
+            ErrorKind::InvalidView { .. } => codes::INVALID_OPTIONS,
             ErrorKind::CappedPositionLost { .. } => codes::CAPPED_POSITION_LOST,
             ErrorKind::IndexNotFound { .. } => codes::INDEX_NOT_FOUND,
             ErrorKind::Corruption { .. } => codes::DATA_CORRUPTION_DETECTED,
@@ -480,6 +497,10 @@ impl Error {
                 f,
                 "CollectionScan died due to position in capped collection '{collection}' being deleted"
             )?,
+            ErrorKind::NotSupportedOnView { collection } => {
+                write!(f, "Namespace {collection} is a view, not a collection")?;
+            }
+            ErrorKind::InvalidView { message, .. } => f.write_str(message)?,
             ErrorKind::CollectionExists { collection } => {
                 write!(f, "collection '{collection}' already exists")?;
             }
@@ -605,6 +626,7 @@ pub(crate) mod codes {
     pub(crate) const INVALID_OPTIONS: i32 = 72;
     pub(crate) const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
     pub(crate) const CAPPED_POSITION_LOST: i32 = 136;
+    pub(crate) const COMMAND_NOT_SUPPORTED_ON_VIEW: i32 = 166;
     pub(crate) const PATH_NOT_VIABLE: i32 = 28;
     pub(crate) const CONFLICTING_UPDATE_OPERATORS: i32 = 40;
     pub(crate) const DOLLAR_PREFIXED_FIELD_NAME: i32 = 52;
@@ -670,8 +692,11 @@ pub(crate) mod codes {
         (134, "ReadConcernMajorityNotAvailableYet"),
         (136, "CappedPositionLost"),
         (146, "ExceededMemoryLimit"),
+        (149, "ViewDepthLimitExceeded"),
+        (150, "GraphContainsCycle"),
         (157, "FailPointSetFailed"),
         (166, "CommandNotSupportedOnView"),
+        (167, "OptionNotSupportedOnView"),
         (168, "InvalidPipelineOperator"),
         (171, "CannotIndexParallelArrays"),
         (189, "PrimarySteppedDown"),

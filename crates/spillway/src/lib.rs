@@ -55,6 +55,7 @@ mod planner;
 mod results;
 mod storage;
 mod txn;
+mod views;
 
 pub use aggregate::STORED_DOCUMENTS_STAGE;
 pub use bson;

@@ -14,6 +14,7 @@
 
 use bson::{Bson, DateTime, Document};
 use spillway_doc::DocError;
+use spillway_doc::collation::Collation;
 use spillway_doc::compare::compare_collated;
 use spillway_doc::filter::Filter;
 use spillway_doc::path::FieldPath;
@@ -528,30 +529,39 @@ pub(crate) fn distinct(
         if logical {
             document = patterned::expand(reader, collection, &document)?;
         }
-        let mut reached = Vec::new();
-        if let Some((first, rest)) = path.parts().split_first()
-            && let Some(child) = document.get(first)
-        {
-            spillway_doc::path::distinct_values(child, rest, &mut reached);
-        }
-        for value in reached {
-            let unwound = match value {
-                Bson::Array(items) => items,
-                other => vec![other],
-            };
-            for item in unwound {
-                // Values equal under the query's collation are one value (the first seen).
-                let collation = filter.collation();
-                if !values
-                    .iter()
-                    .any(|known| compare_collated(known, &item, collation).is_eq())
-                {
-                    values.push(item);
-                }
+        add_distinct_values(&mut values, &document, &path, filter.collation());
+    }
+    Ok(values)
+}
+
+/// Adds the values of `path` in `document` (arrays unwound one level) that `values` does not
+/// hold yet: values equal under `collation` are one value, the first seen.
+pub(crate) fn add_distinct_values(
+    values: &mut Vec<Bson>,
+    document: &Document,
+    path: &FieldPath,
+    collation: &Collation,
+) {
+    let mut reached = Vec::new();
+    if let Some((first, rest)) = path.parts().split_first()
+        && let Some(child) = document.get(first)
+    {
+        spillway_doc::path::distinct_values(child, rest, &mut reached);
+    }
+    for value in reached {
+        let unwound = match value {
+            Bson::Array(items) => items,
+            other => vec![other],
+        };
+        for item in unwound {
+            if !values
+                .iter()
+                .any(|known| compare_collated(known, &item, collation).is_eq())
+            {
+                values.push(item);
             }
         }
     }
-    Ok(values)
 }
 
 /// Creates an index ([`storage::create_index`]); on a main collection with policies, the

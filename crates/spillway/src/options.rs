@@ -14,12 +14,16 @@ use std::time::Duration;
 
 use bson::{Bson, DateTime, Document, doc};
 
-use crate::catalog::{CappedLimits, ParsedFilter, Validation, ValidationAction, ValidationLevel};
+use crate::catalog::{
+    CappedLimits, ParsedFilter, Validation, ValidationAction, ValidationLevel,
+    validate_collection_name,
+};
 use crate::database::Database;
 use crate::error::{Error, ErrorKind, Result};
 use crate::results::IndexOptions;
 use crate::storage;
 use crate::txn::Reader;
+use crate::views::{self, ViewDefinition};
 
 /// How often the TTL reaper runs unless `DatabaseOptions::ttl_interval` says otherwise:
 /// every 60 seconds, as MongoDB's TTL monitor (`ttlMonitorSleepSecs`).
@@ -53,6 +57,14 @@ pub struct CollectionOptions {
     pub clustered_index: Option<Document>,
     /// Accepted and listed without effect: change streams are not supported.
     pub change_stream_pre_and_post_images: Option<Document>,
+    /// A read-only view on this collection or view (MongoDB's `viewOn`): reads run
+    /// [`CollectionOptions::pipeline`] on its documents, writes are refused
+    /// ([`ErrorKind::NotSupportedOnView`]). No other option goes with it. For
+    /// [`Database::set_collection_options`] on a view, a new definition.
+    pub view_on: Option<String>,
+    /// A view's pipeline (default: none, every document as it is); only with `view_on`,
+    /// except to redefine a view.
+    pub pipeline: Option<Vec<Document>>,
 }
 
 impl CollectionOptions {
@@ -85,6 +97,40 @@ impl CollectionOptions {
     pub fn validation_action(mut self, action: ValidationAction) -> Self {
         self.validation_action = Some(action);
         self
+    }
+
+    /// Options of a read-only view of `view_on` through `pipeline`.
+    #[must_use]
+    pub fn view(view_on: impl Into<String>, pipeline: Vec<Document>) -> Self {
+        CollectionOptions {
+            view_on: Some(view_on.into()),
+            pipeline: Some(pipeline),
+            ..CollectionOptions::default()
+        }
+    }
+
+    /// Whether options other than a view's definition are set.
+    fn has_collection_options(&self) -> bool {
+        let CollectionOptions {
+            validator,
+            validation_level,
+            validation_action,
+            capped,
+            size,
+            max,
+            clustered_index,
+            change_stream_pre_and_post_images,
+            view_on: _,
+            pipeline: _,
+        } = self;
+        validator.is_some()
+            || validation_level.is_some()
+            || validation_action.is_some()
+            || capped.is_some()
+            || size.is_some()
+            || max.is_some()
+            || clustered_index.is_some()
+            || change_stream_pre_and_post_images.is_some()
     }
 }
 
@@ -174,9 +220,21 @@ fn validation_from(
 }
 
 impl Database {
-    /// Creates an empty collection with options; fails with [`ErrorKind::CollectionExists`]
-    /// if it exists.
+    /// Creates an empty collection with options, or a read-only view
+    /// ([`CollectionOptions::view`]); fails with [`ErrorKind::CollectionExists`] if the name
+    /// exists. A view's definition is checked as MongoDB checks it: the pipeline parses and
+    /// writes nothing, and no cycle of views or chain deeper than 20 results
+    /// ([`ErrorKind::InvalidView`]).
     pub fn create_collection_with(&self, name: &str, options: &CollectionOptions) -> Result<()> {
+        if let Some(view_on) = &options.view_on {
+            return self.create_view(name, view_on, options);
+        }
+        if options.pipeline.is_some() {
+            return Err(Error::invalid_options(
+                name,
+                "'pipeline' requires 'viewOn' to also be specified",
+            ));
+        }
         let validation = validation_from(name, options, &Validation::default())?;
         let capped = match (options.capped, options.size) {
             (Some(true), Some(size)) if size > 0 => Some(CappedLimits {
@@ -218,8 +276,38 @@ impl Database {
         })
     }
 
+    fn create_view(&self, name: &str, view_on: &str, options: &CollectionOptions) -> Result<()> {
+        validate_collection_name(name)?;
+        if options.has_collection_options() {
+            return Err(Error::invalid_options(
+                name,
+                "a view takes only 'viewOn' and 'pipeline' (no validator, capped or clustered options)",
+            ));
+        }
+        let definition = ViewDefinition {
+            view_on: view_on.to_string(),
+            pipeline: options.pipeline.clone().unwrap_or_default(),
+        };
+        self.inner.write(|txn, store| {
+            if txn.catalog().collections.contains_key(name) {
+                return Err(Error::new(ErrorKind::CollectionExists {
+                    collection: name.to_string(),
+                }));
+            }
+            views::check(txn.catalog(), name, &definition)?;
+            storage::ensure_collection(txn, store, name)?;
+            txn.catalog_mut()
+                .collections
+                .get_mut(name)
+                .expect("just created")
+                .view = Some(definition);
+            txn.collection_changed(name);
+            Ok(())
+        })
+    }
+
     /// The options of collection `name` (`None` if it does not exist); level and action are
-    /// `Some` only when given.
+    /// `Some` only when given. A view's are its `view_on` and `pipeline`.
     pub fn collection_options(&self, name: &str) -> Result<Option<CollectionOptions>> {
         let state = self.inner.published();
         Ok(state.catalog.collections.get(name).map(|meta| {
@@ -240,12 +328,15 @@ impl Database {
                     .get_document("changeStreamPreAndPostImages")
                     .ok()
                     .cloned(),
+                view_on: meta.view.as_ref().map(|view| view.view_on.clone()),
+                pipeline: meta.view.as_ref().map(|view| view.pipeline.clone()),
             }
         }))
     }
 
     /// Changes the options of an existing collection (the fields given; an empty validator
-    /// removes it). Existing documents are not checked, as in MongoDB.
+    /// removes it). Existing documents are not checked, as in MongoDB. On a view, only
+    /// `view_on` and `pipeline` (either: the other is kept), checked as at creation.
     pub fn set_collection_options(&self, name: &str, options: &CollectionOptions) -> Result<()> {
         self.inner.write(|txn, _| {
             let Some(meta) = txn.catalog().collections.get(name) else {
@@ -254,6 +345,38 @@ impl Database {
                     "the collection does not exist",
                 ));
             };
+            if let Some(current) = &meta.view {
+                if options.has_collection_options() {
+                    return Err(Error::invalid_options(
+                        name,
+                        "a view's options are only 'viewOn' and 'pipeline'",
+                    ));
+                }
+                let definition = ViewDefinition {
+                    view_on: options
+                        .view_on
+                        .clone()
+                        .unwrap_or_else(|| current.view_on.clone()),
+                    pipeline: options
+                        .pipeline
+                        .clone()
+                        .unwrap_or_else(|| current.pipeline.clone()),
+                };
+                views::check(txn.catalog(), name, &definition)?;
+                txn.catalog_mut()
+                    .collections
+                    .get_mut(name)
+                    .expect("exists")
+                    .view = Some(definition);
+                txn.collection_changed(name);
+                return Ok(());
+            }
+            if options.view_on.is_some() || options.pipeline.is_some() {
+                return Err(Error::invalid_options(
+                    name,
+                    "'viewOn' and 'pipeline' can only change a view",
+                ));
+            }
             if options.capped.is_some()
                 || options.size.is_some()
                 || options.max.is_some()
@@ -284,6 +407,7 @@ impl Database {
         change: &IndexModification,
     ) -> Result<IndexOptions> {
         let before = self.inner.write(|txn, _| {
+            views::refuse_view(txn.catalog(), collection)?;
             let position = storage::index_position(txn, collection, index)?;
             let settings = &txn.catalog().collections[collection].indexes[position].settings;
             let before = IndexOptions {

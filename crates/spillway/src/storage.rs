@@ -196,6 +196,7 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
             validation: Validation::default(),
             capped: None,
             echoed: Document::new(),
+            view: None,
         },
     );
     txn.collection_changed(name);
@@ -242,6 +243,11 @@ pub(crate) fn write_documents(
         .collections
         .get(collection)
         .expect("the caller made sure the collection exists");
+    if meta.view.is_some() {
+        // Every write action refuses a view first; this keeps its keyspace empty whatever
+        // path a write takes.
+        return Err(crate::views::not_supported_on_view(collection));
+    }
     if !txn.bypass_validation {
         check_validation(meta, &changes)?;
     }

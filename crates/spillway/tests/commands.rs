@@ -505,7 +505,7 @@ fn collections_and_indexes_are_managed_by_commands() {
     assert_eq!(
         fails(
             &commands,
-            doc! { "create": "view", "viewOn": "orders", "pipeline": [] }
+            doc! { "create": "metrics", "timeseries": { "timeField": "t" } }
         )
         .0,
         115

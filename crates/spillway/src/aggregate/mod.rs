@@ -41,6 +41,7 @@ use crate::patterned;
 use crate::planner;
 use crate::storage;
 use crate::txn::{Published, Reader, WriteTxn};
+use crate::views;
 
 mod logical;
 mod write;
@@ -516,10 +517,16 @@ fn to_doc_error(error: Error) -> DocError {
 /// The documents of another collection a stage reads (`$lookup`, `$unionWith`): logical
 /// documents matching `filter`, in natural order.
 fn read_collection(
-    reader: &dyn Reader,
+    reader: &(dyn Reader + Sync),
     collection: &str,
     filter: &Document,
 ) -> Result<Vec<Document>> {
+    // A view is its pipeline on its source, then the filter (views hold no cycle, so this
+    // recursion ends).
+    if let Some((source, mut stages)) = views::resolve(reader.catalog(), collection) {
+        stages.push(doc! { "$match": filter.clone() });
+        return Request::parse(&source, &stages, None, &Collation::simple())?.run_in(reader);
+    }
     let filter = Filter::parse(filter).map_err(Error::filter)?;
     let mut run = ops::query(reader, collection, &filter, None, 0, None)?;
     patterned::expand_matches(reader, collection, &mut run.matches)?;

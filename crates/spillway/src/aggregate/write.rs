@@ -15,7 +15,8 @@ use spillway_store::Store;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ops;
 use crate::storage;
-use crate::txn::WriteTxn;
+use crate::txn::{Reader, WriteTxn};
+use crate::views;
 
 /// Writes `documents` as `output` says.
 pub(super) fn write_output(
@@ -24,6 +25,11 @@ pub(super) fn write_output(
     output: &Output,
     documents: Vec<Document>,
 ) -> Result<()> {
+    let target = match output {
+        Output::Out(spec) => spec.collection(),
+        Output::Merge(spec) => spec.collection(),
+    };
+    views::refuse_view(txn.catalog(), target)?;
     match output {
         Output::Out(spec) => out(txn, store, spec.collection(), documents),
         Output::Merge(spec) => {

@@ -103,10 +103,13 @@ fn validation_options(args: &Args<'_>) -> CommandResult<CollectionOptions> {
     Ok(options)
 }
 
-/// `create`: an empty collection, with a validator if given; options that change what a
-/// collection is (capped, views, time series, clustered) are refused.
+/// `create`: an empty collection, with a validator if given, or a read-only view (`viewOn`,
+/// `pipeline`); options that change what a collection is (time series, a collation) are
+/// refused.
 pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
     const SUPPORTED: &[&str] = &[
+        "viewOn",
+        "pipeline",
         "idIndex",
         "storageEngine",
         "indexOptionDefaults",
@@ -121,8 +124,6 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
     ];
     const REFUSED: &[&str] = &[
         "autoIndexId",
-        "viewOn",
-        "pipeline",
         "collation",
         "timeseries",
         "expireAfterSeconds",
@@ -138,8 +139,11 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
             .is_some_and(|value| value != &Bson::Boolean(false))
     }) {
         return Err(CommandError::not_supported(format!(
-            "create: option '{option}' is not supported by Spillway (plain and capped collections, with validators)"
+            "create: option '{option}' is not supported by Spillway (plain and capped collections, with validators, and views without a collation)"
         )));
+    }
+    if args.get("viewOn").is_some() || args.get("pipeline").is_some() {
+        return create_view(context, SUPPORTED);
     }
     let mut options = validation_options(args)?;
     if args.bool("capped")?.unwrap_or(false) {
@@ -185,8 +189,84 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
     Ok(doc! { "ok": 1.0 })
 }
 
+/// `create` of a read-only view: `viewOn` (a collection or view of the same database) and
+/// `pipeline`, stored with their stored names; the definition is checked by the facade
+/// (pipeline, no `$out`/`$merge`, no cycle).
+fn create_view(context: &mut Context<'_>, options: &[&str]) -> CommandResult {
+    let args = &context.args;
+    let view_on = args.string("viewOn")?;
+    let pipeline = args.documents("pipeline")?.unwrap_or_default();
+    let Some(view_on) = view_on else {
+        return Err(CommandError::new(
+            72,
+            "'pipeline' requires 'viewOn' to also be specified",
+        ));
+    };
+    if view_on.is_empty() {
+        return Err(CommandError::bad_value("'viewOn' cannot be empty"));
+    }
+    if let Some(option) = options
+        .iter()
+        .filter(|option| !matches!(**option, "viewOn" | "pipeline"))
+        .find(|option| args.get(option).is_some())
+    {
+        return Err(CommandError::new(
+            72,
+            format!(
+                "option '{option}' is not supported for views (only 'viewOn' and 'pipeline' are)"
+            ),
+        ));
+    }
+    let name = args.collection()?;
+    let stored = context.stored(name)?;
+    let source = context.stored(view_on)?;
+    let pipeline = context
+        .commands
+        .namespaces
+        .pipeline(context.database, &pipeline)?;
+    if exists(context, &stored)? {
+        return Err(CommandError::new(
+            48,
+            format!("Collection {} already exists.", context.namespace(name)),
+        ));
+    }
+    if context.session().is_some() {
+        return Err(CommandError::new(
+            263,
+            "Cannot create a view in a multi-document transaction.",
+        ));
+    }
+    context
+        .commands
+        .database
+        .create_collection_with(&stored, &CollectionOptions::view(source, pipeline))?;
+    Ok(doc! { "ok": 1.0 })
+}
+
+/// The view definition of stored collection `stored`, if it is a view.
+fn view_of(context: &Context<'_>, stored: &str) -> CommandResult<Option<CollectionOptions>> {
+    Ok(context
+        .commands
+        .database
+        .collection_options(stored)?
+        .filter(|options| options.view_on.is_some()))
+}
+
+/// Refuses a command that needs a collection when `stored` is a view (MongoDB's
+/// `CommandNotSupportedOnView`).
+fn refuse_view(context: &Context<'_>, stored: &str, namespace: &str) -> CommandResult<()> {
+    if view_of(context, stored)?.is_some() {
+        return Err(CommandError::new(
+            166,
+            format!("Namespace {namespace} is a view, not a collection"),
+        ));
+    }
+    Ok(())
+}
+
 /// `collMod`: a collection's validator, validation level and action, and an index's
-/// `hidden` and `expireAfterSeconds` (by `name` or `keyPattern`).
+/// `hidden` and `expireAfterSeconds` (by `name` or `keyPattern`); a view's `viewOn` and
+/// `pipeline`.
 pub(crate) fn coll_mod(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&[
@@ -195,13 +275,45 @@ pub(crate) fn coll_mod(context: &mut Context<'_>) -> CommandResult {
         "validationAction",
         "index",
         "dryRun",
+        "viewOn",
+        "pipeline",
     ])?;
-    let options = validation_options(args)?;
+    let mut options = validation_options(args)?;
+    if let Some(view_on) = args.string("viewOn")? {
+        if view_on.is_empty() {
+            return Err(CommandError::bad_value("'viewOn' cannot be empty"));
+        }
+        options.view_on = Some(context.stored(view_on)?);
+    }
+    if let Some(pipeline) = context.args.documents("pipeline")? {
+        options.pipeline = Some(
+            context
+                .commands
+                .namespaces
+                .pipeline(context.database, &pipeline)?,
+        );
+    }
+    let args = &context.args;
     let index = args.document("index")?.cloned();
     let (collection, name) = collection(context)?;
     let namespace = context.namespace(&name);
     if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
+    }
+    let is_view = view_of(context, collection.name())?.is_some();
+    if is_view && (index.is_some() || options.view_on.is_none() && options.pipeline.is_none()) {
+        return Err(CommandError::new(
+            72,
+            format!("collMod on the view {namespace}: only 'viewOn' and 'pipeline' can change"),
+        ));
+    }
+    if !is_view && (options.view_on.is_some() || options.pipeline.is_some()) {
+        return Err(CommandError::new(
+            72,
+            format!(
+                "collMod: 'viewOn' and 'pipeline' apply to views, and {namespace} is a collection"
+            ),
+        ));
     }
     let database = context.commands.database.clone();
     let mut reply = Document::new();
@@ -273,9 +385,14 @@ pub(crate) fn coll_mod(context: &mut Context<'_>) -> CommandResult {
 pub(crate) fn drop(context: &mut Context<'_>) -> CommandResult {
     context.args.only(&[])?;
     let (collection, name) = collection(context)?;
+    let is_view = view_of(context, collection.name())?.is_some();
     let indexes = collection.list_indexes()?.len();
     let action = collection.drop();
     in_session!(action, context).run()?;
+    if is_view {
+        // A view has no indexes to report, as in MongoDB's reply.
+        return Ok(doc! { "ns": context.namespace(&name), "ok": 1.0 });
+    }
     Ok(doc! {
         "ns": context.namespace(&name),
         "nIndexesWas": indexes as i32,
@@ -371,14 +488,37 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
     let name_only = args.bool("nameOnly")?.unwrap_or(false);
     let filter = args.document("filter")?;
     let database = context.commands.database.clone();
+    let namespaces = context.commands.namespaces;
     let listed: Vec<Document> = collections_of(context)?
         .into_iter()
         .map(|(name, stored)| {
+            let given = database.collection_options(&stored)?;
+            if let Some(CollectionOptions {
+                view_on: Some(view_on),
+                pipeline,
+                ..
+            }) = &given
+            {
+                if name_only {
+                    return Ok(doc! { "name": name, "type": "view" });
+                }
+                let view_on = namespaces
+                    .collection_of(context.database, view_on)
+                    .unwrap_or(view_on);
+                let pipeline = namespaces
+                    .client_pipeline(context.database, pipeline.as_deref().unwrap_or_default());
+                return Ok(doc! {
+                    "name": name,
+                    "type": "view",
+                    "options": { "viewOn": view_on, "pipeline": pipeline },
+                    "info": { "readOnly": true },
+                });
+            }
             if name_only {
                 return Ok(doc! { "name": name, "type": "collection" });
             }
             let mut options = Document::new();
-            if let Some(given) = database.collection_options(&stored)? {
+            if let Some(given) = given {
                 if let Some(validator) = given.validator {
                     options.insert("validator", validator);
                 }
@@ -456,6 +596,18 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
     }
     if !exists(context, &source)? {
         return Err(CommandError::namespace_not_found(from));
+    }
+    if view_of(context, &source)?.is_some() {
+        return Err(CommandError::new(
+            166,
+            format!("cannot rename view: {from}"),
+        ));
+    }
+    if view_of(context, &target)?.is_some() {
+        return Err(CommandError::new(
+            48,
+            format!("a view already exists with that name: {to}"),
+        ));
     }
     if exists(context, &target)? && !drop_target {
         return Err(CommandError::new(48, "target namespace exists"));
@@ -582,8 +734,17 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
             options: Some(options),
         });
     }
-    let (collection, _) = collection(context)?;
+    let (collection, name) = collection(context)?;
     let stored = collection.name().to_string();
+    if view_of(context, &stored)?.is_some() {
+        return Err(CommandError::new(
+            166,
+            format!(
+                "Cannot create indexes on a view: {}",
+                context.namespace(&name)
+            ),
+        ));
+    }
     let existed = exists(context, &stored)?;
     let before = collection.list_indexes()?.len();
     let database = context.commands.database.clone();
@@ -621,6 +782,7 @@ pub(crate) fn list_indexes(context: &mut Context<'_>) -> CommandResult {
     if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
     }
+    refuse_view(context, collection.name(), &namespace)?;
     let clustered = context
         .commands
         .database
@@ -693,6 +855,7 @@ pub(crate) fn drop_indexes(context: &mut Context<'_>) -> CommandResult {
     if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
     }
+    refuse_view(context, collection.name(), &namespace)?;
     let models = collection.list_indexes()?;
     let name_of = |model: &IndexModel| {
         model
@@ -759,6 +922,12 @@ pub(crate) fn db_stats(context: &mut Context<'_>) -> CommandResult {
                 .is_some()
         })
         .collect();
+    let mut views = 0_i64;
+    for collection in &mine {
+        if view_of(context, &collection.name)?.is_some() {
+            views += 1;
+        }
+    }
     let objects: u64 = mine.iter().map(|collection| collection.documents).sum();
     let data_size: u64 = mine
         .iter()
@@ -770,8 +939,8 @@ pub(crate) fn db_stats(context: &mut Context<'_>) -> CommandResult {
         .sum();
     Ok(doc! {
         "db": context.database,
-        "collections": mine.len() as i64,
-        "views": 0_i64,
+        "collections": mine.len() as i64 - views,
+        "views": views,
         "objects": objects as i64,
         "dataSize": data_size as f64,
         "storageSize": data_size as f64,
@@ -785,6 +954,7 @@ pub(crate) fn coll_stats(context: &mut Context<'_>) -> CommandResult {
     context.args.only(&["scale", "verbose"])?;
     let (collection, name) = collection(context)?;
     let namespace = context.namespace(&name);
+    refuse_view(context, collection.name(), &namespace)?;
     let stats = context.commands.database.stats()?;
     let Some(found) = stats
         .collections
@@ -829,6 +999,7 @@ pub(crate) fn validate(context: &mut Context<'_>) -> CommandResult {
     if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
     }
+    refuse_view(context, collection.name(), &namespace)?;
     let report = context.commands.database.verify()?;
     let mut errors: Vec<String> = report
         .problems

@@ -101,6 +101,69 @@ impl Namespaces {
 }
 
 impl Namespaces {
+    /// `pipeline` (stored, as a view's) with the collections its stages read (`$lookup`,
+    /// `$graphLookup`, `$unionWith`, inside `$facet` and sub-pipelines too) named as clients
+    /// of `database` name them: the reverse of [`Namespaces::pipeline`] for pipelines that
+    /// write nothing.
+    pub(crate) fn client_pipeline(self, database: &str, pipeline: &[Document]) -> Vec<Document> {
+        pipeline
+            .iter()
+            .map(|stage| self.client_stage(database, stage))
+            .collect()
+    }
+
+    fn client_stage(self, database: &str, stage: &Document) -> Document {
+        let client_name = |stored: &str| {
+            self.collection_of(database, stored)
+                .unwrap_or(stored)
+                .to_string()
+        };
+        let sub_pipeline = |spec: &mut Document| {
+            if let Some(Bson::Array(stages)) = spec.get_mut("pipeline") {
+                for stage in stages.iter_mut() {
+                    if let Bson::Document(inner) = stage {
+                        *inner = self.client_stage(database, inner);
+                    }
+                }
+            }
+        };
+        let mut rewritten = stage.clone();
+        for (name, spec) in rewritten.iter_mut() {
+            match (name.as_str(), spec) {
+                ("$lookup" | "$graphLookup", Bson::Document(spec)) => {
+                    if let Ok(from) = spec.get_str("from") {
+                        let from = client_name(from);
+                        spec.insert("from", from);
+                    }
+                    sub_pipeline(spec);
+                }
+                ("$unionWith", Bson::Document(spec)) => {
+                    if let Ok(collection) = spec.get_str("coll") {
+                        let collection = client_name(collection);
+                        spec.insert("coll", collection);
+                    }
+                    sub_pipeline(spec);
+                }
+                ("$unionWith", Bson::String(collection)) => {
+                    *collection = client_name(collection);
+                }
+                ("$facet", Bson::Document(facets)) => {
+                    for (_, branch) in facets.iter_mut() {
+                        if let Bson::Array(stages) = branch {
+                            for stage in stages.iter_mut() {
+                                if let Bson::Document(inner) = stage {
+                                    *inner = self.client_stage(database, inner);
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        rewritten
+    }
+
     /// `pipeline` with the collections its stages name (`$lookup`, `$graphLookup`,
     /// `$unionWith`, `$out`, `$merge`, inside `$facet` and sub-pipelines too) turned into
     /// stored names; `{ db, coll }` targets may name another database.

@@ -520,7 +520,37 @@ pub(crate) fn explain(context: &mut Context<'_>) -> CommandResult {
     let stored = context.stored(name)?;
     let collection = context.commands.database.collection::<Document>(&stored);
     let namespace = context.namespace(name);
+    let is_view = context
+        .commands
+        .database
+        .collection_options(&stored)?
+        .is_some_and(|options| options.view_on.is_some());
     match inner_name.as_str() {
+        // A view has no plan of its own: the read runs as the pipeline that explains it.
+        "find" | "count" | "distinct" if is_view => {
+            let filter_field = if inner_name == "find" {
+                "filter"
+            } else {
+                "query"
+            };
+            let filter = inner_args
+                .document(filter_field)?
+                .cloned()
+                .unwrap_or_default();
+            let mut pipeline = vec![doc! { "$match": filter }];
+            if let Some(sort) = inner_args.document("sort")?.filter(|sort| !sort.is_empty()) {
+                pipeline.push(doc! { "$sort": sort.clone() });
+            }
+            if let Some(skip) = inner_args.count("skip")?.filter(|skip| *skip > 0) {
+                pipeline.push(doc! { "$skip": i64::try_from(skip).unwrap_or(i64::MAX) });
+            }
+            if let Some(limit) = inner_args.count("limit")?.filter(|limit| *limit > 0) {
+                pipeline.push(doc! { "$limit": i64::try_from(limit).unwrap_or(i64::MAX) });
+            }
+            let action = collection.aggregate(pipeline);
+            let plan = in_session!(action, context).explain()?;
+            Ok(doc! { "stages": plan, "ok": 1.0 })
+        }
         "find" | "count" | "distinct" => {
             let filter_field = if inner_name == "find" {
                 "filter"
