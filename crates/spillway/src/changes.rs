@@ -115,6 +115,27 @@ impl ChangeLog {
         self.next.load(Ordering::SeqCst)
     }
 
+    /// The number of the first record committed at or after `seconds` since the epoch (the
+    /// next record's, if none was).
+    fn first_at_or_after(&self, state: &Published, seconds: u32) -> Result<u64> {
+        let Some(keyspace) = self.keyspace() else {
+            return Ok(self.next_number());
+        };
+        if state.snapshot.keyspace(CHANGES_KEYSPACE).is_none() {
+            return Ok(self.next_number());
+        }
+        for entry in state.scan(keyspace, &KeyRange::all(), false)? {
+            let (key, value) = entry?;
+            let wall = decode(&value)?
+                .get_datetime("wall")
+                .map_or(0, |wall| wall.timestamp_millis() / 1000);
+            if wall >= i64::from(seconds) {
+                return Ok(record_number(&key));
+            }
+        }
+        Ok(self.next_number())
+    }
+
     /// Adds to `txn` (which the caller commits next, holding the write lock) the records of
     /// its changes to documents and collections, seen against `current`, the state it
     /// commits onto; and removes the records past [`RETAINED`].
@@ -338,6 +359,9 @@ pub struct ChangeStreamOptions {
     pub full_document: FullDocument,
     /// `resumeAfter` / `startAfter`: continue after the event with this `_id`.
     pub resume_after: Option<Document>,
+    /// `startAtOperationTime`: start with the first change committed at or after this
+    /// time (the `clusterTime` of events, the `operationTime` of replies), to the second.
+    pub start_at: Option<bson::Timestamp>,
 }
 
 /// How a stored collection name shows as an event's `ns`.
@@ -383,6 +407,13 @@ impl<'a> Watch<'a> {
         self
     }
 
+    /// Starts with the first change committed at or after `time` (MongoDB's
+    /// `startAtOperationTime`; Spillway's change times have a resolution of one second).
+    pub fn start_at_operation_time(mut self, time: bson::Timestamp) -> Self {
+        self.options.start_at = Some(time);
+        self
+    }
+
     /// How events name collections (the command layer's `{ db, coll }`).
     pub(crate) fn namespaces(mut self, namespace: NamespaceOf) -> Self {
         self.namespace = namespace;
@@ -420,7 +451,10 @@ impl ChangeStream {
                 }
                 number + 1
             }
-            None => log.next_number(),
+            None => match options.start_at {
+                Some(time) => log.first_at_or_after(&inner.published(), time.time)?,
+                None => log.next_number(),
+            },
         };
         let pipeline = if options.pipeline.is_empty() {
             None

@@ -210,3 +210,27 @@ fn a_token_that_is_not_spillways_is_bad_value() {
     assert_eq!(error.code(), Some(2));
     assert!(error.to_string().contains("resume token"), "{error}");
 }
+
+#[test]
+fn a_stream_can_start_at_an_operation_time() {
+    let db = Database::open_in_memory().unwrap();
+    let books = db.collection::<Document>("books");
+    let mut live = books.watch().run().unwrap();
+    books.insert_one(doc! { "_id": 1 }).run().unwrap();
+    let time = next(&mut live)
+        .get_timestamp("clusterTime")
+        .expect("events carry their clusterTime");
+    books.insert_one(doc! { "_id": 2 }).run().unwrap();
+    let mut from_then = books.watch().start_at_operation_time(time).run().unwrap();
+    assert_eq!(
+        next(&mut from_then).get_document("documentKey").unwrap(),
+        &doc! { "_id": 1 },
+        "the change committed at that time is included"
+    );
+    let future = spillway::bson::Timestamp {
+        time: time.time + 3600,
+        increment: 0,
+    };
+    let mut later = books.watch().start_at_operation_time(future).run().unwrap();
+    assert_eq!(later.try_next().unwrap(), None);
+}

@@ -91,16 +91,26 @@ pub(crate) fn open(
             "$changeStream: fullDocumentBeforeChange '{before}' is not supported (Spillway keeps no pre-images)"
         )));
     }
-    if args.get("startAtOperationTime").is_some() {
-        return Err(CommandError::not_supported(
-            "$changeStream: startAtOperationTime is not supported; resume with resumeAfter or startAfter and an event's _id",
-        ));
-    }
+    let start_at = match args.get("startAtOperationTime") {
+        None => None,
+        Some(Bson::Timestamp(time)) => Some(*time),
+        Some(other) => {
+            return Err(CommandError::type_mismatch(format!(
+                "$changeStream: startAtOperationTime must be a timestamp, not {other}"
+            )));
+        }
+    };
     let resume = match (args.document("resumeAfter")?, args.document("startAfter")?) {
         (Some(_), Some(_)) => {
             return Err(CommandError::new(
                 50865,
                 "Do not specify both 'resumeAfter' and 'startAfter' in a $changeStream stage",
+            ));
+        }
+        (Some(_), None) | (None, Some(_)) if start_at.is_some() => {
+            return Err(CommandError::new(
+                40674,
+                "Only one type of resume option is allowed, but multiple were found",
             ));
         }
         (resume, start) => resume.or(start).cloned(),
@@ -141,6 +151,9 @@ pub(crate) fn open(
         }));
     if let Some(token) = resume {
         watch = watch.resume_after(token);
+    }
+    if let Some(time) = start_at {
+        watch = watch.start_at_operation_time(time);
     }
     let stream = watch.run()?;
     let wait_ms = Arc::new(AtomicU64::new(0));

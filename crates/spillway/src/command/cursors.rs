@@ -257,7 +257,10 @@ impl CursorTable {
             },
         );
         let mut reply = cursor_reply(id, namespace, "firstBatch", batch.documents);
-        let token = self.open.get(&id).and_then(|cursor| cursor.resume_token.as_ref());
+        let token = self
+            .open
+            .get(&id)
+            .and_then(|cursor| cursor.resume_token.as_ref());
         add_resume_token(&mut reply, token);
         Ok(reply)
     }
