@@ -7,7 +7,7 @@
 //! | key | value |
 //! |---|---|
 //! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
-//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed? }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed? }` |
+//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed?, geo?: { min?, max?, bits? } }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed? }` |
 //! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` and `created_side: <bool>` (whether declaring it created the side collection) |
 //!
 //! The fields marked `?` are written only when set (a sparse, partial, hidden or TTL index;
@@ -30,6 +30,7 @@ use spillway_pattern::{Pattern, Policy, Progress};
 use spillway_store::{KeyspaceId, Snapshot, Store};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::geo_index::GeoIndex;
 
 /// The store keyspace holding the catalog.
 pub(crate) const CATALOG_KEYSPACE: &str = "catalog";
@@ -206,6 +207,8 @@ pub(crate) struct IndexSettings {
     /// Options accepted for compatibility, without effect, echoed by `list_indexes` as given
     /// (`background`).
     pub(crate) echoed: Document,
+    /// The geospatial field of a `2d` or `2dsphere` index, with its options.
+    pub(crate) geo: Option<GeoIndex>,
 }
 
 /// One secondary index.
@@ -290,6 +293,8 @@ pub(crate) fn parse_index_keys(
             ));
         }
         let direction = match value {
+            // Checked as a whole by `GeoIndex::from_spec`.
+            geo if crate::geo_index::is_geo_kind(geo) => Direction::Ascending,
             Bson::String(kind) if kind == HASHED => {
                 if keys
                     .values()
@@ -308,7 +313,7 @@ pub(crate) fn parse_index_keys(
                 Error::invalid_index(
                     collection,
                     format!(
-                        "field '{field}': the direction must be 1, -1 or \"hashed\", not {value} (text, 2d and 2dsphere indexes are not supported)"
+                        "field '{field}': the direction must be 1, -1, \"hashed\", \"2d\" or \"2dsphere\", not {value} (text indexes are not supported)"
                     ),
                 )
             })?,
@@ -337,6 +342,7 @@ pub(crate) fn default_index_name(keys: &Document) -> String {
         let direction = match Direction::from_bson(value) {
             Some(Direction::Descending) => "-1",
             _ if value.as_str() == Some(HASHED) => HASHED,
+            _ if crate::geo_index::is_geo_kind(value) => value.as_str().unwrap_or_default(),
             _ => "1",
         };
         name.push_str(field);
@@ -443,6 +449,9 @@ impl CollectionMeta {
                 if !settings.echoed.is_empty() {
                     record.insert("echoed", settings.echoed.clone());
                 }
+                if let Some(geo) = settings.geo.as_ref().and_then(GeoIndex::to_record) {
+                    record.insert("geo", geo);
+                }
                 Bson::Document(record)
             })
             .collect();
@@ -510,6 +519,8 @@ impl CollectionMeta {
                 hidden: index.get_bool("hidden").unwrap_or(false),
                 expire_after_seconds: index.get_i64("expireAfterSeconds").ok(),
                 echoed: index.get_document("echoed").cloned().unwrap_or_default(),
+                geo: GeoIndex::from_record(&name, &spec, index.get_document("geo").ok())
+                    .map_err(|error| bad(&error.to_string()))?,
             };
             indexes.push(IndexMeta {
                 settings,

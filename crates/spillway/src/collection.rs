@@ -29,6 +29,7 @@ use crate::cursor::{Cursor, LogicalRead};
 use crate::database::{Database, Transaction};
 use crate::error::{Error, Result};
 use crate::exec::Execution;
+use crate::geo_index::GeoIndex;
 use crate::ops::{self, FindAndModify, UpdateKind};
 use crate::patterned;
 use crate::planner;
@@ -481,6 +482,7 @@ where
                             .expire_after_seconds
                             .map(|seconds| Duration::from_secs(seconds.unsigned_abs())),
                         background: settings.echoed.get_bool("background").ok(),
+                        geo: settings.geo.as_ref().map(GeoIndex::options),
                     }),
                 }
             }));
@@ -774,7 +776,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         let union = shape.union;
         let logical =
             shape.has_policies && (shape.logical_filter || expand || !array_reads.is_empty());
-        if plan.sort.is_some() || union {
+        // `$near` orders by distance: every match is measured before the first is returned.
+        if plan.sort.is_some() || union || filter.near().is_some() {
             let mut run = ops::query_hinted(
                 &*state,
                 name,
@@ -1342,7 +1345,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndex<'a, T> {
         let options = self.model.options.clone().unwrap_or_default();
         let name = &self.collection.name;
         let keys = &self.model.keys;
-        let settings = index_settings(name, &options)?;
+        let settings = index_settings(name, keys, &options)?;
         let ttl = settings.expire_after_seconds.is_some();
         let index_name = self.collection.write(self.session, |txn, store| {
             ops::create_index(
@@ -1379,7 +1382,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndexes<'a, T> {
         let mut prepared = Vec::with_capacity(self.models.len());
         for model in &self.models {
             let options = model.options.clone().unwrap_or_default();
-            let settings = index_settings(name, &options)?;
+            let settings = index_settings(name, &model.keys, &options)?;
             prepared.push((model.keys.clone(), options, settings));
         }
         let ttl = prepared
@@ -1442,7 +1445,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropIndexes<'a, T> {
 }
 
 /// The catalog's form of index options (the partial filter parsed).
-fn index_settings(collection: &str, options: &IndexOptions) -> Result<IndexSettings> {
+fn index_settings(
+    collection: &str,
+    keys: &Document,
+    options: &IndexOptions,
+) -> Result<IndexSettings> {
     let partial = options
         .partial_filter_expression
         .as_ref()
@@ -1461,6 +1468,7 @@ fn index_settings(collection: &str, options: &IndexOptions) -> Result<IndexSetti
         hidden: options.hidden.unwrap_or(false),
         expire_after_seconds,
         echoed,
+        geo: GeoIndex::from_spec(collection, keys, options.geo.as_ref())?,
     })
 }
 
