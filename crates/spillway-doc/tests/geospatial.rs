@@ -7,17 +7,17 @@ use spillway_doc::filter::Filter;
 use spillway_doc::geospatial::{DistanceUnit, EARTH_RADIUS_METERS};
 
 /// Whether `filter` matches a document holding `location` at `loc`.
-fn matches(filter: Document, location: Bson) -> bool {
-    let filter = Filter::parse(&filter).unwrap();
-    let document = RawDocumentBuf::try_from(&doc! { "_id": 1, "loc": location }).unwrap();
+fn matches(filter: &Document, location: &Bson) -> bool {
+    let filter = Filter::parse(filter).unwrap();
+    let document = RawDocumentBuf::try_from(&doc! { "_id": 1, "loc": location.clone() }).unwrap();
     filter.matches(&document).unwrap()
 }
 
 /// `check(filter, [(location, expected)])`: each location matched or not as expected.
-fn check(filter: Document, cases: &[(Bson, bool)]) {
+fn check(filter: &Document, cases: &[(Bson, bool)]) {
     for (location, expected) in cases {
         assert_eq!(
-            matches(filter.clone(), location.clone()),
+            matches(filter, location),
             *expected,
             "{filter} on {location}"
         );
@@ -36,7 +36,7 @@ fn square() -> Document {
 fn geo_within_a_geojson_polygon() {
     let filter = doc! { "loc": { "$geoWithin": { "$geometry": square() } } };
     check(
-        filter.clone(),
+        &filter,
         &[
             (point(2.0, 2.0), true),
             (point(5.0, 2.0), false),
@@ -64,7 +64,7 @@ fn geo_within_a_geojson_polygon() {
     );
     // `$within` is the old name.
     check(
-        doc! { "loc": { "$within": { "$geometry": square() } } },
+        &doc! { "loc": { "$within": { "$geometry": square() } } },
         &[(point(2.0, 2.0), true), (point(5.0, 5.0), false)],
     );
 }
@@ -76,7 +76,7 @@ fn geo_within_a_polygon_with_a_hole_and_a_multipolygon() {
         [[4, 4], [6, 4], [6, 6], [4, 6], [4, 4]],
     ] };
     check(
-        doc! { "loc": { "$geoWithin": { "$geometry": with_hole } } },
+        &doc! { "loc": { "$geoWithin": { "$geometry": with_hole } } },
         &[(point(1.0, 1.0), true), (point(5.0, 5.0), false)],
     );
     let two = doc! { "type": "MultiPolygon", "coordinates": [
@@ -84,7 +84,7 @@ fn geo_within_a_polygon_with_a_hole_and_a_multipolygon() {
         [[[10, 10], [11, 10], [11, 11], [10, 11], [10, 10]]],
     ] };
     check(
-        doc! { "loc": { "$geoWithin": { "$geometry": two } } },
+        &doc! { "loc": { "$geoWithin": { "$geometry": two } } },
         &[
             (point(0.5, 0.5), true),
             (point(10.5, 10.5), true),
@@ -96,7 +96,7 @@ fn geo_within_a_polygon_with_a_hole_and_a_multipolygon() {
 #[test]
 fn legacy_shapes_are_flat_and_match_points() {
     check(
-        doc! { "loc": { "$geoWithin": { "$box": [[0, 0], [10, 5]] } } },
+        &doc! { "loc": { "$geoWithin": { "$box": [[0, 0], [10, 5]] } } },
         &[
             (Bson::Array(vec![5.into(), 5.into()]), true),
             (Bson::Array(vec![5.into(), 6.into()]), false),
@@ -112,14 +112,14 @@ fn legacy_shapes_are_flat_and_match_points() {
         ],
     );
     check(
-        doc! { "loc": { "$geoWithin": { "$polygon": [[0, 0], [10, 0], [0, 10]] } } },
+        &doc! { "loc": { "$geoWithin": { "$polygon": [[0, 0], [10, 0], [0, 10]] } } },
         &[
             (Bson::Array(vec![2.into(), 2.into()]), true),
             (Bson::Array(vec![6.into(), 6.into()]), false),
         ],
     );
     check(
-        doc! { "loc": { "$geoWithin": { "$center": [[0, 0], 5] } } },
+        &doc! { "loc": { "$geoWithin": { "$center": [[0, 0], 5] } } },
         &[
             (Bson::Array(vec![3.into(), 4.into()]), true),
             (Bson::Array(vec![4.into(), 4.into()]), false),
@@ -132,7 +132,7 @@ fn center_sphere_measures_radians() {
     // One degree of arc is 0.01745 radians: a cap of 0.02 radians around (0, 0).
     let filter = doc! { "loc": { "$geoWithin": { "$centerSphere": [[0, 0], 0.02] } } };
     check(
-        filter,
+        &filter,
         &[
             (point(1.0, 0.0), true),
             (Bson::Array(vec![0.into(), 1.into()]), true),
@@ -142,7 +142,7 @@ fn center_sphere_measures_radians() {
         ],
     );
     check(
-        doc! { "loc": { "$geoWithin": { "$centerSphere": [[0, 89.9], 0.01] } } },
+        &doc! { "loc": { "$geoWithin": { "$centerSphere": [[0, 89.9], 0.01] } } },
         &[(point(10.0, 89.9), true)],
     );
 }
@@ -151,7 +151,7 @@ fn center_sphere_measures_radians() {
 fn geo_intersects_any_geometry() {
     let line = doc! { "type": "LineString", "coordinates": [[0, 0], [10, 10]] };
     check(
-        doc! { "loc": { "$geoIntersects": { "$geometry": line } } },
+        &doc! { "loc": { "$geoIntersects": { "$geometry": line } } },
         &[
             (point(5.0, 5.0), true),
             (point(5.0, 6.0), false),
@@ -170,7 +170,7 @@ fn geo_intersects_any_geometry() {
 fn near_bounds_distances_in_the_units_of_its_form() {
     // Legacy `$near`: flat distance.
     check(
-        doc! { "loc": { "$near": [0, 0], "$maxDistance": 5 } },
+        &doc! { "loc": { "$near": [0, 0], "$maxDistance": 5 } },
         &[
             (Bson::Array(vec![3.into(), 4.into()]), true),
             (Bson::Array(vec![3.into(), 4.1.into()]), false),
@@ -178,7 +178,7 @@ fn near_bounds_distances_in_the_units_of_its_form() {
     );
     // `$nearSphere` with a legacy point: radians.
     check(
-        doc! { "loc": { "$nearSphere": [0, 0], "$maxDistance": 0.02 } },
+        &doc! { "loc": { "$nearSphere": [0, 0], "$maxDistance": 0.02 } },
         &[(point(1.0, 0.0), true), (point(2.0, 0.0), false)],
     );
     // GeoJSON: meters. One degree of longitude at the equator is 111,318 m on MongoDB's sphere.
@@ -188,9 +188,9 @@ fn near_bounds_distances_in_the_units_of_its_form() {
             "$maxDistance": max, "$minDistance": min,
         } } }
     };
-    check(near(112_000.0, 0.0), &[(point(1.0, 0.0), true)]);
-    check(near(111_000.0, 0.0), &[(point(1.0, 0.0), false)]);
-    check(near(200_000.0, 112_000.0), &[(point(1.0, 0.0), false)]);
+    check(&near(112_000.0, 0.0), &[(point(1.0, 0.0), true)]);
+    check(&near(111_000.0, 0.0), &[(point(1.0, 0.0), false)]);
+    check(&near(200_000.0, 112_000.0), &[(point(1.0, 0.0), false)]);
 }
 
 #[test]

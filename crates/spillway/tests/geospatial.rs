@@ -329,5 +329,5 @@ fn commands_list_geo_indexes_as_mongodb_does_and_refuse_near_in_pipelines() {
         "pipeline": [{ "$match": { "geo": { "$near": [0, 0] } } }],
         "cursor": {},
     });
-    assert_eq!(reply.get_i32("code").ok(), Some(5626500), "{reply}");
+    assert_eq!(reply.get_i32("code").ok(), Some(5_626_500), "{reply}");
 }
