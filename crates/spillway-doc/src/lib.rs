@@ -12,6 +12,7 @@
 //! | [`compare`] | BSON comparison order across types, numbers by value |
 //! | [`key`] | a memcomparable byte encoding of BSON values with the same order |
 //! | [`filter`] | the query language, parsed once and evaluated on `RawDocument` |
+//! | [`geospatial`] | GeoJSON and legacy locations, geospatial regions and distances |
 //! | [`update`] | update operators and replacement documents |
 //! | [`expr`] | aggregation expressions, parsed once and evaluated on documents |
 //! | [`pipeline`] | aggregation pipelines: stages parsed once, run as a stream |
@@ -30,6 +31,7 @@ pub mod compare;
 pub mod error;
 pub mod expr;
 pub mod filter;
+pub mod geospatial;
 pub mod key;
 pub mod model;
 mod number;

@@ -7,7 +7,7 @@
 //! | key | value |
 //! |---|---|
 //! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
-//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed? }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed?, view?: { viewOn, pipeline } }` |
+//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed?, text?: { weights, default_language, language_override }, geo?: { min?, max?, bits? } }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed?, view?: { viewOn, pipeline } }` |
 //! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` and `created_side: <bool>` (whether declaring it created the side collection) |
 //!
 //! The fields marked `?` are written only when set (a sparse, partial, hidden or TTL index;
@@ -32,6 +32,7 @@ use spillway_store::{KeyspaceId, Snapshot, Store};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::views::ViewDefinition;
+use crate::geo_index::GeoIndex;
 
 /// The store keyspace holding the catalog.
 pub(crate) const CATALOG_KEYSPACE: &str = "catalog";
@@ -215,6 +216,8 @@ pub(crate) struct IndexSettings {
     /// `{ _fts: "text", _ftsx: 1 }`, with no B-tree field: entries are terms
     /// ([`crate::index_keys`]).
     pub(crate) text: Option<Arc<TextIndex>>,
+    /// The geospatial field of a `2d` or `2dsphere` index, with its options.
+    pub(crate) geo: Option<GeoIndex>,
 }
 
 /// One secondary index.
@@ -299,6 +302,8 @@ pub(crate) fn parse_index_keys(
             ));
         }
         let direction = match value {
+            // Checked as a whole by `GeoIndex::from_spec`.
+            geo if crate::geo_index::is_geo_kind(geo) => Direction::Ascending,
             Bson::String(kind) if kind == HASHED => {
                 if keys
                     .values()
@@ -317,7 +322,7 @@ pub(crate) fn parse_index_keys(
                 Error::invalid_index(
                     collection,
                     format!(
-                        "field '{field}': the direction must be 1, -1 or \"hashed\", not {value} (text, 2d and 2dsphere indexes are not supported)"
+                        "field '{field}': the direction must be 1, -1, \"hashed\", \"2d\" or \"2dsphere\", not {value} (text indexes are not supported)"
                     ),
                 )
             })?,
@@ -427,6 +432,7 @@ pub(crate) fn default_index_name(keys: &Document) -> String {
             Some(Direction::Descending) => "-1",
             _ if value.as_str() == Some(HASHED) => HASHED,
             _ if value.as_str() == Some(TEXT) => TEXT,
+            _ if crate::geo_index::is_geo_kind(value) => value.as_str().unwrap_or_default(),
             _ => "1",
         };
         name.push_str(field);
@@ -547,6 +553,9 @@ impl CollectionMeta {
                         },
                     );
                 }
+                if let Some(geo) = settings.geo.as_ref().and_then(GeoIndex::to_record) {
+                    record.insert("geo", geo);
+                }
                 Bson::Document(record)
             })
             .collect();
@@ -638,6 +647,8 @@ impl CollectionMeta {
                 expire_after_seconds: index.get_i64("expireAfterSeconds").ok(),
                 echoed: index.get_document("echoed").cloned().unwrap_or_default(),
                 text,
+                geo: GeoIndex::from_record(&name, &spec, index.get_document("geo").ok())
+                    .map_err(|error| bad(&error.to_string()))?,
             };
             let fields = if settings.text.is_some() {
                 Vec::new()

@@ -32,6 +32,7 @@ use crate::cursor::{Cursor, LogicalRead};
 use crate::database::{Database, Transaction};
 use crate::error::{Error, Result};
 use crate::exec::Execution;
+use crate::geo_index::GeoIndex;
 use crate::ops::{self, FindAndModify, UpdateKind};
 use crate::patterned;
 use crate::planner::{self, HintedScan};
@@ -531,6 +532,7 @@ where
                             .text
                             .as_ref()
                             .map(|_| spillway_doc::text::TEXT_INDEX_VERSION),
+                        geo: settings.geo.as_ref().map(GeoIndex::options),
                     }),
                 }
             }));
@@ -894,7 +896,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         let union = shape.union;
         let logical =
             shape.has_policies && (shape.logical_filter || expand || !array_reads.is_empty());
-        if plan.sort.is_some() || union {
+        // `$near` orders by distance: every match is measured before the first is returned.
+        if plan.sort.is_some() || union || filter.near().is_some() {
             let mut run = ops::query_hinted(
                 &*state,
                 name,
@@ -1635,7 +1638,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropIndexes<'a, T> {
 }
 
 /// The catalog's form of index options (the partial filter parsed, a text index's weights
-/// and languages read).
+/// and languages read, a geospatial index's options checked).
 fn index_settings(
     collection: &str,
     keys: &Document,
@@ -1686,6 +1689,7 @@ fn index_settings(
         expire_after_seconds,
         echoed,
         text,
+        geo: GeoIndex::from_spec(collection, keys, options.geo.as_ref())?,
     })
 }
 

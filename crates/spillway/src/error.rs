@@ -709,6 +709,7 @@ pub(crate) mod codes {
         (263, "OperationNotSupportedInTransaction"),
         (267, "PreparedTransactionInProgress"),
         (286, "ChangeStreamHistoryLost"),
+        (291, "NoQueryExecutionPlans"),
         (301, "DataCorruptionDetected"),
         (9001, "SocketException"),
         (10107, "NotWritablePrimary"),

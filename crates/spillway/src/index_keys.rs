@@ -5,7 +5,8 @@
 //! documents are traversed for dotted paths, identical keys are kept once; a compound index
 //! may fan out over at most one array field per document ("parallel arrays" are refused).
 //! A hashed field (`{ a: "hashed" }`) is indexed by [`hashed_value`] of its value, never an
-//! array. A sparse index gives no entry to a document that has none of its fields; a partial index
+//! array. A geospatial field (`2d`, `2dsphere`) is indexed by the cells of its locations
+//! (`geo_index`), and a document without one gets no entry. A sparse index gives no entry to a document that has none of its fields; a partial index
 //! none to a document its filter does not match.
 //!
 //! A text index (`settings.text`) has one entry per term of the document
@@ -25,6 +26,7 @@ use spillway_doc::sort::Direction;
 
 use crate::catalog::IndexMeta;
 use crate::error::{Error, ErrorKind, Result};
+use crate::geo_index;
 
 /// One index entry of a document.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -72,7 +74,22 @@ pub(crate) fn index_entries(
     for (position, (path, direction)) in index.fields.iter().enumerate() {
         let mut values = Vec::new();
         let mut through_array = false;
-        collect_document(document, path.parts(), &mut values, &mut through_array);
+        if let Some(geo) = index
+            .settings
+            .geo
+            .as_ref()
+            .filter(|geo| geo.position == position)
+        {
+            // A document without a location gets no entry, whatever its other fields hold.
+            values = geo_index::keys(collection, index, geo, path, document)?;
+            if values.is_empty() {
+                return Ok((Vec::new(), false));
+            }
+            through_array = values.len() > 1;
+            any_present = true;
+        } else {
+            collect_document(document, path.parts(), &mut values, &mut through_array);
+        }
         if values.is_empty() {
             values.push(Bson::Null);
         } else {

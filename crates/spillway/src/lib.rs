@@ -46,6 +46,7 @@ mod cursor;
 mod database;
 mod error;
 mod exec;
+mod geo_index;
 mod index_keys;
 mod maintenance;
 mod ops;
@@ -79,9 +80,9 @@ pub use maintenance::{
 };
 pub use options::{CollectionOptions, DEFAULT_TTL_INTERVAL, IndexModification};
 pub use results::{
-    CreateIndexResult, DeleteResult, Explain, Hint, IndexModel, IndexModelBuilder, IndexOptions,
-    IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument, UpdateModifications,
-    UpdateResult,
+    CreateIndexResult, DeleteResult, Explain, GeoIndexOptions, Hint, IndexModel, IndexModelBuilder,
+    IndexOptions, IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument,
+    UpdateModifications, UpdateResult,
 };
 pub use spillway_doc::DocError;
 pub use spillway_doc::collation::Collation;

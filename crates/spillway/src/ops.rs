@@ -27,6 +27,7 @@ use spillway_store::Store;
 use crate::catalog::{IndexSettings, validate_collection_name};
 use crate::error::{Error, Result};
 use crate::exec::{Match, stored_document};
+use crate::geo_index;
 use crate::patterned;
 use crate::planner::HintedScan;
 use crate::results::UpdateModifications;
@@ -47,6 +48,33 @@ pub(crate) fn effective_limit(limit: i64) -> Option<usize> {
 /// Runs a query to completion: matches in result order, skipped and limited. A filter that
 /// touches a field managed by a pattern policy is answered on logical documents.
 pub(crate) fn query(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<usize>,
+) -> Result<QueryRun> {
+    if let Some((path, near)) = filter.near() {
+        geo_index::check_near_index(reader.catalog(), collection, path, near)?;
+        // Without a sort of its own, a `$near` query returns its matches nearest first; a
+        // sort replaces that order, as in MongoDB.
+        if sort.is_none() {
+            let mut run = query_unordered(reader, collection, filter, None, 0, None)?;
+            geo_index::order_by_distance(&mut run.matches, path, near)?;
+            let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+            run.matches.drain(..skip.min(run.matches.len()));
+            if let Some(limit) = limit {
+                run.matches.truncate(limit);
+            }
+            return Ok(run);
+        }
+    }
+    query_unordered(reader, collection, filter, sort, skip, limit)
+}
+
+/// [`query`] without the order of a `$near`.
+fn query_unordered(
     reader: &dyn Reader,
     collection: &str,
     filter: &Filter,
@@ -76,7 +104,7 @@ pub(crate) fn query_hinted(
     if logical && hint.is_some_and(|hint| hint.has_bounds()) {
         return Err(min_max_on_logical(collection));
     }
-    if hint.is_none() || logical {
+    if hint.is_none() || filter.near().is_some() || logical {
         return query(reader, collection, filter, sort, skip, limit);
     }
     storage::query_stored_hinted(reader, collection, filter, sort, skip, limit, hint)

@@ -26,7 +26,8 @@
 //! A hashed field bounds a scan by equality and `$in` only (on the hashes of the values);
 //! a hashed index never yields a sort order.
 //!
-//! Index options: a hidden index is never chosen. A sparse index is chosen only for a
+//! Index options: a hidden index is never chosen, nor a geospatial one (`2d`, `2dsphere`:
+//! its entries are cells, which answer no predicate the planner reads). A sparse index is chosen only for a
 //! bounded predicate (which no document lacking the field satisfies), never for a sort alone.
 //! A partial index is chosen only when the query filter implies its partial filter
 //! ([`implies`]: a conservative check, each predicate of the partial filter must follow from
@@ -253,6 +254,7 @@ pub(crate) fn plan_hinted(
     let usable = index.filter(|index| {
         !index.settings.hidden
             && index.settings.text.is_none()
+            && index.settings.geo.is_none()
             && index
                 .settings
                 .partial
@@ -365,6 +367,7 @@ pub(crate) fn plan(
     let usable = |index: &&IndexMeta| {
         !index.settings.hidden
             && index.settings.text.is_none()
+            && index.settings.geo.is_none()
             && index
                 .settings
                 .partial
@@ -394,6 +397,7 @@ pub(crate) fn plan(
                     && !index.settings.sparse
                     && index.settings.partial.is_none()
                     && index.settings.text.is_none()
+                    && index.settings.geo.is_none()
             })
             .map(|index| (Candidate::build(index, filter, sort), index))
             .find(|(candidate, _)| candidate.sort_reverse.is_some());

@@ -155,6 +155,22 @@ pub struct IndexOptions {
     pub language_override: Option<String>,
     /// A text index's version: 3, the only one Spillway builds.
     pub text_index_version: Option<i32>,
+    /// The options of a `2d` or `2dsphere` index (`list_indexes` gives `2dsphere` indexes
+    /// their `2dsphereIndexVersion`).
+    pub geo: Option<GeoIndexOptions>,
+}
+
+/// The options of a geospatial index, with MongoDB's meanings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GeoIndexOptions {
+    /// `2d`: the lowest coordinate accepted on both axes (default -180).
+    pub min: Option<f64>,
+    /// `2d`: the highest coordinate accepted on both axes (default 180).
+    pub max: Option<f64>,
+    /// `2d`: the precision of the index's cells, 1 to 32 bits per coordinate (default 26).
+    pub bits: Option<u32>,
+    /// `2dsphere`: `2dsphereIndexVersion`; Spillway implements version 3 only.
+    pub sphere_version: Option<i32>,
 }
 
 impl IndexOptions {
@@ -204,6 +220,12 @@ impl IndexOptionsBuilder {
     /// Sets the TTL.
     pub fn expire_after(mut self, expire_after: std::time::Duration) -> Self {
         self.options.expire_after = Some(expire_after);
+        self
+    }
+
+    /// Sets the options of a `2d` or `2dsphere` index.
+    pub fn geo(mut self, geo: GeoIndexOptions) -> Self {
+        self.options.geo = Some(geo);
         self
     }
 

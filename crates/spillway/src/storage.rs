@@ -520,6 +520,15 @@ fn check_settings(collection: &str, fields: usize, settings: &IndexSettings) -> 
     Ok(())
 }
 
+/// The geospatial fields of a key pattern with their kinds (`2d`, `2dsphere`), which make an
+/// index other than one with the same fields ascending.
+fn geo_kinds(keys: &Document) -> Vec<(&str, &Bson)> {
+    keys.iter()
+        .filter(|(_, value)| crate::geo_index::is_geo_kind(value))
+        .map(|(field, value)| (field.as_str(), value))
+        .collect()
+}
+
 /// Creates an index (building its entries from the existing documents in the same batch);
 /// returns its name. Creating an identical index again does nothing.
 pub(crate) fn create_index(
@@ -545,6 +554,12 @@ pub(crate) fn create_index(
         (parse_index_keys(collection, keys)?, hashed_field(keys))
     };
     check_settings(collection, fields.len(), &settings)?;
+    if settings.geo.is_some() && unique {
+        return Err(Error::invalid_index(
+            collection,
+            "a 2d or 2dsphere index cannot be unique in Spillway",
+        ));
+    }
     if hashed.is_some() && unique {
         return Err(Error::invalid_index(
             collection,
@@ -565,6 +580,7 @@ pub(crate) fn create_index(
         }
         parse_index_keys(collection, spec).is_ok_and(|known| {
             hashed_field(spec) == hashed
+                && geo_kinds(spec) == geo_kinds(keys)
                 && known.len() == fields.len()
                 && known
                     .iter()

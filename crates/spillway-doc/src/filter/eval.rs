@@ -32,6 +32,7 @@ use crate::collation::Collation;
 use crate::compare::{CanonicalType, canonical_type_raw, compare_raw, compare_raw_collated};
 use crate::error::Result;
 use crate::expr::{Variables, is_truthy};
+use crate::geospatial::Shape;
 use crate::path::array_index;
 
 /// What a path reaches: a value or nothing.
@@ -238,7 +239,10 @@ pub(super) fn test_missing(predicate: &Predicate) -> bool {
         | Predicate::Size(_)
         | Predicate::ElemMatch(_)
         | Predicate::Regex(_)
-        | Predicate::Mod { .. } => false,
+        | Predicate::Mod { .. }
+        | Predicate::GeoWithin(_)
+        | Predicate::GeoIntersects(_)
+        | Predicate::Near(_) => false,
     }
 }
 
@@ -304,6 +308,13 @@ pub(super) fn test_value(
             }
             false
         }
+        Predicate::GeoWithin(region) => {
+            Shape::from_raw(value).is_some_and(|shape| region.contains(&shape))
+        }
+        Predicate::GeoIntersects(region) => {
+            Shape::from_raw(value).is_some_and(|shape| region.intersects(&shape))
+        }
+        Predicate::Near(near) => Shape::from_raw(value).is_some_and(|shape| near.matches(&shape)),
     })
 }
 
@@ -406,6 +417,22 @@ pub(super) fn first_matching_element(
         }
     }
     Ok(None)
+}
+
+/// Calls `visit` with every value `parts` reaches in `document` (array elements, then the
+/// array itself), as a positive predicate sees them.
+pub(crate) fn for_each_value<'a>(
+    document: &'a RawDocument,
+    parts: &[String],
+    mut visit: impl FnMut(RawBsonRef<'a>),
+) -> Result<()> {
+    first_candidate(document, parts, true, |candidate| {
+        if let Candidate::Value(value) = candidate {
+            visit(value);
+        }
+        Ok(false)
+    })?;
+    Ok(())
 }
 
 /// Runs `test` on each candidate `parts` reaches until one passes; returns the match with

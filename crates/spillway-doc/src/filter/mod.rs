@@ -42,6 +42,7 @@ use std::sync::Arc;
 use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 
 pub use element::ElementMatcher;
+pub(crate) use eval::for_each_value;
 pub(crate) use parse::whole_number;
 pub use predicate::{
     BACKTRACK_LIMIT, ElemMatch, InList, Operand, Predicate, RegexMatch, RegexMatcher, TypeSet,
@@ -50,6 +51,7 @@ pub use predicate::{
 use crate::collation::Collation;
 use crate::error::Result;
 use crate::expr::{Dependencies, Expression, Variables};
+use crate::geospatial::NearQuery;
 use crate::path::FieldPath;
 use crate::text::{BoundSearch, TextIndex, TextSearch};
 
@@ -103,13 +105,13 @@ pub struct MatchDetails {
 impl Filter {
     /// Parses a filter document such as `{ "reviews.author": "ann", qty: { $gt: 5 } }`.
     pub fn parse(filter: &Document) -> Result<Filter> {
-        parse::parse_filter(filter, &[])
+        parse::parse_top_filter(filter, &[])
     }
 
     /// Parses a filter whose `$expr` clauses may read the user variables `names` (a
     /// pipeline's `let`); evaluate it with [`Filter::matches_with`].
     pub fn parse_in(filter: &Document, names: &[String]) -> Result<Filter> {
-        parse::parse_filter(filter, names)
+        parse::parse_top_filter(filter, names)
     }
 
     /// [`Filter::matches`] with the values of the variables `$expr` clauses read.
@@ -253,6 +255,16 @@ impl Filter {
         let mut found = Vec::new();
         collect_field_predicates(self, &mut found);
         found.into_iter()
+    }
+
+    /// The `$near` or `$nearSphere` of this filter, with its path: results are to be ordered
+    /// by [`NearQuery::distance_in`], nearest first. Parsing allows one, at the top level.
+    pub fn near(&self) -> Option<(&FieldPath, &NearQuery)> {
+        self.field_predicates()
+            .find_map(|(path, predicate)| match predicate {
+                Predicate::Near(near) => Some((path, near)),
+                _ => None,
+            })
     }
 
     /// The equality operand required on `path`, if some top-level ANDed clause pins it

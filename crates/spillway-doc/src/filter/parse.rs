@@ -13,6 +13,7 @@ use super::predicate::{ElemMatch, InList, Operand, Predicate, RegexMatcher, Type
 use super::{Clause, Filter};
 use crate::compare::compare;
 use crate::error::{DocError, Result};
+use crate::geospatial;
 use crate::path::{FieldPath, describe};
 use crate::text::{TextQuery, TextSearch};
 
@@ -25,25 +26,58 @@ const UNSUPPORTED_TOP_LEVEL: [&str; 5] = [
     "$alwaysFalse",
 ];
 
-/// Field operators MongoDB has and Spillway does not (geospatial and bitwise queries).
-const UNSUPPORTED_FIELD_OPERATORS: [&str; 16] = [
-    "$near",
-    "$nearSphere",
-    "$geoWithin",
-    "$geoIntersects",
-    "$within",
-    "$box",
-    "$center",
-    "$centerSphere",
-    "$polygon",
-    "$geometry",
-    "$maxDistance",
-    "$minDistance",
+/// Field operators MongoDB has and Spillway does not (bitwise queries).
+const UNSUPPORTED_FIELD_OPERATORS: [&str; 4] = [
     "$bitsAllSet",
     "$bitsAnySet",
     "$bitsAllClear",
     "$bitsAnyClear",
 ];
+
+/// Parses a whole filter (not one nested in `$and`, `$elemMatch`...): [`parse_filter`], and
+/// MongoDB's rule that a `$near` or `$nearSphere` stands once, at the top level (or in a
+/// top-level `$and`), since it decides the order of the results.
+pub(super) fn parse_top_filter(filter: &Document, names: &[String]) -> Result<Filter> {
+    let parsed = parse_filter(filter, names)?;
+    let top_level = parsed
+        .field_predicates()
+        .filter(|(_, predicate)| matches!(predicate, Predicate::Near(_)))
+        .count();
+    let anywhere = count_near(&parsed);
+    if top_level != anywhere || anywhere > 1 {
+        let operator = if anywhere > 1 && top_level == anywhere {
+            "only one $near or $nearSphere is allowed in a filter"
+        } else {
+            "$near and $nearSphere must be at the top level of a filter (not in $or, $nor, $not or $elemMatch)"
+        };
+        return Err(DocError::filter("", operator));
+    }
+    Ok(parsed)
+}
+
+/// How many `$near` and `$nearSphere` predicates a filter has, wherever they are.
+fn count_near(filter: &Filter) -> usize {
+    fn in_predicate(predicate: &Predicate) -> usize {
+        match predicate {
+            Predicate::Near(_) => 1,
+            Predicate::Not(inner) | Predicate::All(inner) => inner.iter().map(in_predicate).sum(),
+            Predicate::ElemMatch(ElemMatch::Value(inner)) => inner.iter().map(in_predicate).sum(),
+            Predicate::ElemMatch(ElemMatch::Document(inner)) => count_near(inner),
+            _ => 0,
+        }
+    }
+    filter
+        .clauses
+        .iter()
+        .map(|clause| match clause {
+            Clause::Field { predicate, .. } => in_predicate(predicate),
+            Clause::And(filters) | Clause::Or(filters) | Clause::Nor(filters) => {
+                filters.iter().map(count_near).sum()
+            }
+            Clause::Expr(_) => 0,
+        })
+        .sum()
+}
 
 pub(super) fn parse_filter(filter: &Document, names: &[String]) -> Result<Filter> {
     let parsed = parse_filter_at(filter, names)?;
@@ -230,6 +264,15 @@ fn operand(path: &FieldPath, operator: &str, value: &Bson) -> Result<Operand> {
 /// Parses an operator document (`{$gt: 1, $lt: 5}`) into its predicates, in order.
 pub(super) fn parse_operators(path: &FieldPath, operators: &Document) -> Result<Vec<Predicate>> {
     let error = |message: String| DocError::filter(path.as_str(), message);
+    // `$maxDistance` and `$minDistance` belong to the `$near` beside them.
+    if ["$near", "$nearSphere", "$maxDistance", "$minDistance"]
+        .iter()
+        .any(|near| operators.contains_key(near))
+    {
+        return Ok(vec![Predicate::Near(
+            geospatial::parse_near(operators).map_err(error)?,
+        )]);
+    }
     let mut predicates = Vec::with_capacity(operators.len());
     let mut regex: Option<(&str, &str)> = None;
     let mut regex_options: Option<&str> = None;
@@ -257,6 +300,12 @@ pub(super) fn parse_operators(path: &FieldPath, operators: &Document) -> Result<
             "$elemMatch" => Predicate::ElemMatch(parse_elem_match(path, value)?),
             "$not" => Predicate::Not(parse_not(path, value)?),
             "$mod" => parse_mod(path, value)?,
+            "$geoWithin" | "$within" => {
+                Predicate::GeoWithin(geospatial::parse_within(value).map_err(error)?)
+            }
+            "$geoIntersects" => {
+                Predicate::GeoIntersects(geospatial::parse_intersects(value).map_err(error)?)
+            }
             "$regex" => {
                 regex = Some(match value {
                     Bson::String(pattern) => (pattern.as_str(), ""),

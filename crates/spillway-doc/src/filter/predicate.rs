@@ -11,6 +11,7 @@ use bson::{Bson, RawArray, RawBson, RawBsonRef};
 use super::Filter;
 use crate::collation::Collation;
 use crate::error::{DocError, Result};
+use crate::geospatial::{GeoRegion, NearQuery};
 
 /// A condition on the values one field path reaches.
 ///
@@ -60,6 +61,15 @@ pub enum Predicate {
     },
     /// `$not`: the conjunction of these predicates does not hold.
     Not(Vec<Predicate>),
+    /// `$geoWithin` (and its old name `$within`): a location (GeoJSON object or legacy
+    /// pair) within the region ([`crate::geospatial`] says how each shape is tested).
+    GeoWithin(GeoRegion),
+    /// `$geoIntersects`: a location with a point in common with the GeoJSON region.
+    GeoIntersects(GeoRegion),
+    /// `$near` and `$nearSphere`: a location within `$minDistance` and `$maxDistance` of the
+    /// point. As a filter it only bounds distances; ordering results by distance is the
+    /// caller's ([`Filter::near`](super::Filter::near)). Allowed once, at the top level.
+    Near(NearQuery),
 }
 
 impl Predicate {
@@ -83,6 +93,9 @@ impl Predicate {
             Predicate::Regex(_) => "$regex",
             Predicate::Mod { .. } => "$mod",
             Predicate::Not(_) => "$not",
+            Predicate::GeoWithin(_) => "$geoWithin",
+            Predicate::GeoIntersects(_) => "$geoIntersects",
+            Predicate::Near(near) => near.operator,
         }
     }
 
@@ -406,7 +419,10 @@ pub(crate) fn holds_as_arrays_grow(predicate: &Predicate) -> bool {
         Predicate::Type(_)
         | Predicate::ElemMatch(_)
         | Predicate::Regex(_)
-        | Predicate::Mod { .. } => true,
+        | Predicate::Mod { .. }
+        | Predicate::GeoWithin(_)
+        | Predicate::GeoIntersects(_)
+        | Predicate::Near(_) => true,
         Predicate::All(predicates) => predicates.iter().all(holds_as_arrays_grow),
         Predicate::Ne(_) | Predicate::Nin(_) | Predicate::Size(_) | Predicate::Not(_) => false,
     }

@@ -315,7 +315,18 @@ impl Stage {
     fn parse(name: &str, argument: &Bson, names: &[String]) -> Result<Stage> {
         Ok(match name {
             "$match" => match argument {
-                Bson::Document(filter) => Stage::Match(Filter::parse_in(filter, names)?),
+                Bson::Document(filter) => {
+                    let filter = Filter::parse_in(filter, names)?;
+                    if filter.near().is_some() {
+                        // A stage sees documents in the order they come; `$near` would
+                        // promise an order by distance that nothing gives it.
+                        return Err(pipeline_error(
+                            5626500,
+                            "$geoNear, $near, and $nearSphere are not allowed in this context, as these operators require sorting geospatial data; use $geoWithin if no sort is needed",
+                        ));
+                    }
+                    Stage::Match(filter)
+                }
                 _ => {
                     return Err(pipeline_error(
                         15959,

@@ -17,8 +17,8 @@ use super::lock;
 use super::namespace::check_database_name;
 use super::read::{collection, in_session};
 use crate::{
-    CollectionOptions, IndexModel, IndexModification, IndexOptions, Transaction, ValidationAction,
-    ValidationLevel,
+    CollectionOptions, GeoIndexOptions, IndexModel, IndexModification, IndexOptions, Transaction,
+    ValidationAction, ValidationLevel,
 };
 
 /// The stored collections of the command's database, by their client names.
@@ -670,6 +670,10 @@ const INDEX_FIELDS: &[&str] = &[
     "default_language",
     "language_override",
     "textIndexVersion",
+    "min",
+    "max",
+    "bits",
+    "2dsphereIndexVersion",
 ];
 
 /// `createIndexes`.
@@ -692,7 +696,7 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
             .find(|key| !INDEX_FIELDS.contains(&key.as_str()))
         {
             return Err(CommandError::not_supported(format!(
-                "index option '{option}' is not supported by Spillway (key, name, unique, sparse, partialFilterExpression, hidden, expireAfterSeconds and the text options weights, default_language, language_override and textIndexVersion are)"
+                "index option '{option}' is not supported by Spillway (key, name, unique, sparse, partialFilterExpression, hidden, expireAfterSeconds, the text options weights, default_language, language_override and textIndexVersion, and min, max, bits and 2dsphereIndexVersion for geospatial indexes are)"
             )));
         }
         let Some(keys) = spec_args.document("key")? else {
@@ -728,6 +732,7 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
             text_index_version: spec_args
                 .integer("textIndexVersion")?
                 .map(|version| i32::try_from(version).unwrap_or(i32::MAX)),
+            geo: geo_options(&spec_args)?,
         };
         models.push(IndexModel {
             keys: keys.clone(),
@@ -772,6 +777,30 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
     }
     reply.insert("ok", 1.0);
     Ok(reply)
+}
+
+/// The options of a `2d` or `2dsphere` index in an index specification, if any is given.
+fn geo_options(spec: &Args<'_>) -> CommandResult<Option<GeoIndexOptions>> {
+    let number = |field: &str| match spec.get(field) {
+        None => Ok(None),
+        Some(Bson::Double(value)) => Ok(Some(*value)),
+        Some(Bson::Int32(value)) => Ok(Some(f64::from(*value))),
+        Some(Bson::Int64(value)) => Ok(Some(*value as f64)),
+        Some(other) => Err(CommandError::type_mismatch(format!(
+            "createIndexes.indexes.{field} must be a number, not {other}"
+        ))),
+    };
+    let whole = |field: &str| -> CommandResult<Option<i64>> {
+        Ok(number(field)?.map(|value| value as i64))
+    };
+    let options = GeoIndexOptions {
+        min: number("min")?,
+        max: number("max")?,
+        bits: whole("bits")?.map(|bits| u32::try_from(bits).unwrap_or(u32::MAX)),
+        sphere_version: whole("2dsphereIndexVersion")?
+            .map(|version| i32::try_from(version).unwrap_or(i32::MAX)),
+    };
+    Ok((options != GeoIndexOptions::default()).then_some(options))
 }
 
 /// `listIndexes`.
@@ -836,6 +865,20 @@ pub(crate) fn list_indexes(context: &mut Context<'_>) -> CommandResult {
                     "expireAfterSeconds",
                     i32::try_from(expire_after.as_secs()).unwrap_or(i32::MAX),
                 );
+            }
+            if let Some(geo) = options.geo {
+                if let Some(version) = geo.sphere_version {
+                    described.insert("2dsphereIndexVersion", version);
+                }
+                if let Some(bits) = geo.bits {
+                    described.insert("bits", bits as i32);
+                }
+                if let Some(min) = geo.min {
+                    described.insert("min", min);
+                }
+                if let Some(max) = geo.max {
+                    described.insert("max", max);
+                }
             }
             described
         })
