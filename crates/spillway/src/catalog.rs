@@ -31,8 +31,8 @@ use spillway_pattern::{Pattern, Policy, Progress};
 use spillway_store::{KeyspaceId, Snapshot, Store};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::views::ViewDefinition;
 use crate::geo_index::GeoIndex;
+use crate::views::ViewDefinition;
 
 /// The store keyspace holding the catalog.
 pub(crate) const CATALOG_KEYSPACE: &str = "catalog";

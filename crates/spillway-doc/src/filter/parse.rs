@@ -74,7 +74,7 @@ fn count_near(filter: &Filter) -> usize {
             Clause::And(filters) | Clause::Or(filters) | Clause::Nor(filters) => {
                 filters.iter().map(count_near).sum()
             }
-            Clause::Expr(_) => 0,
+            Clause::Expr(_) | Clause::Text(_) => 0,
         })
         .sum()
 }
