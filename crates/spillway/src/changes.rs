@@ -143,7 +143,8 @@ impl ChangeLog {
         let Some(keyspace) = self.keyspace() else {
             return Ok(());
         };
-        let records = changes_of(txn, current)?;
+        let mut records = changes_of(txn, current)?;
+        records.extend(txn.take_notes());
         if records.is_empty() {
             return Ok(());
         }
@@ -306,6 +307,14 @@ impl Scope {
         match self {
             Scope::Collection(name) => name == collection,
             Scope::Prefix(prefix) => collection.starts_with(prefix.as_str()),
+        }
+    }
+
+    /// Whether a `dropDatabase` of the collections stored under `prefix` ends this stream.
+    fn ended_by_database_drop(&self, prefix: &str) -> bool {
+        match self {
+            Scope::Collection(name) => name.starts_with(prefix),
+            Scope::Prefix(own) => !own.is_empty() && own == prefix,
         }
     }
 }
@@ -545,14 +554,18 @@ impl ChangeStream {
             self.position = number + 1;
             let record = decode(&value)?;
             let collection = record.get_str("ns").unwrap_or_default().to_string();
-            if !self.scope.covers(&collection) {
+            let database_drop = record.get_str("op").ok() == Some("dropDatabase");
+            let ends = database_drop && self.scope.ended_by_database_drop(&collection);
+            if !ends && !self.scope.covers(&collection) {
                 continue;
             }
             events.push(self.event(number, &record, &state)?);
             let op = events
                 .last()
                 .and_then(|event| event.get_str("operationType").ok());
-            if matches!(self.scope, Scope::Collection(_)) && matches!(op, Some("drop" | "rename")) {
+            let collection_gone =
+                matches!(self.scope, Scope::Collection(_)) && matches!(op, Some("drop" | "rename"));
+            if collection_gone || ends {
                 let mut invalidate = doc! {
                     "_id": token(number),
                     "operationType": "invalidate",
@@ -605,6 +618,12 @@ impl ChangeStream {
             "rename" => {
                 let to = record.get_str("to").unwrap_or_default();
                 event.insert("to", (self.namespace)(to));
+            }
+            "dropDatabase" => {
+                // The database alone: `{ db }`.
+                let mut ns = (self.namespace)(&collection);
+                ns.remove("coll");
+                event.insert("ns", ns);
             }
             "drop" => {}
             _ => {

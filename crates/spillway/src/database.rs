@@ -581,6 +581,16 @@ pub struct Transaction {
     claims: Option<Claims>,
 }
 
+impl Transaction {
+    /// Records, for change streams, that this transaction drops the MongoDB database whose
+    /// collections are stored under `prefix` (the command layer's `dropDatabase`): a
+    /// `dropDatabase` event follows the collections' `drop` events.
+    pub(crate) fn note_database_drop(&mut self, prefix: &str) {
+        self.txn
+            .note_change(bson::doc! { "op": "dropDatabase", "ns": prefix });
+    }
+}
+
 impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transaction")

@@ -192,6 +192,9 @@ pub(crate) struct WriteTxn {
     /// puts are recorded in `replaced`, for change streams' `replace` events.
     pub(crate) replacing: bool,
     replaced: HashSet<(KeyspaceId, Vec<u8>)>,
+    /// Change records the writes themselves do not show (a MongoDB database dropped as a
+    /// whole), for the change log.
+    notes: Vec<bson::Document>,
 }
 
 impl WriteTxn {
@@ -211,7 +214,18 @@ impl WriteTxn {
             bypass_validation: false,
             replacing: false,
             replaced: HashSet::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Adds a change record for the change log beside those of this transaction's writes.
+    pub(crate) fn note_change(&mut self, record: bson::Document) {
+        self.notes.push(record);
+    }
+
+    /// The change records added with [`WriteTxn::note_change`].
+    pub(crate) fn take_notes(&mut self) -> Vec<bson::Document> {
+        std::mem::take(&mut self.notes)
     }
 
     /// Runs `write` with [`WriteTxn::replacing`] set: its puts are replacements.

@@ -1807,3 +1807,40 @@ fn the_profiler_records_what_its_level_asks_for_in_system_profile() {
         "the rest of the system. space stays reserved"
     );
 }
+
+#[test]
+fn dropping_a_database_ends_its_change_stream_with_drop_database_and_invalidate() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 1 }] },
+    );
+    let opened = ok(
+        &commands,
+        doc! { "aggregate": 1, "pipeline": [{ "$changeStream": {} }], "cursor": {} },
+    );
+    let id = cursor_id(&opened);
+    ok(&commands, doc! { "dropDatabase": 1 });
+    let reply = ok(
+        &commands,
+        doc! { "getMore": id, "collection": "$cmd.aggregate", "maxTimeMS": 2000 },
+    );
+    let events: Vec<Document> = reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("nextBatch")
+        .unwrap()
+        .iter()
+        .map(|event| event.as_document().unwrap().clone())
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|event| event.get_str("operationType").unwrap())
+        .collect();
+    assert_eq!(kinds, ["drop", "dropDatabase", "invalidate"]);
+    assert_eq!(
+        events[1].get_document("ns").unwrap(),
+        &doc! { "db": "shop" }
+    );
+    assert!(!events[2].contains_key("ns"));
+}

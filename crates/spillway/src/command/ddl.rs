@@ -417,6 +417,7 @@ pub(crate) fn drop_database(context: &mut Context<'_>) -> CommandResult {
         .collect();
     collections.sort_by_key(|stored| !mains.contains(stored));
     let database = context.commands.database.clone();
+    let prefix = context.commands.namespaces.prefix(context.database)?;
     let drop_all = |transaction: &mut Transaction| {
         for stored in &collections {
             database
@@ -425,6 +426,7 @@ pub(crate) fn drop_database(context: &mut Context<'_>) -> CommandResult {
                 .session(transaction)
                 .run()?;
         }
+        transaction.note_database_drop(&prefix);
         Ok(())
     };
     match context.session() {
