@@ -525,14 +525,15 @@ pub(crate) fn explain(context: &mut Context<'_>) -> CommandResult {
         .database
         .collection_options(&stored)?
         .is_some_and(|options| options.view_on.is_some());
+    // The filter of an explained find (`filter`), count or distinct (`query`).
+    let filter_field = if inner_name == "find" {
+        "filter"
+    } else {
+        "query"
+    };
     match inner_name.as_str() {
         // A view has no plan of its own: the read runs as the pipeline that explains it.
         "find" | "count" | "distinct" if is_view => {
-            let filter_field = if inner_name == "find" {
-                "filter"
-            } else {
-                "query"
-            };
             let filter = inner_args
                 .document(filter_field)?
                 .cloned()
@@ -552,11 +553,6 @@ pub(crate) fn explain(context: &mut Context<'_>) -> CommandResult {
             Ok(doc! { "stages": plan, "ok": 1.0 })
         }
         "find" | "count" | "distinct" => {
-            let filter_field = if inner_name == "find" {
-                "filter"
-            } else {
-                "query"
-            };
             let filter = inner_args
                 .document(filter_field)?
                 .cloned()
