@@ -13,6 +13,7 @@
 //! | [`key`] | a memcomparable byte encoding of BSON values with the same order |
 //! | [`filter`] | the query language, parsed once and evaluated on `RawDocument` |
 //! | [`geospatial`] | GeoJSON and legacy locations, geospatial regions and distances |
+//! | [`javascript`] | `$where`: JavaScript on QuickJS, per-thread engines, deadlines |
 //! | [`update`] | update operators and replacement documents |
 //! | [`expr`] | aggregation expressions, parsed once and evaluated on documents |
 //! | [`pipeline`] | aggregation pipelines: stages parsed once, run as a stream |
@@ -33,6 +34,7 @@ pub mod expr;
 pub mod filter;
 pub mod geospatial;
 pub mod key;
+pub mod javascript;
 pub mod model;
 mod number;
 pub mod path;

@@ -30,6 +30,8 @@ fn touches(filter: &Filter, managed: &dyn Fn(&str) -> bool) -> bool {
         }
         // The facade refuses `$text` on collections with policies: it reads stored fields.
         Clause::Text(_) => false,
+        // JavaScript may read any field: a `$where` is answered on logical documents.
+        Clause::Where(_) => true,
     })
 }
 

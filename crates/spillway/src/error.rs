@@ -692,6 +692,7 @@ pub(crate) mod codes {
         (134, "ReadConcernMajorityNotAvailableYet"),
         (136, "CappedPositionLost"),
         (146, "ExceededMemoryLimit"),
+        (139, "JSInterpreterFailure"),
         (149, "ViewDepthLimitExceeded"),
         (150, "GraphContainsCycle"),
         (157, "FailPointSetFailed"),

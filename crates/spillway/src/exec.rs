@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::ops::Bound;
 
 use bson::RawDocument;
+use spillway_doc::DocError;
 use spillway_doc::filter::Filter;
 
 use crate::error::{Error, Result};
@@ -52,8 +53,13 @@ pub(crate) trait Matcher {
 
 impl Matcher for Filter {
     fn matches(&self, document: &RawDocument) -> Result<bool> {
-        Filter::matches(self, document)
-            .map_err(|error| Error::corruption(format!("a stored document is malformed: {error}")))
+        Filter::matches(self, document).map_err(|error| match error {
+            DocError::MalformedBson { .. } => {
+                Error::corruption(format!("a stored document is malformed: {error}"))
+            }
+            // An expression or a script that fails on this document (`$expr`, `$where`).
+            other => Error::filter(other),
+        })
     }
 }
 

@@ -451,7 +451,11 @@ pub(crate) fn implies(query: &Filter, partial: &Filter) -> bool {
         filter.clauses.iter().all(|clause| match clause {
             Clause::Field { .. } => true,
             Clause::And(filters) => filters.iter().all(only_fields),
-            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) | Clause::Text(_) => false,
+            Clause::Or(_)
+            | Clause::Nor(_)
+            | Clause::Expr(_)
+            | Clause::Text(_)
+            | Clause::Where(_) => false,
         })
     }
     // The partial filter compares strings by code point; a collated query says nothing of that.

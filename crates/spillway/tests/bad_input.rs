@@ -203,8 +203,8 @@ fn refused_operations_change_nothing_even_after_reopen() {
     check.refused(
         "filter: unknown top-level operator",
         "InvalidFilter",
-        "$where",
-        || products.find_one_and_delete(doc! { "$where": "1" }).run(),
+        "$alwaysTrue",
+        || products.find_one_and_delete(doc! { "$alwaysTrue": 1 }).run(),
     );
     check.refused(
         "filter: count with a bad $regex",

@@ -84,6 +84,7 @@ fn eval_clause(
             eval_predicate(predicate, document, path.parts(), collation)
         }
         Clause::Text(search) => Ok(search.matches(document)?.then_some(None)),
+        Clause::Where(function) => Ok(function.matches(document)?.then_some(None)),
         Clause::And(filters) => {
             let mut array_index_found = None;
             for filter in filters {

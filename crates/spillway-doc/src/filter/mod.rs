@@ -52,6 +52,7 @@ use crate::collation::Collation;
 use crate::error::Result;
 use crate::expr::{Dependencies, Expression, Variables};
 use crate::geospatial::NearQuery;
+use crate::javascript::WhereFunction;
 use crate::path::FieldPath;
 use crate::text::{BoundSearch, TextIndex, TextSearch};
 
@@ -88,6 +89,8 @@ pub enum Clause {
     /// `$text`: a text search, answered once bound to the collection's text index
     /// ([`Filter::bind_text`]); only at the top level or in a top-level `$and`, once.
     Text(Box<TextSearch>),
+    /// `$where`: JavaScript called with the document as `this`, true for a match.
+    Where(Box<WhereFunction>),
 }
 
 /// What a successful match found out about the document, for the positional `$` operator of
@@ -152,7 +155,7 @@ impl Filter {
                     }
                 }
                 Clause::Expr(expression) => expression.dependencies(found),
-                Clause::Text(_) => found.whole_document = true,
+                Clause::Text(_) | Clause::Where(_) => found.whole_document = true,
             }
         }
     }
@@ -177,7 +180,7 @@ impl Filter {
                 }
                 !found.whole_document && !found.paths.iter().any(|path| grows(path))
             }
-            Clause::Expr(_) | Clause::Text(_) => false,
+            Clause::Expr(_) | Clause::Text(_) | Clause::Where(_) => false,
         })
     }
 
@@ -291,7 +294,11 @@ fn collect_field_predicates<'a>(
                     collect_field_predicates(inner, found);
                 }
             }
-            Clause::Or(_) | Clause::Nor(_) | Clause::Expr(_) | Clause::Text(_) => {}
+            Clause::Or(_)
+            | Clause::Nor(_)
+            | Clause::Expr(_)
+            | Clause::Text(_)
+            | Clause::Where(_) => {}
         }
     }
 }

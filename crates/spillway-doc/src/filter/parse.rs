@@ -14,12 +14,12 @@ use super::{Clause, Filter};
 use crate::compare::compare;
 use crate::error::{DocError, Result};
 use crate::geospatial;
+use crate::javascript::WhereFunction;
 use crate::path::{FieldPath, describe};
 use crate::text::{TextQuery, TextSearch};
 
 /// Top-level operators MongoDB has and Spillway does not.
-const UNSUPPORTED_TOP_LEVEL: [&str; 5] = [
-    "$where",
+const UNSUPPORTED_TOP_LEVEL: [&str; 4] = [
     "$jsonSchema",
     "$sampleRate",
     "$alwaysTrue",
@@ -74,7 +74,7 @@ fn count_near(filter: &Filter) -> usize {
             Clause::And(filters) | Clause::Or(filters) | Clause::Nor(filters) => {
                 filters.iter().map(count_near).sum()
             }
-            Clause::Expr(_) | Clause::Text(_) => 0,
+            Clause::Expr(_) | Clause::Text(_) | Clause::Where(_) => 0,
         })
         .sum()
 }
@@ -120,7 +120,7 @@ fn check_text_placement(filter: &Filter, top: bool, n_text: &mut usize) -> Resul
                     check_text_placement(inner, false, n_text)?;
                 }
             }
-            Clause::Field { .. } | Clause::Expr(_) => {}
+            Clause::Field { .. } | Clause::Expr(_) | Clause::Where(_) => {}
         }
     }
     Ok(())
@@ -162,6 +162,9 @@ fn parse_top_level_operator(
             return Ok(Some(Clause::Expr(Box::new(
                 crate::expr::Expression::parse_in(value, names)?,
             ))));
+        }
+        "$where" => {
+            return Ok(Some(Clause::Where(Box::new(WhereFunction::parse(value)?))));
         }
         "$text" => {
             return Ok(Some(Clause::Text(Box::new(TextSearch::new(

@@ -40,9 +40,10 @@ mod write;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bson::{Bson, Document, Timestamp, doc};
+use spillway_doc::javascript;
 
 pub use error::CommandError;
 pub use labels::{add_error_labels, error_labels, is_retryable_code};
@@ -369,6 +370,14 @@ impl Commands {
         };
         let snapshot = snapshot_read_concern(command, name)?;
         let session = sessions::SessionArgs::read(command)?;
+        // `maxTimeMS` bounds the command's server-side JavaScript (`$where`).
+        let deadline = match command.get("maxTimeMS") {
+            Some(Bson::Int32(ms)) if *ms > 0 => Some(u64::from(ms.unsigned_abs())),
+            Some(Bson::Int64(ms)) if *ms > 0 => Some(ms.unsigned_abs()),
+            Some(Bson::Double(ms)) if *ms >= 1.0 => Some(*ms as u64),
+            _ => None,
+        }
+        .map(|ms| Instant::now() + Duration::from_millis(ms));
         let run = |transaction: Option<&mut Transaction>| {
             let mut context = Context {
                 commands: self,
@@ -376,7 +385,7 @@ impl Commands {
                 args: Args::new(name, command),
                 transaction,
             };
-            handler(&mut context)
+            javascript::with_deadline(deadline, || handler(&mut context))
         };
         let lsid = session.lsid().cloned();
         match session.transaction_state(name)? {
