@@ -62,7 +62,10 @@ impl WhereFunction {
                 code: WHERE_SCOPE_REMOVED,
                 message: "$where no longer supports javascript scope".into(),
             }),
-            _ => Err(DocError::filter("$where", "$where got bad type: it takes a string or JavaScript code")),
+            _ => Err(DocError::filter(
+                "$where",
+                "$where got bad type: it takes a string or JavaScript code",
+            )),
         }
     }
 
@@ -134,13 +137,14 @@ impl Engine {
         runtime.set_max_stack_size(STACK_LIMIT);
         runtime.set_interrupt_handler(Some(Box::new(expired)));
         let context = Context::full(&runtime).map_err(script_error)?;
-        context.with(|ctx| -> rquickjs::Result<()> {
-            let sleep = Function::new(ctx.clone(), |milliseconds: f64| {
-                sleep_until_deadline(Duration::from_secs_f64(milliseconds.max(0.0) / 1000.0));
-            })?;
-            ctx.globals().set("sleep", sleep)
-        })
-        .map_err(script_error)?;
+        context
+            .with(|ctx| -> rquickjs::Result<()> {
+                let sleep = Function::new(ctx.clone(), |milliseconds: f64| {
+                    sleep_until_deadline(Duration::from_secs_f64(milliseconds.max(0.0) / 1000.0));
+                })?;
+                ctx.globals().set("sleep", sleep)
+            })
+            .map_err(script_error)?;
         Ok(Engine {
             functions: HashMap::new(),
             context,
@@ -163,21 +167,22 @@ impl Engine {
             self.functions.clear();
         }
         let functions = &mut self.functions;
-        let outcome = self.context.with(|ctx| -> std::result::Result<bool, String> {
-            let function = match functions.get(source) {
-                Some(saved) => saved.clone().restore(&ctx).map_err(|e| e.to_string())?,
-                None => {
+        let outcome = self
+            .context
+            .with(|ctx| -> std::result::Result<bool, String> {
+                let function = if let Some(saved) = functions.get(source) {
+                    saved.clone().restore(&ctx).map_err(|e| e.to_string())?
+                } else {
                     let function = compile(&ctx, source)?;
                     functions.insert(source.to_string(), Persistent::save(&ctx, function.clone()));
                     function
-                }
-            };
-            let this = document_to_js(&ctx, document).map_err(|error| caught(&ctx, &error))?;
-            let result: Value = function
-                .call((This(this),))
-                .map_err(|error| caught(&ctx, &error))?;
-            Ok(truthy(&result))
-        });
+                };
+                let this = document_to_js(&ctx, document).map_err(|error| caught(&ctx, &error))?;
+                let result: Value = function
+                    .call((This(this),))
+                    .map_err(|error| caught(&ctx, &error))?;
+                Ok(truthy(&result))
+            });
         // A script interrupted at the deadline fails as the time limit, not as a script error.
         if expired() {
             return Err(time_limit_exceeded());
@@ -312,7 +317,10 @@ mod tests {
         for (source, expected) in [
             ("this.x < 3", true),
             ("this.x > 3", false),
-            ("function() { return this.name === 'ada' && this.tags.length == 2; }", true),
+            (
+                "function() { return this.name === 'ada' && this.tags.length == 2; }",
+                true,
+            ),
             ("this.at.getUTCDate() == 2", true),
             ("this.n + 1 == 6 && this.sub.y", true),
             ("this.missing", false),
@@ -334,7 +342,10 @@ mod tests {
             match &error {
                 DocError::Expression { code, message } => {
                     assert_eq!(*code, JS_INTERPRETER_FAILURE);
-                    assert!(message.contains(says) || message.contains("cannot read"), "{source}: {message}");
+                    assert!(
+                        message.contains(says) || message.contains("cannot read"),
+                        "{source}: {message}"
+                    );
                 }
                 other => panic!("{source}: {other:?}"),
             }
@@ -351,7 +362,10 @@ mod tests {
         });
         assert!(matches!(
             WhereFunction::parse(&scoped),
-            Err(DocError::Expression { code: WHERE_SCOPE_REMOVED, .. })
+            Err(DocError::Expression {
+                code: WHERE_SCOPE_REMOVED,
+                ..
+            })
         ));
         assert!(WhereFunction::parse(&Bson::Int32(5)).is_err());
         assert!(WhereFunction::parse(&Bson::JavaScriptCode("this.x".into())).is_ok());
@@ -360,17 +374,29 @@ mod tests {
     #[test]
     fn a_deadline_interrupts_sleeps_and_loops() {
         let document = rawdoc! { "x": 1 };
-        for source in ["function() { sleep(5000); return true; }", "function() { while (true) {} }"] {
+        for source in [
+            "function() { sleep(5000); return true; }",
+            "function() { while (true) {} }",
+        ] {
             let started = Instant::now();
             let error = with_deadline(Some(Instant::now() + Duration::from_millis(50)), || {
                 matches(source, &document)
             })
             .unwrap_err();
             assert!(
-                matches!(error, DocError::Expression { code: MAX_TIME_MS_EXPIRED, .. }),
+                matches!(
+                    error,
+                    DocError::Expression {
+                        code: MAX_TIME_MS_EXPIRED,
+                        ..
+                    }
+                ),
                 "{source}: {error:?}"
             );
-            assert!(started.elapsed() < Duration::from_secs(4), "{source} ran past its deadline");
+            assert!(
+                started.elapsed() < Duration::from_secs(4),
+                "{source} ran past its deadline"
+            );
         }
         // Outside the deadline the same thread evaluates as before.
         assert!(matches("function() { sleep(1); return true; }", &document).unwrap());

@@ -505,7 +505,7 @@ fn collections_and_indexes_are_managed_by_commands() {
     assert_eq!(
         fails(
             &commands,
-            doc! { "create": "metrics", "timeseries": { "timeField": "t" } }
+            doc! { "create": "secrets", "encryptedFields": { "fields": [] } }
         )
         .0,
         115
@@ -1843,4 +1843,60 @@ fn dropping_a_database_ends_its_change_stream_with_drop_database_and_invalidate(
         &doc! { "db": "shop" }
     );
     assert!(!events[2].contains_key("ns"));
+}
+
+#[test]
+fn where_runs_javascript_bounded_by_max_time_ms() {
+    let commands = commands();
+    seed(&commands, 10);
+    let ids = |reply: &Document| -> Vec<i32> {
+        first_batch(reply)
+            .iter()
+            .map(|found| found.as_document().unwrap().get_i32("_id").unwrap())
+            .collect()
+    };
+    let reply = ok(
+        &commands,
+        doc! { "find": "books", "filter": { "$where": "this._id < 3" }, "sort": { "_id": 1 } },
+    );
+    assert_eq!(ids(&reply), [0, 1, 2]);
+    let code = Bson::JavaScriptCode("function() { return this.n == 2 && this._id > 5; }".into());
+    let reply = ok(
+        &commands,
+        doc! { "find": "books", "filter": { "n": 2, "$where": code }, "sort": { "_id": 1 } },
+    );
+    assert_eq!(ids(&reply), [8]);
+    // A script error is JSInterpreterFailure; code with scope is refused as in MongoDB 4.4+.
+    let (code, message) = fails(
+        &commands,
+        doc! { "find": "books", "filter": { "$where": "this.nothing.deeper" } },
+    );
+    assert_eq!(code, 139, "{message}");
+    let scoped = Bson::JavaScriptCodeWithScope(spillway::bson::JavaScriptCodeWithScope {
+        code: "this._id < i".into(),
+        scope: doc! { "i": 3 },
+    });
+    assert_eq!(
+        fails(
+            &commands,
+            doc! { "find": "books", "filter": { "$where": scoped } }
+        )
+        .0,
+        4_649_200
+    );
+    // maxTimeMS interrupts a sleeping script: MaxTimeMSExpired, well before the sleeps end.
+    let started = std::time::Instant::now();
+    let (code, message) = fails(
+        &commands,
+        doc! { "find": "books", "maxTimeMS": 100,
+        "filter": { "$where": "function() { sleep(1000); return true; }" } },
+    );
+    assert_eq!(code, 50, "{message}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // A delete with $where removes exactly what the script selects.
+    let reply = ok(
+        &commands,
+        doc! { "delete": "books", "deletes": [{ "q": { "$where": "this._id % 2 == 1" }, "limit": 0 }] },
+    );
+    assert_eq!(number(&reply, "n"), 5);
 }
