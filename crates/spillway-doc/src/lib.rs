@@ -22,6 +22,7 @@
 //! | [`shell`] | mongosh literals and Extended JSON |
 //! | [`size`] | exact BSON sizes and the document limits |
 //! | [`text`] | text search: tokens, stems, `$text` matching and scores |
+//! | [`timeseries`] | time series buckets: MongoDB's bucket format, packed and unpacked |
 //! | [`model`] | a plain in-memory collection with MongoDB semantics: the reference model |
 
 // MongoDB's error codes (5439014...) are written as MongoDB's documentation writes them.
@@ -33,8 +34,8 @@ pub mod error;
 pub mod expr;
 pub mod filter;
 pub mod geospatial;
-pub mod key;
 pub mod javascript;
+pub mod key;
 pub mod model;
 mod number;
 pub mod path;
@@ -44,6 +45,7 @@ pub mod shell;
 pub mod size;
 pub mod sort;
 pub mod text;
+pub mod timeseries;
 pub mod update;
 
 pub use bson;

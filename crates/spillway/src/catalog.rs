@@ -7,7 +7,7 @@
 //! | key | value |
 //! |---|---|
 //! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
-//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed?, text?: { weights, default_language, language_override }, geo?: { min?, max?, bits? } }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed?, view?: { viewOn, pipeline } }` |
+//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed?, text?: { weights, default_language, language_override }, geo?: { min?, max?, bits? } }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed?, view?: { viewOn, pipeline }, timeseries?: { timeField, metaField?, granularity?, bucketMaxSpanSeconds, bucketRoundingSeconds, buckets, expireAfterSeconds? } }` |
 //! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` and `created_side: <bool>` (whether declaring it created the side collection) |
 //!
 //! The fields marked `?` are written only when set (a sparse, partial, hidden or TTL index;
@@ -32,6 +32,7 @@ use spillway_store::{KeyspaceId, Snapshot, Store};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::geo_index::GeoIndex;
+use crate::timeseries::Timeseries;
 use crate::views::ViewDefinition;
 
 /// The store keyspace holding the catalog.
@@ -83,6 +84,9 @@ pub(crate) struct CollectionMeta {
     /// A read-only view's definition (`None`: a collection); its documents keyspace stays
     /// empty.
     pub(crate) view: Option<ViewDefinition>,
+    /// A time series collection's layout (`None`: not one); its documents keyspace stays
+    /// empty, its measurements are in the buckets collection the layout names.
+    pub(crate) timeseries: Option<Timeseries>,
 }
 
 /// The limits of a capped collection: past either, inserts remove the oldest documents.
@@ -239,6 +243,10 @@ pub(crate) struct IndexMeta {
     pub(crate) settings: IndexSettings,
 }
 
+/// The prefix of the collections holding time series buckets (`system.buckets.<name>`), the
+/// one `system.` name a user's collection may have, as in MongoDB.
+pub(crate) const BUCKETS_PREFIX: &str = "system.buckets.";
+
 /// Checks a collection name against the rules MongoDB applies (and a length limit).
 pub(crate) fn validate_collection_name(name: &str) -> Result<()> {
     let reason = if name.is_empty() {
@@ -249,7 +257,7 @@ pub(crate) fn validate_collection_name(name: &str) -> Result<()> {
         Some("a collection name cannot contain '$'")
     } else if name.contains('\0') {
         Some("a collection name cannot contain the NUL character")
-    } else if name.starts_with("system.") {
+    } else if name.starts_with("system.") && !name.starts_with(BUCKETS_PREFIX) {
         Some("names starting with 'system.' are reserved")
     } else {
         None
@@ -585,6 +593,9 @@ impl CollectionMeta {
         if let Some(view) = &self.view {
             record.insert("view", view.to_record());
         }
+        if let Some(timeseries) = &self.timeseries {
+            record.insert("timeseries", timeseries.to_record());
+        }
         record
     }
 
@@ -705,8 +716,17 @@ impl CollectionMeta {
             Some(_) => return Err(bad("view is not a document")),
             None => None,
         };
+        let timeseries = match record.get("timeseries") {
+            Some(Bson::Document(layout)) => Some(
+                Timeseries::from_record(layout)
+                    .ok_or_else(|| bad("a time series has no timeField, span or buckets"))?,
+            ),
+            Some(_) => return Err(bad("timeseries is not a document")),
+            None => None,
+        };
         Ok(CollectionMeta {
             view,
+            timeseries,
             echoed: record.get_document("echoed").cloned().unwrap_or_default(),
             capped,
             validation,

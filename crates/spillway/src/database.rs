@@ -32,6 +32,7 @@ use crate::error::{Error, ErrorKind, Result, codes};
 use crate::maintenance::{self, DatabaseStats, RepairReport, VerifyReport};
 use crate::patterned::{ReaderBackend, TxnBackend};
 use crate::storage;
+use crate::timeseries;
 use crate::txn::{Published, WriteTxn};
 
 /// Options of [`Database::open_with`].
@@ -755,6 +756,13 @@ impl Database {
     pub fn set_pattern(&self, pattern: impl Into<Pattern>) -> Result<()> {
         let pattern: Pattern = pattern.into();
         pattern.validate()?;
+        let state = self.inner.published();
+        for name in [pattern.collection(), pattern.side_collection()] {
+            if timeseries::of(&state.catalog, name).is_some() {
+                return Err(timeseries::not_supported(name, "a pattern policy"));
+            }
+        }
+        drop(state);
         let guard = self.inner.lock_writer()?;
         let mut txn = WriteTxn::new(self.inner.published());
         migration::declare(

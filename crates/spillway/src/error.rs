@@ -626,6 +626,7 @@ pub(crate) mod codes {
     pub(crate) const INVALID_OPTIONS: i32 = 72;
     pub(crate) const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
     pub(crate) const CAPPED_POSITION_LOST: i32 = 136;
+    pub(crate) const COMMAND_NOT_SUPPORTED: i32 = 115;
     pub(crate) const COMMAND_NOT_SUPPORTED_ON_VIEW: i32 = 166;
     pub(crate) const PATH_NOT_VIABLE: i32 = 28;
     pub(crate) const CONFLICTING_UPDATE_OPERATORS: i32 = 40;
@@ -691,8 +692,8 @@ pub(crate) mod codes {
         (121, "DocumentValidationFailure"),
         (134, "ReadConcernMajorityNotAvailableYet"),
         (136, "CappedPositionLost"),
-        (146, "ExceededMemoryLimit"),
         (139, "JSInterpreterFailure"),
+        (146, "ExceededMemoryLimit"),
         (149, "ViewDepthLimitExceeded"),
         (150, "GraphContainsCycle"),
         (157, "FailPointSetFailed"),

@@ -55,6 +55,7 @@ mod patterned;
 mod planner;
 mod results;
 mod storage;
+mod timeseries;
 mod txn;
 mod views;
 
@@ -90,3 +91,4 @@ pub use spillway_pattern::{
     OutlierPattern, Pattern, PatternError, PatternKind, Shape, SubsetPattern, Violation,
 };
 pub use spillway_store::{CompactionReport, Damage, Durability, RecoveryReport, Store, TornTail};
+pub use timeseries::TimeseriesOptions;

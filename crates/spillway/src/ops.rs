@@ -35,6 +35,7 @@ use crate::storage::{
     self, DocumentChange, QueryRun, check_storable, decode, encode, id_order, insert_stored,
     query_stored, write_documents,
 };
+use crate::timeseries;
 use crate::txn::{Reader, WriteTxn};
 
 /// `limit` as MongoDB reads it: 0 is none, a negative value its absolute value.
@@ -155,6 +156,9 @@ pub(crate) fn insert(
     document: Document,
 ) -> Result<(Bson, Document)> {
     let catalog = txn.catalog_arc();
+    if let Some(layout) = timeseries::of(&catalog, collection) {
+        return timeseries::insert(txn, store, layout, document);
+    }
     match patterned::role(&catalog, collection) {
         Role::Main(engine) => patterned::insert(txn, store, &engine, document),
         Role::Side(policies) => patterned::insert_side(txn, store, collection, &policies, document),
@@ -245,6 +249,21 @@ pub(crate) fn update_sorted(
     upsert: bool,
     sort: Option<&SortSpec>,
 ) -> Result<UpdateCounts> {
+    let catalog = txn.catalog_arc();
+    if let Some(layout) = timeseries::of(&catalog, collection) {
+        if sort.is_some() {
+            return Err(timeseries::not_supported(
+                collection,
+                "an update with a sort",
+            ));
+        }
+        let updated = timeseries::update(txn, store, layout, filter, update, multi, upsert)?;
+        return Ok(UpdateCounts {
+            matched_count: updated.matched,
+            modified_count: updated.modified,
+            upserted_id: updated.upserted_id,
+        });
+    }
     if update.is_replacement() && !txn.replacing {
         return txn.as_replacement(|txn| {
             update_sorted(txn, store, collection, filter, update, multi, upsert, sort)
@@ -378,6 +397,9 @@ pub(crate) fn delete(
     filter: &Filter,
     multi: bool,
 ) -> Result<u64> {
+    if let Some(layout) = timeseries::of(&txn.catalog_arc(), collection) {
+        return timeseries::delete(txn, store, layout, filter, multi);
+    }
     let sort = id_order();
     let matches = if multi {
         query(txn, collection, filter, None, 0, None)?.matches
@@ -429,6 +451,9 @@ pub(crate) fn find_one_and_modify(
     update: &Update,
     options: &FindAndModify<'_>,
 ) -> Result<Option<Document>> {
+    if timeseries::of(txn.catalog(), collection).is_some() {
+        return Err(timeseries::not_supported(collection, "findAndModify"));
+    }
     if update.is_replacement() && !txn.replacing {
         return txn.as_replacement(|txn| {
             find_one_and_modify(txn, store, collection, filter, update, options)
@@ -500,6 +525,9 @@ pub(crate) fn find_one_and_delete(
     sort: Option<&SortSpec>,
     projection: Option<&Projection>,
 ) -> Result<Option<Document>> {
+    if timeseries::of(txn.catalog(), collection).is_some() {
+        return Err(timeseries::not_supported(collection, "findAndModify"));
+    }
     let id_sort = id_order();
     let sort = sort.unwrap_or(&id_sort);
     let Some(found) = query(txn, collection, filter, Some(sort), 0, Some(1))?
@@ -603,6 +631,9 @@ pub(crate) fn create_index(
     name: Option<&str>,
     settings: IndexSettings,
 ) -> Result<String> {
+    if timeseries::of(txn.catalog(), collection).is_some() {
+        return Err(timeseries::not_supported(collection, "a secondary index"));
+    }
     let name = storage::create_index(txn, store, collection, keys, unique, name, settings)?;
     patterned::mirror_index(txn, store, collection, keys)?;
     Ok(name)
@@ -612,6 +643,10 @@ pub(crate) fn create_index(
 /// cannot be dropped while its policy exists; a main collection's policies go with it.
 pub(crate) fn drop_collection(txn: &mut WriteTxn, store: &Store, collection: &str) -> Result<bool> {
     validate_collection_name(collection)?;
+    if let Some(layout) = timeseries::of(txn.catalog(), collection) {
+        let buckets = layout.buckets.clone();
+        storage::drop_collection(txn, &buckets)?;
+    }
     patterned::before_drop(txn, store, collection)?;
     storage::drop_collection(txn, collection)
 }

@@ -15,13 +15,14 @@ use std::time::Duration;
 use bson::{Bson, DateTime, Document, doc};
 
 use crate::catalog::{
-    CappedLimits, ParsedFilter, Validation, ValidationAction, ValidationLevel,
+    BUCKETS_PREFIX, CappedLimits, ParsedFilter, Validation, ValidationAction, ValidationLevel,
     validate_collection_name,
 };
 use crate::database::Database;
 use crate::error::{Error, ErrorKind, Result};
 use crate::results::IndexOptions;
 use crate::storage;
+use crate::timeseries::{self, Timeseries, TimeseriesOptions};
 use crate::txn::Reader;
 use crate::views::{self, ViewDefinition};
 
@@ -65,6 +66,15 @@ pub struct CollectionOptions {
     /// A view's pipeline (default: none, every document as it is); only with `view_on`,
     /// except to redefine a view.
     pub pipeline: Option<Vec<Document>>,
+    /// A time series collection (MongoDB's `timeseries`): measurements stored in buckets of
+    /// `system.buckets.<name>`, read as documents; see [`TimeseriesOptions`].
+    pub timeseries: Option<TimeseriesOptions>,
+    /// A time series collection's TTL: a bucket is deleted once its newest measurement is
+    /// older than this many seconds (time series only).
+    pub expire_after_seconds: Option<i64>,
+    /// The stored name of a time series' buckets collection (default
+    /// `system.buckets.<name>`; the command layer names it within the client's database).
+    pub(crate) buckets_collection: Option<String>,
 }
 
 impl CollectionOptions {
@@ -122,8 +132,13 @@ impl CollectionOptions {
             change_stream_pre_and_post_images,
             view_on: _,
             pipeline: _,
+            timeseries,
+            expire_after_seconds,
+            buckets_collection: _,
         } = self;
-        validator.is_some()
+        timeseries.is_some()
+            || expire_after_seconds.is_some()
+            || validator.is_some()
             || validation_level.is_some()
             || validation_action.is_some()
             || capped.is_some()
@@ -235,6 +250,15 @@ impl Database {
                 "'pipeline' requires 'viewOn' to also be specified",
             ));
         }
+        if let Some(timeseries) = &options.timeseries {
+            return self.create_timeseries(name, timeseries, options);
+        }
+        if options.expire_after_seconds.is_some() {
+            return Err(Error::invalid_options(
+                name,
+                "'expireAfterSeconds' applies to time series collections (give 'timeseries' too); a TTL on a collection is an index option",
+            ));
+        }
         let validation = validation_from(name, options, &Validation::default())?;
         let capped = match (options.capped, options.size) {
             (Some(true), Some(size)) if size > 0 => Some(CappedLimits {
@@ -274,6 +298,41 @@ impl Database {
             txn.collection_changed(name);
             Ok(())
         })
+    }
+
+    /// Creates the time series collection `name` and its buckets collection.
+    fn create_timeseries(
+        &self,
+        name: &str,
+        timeseries: &TimeseriesOptions,
+        options: &CollectionOptions,
+    ) -> Result<()> {
+        validate_collection_name(name)?;
+        let only_timeseries = CollectionOptions {
+            timeseries: None,
+            expire_after_seconds: None,
+            buckets_collection: None,
+            ..options.clone()
+        };
+        if only_timeseries.has_collection_options() {
+            return Err(Error::invalid_options(
+                name,
+                "a time series collection takes only 'timeseries' and 'expireAfterSeconds' (no validator, capped or clustered options)",
+            ));
+        }
+        let buckets = options
+            .buckets_collection
+            .clone()
+            .unwrap_or_else(|| format!("{BUCKETS_PREFIX}{name}"));
+        validate_collection_name(&buckets)?;
+        let layout = Timeseries::new(name, timeseries, options.expire_after_seconds, buckets)?;
+        let ttl = layout.expire_after_seconds.is_some();
+        self.inner
+            .write(|txn, store| timeseries::create(txn, store, name, layout))?;
+        if ttl {
+            self.start_ttl_reaper();
+        }
+        Ok(())
     }
 
     fn create_view(&self, name: &str, view_on: &str, options: &CollectionOptions) -> Result<()> {
@@ -330,6 +389,15 @@ impl Database {
                     .cloned(),
                 view_on: meta.view.as_ref().map(|view| view.view_on.clone()),
                 pipeline: meta.view.as_ref().map(|view| view.pipeline.clone()),
+                timeseries: meta.timeseries.as_ref().map(Timeseries::options),
+                expire_after_seconds: meta
+                    .timeseries
+                    .as_ref()
+                    .and_then(|layout| layout.expire_after_seconds),
+                buckets_collection: meta
+                    .timeseries
+                    .as_ref()
+                    .map(|layout| layout.buckets.clone()),
             }
         }))
     }

@@ -197,6 +197,7 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
             capped: None,
             echoed: Document::new(),
             view: None,
+            timeseries: None,
         },
     );
     txn.collection_changed(name);
@@ -247,6 +248,13 @@ pub(crate) fn write_documents(
         // Every write action refuses a view first; this keeps its keyspace empty whatever
         // path a write takes.
         return Err(crate::views::not_supported_on_view(collection));
+    }
+    if meta.timeseries.is_some() {
+        // Time series writes are routed to the buckets first (`ops`); the same guard.
+        return Err(crate::timeseries::not_supported(
+            collection,
+            "a direct document write",
+        ));
     }
     if !txn.bypass_validation {
         check_validation(meta, &changes)?;

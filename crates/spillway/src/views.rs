@@ -239,7 +239,12 @@ fn stage_references(stages: &[Document], names: &mut Vec<String>) {
 /// What a read of `name` reads if it is a view: the collection at the end of its chain and
 /// the stages to run first (the views' pipelines, innermost first). `None` for a collection.
 pub(crate) fn resolve(catalog: &Catalog, name: &str) -> Option<(String, Vec<Document>)> {
-    let view = catalog.collections.get(name)?.view.as_ref()?;
+    let meta = catalog.collections.get(name)?;
+    if let Some(layout) = &meta.timeseries {
+        // A time series reads as its buckets, unpacked.
+        return Some((layout.buckets.clone(), vec![layout.spec.to_stage()]));
+    }
+    let view = meta.view.as_ref()?;
     let mut source = view.view_on.clone();
     let mut stages = view.pipeline.clone();
     // `check` keeps chains within the limit; the bound only guards the loop.
@@ -253,6 +258,14 @@ pub(crate) fn resolve(catalog: &Catalog, name: &str) -> Option<(String, Vec<Docu
         };
         stages.splice(0..0, inner.pipeline.iter().cloned());
         source.clone_from(&inner.view_on);
+    }
+    if let Some(layout) = catalog
+        .collections
+        .get(&source)
+        .and_then(|meta| meta.timeseries.as_ref())
+    {
+        stages.insert(0, layout.spec.to_stage());
+        source.clone_from(&layout.buckets);
     }
     Some((source, stages))
 }

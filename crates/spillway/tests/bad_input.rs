@@ -204,7 +204,11 @@ fn refused_operations_change_nothing_even_after_reopen() {
         "filter: unknown top-level operator",
         "InvalidFilter",
         "$alwaysTrue",
-        || products.find_one_and_delete(doc! { "$alwaysTrue": 1 }).run(),
+        || {
+            products
+                .find_one_and_delete(doc! { "$alwaysTrue": 1 })
+                .run()
+        },
     );
     check.refused(
         "filter: count with a bad $regex",

@@ -19,12 +19,8 @@ use crate::path::{FieldPath, describe};
 use crate::text::{TextQuery, TextSearch};
 
 /// Top-level operators MongoDB has and Spillway does not.
-const UNSUPPORTED_TOP_LEVEL: [&str; 4] = [
-    "$jsonSchema",
-    "$sampleRate",
-    "$alwaysTrue",
-    "$alwaysFalse",
-];
+const UNSUPPORTED_TOP_LEVEL: [&str; 4] =
+    ["$jsonSchema", "$sampleRate", "$alwaysTrue", "$alwaysFalse"];
 
 /// Field operators MongoDB has and Spillway does not (bitwise queries).
 const UNSUPPORTED_FIELD_OPERATORS: [&str; 4] = [

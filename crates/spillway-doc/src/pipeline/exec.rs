@@ -78,6 +78,14 @@ fn apply<'a>(
             },
             Err(error) => Some(Err(error)),
         })),
+        Stage::UnpackBucket(spec) => Box::new(input.flat_map(
+            move |item| -> Box<dyn Iterator<Item = Result<Document>> + Send> {
+                match item.and_then(|bucket| spec.unpack(&bucket)) {
+                    Ok(measurements) => Box::new(measurements.into_iter().map(Ok)),
+                    Err(error) => Box::new(std::iter::once(Err(error))),
+                }
+            },
+        )),
         Stage::Skip(skip) => {
             let mut remaining = skip;
             Box::new(input.filter(move |item| {

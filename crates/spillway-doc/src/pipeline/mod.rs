@@ -30,6 +30,7 @@ use crate::error::{DocError, Result};
 use crate::expr::{Dependencies, Expression, Variables};
 use crate::filter::Filter;
 use crate::sort::SortSpec;
+use crate::timeseries::BucketSpec;
 use group::Group;
 use shape::{AddFields, Project};
 
@@ -96,6 +97,8 @@ pub(crate) enum Stage {
     Sample(usize),
     Documents(Expression),
     Redact(Expression),
+    /// `$_internalUnpackBucket`: each time series bucket becomes its measurements.
+    UnpackBucket(BucketSpec),
 }
 
 #[derive(Debug, Clone)]
@@ -499,6 +502,7 @@ impl Stage {
             },
             "$documents" => Stage::Documents(Expression::parse_in(argument, names)?),
             "$redact" => Stage::Redact(Expression::parse_in(argument, names)?),
+            "$_internalUnpackBucket" => Stage::UnpackBucket(BucketSpec::parse_stage(argument)?),
             other => {
                 return Err(pipeline_error(
                     40324,
@@ -573,7 +577,7 @@ impl Stage {
                 true
             }
             Stage::Documents(_) => true,
-            Stage::Redact(_) => {
+            Stage::Redact(_) | Stage::UnpackBucket(_) => {
                 found.whole_document = true;
                 true
             }
@@ -618,6 +622,7 @@ impl Stage {
             Stage::Sample(n) => ("$sample", Bson::Int64(*n as i64)),
             Stage::Documents(_) => ("$documents", Bson::Document(Document::new())),
             Stage::Redact(_) => ("$redact", Bson::Document(Document::new())),
+            Stage::UnpackBucket(spec) => return spec.to_stage(),
         };
         let mut document = Document::new();
         document.insert(name, detail);

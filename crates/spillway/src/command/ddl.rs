@@ -16,9 +16,10 @@ use super::error::{CommandError, CommandResult};
 use super::lock;
 use super::namespace::check_database_name;
 use super::read::{collection, in_session};
+use crate::catalog::BUCKETS_PREFIX;
 use crate::{
-    CollectionOptions, GeoIndexOptions, IndexModel, IndexModification, IndexOptions, Transaction,
-    ValidationAction, ValidationLevel,
+    CollectionOptions, GeoIndexOptions, IndexModel, IndexModification, IndexOptions,
+    TimeseriesOptions, Transaction, ValidationAction, ValidationLevel,
 };
 
 /// The stored collections of the command's database, by their client names.
@@ -121,15 +122,10 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
         "max",
         "clusteredIndex",
         "changeStreamPreAndPostImages",
-    ];
-    const REFUSED: &[&str] = &[
-        "autoIndexId",
-        "collation",
         "timeseries",
         "expireAfterSeconds",
-        "encryptedFields",
-        "flags",
     ];
+    const REFUSED: &[&str] = &["autoIndexId", "collation", "encryptedFields", "flags"];
     let args = &context.args;
     let mut known = SUPPORTED.to_vec();
     known.extend_from_slice(REFUSED);
@@ -139,7 +135,7 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
             .is_some_and(|value| value != &Bson::Boolean(false))
     }) {
         return Err(CommandError::not_supported(format!(
-            "create: option '{option}' is not supported by Spillway (plain and capped collections, with validators, and views without a collation)"
+            "create: option '{option}' is not supported by Spillway (plain, capped and time series collections, with validators, and views without a collation)"
         )));
     }
     if args.get("viewOn").is_some() || args.get("pipeline").is_some() {
@@ -158,8 +154,13 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
     options.clustered_index = args.document("clusteredIndex")?.cloned();
     options.change_stream_pre_and_post_images =
         args.document("changeStreamPreAndPostImages")?.cloned();
+    options.expire_after_seconds = args.integer("expireAfterSeconds")?;
     let name = args.collection()?;
     let stored = context.stored(name)?;
+    if let Some(timeseries) = args.document("timeseries")? {
+        options.timeseries = Some(timeseries_options(timeseries)?);
+        options.buckets_collection = Some(context.stored(&format!("{BUCKETS_PREFIX}{name}"))?);
+    }
     if exists(context, &stored)? {
         return Err(CommandError::new(
             48,
@@ -187,6 +188,46 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
         None => database.create_collection_with(&stored, &options)?,
     }
     Ok(doc! { "ok": 1.0 })
+}
+
+/// `create`'s `timeseries` document: `timeField` (required), `metaField`, `granularity`, or
+/// `bucketMaxSpanSeconds` with `bucketRoundingSeconds`.
+fn timeseries_options(spec: &Document) -> CommandResult<TimeseriesOptions> {
+    let args = Args::new("create.timeseries", spec);
+    args.only(&[
+        "timeField",
+        "metaField",
+        "granularity",
+        "bucketMaxSpanSeconds",
+        "bucketRoundingSeconds",
+    ])?;
+    let Some(time_field) = args.string("timeField")? else {
+        return Err(args.missing("timeField"));
+    };
+    let mut options = TimeseriesOptions::new(time_field);
+    options.meta_field = args.string("metaField")?.map(str::to_string);
+    options.granularity = args.string("granularity")?.map(str::to_string);
+    options.bucket_max_span_seconds = args.integer("bucketMaxSpanSeconds")?;
+    options.bucket_rounding_seconds = args.integer("bucketRoundingSeconds")?;
+    Ok(options)
+}
+
+/// A time series' options as `listCollections` shows them.
+fn timeseries_document(options: &TimeseriesOptions) -> Document {
+    let mut listed = doc! { "timeField": &options.time_field };
+    if let Some(meta) = &options.meta_field {
+        listed.insert("metaField", meta);
+    }
+    if let Some(granularity) = &options.granularity {
+        listed.insert("granularity", granularity);
+    }
+    if let Some(seconds) = options.bucket_rounding_seconds {
+        listed.insert("bucketRoundingSeconds", super::count_value(seconds));
+    }
+    if let Some(seconds) = options.bucket_max_span_seconds {
+        listed.insert("bucketMaxSpanSeconds", super::count_value(seconds));
+    }
+    listed
 }
 
 /// `create` of a read-only view: `viewOn` (a collection or view of the same database) and
@@ -516,6 +557,26 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
                     "info": { "readOnly": true },
                 });
             }
+            if let Some(CollectionOptions {
+                timeseries: Some(timeseries),
+                expire_after_seconds,
+                ..
+            }) = &given
+            {
+                if name_only {
+                    return Ok(doc! { "name": name, "type": "timeseries" });
+                }
+                let mut options = doc! { "timeseries": timeseries_document(timeseries) };
+                if let Some(seconds) = expire_after_seconds {
+                    options.insert("expireAfterSeconds", *seconds);
+                }
+                return Ok(doc! {
+                    "name": name,
+                    "type": "timeseries",
+                    "options": options,
+                    "info": { "readOnly": false },
+                });
+            }
             if name_only {
                 return Ok(doc! { "name": name, "type": "collection" });
             }
@@ -605,6 +666,16 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
             format!("cannot rename view: {from}"),
         ));
     }
+    let database = context.commands.database.clone();
+    if database
+        .collection_options(&source)?
+        .is_some_and(|options| options.timeseries.is_some())
+    {
+        return Err(CommandError::new(
+            72,
+            format!("cannot rename the time series collection {from}"),
+        ));
+    }
     if view_of(context, &target)?.is_some() {
         return Err(CommandError::new(
             48,
@@ -614,7 +685,6 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
     if exists(context, &target)? && !drop_target {
         return Err(CommandError::new(48, "target namespace exists"));
     }
-    let database = context.commands.database.clone();
     if database
         .patterns()
         .iter()

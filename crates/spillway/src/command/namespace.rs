@@ -300,8 +300,12 @@ pub(crate) fn check_collection_name(database: &str, collection: &str) -> Command
         Some("collection names cannot contain the null character")
     } else if collection.starts_with('.') {
         Some("collection names cannot start with '.'")
-    } else if collection.starts_with("system.") && collection != "system.profile" {
-        // The profiler's collection is the server's to write, and the client's to read.
+    } else if collection.starts_with("system.")
+        && collection != "system.profile"
+        && !collection.starts_with(crate::catalog::BUCKETS_PREFIX)
+    {
+        // The profiler's collection is the server's to write, and the client's to read; a
+        // time series' buckets are the client's to read.
         Some("the 'system.' prefix is reserved")
     } else {
         None

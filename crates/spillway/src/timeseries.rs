@@ -1,0 +1,568 @@
+//! Time series collections (MongoDB's `create` with `timeseries`): their options, and the
+//! writes that route measurements into buckets.
+//!
+//! A time series collection `c` is a catalog entry with a [`Timeseries`] layout and an empty
+//! documents keyspace, like a view's; its measurements live in buckets, documents of the
+//! plain collection `system.buckets.c` in MongoDB's bucket format
+//! ([`spillway_doc::timeseries`]): one bucket per meta value and span of time, at most
+//! [`MAX_BUCKET_MEASUREMENTS`] measurements or [`MAX_BUCKET_BYTES`] each. The Bucket pattern,
+//! applied by the database.
+//!
+//! - **Reads** of `c` are a pipeline on the buckets: `$_internalUnpackBucket` then the read's
+//!   own stages (`views::resolve`), so every read a view supports works on measurements.
+//! - **Inserts** append each measurement to the newest bucket of its meta value whose span
+//!   holds its time and that has room, found through the buckets' `{ meta, control.min.<time>,
+//!   control.max.<time> }` index, or open a new bucket. Measurements keep their `_id`s, which
+//!   need not be unique (MongoDB's time series have no `_id` index).
+//! - **Updates and deletes** unpack the buckets, apply the statement to the matching
+//!   measurements and write back the buckets that changed (an empty one is deleted); an
+//!   updated measurement whose time or meta value changed is routed again as an insert. All of
+//!   it is one statement of the caller's transaction.
+//! - **`expireAfterSeconds`** is a TTL index on the buckets' `control.max.<time>`: the TTL
+//!   reaper deletes a bucket once its newest measurement has expired, as MongoDB does.
+//!
+//! This module never commits: its writes go through the [`WriteTxn`] it is given, with the
+//! storage primitives every other write uses. It sits beside `storage` in the facade's layers
+//! (it imports nothing above it); `ops` routes a statement on a time series here.
+
+use bson::{Bson, DateTime, Document, doc};
+use spillway_doc::filter::Filter;
+use spillway_doc::timeseries::{
+    BucketSpec, MAX_BUCKET_BYTES, MAX_BUCKET_MEASUREMENTS, bucket_id, round_down,
+};
+use spillway_doc::update::{ApplyContext, Update};
+use spillway_store::Store;
+
+use crate::catalog::{Catalog, IndexSettings};
+use crate::error::{Error, Result};
+use crate::storage::{self, DocumentChange};
+use crate::txn::{Reader, WriteTxn};
+
+/// The longest `bucketMaxSpanSeconds` and `bucketRoundingSeconds` MongoDB accepts (a year).
+const MAX_BUCKETING_SECONDS: i64 = 31_536_000;
+
+/// A time series collection's options, as `create` takes them (MongoDB's `timeseries`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TimeseriesOptions {
+    /// The field every measurement holds its time in (a BSON date), required.
+    pub time_field: String,
+    /// The field that identifies a series (a sensor, a host...), stored once per bucket.
+    pub meta_field: Option<String>,
+    /// `seconds` (the default), `minutes` or `hours`: how far apart a series' measurements
+    /// usually are, which sets how long a span one bucket covers.
+    pub granularity: Option<String>,
+    /// The span one bucket covers, in seconds (with `bucket_rounding_seconds`, instead of a
+    /// granularity).
+    pub bucket_max_span_seconds: Option<i64>,
+    /// What a bucket's start is rounded down to, in seconds (equal to the span).
+    pub bucket_rounding_seconds: Option<i64>,
+}
+
+impl TimeseriesOptions {
+    /// Options of a time series whose measurements hold their time in `time_field`.
+    pub fn new(time_field: impl Into<String>) -> TimeseriesOptions {
+        TimeseriesOptions {
+            time_field: time_field.into(),
+            ..TimeseriesOptions::default()
+        }
+    }
+
+    /// The same options with a meta field.
+    #[must_use]
+    pub fn meta_field(mut self, field: impl Into<String>) -> Self {
+        self.meta_field = Some(field.into());
+        self
+    }
+
+    /// The same options with a granularity (`seconds`, `minutes` or `hours`).
+    #[must_use]
+    pub fn granularity(mut self, granularity: impl Into<String>) -> Self {
+        self.granularity = Some(granularity.into());
+        self
+    }
+
+    /// The same options with custom bucketing: a bucket spans `seconds` and starts at a
+    /// multiple of `seconds`.
+    #[must_use]
+    pub fn bucketing(mut self, seconds: i64) -> Self {
+        self.bucket_max_span_seconds = Some(seconds);
+        self.bucket_rounding_seconds = Some(seconds);
+        self
+    }
+}
+
+/// A time series collection's layout, as the catalog keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Timeseries {
+    /// The fields and span the buckets are laid out by.
+    pub(crate) spec: BucketSpec,
+    /// The granularity named at creation (`None` with custom bucketing).
+    pub(crate) granularity: Option<String>,
+    /// What a bucket's start is rounded down to, in seconds.
+    pub(crate) rounding_seconds: i64,
+    /// The stored name of the collection holding the buckets.
+    pub(crate) buckets: String,
+    /// The TTL of measurements, if any.
+    pub(crate) expire_after_seconds: Option<i64>,
+}
+
+impl Timeseries {
+    /// Checks `options` as MongoDB does (InvalidOptions, 72, naming the problem) and lays
+    /// out the collection `name` whose buckets are stored as `buckets`.
+    pub(crate) fn new(
+        name: &str,
+        options: &TimeseriesOptions,
+        expire_after_seconds: Option<i64>,
+        buckets: String,
+    ) -> Result<Timeseries> {
+        let refuse = |message: String| Err(Error::invalid_options(name, message));
+        let top_level =
+            |field: &str| !field.is_empty() && !field.contains('.') && !field.starts_with('$');
+        if !top_level(&options.time_field) {
+            return refuse(format!(
+                "the time series 'timeField' must be a non-empty top-level field name without '.' or a leading '$', not '{}'",
+                options.time_field
+            ));
+        }
+        if let Some(meta) = &options.meta_field {
+            if !top_level(meta) || meta == "_id" {
+                return refuse(format!(
+                    "the time series 'metaField' must be a top-level field name other than '_id', without '.' or a leading '$', not '{meta}'"
+                ));
+            }
+            if *meta == options.time_field {
+                return refuse("the time series 'timeField' and 'metaField' must differ".into());
+            }
+        }
+        if let Some(seconds) = expire_after_seconds
+            && seconds < 0
+        {
+            return refuse(format!(
+                "'expireAfterSeconds' must be at least 0, not {seconds}"
+            ));
+        }
+        let (granularity, span, rounding) = match (
+            options.granularity.as_deref(),
+            options.bucket_max_span_seconds,
+            options.bucket_rounding_seconds,
+        ) {
+            (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+                return refuse(
+                    "a time series takes either 'granularity' or 'bucketMaxSpanSeconds' with 'bucketRoundingSeconds', not both".into(),
+                );
+            }
+            (granularity, None, None) => {
+                let granularity = granularity.unwrap_or("seconds");
+                let (span, rounding) = match granularity {
+                    "seconds" => (3_600, 60),
+                    "minutes" => (86_400, 3_600),
+                    "hours" => (2_592_000, 86_400),
+                    other => {
+                        return refuse(format!(
+                            "the time series 'granularity' must be 'seconds', 'minutes' or 'hours', not '{other}'"
+                        ));
+                    }
+                };
+                (Some(granularity.to_string()), span, rounding)
+            }
+            (None, Some(span), Some(rounding)) => {
+                if span != rounding {
+                    return refuse(
+                        "the time series 'bucketMaxSpanSeconds' and 'bucketRoundingSeconds' must be equal".into(),
+                    );
+                }
+                if !(1..=MAX_BUCKETING_SECONDS).contains(&span) {
+                    return refuse(format!(
+                        "the time series 'bucketMaxSpanSeconds' must be between 1 and {MAX_BUCKETING_SECONDS}, not {span}"
+                    ));
+                }
+                (None, span, rounding)
+            }
+            (None, _, _) => {
+                return refuse(
+                    "the time series 'bucketMaxSpanSeconds' and 'bucketRoundingSeconds' must be given together".into(),
+                );
+            }
+        };
+        Ok(Timeseries {
+            spec: BucketSpec {
+                time_field: options.time_field.clone(),
+                meta_field: options.meta_field.clone(),
+                max_span_seconds: span,
+            },
+            granularity,
+            rounding_seconds: rounding,
+            buckets,
+            expire_after_seconds,
+        })
+    }
+
+    /// The options as `create` took them, with the span MongoDB lists beside a granularity.
+    pub(crate) fn options(&self) -> TimeseriesOptions {
+        TimeseriesOptions {
+            time_field: self.spec.time_field.clone(),
+            meta_field: self.spec.meta_field.clone(),
+            granularity: self.granularity.clone(),
+            bucket_max_span_seconds: Some(self.spec.max_span_seconds),
+            bucket_rounding_seconds: self.granularity.is_none().then_some(self.rounding_seconds),
+        }
+    }
+
+    /// The catalog record's `timeseries` field.
+    pub(crate) fn to_record(&self) -> Document {
+        let mut record = doc! {
+            "timeField": &self.spec.time_field,
+            "bucketMaxSpanSeconds": self.spec.max_span_seconds,
+            "bucketRoundingSeconds": self.rounding_seconds,
+            "buckets": &self.buckets,
+        };
+        if let Some(meta) = &self.spec.meta_field {
+            record.insert("metaField", meta);
+        }
+        if let Some(granularity) = &self.granularity {
+            record.insert("granularity", granularity);
+        }
+        if let Some(seconds) = self.expire_after_seconds {
+            record.insert("expireAfterSeconds", seconds);
+        }
+        record
+    }
+
+    /// Reads a catalog record's `timeseries` field; `None` if it is not one.
+    pub(crate) fn from_record(record: &Document) -> Option<Timeseries> {
+        Some(Timeseries {
+            spec: BucketSpec {
+                time_field: record.get_str("timeField").ok()?.to_string(),
+                meta_field: record.get_str("metaField").ok().map(str::to_string),
+                max_span_seconds: record.get_i64("bucketMaxSpanSeconds").ok()?,
+            },
+            granularity: record.get_str("granularity").ok().map(str::to_string),
+            rounding_seconds: record.get_i64("bucketRoundingSeconds").ok()?,
+            buckets: record.get_str("buckets").ok()?.to_string(),
+            expire_after_seconds: record.get_i64("expireAfterSeconds").ok(),
+        })
+    }
+
+    /// The buckets' index that finds the bucket a measurement joins:
+    /// `{ meta: 1, control.min.<time>: 1, control.max.<time>: 1 }` (without `meta` when the
+    /// collection has no meta field).
+    fn routing_index(&self) -> Document {
+        let mut keys = Document::new();
+        if self.spec.meta_field.is_some() {
+            keys.insert("meta", 1);
+        }
+        keys.insert(format!("control.min.{}", self.spec.time_field), 1);
+        keys.insert(format!("control.max.{}", self.spec.time_field), 1);
+        keys
+    }
+}
+
+/// The layout of `collection` if it is a time series collection.
+pub(crate) fn of<'c>(catalog: &'c Catalog, collection: &str) -> Option<&'c Timeseries> {
+    catalog.collections.get(collection)?.timeseries.as_ref()
+}
+
+/// MongoDB's error for what a time series collection does not take.
+pub(crate) fn not_supported(collection: &str, what: &str) -> Error {
+    Error::invalid_options(
+        collection,
+        format!("{what} is not supported on the time series collection '{collection}'"),
+    )
+    .with_code(crate::error::codes::COMMAND_NOT_SUPPORTED)
+}
+
+/// Creates the time series collection `name` with `layout`: its catalog entry, its buckets
+/// collection and the buckets' routing (and TTL) indexes, in `txn`.
+pub(crate) fn create(
+    txn: &mut WriteTxn,
+    store: &Store,
+    name: &str,
+    layout: Timeseries,
+) -> Result<()> {
+    for taken in [name, layout.buckets.as_str()] {
+        if txn.catalog().collections.contains_key(taken) {
+            return Err(Error::new(crate::error::ErrorKind::CollectionExists {
+                collection: taken.to_string(),
+            }));
+        }
+    }
+    storage::ensure_collection(txn, store, &layout.buckets)?;
+    storage::create_index(
+        txn,
+        store,
+        &layout.buckets,
+        &layout.routing_index(),
+        false,
+        None,
+        IndexSettings::default(),
+    )?;
+    if let Some(seconds) = layout.expire_after_seconds {
+        storage::create_index(
+            txn,
+            store,
+            &layout.buckets,
+            &doc! { format!("control.max.{}", layout.spec.time_field): 1 },
+            false,
+            None,
+            IndexSettings {
+                expire_after_seconds: Some(seconds),
+                ..IndexSettings::default()
+            },
+        )?;
+    }
+    storage::ensure_collection(txn, store, name)?;
+    txn.catalog_mut()
+        .collections
+        .get_mut(name)
+        .expect("just created")
+        .timeseries = Some(layout);
+    txn.collection_changed(name);
+    Ok(())
+}
+
+/// Inserts one measurement into the time series `layout`: appended to the newest bucket of
+/// its series whose span holds its time and that has room, or into a new bucket. Returns
+/// the measurement's `_id` (generated when missing) and the measurement as stored.
+pub(crate) fn insert(
+    txn: &mut WriteTxn,
+    store: &Store,
+    layout: &Timeseries,
+    measurement: Document,
+) -> Result<(Bson, Document)> {
+    let measurement = storage::prepare_insert(measurement)?;
+    let time = layout.spec.time_of(&measurement).map_err(Error::document)?;
+    let id = measurement.get("_id").cloned().expect("prepared");
+    let meta = layout.spec.meta_of(&measurement).cloned();
+    let bytes = measurement_size(&measurement)?;
+    if let Some((id_key, old)) = open_bucket(txn, layout, meta.as_ref(), time, bytes)? {
+        let mut bucket = old.clone();
+        layout
+            .spec
+            .append(&mut bucket, &measurement)
+            .map_err(Error::document)?;
+        write_bucket(txn, &layout.buckets, &id_key, Some(&old), Some(&bucket))?;
+    } else {
+        let start = round_down(time, layout.rounding_seconds);
+        let bucket = layout.spec.pack(
+            bucket_id(start),
+            start,
+            meta.as_ref(),
+            std::slice::from_ref(&measurement),
+        );
+        storage::insert_stored(txn, store, &layout.buckets, bucket)?;
+    }
+    Ok((id, measurement))
+}
+
+/// The encoded size of a measurement (what a bucket's byte limit counts).
+fn measurement_size(measurement: &Document) -> Result<usize> {
+    Ok(storage::encode(measurement)?.len())
+}
+
+/// The newest bucket (its `_id` key and document) of the series `meta` whose span holds
+/// `time` and that has room for one more measurement of `bytes` bytes.
+fn open_bucket(
+    txn: &WriteTxn,
+    layout: &Timeseries,
+    meta: Option<&Bson>,
+    time: DateTime,
+    bytes: usize,
+) -> Result<Option<(Vec<u8>, Document)>> {
+    let start_field = format!("control.min.{}", layout.spec.time_field);
+    let earliest = DateTime::from_millis(
+        time.timestamp_millis()
+            .saturating_sub(layout.spec.max_span_seconds.saturating_mul(1000)),
+    );
+    let mut filter = Document::new();
+    if layout.spec.meta_field.is_some() {
+        filter.insert(
+            "meta",
+            meta.map_or_else(
+                || doc! { "$exists": false },
+                |meta| doc! { "$eq": meta.clone() },
+            ),
+        );
+    }
+    filter.insert(start_field.clone(), doc! { "$lte": time, "$gt": earliest });
+    let filter = Filter::parse(&filter).map_err(Error::filter)?;
+    let newest_first =
+        spillway_doc::sort::SortSpec::parse(&doc! { start_field: -1 }).map_err(Error::argument)?;
+    let run = storage::query_stored(txn, &layout.buckets, &filter, Some(&newest_first), 0, None)?;
+    for found in run.matches {
+        let bucket = storage::decode(&found.bytes)?;
+        let has_room = layout.spec.count(&bucket) < MAX_BUCKET_MEASUREMENTS
+            && found.bytes.len() + bytes <= MAX_BUCKET_BYTES;
+        let spans = layout
+            .spec
+            .start_of(&bucket)
+            .is_some_and(|start| layout.spec.spans(start, time));
+        if has_room && spans {
+            return Ok(Some((found.id_key, bucket)));
+        }
+    }
+    Ok(None)
+}
+
+/// Writes one bucket change (an update, or a delete when `new` is `None`).
+fn write_bucket(
+    txn: &mut WriteTxn,
+    buckets: &str,
+    id_key: &[u8],
+    old: Option<&Document>,
+    new: Option<&Document>,
+) -> Result<()> {
+    let new = match new {
+        Some(bucket) => {
+            storage::check_storable(bucket)?;
+            Some((bucket, storage::encode(bucket)?))
+        }
+        None => None,
+    };
+    storage::write_documents(txn, buckets, vec![DocumentChange { id_key, old, new }])
+}
+
+/// What a statement does to one matching measurement.
+enum Outcome {
+    /// Kept as it was.
+    Kept,
+    /// Removed from its bucket.
+    Removed,
+    /// Replaced by this measurement.
+    Changed(Document),
+}
+
+/// Runs a statement over the measurements matching `filter` (the first one only unless
+/// `multi`): `decide` says what becomes of each. Buckets that changed are written back (or
+/// deleted when empty); a changed measurement whose time or meta value no longer fits its
+/// bucket is inserted again. Returns how many measurements matched and how many changed.
+fn rewrite(
+    txn: &mut WriteTxn,
+    store: &Store,
+    layout: &Timeseries,
+    filter: &Filter,
+    multi: bool,
+    mut decide: impl FnMut(&Document) -> Result<Outcome>,
+) -> Result<(u64, u64)> {
+    let run = storage::query_stored(txn, &layout.buckets, &Filter::default(), None, 0, None)?;
+    let (mut matched, mut changed) = (0_u64, 0_u64);
+    let mut moved = Vec::new();
+    for found in run.matches {
+        if matched > 0 && !multi {
+            break;
+        }
+        let bucket = storage::decode(&found.bytes)?;
+        let start = layout.spec.start_of(&bucket).ok_or_else(|| {
+            Error::corruption(format!("a bucket of {} has no start", layout.buckets))
+        })?;
+        let meta = bucket.get("meta").cloned();
+        let mut kept = Vec::new();
+        let mut bucket_changed = false;
+        for measurement in layout.spec.unpack(&bucket).map_err(Error::document)? {
+            let raw = bson::RawDocumentBuf::try_from(&measurement)
+                .map_err(|error| Error::serialization(error.to_string()))?;
+            let selected =
+                (multi || matched == 0) && filter.matches(&raw).map_err(Error::filter)?;
+            if !selected {
+                kept.push(measurement);
+                continue;
+            }
+            matched += 1;
+            match decide(&measurement)? {
+                Outcome::Kept => kept.push(measurement),
+                Outcome::Removed => {
+                    changed += 1;
+                    bucket_changed = true;
+                }
+                Outcome::Changed(after) => {
+                    changed += 1;
+                    bucket_changed = true;
+                    let time = layout.spec.time_of(&after).map_err(Error::document)?;
+                    let same_series = layout.spec.meta_of(&after) == meta.as_ref();
+                    if same_series && layout.spec.spans(start, time) {
+                        kept.push(after);
+                    } else {
+                        moved.push(after);
+                    }
+                }
+            }
+        }
+        if !bucket_changed {
+            continue;
+        }
+        let id = bucket.get_object_id("_id").map_err(|_| {
+            Error::corruption(format!(
+                "a bucket of {} has no ObjectId _id",
+                layout.buckets
+            ))
+        })?;
+        let rebuilt = (!kept.is_empty()).then(|| layout.spec.pack(id, start, meta.as_ref(), &kept));
+        write_bucket(
+            txn,
+            &layout.buckets,
+            &found.id_key,
+            Some(&bucket),
+            rebuilt.as_ref(),
+        )?;
+    }
+    for measurement in moved {
+        insert(txn, store, layout, measurement)?;
+    }
+    Ok((matched, changed))
+}
+
+/// `deleteOne` / `deleteMany` on a time series collection: the number of measurements
+/// deleted.
+pub(crate) fn delete(
+    txn: &mut WriteTxn,
+    store: &Store,
+    layout: &Timeseries,
+    filter: &Filter,
+    multi: bool,
+) -> Result<u64> {
+    rewrite(txn, store, layout, filter, multi, |_| Ok(Outcome::Removed)).map(|(matched, _)| matched)
+}
+
+/// What an update of a time series collection did.
+pub(crate) struct Updated {
+    pub(crate) matched: u64,
+    pub(crate) modified: u64,
+    /// The `_id` of the measurement an upsert inserted.
+    pub(crate) upserted_id: Option<Bson>,
+}
+
+/// `updateOne` / `updateMany` / `replaceOne` on a time series collection.
+pub(crate) fn update(
+    txn: &mut WriteTxn,
+    store: &Store,
+    layout: &Timeseries,
+    filter: &Filter,
+    update: &Update,
+    multi: bool,
+    upsert: bool,
+) -> Result<Updated> {
+    let now = DateTime::now();
+    let (matched, modified) = rewrite(txn, store, layout, filter, multi, |measurement| {
+        let mut after = measurement.clone();
+        let outcome = update
+            .apply(&mut after, &ApplyContext::new(now))
+            .map_err(Error::update)?;
+        Ok(if outcome.modified {
+            Outcome::Changed(after)
+        } else {
+            Outcome::Kept
+        })
+    })?;
+    let mut counts = Updated {
+        matched,
+        modified,
+        upserted_id: None,
+    };
+    if matched == 0 && upsert {
+        let document = update
+            .upsert(filter, &ApplyContext::new(now).upsert_insert())
+            .map_err(Error::update)?;
+        counts.upserted_id = Some(insert(txn, store, layout, document)?.0);
+    }
+    Ok(counts)
+}
