@@ -10,15 +10,21 @@
 //! are kept; resuming from an older one is MongoDB's ChangeStreamHistoryLost (286).
 //!
 //! A record is made at commit from what the commit writes, so every write path produces
-//! events: the facade's operations, the command layer, transactions, TTL deletions. Events
-//! describe stored documents: on a collection with a pattern policy, the documents a write
-//! moves into a side collection are events of that collection. An update's
-//! `updateDescription` names changed top-level fields (MongoDB names the dotted paths an
-//! operator touched); a replacement is a `replace` event.
+//! events: the facade's operations, the command layer, transactions, TTL deletions,
+//! migrations. On a collection with pattern policies events describe *logical* documents:
+//! every write to a main document or to a side document (a bucket, an archived element) is
+//! one event of the main document it belongs to, computed from its logical document before
+//! and after the commit, and side collections have no events of their own. So a `$push` that
+//! spills into a bucket is one update appending `field.N`, and a migration, which changes no
+//! logical document, has none. The cost: with recording on, each commit expands the logical
+//! documents it touched, twice. An update's `updateDescription` names changed top-level
+//! fields, except that an array grown at its end names the appended elements (`tags.3`) and
+//! one cut at its end is in `truncatedArrays`, as MongoDB's events do (MongoDB names the
+//! dotted paths an operator touched in other cases too); a replacement is a `replace` event.
 //!
 //! This module must never change a document: it only records and reads.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -28,11 +34,14 @@ use std::time::{Duration, Instant};
 use bson::{Bson, DateTime, Document, doc};
 use spillway_doc::DocError;
 use spillway_doc::expr::Variables;
+use spillway_doc::key;
 use spillway_doc::pipeline::{self, Pipeline, PipelineOptions, Source};
+use spillway_pattern::Role;
 use spillway_store::{KeyspaceId, Store};
 
 use crate::database::Database;
 use crate::error::{Error, Result, codes};
+use crate::patterned;
 use crate::storage::decode;
 use crate::txn::{KeyRange, Published, Reader, WriteTxn};
 
@@ -192,6 +201,10 @@ fn changes_of(txn: &WriteTxn, current: &Published) -> Result<Vec<Document>> {
     }
     let mut collections: Vec<_> = after.collections.values().collect();
     collections.sort_by(|a, b| a.name.cmp(&b.name));
+    // The main documents (collection, `_id` key) whose logical document a write to a
+    // collection with pattern policies may have changed, with whether the main document was
+    // replaced: one event each, of the logical document, never of the bucket bookkeeping.
+    let mut logical: BTreeMap<(String, Vec<u8>), bool> = BTreeMap::new();
     for meta in collections {
         if gone.contains(&meta.docs) && !before.collections.contains_key(&meta.name) {
             // The new name of a renamed collection: its documents did not change.
@@ -205,6 +218,7 @@ fn changes_of(txn: &WriteTxn, current: &Published) -> Result<Vec<Document>> {
                 .collections
                 .values()
                 .any(|other| other.docs == meta.docs);
+        let role = patterned::role(&after, &meta.name);
         for (key, value) in overlay {
             let old = if existed {
                 current
@@ -213,31 +227,63 @@ fn changes_of(txn: &WriteTxn, current: &Published) -> Result<Vec<Document>> {
             } else {
                 None
             };
-            if let Some(record) = document_change(
-                &meta.name,
-                old.as_deref(),
-                value.as_deref(),
-                txn.was_replaced(meta.docs, key),
-            )? {
-                records.push(record);
+            match &role {
+                Role::Main(_) => {
+                    let replaced = txn.was_replaced(meta.docs, key);
+                    *logical.entry((meta.name.clone(), key.clone())).or_default() |= replaced;
+                }
+                Role::Side(policies) => {
+                    for stored in [old.as_deref(), value.as_deref()].into_iter().flatten() {
+                        let stored = decode(stored)?;
+                        for policy in policies {
+                            if let Some(link) = stored.get(policy.pattern.link_field()) {
+                                let main = policy.pattern.collection().to_string();
+                                logical.entry((main, key::to_key(link))).or_default();
+                            }
+                        }
+                    }
+                }
+                Role::Plain => {
+                    let old = old.as_deref().map(decode).transpose()?;
+                    let new = value.as_deref().map(decode).transpose()?;
+                    let replaced = txn.was_replaced(meta.docs, key);
+                    records.extend(document_change(&meta.name, old, new, replaced));
+                }
             }
         }
+    }
+    for ((collection, key), replaced) in logical {
+        let Some(meta) = after.collections.get(&collection) else {
+            continue;
+        };
+        let old = match before.collections.get(&collection) {
+            Some(previous) if previous.docs == meta.docs => current
+                .get(previous.docs, &key)?
+                .map(|stored| patterned::expand(current, &collection, &decode(&stored)?))
+                .transpose()?,
+            _ => None,
+        };
+        let new = txn
+            .get(meta.docs, &key)?
+            .map(|stored| patterned::expand(txn, &collection, &decode(&stored)?))
+            .transpose()?;
+        records.extend(document_change(&collection, old, new, replaced));
     }
     Ok(records)
 }
 
-/// The record of one document's change from `old` to `new` (raw BSON; `None`: absent).
+/// The record of one document's change from `old` to `new` (`None`: absent). An update
+/// names each changed top-level field, except that an array grown at its end names the new
+/// elements (`tags.3`) and one cut at its end is a truncated array, as MongoDB's events do.
 fn document_change(
     collection: &str,
-    old: Option<&[u8]>,
-    new: Option<&[u8]>,
+    old: Option<Document>,
+    new: Option<Document>,
     replaced: bool,
-) -> Result<Option<Document>> {
-    let old = old.map(decode).transpose()?;
-    let new = new.map(decode).transpose()?;
+) -> Option<Document> {
     let key =
         |document: &Document| doc! { "_id": document.get("_id").cloned().unwrap_or(Bson::Null) };
-    Ok(match (old, new) {
+    match (old, new) {
         (None, None) => None,
         (None, Some(new)) => {
             Some(doc! { "op": "insert", "ns": collection, "key": key(&new), "doc": new })
@@ -249,9 +295,26 @@ fn document_change(
         }
         (Some(old), Some(new)) => {
             let mut updated = Document::new();
+            let mut truncated = Vec::new();
             for (field, value) in &new {
-                if old.get(field) != Some(value) {
-                    updated.insert(field.clone(), value.clone());
+                match (old.get(field), value) {
+                    (Some(before), _) if before == value => {}
+                    (Some(Bson::Array(before)), Bson::Array(after))
+                        if after.len() > before.len() && after.starts_with(before) =>
+                    {
+                        for (position, element) in after.iter().enumerate().skip(before.len()) {
+                            updated.insert(format!("{field}.{position}"), element.clone());
+                        }
+                    }
+                    (Some(Bson::Array(before)), Bson::Array(after))
+                        if after.len() < before.len() && before.starts_with(after) =>
+                    {
+                        let size = i32::try_from(after.len()).unwrap_or(i32::MAX);
+                        truncated.push(Bson::Document(doc! { "field": field, "newSize": size }));
+                    }
+                    _ => {
+                        updated.insert(field.clone(), value.clone());
+                    }
                 }
             }
             let removed: Vec<Bson> = old
@@ -265,9 +328,10 @@ fn document_change(
                 "key": key(&new),
                 "updated": updated,
                 "removed": removed,
+                "truncated": truncated,
             })
         }
-    })
+    }
 }
 
 /// The number of the record stored under `key` (its big-endian bytes).
@@ -642,7 +706,7 @@ impl ChangeStream {
                             doc! {
                                 "updatedFields": record.get_document("updated").cloned().unwrap_or_default(),
                                 "removedFields": record.get_array("removed").cloned().unwrap_or_default(),
-                                "truncatedArrays": [],
+                                "truncatedArrays": record.get_array("truncated").cloned().unwrap_or_default(),
                             },
                         );
                         if self.full_document == FullDocument::UpdateLookup {
@@ -671,7 +735,7 @@ fn lookup(state: &Published, collection: &str, key: &Document) -> Result<Option<
     let Some(bytes) = state.get(meta.docs, &spillway_doc::key::to_key(&id))? else {
         return Ok(None);
     };
-    Ok(Some(decode(&bytes)?))
+    patterned::expand(state, collection, &decode(&bytes)?).map(Some)
 }
 
 /// A bad change stream argument: BadValue (2) unless the caller says otherwise.

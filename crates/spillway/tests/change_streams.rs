@@ -234,3 +234,130 @@ fn a_stream_can_start_at_an_operation_time() {
     let mut later = books.watch().start_at_operation_time(future).run().unwrap();
     assert_eq!(later.try_next().unwrap(), None);
 }
+
+/// A database with the seeds' outlier policy, small enough that a few pushes spill into
+/// overflow buckets: 3 buyers in the book, buckets of 2.
+fn outlier_database() -> Database {
+    let db = Database::open_in_memory().unwrap();
+    db.create_collection("sales").unwrap();
+    db.set_pattern(
+        spillway::Pattern::outlier("sales", "customers_purchased")
+            .threshold(3)
+            .bucket_capacity(2)
+            .overflow_collection("extra_sales")
+            .link_field("book_id"),
+    )
+    .unwrap();
+    db
+}
+
+#[test]
+fn on_a_collection_with_a_policy_events_describe_logical_documents() {
+    let db = outlier_database();
+    let sales = db.collection::<Document>("sales");
+    let mut stream = db.watch().run().unwrap();
+    let buyers: Vec<Bson> = (0..5).map(|n| Bson::String(format!("u{n}"))).collect();
+    sales
+        .insert_one(doc! { "_id": 1, "title": "Viral", "customers_purchased": buyers.clone() })
+        .run()
+        .unwrap();
+    for n in 5..9 {
+        sales
+            .update_one(
+                doc! { "_id": 1 },
+                doc! { "$push": { "customers_purchased": format!("u{n}") } },
+            )
+            .run()
+            .unwrap();
+    }
+    sales
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$pop": { "customers_purchased": 1 } },
+        )
+        .run()
+        .unwrap();
+    sales.delete_one(doc! { "_id": 1 }).run().unwrap();
+
+    let events: Vec<Document> = (0..7).map(|_| next(&mut stream)).collect();
+    assert_eq!(
+        kinds(&events),
+        [
+            "insert", "update", "update", "update", "update", "update", "delete"
+        ],
+        "one event per logical write, none of the buckets: {events:#?}"
+    );
+    assert!(
+        events
+            .iter()
+            .all(|event| event.get_document("ns").unwrap().get_str("coll").ok() == Some("sales")),
+        "{events:#?}"
+    );
+    // The insert carries the logical document: every buyer, not the 3 the book keeps.
+    let inserted = events[0].get_document("fullDocument").unwrap();
+    assert_eq!(inserted.get_array("customers_purchased").unwrap(), &buyers);
+    assert!(!inserted.contains_key("has_extras"), "{inserted}");
+    // Each push names the element it appended at its logical position, as MongoDB does.
+    for (offset, event) in events[1..5].iter().enumerate() {
+        let position = 5 + offset;
+        assert_eq!(
+            event
+                .get_document("updateDescription")
+                .unwrap()
+                .get_document("updatedFields")
+                .unwrap(),
+            &doc! { format!("customers_purchased.{position}"): format!("u{position}") },
+            "{event}"
+        );
+    }
+    assert_eq!(
+        events[5]
+            .get_document("updateDescription")
+            .unwrap()
+            .get_array("truncatedArrays")
+            .unwrap(),
+        &vec![Bson::Document(
+            doc! { "field": "customers_purchased", "newSize": 8 }
+        )]
+    );
+    assert_eq!(
+        stream.try_next().unwrap(),
+        None,
+        "nothing of the buckets follows"
+    );
+}
+
+#[test]
+fn update_lookup_on_a_collection_with_a_policy_reads_the_logical_document() {
+    let db = outlier_database();
+    let sales = db.collection::<Document>("sales");
+    sales
+        .insert_one(doc! { "_id": 2, "customers_purchased": ["a", "b", "c"] })
+        .run()
+        .unwrap();
+    let mut stream = sales
+        .watch()
+        .full_document(FullDocument::UpdateLookup)
+        .run()
+        .unwrap();
+    sales
+        .update_one(
+            doc! { "_id": 2 },
+            doc! { "$push": { "customers_purchased": { "$each": ["d", "e"] } } },
+        )
+        .run()
+        .unwrap();
+    let event = next(&mut stream);
+    assert_eq!(
+        event.get_document("fullDocument").unwrap(),
+        &doc! { "_id": 2, "customers_purchased": ["a", "b", "c", "d", "e"] }
+    );
+    assert_eq!(
+        event
+            .get_document("updateDescription")
+            .unwrap()
+            .get_document("updatedFields")
+            .unwrap(),
+        &doc! { "customers_purchased.3": "d", "customers_purchased.4": "e" }
+    );
+}

@@ -8,7 +8,10 @@
 //! - `push`: `$push`es of 0, 1, 2, ... onto one book of an outlier policy (threshold 5,
 //!   buckets of 4), crossing the threshold and filling buckets. After each reopen the logical
 //!   array is exactly `0..m` with `m - 1` the last acknowledged value, or one more (the write
-//!   in flight): nothing lost, duplicated or reordered.
+//!   in flight): nothing lost, duplicated or reordered. The child records changes (it opens a
+//!   change stream first), and the change log must hold exactly one event per push, of the
+//!   logical array (`tags.i` appended, never the buckets), in order, each resumable: a stream
+//!   resumed after kill -9 continues without a gap or a duplicate.
 //! - `subset`: a product of a subset policy (keep 3, by `k` descending); op `j` pushes review
 //!   `k = j`, except every third op, which deletes review `j - 1` directly in the archive.
 //!   After each reopen the archive holds exactly the reviews of ops `0..=L` for `L` the last
@@ -45,6 +48,8 @@ fn ensure_policy(db: &Database, collection: &str, pattern: impl Into<Pattern>) {
 // push
 
 fn push_child(db: &Database) -> ! {
+    // Recording starts with the first stream: before any write of the scenario.
+    drop(db.watch().run().expect("child: watch"));
     ensure_policy(
         db,
         "books",
@@ -100,7 +105,62 @@ fn push_verify(db: &Database, last_acked: Option<i64>, iteration: u32) -> u64 {
             "iteration {iteration}: last acknowledged push {acked}, the array ends at {present}"
         );
     }
+    push_events_verify(db, tags.len(), iteration);
     tags.len() as u64
+}
+
+/// The change log after a kill: the book's insert, then one update per push appending
+/// `tags.i` for `i` in `0..pushes`, in order; and resuming after any event gives the next.
+fn push_events_verify(db: &Database, pushes: usize, iteration: u32) {
+    let mut stream = db
+        .watch()
+        .start_at_operation_time(spillway::bson::Timestamp {
+            time: 0,
+            increment: 0,
+        })
+        .run()
+        .unwrap();
+    let mut events = Vec::new();
+    while let Some(event) = stream.try_next().unwrap() {
+        events.push(event);
+    }
+    if pushes == 0 && events.is_empty() {
+        return;
+    }
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|event| event.get_str("operationType").unwrap())
+        .collect();
+    assert_eq!(
+        kinds.first(),
+        Some(&"insert"),
+        "iteration {iteration}: {kinds:?}"
+    );
+    let appended: Vec<String> = events[1..]
+        .iter()
+        .map(|event| {
+            let fields = event
+                .get_document("updateDescription")
+                .and_then(|description| description.get_document("updatedFields"))
+                .unwrap_or_else(|_| panic!("iteration {iteration}: not an update: {event}"));
+            assert_eq!(fields.len(), 1, "iteration {iteration}: {event}");
+            fields.keys().next().unwrap().clone()
+        })
+        .collect();
+    let expected: Vec<String> = (0..pushes).map(|i| format!("tags.{i}")).collect();
+    assert_eq!(
+        appended, expected,
+        "iteration {iteration}: the change events do not match the pushes one to one"
+    );
+    let middle = events.len() / 2;
+    let token = events[middle].get_document("_id").unwrap().clone();
+    let mut resumed = db.watch().resume_after(token).run().unwrap();
+    let after = resumed.try_next().unwrap();
+    assert_eq!(
+        after.as_ref(),
+        events.get(middle + 1),
+        "iteration {iteration}: resuming after event {middle}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
