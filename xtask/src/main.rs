@@ -6,7 +6,7 @@
 //! | `conformance` | MongoDB's CRUD v1 tests (`../shared/conformance/crud-v1`) against the reference model and through the command layer, and the unified-format CRUD and transactions tests through the command layer |
 //! | `realdata` | the outlier and subset policies on OpenFlights routes and MovieLens ratings from `../shared/data`: logical equality, `verify_patterns`, stored sizes |
 //! | `bench` | the criterion benchmarks in `benches/` |
-//! | `crash` | the kill -9 loops of the storage engine and of the database, as long as you like |
+//! | `crash` | the kill -9 loops of the storage engine, of the database, of the pattern layer and of the TTL reaper, as long as you like |
 //! | `fuzz` | the cargo-fuzz targets under libFuzzer |
 //! | `pymongo` | pymongo's own test files, unmodified, against `spillway serve` (and SecantusDB with `--peer`), counted from JUnit XML |
 //! | `serve-crash` | kill -9 of `spillway serve` under pymongo writers, N times: every acknowledged write survives, no transaction half-applied |

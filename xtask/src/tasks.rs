@@ -18,7 +18,12 @@ const CRASH_LOOPS: &[(&str, &str, &str)] = &[
     (
         "spillway",
         "pattern_crash",
-        "patterns: outlier pushes, subset writes, interrupted migrations",
+        "patterns: outlier pushes (and their change events), subset writes, interrupted migrations",
+    ),
+    (
+        "spillway",
+        "ttl_crash",
+        "the TTL reaper: nothing deleted early, no index entry left",
     ),
 ];
 
