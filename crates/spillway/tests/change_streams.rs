@@ -361,3 +361,53 @@ fn update_lookup_on_a_collection_with_a_policy_reads_the_logical_document() {
         &doc! { "customers_purchased.3": "d", "customers_purchased.4": "e" }
     );
 }
+
+#[test]
+fn ttl_deletions_and_migrations_give_the_events_of_logical_documents() {
+    let db = Database::open_in_memory().unwrap();
+    let sessions = db.collection::<Document>("sessions");
+    sessions
+        .create_index(
+            spillway::IndexModel::builder()
+                .keys(doc! { "expires": 1 })
+                .options(
+                    spillway::IndexOptions::builder()
+                        .expire_after(Duration::ZERO)
+                        .build(),
+                )
+                .build(),
+        )
+        .run()
+        .unwrap();
+    let sales = db.collection::<Document>("sales");
+    let buyers: Vec<Bson> = (0..10).map(Bson::Int32).collect();
+    sales
+        .insert_one(doc! { "_id": 1, "customers_purchased": buyers })
+        .run()
+        .unwrap();
+    let mut stream = db.watch().run().unwrap();
+    // A migration moves 7 buyers into buckets and changes no logical document: no event.
+    db.set_pattern(
+        spillway::Pattern::outlier("sales", "customers_purchased")
+            .threshold(3)
+            .bucket_capacity(2),
+    )
+    .unwrap();
+    let expired = spillway::bson::DateTime::from_millis(0);
+    sessions
+        .insert_one(doc! { "_id": "s", "expires": expired })
+        .run()
+        .unwrap();
+    assert_eq!(db.remove_expired().unwrap(), 1);
+    let events: Vec<Document> = (0..2).map(|_| next(&mut stream)).collect();
+    assert_eq!(kinds(&events), ["insert", "delete"], "{events:#?}");
+    assert_eq!(
+        events[1].get_document("documentKey").unwrap(),
+        &doc! { "_id": "s" }
+    );
+    assert_eq!(
+        stream.try_next().unwrap(),
+        None,
+        "the migration made no event"
+    );
+}
