@@ -283,6 +283,73 @@ impl BucketSpec {
     }
 }
 
+impl BucketSpec {
+    /// A filter on buckets that every bucket holding a measurement matching `filter` matches
+    /// (`None` when `filter` says nothing a bucket can answer): what a read can run on the
+    /// buckets before unpacking them, so that the buckets' index serves it. Predicates on the
+    /// meta field (or a path inside it) apply to `meta` as they are, since a bucket's
+    /// measurements share their meta value; bounds on the time field become bounds on the
+    /// bucket's `control.min`/`control.max`; everything else is left to the filter on the
+    /// unpacked measurements, which still runs.
+    pub fn bucket_filter(&self, filter: &Document) -> Option<Document> {
+        let mut clauses = Vec::new();
+        self.push_down(filter, &mut clauses);
+        match clauses.len() {
+            0 => None,
+            1 => clauses.pop(),
+            _ => Some(doc! { "$and": clauses.into_iter().map(Bson::Document).collect::<Vec<_>>() }),
+        }
+    }
+
+    fn push_down(&self, filter: &Document, clauses: &mut Vec<Document>) {
+        let min = format!("control.min.{}", self.time_field);
+        let max = format!("control.max.{}", self.time_field);
+        for (key, value) in filter {
+            if key == "$and" {
+                if let Bson::Array(branches) = value {
+                    for branch in branches {
+                        if let Bson::Document(branch) = branch {
+                            self.push_down(branch, clauses);
+                        }
+                    }
+                }
+                continue;
+            }
+            if let Some(meta) = &self.meta_field {
+                let inside = key
+                    .strip_prefix(meta.as_str())
+                    .filter(|rest| rest.is_empty() || rest.starts_with('.'));
+                if let Some(rest) = inside {
+                    clauses.push(doc! { format!("meta{rest}"): value.clone() });
+                    continue;
+                }
+            }
+            if *key != self.time_field {
+                continue;
+            }
+            let operators = match value {
+                Bson::Document(spec)
+                    if spec.keys().next().is_some_and(|op| op.starts_with('$')) =>
+                {
+                    spec.clone()
+                }
+                other => doc! { "$eq": other.clone() },
+            };
+            for (operator, bound) in &operators {
+                match operator.as_str() {
+                    "$gt" | "$gte" => clauses.push(doc! { &max: { "$gte": bound.clone() } }),
+                    "$lt" | "$lte" => clauses.push(doc! { &min: { "$lte": bound.clone() } }),
+                    "$eq" => {
+                        clauses.push(doc! { &max: { "$gte": bound.clone() } });
+                        clauses.push(doc! { &min: { "$lte": bound.clone() } });
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
 /// `time` rounded down to a multiple of `rounding_seconds` since the epoch (a bucket's start).
 pub fn round_down(time: DateTime, rounding_seconds: i64) -> DateTime {
     let unit = rounding_seconds.max(1).saturating_mul(1000);
@@ -383,6 +450,38 @@ mod tests {
         assert!(
             spec.time_of(&doc! { "t": DateTime::from_millis(7) })
                 .is_ok()
+        );
+    }
+
+    #[test]
+    fn filters_on_meta_and_time_are_pushed_down_to_buckets() {
+        let spec = spec(true);
+        let t = DateTime::from_millis(5_000);
+        assert_eq!(
+            spec.bucket_filter(
+                &doc! { "m.site": { "$in": ["a", "b"] }, "t": { "$gte": t, "$lt": t }, "x": 3 }
+            ),
+            Some(doc! { "$and": [
+                { "meta.site": { "$in": ["a", "b"] } },
+                { "control.max.t": { "$gte": t } },
+                { "control.min.t": { "$lte": t } },
+            ] })
+        );
+        assert_eq!(
+            spec.bucket_filter(&doc! { "$and": [{ "m": "a" }, { "t": t }] }),
+            Some(doc! { "$and": [
+                { "meta": "a" },
+                { "control.max.t": { "$gte": t } },
+                { "control.min.t": { "$lte": t } },
+            ] })
+        );
+        assert_eq!(
+            spec.bucket_filter(&doc! { "mx": 1, "x": { "$gt": 1 } }),
+            None
+        );
+        assert_eq!(
+            spec.bucket_filter(&doc! { "$or": [{ "m": "a" }, { "x": 1 }] }),
+            None
         );
     }
 

@@ -9,7 +9,9 @@
 //! applied by the database.
 //!
 //! - **Reads** of `c` are a pipeline on the buckets: `$_internalUnpackBucket` then the read's
-//!   own stages (`views::resolve`), so every read a view supports works on measurements.
+//!   own stages (`views::resolve`), so every read a view supports works on measurements. A
+//!   leading `$match` is first asked of the buckets (`BucketSpec::bucket_filter`, applied by
+//!   the aggregate module), so the routing index also narrows reads by meta value and time.
 //! - **Inserts** append each measurement to the newest bucket of its meta value whose span
 //!   holds its time and that has room, found through the buckets' `{ meta, control.min.<time>,
 //!   control.max.<time> }` index, or open a new bucket. Measurements keep their `_id`s, which

@@ -503,3 +503,53 @@ fn through_the_command_layer_as_a_driver_sends_it() {
         "{reply}"
     );
 }
+
+#[test]
+fn reads_narrow_the_buckets_by_meta_and_time_through_their_index() {
+    let db = Database::open_in_memory().unwrap();
+    weather(&db);
+    let collection = db.collection::<Document>("weather");
+    let measurements: Vec<Document> = (0..200)
+        .map(|n| {
+            doc! {
+                "time": at(i64::from(n) * HOUR_MS),
+                "sensor": format!("s{}", n % 4),
+                "n": n,
+            }
+        })
+        .collect();
+    collection.insert_many(measurements).run().unwrap();
+    // One bucket per sensor and hour: 200 buckets.
+    assert_eq!(buckets(&db).len(), 200);
+    let filter =
+        doc! { "sensor": "s1", "time": { "$gte": at(40 * HOUR_MS), "$lt": at(80 * HOUR_MS) } };
+    let found = all(&db, "weather", filter.clone(), doc! { "n": 1 });
+    let expected: Vec<i32> = (40..80).filter(|n| n % 4 == 1).collect();
+    let ns: Vec<i32> = found.iter().map(|m| m.get_i32("n").unwrap()).collect();
+    assert_eq!(ns, expected);
+    // The same filter through a pipeline explains as an index scan of the buckets that
+    // examines only the buckets of s1 in those hours, not all 200.
+    let explained = collection
+        .aggregate([doc! { "$match": filter }])
+        .explain()
+        .unwrap();
+    let shown = explained.to_string();
+    assert!(shown.contains("IXSCAN"), "{shown}");
+    let examined = explained.get_array("stages").ok().and_then(|stages| {
+        let stats = stages
+            .first()?
+            .as_document()?
+            .get_document("$cursor")
+            .ok()?
+            .get_document("executionStats")
+            .ok()?;
+        stats
+            .get_i64("totalDocsExamined")
+            .or_else(|_| stats.get_i32("totalDocsExamined").map(i64::from))
+            .ok()
+    });
+    assert!(
+        examined.is_some_and(|n| n < 30),
+        "examined {examined:?} buckets: {shown}"
+    );
+}

@@ -31,6 +31,7 @@ use spillway_doc::expr::{Dependencies, Variables};
 use spillway_doc::filter::Filter;
 use spillway_doc::pipeline::{self, Output, Pipeline, PipelineOptions};
 use spillway_doc::sort::SortSpec;
+use spillway_doc::timeseries::BucketSpec;
 use spillway_store::Store;
 
 use crate::cursor::{Cursor, LogicalRead};
@@ -114,6 +115,8 @@ impl Request {
                 ),
             }));
         }
+        let pushed_down = bucket_prefilter(stages);
+        let stages = pushed_down.as_deref().unwrap_or(stages);
         let options = PipelineOptions {
             let_vars: let_vars.cloned(),
             collation: collation.clone(),
@@ -503,6 +506,23 @@ fn count(value: &Bson) -> Option<u64> {
         Bson::Double(n) if n.fract() == 0.0 && *n >= 0.0 => Some(*n as u64),
         _ => None,
     }
+}
+
+/// A time series read (`$_internalUnpackBucket` then `$match`) with a `$match` on the
+/// buckets first, of what the measurements' filter says about meta values and times
+/// (`BucketSpec::bucket_filter`), so that the buckets' index narrows what is unpacked.
+/// `None` when the pipeline is not such a read or the filter says nothing of buckets.
+fn bucket_prefilter(stages: &[Document]) -> Option<Vec<Document>> {
+    let unpack = stages.first()?.get("$_internalUnpackBucket")?;
+    let Bson::Document(filter) = stages.get(1)?.get("$match")? else {
+        return None;
+    };
+    let spec = BucketSpec::parse_stage(unpack).ok()?;
+    let buckets = spec.bucket_filter(filter)?;
+    let mut rewritten = Vec::with_capacity(stages.len() + 1);
+    rewritten.push(doc! { "$match": buckets });
+    rewritten.extend(stages.iter().cloned());
+    Some(rewritten)
 }
 
 /// A facade error met while feeding a pipeline, carried through the pipeline's error type.
