@@ -30,13 +30,16 @@ use crate::writes;
 /// A backend that can run several batches as one transaction.
 pub trait Transactional: WriteBackend + Sized {
     /// Runs `work` as one transaction: everything it applied becomes visible together when
-    /// it returns `Ok`, and nothing of it when it fails.
+    /// it returns `Ok`, and nothing of it when it fails. A backend may run `work` again from
+    /// the start after a transient failure (a write conflict with another client, a failover),
+    /// as MongoDB's drivers do in `withTransaction`, so `work` must be repeatable: it reads
+    /// what it needs through the backend on every run.
     ///
     /// # Errors
     /// `work`'s, or the commit's.
     fn transaction<T>(
         &mut self,
-        work: impl FnOnce(&mut Self) -> Result<T, Self::Error>,
+        work: impl FnMut(&mut Self) -> Result<T, Self::Error>,
     ) -> Result<T, Self::Error>;
 }
 
@@ -116,7 +119,7 @@ impl<B: Transactional> Layer<B> {
     pub fn set_pattern(&mut self, pattern: impl Into<Pattern>) -> Result<(), B::Error> {
         let pattern = pattern.into();
         self.backend
-            .transaction(|backend| migration::declare(backend, pattern))?;
+            .transaction(|backend| migration::declare(backend, pattern.clone()))?;
         self.resume()
     }
 
@@ -150,12 +153,17 @@ impl<B: Transactional> Layer<B> {
     /// The migration's; what was committed stays, and a later call goes on from there.
     pub fn resume(&mut self) -> Result<(), B::Error> {
         loop {
-            let policies = self.backend.policies()?;
-            let Some(policy) = migration::unfinished(&policies) else {
+            if migration::unfinished(&self.backend.policies()?).is_none() {
                 return Ok(());
-            };
+            }
+            // The policy is read again inside the transaction: another client may have
+            // moved its progress on, and a transaction run again must see where it stands.
             self.backend.transaction(|backend| {
-                migration::migration_step(backend, policy, MIGRATION_BATCH)
+                let policies = backend.policies()?;
+                match migration::unfinished(&policies) {
+                    Some(policy) => migration::migration_step(backend, policy, MIGRATION_BATCH),
+                    None => Ok(()),
+                }
             })?;
         }
     }
@@ -180,7 +188,7 @@ impl<B: Transactional> Layer<B> {
         let document = with_id(document)?;
         let id = id_of(&document);
         self.backend
-            .transaction(|backend| insert(backend, collection, document))?;
+            .transaction(|backend| insert(backend, collection, document.clone()))?;
         Ok(id)
     }
 
@@ -360,12 +368,54 @@ impl<B: Transactional> Layer<B> {
         }
     }
 
-    /// How many documents match `filter`, decided on logical documents.
+    /// The first document matching `filter` in `_id` order, logical when `expand`: as
+    /// [`Layer::find`], but it stops at the first match.
+    ///
+    /// # Errors
+    /// An invalid filter; the backend's.
+    pub fn find_one(
+        &self,
+        collection: &str,
+        filter: &Document,
+        expand: bool,
+    ) -> Result<Option<Document>, B::Error> {
+        let filter_document = filter;
+        let filter = Filter::parse(filter).map_err(PatternError::filter)?;
+        let policies = self.backend.policies()?;
+        let role = Role::of(collection, &policies);
+        let Some(stored) = matching(
+            &self.backend,
+            collection,
+            &role,
+            (filter_document, &filter),
+            false,
+        )?
+        .into_iter()
+        .next() else {
+            return Ok(None);
+        };
+        match role.engine() {
+            Some(engine) if expand => engine.expand(&self.backend, &stored).map(Some),
+            _ => Ok(Some(stored)),
+        }
+    }
+
+    /// How many documents match `filter`, decided on logical documents. A filter without a
+    /// clause on a managed array is counted by the backend, without reading the documents.
     ///
     /// # Errors
     /// As [`Layer::find`].
     pub fn count(&self, collection: &str, filter: &Document) -> Result<u64, B::Error> {
-        Ok(self.find(collection, filter, false)?.len() as u64)
+        let parsed = Filter::parse(filter).map_err(PatternError::filter)?;
+        let policies = self.backend.policies()?;
+        let role = Role::of(collection, &policies);
+        if role
+            .engine()
+            .is_some_and(|engine| is_logical_query(engine, &parsed))
+        {
+            return Ok(self.find(collection, filter, false)?.len() as u64);
+        }
+        self.backend.count(collection, filter)
     }
 
     /// The logical length of array `field` of the document `id`; `None` without such a
