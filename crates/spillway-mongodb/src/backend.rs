@@ -10,6 +10,14 @@
 //!   within [`TRANSACTION_TIME_LIMIT`], as the driver's `withTransaction` does.
 //! - A batch ([`WriteBackend::apply`]) becomes `insert` and `delete` commands grouped by
 //!   collection and a `replace` per document, all in the transaction.
+//! - Two transactions on one logical document must conflict. Snapshot isolation alone does
+//!   not make them: two `$push`es that read the same full last bucket both insert bucket
+//!   n + 1 (new documents, no common write: write skew), and the main document they both
+//!   name in their batches may be replaced by an equal one, which MongoDB does not count as
+//!   a write (and `spillway serve` compares values, so even a change undone within the
+//!   transaction escapes it). So every transaction that replaces a main document also
+//!   gives that document's write stamp in [`STAMP_COLLECTION`] a new value: a real write,
+//!   on which the second writer gets 112 WriteConflict and runs again on the new state.
 //! - Collections and indexes are made outside transactions (MongoDB 4.2 allows no DDL inside
 //!   one, and later versions only some), before the transaction's writes need them; creating
 //!   is idempotent, so a transaction that is run again finds them made. Dropping a collection
@@ -23,6 +31,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use bson::oid::ObjectId;
 use bson::{Bson, Document, RawDocumentBuf, doc};
 use mongodb::IndexModel;
 use mongodb::options::{FindOptions, ReadConcern, WriteConcern};
@@ -37,6 +46,11 @@ use crate::records::{self, POLICY_COLLECTION, POLICY_DOCUMENT_ID};
 /// How long a transaction may keep being run again after transient errors, as in the
 /// driver's `withTransaction` (120 seconds).
 pub const TRANSACTION_TIME_LIMIT: Duration = Duration::from_secs(120);
+
+/// The collection of write stamps: `{ _id: { c: <collection>, id: <_id> }, at: <ObjectId> }`
+/// for each main document, given a new `at` by every transaction that replaces the main
+/// document (see the module documentation).
+pub const STAMP_COLLECTION: &str = "spillway_stamps";
 
 /// MongoDB's 48 NamespaceExists.
 const NAMESPACE_EXISTS: i32 = 48;
@@ -91,6 +105,7 @@ impl MongoBackend {
             backoff_seed: Cell::new(seed()),
         };
         backend.create(POLICY_COLLECTION)?;
+        backend.create(STAMP_COLLECTION)?;
         Ok(backend)
     }
 
@@ -216,6 +231,23 @@ impl MongoBackend {
         self.back_off(attempt);
     }
 
+    /// Rewrites the write stamp of main document `id` of `collection` with a new value.
+    fn stamp(&self, collection: &str, id: &Bson) -> Result<()> {
+        let stamps = self.collection(STAMP_COLLECTION);
+        self.with_session(|session| {
+            let session = session.expect("in a transaction");
+            stamps
+                .update_one(
+                    doc! { "_id": stamp_id(collection, id) },
+                    doc! { "$set": { "at": ObjectId::new() } },
+                )
+                .upsert(true)
+                .session(session)
+                .run()
+        })?;
+        Ok(())
+    }
+
     fn drop_now(&self, name: &str) -> Result<()> {
         self.known_collections.borrow_mut().remove(name);
         match self.collection(name).drop().run() {
@@ -232,6 +264,11 @@ impl MongoBackend {
             | Write::Delete { collection, .. }) = write;
             self.create(collection)?;
         }
+        let mains: HashSet<String> = self
+            .policies()?
+            .into_iter()
+            .map(|policy| policy.pattern.collection().to_string())
+            .collect();
         let mut writes = batch.into_iter().peekable();
         while let Some(write) = writes.next() {
             match write {
@@ -264,14 +301,15 @@ impl MongoBackend {
                 } => {
                     let id = document.get("_id").cloned().unwrap_or(Bson::Null);
                     let target = self.collection(&collection);
-                    let result = self.with_session(|session| {
+                    let filter = doc! { "_id": { "$eq": id.clone() } };
+                    let replaced = self.with_session(|session| {
                         let session = session.expect("in a transaction");
-                        target
-                            .replace_one(doc! { "_id": { "$eq": id.clone() } }, document)
-                            .session(session)
-                            .run()
+                        target.replace_one(filter, document).session(session).run()
                     })?;
-                    if result.matched_count == 0 {
+                    if mains.contains(&collection) {
+                        self.stamp(&collection, &id)?;
+                    }
+                    if replaced.matched_count == 0 {
                         return Err(PatternError::InvalidRecord {
                             message: format!(
                                 "collection '{collection}' has no document with _id {id} to replace"
@@ -295,8 +333,20 @@ impl MongoBackend {
                         ids.push(id);
                     }
                     let target = self.collection(&collection);
+                    let stamps = self.collection(STAMP_COLLECTION);
+                    let is_main = mains.contains(&collection);
                     self.with_session(|session| {
                         let session = session.expect("in a transaction");
+                        if is_main {
+                            let stamp_ids = ids
+                                .iter()
+                                .map(|id| Bson::Document(stamp_id(&collection, id)))
+                                .collect::<Vec<_>>();
+                            stamps
+                                .delete_many(doc! { "_id": { "$in": stamp_ids } })
+                                .session(&mut *session)
+                                .run()?;
+                        }
                         target
                             .delete_many(doc! { "_id": { "$in": ids } })
                             .session(session)
@@ -307,6 +357,11 @@ impl MongoBackend {
         }
         Ok(())
     }
+}
+
+/// The `_id` of the write stamp of main document `id` of `collection`.
+fn stamp_id(collection: &str, id: &Bson) -> Document {
+    doc! { "c": collection, "id": id.clone() }
 }
 
 /// A seed for the backoff that differs between threads and processes.

@@ -48,8 +48,8 @@ struct Inner {
 
 impl PatternedDatabase {
     /// Database `name` of `client`'s deployment with `patterns` declared: each one not yet
-    /// stored in the cluster is declared and migrates the documents already there (in
-    /// batches, resumable); one already declared the same way is kept as it is; migrations
+    /// stored in the cluster is declared (its collection created if need be) and migrates
+    /// the documents already there (in batches, resumable); one already declared the same way is kept as it is; migrations
     /// a crash left unfinished are resumed first. (The client is needed, not only the
     /// driver's `Database`, because transactions need sessions, which only a client starts.)
     ///
@@ -84,7 +84,10 @@ impl PatternedDatabase {
                         ),
                     });
                 }
-                None => database.set_pattern(pattern)?,
+                None => {
+                    database.create_collection(pattern.collection())?;
+                    database.set_pattern(pattern)?;
+                }
             }
         }
         Ok(database)

@@ -39,7 +39,7 @@ mod database;
 mod error;
 mod records;
 
-pub use backend::{MongoBackend, TRANSACTION_TIME_LIMIT};
+pub use backend::{MongoBackend, STAMP_COLLECTION, TRANSACTION_TIME_LIMIT};
 pub use database::{
     CountDocuments, Delete, DeleteResult, Find, FindOne, InsertMany, InsertManyResult, InsertOne,
     InsertOneResult, PatternedCollection, PatternedDatabase, Update,
