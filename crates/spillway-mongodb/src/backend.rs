@@ -74,8 +74,10 @@ pub struct MongoBackend {
     pending_drops: Vec<String>,
     /// Collections known to exist, so that a write does not ask to create them again.
     known_collections: RefCell<HashSet<String>>,
-    /// Successive transient failures, for the backoff between attempts.
+    /// The state of the backoff's generator.
     backoff_seed: Cell<u64>,
+    /// How long a transaction may keep being run again.
+    time_limit: Duration,
 }
 
 impl std::fmt::Debug for MongoBackend {
@@ -103,10 +105,17 @@ impl MongoBackend {
             pending_drops: Vec::new(),
             known_collections: RefCell::new(HashSet::new()),
             backoff_seed: Cell::new(seed()),
+            time_limit: TRANSACTION_TIME_LIMIT,
         };
         backend.create(POLICY_COLLECTION)?;
         backend.create(STAMP_COLLECTION)?;
         Ok(backend)
+    }
+
+    /// Runs transactions again after transient errors for at most `time_limit`
+    /// ([`TRANSACTION_TIME_LIMIT`] by default).
+    pub fn set_time_limit(&mut self, time_limit: Duration) {
+        self.time_limit = time_limit;
     }
 
     /// The database.
@@ -542,7 +551,7 @@ impl Transactional for MongoBackend {
                 Ok(value) => value,
                 Err(error) => {
                     self.abort();
-                    if error.is_transient() && started.elapsed() < TRANSACTION_TIME_LIMIT {
+                    if error.is_transient() && started.elapsed() < self.time_limit {
                         self.back_off(attempt);
                         continue 'attempts;
                     }
@@ -560,11 +569,8 @@ impl Transactional for MongoBackend {
                         return Ok(value);
                     }
                     Err(error)
-                        if error.is_unknown_commit()
-                            && started.elapsed() < TRANSACTION_TIME_LIMIT => {}
-                    Err(error)
-                        if error.is_transient() && started.elapsed() < TRANSACTION_TIME_LIMIT =>
-                    {
+                        if error.is_unknown_commit() && started.elapsed() < self.time_limit => {}
+                    Err(error) if error.is_transient() && started.elapsed() < self.time_limit => {
                         self.end();
                         self.back_off(attempt);
                         continue 'attempts;

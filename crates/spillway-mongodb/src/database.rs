@@ -9,6 +9,7 @@
 //! must never decide anything about a policy: that is the layer's.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use bson::{Bson, Document};
 use mongodb::sync::Client;
@@ -43,6 +44,7 @@ pub struct PatternedDatabase {
 struct Inner {
     client: Client,
     name: String,
+    time_limit: Duration,
     pool: Mutex<Vec<Pooled>>,
 }
 
@@ -61,10 +63,26 @@ impl PatternedDatabase {
         name: &str,
         patterns: impl IntoIterator<Item = P>,
     ) -> Result<PatternedDatabase> {
+        PatternedDatabase::with_time_limit(client, name, TRANSACTION_TIME_LIMIT, patterns)
+    }
+
+    /// As [`PatternedDatabase::new`], with transactions run again after transient errors
+    /// for at most `time_limit` rather than the driver's 120 seconds (an application that
+    /// would rather fail fast when the deployment is unreachable).
+    ///
+    /// # Errors
+    /// As [`PatternedDatabase::new`].
+    pub fn with_time_limit<P: Into<Pattern>>(
+        client: &Client,
+        name: &str,
+        time_limit: Duration,
+        patterns: impl IntoIterator<Item = P>,
+    ) -> Result<PatternedDatabase> {
         let database = PatternedDatabase {
             inner: Arc::new(Inner {
                 client: client.clone(),
                 name: name.to_string(),
+                time_limit,
                 pool: Mutex::new(Vec::new()),
             }),
         };
@@ -169,7 +187,11 @@ impl PatternedDatabase {
             .pop();
         let mut layer = match pooled {
             Some(layer) => layer,
-            None => Layer::open(MongoBackend::new(&self.inner.client, &self.inner.name)?)?,
+            None => {
+                let mut backend = MongoBackend::new(&self.inner.client, &self.inner.name)?;
+                backend.set_time_limit(self.inner.time_limit);
+                Layer::open(backend)?
+            }
         };
         let outcome = work(&mut layer);
         self.inner
@@ -192,7 +214,7 @@ impl PatternedDatabase {
                 layer.backend_mut().end_read();
                 match outcome {
                     Err(error)
-                        if error.is_transient() && started.elapsed() < TRANSACTION_TIME_LIMIT =>
+                        if error.is_transient() && started.elapsed() < self.inner.time_limit =>
                     {
                         layer.backend().back_off_read(attempt);
                     }
