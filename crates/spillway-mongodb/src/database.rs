@@ -185,13 +185,12 @@ impl PatternedDatabase {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
-        let mut layer = match pooled {
-            Some(layer) => layer,
-            None => {
-                let mut backend = MongoBackend::new(&self.inner.client, &self.inner.name)?;
-                backend.set_time_limit(self.inner.time_limit);
-                Layer::open(backend)?
-            }
+        let mut layer = if let Some(layer) = pooled {
+            layer
+        } else {
+            let mut backend = MongoBackend::new(&self.inner.client, &self.inner.name)?;
+            backend.set_time_limit(self.inner.time_limit);
+            Layer::open(backend)?
         };
         let outcome = work(&mut layer);
         self.inner
