@@ -368,6 +368,51 @@ impl MongoBackend {
     }
 }
 
+/// The types an `_id` can have, with their rank in MongoDB's comparison order (types of one
+/// rank compare by value with each other: one bracket), by their `$type` names.
+const ID_TYPES: &[(u8, &str)] = &[
+    (0, "minKey"),
+    (1, "null"),
+    (2, "int"),
+    (2, "long"),
+    (2, "double"),
+    (2, "decimal"),
+    (3, "symbol"),
+    (3, "string"),
+    (4, "object"),
+    (6, "binData"),
+    (7, "objectId"),
+    (8, "bool"),
+    (9, "date"),
+    (10, "timestamp"),
+    (12, "dbPointer"),
+    (13, "javascript"),
+    (14, "javascriptWithScope"),
+    (15, "maxKey"),
+];
+
+/// The rank of a value's type in MongoDB's comparison order (see [`ID_TYPES`]).
+fn type_rank(value: &Bson) -> u8 {
+    match value {
+        Bson::MinKey => 0,
+        Bson::Null | Bson::Undefined => 1,
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => 2,
+        Bson::Symbol(_) | Bson::String(_) => 3,
+        Bson::Document(_) => 4,
+        Bson::Array(_) => 5,
+        Bson::Binary(_) => 6,
+        Bson::ObjectId(_) => 7,
+        Bson::Boolean(_) => 8,
+        Bson::DateTime(_) => 9,
+        Bson::Timestamp(_) => 10,
+        Bson::RegularExpression(_) => 11,
+        Bson::DbPointer(_) => 12,
+        Bson::JavaScriptCode(_) => 13,
+        Bson::JavaScriptCodeWithScope(_) => 14,
+        Bson::MaxKey => 15,
+    }
+}
+
 /// The `_id` of the write stamp of main document `id` of `collection`.
 fn stamp_id(collection: &str, id: &Bson) -> Document {
     doc! { "c": collection, "id": id.clone() }
@@ -450,6 +495,47 @@ impl ReadBackend for MongoBackend {
             *self.policies.borrow_mut() = Some(policies.clone());
         }
         Ok(policies)
+    }
+
+    /// A migration's next batch through the `_id` index: `{ _id: { $gt: through } }` finds
+    /// the `_id`s after `through` of its own type bracket (MongoDB compares within one
+    /// bracket: numbers, strings, documents...), then, if the batch is not full, `$type`
+    /// finds those of the brackets after it. The trait's default, an `$expr` comparison,
+    /// gives the same documents but no index serves it: every batch would read the whole
+    /// collection.
+    fn documents_after(
+        &self,
+        collection: &str,
+        through: Option<&Bson>,
+        limit: usize,
+    ) -> Result<Vec<Document>> {
+        let batch = |filter: Document, limit: usize| {
+            self.find(
+                collection,
+                &Query {
+                    filter,
+                    sort: Some(doc! { "_id": 1 }),
+                    skip: 0,
+                    limit: Some(limit as u64),
+                },
+            )
+        };
+        let Some(through) = through else {
+            return batch(Document::new(), limit);
+        };
+        let mut documents = batch(doc! { "_id": { "$gt": through.clone() } }, limit)?;
+        let later: Vec<&str> = ID_TYPES
+            .iter()
+            .filter(|(rank, _)| *rank > type_rank(through))
+            .map(|(_, name)| *name)
+            .collect();
+        if documents.len() < limit && !later.is_empty() {
+            documents.extend(batch(
+                doc! { "_id": { "$type": later } },
+                limit - documents.len(),
+            )?);
+        }
+        Ok(documents)
     }
 
     fn collection_exists(&self, collection: &str) -> Result<bool> {

@@ -108,3 +108,31 @@ fn configure(client: &Client, command: Document) {
         .run()
         .expect("configureFailPoint");
 }
+
+/// What a client sent: each command's name and its size in bytes, in order.
+pub type Sent = std::sync::Arc<std::sync::Mutex<Vec<(String, usize)>>>;
+
+/// A client of the server at `address` that records every command it sends.
+pub fn monitored_client(address: SocketAddr) -> (Client, Sent) {
+    use mongodb::event::EventHandler;
+    use mongodb::event::command::CommandEvent;
+    use mongodb::options::ClientOptions;
+
+    let sent = Sent::default();
+    let mut options = ClientOptions::parse(format!(
+        "mongodb://{address}/?appName={}&serverSelectionTimeoutMS=20000",
+        unique("monitored")
+    ))
+    .run()
+    .expect("a valid URI");
+    let log = std::sync::Arc::clone(&sent);
+    options.command_event_handler = Some(EventHandler::callback(move |event| {
+        if let CommandEvent::Started(started) = event {
+            let size = started.command.to_vec().map_or(0, |bytes| bytes.len());
+            log.lock()
+                .expect("the command log")
+                .push((started.command_name, size));
+        }
+    }));
+    (Client::with_options(options).expect("a client"), sent)
+}
