@@ -649,8 +649,11 @@ impl Transactional for MongoBackend {
                     Ok(()) => {
                         let drops = std::mem::take(&mut self.pending_drops);
                         self.end();
+                        // The transaction is committed: a drop that fails now must not make
+                        // the caller believe otherwise (and run it again). What it leaves is
+                        // an empty side collection no policy names.
                         for collection in drops {
-                            self.drop_now(&collection)?;
+                            let _ = self.drop_now(&collection);
                         }
                         return Ok(value);
                     }
