@@ -12,14 +12,15 @@
 
 use bson::oid::ObjectId;
 use bson::{Bson, DateTime, Document, doc};
-use spillway_doc::filter::Filter;
+use spillway_doc::compare::compare;
+use spillway_doc::filter::{Clause, Filter, Predicate};
 use spillway_doc::size::{check_id, check_storable};
 use spillway_doc::update::{ApplyContext, Update};
 
 use crate::backend::{Query, ReadBackend, Write, WriteBackend};
-use crate::engine::{logical_len, page};
+use crate::engine::{Engine, logical_len, page};
 use crate::error::PatternError;
-use crate::matching::{is_logical_query, matches_logical};
+use crate::matching::{self, is_logical_query, matches_logical};
 use crate::migration::{self, MIGRATION_BATCH};
 use crate::policy::{Pattern, Policy};
 use crate::role::Role;
@@ -109,6 +110,20 @@ impl<B: Transactional> Layer<B> {
     pub fn create_collection(&mut self, name: &str) -> Result<(), B::Error> {
         self.backend
             .transaction(|backend| backend.create_collection(name))
+    }
+
+    /// Creates an index on `collection` (a no-op if it exists) and, on a main collection,
+    /// its mirror on each policy's side collection ([`migration::mirror_index`]), so that a
+    /// logical equality on the indexed managed path reads both indexes instead of every
+    /// main document.
+    ///
+    /// # Errors
+    /// The backend's.
+    pub fn create_index(&mut self, collection: &str, keys: &Document) -> Result<(), B::Error> {
+        self.backend.transaction(|backend| {
+            backend.ensure_index(collection, keys)?;
+            migration::mirror_index(backend, collection, keys)
+        })
     }
 
     /// Declares a policy and migrates the documents already stored, a batch per transaction
@@ -543,16 +558,22 @@ fn matching<R: ReadBackend>(
         return backend.find(collection, &query);
     };
     let mut matched = Vec::new();
+    if let Some(candidates) = union_candidates(backend, collection, engine, filter)? {
+        for stored in candidates {
+            if matches_raw(engine, backend, collection, filter, &stored)? {
+                matched.push(stored);
+                if !multi {
+                    break;
+                }
+            }
+        }
+        return Ok(matched);
+    }
     let mut through: Option<Bson> = None;
     loop {
         let batch = backend.documents_after(collection, through.as_ref(), MIGRATION_BATCH)?;
         for stored in &batch {
-            let raw = bson::RawDocumentBuf::try_from(stored).map_err(|error| {
-                PatternError::InvalidRecord {
-                    message: format!("a document of '{collection}' cannot be encoded: {error}"),
-                }
-            })?;
-            if matches_logical(engine, backend, filter, &raw)? {
+            if matches_raw(engine, backend, collection, filter, stored)? {
                 matched.push(stored.clone());
                 if !multi {
                     return Ok(matched);
@@ -564,4 +585,100 @@ fn matching<R: ReadBackend>(
             _ => return Ok(matched),
         }
     }
+}
+
+/// Whether the stored main document `stored` matches `filter` as a logical document.
+fn matches_raw<R: ReadBackend>(
+    engine: &Engine<'_>,
+    backend: &R,
+    collection: &str,
+    filter: &Filter,
+    stored: &Document,
+) -> Result<bool, R::Error> {
+    let raw =
+        bson::RawDocumentBuf::try_from(stored).map_err(|error| PatternError::InvalidRecord {
+            message: format!("a document of '{collection}' cannot be encoded: {error}"),
+        })?;
+    matches_logical(engine, backend, filter, &raw)
+}
+
+/// The candidates of [`matching::union_plan`] in `_id` order, when `filter` has an equality
+/// (or `$in`) on a managed path and both sides have an index leading with it: the main
+/// documents whose stored array matches, and those the matching side documents link to.
+/// Every logical match is among them; each must still be matched on its logical document.
+/// `None` when no such plan applies (the caller scans the main collection).
+fn union_candidates<R: ReadBackend>(
+    backend: &R,
+    collection: &str,
+    engine: &Engine<'_>,
+    filter: &Filter,
+) -> Result<Option<Vec<Document>>, R::Error> {
+    // Only a filter with an equality on a managed path can use the plan: ask for the
+    // indexes only then.
+    let may_apply = filter.field_predicates().any(|(path, predicate)| {
+        matches!(predicate, Predicate::Eq(_) | Predicate::In(_))
+            && engine.is_managed_path(path.as_str())
+    });
+    if !may_apply {
+        return Ok(None);
+    }
+    let mut indexes = vec![(collection.to_string(), backend.index_keys(collection)?)];
+    for policy in engine.policies() {
+        let side = &policy.pattern.side_collection;
+        indexes.push((side.clone(), backend.index_keys(side)?));
+    }
+    let leads_an_index = |name: &str, path: &str| {
+        indexes.iter().any(|(indexed, keys)| {
+            indexed == name
+                && keys
+                    .iter()
+                    .any(|keys| keys.keys().next().is_some_and(|first| first == path))
+        })
+    };
+    let Some(plan) = matching::union_plan(engine, filter, leads_an_index)? else {
+        return Ok(None);
+    };
+    let (Some(main), Some(side)) = (predicate_query(&plan.main), predicate_query(&plan.side))
+    else {
+        return Ok(None);
+    };
+    let pattern = &plan.policy.pattern;
+    let query = |filter: Document| Query {
+        filter,
+        sort: Some(doc! { "_id": 1 }),
+        ..Query::default()
+    };
+    let mut candidates = backend.find(collection, &query(main))?;
+    let mut links: Vec<Bson> = backend
+        .find(&pattern.side_collection, &query(side))?
+        .into_iter()
+        .filter_map(|side| side.get(&pattern.link_field).cloned())
+        .filter(|link| {
+            !candidates
+                .iter()
+                .any(|found| found.get("_id") == Some(link))
+        })
+        .collect();
+    links.sort_by(compare);
+    links.dedup();
+    if !links.is_empty() {
+        candidates.extend(backend.find(collection, &query(doc! { "_id": { "$in": links } }))?);
+        candidates.sort_by(|a, b| compare(&id_of(a), &id_of(b)));
+    }
+    Ok(Some(candidates))
+}
+
+/// The one equality or `$in` clause of a union plan's query, as a filter document.
+fn predicate_query(filter: &Filter) -> Option<Document> {
+    let [Clause::Field { path, predicate }] = filter.clauses.as_slice() else {
+        return None;
+    };
+    let condition = match predicate {
+        Predicate::Eq(operand) => doc! { "$eq": operand.value().clone() },
+        Predicate::In(list) => doc! {
+            "$in": list.values.iter().map(|value| value.value().clone()).collect::<Vec<_>>()
+        },
+        _ => return None,
+    };
+    Some(doc! { path.as_str(): condition })
 }
