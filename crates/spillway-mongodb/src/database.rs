@@ -334,6 +334,18 @@ impl PatternedCollection {
         }
     }
 
+    /// Creates an index on `keys` (a no-op if it exists) and, on a collection with
+    /// policies, its mirror on each side collection (`customers_purchased` →
+    /// `customers_purchased_extra`), so that a logical equality on the path reads the two
+    /// indexes instead of every main document.
+    ///
+    /// # Errors
+    /// The deployment's.
+    pub fn create_index(&self, keys: &Document) -> Result<()> {
+        self.database
+            .with_layer(|layer| layer.create_index(&self.name, keys))
+    }
+
     /// How many documents match `filter`, decided on logical documents.
     pub fn count_documents(&self, filter: Document) -> CountDocuments<'_> {
         CountDocuments {

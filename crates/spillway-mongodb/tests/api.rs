@@ -283,3 +283,82 @@ fn a_push_costs_the_same_commands_and_bytes_at_any_length() {
         short_commands.len()
     );
 }
+
+/// 200 books with 0 to 12 buyers each (threshold 3, buckets of 2), in a fresh database.
+fn books(client: &mongodb::sync::Client) -> PatternedDatabase {
+    let shop = PatternedDatabase::new(client, &common::unique("db"), [buyers_policy()])
+        .expect("the database opens");
+    let sales = shop.collection("sales");
+    sales
+        .insert_many((0..200).map(|id| {
+            let buyers: Vec<i32> = (0..id % 13).map(|n| (id * 7 + n * 11) % 50).collect();
+            doc! { "_id": id, "buyers": buyers }
+        }))
+        .run()
+        .expect("the books");
+    shop
+}
+
+#[test]
+fn logical_queries_on_an_indexed_path_read_both_indexes_and_agree_with_a_scan() {
+    let (client, sent) = common::monitored_client(common::server());
+    let scanned = books(&client);
+    let indexed = books(&client);
+    indexed
+        .collection("sales")
+        .create_index(&doc! { "buyers": 1 })
+        .expect("create_index");
+    let side_indexes: Vec<Document> = client
+        .database(indexed.name())
+        .collection::<Document>("extra_sales")
+        .list_indexes()
+        .run()
+        .expect("listIndexes")
+        .map(|index| index.expect("an index").keys)
+        .collect();
+    assert!(
+        side_indexes.contains(&doc! { "buyers_extra": 1 }),
+        "the mirrored index: {side_indexes:?}"
+    );
+    for filter in [
+        doc! { "buyers": 7 },
+        doc! { "buyers": 49 },
+        doc! { "buyers": 99 },
+        doc! { "buyers": { "$in": [3, 40] } },
+        doc! { "buyers": 12, "_id": { "$gt": 100 } },
+    ] {
+        sent.lock().expect("the log").clear();
+        let expected = scanned
+            .collection("sales")
+            .find(filter.clone())
+            .expand(true)
+            .run()
+            .expect("a scan");
+        let scan_commands = sent.lock().expect("the log").len();
+        sent.lock().expect("the log").clear();
+        let found = indexed
+            .collection("sales")
+            .find(filter.clone())
+            .expand(true)
+            .run()
+            .expect("the union of both indexes");
+        let commands = sent.lock().expect("the log").len();
+        assert_eq!(found, expected, "{filter}");
+        assert!(
+            commands * 2 < scan_commands,
+            "{filter}: {commands} commands through the indexes, {scan_commands} for a scan"
+        );
+        eprintln!(
+            "{filter}: {} matches, {commands} commands through the indexes, {scan_commands} for a scan",
+            expected.len()
+        );
+        assert_eq!(
+            indexed
+                .collection("sales")
+                .count_documents(filter.clone())
+                .run()
+                .expect("count"),
+            expected.len() as u64
+        );
+    }
+}

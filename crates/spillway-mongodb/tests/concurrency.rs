@@ -38,7 +38,7 @@ fn eight_clients_pushing_to_one_book_lose_and_duplicate_nothing() {
         .map(|thread| {
             let name = name.clone();
             std::thread::spawn(move || {
-                let client = common::client(address, &common::unique("writer"));
+                let (client, sent) = common::monitored_client(address);
                 // Each writer adopts the database the way an application does: one line,
                 // with the same policy, already declared.
                 let shop = PatternedDatabase::new(&client, &name, [policy()])
@@ -54,12 +54,17 @@ fn eight_clients_pushing_to_one_book_lose_and_duplicate_nothing() {
                 }
                 drop(shop);
                 client.shutdown().immediate(true).run();
+                let sent = sent.lock().expect("the command log");
+                sent.iter()
+                    .filter(|(entry, _)| entry.starts_with("failed ") && entry.ends_with(" 112"))
+                    .count()
             })
         })
         .collect();
-    for worker in workers {
-        worker.join().expect("a writer thread");
-    }
+    let write_conflicts: usize = workers
+        .into_iter()
+        .map(|worker| worker.join().expect("a writer thread"))
+        .sum();
     let elapsed = started.elapsed();
 
     let books = shop.collection("books");
@@ -122,7 +127,7 @@ fn eight_clients_pushing_to_one_book_lose_and_duplicate_nothing() {
         "the flag and buckets hold"
     );
     eprintln!(
-        "{} pushes from {THREADS} clients in {elapsed:.1?}",
+        "{} pushes from {THREADS} clients in {elapsed:.1?}, {write_conflicts} write conflicts run again",
         THREADS * PUSHES_PER_THREAD
     );
 }

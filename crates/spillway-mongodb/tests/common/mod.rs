@@ -109,7 +109,8 @@ fn configure(client: &Client, command: Document) {
         .expect("configureFailPoint");
 }
 
-/// What a client sent: each command's name and its size in bytes, in order.
+/// What a client sent: each command's name and its size in bytes, in order; a command that
+/// failed adds an entry `failed <name> <code>` (size 0).
 pub type Sent = std::sync::Arc<std::sync::Mutex<Vec<(String, usize)>>>;
 
 /// A client of the server at `address` that records every command it sends.
@@ -127,12 +128,21 @@ pub fn monitored_client(address: SocketAddr) -> (Client, Sent) {
     .expect("a valid URI");
     let log = std::sync::Arc::clone(&sent);
     options.command_event_handler = Some(EventHandler::callback(move |event| {
-        if let CommandEvent::Started(started) = event {
-            let size = started.command.to_vec().map_or(0, |bytes| bytes.len());
-            log.lock()
-                .expect("the command log")
-                .push((started.command_name, size));
-        }
+        let entry = match event {
+            CommandEvent::Started(started) => {
+                let size = started.command.to_vec().map_or(0, |bytes| bytes.len());
+                (started.command_name, size)
+            }
+            CommandEvent::Failed(failed) => {
+                let code = match failed.failure.kind.as_ref() {
+                    mongodb::error::ErrorKind::Command(error) => error.code,
+                    _ => -1,
+                };
+                (format!("failed {} {code}", failed.command_name), 0)
+            }
+            _ => return,
+        };
+        log.lock().expect("the command log").push(entry);
     }));
     (Client::with_options(options).expect("a client"), sent)
 }
