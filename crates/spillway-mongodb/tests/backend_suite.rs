@@ -7,7 +7,7 @@
 //! one server. Writes behind the layer's back go through the backend alone, which decides
 //! nothing about policies.
 //!
-//! Cases of the central property: 24 by default (each step is several round trips to a
+//! Cases of the central property: 16 by default (each step is several round trips to a
 //! debug build of the server); `PROPTEST_CASES` overrides.
 
 mod common;
@@ -147,7 +147,7 @@ fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|cases| cases.parse().ok())
-        .unwrap_or(24)
+        .unwrap_or(16)
 }
 
 #[test]
