@@ -104,7 +104,14 @@ impl PatternedDatabase {
                 }
                 None => {
                     database.create_collection(pattern.collection())?;
-                    database.set_pattern(pattern)?;
+                    if let Err(error) = database.set_pattern(pattern.clone()) {
+                        // Another process running the same line may have declared it first
+                        // (then its migration, or ours, is finished by `resume`).
+                        if !database.patterns()?.contains(&pattern) {
+                            return Err(error);
+                        }
+                        database.resume()?;
+                    }
                 }
             }
         }

@@ -1,9 +1,14 @@
-//! Concurrent writers to one viral book: 8 threads, each with its own client (its own
-//! connections and sessions), `$push` to the same managed array of an outlier policy through
-//! the MongoDB backend against `spillway serve`. Their transactions conflict on the book and
-//! its last bucket (112 WriteConflict, labelled `TransientTransactionError`) and are run again;
-//! in the end every element is there exactly once, each thread's elements in the order it
-//! pushed them, the layout verifies clean, and the logical length agrees.
+//! Concurrent clients of the MongoDB backend against `spillway serve`, each with its own
+//! client (its own connections and sessions):
+//!
+//! - 8 threads `$push` to the same managed array of an outlier policy. Their transactions
+//!   conflict on the book's write stamp and its last bucket (112 WriteConflict, labelled
+//!   `TransientTransactionError`) and are run again; in the end every element is there
+//!   exactly once, each thread's elements in the order it pushed them, the layout verifies
+//!   clean, and the logical length agrees.
+//! - 4 threads adopt the same new policy on a collection of 300 documents at once (as four
+//!   processes of one application starting together): all succeed, one policy is stored,
+//!   the migration finishes and every logical document is unchanged.
 
 mod common;
 
@@ -130,4 +135,60 @@ fn eight_clients_pushing_to_one_book_lose_and_duplicate_nothing() {
         "{} pushes from {THREADS} clients in {elapsed:.1?}, {write_conflicts} write conflicts run again",
         THREADS * PUSHES_PER_THREAD
     );
+}
+
+#[test]
+fn four_processes_adopting_the_same_policy_at_once_all_succeed() {
+    let address = common::server();
+    let name = common::unique("adopt");
+    let setup = common::client(address, &common::unique("setup"));
+    let inserted: Vec<_> = (0..300)
+        .map(|id| doc! { "_id": id, "buyers": (0..id % 9).collect::<Vec<i32>>() })
+        .collect();
+    setup
+        .database(&name)
+        .collection::<spillway_mongodb::bson::Document>("books")
+        .insert_many(inserted.clone())
+        .run()
+        .expect("plain documents");
+    let policy = || {
+        Pattern::outlier("books", "buyers")
+            .threshold(3)
+            .bucket_capacity(2)
+    };
+    let adopters: Vec<_> = (0..4)
+        .map(|_| {
+            let name = name.clone();
+            std::thread::spawn(move || {
+                let client = common::client(address, &common::unique("adopter"));
+                let shop = PatternedDatabase::new(&client, &name, [policy()])
+                    .unwrap_or_else(|error| panic!("adopting the policy: {error}"));
+                drop(shop);
+                client.shutdown().immediate(true).run();
+            })
+        })
+        .collect();
+    for adopter in adopters {
+        adopter.join().expect("an adopting thread");
+    }
+    let shop = PatternedDatabase::new(&setup, &name, [policy()]).expect("the database");
+    assert_eq!(shop.patterns().expect("patterns"), vec![policy().into()]);
+    let books = shop.collection("books");
+    assert_eq!(
+        books.find(doc! {}).expand(true).run().expect("expanded"),
+        inserted,
+        "every logical document is the inserted one"
+    );
+    assert!(
+        books
+            .find(doc! {})
+            .run()
+            .expect("stored")
+            .iter()
+            .all(|book| book
+                .get_array("buyers")
+                .is_ok_and(|buyers| buyers.len() <= 3)),
+        "the migration finished"
+    );
+    assert_eq!(shop.verify().expect("verify"), Vec::new());
 }
