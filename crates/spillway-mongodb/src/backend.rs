@@ -451,6 +451,10 @@ impl ReadBackend for MongoBackend {
     }
 
     fn find_raw(&self, collection: &str, query: &Query) -> Result<Vec<RawDocumentBuf>> {
+        if query.limit == Some(0) {
+            // For the driver, a limit of 0 is no limit at all.
+            return Ok(Vec::new());
+        }
         let target = self.database.collection::<RawDocumentBuf>(collection);
         let options = FindOptions::builder()
             // Natural order is `_id` order, as in the embedded database and the reference.
