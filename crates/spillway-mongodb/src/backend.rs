@@ -187,7 +187,7 @@ impl MongoBackend {
         self.end();
     }
 
-    /// Commits the open transaction; on success, drops what it dropped.
+    /// Sends `commitTransaction` for the open transaction.
     fn commit(&mut self) -> Result<()> {
         let mut session = self.session.borrow_mut();
         let session = session.as_mut().expect("a transaction is open");
