@@ -2,7 +2,7 @@
 //! each operation one backend transaction. It is how a backend that is only storage and
 //! queries (the in-memory reference, a MongoDB deployment) gets the whole pattern layer:
 //! the role of the collection is decided once per operation, then the write paths of
-//! [`writes`], the matching of [`matching`](crate::matching) and the
+//! [`writes`], the matching of [`matching`] and the
 //! migrations of [`migration`] do the rest.
 //!
 //! The embedded database does not use it: it has its own planner and indexes and calls the
