@@ -6,9 +6,11 @@
 //! migrations of [`migration`] do the rest.
 //!
 //! The embedded database does not use it: it has its own planner and indexes and calls the
-//! same modules from its facade. Queries here ask the backend for the main documents the
-//! other clauses select and decide managed clauses on logical documents, which is simple
-//! and correct rather than fast.
+//! same modules from its facade. A query with a managed clause is answered on logical
+//! documents: from both sides' indexes ([`matching::union_plan`]) when it has an equality on
+//! a managed path both sides index, else by reading the main collection in `_id` batches.
+//! Transactions may be run again by the backend, so every closure here reads what it
+//! decides on inside the transaction.
 
 use bson::oid::ObjectId;
 use bson::{Bson, DateTime, Document, doc};
