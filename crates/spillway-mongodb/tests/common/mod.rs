@@ -101,7 +101,8 @@ pub fn clear_commit_failures(client: &Client) {
     );
 }
 
-fn configure(client: &Client, command: Document) {
+/// Sends `configureFailPoint` (the server's test commands are on).
+pub fn configure(client: &Client, command: Document) {
     client
         .database("admin")
         .run_command(command)
@@ -115,14 +116,18 @@ pub type Sent = std::sync::Arc<std::sync::Mutex<Vec<(String, usize)>>>;
 
 /// A client of the server at `address` that records every command it sends.
 pub fn monitored_client(address: SocketAddr) -> (Client, Sent) {
+    monitored_client_named(address, &unique("monitored"))
+}
+
+/// As [`monitored_client`], naming itself `app` in its handshake.
+pub fn monitored_client_named(address: SocketAddr, app: &str) -> (Client, Sent) {
     use mongodb::event::EventHandler;
     use mongodb::event::command::CommandEvent;
     use mongodb::options::ClientOptions;
 
     let sent = Sent::default();
     let mut options = ClientOptions::parse(format!(
-        "mongodb://{address}/?appName={}&serverSelectionTimeoutMS=20000",
-        unique("monitored")
+        "mongodb://{address}/?appName={app}&serverSelectionTimeoutMS=20000"
     ))
     .run()
     .expect("a valid URI");
