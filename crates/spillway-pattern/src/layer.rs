@@ -2,24 +2,27 @@
 //! each operation one backend transaction. It is how a backend that is only storage and
 //! queries (the in-memory reference, a MongoDB deployment) gets the whole pattern layer:
 //! the role of the collection is decided once per operation, then the write paths of
-//! [`writes`], the matching of [`matching`](crate::matching) and the
+//! [`writes`], the matching of [`matching`] and the
 //! migrations of [`migration`] do the rest.
 //!
 //! The embedded database does not use it: it has its own planner and indexes and calls the
-//! same modules from its facade. Queries here ask the backend for the main documents the
-//! other clauses select and decide managed clauses on logical documents, which is simple
-//! and correct rather than fast.
+//! same modules from its facade. A query with a managed clause is answered on logical
+//! documents: from both sides' indexes ([`matching::union_plan`]) when it has an equality on
+//! a managed path both sides index, else by reading the main collection in `_id` batches.
+//! Transactions may be run again by the backend, so every closure here reads what it
+//! decides on inside the transaction.
 
 use bson::oid::ObjectId;
 use bson::{Bson, DateTime, Document, doc};
-use spillway_doc::filter::Filter;
+use spillway_doc::compare::compare;
+use spillway_doc::filter::{Clause, Filter, Predicate};
 use spillway_doc::size::{check_id, check_storable};
 use spillway_doc::update::{ApplyContext, Update};
 
 use crate::backend::{Query, ReadBackend, Write, WriteBackend};
-use crate::engine::{logical_len, page};
+use crate::engine::{Engine, logical_len, page};
 use crate::error::PatternError;
-use crate::matching::{is_logical_query, matches_logical};
+use crate::matching::{self, is_logical_query, matches_logical};
 use crate::migration::{self, MIGRATION_BATCH};
 use crate::policy::{Pattern, Policy};
 use crate::role::Role;
@@ -30,13 +33,16 @@ use crate::writes;
 /// A backend that can run several batches as one transaction.
 pub trait Transactional: WriteBackend + Sized {
     /// Runs `work` as one transaction: everything it applied becomes visible together when
-    /// it returns `Ok`, and nothing of it when it fails.
+    /// it returns `Ok`, and nothing of it when it fails. A backend may run `work` again from
+    /// the start after a transient failure (a write conflict with another client, a failover),
+    /// as MongoDB's drivers do in `withTransaction`, so `work` must be repeatable: it reads
+    /// what it needs through the backend on every run.
     ///
     /// # Errors
     /// `work`'s, or the commit's.
     fn transaction<T>(
         &mut self,
-        work: impl FnOnce(&mut Self) -> Result<T, Self::Error>,
+        work: impl FnMut(&mut Self) -> Result<T, Self::Error>,
     ) -> Result<T, Self::Error>;
 }
 
@@ -108,6 +114,20 @@ impl<B: Transactional> Layer<B> {
             .transaction(|backend| backend.create_collection(name))
     }
 
+    /// Creates an index on `collection` (a no-op if it exists) and, on a main collection,
+    /// its mirror on each policy's side collection ([`migration::mirror_index`]), so that a
+    /// logical equality on the indexed managed path reads both indexes instead of every
+    /// main document.
+    ///
+    /// # Errors
+    /// The backend's.
+    pub fn create_index(&mut self, collection: &str, keys: &Document) -> Result<(), B::Error> {
+        self.backend.transaction(|backend| {
+            backend.ensure_index(collection, keys)?;
+            migration::mirror_index(backend, collection, keys)
+        })
+    }
+
     /// Declares a policy and migrates the documents already stored, a batch per transaction
     /// ([`migration::declare`]).
     ///
@@ -116,7 +136,7 @@ impl<B: Transactional> Layer<B> {
     pub fn set_pattern(&mut self, pattern: impl Into<Pattern>) -> Result<(), B::Error> {
         let pattern = pattern.into();
         self.backend
-            .transaction(|backend| migration::declare(backend, pattern))?;
+            .transaction(|backend| migration::declare(backend, pattern.clone()))?;
         self.resume()
     }
 
@@ -150,12 +170,17 @@ impl<B: Transactional> Layer<B> {
     /// The migration's; what was committed stays, and a later call goes on from there.
     pub fn resume(&mut self) -> Result<(), B::Error> {
         loop {
-            let policies = self.backend.policies()?;
-            let Some(policy) = migration::unfinished(&policies) else {
+            if migration::unfinished(&self.backend.policies()?).is_none() {
                 return Ok(());
-            };
+            }
+            // The policy is read again inside the transaction: another client may have
+            // moved its progress on, and a transaction run again must see where it stands.
             self.backend.transaction(|backend| {
-                migration::migration_step(backend, policy, MIGRATION_BATCH)
+                let policies = backend.policies()?;
+                match migration::unfinished(&policies) {
+                    Some(policy) => migration::migration_step(backend, policy, MIGRATION_BATCH),
+                    None => Ok(()),
+                }
             })?;
         }
     }
@@ -180,7 +205,7 @@ impl<B: Transactional> Layer<B> {
         let document = with_id(document)?;
         let id = id_of(&document);
         self.backend
-            .transaction(|backend| insert(backend, collection, document))?;
+            .transaction(|backend| insert(backend, collection, document.clone()))?;
         Ok(id)
     }
 
@@ -360,12 +385,54 @@ impl<B: Transactional> Layer<B> {
         }
     }
 
-    /// How many documents match `filter`, decided on logical documents.
+    /// The first document matching `filter` in `_id` order, logical when `expand`: as
+    /// [`Layer::find`], but it stops at the first match.
+    ///
+    /// # Errors
+    /// An invalid filter; the backend's.
+    pub fn find_one(
+        &self,
+        collection: &str,
+        filter: &Document,
+        expand: bool,
+    ) -> Result<Option<Document>, B::Error> {
+        let filter_document = filter;
+        let filter = Filter::parse(filter).map_err(PatternError::filter)?;
+        let policies = self.backend.policies()?;
+        let role = Role::of(collection, &policies);
+        let Some(stored) = matching(
+            &self.backend,
+            collection,
+            &role,
+            (filter_document, &filter),
+            false,
+        )?
+        .into_iter()
+        .next() else {
+            return Ok(None);
+        };
+        match role.engine() {
+            Some(engine) if expand => engine.expand(&self.backend, &stored).map(Some),
+            _ => Ok(Some(stored)),
+        }
+    }
+
+    /// How many documents match `filter`, decided on logical documents. A filter without a
+    /// clause on a managed array is counted by the backend, without reading the documents.
     ///
     /// # Errors
     /// As [`Layer::find`].
     pub fn count(&self, collection: &str, filter: &Document) -> Result<u64, B::Error> {
-        Ok(self.find(collection, filter, false)?.len() as u64)
+        let parsed = Filter::parse(filter).map_err(PatternError::filter)?;
+        let policies = self.backend.policies()?;
+        let role = Role::of(collection, &policies);
+        if role
+            .engine()
+            .is_some_and(|engine| is_logical_query(engine, &parsed))
+        {
+            return Ok(self.find(collection, filter, false)?.len() as u64);
+        }
+        self.backend.count(collection, filter)
     }
 
     /// The logical length of array `field` of the document `id`; `None` without such a
@@ -493,16 +560,22 @@ fn matching<R: ReadBackend>(
         return backend.find(collection, &query);
     };
     let mut matched = Vec::new();
+    if let Some(candidates) = union_candidates(backend, collection, engine, filter)? {
+        for stored in candidates {
+            if matches_raw(engine, backend, collection, filter, &stored)? {
+                matched.push(stored);
+                if !multi {
+                    break;
+                }
+            }
+        }
+        return Ok(matched);
+    }
     let mut through: Option<Bson> = None;
     loop {
         let batch = backend.documents_after(collection, through.as_ref(), MIGRATION_BATCH)?;
         for stored in &batch {
-            let raw = bson::RawDocumentBuf::try_from(stored).map_err(|error| {
-                PatternError::InvalidRecord {
-                    message: format!("a document of '{collection}' cannot be encoded: {error}"),
-                }
-            })?;
-            if matches_logical(engine, backend, filter, &raw)? {
+            if matches_raw(engine, backend, collection, filter, stored)? {
                 matched.push(stored.clone());
                 if !multi {
                     return Ok(matched);
@@ -514,4 +587,100 @@ fn matching<R: ReadBackend>(
             _ => return Ok(matched),
         }
     }
+}
+
+/// Whether the stored main document `stored` matches `filter` as a logical document.
+fn matches_raw<R: ReadBackend>(
+    engine: &Engine<'_>,
+    backend: &R,
+    collection: &str,
+    filter: &Filter,
+    stored: &Document,
+) -> Result<bool, R::Error> {
+    let raw =
+        bson::RawDocumentBuf::try_from(stored).map_err(|error| PatternError::InvalidRecord {
+            message: format!("a document of '{collection}' cannot be encoded: {error}"),
+        })?;
+    matches_logical(engine, backend, filter, &raw)
+}
+
+/// The candidates of [`matching::union_plan`] in `_id` order, when `filter` has an equality
+/// (or `$in`) on a managed path and both sides have an index leading with it: the main
+/// documents whose stored array matches, and those the matching side documents link to.
+/// Every logical match is among them; each must still be matched on its logical document.
+/// `None` when no such plan applies (the caller scans the main collection).
+fn union_candidates<R: ReadBackend>(
+    backend: &R,
+    collection: &str,
+    engine: &Engine<'_>,
+    filter: &Filter,
+) -> Result<Option<Vec<Document>>, R::Error> {
+    // Only a filter with an equality on a managed path can use the plan: ask for the
+    // indexes only then.
+    let may_apply = filter.field_predicates().any(|(path, predicate)| {
+        matches!(predicate, Predicate::Eq(_) | Predicate::In(_))
+            && engine.is_managed_path(path.as_str())
+    });
+    if !may_apply {
+        return Ok(None);
+    }
+    let mut indexes = vec![(collection.to_string(), backend.index_keys(collection)?)];
+    for policy in engine.policies() {
+        let side = &policy.pattern.side_collection;
+        indexes.push((side.clone(), backend.index_keys(side)?));
+    }
+    let leads_an_index = |name: &str, path: &str| {
+        indexes.iter().any(|(indexed, keys)| {
+            indexed == name
+                && keys
+                    .iter()
+                    .any(|keys| keys.keys().next().is_some_and(|first| first == path))
+        })
+    };
+    let Some(plan) = matching::union_plan(engine, filter, leads_an_index)? else {
+        return Ok(None);
+    };
+    let (Some(main), Some(side)) = (predicate_query(&plan.main), predicate_query(&plan.side))
+    else {
+        return Ok(None);
+    };
+    let pattern = &plan.policy.pattern;
+    let query = |filter: Document| Query {
+        filter,
+        sort: Some(doc! { "_id": 1 }),
+        ..Query::default()
+    };
+    let mut candidates = backend.find(collection, &query(main))?;
+    let mut links: Vec<Bson> = backend
+        .find(&pattern.side_collection, &query(side))?
+        .into_iter()
+        .filter_map(|side| side.get(&pattern.link_field).cloned())
+        .filter(|link| {
+            !candidates
+                .iter()
+                .any(|found| found.get("_id") == Some(link))
+        })
+        .collect();
+    links.sort_by(compare);
+    links.dedup();
+    if !links.is_empty() {
+        candidates.extend(backend.find(collection, &query(doc! { "_id": { "$in": links } }))?);
+        candidates.sort_by(|a, b| compare(&id_of(a), &id_of(b)));
+    }
+    Ok(Some(candidates))
+}
+
+/// The one equality or `$in` clause of a union plan's query, as a filter document.
+fn predicate_query(filter: &Filter) -> Option<Document> {
+    let [Clause::Field { path, predicate }] = filter.clauses.as_slice() else {
+        return None;
+    };
+    let condition = match predicate {
+        Predicate::Eq(operand) => doc! { "$eq": operand.value().clone() },
+        Predicate::In(list) => doc! {
+            "$in": list.values.iter().map(|value| value.value().clone()).collect::<Vec<_>>()
+        },
+        _ => return None,
+    };
+    Some(doc! { path.as_str(): condition })
 }

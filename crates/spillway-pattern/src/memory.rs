@@ -225,7 +225,7 @@ impl WriteBackend for MemoryBackend {
 impl Transactional for MemoryBackend {
     fn transaction<T>(
         &mut self,
-        work: impl FnOnce(&mut Self) -> Result<T, MemoryError>,
+        mut work: impl FnMut(&mut Self) -> Result<T, MemoryError>,
     ) -> Result<T, MemoryError> {
         let mut copy = self.clone();
         let value = work(&mut copy)?;

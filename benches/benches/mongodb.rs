@@ -1,0 +1,169 @@
+//! A `$push` through the MongoDB backend (`spillway-mongodb`: one transaction touching the
+//! main document, its last bucket and its write stamp) against a book of 1,000 and of 100,000
+//! buyers, beside the naive design through the plain driver (one document holding the whole
+//! array, `$push` as one `update`), all against an in-process `spillway serve` (in-memory
+//! database) over loopback, through the official driver's blocking API.
+//!
+//! Each measured `$push` is undone by an unmeasured `$pop`, so the array keeps its length
+//! across the run. The bar (issue 12): the backend's `$push` within 2x between 1,000 and
+//! 100,000 elements, where the naive one grows with the array (the server rewrites the whole
+//! document). Figures in docs/benchmarks.md.
+//!
+//! This bench must never bind or connect anywhere but 127.0.0.1.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bson::{Document, doc};
+use criterion::Criterion;
+use mongodb::sync::{Client, Collection};
+use spillway::Database;
+use spillway::command::Commands;
+use spillway_mongodb::{Pattern, PatternedCollection, PatternedDatabase};
+use spillway_server::{Server, ServerOptions};
+
+const LENGTHS: [usize; 2] = [1_000, 100_000];
+
+fn buyers(length: usize) -> Vec<String> {
+    (0..length).map(|n| format!("user{n:06}")).collect()
+}
+
+/// Times `iterations` pushes, each followed by an untimed pop.
+fn pushes(iterations: u64, mut push: impl FnMut(), mut pop: impl FnMut()) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iterations {
+        let started = Instant::now();
+        push();
+        total += started.elapsed();
+        pop();
+    }
+    total
+}
+
+fn patterned_push(sales: &PatternedCollection) {
+    sales
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$push": { "customers_purchased": "newcomer" } },
+        )
+        .run()
+        .expect("push");
+}
+
+fn patterned_pop(sales: &PatternedCollection) {
+    sales
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$pop": { "customers_purchased": 1 } },
+        )
+        .run()
+        .expect("pop");
+}
+
+fn naive_push(sales: &Collection<Document>) {
+    sales
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$push": { "customers_purchased": "newcomer" } },
+        )
+        .run()
+        .expect("push");
+}
+
+fn naive_pop(sales: &Collection<Document>) {
+    sales
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$pop": { "customers_purchased": 1 } },
+        )
+        .run()
+        .expect("pop");
+}
+
+fn main() {
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"),
+        PathBuf::from,
+    );
+    let mut criterion = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(4))
+        .output_directory(&target_dir.join("criterion-mongodb"))
+        .configure_from_args();
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let server = runtime
+        .block_on(Server::bind(
+            Commands::new(Database::open_in_memory().expect("an in-memory database")),
+            ServerOptions {
+                port: 0,
+                ..ServerOptions::default()
+            },
+        ))
+        .expect("bind the server");
+    let address = server.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = runtime.spawn(server.run_until(async {
+        let _ = stopped.await;
+    }));
+
+    let client = Client::with_uri_str(format!("mongodb://{address}/?directConnection=true"))
+        .expect("a client");
+    let mut group = criterion.benchmark_group("mongodb_push");
+    for length in LENGTHS {
+        let name = format!("patterned_{length}");
+        let shop = PatternedDatabase::new(
+            &client,
+            &name,
+            [Pattern::outlier("sales", "customers_purchased").link_field("book_id")],
+        )
+        .expect("the policy");
+        let sales = shop.collection("sales");
+        sales
+            .insert_one(doc! { "_id": 1, "customers_purchased": buyers(length) })
+            .run()
+            .expect("the book");
+        group.bench_function(format!("spillway_mongodb_{length}"), |b| {
+            b.iter_custom(|iterations| {
+                pushes(
+                    iterations,
+                    || patterned_push(&sales),
+                    || patterned_pop(&sales),
+                )
+            });
+        });
+        assert_eq!(
+            sales
+                .array_len(1, "customers_purchased")
+                .expect("array_len"),
+            Some(length as u64),
+            "every push was popped"
+        );
+        assert!(shop.verify().expect("verify").is_empty());
+
+        let naive = client
+            .database(&format!("naive_{length}"))
+            .collection::<Document>("sales");
+        naive
+            .insert_one(doc! { "_id": 1, "customers_purchased": buyers(length) })
+            .run()
+            .expect("the naive book");
+        group.bench_function(format!("naive_driver_{length}"), |b| {
+            b.iter_custom(|iterations| {
+                pushes(iterations, || naive_push(&naive), || naive_pop(&naive))
+            });
+        });
+    }
+    group.finish();
+    client.shutdown().immediate(true).run();
+    let _ = stop.send(());
+    runtime
+        .block_on(serving)
+        .expect("the server task")
+        .expect("the server stops cleanly");
+}

@@ -1,0 +1,622 @@
+//! [`PatternedDatabase`] and [`PatternedCollection`]: the API an application adopts, shaped
+//! like the driver's (`insert_one(..).run()`, `update_one(..).upsert(true).run()`,
+//! `find_one(..).expand(true).run()`), with spillway-pattern's [`Layer`] doing the work.
+//!
+//! Each call takes a `Layer` over its own [`MongoBackend`] (its own session) from a small
+//! pool, so one `PatternedDatabase` serves many threads; each logical write is one
+//! transaction of that backend. Reads run in a snapshot transaction that only reads, so a
+//! logical document is never spliced from two states of its side documents. This module
+//! must never decide anything about a policy: that is the layer's.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bson::{Bson, Document};
+use mongodb::sync::Client;
+use spillway_pattern::{Layer, Pattern, UpdateResult, Violation};
+
+use crate::backend::{MongoBackend, TRANSACTION_TIME_LIMIT};
+use crate::error::{Error, Result};
+
+type Pooled = Layer<MongoBackend>;
+
+/// A MongoDB database with pattern policies: the application's one line of adoption.
+///
+/// ```no_run
+/// use mongodb::sync::Client;
+/// use spillway_mongodb::{PatternedDatabase, Pattern, bson::doc};
+///
+/// let client = Client::with_uri_str("mongodb://127.0.0.1:27017")?;
+/// let shop = PatternedDatabase::new(&client, "shop", [Pattern::outlier("sales", "buyers").threshold(50)])?;
+/// let sales = shop.collection("sales");
+/// sales.insert_one(doc! { "_id": 2, "title": "The Wooden Amulet", "buyers": [] }).run()?;
+/// sales.update_one(doc! { "_id": 2 }, doc! { "$push": { "buyers": "user00" } }).run()?;
+/// let whole = sales.find_one(doc! { "_id": 2 }).expand(true).run()?;
+/// assert!(shop.verify()?.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct PatternedDatabase {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    client: Client,
+    name: String,
+    time_limit: Duration,
+    pool: Mutex<Vec<Pooled>>,
+}
+
+impl PatternedDatabase {
+    /// Database `name` of `client`'s deployment with `patterns` declared: each one not yet
+    /// stored in the cluster is declared (its collection created if need be) and migrates
+    /// the documents already there (in batches, resumable); one already declared the same way is kept as it is; migrations
+    /// a crash left unfinished are resumed first. (The client is needed, not only the
+    /// driver's `Database`, because transactions need sessions, which only a client starts.)
+    ///
+    /// # Errors
+    /// A pattern that differs from the one declared on the same field (remove that one
+    /// first), one the layer refuses; the deployment's.
+    pub fn new<P: Into<Pattern>>(
+        client: &Client,
+        name: &str,
+        patterns: impl IntoIterator<Item = P>,
+    ) -> Result<PatternedDatabase> {
+        PatternedDatabase::with_time_limit(client, name, TRANSACTION_TIME_LIMIT, patterns)
+    }
+
+    /// As [`PatternedDatabase::new`], with transactions run again after transient errors
+    /// for at most `time_limit` rather than the driver's 120 seconds (an application that
+    /// would rather fail fast when the deployment is unreachable).
+    ///
+    /// # Errors
+    /// As [`PatternedDatabase::new`].
+    pub fn with_time_limit<P: Into<Pattern>>(
+        client: &Client,
+        name: &str,
+        time_limit: Duration,
+        patterns: impl IntoIterator<Item = P>,
+    ) -> Result<PatternedDatabase> {
+        let database = PatternedDatabase {
+            inner: Arc::new(Inner {
+                client: client.clone(),
+                name: name.to_string(),
+                time_limit,
+                pool: Mutex::new(Vec::new()),
+            }),
+        };
+        let declared = database.patterns()?;
+        for pattern in patterns {
+            let pattern = pattern.into();
+            match declared.iter().find(|known| {
+                known.collection() == pattern.collection() && known.field() == pattern.field()
+            }) {
+                Some(known) if *known == pattern => {}
+                Some(_) => {
+                    return Err(Error::InvalidArgument {
+                        message: format!(
+                            "{}.{} already has another policy in database '{name}': remove it first",
+                            pattern.collection(),
+                            pattern.field()
+                        ),
+                    });
+                }
+                None => {
+                    database.create_collection(pattern.collection())?;
+                    if let Err(error) = database.set_pattern(pattern.clone()) {
+                        // Another process running the same line may have declared it first
+                        // (then its migration, or ours, is finished by `resume`).
+                        if !database.patterns()?.contains(&pattern) {
+                            return Err(error);
+                        }
+                        database.resume()?;
+                    }
+                }
+            }
+        }
+        Ok(database)
+    }
+
+    /// The database's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// A collection, managed by the policies on it (or plain).
+    pub fn collection(&self, name: &str) -> PatternedCollection {
+        PatternedCollection {
+            database: self.clone(),
+            name: name.to_string(),
+        }
+    }
+
+    /// Creates a collection (an existing one is no error). Writes create the collections
+    /// they need too; this is for policies declared before the first document.
+    ///
+    /// # Errors
+    /// The deployment's.
+    pub fn create_collection(&self, name: &str) -> Result<()> {
+        self.with_layer(|layer| layer.create_collection(name))
+    }
+
+    /// Declares a policy and migrates the documents already stored, a batch per
+    /// transaction; a crash mid-way is resumed by the next [`PatternedDatabase::new`] or
+    /// [`PatternedDatabase::resume`].
+    ///
+    /// # Errors
+    /// A policy the layer refuses; the deployment's.
+    pub fn set_pattern(&self, pattern: impl Into<Pattern>) -> Result<()> {
+        let pattern = pattern.into();
+        self.with_layer(|layer| layer.set_pattern(pattern))
+    }
+
+    /// Removes the policy on `collection.field`, folding its arrays back into their main
+    /// documents, a batch per transaction.
+    ///
+    /// # Errors
+    /// No such policy, a document too large to fold back; the deployment's.
+    pub fn remove_pattern(&self, collection: &str, field: &str) -> Result<()> {
+        self.with_layer(|layer| layer.remove_pattern(collection, field))
+    }
+
+    /// The declared policies, as stored in the cluster.
+    ///
+    /// # Errors
+    /// The deployment's.
+    pub fn patterns(&self) -> Result<Vec<Pattern>> {
+        self.with_layer(|layer| layer.patterns())
+    }
+
+    /// Runs every unfinished migration to its end.
+    ///
+    /// # Errors
+    /// The deployment's; what was committed stays.
+    pub fn resume(&self) -> Result<()> {
+        self.with_layer(Layer::resume)
+    }
+
+    /// Every invariant problem of every policy, read from one snapshot.
+    ///
+    /// # Errors
+    /// The deployment's.
+    pub fn verify(&self) -> Result<Vec<Violation>> {
+        self.read(Layer::verify)
+    }
+
+    /// Runs `work` on a layer from the pool (a new one when all are busy).
+    fn with_layer<T>(&self, work: impl FnOnce(&mut Pooled) -> Result<T>) -> Result<T> {
+        let pooled = self
+            .inner
+            .pool
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let mut layer = if let Some(layer) = pooled {
+            layer
+        } else {
+            let mut backend = MongoBackend::new(&self.inner.client, &self.inner.name)?;
+            backend.set_time_limit(self.inner.time_limit);
+            Layer::open(backend)?
+        };
+        let outcome = work(&mut layer);
+        self.inner
+            .pool
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(layer);
+        outcome
+    }
+
+    /// Runs the reads of `work` in one snapshot, again after a transient error.
+    fn read<T>(&self, mut work: impl FnMut(&Pooled) -> Result<T>) -> Result<T> {
+        self.with_layer(|layer| {
+            let started = std::time::Instant::now();
+            let mut attempt = 0;
+            loop {
+                attempt += 1;
+                layer.backend_mut().begin_read()?;
+                let outcome = work(layer);
+                layer.backend_mut().end_read();
+                match outcome {
+                    Err(error)
+                        if error.is_transient() && started.elapsed() < self.inner.time_limit =>
+                    {
+                        layer.backend().back_off_read(attempt);
+                    }
+                    outcome => return outcome,
+                }
+            }
+        })
+    }
+}
+
+/// A collection of a [`PatternedDatabase`]: the driver's CRUD calls on logical documents.
+#[derive(Debug, Clone)]
+pub struct PatternedCollection {
+    database: PatternedDatabase,
+    name: String,
+}
+
+/// What [`PatternedCollection::insert_one`] did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InsertOneResult {
+    /// The `_id` of the inserted document (an `ObjectId` made for it when it had none).
+    pub inserted_id: Bson,
+}
+
+/// What [`PatternedCollection::insert_many`] did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InsertManyResult {
+    /// The `_id`s of the inserted documents, in input order.
+    pub inserted_ids: Vec<Bson>,
+}
+
+/// What a delete did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DeleteResult {
+    /// How many documents were deleted (with their side documents).
+    pub deleted_count: u64,
+}
+
+impl PatternedCollection {
+    /// The collection's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Inserts one logical document (one transaction).
+    pub fn insert_one(&self, document: Document) -> InsertOne<'_> {
+        InsertOne {
+            collection: self,
+            document,
+        }
+    }
+
+    /// Inserts documents in order, each its own transaction, stopping at the first failure
+    /// (the driver's ordered `insert_many`: those before it stay).
+    pub fn insert_many(&self, documents: impl IntoIterator<Item = Document>) -> InsertMany<'_> {
+        InsertMany {
+            collection: self,
+            documents: documents.into_iter().collect(),
+        }
+    }
+
+    /// Updates the first logical document matching `filter` with the update operators of
+    /// `update`.
+    pub fn update_one(&self, filter: Document, update: Document) -> Update<'_> {
+        Update::new(self, filter, update, Shape::One)
+    }
+
+    /// Updates every logical document matching `filter` (one transaction).
+    pub fn update_many(&self, filter: Document, update: Document) -> Update<'_> {
+        Update::new(self, filter, update, Shape::Many)
+    }
+
+    /// Replaces the first logical document matching `filter` by `replacement` (which must
+    /// hold no update operator).
+    pub fn replace_one(&self, filter: Document, replacement: Document) -> Update<'_> {
+        Update::new(self, filter, replacement, Shape::Replacement)
+    }
+
+    /// Deletes the first logical document matching `filter`, with its side documents.
+    pub fn delete_one(&self, filter: Document) -> Delete<'_> {
+        Delete {
+            collection: self,
+            filter,
+            multi: false,
+        }
+    }
+
+    /// Deletes every logical document matching `filter`, with their side documents (one
+    /// transaction).
+    pub fn delete_many(&self, filter: Document) -> Delete<'_> {
+        Delete {
+            collection: self,
+            filter,
+            multi: true,
+        }
+    }
+
+    /// The documents matching `filter` (decided on logical documents) in `_id` order: as
+    /// stored (the main documents), or whole with [`Find::expand`].
+    pub fn find(&self, filter: Document) -> Find<'_> {
+        Find {
+            collection: self,
+            filter,
+            expand: false,
+        }
+    }
+
+    /// The first document matching `filter` in `_id` order, as stored or whole with
+    /// [`FindOne::expand`].
+    pub fn find_one(&self, filter: Document) -> FindOne<'_> {
+        FindOne {
+            collection: self,
+            filter,
+            expand: false,
+        }
+    }
+
+    /// Creates an index on `keys` (a no-op if it exists) and, on a collection with
+    /// policies, its mirror on each side collection (`customers_purchased` →
+    /// `customers_purchased_extra`), so that a logical equality on the path reads the two
+    /// indexes instead of every main document.
+    ///
+    /// # Errors
+    /// The deployment's.
+    pub fn create_index(&self, keys: &Document) -> Result<()> {
+        self.database
+            .with_layer(|layer| layer.create_index(&self.name, keys))
+    }
+
+    /// How many documents match `filter`, decided on logical documents.
+    pub fn count_documents(&self, filter: Document) -> CountDocuments<'_> {
+        CountDocuments {
+            collection: self,
+            filter,
+        }
+    }
+
+    /// The logical length of array `field` of the document `id` (`None` without such a
+    /// document), from the layout: the main document and at most one side document.
+    ///
+    /// # Errors
+    /// The deployment's.
+    pub fn array_len(&self, id: impl Into<Bson>, field: &str) -> Result<Option<u64>> {
+        let id = id.into();
+        self.database
+            .read(|layer| layer.array_len(&self.name, &id, field))
+    }
+
+    /// Elements `skip..skip + limit` of the logical array `field` of the document `id`,
+    /// reading only the side documents that hold them (`None` without such a document).
+    ///
+    /// # Errors
+    /// The deployment's.
+    pub fn array_page(
+        &self,
+        id: impl Into<Bson>,
+        field: &str,
+        skip: usize,
+        limit: usize,
+    ) -> Result<Option<Vec<Bson>>> {
+        let id = id.into();
+        self.database
+            .read(|layer| layer.array_page(&self.name, &id, field, skip, limit))
+    }
+}
+
+/// An `insert_one`, sent by [`InsertOne::run`].
+#[derive(Debug)]
+#[must_use = "nothing is sent until `run`"]
+pub struct InsertOne<'c> {
+    collection: &'c PatternedCollection,
+    document: Document,
+}
+
+impl InsertOne<'_> {
+    /// Inserts the document.
+    ///
+    /// # Errors
+    /// A duplicate `_id` (11000), a document the policy refuses; the deployment's.
+    pub fn run(self) -> Result<InsertOneResult> {
+        let InsertOne {
+            collection,
+            document,
+        } = self;
+        let inserted_id = collection
+            .database
+            .with_layer(|layer| layer.insert_one(&collection.name, document))?;
+        Ok(InsertOneResult { inserted_id })
+    }
+}
+
+/// An `insert_many`, sent by [`InsertMany::run`].
+#[derive(Debug)]
+#[must_use = "nothing is sent until `run`"]
+pub struct InsertMany<'c> {
+    collection: &'c PatternedCollection,
+    documents: Vec<Document>,
+}
+
+impl InsertMany<'_> {
+    /// Inserts the documents in order.
+    ///
+    /// # Errors
+    /// The first insert's error; the documents before it stay inserted.
+    pub fn run(self) -> Result<InsertManyResult> {
+        let InsertMany {
+            collection,
+            documents,
+        } = self;
+        collection.database.with_layer(|layer| {
+            let inserted_ids = documents
+                .into_iter()
+                .map(|document| layer.insert_one(&collection.name, document))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(InsertManyResult { inserted_ids })
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Shape {
+    One,
+    Many,
+    Replacement,
+}
+
+/// An `update_one`, `update_many` or `replace_one`, sent by [`Update::run`].
+#[derive(Debug)]
+#[must_use = "nothing is sent until `run`"]
+pub struct Update<'c> {
+    collection: &'c PatternedCollection,
+    filter: Document,
+    modifications: Document,
+    shape: Shape,
+    upsert: bool,
+}
+
+impl<'c> Update<'c> {
+    fn new(
+        collection: &'c PatternedCollection,
+        filter: Document,
+        update: Document,
+        shape: Shape,
+    ) -> Update<'c> {
+        Update {
+            collection,
+            filter,
+            modifications: update,
+            shape,
+            upsert: false,
+        }
+    }
+
+    /// Inserts a document made from the filter and the update when nothing matches.
+    pub fn upsert(mut self, upsert: bool) -> Self {
+        self.upsert = upsert;
+        self
+    }
+
+    /// Runs the update as one transaction.
+    ///
+    /// # Errors
+    /// An update without operators (or a replacement with some), an invalid filter or
+    /// update, one the policy refuses; the deployment's.
+    pub fn run(self) -> Result<UpdateResult> {
+        let has_operators = self
+            .modifications
+            .keys()
+            .next()
+            .is_some_and(|key| key.starts_with('$'));
+        match (self.shape, has_operators) {
+            (Shape::Replacement, true) => {
+                return Err(Error::InvalidArgument {
+                    message: "replace_one: the replacement document must not hold update operators"
+                        .to_string(),
+                });
+            }
+            (Shape::One | Shape::Many, false) => {
+                return Err(Error::InvalidArgument {
+                    message:
+                        "update: the update document must hold update operators ($set, $push...)"
+                            .to_string(),
+                });
+            }
+            _ => {}
+        }
+        let multi = self.shape == Shape::Many;
+        self.collection.database.with_layer(|layer| {
+            layer.update(
+                &self.collection.name,
+                &self.filter,
+                &self.modifications,
+                multi,
+                self.upsert,
+            )
+        })
+    }
+}
+
+/// A `delete_one` or `delete_many`, sent by [`Delete::run`].
+#[derive(Debug)]
+#[must_use = "nothing is sent until `run`"]
+pub struct Delete<'c> {
+    collection: &'c PatternedCollection,
+    filter: Document,
+    multi: bool,
+}
+
+impl Delete<'_> {
+    /// Runs the delete as one transaction.
+    ///
+    /// # Errors
+    /// An invalid filter; the deployment's.
+    pub fn run(self) -> Result<DeleteResult> {
+        let deleted_count = self
+            .collection
+            .database
+            .with_layer(|layer| layer.delete(&self.collection.name, &self.filter, self.multi))?;
+        Ok(DeleteResult { deleted_count })
+    }
+}
+
+/// A `find`, sent by [`Find::run`].
+#[derive(Debug)]
+#[must_use = "nothing is sent until `run`"]
+pub struct Find<'c> {
+    collection: &'c PatternedCollection,
+    filter: Document,
+    expand: bool,
+}
+
+impl Find<'_> {
+    /// Whether to return logical documents (every element of every managed array) rather
+    /// than the stored main documents.
+    pub fn expand(mut self, expand: bool) -> Self {
+        self.expand = expand;
+        self
+    }
+
+    /// The matching documents, read from one snapshot.
+    ///
+    /// # Errors
+    /// An invalid filter; the deployment's.
+    pub fn run(self) -> Result<Vec<Document>> {
+        self.collection
+            .database
+            .read(|layer| layer.find(&self.collection.name, &self.filter, self.expand))
+    }
+}
+
+/// A `find_one`, sent by [`FindOne::run`].
+#[derive(Debug)]
+#[must_use = "nothing is sent until `run`"]
+pub struct FindOne<'c> {
+    collection: &'c PatternedCollection,
+    filter: Document,
+    expand: bool,
+}
+
+impl FindOne<'_> {
+    /// Whether to return the logical document rather than the stored main document.
+    pub fn expand(mut self, expand: bool) -> Self {
+        self.expand = expand;
+        self
+    }
+
+    /// The first matching document, read from one snapshot.
+    ///
+    /// # Errors
+    /// An invalid filter; the deployment's.
+    pub fn run(self) -> Result<Option<Document>> {
+        self.collection
+            .database
+            .read(|layer| layer.find_one(&self.collection.name, &self.filter, self.expand))
+    }
+}
+
+/// A `count_documents`, sent by [`CountDocuments::run`].
+#[derive(Debug)]
+#[must_use = "nothing is sent until `run`"]
+pub struct CountDocuments<'c> {
+    collection: &'c PatternedCollection,
+    filter: Document,
+}
+
+impl CountDocuments<'_> {
+    /// The number of matching documents.
+    ///
+    /// # Errors
+    /// An invalid filter; the deployment's.
+    pub fn run(self) -> Result<u64> {
+        self.collection
+            .database
+            .read(|layer| layer.count(&self.collection.name, &self.filter))
+    }
+}
