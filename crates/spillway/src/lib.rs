@@ -54,6 +54,7 @@ mod options;
 mod patterned;
 mod planner;
 mod results;
+mod session_records;
 mod storage;
 mod timeseries;
 mod txn;

@@ -1900,3 +1900,55 @@ fn where_runs_javascript_bounded_by_max_time_ms() {
     );
     assert_eq!(number(&reply, "n"), 5);
 }
+
+#[test]
+fn a_commit_retried_after_a_restart_is_answered_as_committed_not_run_again() {
+    let directory = tempfile::tempdir().unwrap();
+    let session = lsid(3);
+    {
+        let commands = Commands::new(Database::open(directory.path()).unwrap());
+        ok(
+            &commands,
+            in_txn(
+                doc! { "update": "books", "updates": [{ "q": { "_id": 1 }, "u": { "$push": { "buyers": "ada" } }, "upsert": true }] },
+                &session,
+                4,
+                true,
+            ),
+        );
+        ok(&commands, end_txn("commitTransaction", &session, 4));
+        // Another session's transaction stays uncommitted when the server stops.
+        ok(
+            &commands,
+            in_txn(
+                doc! { "insert": "books", "documents": [{ "_id": 2 }] },
+                &lsid(4),
+                1,
+                true,
+            ),
+        );
+    }
+    // The driver did not hear the commit's answer and retries it against the new process:
+    // the durable record says it committed, so nothing runs again.
+    let commands = Commands::new(Database::open(directory.path()).unwrap());
+    ok(&commands, end_txn("commitTransaction", &session, 4));
+    assert_eq!(
+        fails(&commands, end_txn("abortTransaction", &session, 4)).0,
+        256
+    );
+    let (code, _) = fails(&commands, end_txn("commitTransaction", &lsid(4), 1));
+    assert_eq!(
+        code, 251,
+        "an uncommitted transaction is gone with the process"
+    );
+    assert_eq!(
+        fails(&commands, end_txn("commitTransaction", &session, 5)).0,
+        251,
+        "only the committed transaction number is known"
+    );
+    let books = first_batch(&ok(&commands, doc! { "find": "books" }));
+    assert_eq!(
+        books,
+        vec![Bson::Document(doc! { "_id": 1, "buyers": ["ada"] })]
+    );
+}

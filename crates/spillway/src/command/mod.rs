@@ -82,6 +82,8 @@ pub struct Commands {
     connection_ids: AtomicU32,
     /// The profiler's level of each database (`profile`).
     profiling: Mutex<profile::Levels>,
+    /// When [`Commands::reap_expired`] last pruned the durable session records.
+    session_records_pruned: Mutex<Instant>,
 }
 
 /// What one command runs with: its database, its arguments, and the transaction it belongs
@@ -288,6 +290,7 @@ impl Commands {
             clock: Mutex::new((0, 0)),
             connection_ids: AtomicU32::new(0),
             profiling: Mutex::new(profile::Levels::new()),
+            session_records_pruned: Mutex::new(Instant::now()),
         }
     }
 
@@ -416,11 +419,24 @@ impl Commands {
     }
 
     /// Ends what has been idle too long: cursors not read for 10 minutes and transactions
-    /// without an operation for 60 seconds (aborted). A server calls it about once a second.
+    /// without an operation for 60 seconds (aborted); every 10 minutes, forgets the durable
+    /// records of transactions committed more than 30 minutes ago (as MongoDB forgets
+    /// sessions). A server calls it about once a second.
     pub fn reap_expired(&self) {
         let now = Instant::now();
         lock(&self.cursors).reap(now);
         lock(&self.sessions).reap(now);
+        let mut pruned = lock(&self.session_records_pruned);
+        if now.duration_since(*pruned) >= sessions::RECORD_PRUNE_INTERVAL {
+            *pruned = now;
+            drop(pruned);
+            let cutoff = bson::DateTime::from_millis(
+                bson::DateTime::now().timestamp_millis()
+                    - i64::try_from(sessions::SESSION_TIMEOUT.as_millis()).unwrap_or(i64::MAX),
+            );
+            // A failed pass (a full disk...) is tried again at the next interval.
+            let _pruned = self.database.prune_session_records(cutoff);
+        }
     }
 
     /// The names of the commands [`Commands::execute`] knows.

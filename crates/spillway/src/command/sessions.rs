@@ -31,7 +31,9 @@ use crate::Transaction;
 pub(crate) const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long a session may stay unused before it is forgotten (MongoDB's 30 minutes).
-const SESSION_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+pub(crate) const SESSION_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// How often the durable records of committed transactions are pruned.
+pub(crate) const RECORD_PRUNE_INTERVAL: Duration = Duration::from_secs(10 * 60);
 
 /// How long a session keeps the snapshot of its snapshot reads after its last use
 /// (MongoDB's `minSnapshotHistoryWindowInSeconds` is 300).
@@ -396,7 +398,19 @@ pub(crate) fn in_transaction(
             session.open = Some(commands.database.start_transaction()?);
             session.in_progress = true;
         } else if txn_number > session.txn_number {
-            return Err(no_such_transaction(txn_number));
+            // A commit or abort retried after a restart: the session is gone from memory, but
+            // its committed transaction left a durable record.
+            let committed = matches!(name, "commitTransaction" | "abortTransaction")
+                && commands
+                    .database
+                    .session_record(lsid)?
+                    .is_some_and(|record| record.get_i64("txnNumber").ok() == Some(txn_number));
+            if !committed {
+                return Err(no_such_transaction(txn_number));
+            }
+            abandon(session);
+            session.txn_number = txn_number;
+            session.ended = Some(Ended::Committed);
         }
         match (name, session.ended) {
             ("commitTransaction", Some(Ended::Committed)) => return Ok(doc! { "ok": 1.0 }),
@@ -432,7 +446,10 @@ pub(crate) fn in_transaction(
         }
     };
     match name {
-        "commitTransaction" => match transaction.commit() {
+        "commitTransaction" => match transaction
+            .record_session(lsid, txn_number)
+            .and_then(|()| transaction.commit())
+        {
             Ok(()) => {
                 end(Ended::Committed);
                 Ok(doc! { "ok": 1.0 })
