@@ -281,7 +281,13 @@ impl WriteTxn {
             Err(spillway_store::Error::UnknownKeyspace(_)) => return Ok(true),
             Err(error) => return Err(error.into()),
         };
-        Ok(self.base.snapshot.get(keyspace, key)? != now)
+        // A keyspace created after the base (the `sessions` keyspace, say) held nothing then.
+        let before = match self.base.snapshot.get(keyspace, key) {
+            Ok(before) => before,
+            Err(spillway_store::Error::UnknownKeyspace(_)) => None,
+            Err(error) => return Err(error.into()),
+        };
+        Ok(before != now)
     }
 
     fn record(&mut self, keyspace: KeyspaceId, key: &[u8]) {

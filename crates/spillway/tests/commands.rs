@@ -1952,3 +1952,31 @@ fn a_commit_retried_after_a_restart_is_answered_as_committed_not_run_again() {
         vec![Bson::Document(doc! { "_id": 1, "buyers": ["ada"] })]
     );
 }
+
+#[test]
+fn a_transaction_open_before_the_first_commit_record_still_commits() {
+    // The first commit of a session creates the keyspace of session records; a transaction
+    // whose snapshot predates it must still commit its own record.
+    let commands = commands();
+    ok(
+        &commands,
+        in_txn(
+            doc! { "insert": "a", "documents": [{ "_id": 1 }] },
+            &lsid(5),
+            1,
+            true,
+        ),
+    );
+    ok(
+        &commands,
+        in_txn(
+            doc! { "insert": "b", "documents": [{ "_id": 1 }] },
+            &lsid(6),
+            1,
+            true,
+        ),
+    );
+    ok(&commands, end_txn("commitTransaction", &lsid(6), 1));
+    ok(&commands, end_txn("commitTransaction", &lsid(5), 1));
+    assert_eq!(first_batch(&ok(&commands, doc! { "find": "a" })).len(), 1);
+}
