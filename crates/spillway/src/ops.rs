@@ -631,8 +631,10 @@ pub(crate) fn create_index(
     name: Option<&str>,
     settings: IndexSettings,
 ) -> Result<String> {
-    if timeseries::of(txn.catalog(), collection).is_some() {
-        return Err(timeseries::not_supported(collection, "a secondary index"));
+    if let Some(layout) = timeseries::of(&txn.catalog_arc(), collection) {
+        return timeseries::create_index(
+            txn, store, collection, layout, keys, unique, name, settings,
+        );
     }
     let name = storage::create_index(txn, store, collection, keys, unique, name, settings)?;
     patterned::mirror_index(txn, store, collection, keys)?;

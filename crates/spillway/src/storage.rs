@@ -732,6 +732,16 @@ pub(crate) fn index_position(txn: &WriteTxn, collection: &str, name: &str) -> Re
 /// Drops an index by name.
 pub(crate) fn drop_index(txn: &mut WriteTxn, collection: &str, name: &str) -> Result<()> {
     validate_collection_name(collection)?;
+    // A time series' indexes are its buckets' (`timeseries::create_index`).
+    if let Some(buckets) = txn
+        .catalog()
+        .collections
+        .get(collection)
+        .and_then(|meta| meta.timeseries.as_ref())
+        .map(|layout| layout.buckets.clone())
+    {
+        return drop_index(txn, &buckets, name);
+    }
     if name == ID_INDEX_NAME {
         return Err(Error::invalid_index(
             collection,

@@ -35,7 +35,7 @@ use spillway_doc::timeseries::{
 use spillway_doc::update::{ApplyContext, Update};
 use spillway_store::Store;
 
-use crate::catalog::{Catalog, IndexSettings};
+use crate::catalog::{Catalog, IndexSettings, default_index_name};
 use crate::error::{Error, Result};
 use crate::storage::{self, DocumentChange};
 use crate::txn::{Reader, WriteTxn};
@@ -260,6 +260,79 @@ impl Timeseries {
     }
 }
 
+/// Creates the secondary index `keys` of the time series `layout` (named `name`, or as
+/// MongoDB names it from `keys`) as the index of its buckets that answers it: a path in the
+/// meta field indexes the buckets' `meta`, the time field their `control.min` and
+/// `control.max` (in the index's direction), as MongoDB does. Other fields, unique indexes
+/// and index options are refused (67 CannotCreateIndex).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "ops::create_index's arguments and the layout it resolved"
+)]
+pub(crate) fn create_index(
+    txn: &mut WriteTxn,
+    store: &Store,
+    collection: &str,
+    layout: &Timeseries,
+    keys: &Document,
+    unique: bool,
+    name: Option<&str>,
+    settings: IndexSettings,
+) -> Result<String> {
+    let refuse = |message: String| {
+        Err(Error::invalid_index(collection, message)
+            .with_code(crate::error::codes::CANNOT_CREATE_INDEX))
+    };
+    if unique || settings != IndexSettings::default() {
+        return refuse(format!(
+            "an index of the time series '{collection}' takes no unique, sparse, partial, hidden or TTL option (a time series' TTL is its expireAfterSeconds)"
+        ));
+    }
+    let mut bucket_keys = Document::new();
+    for (path, direction) in keys {
+        let ascending = match direction {
+            Bson::Int32(1) | Bson::Int64(1) => true,
+            Bson::Int32(-1) | Bson::Int64(-1) => false,
+            Bson::Double(value) if *value == 1.0 || *value == -1.0 => *value > 0.0,
+            other => {
+                return refuse(format!(
+                    "an index of the time series '{collection}' is ascending or descending, not {other}"
+                ));
+            }
+        };
+        let order = if ascending { 1 } else { -1 };
+        let in_meta = layout.spec.meta_field.as_deref().and_then(|meta| {
+            path.strip_prefix(meta)
+                .filter(|rest| rest.is_empty() || rest.starts_with('.'))
+        });
+        if let Some(rest) = in_meta {
+            bucket_keys.insert(format!("meta{rest}"), order);
+        } else if *path == layout.spec.time_field {
+            let (first, second) = if ascending {
+                ("min", "max")
+            } else {
+                ("max", "min")
+            };
+            bucket_keys.insert(format!("control.{first}.{path}"), order);
+            bucket_keys.insert(format!("control.{second}.{path}"), order);
+        } else {
+            return refuse(format!(
+                "an index of the time series '{collection}' can name its meta field and time field only, not '{path}'"
+            ));
+        }
+    }
+    let name = name.map_or_else(|| default_index_name(keys), str::to_string);
+    storage::create_index(
+        txn,
+        store,
+        &layout.buckets,
+        &bucket_keys,
+        false,
+        Some(&name),
+        IndexSettings::default(),
+    )
+}
+
 /// The layout of `collection` if it is a time series collection.
 pub(crate) fn of<'c>(catalog: &'c Catalog, collection: &str) -> Option<&'c Timeseries> {
     catalog.collections.get(collection)?.timeseries.as_ref()
@@ -290,13 +363,19 @@ pub(crate) fn create(
         }
     }
     storage::ensure_collection(txn, store, &layout.buckets)?;
+    // Named as MongoDB names the `{ <meta>: 1, <time>: 1 }` index it creates.
+    let routing_name = layout
+        .spec
+        .meta_field
+        .as_ref()
+        .map(|meta| format!("{meta}_1_{}_1", layout.spec.time_field));
     storage::create_index(
         txn,
         store,
         &layout.buckets,
         &layout.routing_index(),
         false,
-        None,
+        routing_name.as_deref(),
         IndexSettings::default(),
     )?;
     if let Some(seconds) = layout.expire_after_seconds {
