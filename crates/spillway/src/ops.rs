@@ -633,7 +633,7 @@ pub(crate) fn create_index(
 ) -> Result<String> {
     if let Some(layout) = timeseries::of(&txn.catalog_arc(), collection) {
         return timeseries::create_index(
-            txn, store, collection, layout, keys, unique, name, settings,
+            txn, store, collection, layout, keys, unique, name, &settings,
         );
     }
     let name = storage::create_index(txn, store, collection, keys, unique, name, settings)?;

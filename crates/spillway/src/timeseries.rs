@@ -277,13 +277,13 @@ pub(crate) fn create_index(
     keys: &Document,
     unique: bool,
     name: Option<&str>,
-    settings: IndexSettings,
+    settings: &IndexSettings,
 ) -> Result<String> {
     let refuse = |message: String| {
         Err(Error::invalid_index(collection, message)
             .with_code(crate::error::codes::CANNOT_CREATE_INDEX))
     };
-    if unique || settings != IndexSettings::default() {
+    if unique || *settings != IndexSettings::default() {
         return refuse(format!(
             "an index of the time series '{collection}' takes no unique, sparse, partial, hidden or TTL option (a time series' TTL is its expireAfterSeconds)"
         ));
@@ -293,7 +293,8 @@ pub(crate) fn create_index(
         let ascending = match direction {
             Bson::Int32(1) | Bson::Int64(1) => true,
             Bson::Int32(-1) | Bson::Int64(-1) => false,
-            Bson::Double(value) if *value == 1.0 || *value == -1.0 => *value > 0.0,
+            // mongosh sends numbers as doubles.
+            Bson::Double(value) if (value.abs() - 1.0).abs() < f64::EPSILON => *value > 0.0,
             other => {
                 return refuse(format!(
                     "an index of the time series '{collection}' is ascending or descending, not {other}"
