@@ -10,7 +10,8 @@
 //! `auto()` is decided per column, over every row of the file, not per value as mongoimport
 //! does: a column is numbers only if every non-blank value in it is a number without a
 //! leading zero, so a zip code column never holds `"02134"` in one document and `2134` in
-//! the next. This module must never touch a database.
+//! the next. A blank in a number or boolean column is left out of its document. This module
+//! must never touch a database.
 
 use std::str::FromStr;
 
@@ -174,10 +175,14 @@ fn check_path(name: &str) -> Result<(), String> {
 fn parse_typed_column(spec: &str) -> Result<Column, String> {
     let missing = || {
         format!(
-            "--columnsHaveTypes: the field {spec:?} has no type: write name.type(), for example {}.string(); the types are {TYPE_NAMES}",
-            spec.trim_end_matches(')')
+            "--columnsHaveTypes: the field {spec:?} has no type: write name.type(), for example {spec}.string(); the types are {TYPE_NAMES}"
         )
     };
+    if spec.contains('(') && !spec.ends_with(')') {
+        return Err(format!(
+            "--columnsHaveTypes: the field {spec:?} opens a '(' it does not close (in a header line, a field whose type holds a comma must be quoted)"
+        ));
+    }
     let open = spec.find('(').ok_or_else(missing)?;
     let body = spec.strip_suffix(')').ok_or_else(missing)?;
     let dot = spec[..open].rfind('.').ok_or_else(missing)?;
@@ -344,7 +349,7 @@ fn decode_base32(text: &str) -> Option<Vec<u8>> {
 }
 
 fn decode_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len())
@@ -462,6 +467,9 @@ impl RowReader {
                 continue;
             }
             let value = match auto_type {
+                // A blank has no value of a number or boolean column's type: it is left
+                // out rather than stored as the one string of the column.
+                Some(auto_type) if text.is_empty() && *auto_type != AutoType::String => continue,
                 Some(auto_type) => auto_value(text, *auto_type),
                 None => match typed_value(text, &column.column_type) {
                     Ok(value) => value,

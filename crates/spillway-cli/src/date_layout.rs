@@ -422,12 +422,12 @@ fn microsoft_tokens(layout: &str) -> Vec<Token> {
             rest = &rest[run..];
             continue;
         }
-        if c == '\\' {
-            if let Some(escaped) = rest[1..].chars().next() {
-                push_literal(&mut tokens, escaped);
-                rest = &rest[1 + escaped.len_utf8()..];
-                continue;
-            }
+        if c == '\\'
+            && let Some(escaped) = rest[1..].chars().next()
+        {
+            push_literal(&mut tokens, escaped);
+            rest = &rest[1 + escaped.len_utf8()..];
+            continue;
         }
         for (prefix, token) in table {
             if rest.starts_with(prefix) {

@@ -114,8 +114,8 @@ pub struct ExportArgs {
     /// Documents to pass over first.
     #[arg(long, value_name = "N")]
     skip: Option<u64>,
-    /// Documents to export at most.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Documents to export at most (0: no limit, as in MongoDB).
+    #[arg(long, value_name = "N")]
     limit: Option<u64>,
     /// Export logical documents: every array a pattern policy manages whole, read back from
     /// its side collection, without the policy's flags. By default the stored documents are
@@ -202,7 +202,7 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
     if let Some(skip) = args.skip {
         find = find.skip(skip);
     }
-    if let Some(limit) = args.limit {
+    if let Some(limit) = args.limit.filter(|&limit| limit > 0) {
         find = find.limit(i64::try_from(limit).unwrap_or(i64::MAX));
     }
     if let (Some(fields), Shape::JsonLines | Shape::JsonArray) = (&fields, shape) {

@@ -210,7 +210,7 @@ impl Rejection {
         Rejection {
             kind: error
                 .code_name()
-                .map_or_else(|| "database error".to_owned(), |name| name.into_owned()),
+                .map_or_else(|| "database error".to_owned(), std::borrow::Cow::into_owned),
             reason: error.to_string(),
         }
     }
@@ -452,24 +452,20 @@ fn targets(args: &ImportArgs) -> Result<(PathBuf, String, PathBuf)> {
             positional.len()
         );
     }
-    // With one argument fewer than the free places, the collection is the one left out: it
-    // defaults to the file's name.
-    let skip_collection = positional.len() + 1 == free && collection.is_none();
+    // The file is the last argument; the ones before it are the database directory, then
+    // the collection (which defaults to the file's name).
     let mut values = positional.iter();
+    if file.is_none() {
+        file = values.next_back().map(PathBuf::from);
+    }
     if db.is_none() {
         db = values.next().map(PathBuf::from);
     }
-    if collection.is_none() && !skip_collection {
+    if collection.is_none() {
         collection = values.next().cloned();
     }
-    if file.is_none() {
-        file = values.next().map(PathBuf::from);
-    }
-    let Some(file) = file else {
-        bail!("no file to import: give DB COLL FILE, or --file FILE");
-    };
-    let Some(db) = db else {
-        bail!("no database directory: give DB COLL FILE, or --db DIR");
+    let (Some(db), Some(file)) = (db, file) else {
+        bail!("name the database directory and the file: DB [COLL] FILE, or --db DIR --file FILE");
     };
     let collection = match collection {
         Some(name) => name,
@@ -549,25 +545,20 @@ fn print_summary(
                 ": {} inserted, {} merged, {} already as in the file",
                 tally.inserted, tally.merged, tally.unchanged
             ),
-            ImportMode::Delete => format!(
-                ": {} deleted, {} matched no document",
-                tally.deleted, tally.not_found
-            ),
+            ImportMode::Delete => String::new(),
         };
-        let verb = if plan.mode == ImportMode::Delete {
-            "processed"
+        if plan.mode == ImportMode::Delete {
+            println!(
+                "deleted {} document(s) from '{}' named in {source} in {seconds:.2} s; {} matched no document",
+                tally.deleted, plan.collection, tally.not_found
+            );
         } else {
-            "imported"
-        };
-        let count = if plan.mode == ImportMode::Delete {
-            tally.deleted + tally.not_found
-        } else {
-            tally.applied()
-        };
-        println!(
-            "{verb} {count} document(s) into '{}' from {source} in {seconds:.2} s{details}",
-            plan.collection
-        );
+            println!(
+                "imported {} document(s) into '{}' from {source} in {seconds:.2} s{details}",
+                tally.applied(),
+                plan.collection
+            );
+        }
     }
     if !tally.rejected.is_empty() {
         println!("rejected {} line(s):", tally.rejected.len());
@@ -586,16 +577,14 @@ fn rejection_lines(rejected: &[(usize, Rejection)]) -> Vec<String> {
     let mut shown_per_kind: Vec<(&str, usize)> = Vec::new();
     let mut lines = Vec::new();
     for (line, rejection) in rejected {
-        let shown = match shown_per_kind
-            .iter_mut()
-            .find(|(kind, _)| *kind == rejection.kind)
-        {
-            Some((_, shown)) => shown,
-            None => {
+        let position = shown_per_kind
+            .iter()
+            .position(|(kind, _)| *kind == rejection.kind)
+            .unwrap_or_else(|| {
                 shown_per_kind.push((&rejection.kind, 0));
-                &mut shown_per_kind.last_mut().expect("just pushed").1
-            }
-        };
+                shown_per_kind.len() - 1
+            });
+        let shown = &mut shown_per_kind[position].1;
         *shown += 1;
         if *shown <= REJECTIONS_LISTED_PER_KIND {
             lines.push(format!("  line {line}: {}", rejection.reason));

@@ -219,7 +219,11 @@ fn import_reads_json_arrays_and_csv() {
 
     let output = spillway(&["import", "db", "people", "people.txt"], directory.path());
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("pass --type json, csv or tsv"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("pass --type json, csv or tsv"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
