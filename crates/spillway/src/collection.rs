@@ -199,10 +199,15 @@ where
         })
     }
 
-    /// The logical length of the managed array `field` of the document with `_id` `id`
-    /// (`None` if there is no such document), without reading every overflow bucket: the
-    /// main array and the last bucket (outlier), or a count of archive entries (subset).
-    /// For a field without a policy, the stored array's length.
+    /// The logical length of the managed array `field` of the document with `_id` `id`,
+    /// without reading every overflow bucket: the main array and the last bucket (outlier),
+    /// or a count of archive entries (subset). For a field without a policy, the stored
+    /// array's length. `None` when there is no such document, or when the field has no
+    /// policy and the document does not hold it: there is no array to measure either way.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) when the field
+    /// holds something other than an array.
     pub fn array_len(&self, id: impl Into<Bson>, field: &str) -> Result<Option<u64>> {
         let id = id.into();
         self.read(None, |reader| {
@@ -211,6 +216,18 @@ where
             else {
                 return Ok(None);
             };
+            if patterned::policy_on(reader.catalog(), &self.name, field).is_none() {
+                return match stored.get(field) {
+                    None => Ok(None),
+                    Some(Bson::Array(elements)) => Ok(Some(elements.len() as u64)),
+                    Some(other) => Err(Error::argument(spillway_doc::DocError::InvalidValue {
+                        message: format!(
+                            "field '{field}' of the document with _id {id} is {}, not an array",
+                            spillway_doc::path::describe(other)
+                        ),
+                    })),
+                };
+            }
             patterned::array_len(reader, &self.name, field, &stored).map(Some)
         })
     }

@@ -747,7 +747,7 @@ impl Database {
     ///
     /// # Errors
     /// [`ErrorKind::Pattern`] when the policy is invalid on its own (a threshold of 0...),
-    /// names a collection that does not exist, a field already managed or written by another
+    /// names a field already managed or written by another
     /// policy, or a side collection that belongs to another policy; when a stored document
     /// cannot take the layout (a subset element that is not a document) or holds the flag
     /// field with a value the policy would not write; when the side collection exists with a
@@ -757,6 +757,10 @@ impl Database {
         pattern.validate()?;
         let guard = self.inner.lock_writer()?;
         let mut txn = WriteTxn::new(self.inner.published());
+        // As MongoDB creates a collection the first time a write names it, declaring a policy
+        // creates its collection: a policy can come before the first import. In the same
+        // transaction, so a refused policy leaves no empty collection behind.
+        storage::ensure_collection(&mut txn, &self.inner.store, pattern.collection())?;
         migration::declare(
             &mut TxnBackend {
                 txn: &mut txn,
