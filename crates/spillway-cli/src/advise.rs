@@ -104,7 +104,7 @@ pub fn report(collection: &Collection<Document>) -> Result<AdviceReport, AdviseE
 /// be written.
 pub fn run(args: &AdviseArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<ExitCode> {
     let database = open_existing(&args.db, false)?;
-    let names = database.list_collection_names()?;
+    let names = database.list_collection_names().run()?;
     let policies = database.patterns();
     let side_of = |name: &str| {
         policies

@@ -18,6 +18,9 @@
 //! | module | what it holds |
 //! |---|---|
 //! | `database` | [`Database`], [`DatabaseOptions`], [`Transaction`]; the write lock and the published snapshot |
+//! | `database_actions` | `create_collection(..)`, `list_collection_names()`, `drop()` as actions with `.run()` |
+//! | `bulk` | [`Database::bulk_write`]: many writes to any collections, ordered or not, with per-operation errors |
+//! | `session` | [`ClientSession`]: `start_session`, `start_transaction`, `commit_transaction`, `abort_transaction` |
 //! | `collection` | [`Collection`] and its fluent actions (`insert_one(..).run()`) |
 //! | `command` | [`command::Commands`]: MongoDB's commands as documents, into MongoDB's replies (the wire server's layer) |
 //! | `cursor` | [`Cursor`], streaming from the snapshot it started on |
@@ -37,6 +40,7 @@
 //! This crate must never know terminals, nor files other than its database directory.
 
 mod aggregate;
+mod bulk;
 mod catalog;
 mod catalog_repair;
 mod changes;
@@ -44,6 +48,7 @@ mod collection;
 pub mod command;
 mod cursor;
 mod database;
+mod database_actions;
 mod error;
 mod exec;
 mod geo_index;
@@ -54,6 +59,7 @@ mod options;
 mod patterned;
 mod planner;
 mod results;
+mod session;
 mod storage;
 mod txn;
 mod views;
@@ -61,6 +67,7 @@ mod views;
 pub use aggregate::STORED_DOCUMENTS_STAGE;
 pub use bson;
 pub use bson::doc;
+pub use bulk::{BulkWrite, BulkWriteFailure};
 pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN, ValidationAction, ValidationLevel};
 pub use catalog_repair::RebuiltCollection;
 pub use changes::{
@@ -68,11 +75,13 @@ pub use changes::{
 };
 pub use collection::{
     Aggregate, Collection, CountDocuments, CreateIndex, CreateIndexes, Delete, Distinct,
-    DropCollection, DropIndex, DropIndexes, Find, FindOne, FindOneAndDelete, FindOneAndModify,
-    InsertMany, InsertOne, UpdateAction,
+    DropCollection, DropIndex, DropIndexes, EstimatedDocumentCount, Find, FindOne,
+    FindOneAndDelete, FindOneAndModify, InsertMany, InsertOne, ListIndexNames, ListIndexes,
+    UpdateAction,
 };
 pub use cursor::Cursor;
 pub use database::{Database, DatabaseOptions, Transaction};
+pub use database_actions::{CreateCollection, DropDatabase, ListCollectionNames};
 pub use error::{Error, ErrorKind, Result};
 pub use maintenance::{
     CollectionStats, DatabaseStats, DocumentSize, IndexStats, LARGEST_DOCUMENTS_LISTED, Problem,
@@ -80,9 +89,12 @@ pub use maintenance::{
 };
 pub use options::{CollectionOptions, DEFAULT_TTL_INTERVAL, IndexModification};
 pub use results::{
-    CreateIndexResult, DeleteResult, Explain, GeoIndexOptions, Hint, IndexModel, IndexModelBuilder,
-    IndexOptions, IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument,
-    UpdateModifications, UpdateResult,
+    BulkWriteResult, CreateIndexResult, DeleteResult, Explain, GeoIndexOptions, Hint, IndexModel,
+    IndexModelBuilder, IndexOptions, IndexOptionsBuilder, InsertManyResult, InsertOneResult,
+    ReturnDocument, UpdateModifications, UpdateResult, WriteModel,
+};
+pub use session::{
+    AbortTransaction, ClientSession, CommitTransaction, StartSession, StartTransaction,
 };
 pub use spillway_doc::DocError;
 pub use spillway_doc::collation::Collation;
