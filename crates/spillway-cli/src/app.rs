@@ -50,10 +50,12 @@ enum Command {
         #[arg(long)]
         read_only: bool,
     },
-    /// Import documents from NDJSON, a JSON array, Extended JSON (canonical or relaxed) or
-    /// CSV into a collection.
+    /// Import documents from JSON (one per line, or an array; Extended JSON, canonical or
+    /// relaxed), CSV or TSV into a collection, with mongoimport's flags (--type, --jsonArray,
+    /// --fields, --columnsHaveTypes, --mode upsert|merge|delete, --drop...).
     Import(import::ImportArgs),
-    /// Export a collection as NDJSON or a JSON array of Extended JSON documents.
+    /// Export a collection as Extended JSON (one document per line, or an array), CSV or TSV,
+    /// with mongoexport's flags (--query, --fields, --sort, --skip, --limit, --pretty...).
     Export(export::ExportArgs),
     /// Check every checksum, every document against its key and every index against its
     /// documents; exit code 1 if anything is wrong.

@@ -1014,19 +1014,26 @@ fn json_stream_records(mut reader: impl BufRead) -> impl Iterator<Item = Result<
                     return Some(Ok(parse_streamed(line_number, &line, consumed)));
                 }
                 Some((first_line, text, nesting)) => {
-                    if line.starts_with('{') || text.len() + line.len() > MAX_DOCUMENT_TEXT {
+                    if line.starts_with('{') {
+                        // A new document starts while this one is open: this one is
+                        // broken, and parsing it says where.
+                        let record = parse_streamed(*first_line, text, consumed);
+                        pending = None;
+                        held = Some(line);
+                        return Some(Ok(record));
+                    }
+                    if text.len() + line.len() > MAX_DOCUMENT_TEXT {
                         let record = Record::rejected(
                             *first_line,
                             consumed,
                             Rejection::new(
                                 "syntax error",
                                 format!(
-                                    "the document starting here is not closed before line {line_number}"
+                                    "the document starting here is still not closed at line {line_number}, past {MAX_DOCUMENT_TEXT} bytes"
                                 ),
                             ),
                         );
                         pending = None;
-                        held = Some(line);
                         return Some(Ok(record));
                     }
                     nesting.scan(&line);
@@ -1236,12 +1243,14 @@ mod tests {
         assert_eq!(read[0], (1, Ok(spillway::doc! { "a": 1 })));
         assert_eq!(read[1], (3, Ok(spillway::doc! { "b": [2] })));
         assert_eq!(read[2], (8, Ok(spillway::doc! { "c": "}" })));
-        assert_eq!(
-            read[3],
-            (
-                9,
-                Err("the document starting here is not closed before line 10".to_owned())
-            )
+        // An unclosed document ends where the next one starts, with its own syntax error.
+        let (line, Err(reason)) = &read[3] else {
+            panic!("{read:?}")
+        };
+        assert_eq!(*line, 9);
+        assert!(
+            reason.starts_with("column 9: expected a JSON value, found end of input"),
+            "{reason}"
         );
         assert_eq!(read[4], (10, Ok(spillway::doc! { "d": 4 })));
         assert_eq!(
