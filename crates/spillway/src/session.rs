@@ -31,7 +31,9 @@
 //! commit since it began changed what it writes), nothing held while it is open. Operations
 //! take the session where they take a transaction (`.session(&mut session)`): the session
 //! dereferences to its transaction, and between transactions to an idle stand-in that makes
-//! the operation run on its own. This module must never write to the store itself.
+//! the operation run on its own. Like an open cursor, a session holds the snapshot it last
+//! used (its transaction's, or its stand-in's) until it is used again or dropped: drop the
+//! sessions you are done with. This module must never write to the store itself.
 
 use std::ops::{Deref, DerefMut};
 
@@ -64,6 +66,11 @@ impl Deref for ClientSession {
 
 impl DerefMut for ClientSession {
     fn deref_mut(&mut self) -> &mut Transaction {
+        if self.transaction.idle {
+            // The stand-in is never read nor written; a fresh one holds the newest snapshot,
+            // not the one of the session's previous use.
+            self.transaction = Transaction::idle(&self.database);
+        }
         &mut self.transaction
     }
 }
