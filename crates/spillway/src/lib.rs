@@ -22,6 +22,7 @@
 //! | `bulk` | [`Database::bulk_write`]: many writes to any collections, ordered or not, with per-operation errors |
 //! | `session` | [`ClientSession`]: `start_session`, `start_transaction`, `commit_transaction`, `abort_transaction` |
 //! | `collection` | [`Collection`] and its fluent actions (`insert_one(..).run()`) |
+//! | `action_options` | the driver's `*Options` structs ([`FindOptions`]...) and `with_options` on the actions |
 //! | `command` | [`command::Commands`]: MongoDB's commands as documents, into MongoDB's replies (the wire server's layer) |
 //! | `cursor` | [`Cursor`], streaming from the snapshot it started on |
 //! | `aggregate` | pipelines: the planner's prefix, logical input expanded only when read, `$lookup` reads, `$out`/`$merge` in one transaction |
@@ -39,6 +40,7 @@
 //!
 //! This crate must never know terminals, nor files other than its database directory.
 
+mod action_options;
 mod aggregate;
 mod bulk;
 mod catalog;
@@ -64,6 +66,15 @@ mod storage;
 mod txn;
 mod views;
 
+pub use action_options::{
+    AggregateOptions, AggregateOptionsBuilder, CountOptions, CountOptionsBuilder, DeleteOptions,
+    DeleteOptionsBuilder, DistinctOptions, DistinctOptionsBuilder, FindOneAndDeleteOptions,
+    FindOneAndDeleteOptionsBuilder, FindOneAndModifyOptions, FindOneAndReplaceOptions,
+    FindOneAndReplaceOptionsBuilder, FindOneAndUpdateOptions, FindOneAndUpdateOptionsBuilder,
+    FindOneOptions, FindOneOptionsBuilder, FindOptions, FindOptionsBuilder, InsertManyOptions,
+    InsertManyOptionsBuilder, InsertOneOptions, InsertOneOptionsBuilder, ReplaceOptions,
+    ReplaceOptionsBuilder, UpdateActionOptions, UpdateOptions, UpdateOptionsBuilder,
+};
 pub use aggregate::STORED_DOCUMENTS_STAGE;
 pub use bson;
 pub use bson::doc;

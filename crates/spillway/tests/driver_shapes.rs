@@ -570,3 +570,116 @@ fn bulk_write_in_a_session_transaction_is_all_or_nothing() {
     session.commit_transaction().run().unwrap();
     assert_eq!(ids(&db, "books"), [2]);
 }
+
+#[test]
+fn options_structs_mean_what_the_builder_methods_mean() {
+    use spillway::{
+        CountOptions, DeleteOptions, FindOneAndUpdateOptions, FindOneOptions, FindOptions,
+        InsertManyOptions, ReplaceOptions, ReturnDocument, UpdateOptions,
+    };
+    let db = Database::open_in_memory().unwrap();
+    let books = books(&db);
+    let inserted = books
+        .insert_many([
+            doc! { "_id": 1, "year": 1965, "tags": ["a", "b"] },
+            doc! { "_id": 1 },
+            doc! { "_id": 2, "year": 1972 },
+            doc! { "_id": 3, "year": 2001 },
+        ])
+        .with_options(InsertManyOptions::builder().ordered(false).build())
+        .run()
+        .unwrap_err();
+    // Unordered: the duplicate fails alone.
+    assert_eq!(inserted.inserted_ids().map(std::collections::HashMap::len), Some(3));
+
+    let found: Vec<i32> = books
+        .find(doc! {})
+        .with_options(
+            FindOptions::builder()
+                .sort(doc! { "year": -1 })
+                .skip(1_u64)
+                .limit(1_i64)
+                .projection(doc! { "year": 0 })
+                .build(),
+        )
+        .run()
+        .unwrap()
+        .map(|document| document.unwrap().get_i32("_id").unwrap())
+        .collect();
+    assert_eq!(found, [2]);
+    let first = books
+        .find_one(doc! {})
+        .with_options(Some(
+            FindOneOptions::builder().sort(doc! { "year": 1 }).build(),
+        ))
+        .run()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.get_i32("_id").unwrap(), 1);
+    // No options: the action as it was.
+    assert_eq!(
+        books
+            .count_documents(doc! {})
+            .with_options(None)
+            .run()
+            .unwrap(),
+        3
+    );
+    assert_eq!(
+        books
+            .count_documents(doc! {})
+            .with_options(CountOptions::builder().skip(1_u64).limit(1_u64).build())
+            .run()
+            .unwrap(),
+        1
+    );
+
+    let upserted = books
+        .update_one(doc! { "_id": 9 }, doc! { "$set": { "year": 2024 } })
+        .with_options(UpdateOptions::builder().upsert(true).build())
+        .run()
+        .unwrap();
+    assert_eq!(upserted.upserted_id, Some(spillway::bson::Bson::Int32(9)));
+    books
+        .update_one(doc! { "_id": 1 }, doc! { "$set": { "tags.$[t]": "A" } })
+        .with_options(
+            UpdateOptions::builder()
+                .array_filters(vec![doc! { "t": "a" }])
+                .build(),
+        )
+        .run()
+        .unwrap();
+    let replaced = books
+        .replace_one(doc! { "_id": 10 }, doc! { "title": "New" })
+        .with_options(ReplaceOptions::builder().upsert(true).build())
+        .run()
+        .unwrap();
+    assert!(replaced.upserted_id.is_some());
+    let after = books
+        .find_one_and_update(doc! { "_id": 2 }, doc! { "$inc": { "year": 1 } })
+        .with_options(
+            FindOneAndUpdateOptions::builder()
+                .return_document(ReturnDocument::After)
+                .projection(doc! { "_id": 0 })
+                .build(),
+        )
+        .run()
+        .unwrap()
+        .unwrap();
+    assert_eq!(after, doc! { "year": 1973 });
+    let collation = spillway::Collation::parse(&doc! { "locale": "en", "strength": 2 }).unwrap();
+    books
+        .insert_one(doc! { "_id": 11, "title": "DUNE" })
+        .run()
+        .unwrap();
+    let deleted = books
+        .delete_one(doc! { "title": "dune" })
+        .with_options(DeleteOptions::builder().collation(collation).build())
+        .run()
+        .unwrap();
+    assert_eq!(deleted.deleted_count, 1);
+    assert_eq!(
+        books.find_one(doc! { "_id": 1 }).run().unwrap().unwrap(),
+        doc! { "_id": 1, "year": 1965, "tags": ["A", "b"] }
+    );
+}
