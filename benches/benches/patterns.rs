@@ -155,8 +155,8 @@ struct SpillwayEngine {
 fn spillway_engine(patterned: bool, workload: &Workload) -> SpillwayEngine {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path()).unwrap();
-    db.create_collection("books").unwrap();
-    db.create_collection("products").unwrap();
+    db.create_collection("books").run().unwrap();
+    db.create_collection("products").run().unwrap();
     if patterned {
         db.set_pattern(
             Pattern::outlier("books", "customers_purchased")

@@ -187,7 +187,7 @@ fn bson_size(document: &Document) -> Result<usize> {
 
 /// Inserts the logical documents `{_id, <field>: [...]}`.
 fn load(db: &Database, collection: &str, field: &str, grouped: &Grouped) -> Result<()> {
-    db.create_collection(collection)?;
+    db.create_collection(collection).run()?;
     let documents: Vec<Document> = grouped
         .values()
         .map(|(id, items)| doc! { "_id": id.clone(), field: items.clone() })
@@ -278,7 +278,7 @@ fn patterned_db(
     grouped: &Grouped,
 ) -> Result<(Database, Row)> {
     let db = Database::open_in_memory()?;
-    db.create_collection(data_set)?;
+    db.create_collection(data_set).run()?;
     db.set_pattern(pattern)?;
     load(&db, data_set, field, grouped)?;
     let (main_count, largest_main) = stored_sizes(&db, data_set)?;

@@ -19,7 +19,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use spillway::bson::{Document, doc};
 use spillway::{Collection, Database, Pattern};
-use spillway_advisor::{AdviceError, AdviceReport, Advisor};
+use spillway_advisor::{AdviceError, AdviceReport, Advisor, ProposalKind};
 
 use crate::maintenance::open_existing;
 use crate::patterns;
@@ -42,6 +42,11 @@ pub struct AdviseArgs {
     /// With --apply: do not ask.
     #[arg(long, requires = "apply")]
     pub yes: bool,
+    /// The threshold of every proposed Outlier policy (the most elements a main document
+    /// keeps), instead of the one the advisor derives from the lengths; Subset proposals are
+    /// unchanged.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub threshold: Option<u64>,
 }
 
 /// Why a report could not be made.
@@ -99,7 +104,7 @@ pub fn report(collection: &Collection<Document>) -> Result<AdviceReport, AdviseE
 /// be written.
 pub fn run(args: &AdviseArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<ExitCode> {
     let database = open_existing(&args.db, false)?;
-    let names = database.list_collection_names()?;
+    let names = database.list_collection_names().run()?;
     let policies = database.patterns();
     let side_of = |name: &str| {
         policies
@@ -151,7 +156,22 @@ pub fn run(args: &AdviseArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> R
         write_svgs(svg, &reports, out)?;
     }
     let mut proposed: Vec<Pattern> = Vec::new();
+    let mut outlier_proposals = 0;
     for proposal in reports.iter().flat_map(AdviceReport::proposals) {
+        let mut proposal = proposal.clone();
+        if let (Some(chosen), ProposalKind::Outlier { threshold }) =
+            (args.threshold, &mut proposal.kind)
+        {
+            outlier_proposals += 1;
+            if *threshold != chosen {
+                writeln!(
+                    out,
+                    "{}.{}: threshold {chosen} (--threshold) instead of the advisor's {threshold}",
+                    proposal.collection, proposal.field
+                )?;
+                *threshold = chosen;
+            }
+        }
         let pattern = proposal.to_pattern();
         let declared = policies.iter().any(|known| {
             known.collection() == pattern.collection() && known.field() == pattern.field()
@@ -166,6 +186,9 @@ pub fn run(args: &AdviseArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> R
         } else {
             proposed.push(pattern);
         }
+    }
+    if args.threshold.is_some() && outlier_proposals == 0 {
+        writeln!(out, "--threshold: no Outlier proposal to apply it to")?;
     }
     if proposed.is_empty() {
         writeln!(out, "no proposals")?;

@@ -50,10 +50,12 @@ enum Command {
         #[arg(long)]
         read_only: bool,
     },
-    /// Import documents from NDJSON, a JSON array, Extended JSON (canonical or relaxed) or
-    /// CSV into a collection.
+    /// Import documents from JSON (one per line, or an array; Extended JSON, canonical or
+    /// relaxed), CSV or TSV into a collection, with mongoimport's flags (--type, --jsonArray,
+    /// --fields, --columnsHaveTypes, --mode upsert|merge|delete, --drop...).
     Import(import::ImportArgs),
-    /// Export a collection as NDJSON or a JSON array of Extended JSON documents.
+    /// Export a collection as Extended JSON (one document per line, or an array), CSV or TSV,
+    /// with mongoexport's flags (--query, --fields, --sort, --skip, --limit, --pretty...).
     Export(export::ExportArgs),
     /// Check every checksum, every document against its key and every index against its
     /// documents; exit code 1 if anything is wrong.
@@ -169,7 +171,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if db.is_none() {
                 eprintln!("No database directory given: using a temporary in-memory database.");
             }
-            repl::run(database)
+            repl::run(shell_executor(database, db.as_ref()))
         }
         Command::Run {
             paths,
@@ -183,7 +185,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             };
             let source = read_script(script)?;
             let database = open_database(db, Access::from_flag(read_only))?;
-            let mut session = Session::new(Executor::new(database));
+            let mut session = Session::new(shell_executor(database, db));
             let summary = session.run(&source, RunOptions { keep_going }, &mut ConsoleTranscript);
             if summary.failed_lines.is_empty() {
                 return Ok(ExitCode::SUCCESS);
@@ -223,6 +225,19 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             crate::demo::run(dir, pushes, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// The shell's executor, naming the database after its directory (`db.getName()`), as
+/// mongosh names the database it is connected to.
+fn shell_executor(database: Database, directory: Option<&PathBuf>) -> Executor {
+    let executor = Executor::new(database);
+    match directory
+        .and_then(|path| path.file_name())
+        .and_then(|name| name.to_str())
+    {
+        Some(name) => executor.with_database_name(name),
+        None => executor,
     }
 }
 

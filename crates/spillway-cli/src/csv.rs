@@ -1,13 +1,10 @@
-//! A small RFC 4180 CSV reader, and the rule that turns a row into a document.
+//! A small RFC 4180 CSV reader and writer, and a TSV reader.
 //!
 //! Fields are separated by commas and rows by `\n` or `\r\n`; a field in double quotes may
 //! hold commas, line breaks and doubled quotes (`""`). A quote inside an unquoted field, or
 //! text after a closing quote, is an error for that row only: the reader resumes at the next
-//! line. Values are strings unless type inference is asked for, then `true`/`false` are
-//! booleans and numbers are Int32, Int64 or Double (mongoimport's `--columnsHaveTypes`
-//! without the type annotations). This module must never touch a database.
-
-use spillway::bson::{Bson, Document};
+//! line. TSV is read as mongoimport reads it: tabs and line breaks, no quoting. How a row
+//! becomes a document is `columns`'s business. This module must never touch a database.
 
 /// One row: its fields, the line it starts on, and the byte offset just past it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,91 +183,38 @@ impl Iterator for CsvRecords<'_> {
     }
 }
 
-/// The document of one CSV row under `header`; `a.b` header names make nested documents.
-pub fn csv_document(
-    header: &[String],
-    fields: &[String],
-    infer_types: bool,
-) -> Result<Document, String> {
-    if fields.len() != header.len() {
-        return Err(format!(
-            "expected {} fields as in the header, found {}",
-            header.len(),
-            fields.len()
-        ));
-    }
-    let mut document = Document::new();
-    for (name, text) in header.iter().zip(fields) {
-        let value = if infer_types {
-            infer_value(text)
-        } else {
-            Bson::String(text.clone())
-        };
-        insert_dotted(&mut document, name, value)?;
-    }
-    Ok(document)
+/// The rows of a TSV text, as mongoimport reads TSV: fields separated by tabs, one row per
+/// line (a trailing `\r` dropped), no quoting; empty lines are skipped.
+pub fn tsv_rows(text: &str) -> impl Iterator<Item = CsvRow> + '_ {
+    let mut offset = 0;
+    text.split_inclusive('\n')
+        .enumerate()
+        .filter_map(move |(index, line)| {
+            offset += line.len();
+            let content = line.trim_end_matches('\n').trim_end_matches('\r');
+            (!content.is_empty()).then(|| CsvRow {
+                fields: content.split('\t').map(str::to_owned).collect(),
+                line: index + 1,
+                end_offset: offset,
+            })
+        })
 }
 
-fn insert_dotted(document: &mut Document, name: &str, value: Bson) -> Result<(), String> {
-    let mut target = document;
-    let mut parts = name.split('.').peekable();
-    while let Some(part) = parts.next() {
-        if part.is_empty() {
-            return Err(format!("the header field name {name:?} has an empty part"));
-        }
-        if parts.peek().is_none() {
-            if target.contains_key(part) {
-                return Err(format!("the header names field {name:?} twice"));
-            }
-            target.insert(part, value);
-            return Ok(());
-        }
-        let entry = target
-            .entry(part.to_owned())
-            .or_insert_with(|| Bson::Document(Document::new()));
-        target = match entry {
-            Bson::Document(nested) => nested,
-            _ => {
-                return Err(format!(
-                    "the header uses {part:?} both as a value and as a document"
-                ));
-            }
-        };
-    }
-    Ok(())
-}
-
-/// `true`, `false`, integers and decimal numbers become typed values; anything else stays a
-/// string (including numbers with leading zeros such as zip codes, which are identifiers).
-fn infer_value(text: &str) -> Bson {
-    match text {
-        "true" => return Bson::Boolean(true),
-        "false" => return Bson::Boolean(false),
-        _ => {}
-    }
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    let leading_zero = digits.len() > 1 && digits.starts_with('0') && !digits.starts_with("0.");
-    let numeric = !digits.is_empty()
-        && digits.starts_with(|c: char| c.is_ascii_digit())
-        && digits
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'));
-    if !numeric || leading_zero {
-        return Bson::String(text.to_owned());
-    }
-    if let Ok(integer) = text.parse::<i64>() {
-        return i32::try_from(integer).map_or(Bson::Int64(integer), Bson::Int32);
-    }
-    match text.parse::<f64>() {
-        Ok(double) if double.is_finite() => Bson::Double(double),
-        _ => Bson::String(text.to_owned()),
+/// `text` as one CSV field: in double quotes (inner quotes doubled) when it holds a comma,
+/// a quote or a line break, or starts or ends with a space, as is otherwise.
+pub fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
+    let needs_quotes =
+        text.contains([',', '"', '\n', '\r']) || text.starts_with(' ') || text.ends_with(' ');
+    if needs_quotes {
+        std::borrow::Cow::Owned(format!("\"{}\"", text.replace('"', "\"\"")))
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use spillway::doc;
 
     fn rows(text: &str) -> Vec<Result<(usize, Vec<&str>), String>> {
         let owned: Vec<Result<CsvRow, CsvError>> = CsvRecords::new(text).collect();
@@ -317,43 +261,26 @@ mod tests {
     }
 
     #[test]
-    fn rows_become_documents_with_optional_types() {
-        let header = [
-            "name".to_owned(),
-            "price.value".to_owned(),
-            "price.n".to_owned(),
-            "zip".to_owned(),
-        ];
-        let fields = [
-            "Widget".to_owned(),
-            "119.99".to_owned(),
-            "3".to_owned(),
-            "02134".to_owned(),
-        ];
+    fn tsv_rows_split_on_tabs_without_quoting() {
+        let rows: Vec<CsvRow> = tsv_rows("a\tb\r\n\n\"x\"\t\n").collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].fields, ["a", "b"]);
         assert_eq!(
-            csv_document(&header, &fields, false).unwrap(),
-            doc! { "name": "Widget", "price": { "value": "119.99", "n": "3" }, "zip": "02134" }
+            (rows[1].line, rows[1].fields.clone()),
+            (3, vec!["\"x\"".to_owned(), String::new()])
         );
-        assert_eq!(
-            csv_document(&header, &fields, true).unwrap(),
-            doc! { "name": "Widget", "price": { "value": 119.99, "n": 3 }, "zip": "02134" }
-        );
-        assert_eq!(infer_value("true"), Bson::Boolean(true));
-        assert_eq!(infer_value("-12"), Bson::Int32(-12));
-        assert_eq!(
-            infer_value("9007199254740993"),
-            Bson::Int64(9_007_199_254_740_993)
-        );
-        assert_eq!(infer_value("1e3"), Bson::Double(1000.0));
-        assert_eq!(infer_value("0.5"), Bson::Double(0.5));
-        assert_eq!(infer_value("1-2"), Bson::String("1-2".to_owned()));
-        assert_eq!(infer_value(""), Bson::String(String::new()));
-        assert!(
-            csv_document(&header, &fields[..2], false)
-                .unwrap_err()
-                .contains("expected 4 fields")
-        );
-        let clash = ["a".to_owned(), "a.b".to_owned()];
-        assert!(csv_document(&clash, &["1".to_owned(), "2".to_owned()], false).is_err());
+        assert_eq!(rows[1].end_offset, 11);
+    }
+
+    #[test]
+    fn csv_fields_are_quoted_only_when_needed() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a, b"), "\"a, b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+        assert_eq!(csv_field(" padded"), "\" padded\"");
+        let row = format!("{},{}\n", csv_field("x,y"), csv_field("say \"hi\""));
+        let read: Vec<_> = CsvRecords::new(&row).collect();
+        assert_eq!(read[0].as_ref().unwrap().fields, ["x,y", "say \"hi\""]);
     }
 }

@@ -146,7 +146,7 @@ fn outlier_seed(db: &Database, out: &mut dyn std::io::Write) -> Result<()> {
          \x20   .threshold(50).overflow_collection(\"extra_sales\").link_field(\"book_id\")\n\
          \x20   .flag_field(\"has_extras\").unbounded_buckets())   // the seed's exact layout\n"
     )?;
-    db.create_collection("sales")?;
+    db.create_collection("sales").run()?;
     db.set_pattern(
         Pattern::outlier("sales", "customers_purchased")
             .threshold(50)
@@ -224,7 +224,7 @@ fn subset_seed(db: &Database, out: &mut dyn std::io::Write) -> Result<()> {
          \x20   .sort_by(doc! {{ \"published_date\": -1 }}).archive_collection(\"reviews\")\n\
          \x20   .link_field(\"product_id\"))\n"
     )?;
-    db.create_collection("products")?;
+    db.create_collection("products").run()?;
     db.set_pattern(
         Pattern::subset("products", "reviews")
             .keep(10)
@@ -362,7 +362,7 @@ fn viral(db: &Database, pushes: usize, out: &mut dyn std::io::Write) -> Result<F
          \x20 books        with Pattern::outlier(\"books\", \"customers_purchased\") (threshold 50, buckets of 100)\n\
          \x20 books_naive  without a pattern: one unbounded array, as before the seed's advice\n"
     )?;
-    db.create_collection("books")?;
+    db.create_collection("books").run()?;
     db.set_pattern(Pattern::outlier("books", "customers_purchased").link_field("book_id"))?;
     let names = ["books", "books_naive"];
     let collections = names.map(|name| db.collection::<Document>(name));

@@ -6,7 +6,8 @@
 //! | `app` | the command line (clap) and the dispatch to each subcommand |
 //! | `shell` | the mongosh-syntax statement language: split, parse, execute, print |
 //! | `repl` | the interactive shell (rustyline line editing, history, multi-line input) |
-//! | `import`, `export`, `csv` | documents in and out: NDJSON, JSON arrays, Extended JSON, CSV |
+//! | `import`, `export`, `csv` | documents in and out: JSON streams and arrays, Extended JSON, CSV, TSV |
+//! | `columns`, `date_layout` | CSV/TSV columns: names, mongoimport's types (`n.int32()`, `d.date(2006-01-02)`), `auto()` per column |
 //! | `maintenance` | `verify`, `stats`, `compact`, `repair` reports as text |
 //! | `advise` | `spillway advise`: the pattern advisor's report, its plot, applying its proposals |
 //! | `serve` | `spillway serve`: the command line of `spillway-server`'s wire-protocol server |
@@ -17,7 +18,9 @@
 
 pub mod advise;
 pub mod app;
+mod columns;
 pub mod csv;
+mod date_layout;
 pub mod demo;
 pub mod excerpt;
 pub mod export;

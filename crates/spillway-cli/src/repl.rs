@@ -21,7 +21,6 @@ use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Editor, Helper};
-use spillway::Database;
 
 use crate::shell::{ConsoleTranscript, Executor, RunOptions, Session, is_complete};
 
@@ -63,11 +62,11 @@ impl Helper for StatementValidator {}
 /// When standard input is not a terminal (`spillway shell db < script`), it is read whole
 /// and run like a script that goes on after errors; the exit code is then 1 if any
 /// statement failed.
-pub fn run(database: Database) -> Result<ExitCode> {
+pub fn run(executor: Executor) -> Result<ExitCode> {
     if !std::io::stdin().is_terminal() {
         let mut source = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut source)?;
-        let mut session = Session::new(Executor::new(database));
+        let mut session = Session::new(executor);
         let summary = session.run(
             &source,
             RunOptions { keep_going: true },
@@ -87,7 +86,7 @@ pub fn run(database: Database) -> Result<ExitCode> {
         let _ = editor.load_history(path);
     }
     println!("Spillway shell. Type help for the statements, exit to leave.");
-    let mut session = Session::new(Executor::new(database));
+    let mut session = Session::new(executor);
     loop {
         let entry = match editor.readline("spillway> ") {
             Ok(entry) => entry,

@@ -219,7 +219,11 @@ fn import_reads_json_arrays_and_csv() {
 
     let output = spillway(&["import", "db", "people", "people.txt"], directory.path());
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("--format"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("pass --type json, csv or tsv"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -679,6 +683,49 @@ fn advise_proposes_applies_and_verifies_an_outlier_policy() {
         "{text}"
     );
     assert!(text.contains("no proposals"), "{text}");
+}
+
+#[test]
+fn advise_applies_the_threshold_given_instead_of_its_own() {
+    let directory = tempfile::tempdir().unwrap();
+    write_sales(directory.path(), 400);
+    let output = spillway(
+        &["advise", "db", "--apply", "--yes", "--threshold", "100"],
+        directory.path(),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "sales.customers_purchased: threshold 100 (--threshold) instead of the advisor's 10"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("db.sales.setPattern({ outlier: 'customers_purchased', threshold: 100,"),
+        "{text}"
+    );
+    assert!(
+        text.contains("applied: outlier sales.customers_purchased -> extra_sales (threshold: 100"),
+        "{text}"
+    );
+    assert!(
+        text.contains("verify: no violations (1 policy checked)"),
+        "{text}"
+    );
+    let book = documents(directory.path(), "sales")
+        .into_iter()
+        .find(|book| book.get_i32("_id").ok() == Some(7))
+        .unwrap();
+    assert_eq!(book.get_array("customers_purchased").unwrap().len(), 100);
+
+    let output = spillway(&["advise", "db", "--threshold", "0"], directory.path());
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--threshold"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]

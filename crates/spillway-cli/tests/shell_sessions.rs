@@ -368,7 +368,7 @@ db.sales.setPattern({ outlier: "customers_purchased", threshold: -1 })
 db.sales.setPattern({ outlier: "customers_purchased", threshold: 0 })
 db.sales.setPattern({ subset: "reviews", keep: 10, overflowCollection: "x" })
 db.sales.setPattern("customers_purchased")
-db.nothing.setPattern({ outlier: "customers_purchased" })
+db['system.nothing'].setPattern({ outlier: "customers_purchased" })
 db.sales.setPattern({ outlier: "customers_purchased", threshold: 1 })
 db.sales.setPattern({ outlier: "customers_purchased" })
 db.extra_sales.drop()
@@ -385,6 +385,67 @@ show patterns
 db.sales.findOne()
 db.verifyPatterns()
 "#
+    ));
+}
+
+#[test]
+fn database_statements_print_as_mongosh_prints_them() {
+    insta::assert_snapshot!(transcript(
+        r"
+db.getName()
+db.version()
+db.getCollectionNames()
+db.createCollection('books')
+db.createCollection('logs', { capped: true, size: 4096 })
+db.createCollection('bad', { nonsense: 1 })
+db.createCollection('')
+db.books.insertMany([{ _id: 1, title: 'Dune', tags: ['sf', 'classic'] }, { _id: 2, title: 'Emma', tags: 'novel' }, { _id: 3, title: 'Ulysses' }])
+db.getCollectionNames()
+show collections
+db.stats()
+db.books.stats()
+db.books.renameCollection('novels')
+db.novels.renameCollection('logs')
+db.novels.renameCollection('logs', true)
+db.novels.renameCollection('shelf', 'yes')
+db.missing.renameCollection('other')
+db.getCollectionNames()
+db.logs.find()
+db.dropDatabase()
+db.getCollectionNames()
+db.stats(1024)
+db.getName().length
+"
+    ));
+}
+
+#[test]
+fn a_policy_declared_before_any_data_creates_its_collection() {
+    insta::assert_snapshot!(transcript(
+        r#"
+db.getCollectionNames()
+db.sales.setPattern({ outlier: "customers_purchased", threshold: 2 })
+db.getCollectionNames()
+db.sales.insertOne({ _id: 1, customers_purchased: ['a', 'b', 'c'] })
+db.sales.arrayLength(1, 'customers_purchased')
+db.refused.setPattern({ outlier: "x", threshold: 0 })
+db.refused.setPattern({ outlier: "x", overflowCollection: "sales" })
+db.getCollectionNames()
+"#
+    ));
+}
+
+#[test]
+fn array_length_is_null_without_an_array_and_an_error_for_another_value() {
+    insta::assert_snapshot!(transcript(
+        r"
+db.books.insertMany([{ _id: 1, tags: ['a', 'b'] }, { _id: 2, tags: 'x' }, { _id: 3 }, { _id: 4, tags: [] }])
+db.books.arrayLength(1, 'tags')
+db.books.arrayLength(4, 'tags')
+db.books.arrayLength(3, 'tags')
+db.books.arrayLength(99, 'tags')
+db.books.arrayLength(2, 'tags')
+"
     ));
 }
 

@@ -701,6 +701,7 @@ async fn shutdown_finishes_in_flight_commands_then_closes_the_database() {
             let collections = self
                 .0
                 .list_collection_names()
+                .run()
                 .expect("the database is open");
             doc! { "ok": 1.0, "slow": true, "collections": collections.len() as i32 }
         }

@@ -38,7 +38,7 @@ use crate::patterned;
 use crate::planner::{self, HintedScan};
 use crate::results::{
     CreateIndexResult, DeleteResult, Explain, Hint, IndexModel, IndexOptions, InsertManyResult,
-    InsertOneResult, ReturnDocument, UpdateModifications, UpdateResult,
+    InsertOneResult, ReturnDocument, UpdateModifications, UpdateResult, WriteModel,
 };
 use crate::storage;
 use crate::txn::{Reader, WriteTxn};
@@ -199,10 +199,15 @@ where
         })
     }
 
-    /// The logical length of the managed array `field` of the document with `_id` `id`
-    /// (`None` if there is no such document), without reading every overflow bucket: the
-    /// main array and the last bucket (outlier), or a count of archive entries (subset).
-    /// For a field without a policy, the stored array's length.
+    /// The logical length of the managed array `field` of the document with `_id` `id`,
+    /// without reading every overflow bucket: the main array and the last bucket (outlier),
+    /// or a count of archive entries (subset). For a field without a policy, the stored
+    /// array's length. `None` when there is no such document, or when the field has no
+    /// policy and the document does not hold it: there is no array to measure either way.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) when the field
+    /// holds something other than an array.
     pub fn array_len(&self, id: impl Into<Bson>, field: &str) -> Result<Option<u64>> {
         let id = id.into();
         self.read(None, |reader| {
@@ -211,6 +216,18 @@ where
             else {
                 return Ok(None);
             };
+            if patterned::policy_on(reader.catalog(), &self.name, field).is_none() {
+                return match stored.get(field) {
+                    None => Ok(None),
+                    Some(Bson::Array(elements)) => Ok(Some(elements.len() as u64)),
+                    Some(other) => Err(Error::argument(spillway_doc::DocError::InvalidValue {
+                        message: format!(
+                            "field '{field}' of the document with _id {id} is {}, not an array",
+                            spillway_doc::path::describe(other)
+                        ),
+                    })),
+                };
+            }
             patterned::array_len(reader, &self.name, field, &stored).map(Some)
         })
     }
@@ -417,18 +434,10 @@ where
         }
     }
 
-    /// The number of documents, from the store's key count (no filter); a view's documents
-    /// are counted by running it.
-    pub fn estimated_document_count(&self) -> Result<u64> {
-        if self.view(None)?.is_some() {
-            return self.count_documents(Document::new()).run();
-        }
-        self.read(None, |reader| {
-            match reader.catalog().collections.get(&self.name) {
-                Some(meta) => Ok(reader.count(meta.docs)? as u64),
-                None => Ok(0),
-            }
-        })
+    /// The number of documents, from the store's key count (no filter, no document read);
+    /// a view's documents are counted by running it. Run with `.run()`.
+    pub fn estimated_document_count(&self) -> EstimatedDocumentCount<'_, T> {
+        EstimatedDocumentCount { collection: self }
     }
 
     /// The distinct values of `field` among documents matching `filter` (arrays unwound one
@@ -483,9 +492,90 @@ where
         }
     }
 
+    /// A [`WriteModel`] inserting `document` into this collection, for
+    /// [`Database::bulk_write`].
+    pub fn insert_one_model(&self, document: impl Borrow<T>) -> Result<WriteModel> {
+        Ok(WriteModel::InsertOne {
+            namespace: self.name.clone(),
+            document: to_document(document.borrow())?,
+        })
+    }
+
+    /// A [`WriteModel`] updating the first document matching `filter` (`.upsert(true)` on
+    /// the model to insert when nothing matches).
+    pub fn update_one_model(
+        &self,
+        filter: Document,
+        update: impl Into<UpdateModifications>,
+    ) -> WriteModel {
+        WriteModel::UpdateOne {
+            namespace: self.name.clone(),
+            filter,
+            update: update.into(),
+            upsert: false,
+            array_filters: None,
+        }
+    }
+
+    /// A [`WriteModel`] updating every document matching `filter`.
+    pub fn update_many_model(
+        &self,
+        filter: Document,
+        update: impl Into<UpdateModifications>,
+    ) -> WriteModel {
+        WriteModel::UpdateMany {
+            namespace: self.name.clone(),
+            filter,
+            update: update.into(),
+            upsert: false,
+            array_filters: None,
+        }
+    }
+
+    /// A [`WriteModel`] replacing the first document matching `filter`.
+    pub fn replace_one_model(
+        &self,
+        filter: Document,
+        replacement: impl Borrow<T>,
+    ) -> Result<WriteModel> {
+        Ok(WriteModel::ReplaceOne {
+            namespace: self.name.clone(),
+            filter,
+            replacement: to_document(replacement.borrow())?,
+            upsert: false,
+        })
+    }
+
+    /// A [`WriteModel`] deleting the first document matching `filter`.
+    pub fn delete_one_model(&self, filter: Document) -> WriteModel {
+        WriteModel::DeleteOne {
+            namespace: self.name.clone(),
+            filter,
+        }
+    }
+
+    /// A [`WriteModel`] deleting every document matching `filter`.
+    pub fn delete_many_model(&self, filter: Document) -> WriteModel {
+        WriteModel::DeleteMany {
+            namespace: self.name.clone(),
+            filter,
+        }
+    }
+
+    /// The indexes, `_id_` first, then in creation order (none if the collection does not
+    /// exist), as a cursor of [`IndexModel`]s like the driver's. Run with `.run()`.
+    pub fn list_indexes(&self) -> ListIndexes<'_, T> {
+        ListIndexes { collection: self }
+    }
+
+    /// The index names, `_id_` first. Run with `.run()`.
+    pub fn list_index_names(&self) -> ListIndexNames<'_, T> {
+        ListIndexNames { collection: self }
+    }
+
     /// The indexes, `_id_` first, then in creation order (empty if the collection does not
     /// exist).
-    pub fn list_indexes(&self) -> Result<Vec<IndexModel>> {
+    pub(crate) fn index_models(&self) -> Result<Vec<IndexModel>> {
         self.read(None, |reader| {
             let Some(meta) = reader.catalog().collections.get(&self.name) else {
                 return Ok(Vec::new());
@@ -540,15 +630,6 @@ where
         })
     }
 
-    /// The index names, `_id_` first.
-    pub fn list_index_names(&self) -> Result<Vec<String>> {
-        Ok(self
-            .list_indexes()?
-            .into_iter()
-            .filter_map(|model| model.options.and_then(|options| options.name))
-            .collect())
-    }
-
     /// Runs an aggregation pipeline on the collection's documents (logical documents on a
     /// collection with a pattern policy; see the [`Aggregate`] action). The cursor yields
     /// `Document`s; [`Aggregate::with_type`] reads them as another type.
@@ -587,9 +668,15 @@ where
 
 macro_rules! session_method {
     () => {
-        /// Runs the operation inside `transaction` (see `Database::transaction`).
+        /// Runs the operation inside `transaction` (see `Database::transaction`), or in a
+        /// [`crate::ClientSession`] (`.session(&mut session)`): in its transaction, or on
+        /// its own when none is in progress.
         pub fn session(mut self, transaction: &'a mut Transaction) -> Self {
-            self.session = Some(transaction);
+            self.session = if transaction.idle {
+                None
+            } else {
+                Some(transaction)
+            };
             self
         }
     };
@@ -1730,5 +1817,64 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropCollection<'a, T> {
         self.collection.write_catalog(self.session, |txn, store| {
             ops::drop_collection(txn, store, name).map(drop)
         })
+    }
+}
+
+/// `estimated_document_count`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct EstimatedDocumentCount<'a, T> {
+    collection: &'a Collection<T>,
+}
+
+impl<T: Serialize + DeserializeOwned + Send + Sync> EstimatedDocumentCount<'_, T> {
+    /// The count.
+    pub fn run(self) -> Result<u64> {
+        let collection = self.collection;
+        if collection.view(None)?.is_some() {
+            return collection.count_documents(Document::new()).run();
+        }
+        collection.read(None, |reader| {
+            match reader.catalog().collections.get(&collection.name) {
+                Some(meta) => Ok(reader.count(meta.docs)? as u64),
+                None => Ok(0),
+            }
+        })
+    }
+}
+
+/// `list_indexes`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct ListIndexes<'a, T> {
+    collection: &'a Collection<T>,
+}
+
+impl<T: Serialize + DeserializeOwned + Send + Sync> ListIndexes<'_, T> {
+    /// A cursor over the indexes, read from one snapshot.
+    pub fn run(self) -> Result<Cursor<IndexModel>> {
+        let described: Vec<Result<Document>> = self
+            .collection
+            .index_models()?
+            .iter()
+            .map(|model| Ok(model.to_document()))
+            .collect();
+        Ok(Cursor::documents(Box::new(described.into_iter())))
+    }
+}
+
+/// `list_index_names`, run with `.run()`.
+#[must_use = "an action does nothing until .run()"]
+pub struct ListIndexNames<'a, T> {
+    collection: &'a Collection<T>,
+}
+
+impl<T: Serialize + DeserializeOwned + Send + Sync> ListIndexNames<'_, T> {
+    /// The names, `_id_` first.
+    pub fn run(self) -> Result<Vec<String>> {
+        Ok(self
+            .collection
+            .index_models()?
+            .into_iter()
+            .filter_map(|model| model.options.and_then(|options| options.name))
+            .collect())
     }
 }

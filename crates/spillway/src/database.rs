@@ -356,23 +356,29 @@ impl Database {
         Watch::new(self, Scope::Prefix(String::new()))
     }
 
-    /// Creates an empty collection explicitly (a no-op if it exists).
-    pub fn create_collection(&self, name: &str) -> Result<()> {
+    /// Creates collection `name` if it does not exist (no options).
+    pub(crate) fn ensure_collection(&self, name: &str) -> Result<()> {
         validate_collection_name(name)?;
         self.inner
             .write(|txn, store| storage::ensure_collection(txn, store, name))
     }
 
-    /// The names of every collection, sorted.
-    pub fn list_collection_names(&self) -> Result<Vec<String>> {
-        Ok(self
-            .inner
+    /// The names and types (`"collection"` or `"view"`) of the collections, sorted.
+    pub(crate) fn collection_kinds(&self) -> Vec<(String, &'static str)> {
+        self.inner
             .published()
             .catalog
             .collections
-            .keys()
-            .cloned()
-            .collect())
+            .iter()
+            .map(|(name, meta)| {
+                let kind = if meta.view.is_some() {
+                    "view"
+                } else {
+                    "collection"
+                };
+                (name.clone(), kind)
+            })
+            .collect()
     }
 
     /// Runs `body` as one transaction: its writes (through operations given `.session(tx)`)
@@ -394,6 +400,7 @@ impl Database {
             txn: WriteTxn::new(self.inner.published()),
             failure: None,
             claims: None,
+            idle: false,
         };
         let result = body(&mut transaction)?;
         if let Some(failure) = transaction.failure {
@@ -430,6 +437,7 @@ impl Database {
                 handle: self.inner.next_handle.fetch_add(1, Ordering::Relaxed),
                 keys: Vec::new(),
             }),
+            idle: false,
         })
     }
 
@@ -580,6 +588,9 @@ pub struct Transaction {
     /// A handle's claims on the keys it wrote (`None` in the closure form, which holds the
     /// write lock instead).
     claims: Option<Claims>,
+    /// The stand-in a [`crate::ClientSession`] holds between transactions: an operation given it
+    /// runs on its own, as an operation in a driver's session outside a transaction does.
+    pub(crate) idle: bool,
 }
 
 impl Transaction {
@@ -589,6 +600,19 @@ impl Transaction {
     pub(crate) fn note_database_drop(&mut self, prefix: &str) {
         self.txn
             .note_change(bson::doc! { "op": "dropDatabase", "ns": prefix });
+    }
+}
+
+impl Transaction {
+    /// The stand-in a session holds while no transaction is in progress (see `idle`).
+    pub(crate) fn idle(database: &Database) -> Transaction {
+        Transaction {
+            database: database.clone(),
+            txn: WriteTxn::new(database.inner.published()),
+            failure: None,
+            claims: None,
+            idle: true,
+        }
     }
 }
 
@@ -623,6 +647,7 @@ impl Transaction {
             txn,
             failure,
             claims,
+            idle: _,
         } = self;
         if let Some(failure) = failure {
             return Err(Error::new(ErrorKind::TransactionAborted {
@@ -732,7 +757,7 @@ impl Database {
     /// use spillway::{Database, Pattern, doc};
     ///
     /// let db = Database::open_in_memory()?;
-    /// db.create_collection("sales")?;
+    /// db.create_collection("sales").run()?;
     /// db.set_pattern(Pattern::outlier("sales", "customers_purchased")
     ///     .threshold(50)
     ///     .link_field("book_id"))?;
@@ -748,7 +773,7 @@ impl Database {
     ///
     /// # Errors
     /// [`ErrorKind::Pattern`] when the policy is invalid on its own (a threshold of 0...),
-    /// names a collection that does not exist, a field already managed or written by another
+    /// names a field already managed or written by another
     /// policy, or a side collection that belongs to another policy; when a stored document
     /// cannot take the layout (a subset element that is not a document) or holds the flag
     /// field with a value the policy would not write; when the side collection exists with a
@@ -765,6 +790,10 @@ impl Database {
         drop(state);
         let guard = self.inner.lock_writer()?;
         let mut txn = WriteTxn::new(self.inner.published());
+        // As MongoDB creates a collection the first time a write names it, declaring a policy
+        // creates its collection: a policy can come before the first import. In the same
+        // transaction, so a refused policy leaves no empty collection behind.
+        storage::ensure_collection(&mut txn, &self.inner.store, pattern.collection())?;
         migration::declare(
             &mut TxnBackend {
                 txn: &mut txn,

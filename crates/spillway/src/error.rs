@@ -143,6 +143,9 @@ pub enum ErrorKind {
         /// Why.
         message: String,
     },
+    /// Operations of a `Database::bulk_write` failed: each one's own error by operation
+    /// index, and what the others did. [`Error::code`] is the first failure's.
+    BulkWrite(crate::bulk::BulkWriteFailure),
     /// A transaction handle's commit found that a commit after the transaction began changed
     /// what it writes (snapshot isolation, first committer wins: see
     /// [`crate::Transaction`]). Nothing of the transaction was committed; running it again
@@ -340,6 +343,9 @@ impl Error {
                 _ => codes::BAD_VALUE,
             },
             ErrorKind::TransactionAborted { .. } => codes::NO_SUCH_TRANSACTION,
+            ErrorKind::BulkWrite(failure) => {
+                return failure.write_errors.values().next().and_then(Error::code);
+            }
         };
         Some(code)
     }
@@ -515,6 +521,7 @@ impl Error {
             ErrorKind::TransactionAborted { message } => {
                 write!(f, "transaction aborted: {message}")?;
             }
+            ErrorKind::BulkWrite(failure) => fmt::Display::fmt(failure, f)?,
             ErrorKind::WriteConflict { message } => {
                 write!(
                     f,
@@ -597,6 +604,13 @@ fn update_code(error: &DocError) -> i32 {
             codes::PATH_NOT_VIABLE
         }
         DocError::UpdateFailed { .. } => codes::BAD_VALUE,
+        // `{ $inc: { n: "x" } }`: MongoDB's "Cannot increment with non-numeric argument".
+        DocError::InvalidUpdate { message }
+            if (message.starts_with("$inc") || message.starts_with("$mul"))
+                && message.contains("must be a number") =>
+        {
+            codes::TYPE_MISMATCH
+        }
         DocError::InvalidUpdate { message } if message.contains(" conflicts with ") => {
             codes::CONFLICTING_UPDATE_OPERATORS
         }

@@ -18,7 +18,11 @@
 //! | module | what it holds |
 //! |---|---|
 //! | `database` | [`Database`], [`DatabaseOptions`], [`Transaction`]; the write lock and the published snapshot |
+//! | `database_actions` | `create_collection(..)`, `list_collection_names()`, `drop()` as actions with `.run()` |
+//! | `bulk` | [`Database::bulk_write`]: many writes to any collections, ordered or not, with per-operation errors |
+//! | `session` | [`ClientSession`]: `start_session`, `start_transaction`, `commit_transaction`, `abort_transaction` |
 //! | `collection` | [`Collection`] and its fluent actions (`insert_one(..).run()`) |
+//! | `action_options` | the driver's `*Options` structs ([`FindOptions`]...) and `with_options` on the actions |
 //! | `command` | [`command::Commands`]: MongoDB's commands as documents, into MongoDB's replies (the wire server's layer) |
 //! | `cursor` | [`Cursor`], streaming from the snapshot it started on |
 //! | `aggregate` | pipelines: the planner's prefix, logical input expanded only when read, `$lookup` reads, `$out`/`$merge` in one transaction |
@@ -36,7 +40,9 @@
 //!
 //! This crate must never know terminals, nor files other than its database directory.
 
+mod action_options;
 mod aggregate;
+mod bulk;
 mod catalog;
 mod catalog_repair;
 mod changes;
@@ -44,6 +50,7 @@ mod collection;
 pub mod command;
 mod cursor;
 mod database;
+mod database_actions;
 mod error;
 mod exec;
 mod geo_index;
@@ -54,15 +61,26 @@ mod options;
 mod patterned;
 mod planner;
 mod results;
+mod session;
 mod session_records;
 mod storage;
 mod timeseries;
 mod txn;
 mod views;
 
+pub use action_options::{
+    AggregateOptions, AggregateOptionsBuilder, CountOptions, CountOptionsBuilder, DeleteOptions,
+    DeleteOptionsBuilder, DistinctOptions, DistinctOptionsBuilder, FindOneAndDeleteOptions,
+    FindOneAndDeleteOptionsBuilder, FindOneAndModifyOptions, FindOneAndReplaceOptions,
+    FindOneAndReplaceOptionsBuilder, FindOneAndUpdateOptions, FindOneAndUpdateOptionsBuilder,
+    FindOneOptions, FindOneOptionsBuilder, FindOptions, FindOptionsBuilder, InsertManyOptions,
+    InsertManyOptionsBuilder, InsertOneOptions, InsertOneOptionsBuilder, ReplaceOptions,
+    ReplaceOptionsBuilder, UpdateActionOptions, UpdateOptions, UpdateOptionsBuilder,
+};
 pub use aggregate::STORED_DOCUMENTS_STAGE;
 pub use bson;
 pub use bson::doc;
+pub use bulk::{BulkWrite, BulkWriteFailure};
 pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN, ValidationAction, ValidationLevel};
 pub use catalog_repair::RebuiltCollection;
 pub use changes::{
@@ -70,11 +88,13 @@ pub use changes::{
 };
 pub use collection::{
     Aggregate, Collection, CountDocuments, CreateIndex, CreateIndexes, Delete, Distinct,
-    DropCollection, DropIndex, DropIndexes, Find, FindOne, FindOneAndDelete, FindOneAndModify,
-    InsertMany, InsertOne, UpdateAction,
+    DropCollection, DropIndex, DropIndexes, EstimatedDocumentCount, Find, FindOne,
+    FindOneAndDelete, FindOneAndModify, InsertMany, InsertOne, ListIndexNames, ListIndexes,
+    UpdateAction,
 };
 pub use cursor::Cursor;
 pub use database::{Database, DatabaseOptions, Transaction};
+pub use database_actions::{CreateCollection, DropDatabase, ListCollectionNames};
 pub use error::{Error, ErrorKind, Result};
 pub use maintenance::{
     CollectionStats, DatabaseStats, DocumentSize, IndexStats, LARGEST_DOCUMENTS_LISTED, Problem,
@@ -82,9 +102,12 @@ pub use maintenance::{
 };
 pub use options::{CollectionOptions, DEFAULT_TTL_INTERVAL, IndexModification};
 pub use results::{
-    CreateIndexResult, DeleteResult, Explain, GeoIndexOptions, Hint, IndexModel, IndexModelBuilder,
-    IndexOptions, IndexOptionsBuilder, InsertManyResult, InsertOneResult, ReturnDocument,
-    UpdateModifications, UpdateResult,
+    BulkWriteResult, CreateIndexResult, DeleteResult, Explain, GeoIndexOptions, Hint, IndexModel,
+    IndexModelBuilder, IndexOptions, IndexOptionsBuilder, InsertManyResult, InsertOneResult,
+    ReturnDocument, UpdateModifications, UpdateResult, WriteModel,
+};
+pub use session::{
+    AbortTransaction, ClientSession, CommitTransaction, StartSession, StartTransaction,
 };
 pub use spillway_doc::DocError;
 pub use spillway_doc::collation::Collation;

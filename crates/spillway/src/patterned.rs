@@ -700,7 +700,11 @@ pub(crate) fn expand(reader: &dyn Reader, collection: &str, stored: &Document) -
     Engine::new(collection, &catalog.policies).expand(&ReaderBackend { reader }, stored)
 }
 
-fn policy_on<'c>(catalog: &'c Catalog, collection: &str, field: &str) -> Option<&'c Policy> {
+pub(crate) fn policy_on<'c>(
+    catalog: &'c Catalog,
+    collection: &str,
+    field: &str,
+) -> Option<&'c Policy> {
     catalog
         .policies
         .iter()

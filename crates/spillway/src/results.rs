@@ -85,8 +85,11 @@ pub enum ReturnDocument {
     After,
 }
 
-/// An index to create, or one `list_indexes` describes.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// An index to create, or one `list_indexes` describes. It deserializes from the document
+/// `listIndexes` returns (`{ v: 2, key: {...}, name: "...", unique: true, ... }`), as the
+/// driver's does, which is how `list_indexes().run()`'s cursor reads it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(try_from = "Document")]
 pub struct IndexModel {
     /// The key pattern: field paths to 1 (ascending) or -1 (descending).
     pub keys: Document,
@@ -98,6 +101,166 @@ impl IndexModel {
     /// A builder, as in the driver: `IndexModel::builder().keys(doc! {..}).build()`.
     pub fn builder() -> IndexModelBuilder {
         IndexModelBuilder::default()
+    }
+}
+
+impl IndexModel {
+    /// The index as MongoDB's `listIndexes` describes it: `{ v: 2, key, name }` and each
+    /// option that is set, under MongoDB's names.
+    pub fn to_document(&self) -> Document {
+        let options = self.options.clone().unwrap_or_default();
+        let mut described = bson::doc! {
+            "v": 2,
+            "key": self.keys.clone(),
+            "name": options.name.unwrap_or_default(),
+        };
+        if options.unique == Some(true) {
+            described.insert("unique", true);
+        }
+        if let Some(background) = options.background {
+            described.insert("background", background);
+        }
+        if options.sparse == Some(true) {
+            described.insert("sparse", true);
+        }
+        if let Some(partial) = options.partial_filter_expression {
+            described.insert("partialFilterExpression", partial);
+        }
+        if options.hidden == Some(true) {
+            described.insert("hidden", true);
+        }
+        if let Some(weights) = options.weights {
+            described.insert("weights", weights);
+        }
+        if let Some(language) = options.default_language {
+            described.insert("default_language", language);
+        }
+        if let Some(field) = options.language_override {
+            described.insert("language_override", field);
+        }
+        if let Some(version) = options.text_index_version {
+            described.insert("textIndexVersion", version);
+        }
+        if let Some(expire_after) = options.expire_after {
+            described.insert(
+                "expireAfterSeconds",
+                i32::try_from(expire_after.as_secs()).unwrap_or(i32::MAX),
+            );
+        }
+        if let Some(geo) = options.geo {
+            if let Some(version) = geo.sphere_version {
+                described.insert("2dsphereIndexVersion", version);
+            }
+            if let Some(bits) = geo.bits {
+                described.insert("bits", bits as i32);
+            }
+            if let Some(min) = geo.min {
+                described.insert("min", min);
+            }
+            if let Some(max) = geo.max {
+                described.insert("max", max);
+            }
+        }
+        described
+    }
+}
+
+/// A whole number in any of BSON's number types.
+fn whole_number(value: &Bson) -> Option<i64> {
+    match value {
+        Bson::Int32(n) => Some(i64::from(*n)),
+        Bson::Int64(n) => Some(*n),
+        Bson::Double(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => Some(*n as i64),
+        _ => None,
+    }
+}
+
+impl TryFrom<Document> for IndexModel {
+    type Error = String;
+
+    /// Reads a `listIndexes` document (what [`IndexModel::to_document`] writes); fields it
+    /// does not know (`v`, `ns`, `collation`...) are ignored, as the driver ignores them.
+    fn try_from(described: Document) -> Result<IndexModel, String> {
+        let wrong =
+            |field: &str, expected: &str| format!("the index field '{field}' must be {expected}");
+        let keys = described
+            .get_document("key")
+            .map_err(|_| wrong("key", "a document"))?
+            .clone();
+        let text = |field: &str| -> Result<Option<String>, String> {
+            match described.get(field) {
+                None => Ok(None),
+                Some(Bson::String(text)) => Ok(Some(text.clone())),
+                Some(_) => Err(wrong(field, "a string")),
+            }
+        };
+        let flag = |field: &str| -> Result<Option<bool>, String> {
+            match described.get(field) {
+                None => Ok(None),
+                Some(Bson::Boolean(flag)) => Ok(Some(*flag)),
+                Some(_) => Err(wrong(field, "true or false")),
+            }
+        };
+        let document = |field: &str| -> Result<Option<Document>, String> {
+            match described.get(field) {
+                None => Ok(None),
+                Some(Bson::Document(document)) => Ok(Some(document.clone())),
+                Some(_) => Err(wrong(field, "a document")),
+            }
+        };
+        let number = |field: &str| -> Result<Option<i64>, String> {
+            described
+                .get(field)
+                .map(|value| whole_number(value).ok_or_else(|| wrong(field, "a whole number")))
+                .transpose()
+        };
+        let real = |field: &str| -> Result<Option<f64>, String> {
+            match described.get(field) {
+                None => Ok(None),
+                Some(Bson::Double(n)) => Ok(Some(*n)),
+                Some(value) => whole_number(value)
+                    .map(|n| Some(n as f64))
+                    .ok_or_else(|| wrong(field, "a number")),
+            }
+        };
+        let small = |field: &str| -> Result<Option<i32>, String> {
+            number(field)?
+                .map(|n| i32::try_from(n).map_err(|_| wrong(field, "a 32-bit number")))
+                .transpose()
+        };
+        let expire_after = number("expireAfterSeconds")?
+            .map(|seconds| {
+                u64::try_from(seconds)
+                    .map(std::time::Duration::from_secs)
+                    .map_err(|_| wrong("expireAfterSeconds", "0 or more"))
+            })
+            .transpose()?;
+        let geo = GeoIndexOptions {
+            min: real("min")?,
+            max: real("max")?,
+            bits: small("bits")?
+                .map(|bits| u32::try_from(bits).map_err(|_| wrong("bits", "positive")))
+                .transpose()?,
+            sphere_version: small("2dsphereIndexVersion")?,
+        };
+        let options = IndexOptions {
+            unique: flag("unique")?.filter(|unique| *unique),
+            name: text("name")?,
+            sparse: flag("sparse")?.filter(|sparse| *sparse),
+            partial_filter_expression: document("partialFilterExpression")?,
+            hidden: flag("hidden")?.filter(|hidden| *hidden),
+            expire_after,
+            background: flag("background")?,
+            weights: document("weights")?,
+            default_language: text("default_language")?,
+            language_override: text("language_override")?,
+            text_index_version: small("textIndexVersion")?,
+            geo: (geo != GeoIndexOptions::default()).then_some(geo),
+        };
+        Ok(IndexModel {
+            keys,
+            options: (options != IndexOptions::default()).then_some(options),
+        })
     }
 }
 
@@ -258,4 +421,118 @@ pub struct Explain {
     pub docs_examined: u64,
     /// Documents returned (after skip and limit).
     pub n_returned: u64,
+}
+
+/// One write of a bulk write, naming its collection.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum WriteModel {
+    /// Insert a document.
+    InsertOne {
+        /// The collection.
+        namespace: String,
+        /// The document (an `_id` is generated if it has none).
+        document: Document,
+    },
+    /// Update the first document matching `filter`.
+    UpdateOne {
+        /// The collection.
+        namespace: String,
+        /// Which document.
+        filter: Document,
+        /// Update operators or a pipeline.
+        update: UpdateModifications,
+        /// Insert when nothing matches.
+        upsert: bool,
+        /// `arrayFilters` for `$[<identifier>]`.
+        array_filters: Option<Vec<Document>>,
+    },
+    /// Update every document matching `filter`.
+    UpdateMany {
+        /// The collection.
+        namespace: String,
+        /// Which documents.
+        filter: Document,
+        /// Update operators or a pipeline.
+        update: UpdateModifications,
+        /// Insert when nothing matches.
+        upsert: bool,
+        /// `arrayFilters` for `$[<identifier>]`.
+        array_filters: Option<Vec<Document>>,
+    },
+    /// Replace the first document matching `filter` (its `_id` is kept).
+    ReplaceOne {
+        /// The collection.
+        namespace: String,
+        /// Which document.
+        filter: Document,
+        /// The new document.
+        replacement: Document,
+        /// Insert when nothing matches.
+        upsert: bool,
+    },
+    /// Delete the first document matching `filter`.
+    DeleteOne {
+        /// The collection.
+        namespace: String,
+        /// Which document.
+        filter: Document,
+    },
+    /// Delete every document matching `filter`.
+    DeleteMany {
+        /// The collection.
+        namespace: String,
+        /// Which documents.
+        filter: Document,
+    },
+}
+
+impl WriteModel {
+    /// The same update or replacement, inserting when nothing matches. Insert and delete
+    /// models have no such option: they are returned unchanged.
+    #[must_use]
+    pub fn upsert(mut self, upsert: bool) -> WriteModel {
+        match &mut self {
+            WriteModel::UpdateOne { upsert: set, .. }
+            | WriteModel::UpdateMany { upsert: set, .. }
+            | WriteModel::ReplaceOne { upsert: set, .. } => *set = upsert,
+            WriteModel::InsertOne { .. }
+            | WriteModel::DeleteOne { .. }
+            | WriteModel::DeleteMany { .. } => {}
+        }
+        self
+    }
+
+    /// The collection the model writes to.
+    pub fn namespace(&self) -> &str {
+        match self {
+            WriteModel::InsertOne { namespace, .. }
+            | WriteModel::UpdateOne { namespace, .. }
+            | WriteModel::UpdateMany { namespace, .. }
+            | WriteModel::ReplaceOne { namespace, .. }
+            | WriteModel::DeleteOne { namespace, .. }
+            | WriteModel::DeleteMany { namespace, .. } => namespace,
+        }
+    }
+}
+
+/// What a bulk write did (the driver's summary result, with the `_id`s inserted and
+/// upserted by operation index).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct BulkWriteResult {
+    /// Documents inserted by `InsertOne` models.
+    pub inserted_count: u64,
+    /// Documents the update and replace models matched.
+    pub matched_count: u64,
+    /// Documents they changed.
+    pub modified_count: u64,
+    /// Documents they inserted (upserts).
+    pub upserted_count: u64,
+    /// Documents deleted.
+    pub deleted_count: u64,
+    /// The `_id` each `InsertOne` model inserted, by operation index.
+    pub inserted_ids: HashMap<usize, Bson>,
+    /// The `_id` each upsert inserted, by operation index.
+    pub upserted_ids: HashMap<usize, Bson>,
 }

@@ -209,6 +209,7 @@ fn out_replaces_the_target_in_one_transaction() {
     assert!(
         summary
             .list_index_names()
+            .run()
             .unwrap()
             .contains(&"books_1".to_string())
     );
@@ -314,6 +315,7 @@ fn bad_pipelines_give_mongodb_codes_and_change_nothing() {
     assert_eq!(all(&db, "books"), before);
     assert!(
         !db.list_collection_names()
+            .run()
             .unwrap()
             .contains(&"never".to_string())
     );
@@ -355,7 +357,7 @@ fn inside_a_transaction_a_pipeline_sees_its_writes_and_out_commits_with_it() {
 #[test]
 fn unwind_of_a_managed_array_gives_every_logical_element() {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("sales").unwrap();
+    db.create_collection("sales").run().unwrap();
     db.set_pattern(
         Pattern::outlier("sales", "buyers")
             .threshold(3)

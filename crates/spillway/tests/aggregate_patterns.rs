@@ -42,8 +42,8 @@ fn product(id: i64, ratings: &[u8]) -> Document {
 
 fn patterned() -> Database {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("books").unwrap();
-    db.create_collection("products").unwrap();
+    db.create_collection("books").run().unwrap();
+    db.create_collection("products").run().unwrap();
     db.set_pattern(
         Pattern::outlier("books", "buyers")
             .threshold(THRESHOLD)

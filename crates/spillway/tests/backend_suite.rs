@@ -81,7 +81,7 @@ impl Target for Embedded {
     type Error = spillway::Error;
 
     fn create_collection(&mut self, name: &str) -> spillway::Result<()> {
-        self.db().create_collection(name)
+        self.db().create_collection(name).run()
     }
 
     fn set_pattern(&mut self, pattern: Pattern) -> spillway::Result<()> {

@@ -17,10 +17,16 @@ use spillway::{
 /// Every collection's documents in `_id` order and its indexes, as canonical Extended JSON.
 fn digest(db: &Database) -> String {
     let mut digest = String::new();
-    for name in db.list_collection_names().unwrap() {
+    for name in db.list_collection_names().run().unwrap() {
         let collection = db.collection::<Document>(&name);
         writeln!(digest, "collection {name}").unwrap();
-        for index in collection.list_indexes().unwrap() {
+        for index in collection
+            .list_indexes()
+            .run()
+            .unwrap()
+            .collect::<spillway::Result<Vec<_>>>()
+            .unwrap()
+        {
             let options = index.options.unwrap_or_default();
             writeln!(
                 digest,
@@ -414,7 +420,7 @@ fn refused_operations_change_nothing_even_after_reopen() {
         "create_collection: '$'",
         "InvalidCollectionName",
         "'$'",
-        || db.create_collection("a$"),
+        || db.create_collection("a$").run(),
     );
 
     // Unique violations.

@@ -239,7 +239,7 @@ fn a_stream_can_start_at_an_operation_time() {
 /// overflow buckets: 3 buyers in the book, buckets of 2.
 fn outlier_database() -> Database {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("sales").unwrap();
+    db.create_collection("sales").run().unwrap();
     db.set_pattern(
         spillway::Pattern::outlier("sales", "customers_purchased")
             .threshold(3)

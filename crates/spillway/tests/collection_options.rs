@@ -83,7 +83,12 @@ fn a_unique_sparse_index_allows_many_documents_without_the_field() {
         Some("COLLSCAN")
     );
     assert_eq!(ids(&users, doc! { "email": Bson::Null }).len(), 3);
-    let listed = users.list_indexes().unwrap();
+    let listed = users
+        .list_indexes()
+        .run()
+        .unwrap()
+        .collect::<spillway::Result<Vec<_>>>()
+        .unwrap();
     assert_eq!(listed[1].options.as_ref().unwrap().sparse, Some(true));
     assert!(db.verify().unwrap().problems.is_empty());
 }
@@ -285,7 +290,13 @@ fn options_survive_a_reopen() {
         .unwrap();
     }
     let db = Database::open(directory.path()).unwrap();
-    let listed = db.collection::<Document>("items").list_indexes().unwrap();
+    let listed = db
+        .collection::<Document>("items")
+        .list_indexes()
+        .run()
+        .unwrap()
+        .collect::<spillway::Result<Vec<_>>>()
+        .unwrap();
     let options: Vec<IndexOptions> = listed
         .into_iter()
         .map(|model| model.options.unwrap())
@@ -877,7 +888,13 @@ fn a_hashed_index_answers_equality() {
             .is_err()
     );
     assert_eq!(
-        items.list_indexes().unwrap()[1].keys,
+        items
+            .list_indexes()
+            .run()
+            .unwrap()
+            .collect::<spillway::Result<Vec<_>>>()
+            .unwrap()[1]
+            .keys,
         doc! { "a": "hashed" }
     );
     assert!(db.verify().unwrap().problems.is_empty());
@@ -919,9 +936,12 @@ fn several_indexes_are_created_and_dropped_at_once() {
         ])
         .run();
     assert!(failed.is_err());
-    assert_eq!(items.list_index_names().unwrap(), ["_id_", "a_1", "b_-1"]);
+    assert_eq!(
+        items.list_index_names().run().unwrap(),
+        ["_id_", "a_1", "b_-1"]
+    );
     items.drop_indexes().run().unwrap();
-    assert_eq!(items.list_index_names().unwrap(), ["_id_"]);
+    assert_eq!(items.list_index_names().run().unwrap(), ["_id_"]);
 }
 
 #[test]

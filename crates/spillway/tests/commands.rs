@@ -485,7 +485,7 @@ fn databases_are_separate_namespaces_of_one_store() {
         0
     );
     assert_eq!(
-        commands.database().list_collection_names().unwrap(),
+        commands.database().list_collection_names().run().unwrap(),
         ["b.books"]
     );
     let (code, _) = fails(&commands, doc! { "find": "books", "$db": "bad.name" });

@@ -552,7 +552,7 @@ fn verify(
     } else {
         model.clone()
     };
-    let collections = db.list_collection_names().expect("collection names");
+    let collections = db.list_collection_names().run().expect("collection names");
     if last.is_none() {
         assert!(collections.is_empty(), "{context}: {collections:?} left");
     } else {
@@ -574,6 +574,7 @@ fn verify(
             let names = db
                 .collection::<Document>(collection)
                 .list_index_names()
+                .run()
                 .expect("index names");
             let wanted_names: Vec<String> = std::iter::once("_id_".to_string())
                 .chain(

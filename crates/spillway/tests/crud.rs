@@ -338,7 +338,7 @@ fn find_one_and_modify_match_the_model() {
         .unwrap();
     assert_eq!(deleted.get_str("name").unwrap(), "cid");
     assert_eq!(people.count_documents(doc! {}).run().unwrap(), 5);
-    assert_eq!(people.estimated_document_count().unwrap(), 5);
+    assert_eq!(people.estimated_document_count().run().unwrap(), 5);
     assert_eq!(
         people
             .count_documents(doc! {})
@@ -590,7 +590,10 @@ fn unique_index_violations_fail_the_whole_write() {
         .run()
         .unwrap_err();
     assert!(error.is_duplicate_key());
-    assert_eq!(people.list_index_names().unwrap(), ["_id_", "unique_name"]);
+    assert_eq!(
+        people.list_index_names().run().unwrap(),
+        ["_id_", "unique_name"]
+    );
     // Renaming within the unique index is fine.
     people
         .update_one(doc! { "name": "bob" }, doc! { "$set": { "name": "rob" } })
@@ -674,7 +677,7 @@ fn invalid_collection_names_are_refused() {
         .insert_one(doc! {})
         .run()
         .unwrap();
-    assert_eq!(db.list_collection_names().unwrap(), ["n".repeat(120)]);
+    assert_eq!(db.list_collection_names().run().unwrap(), ["n".repeat(120)]);
 }
 
 #[test]
@@ -781,7 +784,7 @@ fn reopen_keeps_documents_collections_and_indexes() {
             .run()
             .unwrap();
         db.collection::<Document>("empty").drop().run().unwrap();
-        db.create_collection("empty").unwrap();
+        db.create_collection("empty").run().unwrap();
         db.collection::<Document>("gone")
             .insert_one(doc! {})
             .run()
@@ -789,10 +792,13 @@ fn reopen_keeps_documents_collections_and_indexes() {
         db.collection::<Document>("gone").drop().run().unwrap();
     }
     let db = Database::open(dir.path()).unwrap();
-    assert_eq!(db.list_collection_names().unwrap(), ["empty", "people"]);
+    assert_eq!(
+        db.list_collection_names().run().unwrap(),
+        ["empty", "people"]
+    );
     assert_eq!(all(&db, "people"), seed());
     let people = db.collection::<Document>("people");
-    assert_eq!(people.list_index_names().unwrap(), ["_id_", "age_-1"]);
+    assert_eq!(people.list_index_names().run().unwrap(), ["_id_", "age_-1"]);
     let explain = people.find(doc! { "age": 25 }).explain().unwrap();
     assert_eq!(explain.n_returned, 2);
     assert_eq!(explain.keys_examined, 2);
@@ -865,7 +871,10 @@ fn transactions_commit_across_collections_or_leave_nothing() {
         .unwrap_err();
     assert!(matches!(error.kind(), ErrorKind::TransactionAborted { .. }));
     assert_eq!((all(&db, "orders"), all(&db, "stock")), before);
-    assert_eq!(db.list_collection_names().unwrap(), ["orders", "stock"]);
+    assert_eq!(
+        db.list_collection_names().run().unwrap(),
+        ["orders", "stock"]
+    );
 
     // A failed operation dooms the transaction even if the closure swallows the error.
     let error = db
@@ -938,7 +947,14 @@ fn a_cursor_reads_the_snapshot_it_started_on() {
 fn indexes_list_create_idempotently_and_drop() {
     let db = Database::open_in_memory().unwrap();
     let coll = db.collection::<Document>("c");
-    assert!(coll.list_indexes().unwrap().is_empty());
+    assert!(
+        coll.list_indexes()
+            .run()
+            .unwrap()
+            .collect::<spillway::Result<Vec<_>>>()
+            .unwrap()
+            .is_empty()
+    );
     let model = IndexModel::builder()
         .keys(doc! { "a": 1, "b": -1 })
         .options(IndexOptions::builder().unique(true).build())
@@ -951,7 +967,12 @@ fn indexes_list_create_idempotently_and_drop() {
         coll.create_index(model).run().unwrap().index_name,
         "a_1_b_-1"
     );
-    let listed = coll.list_indexes().unwrap();
+    let listed = coll
+        .list_indexes()
+        .run()
+        .unwrap()
+        .collect::<spillway::Result<Vec<_>>>()
+        .unwrap();
     assert_eq!(listed.len(), 2);
     assert_eq!(listed[1].keys, doc! { "a": 1, "b": -1 });
     assert_eq!(listed[1].options.as_ref().unwrap().unique, Some(true));
@@ -961,7 +982,7 @@ fn indexes_list_create_idempotently_and_drop() {
         .unwrap_err();
     assert!(matches!(conflict.kind(), ErrorKind::InvalidIndex { .. }));
     coll.drop_index("a_1_b_-1").run().unwrap();
-    assert_eq!(coll.list_index_names().unwrap(), ["_id_"]);
+    assert_eq!(coll.list_index_names().run().unwrap(), ["_id_"]);
     assert!(coll.drop_index("_id_").run().is_err());
 }
 
@@ -995,6 +1016,6 @@ fn a_collection_dropped_and_recreated_in_one_transaction_starts_empty() {
     })
     .unwrap();
     assert_eq!(all(&db, "c"), [doc! { "_id": 3, "a": 1 }]);
-    assert_eq!(coll.list_index_names().unwrap(), ["_id_"]);
+    assert_eq!(coll.list_index_names().run().unwrap(), ["_id_"]);
     assert_eq!(coll.count_documents(doc! { "a": 1 }).run().unwrap(), 1);
 }

@@ -43,7 +43,7 @@ fn expected_books() -> Vec<Document> {
 
 fn check_contents(db: &Database) {
     assert_eq!(
-        db.list_collection_names().unwrap(),
+        db.list_collection_names().run().unwrap(),
         ["books", "extra_sales", "sales"]
     );
     let books = db.collection::<Document>("books");
@@ -54,7 +54,7 @@ fn check_contents(db: &Database) {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(found, expected_books());
-    assert_eq!(books.list_index_names().unwrap(), ["_id_", "title_1"]);
+    assert_eq!(books.list_index_names().run().unwrap(), ["_id_", "title_1"]);
     // The unique index answers and still refuses a duplicate.
     let by_title = books
         .find_one(doc! { "title": "book 3" })

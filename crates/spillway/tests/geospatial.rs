@@ -213,7 +213,7 @@ fn invalid_geometry_is_refused_and_nothing_changes() {
         .run()
         .unwrap_err();
     assert_eq!(error.code(), Some(16755));
-    assert_eq!(raw.list_index_names().unwrap(), ["_id_"]);
+    assert_eq!(raw.list_index_names().run().unwrap(), ["_id_"]);
 }
 
 #[test]
@@ -260,7 +260,12 @@ fn index_options_are_checked_and_survive_reopening() {
     }
     let db = Database::open(dir.path()).unwrap();
     let places = db.collection::<Document>("places");
-    let listed = places.list_indexes().unwrap();
+    let listed = places
+        .list_indexes()
+        .run()
+        .unwrap()
+        .collect::<spillway::Result<Vec<_>>>()
+        .unwrap();
     let options = listed[1].options.clone().unwrap();
     assert_eq!(options.name.as_deref(), Some("geo_2dsphere_kind_1"));
     assert_eq!(options.geo.unwrap().sphere_version, Some(3));

@@ -62,7 +62,7 @@ fn stats_count_documents_bytes_and_index_entries() {
         .drop()
         .run()
         .unwrap();
-    database.create_collection("empty").unwrap();
+    database.create_collection("empty").run().unwrap();
     let stats = database.stats().unwrap();
     let names: Vec<&str> = stats.collections.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["books", "empty"]);

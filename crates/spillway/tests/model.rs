@@ -940,7 +940,7 @@ impl Subject {
     }
 
     fn index_names(&self) -> Vec<String> {
-        let names = self.collection().list_index_names().unwrap();
+        let names = self.collection().list_index_names().run().unwrap();
         // A collection that does not exist yet has no `_id_` index to list.
         if names.is_empty() {
             vec!["_id_".to_string()]

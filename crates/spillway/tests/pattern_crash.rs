@@ -39,7 +39,9 @@ const MIGRATED_DOCUMENTS: i32 = 3000;
 
 fn ensure_policy(db: &Database, collection: &str, pattern: impl Into<Pattern>) {
     if db.patterns().is_empty() {
-        db.create_collection(collection).expect("child: create");
+        db.create_collection(collection)
+            .run()
+            .expect("child: create");
         db.set_pattern(pattern).expect("child: set_pattern");
     }
 }

@@ -351,7 +351,7 @@ impl Harness {
     fn new() -> Harness {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = open(dir.path());
-        db.create_collection(MAIN).unwrap();
+        db.create_collection(MAIN).run().unwrap();
         db.set_pattern(
             spillway::Pattern::outlier(MAIN, "tags")
                 .threshold(THRESHOLD)

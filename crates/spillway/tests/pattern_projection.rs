@@ -12,8 +12,8 @@ use spillway_doc::model::{FindOptions, MemoryCollection};
 /// of 40 reviews (keep 5, newest `k` first); and the model holding the logical documents.
 fn setup() -> (Database, MemoryCollection, MemoryCollection) {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("books").unwrap();
-    db.create_collection("products").unwrap();
+    db.create_collection("books").run().unwrap();
+    db.create_collection("products").run().unwrap();
     db.set_pattern(
         Pattern::outlier("books", "buyers")
             .threshold(50)

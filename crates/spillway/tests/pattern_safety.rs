@@ -46,7 +46,7 @@ fn expanded_array(db: &Database, collection: &str, id: i32, field: &str) -> Vec<
 }
 
 fn collection_names(db: &Database) -> Vec<String> {
-    db.list_collection_names().unwrap()
+    db.list_collection_names().run().unwrap()
 }
 
 fn assert_consistent(db: &Database) {
@@ -138,7 +138,7 @@ fn the_flags_of_a_hand_made_layout_are_adopted_and_other_values_are_refused() {
 #[test]
 fn two_policies_of_one_collection_cannot_share_a_main_field() {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("sales").unwrap();
+    db.create_collection("sales").run().unwrap();
     db.set_pattern(Pattern::outlier("sales", "customers_purchased"))
         .unwrap();
     let refused = db
@@ -212,7 +212,7 @@ fn removing_a_policy_never_drops_a_collection_it_did_not_create() {
         .insert_one(doc! { "book_id": 2, "customers_purchased_extra": buyers(50..70) })
         .run()
         .unwrap();
-    db.create_collection("reviews").unwrap();
+    db.create_collection("reviews").run().unwrap();
     db.collection::<Document>("products")
         .insert_one(doc! { "_id": 1, "reviews": [{ "text": "fine" }] })
         .run()
@@ -276,7 +276,7 @@ fn a_hand_made_archive_missing_the_embedded_elements_keeps_them() {
 
 /// Book 1: main [a, b], buckets [c, d] and [e]; book 2: main [p, q], bucket [r].
 fn two_books(db: &Database) {
-    db.create_collection("sales").unwrap();
+    db.create_collection("sales").run().unwrap();
     db.set_pattern(
         Pattern::outlier("sales", "customers_purchased")
             .threshold(2)
@@ -414,7 +414,7 @@ fn side_documents_that_break_the_overflow_layout_are_refused_at_write_time() {
 #[test]
 fn archive_documents_without_a_live_link_are_refused_at_write_time() {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("products").unwrap();
+    db.create_collection("products").run().unwrap();
     db.set_pattern(Pattern::subset("products", "reviews").link_field("product_id"))
         .unwrap();
     db.collection::<Document>("products")

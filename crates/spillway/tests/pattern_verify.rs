@@ -75,8 +75,8 @@ fn tags(range: std::ops::Range<i32>) -> Vec<Bson> {
 
 fn seeded(dir: &Path) {
     let db = Database::open(dir).unwrap();
-    db.create_collection("books").unwrap();
-    db.create_collection("products").unwrap();
+    db.create_collection("books").run().unwrap();
+    db.create_collection("products").run().unwrap();
     db.set_pattern(
         Pattern::outlier("books", "tags")
             .threshold(3)

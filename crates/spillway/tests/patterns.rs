@@ -94,7 +94,7 @@ fn the_outlier_seed_verbatim_with_one_unbounded_extras_document() {
 #[test]
 fn pushes_cross_the_threshold_fill_buckets_and_keep_the_logical_array() {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("sales").unwrap();
+    db.create_collection("sales").run().unwrap();
     db.set_pattern(
         Pattern::outlier("sales", "customers_purchased")
             .threshold(5)
@@ -241,10 +241,18 @@ fn writes_that_would_break_a_policy_are_refused_and_change_nothing() {
         invalid.to_string().contains("already has a policy"),
         "{invalid}"
     );
+    // As MongoDB creates a collection on first use, a policy may come before the data; a
+    // refused one leaves no collection behind.
     let invalid = db
-        .set_pattern(Pattern::outlier("nowhere", "items"))
+        .set_pattern(Pattern::outlier("nowhere", "items").overflow_collection("sales"))
         .unwrap_err();
-    assert!(invalid.to_string().contains("does not exist"), "{invalid}");
+    assert!(invalid.to_string().contains("side collection"), "{invalid}");
+    let names = db.list_collection_names().run().unwrap();
+    assert!(!names.iter().any(|name| name == "nowhere"), "{names:?}");
+    db.set_pattern(Pattern::outlier("nowhere", "items"))
+        .unwrap();
+    let names = db.list_collection_names().run().unwrap();
+    assert!(names.iter().any(|name| name == "nowhere"), "{names:?}");
     let invalid = db
         .set_pattern(
             Pattern::outlier("sales", "tags")
@@ -281,7 +289,7 @@ fn review(id: i32, author: &str, day: u32) -> Document {
 #[test]
 fn the_subset_seed_keeps_the_ten_newest_reviews_and_archives_all() {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("products").unwrap();
+    db.create_collection("products").run().unwrap();
     db.set_pattern(
         Pattern::subset("products", "reviews")
             .keep(10)
@@ -422,6 +430,7 @@ fn a_policy_applied_to_existing_documents_migrates_them_and_removal_folds_them_b
     assert_eq!(all, books);
     assert!(
         !db.list_collection_names()
+            .run()
             .unwrap()
             .contains(&"extra_sales".to_string())
     );
@@ -515,6 +524,7 @@ fn equality_on_a_managed_field_uses_indexes_on_both_sides() {
     assert!(
         db.collection::<Document>("extra_sales")
             .list_index_names()
+            .run()
             .unwrap()
             .contains(&"customers_purchased_extra_1".to_string())
     );
@@ -568,7 +578,7 @@ fn an_empty_push_creates_a_missing_array_and_fails_on_a_scalar() {
     // Found by the model test: the append fast path took `$each: []` for a no-op even when
     // the managed field was missing (MongoDB creates `[]`) or not an array (MongoDB fails).
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("sales").unwrap();
+    db.create_collection("sales").run().unwrap();
     db.set_pattern(Pattern::outlier("sales", "customers_purchased").threshold(2))
         .unwrap();
     let sales = db.collection::<Document>("sales");
@@ -653,7 +663,7 @@ fn add_to_set_checks_membership_across_main_and_buckets_without_expanding() {
 #[test]
 fn a_logical_document_over_16_mib_is_stored_because_no_stored_document_is() {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("sales").unwrap();
+    db.create_collection("sales").run().unwrap();
     db.set_pattern(Pattern::outlier("sales", "customers_purchased").bucket_capacity(10_000))
         .unwrap();
     let sales = db.collection::<Document>("sales");
@@ -685,7 +695,7 @@ fn a_logical_document_over_16_mib_is_stored_because_no_stored_document_is() {
 #[test]
 fn streaming_logical_reads_match_skip_and_limit_on_logical_documents() {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("books").unwrap();
+    db.create_collection("books").run().unwrap();
     db.set_pattern(
         Pattern::outlier("books", "buyers")
             .threshold(3)

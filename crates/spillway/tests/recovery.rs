@@ -136,7 +136,7 @@ fn open_read_only_reads_and_refuses_every_write_without_touching_a_file() {
             .run()
             .map(|_| ()),
         books.delete_many(doc! {}).run().map(|_| ()),
-        db.create_collection("other"),
+        db.create_collection("other").run(),
         db.checkpoint(),
         db.compact().map(|_| ()),
     ];

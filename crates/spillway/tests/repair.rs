@@ -101,7 +101,7 @@ fn build(path: &Path) -> Contents {
 
 fn read_contents(database: &Database) -> Contents {
     let mut contents = Contents::new();
-    for name in database.list_collection_names().unwrap() {
+    for name in database.list_collection_names().run().unwrap() {
         let documents = contents.entry(name.clone()).or_default();
         let collection = database.collection::<Document>(&name);
         for document in collection.find(doc! {}).run().unwrap() {
@@ -374,7 +374,12 @@ fn a_damaged_catalog_record_is_rebuilt_from_the_keyspaces() {
     let (database, found) = open_and_verify(directory.path());
     assert_same(&found, &contents, "catalog record");
     let sales = database.collection::<Document>("sales");
-    let indexes = sales.list_indexes().unwrap();
+    let indexes = sales
+        .list_indexes()
+        .run()
+        .unwrap()
+        .collect::<spillway::Result<Vec<_>>>()
+        .unwrap();
     let title = indexes
         .iter()
         .find(|index| index.options.as_ref().and_then(|o| o.name.as_deref()) == Some("title_1"))

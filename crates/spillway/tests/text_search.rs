@@ -262,7 +262,12 @@ fn the_index_survives_a_reopen() {
     let coll = db.collection::<Document>("coll");
     // Language "none": "eggs" is not stemmed, so "egg" finds document 3 only.
     assert_eq!(ids(&coll, "egg"), [3]);
-    let listed = coll.list_indexes().unwrap();
+    let listed = coll
+        .list_indexes()
+        .run()
+        .unwrap()
+        .collect::<spillway::Result<Vec<_>>>()
+        .unwrap();
     let options = listed[1].options.clone().unwrap();
     assert_eq!(listed[1].keys, doc! { "_fts": "text", "_ftsx": 1 });
     assert_eq!(options.default_language.as_deref(), Some("none"));

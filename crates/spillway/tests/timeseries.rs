@@ -71,7 +71,7 @@ fn measurements_are_stored_in_buckets_and_read_back_as_documents() {
         2
     );
     assert_eq!(collection.count_documents(doc! {}).run().unwrap(), 4);
-    assert_eq!(collection.estimated_document_count().unwrap(), 4);
+    assert_eq!(collection.estimated_document_count().run().unwrap(), 4);
 
     // One bucket per series, in MongoDB's layout.
     let stored = buckets(&db);
@@ -347,7 +347,7 @@ fn options_are_checked_as_mongodb_checks_them() {
         Some(72)
     );
     assert!(
-        db.list_collection_names().unwrap().is_empty(),
+        db.list_collection_names().run().unwrap().is_empty(),
         "nothing was created"
     );
 
@@ -389,7 +389,7 @@ fn a_time_series_survives_a_reopen_and_drops_with_its_buckets() {
     );
     assert!(db.verify().unwrap().is_clean());
     collection.drop().run().unwrap();
-    assert!(db.list_collection_names().unwrap().is_empty());
+    assert!(db.list_collection_names().run().unwrap().is_empty());
 }
 
 #[test]
@@ -575,9 +575,9 @@ fn indexes_on_meta_and_time_are_indexes_of_the_buckets() {
     let on_buckets: Vec<Document> = db
         .collection::<Document>("system.buckets.weather")
         .list_indexes()
+        .run()
         .unwrap()
-        .into_iter()
-        .map(|model| model.keys)
+        .map(|model| model.unwrap().keys)
         .collect();
     assert!(
         on_buckets.contains(&doc! { "meta": 1, "control.min.time": 1, "control.max.time": 1 }),
@@ -594,7 +594,8 @@ fn indexes_on_meta_and_time_are_indexes_of_the_buckets() {
         .unwrap();
     assert_eq!(
         db.collection::<Document>("system.buckets.weather")
-            .list_indexes()
+            .list_index_names()
+            .run()
             .unwrap()
             .len(),
         2,

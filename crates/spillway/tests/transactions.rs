@@ -276,7 +276,7 @@ fn rollback_and_drop_discard_everything() {
             .run()
             .unwrap();
     }
-    assert!(db.list_collection_names().unwrap().is_empty());
+    assert!(db.list_collection_names().run().unwrap().is_empty());
     // The ids the abandoned handles took are not reused in a way that matters: a new
     // collection works and verifies.
     things.insert_one(doc! { "_id": 2 }).run().unwrap();
@@ -401,7 +401,7 @@ fn concurrent_ddl_conflicts_with_handles_that_write_the_collection() {
         .unwrap();
     things.drop().run().unwrap();
     assert_write_conflict(tx.commit());
-    assert!(db.list_collection_names().unwrap().is_empty());
+    assert!(db.list_collection_names().run().unwrap().is_empty());
 
     // Two handles creating the same collection: the first wins.
     let mut first = db.start_transaction().unwrap();
@@ -428,7 +428,7 @@ fn concurrent_ddl_conflicts_with_handles_that_write_the_collection() {
         .run()
         .unwrap();
     db.collection::<Document>("fresh").drop().run().unwrap();
-    db.create_collection("fresh").unwrap();
+    db.create_collection("fresh").run().unwrap();
     assert_write_conflict(tx.commit());
     assert!(all(&db, "fresh").is_empty());
 
@@ -462,6 +462,9 @@ fn concurrent_ddl_conflicts_with_handles_that_write_the_collection() {
     assert_eq!(
         db.collection::<Document>("fresh")
             .list_indexes()
+            .run()
+            .unwrap()
+            .collect::<spillway::Result<Vec<_>>>()
             .unwrap()
             .len(),
         1
@@ -518,7 +521,7 @@ fn ddl_on_other_collections_does_not_conflict_and_survives_the_commit() {
         tx.commit().unwrap();
         creating.commit().unwrap();
         assert_eq!(
-            db.list_collection_names().unwrap(),
+            db.list_collection_names().run().unwrap(),
             [
                 "created_by_handle",
                 "created_late",
@@ -530,7 +533,7 @@ fn ddl_on_other_collections_does_not_conflict_and_survives_the_commit() {
     }
     let db = Database::open(&path).unwrap();
     assert_eq!(
-        db.list_collection_names().unwrap(),
+        db.list_collection_names().run().unwrap(),
         [
             "created_by_handle",
             "created_late",
@@ -544,6 +547,9 @@ fn ddl_on_other_collections_does_not_conflict_and_survives_the_commit() {
     assert_eq!(
         db.collection::<Document>("created_meanwhile")
             .list_indexes()
+            .run()
+            .unwrap()
+            .collect::<spillway::Result<Vec<_>>>()
             .unwrap()
             .len(),
         2
@@ -620,7 +626,7 @@ fn a_closure_transaction_that_changed_the_keys_makes_the_handle_conflict() {
 #[test]
 fn writers_outside_transactions_are_not_blocked_by_an_open_handle() {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("things").unwrap();
+    db.create_collection("things").run().unwrap();
     let things = db.collection::<Document>("things");
     let mut handle = db.start_transaction().unwrap();
     things
@@ -760,7 +766,7 @@ fn a_compaction_while_a_handle_is_open_is_no_conflict() {
 #[test]
 fn pattern_side_documents_are_part_of_the_conflict_check() {
     let db = Database::open_in_memory().unwrap();
-    db.create_collection("sales").unwrap();
+    db.create_collection("sales").run().unwrap();
     db.set_pattern(
         Pattern::outlier("sales", "buyers")
             .threshold(2)
@@ -793,7 +799,7 @@ fn pattern_side_documents_are_part_of_the_conflict_check() {
     assert!(db.verify_patterns().unwrap().is_empty());
 
     // A policy declared under a handle that writes the collection is a conflict too.
-    db.create_collection("books").unwrap();
+    db.create_collection("books").run().unwrap();
     let mut handle = db.start_transaction().unwrap();
     db.collection::<Document>("books")
         .insert_one(doc! { "_id": 1, "reviews": [] })

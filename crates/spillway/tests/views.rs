@@ -211,6 +211,7 @@ fn estimated_document_count_counts_the_views_documents() {
         .database()
         .collection::<Document>("shop.big")
         .estimated_document_count()
+        .run()
         .unwrap();
     assert_eq!(direct, 4);
 }
@@ -745,5 +746,5 @@ fn the_facade_refuses_writes_to_a_view_and_reads_through_it() {
     let options = db.collection_options("big").unwrap().unwrap();
     assert_eq!(options.view_on.as_deref(), Some("orders"));
     big.drop().run().unwrap();
-    assert_eq!(db.list_collection_names().unwrap(), ["orders"]);
+    assert_eq!(db.list_collection_names().run().unwrap(), ["orders"]);
 }

@@ -20,8 +20,12 @@ pub enum Command {
     Help,
     /// `exit`, `quit`, `exit()`, `quit()`: leave the shell (or stop the script).
     Exit,
-    /// `show collections`, `show tables`, `db.getCollectionNames()`.
+    /// `show collections`, `show tables`: one name per line.
     ShowCollections,
+    /// `db.getCollectionNames()`: the names as an array, as mongosh prints it.
+    GetCollectionNames,
+    /// `db.<method>(...)`: an operation on the database itself.
+    Database(DatabaseOperation),
     /// `it`: the next batch of the last `find`.
     More,
     /// `show patterns`: the declared policies, one line each.
@@ -37,6 +41,39 @@ pub enum Command {
         /// What to do with it.
         operation: Operation,
     },
+}
+
+/// What a statement does with the database itself.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DatabaseOperation {
+    /// `createCollection(name, options)`: the `create` command.
+    CreateCollection {
+        /// The new collection's name.
+        name: String,
+        /// The `create` command's options (`capped`, `size`, `validator`...), as given.
+        options: Document,
+    },
+    /// `dropDatabase()`: every collection goes.
+    DropDatabase,
+    /// `stats()`: `dbStats`.
+    Stats,
+    /// `version()`: the MongoDB version the server reports.
+    Version,
+    /// `getName()`: the database's name.
+    GetName,
+}
+
+impl DatabaseOperation {
+    /// The mongosh method name, for messages.
+    pub fn method_name(&self) -> &'static str {
+        match self {
+            DatabaseOperation::CreateCollection { .. } => "createCollection",
+            DatabaseOperation::DropDatabase => "dropDatabase",
+            DatabaseOperation::Stats => "stats",
+            DatabaseOperation::Version => "version",
+            DatabaseOperation::GetName => "getName",
+        }
+    }
 }
 
 /// What a statement does with one collection.
@@ -161,6 +198,15 @@ pub enum Operation {
     DropIndex(IndexSelector),
     /// `drop()`.
     Drop,
+    /// `stats()`: `collStats`.
+    Stats,
+    /// `renameCollection(newName, dropTarget)`.
+    RenameCollection {
+        /// The new name.
+        to: String,
+        /// Replace a collection that already has the new name.
+        drop_target: bool,
+    },
     /// `setPattern({outlier: field, ...})` or `setPattern({subset: field, ...})`.
     SetPattern(Pattern),
     /// `removePattern(field)`.
@@ -218,6 +264,8 @@ impl Operation {
             Operation::GetIndexes => "getIndexes",
             Operation::DropIndex(_) => "dropIndex",
             Operation::Drop => "drop",
+            Operation::Stats => "stats",
+            Operation::RenameCollection { .. } => "renameCollection",
             Operation::SetPattern(_) => "setPattern",
             Operation::RemovePattern { .. } => "removePattern",
             Operation::ArrayLength { .. } => "arrayLength",

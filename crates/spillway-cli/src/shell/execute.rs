@@ -20,7 +20,8 @@ use spillway::{Database, Pattern, Violation};
 use spillway_doc::shell::Position;
 
 use super::command::{
-    AggregateQuery, Command, FindAndModifyOptions, FindQuery, IndexSelector, Operation,
+    AggregateQuery, Command, DatabaseOperation, FindAndModifyOptions, FindQuery, IndexSelector,
+    Operation,
 };
 use super::error::ShellError;
 use super::parse::{COLLECTION_METHODS, CURSOR_METHODS, DATABASE_METHODS};
@@ -72,7 +73,11 @@ pub struct Executor {
     commands: Commands,
     batch_size: usize,
     open_cursor: Option<OpenCursor>,
+    database_name: String,
 }
+
+/// The name `db.getName()` answers when the database has no usable one (mongosh's default).
+pub const DEFAULT_DATABASE_NAME: &str = "test";
 
 /// What `it` continues: the server-side cursor (id 0 once the server closed it) and the
 /// documents already fetched beyond the last batch shown.
@@ -90,6 +95,7 @@ impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Executor")
             .field("database", self.commands.database())
+            .field("database_name", &self.database_name)
             .field("batch_size", &self.batch_size)
             .field("cursor_open", &self.open_cursor.is_some())
             .finish()
@@ -156,7 +162,23 @@ impl Executor {
             commands: Commands::with_namespaces(database, Namespaces::Flat),
             batch_size: DEFAULT_BATCH_SIZE,
             open_cursor: None,
+            database_name: DEFAULT_DATABASE_NAME.to_owned(),
         }
+    }
+
+    /// The same executor naming its database `name` (`db.getName()`, `dbStats`'s `db`):
+    /// `spillway shell` gives its directory's name. A name MongoDB would refuse (empty, over
+    /// 63 bytes, or holding `/\. "$` or NUL) is replaced by [`DEFAULT_DATABASE_NAME`].
+    pub fn with_database_name(mut self, name: &str) -> Executor {
+        let usable = !name.is_empty()
+            && name.len() <= 63
+            && !name.contains(['/', '\\', '.', ' ', '"', '$', '\0']);
+        self.database_name = if usable {
+            name.to_owned()
+        } else {
+            DEFAULT_DATABASE_NAME.to_owned()
+        };
+        self
     }
 
     /// The same executor showing `batch_size` documents at a time (at least 1).
@@ -185,6 +207,14 @@ impl Executor {
             Command::Help => Ok(Reply::Lines(help_lines()).into()),
             Command::Exit => Ok(Reply::Exit.into()),
             Command::ShowCollections => Ok(Reply::Lines(self.collection_names()?).into()),
+            Command::GetCollectionNames => Ok(Reply::Value(Bson::Array(
+                self.collection_names()?
+                    .into_iter()
+                    .map(Bson::String)
+                    .collect(),
+            ))
+            .into()),
+            Command::Database(operation) => self.run_database_operation(operation),
             Command::ShowPatterns => {
                 let patterns = self.patterns(Bson::Int32(1))?;
                 if patterns.is_empty() {
@@ -222,6 +252,32 @@ impl Executor {
                 operation,
             } => self.run_operation(collection, operation),
         }
+    }
+
+    fn run_database_operation(
+        &mut self,
+        operation: &DatabaseOperation,
+    ) -> Result<Outcome, Failure> {
+        let value = match operation {
+            DatabaseOperation::CreateCollection { name, options } => {
+                let mut command = doc! { "create": name };
+                command.extend(options.clone());
+                self.run(command)?;
+                Bson::Document(doc! { "ok": 1 })
+            }
+            DatabaseOperation::DropDatabase => {
+                // Its cursors end with it.
+                self.close_cursor();
+                self.run(doc! { "dropDatabase": 1, "$db": &self.database_name })?;
+                Bson::Document(doc! { "ok": 1, "dropped": &self.database_name })
+            }
+            DatabaseOperation::Stats => Bson::Document(as_shown(
+                self.run(doc! { "dbStats": 1, "$db": &self.database_name })?,
+            )),
+            DatabaseOperation::Version => Bson::String(spillway_server::MONGODB_VERSION.to_owned()),
+            DatabaseOperation::GetName => Bson::String(self.database_name.clone()),
+        };
+        Ok(Reply::Value(value).into())
     }
 
     /// Executes `command`, turning `ok: 0` into a failure.
@@ -541,6 +597,17 @@ impl Executor {
                     self.run(doc! { "drop": name })?;
                 }
                 Bson::Boolean(existed)
+            }
+            Operation::Stats => Bson::Document(as_shown(self.run(doc! { "collStats": name })?)),
+            Operation::RenameCollection { to, drop_target } => {
+                let database = &self.database_name;
+                self.run(doc! {
+                    "renameCollection": format!("{database}.{name}"),
+                    "to": format!("{database}.{to}"),
+                    "dropTarget": *drop_target,
+                    "$db": "admin",
+                })?;
+                Bson::Document(doc! { "ok": 1 })
             }
             Operation::SetPattern(pattern) => {
                 let mut command = doc! { "setPattern": name };

@@ -12,7 +12,8 @@ use spillway_doc::DocError;
 use spillway_doc::shell::{Dialect, Expr, ExprKind, Parser, Position, Span, TokenKind, evaluate};
 
 use super::command::{
-    AggregateQuery, Command, FindAndModifyOptions, FindQuery, IndexSelector, Operation,
+    AggregateQuery, Command, DatabaseOperation, FindAndModifyOptions, FindQuery, IndexSelector,
+    Operation,
 };
 use super::error::ShellError;
 use super::split::StatementSource;
@@ -43,6 +44,8 @@ pub const COLLECTION_METHODS: &[&str] = &[
     "getIndexes",
     "dropIndex",
     "drop",
+    "stats",
+    "renameCollection",
     "setPattern",
     "removePattern",
     "arrayLength",
@@ -51,7 +54,16 @@ pub const COLLECTION_METHODS: &[&str] = &[
 ];
 
 /// The methods of `db` itself (besides `collection(...)` and `getCollection(...)`).
-pub const DATABASE_METHODS: &[&str] = &["getCollectionNames", "getPatterns", "verifyPatterns"];
+pub const DATABASE_METHODS: &[&str] = &[
+    "getCollectionNames",
+    "createCollection",
+    "dropDatabase",
+    "stats",
+    "version",
+    "getName",
+    "getPatterns",
+    "verifyPatterns",
+];
 
 /// The methods that may follow `find(...)`.
 pub const CURSOR_METHODS: &[&str] = &[
@@ -275,7 +287,7 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
                 ..
             },
             Link::Call { arguments: [], .. },
-        ] => return Ok(Command::ShowCollections),
+        ] => return Ok(Command::GetCollectionNames),
         [
             Link::Property {
                 name: "getPatterns",
@@ -292,6 +304,24 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
         ] => return Ok(Command::VerifyPatterns),
         [
             Link::Property {
+                name: name @ ("createCollection" | "dropDatabase" | "stats" | "version" | "getName"),
+                ..
+            },
+            Link::Call {
+                arguments,
+                span: call_span,
+            },
+        ] => {
+            let arguments = Arguments {
+                origin: *origin,
+                method: name,
+                values: arguments,
+                call_end: call_span.end,
+            };
+            return parse_database_operation(&arguments).map(Command::Database);
+        }
+        [
+            Link::Property {
                 name: name @ ("getCollectionNames" | "getPatterns" | "verifyPatterns"),
                 span,
             },
@@ -301,6 +331,19 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
             return Err(origin.usage(
                 span.start,
                 format!("db.{name}() takes no arguments and nothing can follow it"),
+            ));
+        }
+        [
+            Link::Property {
+                name: name @ ("createCollection" | "dropDatabase" | "stats" | "version" | "getName"),
+                span,
+            },
+            Link::Call { .. },
+            ..,
+        ] => {
+            return Err(origin.usage(
+                span.start,
+                format!("db.{name}(...) returns a result: nothing can follow it"),
             ));
         }
         [
@@ -428,6 +471,46 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
     Ok(Command::Collection {
         collection,
         operation,
+    })
+}
+
+/// `db.<method>(...)` of the database itself.
+fn parse_database_operation(arguments: &Arguments<'_>) -> Result<DatabaseOperation> {
+    Ok(match arguments.method {
+        "createCollection" => {
+            arguments.at_most(2)?;
+            let name = match arguments.required(0, "the new collection's name")? {
+                Bson::String(name) if !name.is_empty() => name,
+                other => {
+                    return Err(arguments.wrong_type(
+                        0,
+                        "the collection's name as a non-empty string",
+                        &other,
+                    ));
+                }
+            };
+            let options = arguments
+                .optional_document(1, "an options document such as {capped: true, size: 4096}")?
+                .unwrap_or_default();
+            DatabaseOperation::CreateCollection { name, options }
+        }
+        "dropDatabase" => {
+            arguments.at_most(0)?;
+            DatabaseOperation::DropDatabase
+        }
+        "stats" => {
+            arguments.at_most(0)?;
+            DatabaseOperation::Stats
+        }
+        "version" => {
+            arguments.at_most(0)?;
+            DatabaseOperation::Version
+        }
+        other => {
+            debug_assert_eq!(other, "getName", "the caller matched the database methods");
+            arguments.at_most(0)?;
+            DatabaseOperation::GetName
+        }
     })
 }
 
@@ -669,6 +752,31 @@ fn parse_operation(
         "drop" => {
             arguments.at_most(0)?;
             Operation::Drop
+        }
+        "stats" => {
+            arguments.at_most(0)?;
+            Operation::Stats
+        }
+        "renameCollection" => {
+            arguments.at_most(2)?;
+            let to = match arguments.required(0, "the new name")? {
+                Bson::String(to) if !to.is_empty() => to,
+                other => {
+                    return Err(arguments.wrong_type(
+                        0,
+                        "the new name as a non-empty string",
+                        &other,
+                    ));
+                }
+            };
+            let drop_target = match arguments.value(1)? {
+                None | Some(Bson::Null | Bson::Undefined) => false,
+                Some(Bson::Boolean(drop_target)) => drop_target,
+                Some(other) => {
+                    return Err(arguments.wrong_type(1, "dropTarget: true or false", &other));
+                }
+            };
+            Operation::RenameCollection { to, drop_target }
         }
         "setPattern" => {
             arguments.at_most(1)?;

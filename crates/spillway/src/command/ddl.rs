@@ -28,7 +28,8 @@ fn collections_of(context: &Context<'_>) -> CommandResult<Vec<(String, String)>>
     Ok(context
         .commands
         .database
-        .list_collection_names()?
+        .list_collection_names()
+        .run()?
         .into_iter()
         .filter_map(|stored| {
             namespaces
@@ -42,7 +43,8 @@ fn exists(context: &Context<'_>, stored: &str) -> CommandResult<bool> {
     Ok(context
         .commands
         .database
-        .list_collection_names()?
+        .list_collection_names()
+        .run()?
         .iter()
         .any(|name| name == stored))
 }
@@ -364,7 +366,7 @@ pub(crate) fn coll_mod(context: &mut Context<'_>) -> CommandResult {
     if let Some(index) = index {
         let index_args = Args::new("collMod.index", &index);
         index_args.only(&["name", "keyPattern", "hidden", "expireAfterSeconds"])?;
-        let models = collection.list_indexes()?;
+        let models = collection.index_models()?;
         let found = match (
             index_args.string("name")?,
             index_args.document("keyPattern")?,
@@ -427,7 +429,7 @@ pub(crate) fn drop(context: &mut Context<'_>) -> CommandResult {
     context.args.only(&[])?;
     let (collection, name) = collection(context)?;
     let is_view = view_of(context, collection.name())?.is_some();
-    let indexes = collection.list_indexes()?.len();
+    let indexes = collection.index_models()?.len();
     let action = collection.drop();
     in_session!(action, context).run()?;
     if is_view {
@@ -489,7 +491,8 @@ pub(crate) fn list_databases(context: &mut Context<'_>) -> CommandResult {
     let mut databases: Vec<String> = context
         .commands
         .database
-        .list_collection_names()?
+        .list_collection_names()
+        .run()?
         .iter()
         .filter_map(|stored| namespaces.database_of(stored).map(str::to_string))
         .chain(std::iter::once("admin".to_string()))
@@ -710,7 +713,7 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
         } else {
             target.insert_many(documents).session(transaction).run()?;
         }
-        for model in source.list_indexes()?.into_iter().skip(1) {
+        for model in source.index_models()?.into_iter().skip(1) {
             target.create_index(model).session(transaction).run()?;
         }
         source.drop().session(transaction).run()?;
@@ -823,7 +826,7 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
         ));
     }
     let existed = exists(context, &stored)?;
-    let before = collection.list_indexes()?.len();
+    let before = collection.index_models()?.len();
     let database = context.commands.database.clone();
     let create_all = |transaction: &mut Transaction| {
         for model in models {
@@ -837,7 +840,7 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
     }
     let after = database
         .collection::<Document>(&stored)
-        .list_indexes()?
+        .index_models()?
         .len();
     let mut reply = doc! {
         "numIndexesBefore": before as i32,
@@ -890,7 +893,7 @@ pub(crate) fn list_indexes(context: &mut Context<'_>) -> CommandResult {
         .collection_options(collection.name())?
         .and_then(|options| options.clustered_index);
     let listed = collection
-        .list_indexes()?
+        .index_models()?
         .into_iter()
         .enumerate()
         .map(|(position, model)| {
@@ -902,57 +905,7 @@ pub(crate) fn list_indexes(context: &mut Context<'_>) -> CommandResult {
                 described.insert("clustered", true);
                 return described;
             }
-            let options = model.options.unwrap_or_default();
-            let mut described =
-                doc! { "v": 2, "key": model.keys, "name": options.name.unwrap_or_default() };
-            if options.unique == Some(true) {
-                described.insert("unique", true);
-            }
-            if let Some(background) = options.background {
-                described.insert("background", background);
-            }
-            if options.sparse == Some(true) {
-                described.insert("sparse", true);
-            }
-            if let Some(partial) = options.partial_filter_expression {
-                described.insert("partialFilterExpression", partial);
-            }
-            if options.hidden == Some(true) {
-                described.insert("hidden", true);
-            }
-            if let Some(weights) = options.weights {
-                described.insert("weights", weights);
-            }
-            if let Some(language) = options.default_language {
-                described.insert("default_language", language);
-            }
-            if let Some(field) = options.language_override {
-                described.insert("language_override", field);
-            }
-            if let Some(version) = options.text_index_version {
-                described.insert("textIndexVersion", version);
-            }
-            if let Some(expire_after) = options.expire_after {
-                described.insert(
-                    "expireAfterSeconds",
-                    i32::try_from(expire_after.as_secs()).unwrap_or(i32::MAX),
-                );
-            }
-            if let Some(geo) = options.geo {
-                if let Some(version) = geo.sphere_version {
-                    described.insert("2dsphereIndexVersion", version);
-                }
-                if let Some(bits) = geo.bits {
-                    described.insert("bits", bits as i32);
-                }
-                if let Some(min) = geo.min {
-                    described.insert("min", min);
-                }
-                if let Some(max) = geo.max {
-                    described.insert("max", max);
-                }
-            }
-            described
+            model.to_document()
         })
         .collect();
     listing(context, &namespace, listed)
@@ -971,7 +924,7 @@ pub(crate) fn drop_indexes(context: &mut Context<'_>) -> CommandResult {
         return Err(CommandError::namespace_not_found(&namespace));
     }
     refuse_view(context, collection.name(), &namespace)?;
-    let models = collection.list_indexes()?;
+    let models = collection.index_models()?;
     let name_of = |model: &IndexModel| {
         model
             .options
@@ -1128,8 +1081,8 @@ pub(crate) fn validate(context: &mut Context<'_>) -> CommandResult {
             .iter()
             .map(|damage| format!("{damage:?}")),
     );
-    let indexes = collection.list_indexes()?.len();
-    let records = collection.estimated_document_count()?;
+    let indexes = collection.index_models()?.len();
+    let records = collection.estimated_document_count().run()?;
     Ok(doc! {
         "ns": namespace,
         "nrecords": i64::try_from(records).unwrap_or(i64::MAX),

@@ -154,6 +154,7 @@ pub(crate) fn record(
     let database = &commands.database;
     let exists = database
         .list_collection_names()
+        .run()
         .is_ok_and(|names| names.contains(&stored));
     if !exists {
         let options = CollectionOptions::default().capped(PROFILE_BYTES, None);
