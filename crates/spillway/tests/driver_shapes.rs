@@ -590,7 +590,10 @@ fn options_structs_mean_what_the_builder_methods_mean() {
         .run()
         .unwrap_err();
     // Unordered: the duplicate fails alone.
-    assert_eq!(inserted.inserted_ids().map(std::collections::HashMap::len), Some(3));
+    assert_eq!(
+        inserted.inserted_ids().map(std::collections::HashMap::len),
+        Some(3)
+    );
 
     let found: Vec<i32> = books
         .find(doc! {})
