@@ -580,6 +580,23 @@ where
             let Some(meta) = reader.catalog().collections.get(&self.name) else {
                 return Ok(Vec::new());
             };
+            if let Some(layout) = &meta.timeseries {
+                // A time series' indexes are its buckets', listed in the measurements' terms.
+                let buckets = reader.catalog().collections.get(&layout.buckets);
+                return Ok(buckets
+                    .into_iter()
+                    .flat_map(|buckets| &buckets.indexes)
+                    .filter_map(|index| {
+                        Some(IndexModel {
+                            keys: layout.user_index_keys(&index.spec)?,
+                            options: Some(IndexOptions {
+                                name: Some(index.name.clone()),
+                                ..IndexOptions::default()
+                            }),
+                        })
+                    })
+                    .collect());
+            }
             let mut models = vec![IndexModel {
                 keys: bson::doc! { "_id": 1 },
                 options: Some(IndexOptions {

@@ -246,6 +246,35 @@ impl Timeseries {
         })
     }
 
+    /// The key pattern, in the measurements' terms, of the buckets' index `bucket_keys`
+    /// (what [`create_index`] made of it); `None` for the buckets' internal indexes (the TTL
+    /// index on `control.max`) and anything else.
+    pub(crate) fn user_index_keys(&self, bucket_keys: &Document) -> Option<Document> {
+        let min = format!("control.min.{}", self.spec.time_field);
+        let max = format!("control.max.{}", self.spec.time_field);
+        let mut keys = Document::new();
+        let mut fields = bucket_keys.iter().peekable();
+        while let Some((path, direction)) = fields.next() {
+            if let Some(rest) = path.strip_prefix("meta")
+                && (rest.is_empty() || rest.starts_with('.'))
+            {
+                keys.insert(
+                    format!("{}{rest}", self.spec.meta_field.as_ref()?),
+                    direction.clone(),
+                );
+                continue;
+            }
+            let pair = fields.next().map(|(next, _)| next.as_str());
+            match (path.as_str(), pair) {
+                (first, Some(second)) if first == min && second == max => {}
+                (first, Some(second)) if first == max && second == min => {}
+                _ => return None,
+            }
+            keys.insert(self.spec.time_field.clone(), direction.clone());
+        }
+        Some(keys)
+    }
+
     /// The buckets' index that finds the bucket a measurement joins:
     /// `{ meta: 1, control.min.<time>: 1, control.max.<time>: 1 }` (without `meta` when the
     /// collection has no meta field).

@@ -588,6 +588,29 @@ fn indexes_on_meta_and_time_are_indexes_of_the_buckets() {
             .contains(&doc! { "meta.site": 1, "control.max.time": -1, "control.min.time": -1 }),
         "{on_buckets:?}"
     );
+    let listed: Vec<(String, Document)> = collection
+        .list_indexes()
+        .run()
+        .unwrap()
+        .map(|model| {
+            let model = model.unwrap();
+            (model.options.unwrap().name.unwrap(), model.keys)
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (
+                "sensor_1_time_1".to_string(),
+                doc! { "sensor": 1, "time": 1 }
+            ),
+            (
+                "sensor.site_1_time_-1".to_string(),
+                doc! { "sensor.site": 1, "time": -1 }
+            ),
+        ],
+        "listed in the measurements' terms, as MongoDB lists them"
+    );
     collection
         .drop_index("sensor.site_1_time_-1")
         .run()
