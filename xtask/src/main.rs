@@ -12,6 +12,7 @@
 //! | `serve-crash` | kill -9 of `spillway serve` under pymongo writers, N times: every acknowledged write survives, no transaction half-applied |
 //! | `serve-load` | 32 concurrent pymongo clients, mixed reads and writes, ops/s and p50/p99 (SecantusDB beside with `--peer`) |
 //! | `serve-bench` | pymongo insert_one, find_one, update_one, insert_many(1000) timings (SecantusDB beside with `--peer`) |
+//! | `memory-bench` | product pages of a subset-pattern database against plain documents, with a cold page cache inside cgroup memory limits (issue 14's table) |
 //! | `mongosh` | the real mongosh from npm against `spillway serve`: a ping, the mongosh examples against their snapshots, an interactive session through tmux |
 //!
 //! xtask only orchestrates: it never contains product logic. Every check it runs is also a
@@ -19,6 +20,7 @@
 
 mod ci;
 mod conformance;
+mod memory_bench;
 mod mongosh;
 mod pymongo;
 mod realdata;
@@ -53,6 +55,11 @@ commands:
                          with --peer, or only it with --peer-only); table in
                          target/pymongo-report.md; --ci: a bounded subset, failing only
                          on tests listed in xtask/pymongo-expected.txt
+  memory-bench [--products N] [--reviews N] [--pages N] [--timeout SECS]
+                         product pages of a subset-pattern database against plain
+                         documents (default 10,000 x 150 reviews, 2,000 pages), each
+                         opened by spillway run with a cold page cache inside cgroup
+                         memory limits of none, 1 GiB ... 128 MiB
   mongosh [--peer] [--update]
                          mongosh from npm against spillway serve (SecantusDB with --peer):
                          a ping, examples/mongosh/*.js compared with their snapshots in
@@ -95,6 +102,7 @@ fn run(args: &[String]) -> Result<()> {
         "fuzz" => tasks::fuzz(rest),
         "pymongo" => pymongo::run(rest),
         "mongosh" => mongosh::run(rest),
+        "memory-bench" => memory_bench::run(rest),
         "serve-crash" => serve_tasks::crash(rest),
         "serve-load" => serve_tasks::load(rest),
         "serve-bench" => serve_tasks::bench(rest),
