@@ -13,6 +13,9 @@ use std::time::Duration;
 
 use bson::{Bson, Document};
 use mongodb::sync::Client;
+use spillway_doc::pipeline::{self, Pipeline, PipelineOptions, Source};
+use spillway_doc::projection::Projection;
+use spillway_doc::sort::SortSpec;
 use spillway_pattern::{Layer, Pattern, UpdateResult, Violation};
 
 use crate::backend::{MongoBackend, TRANSACTION_TIME_LIMIT};
@@ -328,6 +331,16 @@ impl PatternedCollection {
             collection: self,
             filter,
             expand: false,
+            shape: Shaping::default(),
+        }
+    }
+
+    /// The results of `pipeline` on the collection's logical documents (see
+    /// [`Aggregate::run`]).
+    pub fn aggregate(&self, pipeline: impl IntoIterator<Item = Document>) -> Aggregate<'_> {
+        Aggregate {
+            collection: self,
+            pipeline: pipeline.into_iter().collect(),
         }
     }
 
@@ -338,6 +351,7 @@ impl PatternedCollection {
             collection: self,
             filter,
             expand: false,
+            shape: Shaping::default(),
         }
     }
 
@@ -553,6 +567,43 @@ pub struct Find<'c> {
     collection: &'c PatternedCollection,
     filter: Document,
     expand: bool,
+    shape: Shaping,
+}
+
+/// What a read does with its matches after the pattern layer found them: sort, skip, limit
+/// and projection, applied to the documents returned (logical ones when expanded), with the
+/// document language's own sort and projection.
+#[derive(Debug, Clone, Default)]
+struct Shaping {
+    sort: Option<Document>,
+    skip: u64,
+    limit: Option<u64>,
+    projection: Option<Document>,
+}
+
+impl Shaping {
+    fn apply(&self, mut documents: Vec<Document>) -> Result<Vec<Document>> {
+        let invalid = |error: spillway_doc::DocError| Error::InvalidArgument {
+            message: error.to_string(),
+        };
+        if let Some(sort) = &self.sort {
+            let sort = SortSpec::parse(sort).map_err(invalid)?;
+            documents.sort_by(|a, b| sort.compare(a, b));
+        }
+        let skip = usize::try_from(self.skip).unwrap_or(usize::MAX);
+        let limit = self.limit.map_or(usize::MAX, |limit| {
+            usize::try_from(limit).unwrap_or(usize::MAX)
+        });
+        let kept = documents.into_iter().skip(skip).take(limit);
+        match &self.projection {
+            None => Ok(kept.collect()),
+            Some(projection) => {
+                let projection = Projection::parse(projection).map_err(invalid)?;
+                kept.map(|document| projection.apply(&document).map_err(invalid))
+                    .collect()
+            }
+        }
+    }
 }
 
 impl Find<'_> {
@@ -563,14 +614,42 @@ impl Find<'_> {
         self
     }
 
-    /// The matching documents, read from one snapshot.
+    /// The order of the results (MongoDB's sort document).
+    pub fn sort(mut self, sort: Document) -> Self {
+        self.shape.sort = Some(sort);
+        self
+    }
+
+    /// How many results to skip.
+    pub fn skip(mut self, skip: u64) -> Self {
+        self.shape.skip = skip;
+        self
+    }
+
+    /// How many results at most (0: no limit, as the driver's).
+    pub fn limit(mut self, limit: u64) -> Self {
+        self.shape.limit = (limit > 0).then_some(limit);
+        self
+    }
+
+    /// The fields to return (MongoDB's projection document, on the logical document when
+    /// expanded: `$slice` of a managed array reads it whole).
+    pub fn projection(mut self, projection: Document) -> Self {
+        self.shape.projection = Some(projection);
+        self
+    }
+
+    /// The matching documents, read from one snapshot. A sort, skip, limit or projection is
+    /// applied here to what the pattern layer matched, not by the deployment.
     ///
     /// # Errors
-    /// An invalid filter; the deployment's.
+    /// An invalid filter, sort or projection; the deployment's.
     pub fn run(self) -> Result<Vec<Document>> {
-        self.collection
+        let matched = self
+            .collection
             .database
-            .read(|layer| layer.find(&self.collection.name, &self.filter, self.expand))
+            .read(|layer| layer.find(&self.collection.name, &self.filter, self.expand))?;
+        self.shape.apply(matched)
     }
 }
 
@@ -581,6 +660,7 @@ pub struct FindOne<'c> {
     collection: &'c PatternedCollection,
     filter: Document,
     expand: bool,
+    shape: Shaping,
 }
 
 impl FindOne<'_> {
@@ -590,14 +670,109 @@ impl FindOne<'_> {
         self
     }
 
+    /// Which match is the first (MongoDB's sort document).
+    pub fn sort(mut self, sort: Document) -> Self {
+        self.shape.sort = Some(sort);
+        self
+    }
+
+    /// How many matches to skip.
+    pub fn skip(mut self, skip: u64) -> Self {
+        self.shape.skip = skip;
+        self
+    }
+
+    /// The fields to return.
+    pub fn projection(mut self, projection: Document) -> Self {
+        self.shape.projection = Some(projection);
+        self
+    }
+
     /// The first matching document, read from one snapshot.
     ///
     /// # Errors
-    /// An invalid filter; the deployment's.
+    /// An invalid filter, sort or projection; the deployment's.
     pub fn run(self) -> Result<Option<Document>> {
-        self.collection
+        if self.shape.sort.is_none() && self.shape.skip == 0 {
+            let found = self
+                .collection
+                .database
+                .read(|layer| layer.find_one(&self.collection.name, &self.filter, self.expand))?;
+            return Ok(self.shape.apply(found.into_iter().collect())?.pop());
+        }
+        let matched = self
+            .collection
             .database
-            .read(|layer| layer.find_one(&self.collection.name, &self.filter, self.expand))
+            .read(|layer| layer.find(&self.collection.name, &self.filter, self.expand))?;
+        let shape = Shaping {
+            limit: Some(1),
+            ..self.shape
+        };
+        Ok(shape.apply(matched)?.pop())
+    }
+}
+
+/// An `aggregate`, sent by [`Aggregate::run`].
+#[derive(Debug)]
+#[must_use = "nothing is sent until `run`"]
+pub struct Aggregate<'c> {
+    collection: &'c PatternedCollection,
+    pipeline: Vec<Document>,
+}
+
+impl Aggregate<'_> {
+    /// The pipeline's results. The pipeline runs here, on the collection's logical
+    /// documents read from one snapshot (every element of every managed array), with the
+    /// document language's stages: the pattern layer has no server-side pipelines, so every
+    /// document is read and expanded first. Stages that read other collections (`$lookup`,
+    /// `$unionWith`) and writing stages (`$out`, `$merge`) are refused.
+    ///
+    /// # Errors
+    /// An invalid pipeline or a stage that fails; the deployment's.
+    pub fn run(self) -> Result<Vec<Document>> {
+        let invalid = |error: spillway_doc::DocError| Error::InvalidArgument {
+            message: error.to_string(),
+        };
+        let pipeline =
+            Pipeline::parse(&self.pipeline, &PipelineOptions::default()).map_err(invalid)?;
+        if pipeline.output().is_some() {
+            return Err(Error::InvalidArgument {
+                message:
+                    "aggregate through spillway-mongodb does not write: $out and $merge are refused"
+                        .into(),
+            });
+        }
+        let documents = self
+            .collection
+            .database
+            .read(|layer| layer.find(&self.collection.name, &Document::new(), true))?;
+        let variables = pipeline.variables().clone();
+        pipeline::run(
+            Arc::new(pipeline),
+            Box::new(documents.into_iter().map(Ok)),
+            Arc::new(NoOtherCollections),
+            variables,
+        )
+        .collect::<spillway_doc::Result<Vec<_>>>()
+        .map_err(invalid)
+    }
+}
+
+/// What `$lookup` and `$unionWith` read in a pipeline of [`Aggregate`]: nothing, refused.
+struct NoOtherCollections;
+
+impl Source for NoOtherCollections {
+    fn documents(
+        &self,
+        collection: &str,
+        _filter: &Document,
+    ) -> spillway_doc::Result<Box<dyn Iterator<Item = spillway_doc::Result<Document>> + '_>> {
+        Err(spillway_doc::DocError::Pipeline {
+            code: 115,
+            message: format!(
+                "aggregate through spillway-mongodb reads one collection: '{collection}' cannot be read by $lookup or $unionWith"
+            ),
+        })
     }
 }
 

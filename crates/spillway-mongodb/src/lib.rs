@@ -41,8 +41,8 @@ mod records;
 
 pub use backend::{MongoBackend, STAMP_COLLECTION, TRANSACTION_TIME_LIMIT};
 pub use database::{
-    CountDocuments, Delete, DeleteResult, Find, FindOne, InsertMany, InsertManyResult, InsertOne,
-    InsertOneResult, PatternedCollection, PatternedDatabase, Update,
+    Aggregate, CountDocuments, Delete, DeleteResult, Find, FindOne, InsertMany, InsertManyResult,
+    InsertOne, InsertOneResult, PatternedCollection, PatternedDatabase, Update,
 };
 pub use error::{Error, Result};
 pub use records::POLICY_COLLECTION;

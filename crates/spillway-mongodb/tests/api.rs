@@ -362,3 +362,71 @@ fn logical_queries_on_an_indexed_path_read_both_indexes_and_agree_with_a_scan() 
         );
     }
 }
+
+#[test]
+fn reads_sort_page_project_and_aggregate_logical_documents() {
+    let (_client, shop) = database(vec![buyers_policy()]);
+    let sales = shop.collection("sales");
+    sales
+        .insert_many([
+            doc! { "_id": 1, "title": "Quiet", "buyers": ["a"] },
+            doc! { "_id": 2, "title": "Viral", "buyers": ["a", "b", "c", "d", "e", "f"] },
+            doc! { "_id": 3, "title": "Middling", "buyers": ["b", "c", "d"] },
+        ])
+        .run()
+        .expect("insert_many");
+    let titles = sales
+        .find(doc! {})
+        .sort(doc! { "title": -1 })
+        .skip(1)
+        .limit(1)
+        .projection(doc! { "title": 1, "_id": 0 })
+        .run()
+        .expect("find");
+    assert_eq!(titles, [doc! { "title": "Quiet" }]);
+    // A projection of the logical document: the last buyer lives in a bucket.
+    let last = sales
+        .find_one(doc! { "_id": 2 })
+        .expand(true)
+        .projection(doc! { "buyers": { "$slice": -1 } })
+        .run()
+        .expect("find_one")
+        .expect("the book");
+    assert_eq!(last.get_array("buyers").unwrap(), &strings(&["f"]));
+    let first_by_title = sales
+        .find_one(doc! { "buyers": "b" })
+        .sort(doc! { "title": 1 })
+        .run()
+        .expect("find_one sorted")
+        .expect("a book");
+    assert_eq!(first_by_title.get_i32("_id").ok(), Some(3));
+
+    // Every element of every logical array, buckets included, reaches the pipeline.
+    let per_buyer = sales
+        .aggregate([
+            doc! { "$unwind": "$buyers" },
+            doc! { "$group": { "_id": "$buyers", "books": { "$sum": 1 } } },
+            doc! { "$sort": { "books": -1, "_id": 1 } },
+            doc! { "$limit": 3 },
+        ])
+        .run()
+        .expect("aggregate");
+    assert_eq!(
+        per_buyer,
+        [
+            doc! { "_id": "a", "books": 2 },
+            doc! { "_id": "b", "books": 2 },
+            doc! { "_id": "c", "books": 2 },
+        ]
+    );
+    for refused in [
+        doc! { "$lookup": { "from": "other", "localField": "_id", "foreignField": "x", "as": "y" } },
+        doc! { "$out": "copy" },
+    ] {
+        let error = sales.aggregate([refused.clone()]).run().unwrap_err();
+        assert!(
+            matches!(error, Error::InvalidArgument { .. }),
+            "{refused}: {error}"
+        );
+    }
+}
