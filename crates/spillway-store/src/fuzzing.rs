@@ -43,6 +43,19 @@ pub fn decode_checkpoint_body(bytes: &[u8]) -> Option<usize> {
         .map(|loaded| loaded.directory.total_keys())
 }
 
+/// Rewrites checkpoint file `bytes` (any version) in format version 1, as written before issue
+/// 14, for tests of the upgrade path; `None` if `bytes` is not a valid checkpoint.
+pub fn checkpoint_as_version_1(bytes: &[u8]) -> Option<Vec<u8>> {
+    let any_segment = |_: u32| Some(usize::MAX);
+    let loaded = checkpoint::decode(bytes, &any_segment).ok()?;
+    Some(checkpoint::encode_v1(
+        &loaded.directory,
+        loaded.next_seq,
+        loaded.log_segment,
+        loaded.log_offset,
+    ))
+}
+
 /// Decodes `bytes` as a manifest. Returns whether it was accepted.
 pub fn decode_manifest(bytes: &[u8]) -> bool {
     crate::format::Manifest::from_bytes(bytes).is_ok()

@@ -198,3 +198,95 @@ impl MappedFile {
         self.read(0, self.published()).unwrap_or(&[])
     }
 }
+
+/// An `rkyv` archive of type `T` inside a mapped, immutable file (a checkpoint), validated
+/// once when it is opened and then read in place for as long as it lives.
+///
+/// The only way to build one is [`MappedArchive::open`], which runs `rkyv::access::<T>`
+/// (bytecheck) over exactly the bytes that [`MappedArchive::get`] later reinterprets, and the
+/// caller's own checks (CRC, semantics) before that. Those bytes never change afterwards: the
+/// whole file is published, so [`MappedFile::write_at`] refuses every offset, and checkpoint
+/// files are written whole and fsynced before they are opened, never modified, and only ever
+/// deleted (see `UNSAFE.md`).
+pub(crate) struct MappedArchive<T> {
+    file: MappedFile,
+    start: usize,
+    len: usize,
+    archived: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> fmt::Debug for MappedArchive<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MappedArchive")
+            .field("start", &self.start)
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> MappedArchive<T>
+where
+    T: rkyv::Portable
+        + for<'a> rkyv::bytecheck::CheckBytes<rkyv::api::high::HighValidator<'a, rkyv::rancor::Error>>,
+{
+    /// Maps `file` and validates the archive in `[start, start + len)`.
+    ///
+    /// `check` first sees the raw bytes and the validated archive through a *separate*
+    /// probe map that is dropped afterwards, so that a check reading every byte (a CRC, the
+    /// key order) leaves no page of this process resident: the archive that is kept is paged
+    /// in only as lookups touch it, and stays page cache the kernel can evict. The kept map is
+    /// then validated again with `rkyv::access` (bytecheck reads only the archive's structure,
+    /// not its bulk data), so `get` relies on a check of its own bytes.
+    pub(crate) fn open<E>(
+        file: Arc<dyn BackendFile>,
+        start: usize,
+        len: usize,
+        check: impl FnOnce(&[u8], &T) -> Result<(), E>,
+        invalid: impl Fn(String) -> E,
+    ) -> Result<MappedArchive<T>, E> {
+        let io = |e: io::Error| invalid(format!("cannot map: {e}"));
+        {
+            let probe = MappedFile::new(file.clone()).map_err(io)?;
+            let bytes = probe
+                .read(start, len)
+                .ok_or_else(|| invalid("archive runs past the end of the file".into()))?;
+            let archived = rkyv::access::<T, rkyv::rancor::Error>(bytes)
+                .map_err(|e| invalid(format!("archive is invalid: {e}")))?;
+            check(bytes, archived)?;
+        }
+        let kept = MappedFile::new(file).map_err(io)?;
+        let bytes = kept
+            .read(start, len)
+            .ok_or_else(|| invalid("archive runs past the end of the file".into()))?;
+        rkyv::access::<T, rkyv::rancor::Error>(bytes)
+            .map_err(|e| invalid(format!("archive is invalid: {e}")))?;
+        Ok(MappedArchive {
+            file: kept,
+            start,
+            len,
+            archived: std::marker::PhantomData,
+        })
+    }
+
+    /// The archive, read in place.
+    pub(crate) fn get(&self) -> &T {
+        let bytes = self
+            .file
+            .read(self.start, self.len)
+            .expect("checked in `open`; the published length never goes down through `&self`");
+        #[expect(
+            unsafe_code,
+            reason = "reading a validated rkyv archive in place without validating it again"
+        )]
+        // SAFETY: `open` ran `rkyv::access::<T>` (bytecheck) on these very bytes — the same
+        // map, offset and length — and succeeded; `T` is `Portable`, so validity depends on the
+        // bytes only. The bytes cannot have changed since: the whole file is published, so
+        // `MappedFile::write_at` refuses every write, the published length never decreases
+        // through `&self`, and no code writes a checkpoint file after it was fsynced and
+        // opened (other processes are kept out by the store lock; see UNSAFE.md). The map
+        // lives as long as `self`, and the returned reference borrows `self`.
+        unsafe {
+            rkyv::access_unchecked::<T>(bytes)
+        }
+    }
+}

@@ -28,6 +28,8 @@ pub(crate) struct Loaded {
     pub(crate) manifest: Manifest,
     pub(crate) segments: BTreeMap<u32, Segment>,
     pub(crate) directory: Directory,
+    /// Live bytes per segment of `directory`.
+    pub(crate) live: LiveBytes,
     pub(crate) next_seq: u64,
     /// Where the log ends in the active segment.
     pub(crate) active_head: usize,
@@ -259,26 +261,21 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
     let mut loaded_checkpoint = None;
     if let Some(checkpoint_id) = manifest.checkpoint {
         let path = dir.join(checkpoint_file_name(checkpoint_id));
-        let bytes = backend
-            .read_file(&path)
-            .map_err(|e| Error::io("read checkpoint", &path, e))?;
         let segment_len = |id: u32| segments.get(&id).map(Segment::capacity);
-        let loaded = checkpoint::decode(&bytes, &segment_len)
-            .map_err(|e| Error::corrupt(&path, e.offset, e.reason))?;
-        loaded_checkpoint = Some(loaded);
+        loaded_checkpoint = Some(checkpoint::open(backend, &path, &segment_len)?);
     }
-    let (mut directory, mut next_seq, start) = match loaded_checkpoint {
+    let (mut directory, mut live, mut next_seq, start) = match loaded_checkpoint {
         Some(loaded) => {
             report.checkpoint_loaded = true;
             (
                 loaded.directory,
+                loaded.live,
                 loaded.next_seq,
                 Some((loaded.log_segment, loaded.log_offset)),
             )
         }
-        None => (Directory::default(), 1, None),
+        None => (Directory::default(), LiveBytes::default(), 1, None),
     };
-    let mut live = LiveBytes::from_directory(&directory);
     let mut frames = 0;
     let mut log_bytes = 0;
 
@@ -333,6 +330,7 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         manifest,
         segments,
         directory,
+        live,
         next_seq,
         active_head,
         report,

@@ -1,0 +1,260 @@
+//! The key directory served from the mapped checkpoint (issue 14): after a checkpoint only the
+//! keys changed since are held in memory, an open replays only the log after it, a version 1
+//! checkpoint (written before issue 14) still opens and the next checkpoint writes version 2,
+//! and a damaged checkpoint refuses the open with an error naming the file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use spillway_store::backend::{Backend, CrashMode, MemoryBackend};
+use spillway_store::{Error, KeyspaceId, Store, StoreOptions, WriteBatch};
+
+const DIR: &str = "/mapped";
+
+fn options() -> StoreOptions {
+    StoreOptions {
+        segment_size: 64 * 1024,
+        // Only the explicit checkpoints of each test.
+        checkpoint_after_log_bytes: 0,
+        ..StoreOptions::default()
+    }
+}
+
+fn open(backend: &MemoryBackend) -> Store {
+    Store::open_with_backend(Arc::new(backend.clone()), DIR, options()).unwrap()
+}
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key-{i:06}").into_bytes()
+}
+
+fn put_range(store: &Store, ks: KeyspaceId, keys: std::ops::Range<u32>, tag: &str) {
+    let mut batch = WriteBatch::new();
+    for i in keys {
+        batch.put(ks, &key(i), format!("{tag} {i}").as_bytes());
+    }
+    store.commit(batch).unwrap();
+}
+
+fn contents(store: &Store, ks: KeyspaceId) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    store
+        .snapshot()
+        .iter(ks)
+        .unwrap()
+        .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+        .collect()
+}
+
+fn checkpoint_files(backend: &MemoryBackend) -> Vec<PathBuf> {
+    backend
+        .list_dir(Path::new(DIR))
+        .unwrap()
+        .into_iter()
+        .filter(|name| name.starts_with("ckpt-"))
+        .map(|name| Path::new(DIR).join(name))
+        .collect()
+}
+
+fn checkpoint_version(backend: &MemoryBackend) -> u32 {
+    let files = checkpoint_files(backend);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let bytes = backend.file_contents(&files[0]).unwrap();
+    u32::from_le_bytes(bytes[8..12].try_into().unwrap())
+}
+
+#[test]
+fn only_keys_changed_since_the_checkpoint_are_held_in_memory() {
+    let backend = MemoryBackend::new();
+    let store = open(&backend);
+    let ks = store.keyspace("k").unwrap();
+    for chunk in 0..10 {
+        put_range(&store, ks, chunk * 100..(chunk + 1) * 100, "v1");
+    }
+    assert_eq!(store.stats().keys_in_memory, 1000);
+    store.checkpoint().unwrap();
+    assert_eq!(store.stats().keys_in_memory, 0);
+    assert_eq!(checkpoint_version(&backend), 2);
+
+    // Changes after the checkpoint: overwrites, deletes of checkpointed keys (tombstones),
+    // new keys, and a key that is added and deleted again (nothing to remember).
+    put_range(&store, ks, 10..20, "v2");
+    let mut batch = WriteBatch::new();
+    for i in 500..505 {
+        batch.delete(ks, &key(i));
+    }
+    batch.put(ks, &key(5000), b"new");
+    batch.put(ks, &key(5001), b"gone again");
+    store.commit(batch).unwrap();
+    let mut batch = WriteBatch::new();
+    batch.delete(ks, &key(5001));
+    store.commit(batch).unwrap();
+    assert_eq!(store.stats().keys_in_memory, 10 + 5 + 1);
+    let expected = contents(&store, ks);
+    assert_eq!(expected.len(), 1000 - 5 + 1);
+    assert_eq!(
+        store.snapshot().get(ks, &key(15)).unwrap(),
+        Some(&b"v2 15"[..])
+    );
+    assert_eq!(store.snapshot().get(ks, &key(502)).unwrap(), None);
+    let stats_before = store.stats();
+    drop(store);
+
+    let store = open(&backend);
+    let report = store.recovery_report().clone();
+    assert!(report.checkpoint_loaded);
+    assert_eq!(
+        report.frames_replayed, 3,
+        "only the commits after the checkpoint"
+    );
+    assert_eq!(store.stats().keys_in_memory, 10 + 5 + 1);
+    assert_eq!(contents(&store, ks), expected);
+    assert_eq!(store.snapshot().len(ks).unwrap(), expected.len());
+    // The live bytes per segment came from the checkpoint, not from a pass over the keys,
+    // and agree with what the handle that wrote them counted.
+    let live = |stats: &spillway_store::StoreStats| -> Vec<(u32, u64)> {
+        stats
+            .segments
+            .iter()
+            .map(|s| (s.id, s.live_bytes))
+            .collect()
+    };
+    assert_eq!(live(&store.stats()), live(&stats_before));
+
+    // A snapshot taken before the next checkpoint keeps reading the old archive (whose file
+    // the checkpoint deletes) and the old overlay.
+    let before = store.snapshot();
+    put_range(&store, ks, 0..3, "v3");
+    store.checkpoint().unwrap();
+    assert_eq!(store.stats().keys_in_memory, 0);
+    let old: BTreeMap<Vec<u8>, Vec<u8>> = before
+        .iter(ks)
+        .unwrap()
+        .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+        .collect();
+    assert_eq!(old, expected);
+    assert!(store.verify().unwrap().is_clean());
+}
+
+#[test]
+fn a_version_1_checkpoint_opens_and_the_next_checkpoint_writes_version_2() {
+    let backend = MemoryBackend::new();
+    let store = open(&backend);
+    let ks = store.keyspace("k").unwrap();
+    let other = store.keyspace("other").unwrap();
+    put_range(&store, ks, 0..300, "v1");
+    put_range(&store, other, 0..7, "o");
+    store.checkpoint().unwrap();
+    put_range(&store, ks, 100..110, "after");
+    let expected = (contents(&store, ks), contents(&store, other));
+    drop(store);
+
+    // Rewrite the checkpoint as a build before issue 14 wrote it.
+    let file = checkpoint_files(&backend).remove(0);
+    let v1 =
+        spillway_store::fuzzing::checkpoint_as_version_1(&backend.file_contents(&file).unwrap())
+            .unwrap();
+    backend.overwrite_file(&file, &v1).unwrap();
+    let backend = backend.crash(CrashMode::LoseUnsynced);
+    assert_eq!(checkpoint_version(&backend), 1);
+
+    let store = open(&backend);
+    assert!(store.recovery_report().checkpoint_loaded);
+    assert_eq!(store.recovery_report().frames_replayed, 1);
+    // Version 1 is loaded whole into memory, as before.
+    assert_eq!(store.stats().keys_in_memory, 307);
+    assert_eq!((contents(&store, ks), contents(&store, other)), expected);
+    store.checkpoint().unwrap();
+    assert_eq!(checkpoint_version(&backend), 2);
+    assert_eq!(store.stats().keys_in_memory, 0);
+    drop(store);
+
+    let store = open(&backend);
+    assert_eq!(store.stats().keys_in_memory, 0);
+    assert_eq!((contents(&store, ks), contents(&store, other)), expected);
+    assert!(store.verify().unwrap().is_clean());
+}
+
+#[test]
+fn a_damaged_checkpoint_refuses_the_open_naming_the_file() {
+    let backend = MemoryBackend::new();
+    let store = open(&backend);
+    let ks = store.keyspace("k").unwrap();
+    put_range(&store, ks, 0..500, "v");
+    store.checkpoint().unwrap();
+    drop(store);
+    let file = checkpoint_files(&backend).remove(0);
+    let intact = backend.file_contents(&file).unwrap();
+    // Every region: header, archive structure at the end, key bytes and entries in between.
+    let offsets = [
+        9,
+        13,
+        40,
+        intact.len() / 3,
+        intact.len() / 2,
+        intact.len() - 20,
+        intact.len() - 1,
+    ];
+    for offset in offsets {
+        let mut damaged = intact.clone();
+        damaged[offset] ^= 0x10;
+        backend.overwrite_file(&file, &damaged).unwrap();
+        match Store::open_with_backend(Arc::new(backend.clone()), DIR, options()) {
+            Err(Error::Corrupt { path, .. }) => assert_eq!(path, file, "offset {offset}"),
+            Err(other) => panic!("offset {offset}: {other}"),
+            Ok(_) => panic!("offset {offset}: a damaged checkpoint was accepted"),
+        }
+    }
+    // A truncated one too.
+    backend
+        .overwrite_file(&file, &intact[..intact.len() - 8])
+        .unwrap();
+    assert!(matches!(
+        Store::open_with_backend(Arc::new(backend.clone()), DIR, options()),
+        Err(Error::Corrupt { path, .. }) if path == file
+    ));
+    backend.overwrite_file(&file, &intact).unwrap();
+    // A fresh backend from the durable contents (the in-memory file counts the bytes that a
+    // shortening dropped as unallocated, and would refuse to be mapped).
+    let backend = backend.crash(CrashMode::LoseUnsynced);
+    let store = open(&backend);
+    assert_eq!(contents(&store, ks).len(), 500);
+}
+
+/// Compaction rewrites values that the checkpoint points to: the moved locations go to the
+/// overlay, and the compaction's own checkpoint folds them into a new archive.
+#[test]
+fn compaction_moves_checkpointed_values_and_reopen_reads_them() {
+    let backend = MemoryBackend::new();
+    let store = Store::open_with_backend(
+        Arc::new(backend.clone()),
+        DIR,
+        StoreOptions {
+            segment_size: 8 * 1024,
+            compaction_live_ratio: 0.9,
+            ..options()
+        },
+    )
+    .unwrap();
+    let ks = store.keyspace("k").unwrap();
+    for round in 0..4 {
+        for chunk in 0..10 {
+            put_range(
+                &store,
+                ks,
+                chunk * 20..chunk * 20 + 20 - round,
+                &format!("r{round}"),
+            );
+        }
+        store.checkpoint().unwrap();
+    }
+    let expected = contents(&store, ks);
+    let report = store.compact().unwrap();
+    assert!(report.records_moved > 0, "{report:?}");
+    assert_eq!(store.stats().keys_in_memory, 0);
+    assert_eq!(contents(&store, ks), expected);
+    drop(store);
+    let store = open(&backend);
+    assert_eq!(contents(&store, ks), expected);
+    assert!(store.verify().unwrap().is_clean());
+}
