@@ -193,6 +193,20 @@ impl MappedFile {
         Some(bytes)
     }
 
+    /// Runs `f` over every byte of the file (published or not) through a second, temporary
+    /// map that is dropped when `f` returns, so that pages `f` touches do not stay resident in
+    /// this process (recovery reads the log after the checkpoint and scans the unused tail of
+    /// the active segment this way: tens of MiB that the open would otherwise keep mapped).
+    ///
+    /// Sound for the same reason as [`MappedFile::new`]: `&mut self` excludes every write
+    /// through this handle (the only writer of the file) while the probe lives, so none of the
+    /// bytes lent to `f` can change.
+    pub(crate) fn with_probe<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> io::Result<R> {
+        let probe = MappedFile::new(self.file.clone())?;
+        let len = probe.capacity().min(self.capacity());
+        Ok(f(probe.read(0, len).unwrap_or(&[])))
+    }
+
     /// All published bytes.
     pub(crate) fn published_bytes(&self) -> &[u8] {
         self.read(0, self.published()).unwrap_or(&[])

@@ -514,7 +514,7 @@ impl Store {
             .remove(&active_id)
             .expect("active segment was opened");
         let head = loaded.active_head;
-        let dirty = dirty_end(active.bytes(), head);
+        let dirty = loaded.active_dirty_end;
         active.set_published(head);
         if dirty > head {
             if !read_only {
