@@ -450,6 +450,19 @@ fn main() {
     drop(store);
     let (child_open, child_resident, child_added, child_keys_in_memory) =
         open_in_child(&spillway_dir);
+    // The same open from the same checkpoint rewritten in format version 1, which is loaded
+    // whole into memory as every checkpoint was before issue 14: the old open path, side by
+    // side. The version 2 file is put back afterwards.
+    let checkpoint_path = std::fs::read_dir(&spillway_dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.file_name().unwrap().to_string_lossy().starts_with("ckpt-"))
+        .unwrap();
+    let version_2 = std::fs::read(&checkpoint_path).unwrap();
+    let version_1 = spillway_store::fuzzing::checkpoint_as_version_1(&version_2).unwrap();
+    std::fs::write(&checkpoint_path, &version_1).unwrap();
+    let (v1_open, v1_resident, v1_added, v1_keys_in_memory) = open_in_child(&spillway_dir);
+    std::fs::write(&checkpoint_path, &version_2).unwrap();
     let (store, spillway_open_checkpoint) = time_open();
     assert!(store.recovery_report().checkpoint_loaded);
     assert_eq!(store.stats().keys_in_memory, 0);
@@ -747,6 +760,23 @@ fn main() {
     row(
         "resident memory added by that open",
         [child_added, f64::NAN, f64::NAN],
+        true,
+    );
+    row(
+        "open with a version 1 checkpoint (loaded whole into memory, as before issue 14), fresh process",
+        [v1_open, redb_open, lmdb_open_time],
+        false,
+    );
+    row(
+        &format!(
+            "resident memory after that open (directory entries in memory: {v1_keys_in_memory:.0})"
+        ),
+        [v1_resident, f64::NAN, f64::NAN],
+        true,
+    );
+    row(
+        "resident memory added by that open",
+        [v1_added, f64::NAN, f64::NAN],
         true,
     );
     row(

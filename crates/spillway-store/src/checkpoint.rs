@@ -395,13 +395,28 @@ pub(crate) fn decode_body_v1(
     })
 }
 
+/// How much of a mapped checkpoint [`open`] checks before serving it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Checks {
+    /// The CRC of the whole body, `rkyv` bytecheck, and the checks that cost nothing per key:
+    /// the log position, keyspace ids and names, and that each keyspace's last key ends
+    /// exactly at the end of its key bytes. Enough for memory safety (every accessor is
+    /// bounds-checked) and, through the CRC, to detect damage; what is left, key order and each
+    /// value location, can only be wrong if the writer was, and is checked by `Store::verify`
+    /// (and each value location again when its value is read).
+    Open,
+    /// Everything, per key as well (`Store::verify`, the in-memory decoders).
+    Thorough,
+}
+
 /// Opens the checkpoint file at `path` for a normal open: a version 2 file is mapped and
 /// served in place (the directory's keyspaces refer to it), a version 1 file is loaded into
-/// memory. Any damage is an [`Error::Corrupt`] naming the file.
+/// memory (always with every check). Any damage is an [`Error::Corrupt`] naming the file.
 pub(crate) fn open(
     backend: &Arc<dyn Backend>,
     path: &Path,
     segment_len: &dyn Fn(u32) -> Option<usize>,
+    checks: Checks,
 ) -> Result<LoadedCheckpoint> {
     let corrupt = |e: FormatError| Error::corrupt(path, e.offset, e.reason);
     let file = backend
@@ -452,11 +467,13 @@ pub(crate) fn open(
                 segment_len,
             )
             .map_err(at_body)?;
-            check_keyspaces(
-                &archived.keyspaces,
-                archived.next_keyspace_id.to_native(),
-                segment_len,
-            )
+            let next_keyspace_id = archived.next_keyspace_id.to_native();
+            match checks {
+                Checks::Open => check_keyspace_table(&archived.keyspaces, next_keyspace_id),
+                Checks::Thorough => {
+                    check_keyspaces(&archived.keyspaces, next_keyspace_id, segment_len)
+                }
+            }
             .map_err(at_body)
         },
         |reason| FormatError::new(CHECKPOINT_HEADER_LEN as u64, format!("checkpoint {reason}")),
@@ -517,6 +534,39 @@ fn check_log_position(
         ));
     }
     Ok((log_segment, log_offset))
+}
+
+/// The checks of [`Checks::Open`] on the keyspace table: ids below `next_keyspace_id`, ids and
+/// names unique and non-empty, the last key of each keyspace ending exactly at the end of its
+/// key bytes.
+fn check_keyspace_table(
+    keyspaces: &ArchivedVec<ArchivedCheckpointKeyspace>,
+    next_keyspace_id: u32,
+) -> std::result::Result<(), FormatError> {
+    let mut ids = HashSet::new();
+    let mut names = HashSet::new();
+    for keyspace in keyspaces.iter() {
+        let id = keyspace.id.to_native();
+        let name = keyspace.name.as_str();
+        let key_bytes = keyspace.key_bytes.len() as u64;
+        let last_end = keyspace
+            .entries
+            .last()
+            .map_or(0, |entry| entry.key_end.to_native());
+        if id >= next_keyspace_id || name.is_empty() || !ids.insert(id) || !names.insert(name) {
+            return Err(FormatError::new(
+                0,
+                format!("checkpoint keyspace {id} ({name:?}) is invalid"),
+            ));
+        }
+        if last_end != key_bytes {
+            return Err(FormatError::new(
+                0,
+                format!("checkpoint key bounds invalid in keyspace {id}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The semantic checks of every keyspace: ids and names unique and below

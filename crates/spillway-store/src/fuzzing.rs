@@ -60,7 +60,12 @@ fn open_mapped(
     let file = backend.create_file(path).ok()?;
     file.write_all_at(bytes, 0).ok()?;
     drop(file);
-    checkpoint::open(&backend, path, segment_len).ok()
+    let quick = checkpoint::open(&backend, path, segment_len, checkpoint::Checks::Open);
+    let thorough = checkpoint::open(&backend, path, segment_len, checkpoint::Checks::Thorough);
+    // The open's checks may accept what only the thorough ones refuse (a key order or a value
+    // location that only a wrong writer produces, under a valid CRC), never the reverse.
+    assert!(thorough.is_err() || quick.is_ok());
+    thorough.ok()
 }
 
 /// Panics unless both directories hold the same keyspaces, keys and locations, by forward

@@ -51,8 +51,9 @@ impl fmt::Debug for Map {
 }
 
 impl Map {
-    /// Maps the whole of `file` read-only, at its current length.
-    pub(crate) fn of_file(file: &std::fs::File) -> io::Result<Map> {
+    /// Maps the whole of `file` read-only, at its current length; with `populate`, every page
+    /// is mapped at once (`MAP_POPULATE`: for a map that is about to be read whole).
+    pub(crate) fn of_file(file: &std::fs::File, populate: bool) -> io::Result<Map> {
         let len = file.metadata()?.len();
         if len == 0 {
             return Ok(Map {
@@ -71,7 +72,14 @@ impl Map {
         // are kept out by the store's exclusive lock, and bytes are only ever borrowed from the
         // published, immutable prefix (see `MappedFile`). Modification by a foreign program is
         // outside the contract documented in UNSAFE.md, as for every mmap-based database.
-        let mmap = unsafe { memmap2::MmapOptions::new().len(len).map(file)? };
+        let mmap = unsafe {
+            let mut options = memmap2::MmapOptions::new();
+            options.len(len);
+            if populate {
+                options.populate();
+            }
+            options.map(file)?
+        };
         Ok(Map {
             source: MapSource::File(mmap),
         })
@@ -118,12 +126,22 @@ impl MappedFile {
     /// anything writes to the file.
     pub(crate) fn new(file: Arc<dyn BackendFile>) -> io::Result<MappedFile> {
         let map = file.map()?;
+        Ok(MappedFile::with_map(file, map))
+    }
+
+    /// [`MappedFile::new`] for a map about to be read whole ([`BackendFile::map_whole`]).
+    fn new_whole(file: Arc<dyn BackendFile>) -> io::Result<MappedFile> {
+        let map = file.map_whole()?;
+        Ok(MappedFile::with_map(file, map))
+    }
+
+    fn with_map(file: Arc<dyn BackendFile>, map: Map) -> MappedFile {
         let published = AtomicUsize::new(map.len());
-        Ok(MappedFile {
+        MappedFile {
             file,
             map,
             published,
-        })
+        }
     }
 
     /// Length of the map (the file's length when it was mapped).
@@ -260,7 +278,7 @@ where
     ) -> Result<MappedArchive<T>, E> {
         let io = |e: io::Error| invalid(format!("cannot map: {e}"));
         {
-            let probe = MappedFile::new(file.clone()).map_err(io)?;
+            let probe = MappedFile::new_whole(file.clone()).map_err(io)?;
             let bytes = probe
                 .read(start, len)
                 .ok_or_else(|| invalid("archive runs past the end of the file".into()))?;

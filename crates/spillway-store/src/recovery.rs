@@ -315,7 +315,12 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
     if let Some(checkpoint_id) = manifest.checkpoint {
         let path = dir.join(checkpoint_file_name(checkpoint_id));
         let segment_len = |id: u32| segments.get(&id).map(Segment::capacity);
-        loaded_checkpoint = Some(checkpoint::open(backend, &path, &segment_len)?);
+        loaded_checkpoint = Some(checkpoint::open(
+            backend,
+            &path,
+            &segment_len,
+            checkpoint::Checks::Open,
+        )?);
     }
     let (mut directory, mut live, mut next_seq, start) = match loaded_checkpoint {
         Some(loaded) => {
