@@ -301,3 +301,67 @@ fn verify_checks_the_key_order_an_open_does_not() {
     assert_eq!(contents(&store, ks).len(), 50);
     assert!(store.verify().unwrap().is_clean());
 }
+
+/// Lookups in the archive go through fences (the 8-byte prefix of every 64th key) first:
+/// keys that share their first 8 bytes across many blocks, keys shorter than 8 bytes and the
+/// empty key must all be found, absent keys between them not, and scans must start right.
+#[test]
+fn fenced_lookups_find_every_key_whatever_its_prefix() {
+    let backend = MemoryBackend::new();
+    let store = open(&backend);
+    let ks = store.keyspace("k").unwrap();
+    let mut expected: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    let mut keys: Vec<Vec<u8>> = vec![
+        Vec::new(),
+        b"\x00".to_vec(),
+        b"a".to_vec(),
+        b"ab".to_vec(),
+        b"abcdefg".to_vec(),
+        b"abcdefgh".to_vec(),
+        b"abcdefgh\x00".to_vec(),
+        vec![0xff; 12],
+    ];
+    // 1,000 keys in 4 runs that each share an 8-byte prefix over several blocks of 64.
+    keys.extend((0..1000).map(|i| format!("{:08}-{i:05}", i / 300).into_bytes()));
+    for chunk in keys.chunks(100) {
+        let mut batch = WriteBatch::new();
+        for key in chunk {
+            batch.put(ks, key, key);
+            expected.insert(key.clone(), key.clone());
+        }
+        store.commit(batch).unwrap();
+    }
+    store.checkpoint().unwrap();
+    drop(store);
+    let store = open(&backend);
+    assert_eq!(store.stats().keys_in_memory, 0);
+    let snapshot = store.snapshot();
+    for key in &keys {
+        assert_eq!(snapshot.get(ks, key).unwrap(), Some(&key[..]), "{key:?}");
+        let mut absent = key.clone();
+        absent.push(0x01);
+        if !expected.contains_key(&absent) {
+            assert_eq!(snapshot.get(ks, &absent).unwrap(), None, "{absent:?}");
+        }
+        let from: Vec<Vec<u8>> = snapshot
+            .range(
+                ks,
+                (
+                    std::ops::Bound::Excluded(&key[..]),
+                    std::ops::Bound::Unbounded,
+                ),
+            )
+            .unwrap()
+            .take(3)
+            .map(|e| e.unwrap().0.to_vec())
+            .collect();
+        let want: Vec<Vec<u8>> = expected
+            .range::<Vec<u8>, _>((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
+            .take(3)
+            .map(|(k, _)| k.clone())
+            .collect();
+        assert_eq!(from, want, "{key:?}");
+    }
+    assert_eq!(contents(&store, ks), expected);
+    assert!(store.verify().unwrap().is_clean());
+}
