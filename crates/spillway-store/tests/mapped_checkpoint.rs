@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use spillway_store::backend::{Backend, CrashMode, MemoryBackend};
+use spillway_store::backend::{Backend, CrashMode, FaultPlan, MemoryBackend};
 use spillway_store::{Error, KeyspaceId, Store, StoreOptions, WriteBatch};
 
 const DIR: &str = "/mapped";
@@ -364,4 +364,106 @@ fn fenced_lookups_find_every_key_whatever_its_prefix() {
     }
     assert_eq!(contents(&store, ks), expected);
     assert!(store.verify().unwrap().is_clean());
+}
+
+/// A store whose checkpoint is version 1 (written before issue 14), durable.
+fn upgrade_base() -> MemoryBackend {
+    let backend = MemoryBackend::new();
+    let store = open(&backend);
+    let ks = store.keyspace("k").unwrap();
+    put_range(&store, ks, 0..200, "base");
+    store.checkpoint().unwrap();
+    put_range(&store, ks, 0..20, "after");
+    drop(store);
+    let file = checkpoint_files(&backend).remove(0);
+    let v1 =
+        spillway_store::fuzzing::checkpoint_as_version_1(&backend.file_contents(&file).unwrap())
+            .unwrap();
+    backend.overwrite_file(&file, &v1).unwrap();
+    let backend = backend.crash(CrashMode::LoseUnsynced);
+    assert_eq!(checkpoint_version(&backend), 1);
+    backend
+}
+
+/// Opens the version 1 store, commits batches with the first (version 2) checkpoint among
+/// them, until the first error; returns the batches acknowledged.
+fn upgrade_workload(backend: &MemoryBackend, plan: FaultPlan) -> Vec<u32> {
+    let store = open(backend);
+    let ks = store.keyspace_id("k").unwrap();
+    backend.set_faults(plan);
+    let mut acknowledged = Vec::new();
+    for n in 0..6u32 {
+        let mut batch = WriteBatch::new();
+        batch.put(ks, format!("u{n}").as_bytes(), b"upgrade");
+        batch.delete(ks, &key(100 + n));
+        if store.commit(batch).is_err() {
+            break;
+        }
+        acknowledged.push(n);
+        if n == 2 && store.checkpoint().is_err() {
+            break;
+        }
+    }
+    acknowledged
+}
+
+/// Power loss at every fsync of the first checkpoint after an upgrade (and of the commits
+/// around it), with unsynced sectors torn: the store reopens, from the version 1 or the
+/// version 2 checkpoint, with every acknowledged commit and nothing half applied.
+#[test]
+fn power_loss_during_the_upgrading_checkpoint_loses_nothing() {
+    let base = upgrade_base();
+    let calls = {
+        let backend = base.crash(CrashMode::LoseUnsynced);
+        assert_eq!(upgrade_workload(&backend, FaultPlan::default()).len(), 6);
+        assert_eq!(checkpoint_version(&backend), 2);
+        backend.counters().syncs
+    };
+    assert!(calls >= 8, "{calls} syncs");
+    let mut reopened_from = [0u32; 3];
+    for n in 1..=calls {
+        for seed in [1u64, 2] {
+            let backend = base.crash(CrashMode::LoseUnsynced);
+            let plan = FaultPlan {
+                fail_sync_at: Some(n),
+                ..FaultPlan::default()
+            };
+            let acknowledged = upgrade_workload(&backend, plan);
+            let crashed = backend.crash(CrashMode::TearUnsynced { seed });
+            let what = format!("power loss at fsync {n} (seed {seed})");
+            let store = Store::open_with_backend(Arc::new(crashed.clone()), DIR, options())
+                .unwrap_or_else(|e| panic!("{what}: reopen failed: {e}"));
+            let ks = store.keyspace_id("k").unwrap();
+            let found = contents(&store, ks);
+            // Batches are all or nothing, in order: some prefix 0..last survived, and it
+            // includes every acknowledged one.
+            let last = (0..6u32)
+                .take_while(|n| found.contains_key(format!("u{n}").as_bytes()))
+                .count();
+            assert!(
+                last >= acknowledged.len(),
+                "{what}: acknowledged batch lost"
+            );
+            let mut expected: BTreeMap<Vec<u8>, Vec<u8>> = (0..200)
+                .map(|i| {
+                    (
+                        key(i),
+                        format!("{} {i}", if i < 20 { "after" } else { "base" }).into_bytes(),
+                    )
+                })
+                .collect();
+            for n in 0..last as u32 {
+                expected.insert(format!("u{n}").into_bytes(), b"upgrade".to_vec());
+                expected.remove(&key(100 + n));
+            }
+            assert_eq!(found, expected, "{what}");
+            assert!(store.verify().unwrap().is_clean(), "{what}");
+            reopened_from[checkpoint_version(&crashed) as usize] += 1;
+        }
+    }
+    // Power failed both before and after the manifest named the new checkpoint.
+    assert!(
+        reopened_from[1] > 0 && reopened_from[2] > 0,
+        "{reopened_from:?}"
+    );
 }
