@@ -8,6 +8,11 @@
 //! `target/store-bench.md`).
 //!
 //! `SPILLWAY_BENCH_RECORDS` sets the record count (default 1,000,000).
+//!
+//! Open times are the median of 5 opens. Open time and resident memory after the (first) open
+//! are also measured in a fresh process (this binary
+//! run again with `SPILLWAY_BENCH_OPEN_CHILD=<store dir>`), so that memory the parent freed
+//! earlier cannot hide what an open allocates.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -75,6 +80,10 @@ fn allocated_bytes(dir: &Path) -> u64 {
 fn spillway_options() -> StoreOptions {
     StoreOptions {
         durability: Durability::SyncEveryCommit,
+        // Checkpoints only where the bench writes them, so that "no checkpoint" and "with
+        // checkpoint" rows mean what they say (the default would also checkpoint every 64 MiB
+        // of log and on close).
+        checkpoint_after_log_bytes: 0,
         ..StoreOptions::default()
     }
 }
@@ -155,11 +164,73 @@ struct Row {
 fn format_value(value: f64, bytes: bool) -> String {
     if value.is_nan() {
         "-".into()
+    } else if bytes && value.abs() < 100.0 * f64::from(1u32 << 20) {
+        format!("{:.1} MiB", value / f64::from(1u32 << 20))
     } else if bytes {
         format!("{:.0} MiB", value / f64::from(1u32 << 20))
     } else {
         format_duration(value)
     }
+}
+
+/// Resident set size of this process in bytes (`VmRSS`: anonymous and file pages mapped).
+fn resident_bytes() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .map_or(f64::NAN, |kib| kib * 1024.0)
+}
+
+/// The child side of [`open_in_child`]: opens the store, prints open time, resident memory
+/// before and after, and the directory entries held in memory, then exits without closing
+/// (nothing to flush: the parent left the store synced).
+fn open_child(dir: &Path) -> ! {
+    let options = StoreOptions {
+        checkpoint_after_log_bytes: 0,
+        ..spillway_options()
+    };
+    let before = resident_bytes();
+    let started = Instant::now();
+    let store = Store::open(dir, options.clone()).unwrap();
+    let mut open_ns = vec![elapsed_ns(started)];
+    // Resident memory after the first open: later opens could reuse memory the first freed.
+    let after = resident_bytes();
+    let keys_in_memory = store.stats().keys_in_memory;
+    drop(store);
+    // The time is the median of 5 opens (the machine is shared; one open can be descheduled).
+    for _ in 0..4 {
+        let started = Instant::now();
+        let store = Store::open(dir, options.clone()).unwrap();
+        open_ns.push(elapsed_ns(started));
+        drop(store);
+    }
+    open_ns.sort_by(f64::total_cmp);
+    println!("{} {before} {after} {keys_in_memory}", open_ns[2]);
+    std::process::exit(0);
+}
+
+/// Opens the store in `dir` in a fresh process: (open time in ns, resident bytes after the
+/// open, resident bytes the open added, directory entries in memory).
+fn open_in_child(dir: &Path) -> (f64, f64, f64, f64) {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .env("SPILLWAY_BENCH_OPEN_CHILD", dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    let figures: Vec<f64> = text
+        .split_whitespace()
+        .map(|f| f.parse().unwrap())
+        .collect();
+    (figures[0], figures[2], figures[2] - figures[1], figures[3])
 }
 
 fn elapsed_ns(started: Instant) -> f64 {
@@ -168,6 +239,9 @@ fn elapsed_ns(started: Instant) -> f64 {
 
 #[allow(clippy::too_many_lines)]
 fn main() {
+    if let Some(dir) = std::env::var_os("SPILLWAY_BENCH_OPEN_CHILD") {
+        open_child(Path::new(&dir));
+    }
     let n_records: usize = std::env::var("SPILLWAY_BENCH_RECORDS")
         .ok()
         .map_or(1_000_000, |v| {
@@ -374,17 +448,79 @@ fn main() {
     // Open time: spillway without checkpoint (full log replay), with checkpoint, and with a
     // checkpoint after the log has doubled; redb and LMDB.
     drop(store);
+    // The median of 5 opens (the machine is shared; one open can be descheduled); the store
+    // of the last one is returned.
     let time_open = || {
-        let started = Instant::now();
-        let store = Store::open(&spillway_dir, spillway_options()).unwrap();
-        (store, elapsed_ns(started))
+        let mut times = Vec::new();
+        let mut store = None;
+        for _ in 0..5 {
+            drop(store.take());
+            let started = Instant::now();
+            store = Some(Store::open(&spillway_dir, spillway_options()).unwrap());
+            times.push(elapsed_ns(started));
+        }
+        times.sort_by(f64::total_cmp);
+        (store.unwrap(), times[2])
     };
     let (store, spillway_open_log) = time_open();
     assert!(!store.recovery_report().checkpoint_loaded);
     store.checkpoint().unwrap();
     drop(store);
+    let (child_open, child_resident, child_added, child_keys_in_memory) =
+        open_in_child(&spillway_dir);
+    // The same open from the same checkpoint rewritten in format version 1, which is loaded
+    // whole into memory as every checkpoint was before issue 14: the old open path, side by
+    // side. The version 2 file is put back afterwards.
+    let checkpoint_path = std::fs::read_dir(&spillway_dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ckpt-")
+        })
+        .unwrap();
+    let version_2 = std::fs::read(&checkpoint_path).unwrap();
+    let version_1 = spillway_store::fuzzing::checkpoint_as_version_1(&version_2).unwrap();
+    std::fs::write(&checkpoint_path, &version_1).unwrap();
+    let (v1_open, v1_resident, v1_added, v1_keys_in_memory) = open_in_child(&spillway_dir);
+    std::fs::write(&checkpoint_path, &version_2).unwrap();
     let (store, spillway_open_checkpoint) = time_open();
     assert!(store.recovery_report().checkpoint_loaded);
+    assert_eq!(store.stats().keys_in_memory, 0);
+
+    // The rows above read a store whose keys were all written since it was opened (in the
+    // in-memory overlay); the same reads after an open from a checkpoint, where every key is
+    // read in place from the mapped checkpoint file (criterion, spillway only: the peers'
+    // figures do not change).
+    {
+        let snapshot = store.snapshot();
+        let mut i = 0usize;
+        let mut group = criterion.benchmark_group("from_checkpoint");
+        group.bench_function("point_read", |b| {
+            b.iter(|| {
+                i += 1;
+                black_box(snapshot.get(ks, key_at(i)).unwrap().map(<[u8]>::len))
+            });
+        });
+        group.bench_function("range_scan_10", |b| {
+            b.iter(|| {
+                i += 1;
+                let start = &key_at(i)[..];
+                let mut total = 0;
+                for entry in snapshot
+                    .range(ks, (Bound::Included(start), Bound::Unbounded))
+                    .unwrap()
+                    .take(10)
+                {
+                    total += entry.unwrap().1.len();
+                }
+                black_box(total)
+            });
+        });
+        group.finish();
+    }
     // Overwrite every record once (the log doubles, half of it dead), then checkpoint.
     let overwrites: Vec<([u8; KEY_LEN], [u8; VALUE_LEN])> =
         records.iter().map(|(k, _)| (*k, rng.value())).collect();
@@ -429,6 +565,69 @@ fn main() {
         .unwrap();
     let lmdb_compact_time = started.elapsed();
     let lmdb_after = allocated_bytes(&lmdb_copy) as f64;
+
+    // Range scans of 10 on compacted data (criterion): spillway with every sealed segment
+    // rewritten (live ratio 1.0 makes each one a victim; compaction writes the live records
+    // of a keyspace in key order), redb after its compaction, LMDB as it is (its B-tree keeps
+    // leaf order by itself).
+    drop(store);
+    let store = Store::open(
+        &spillway_dir,
+        StoreOptions {
+            compaction_live_ratio: 1.0,
+            ..spillway_options()
+        },
+    )
+    .unwrap();
+    let full_compaction = store.compact().unwrap();
+    drop(store);
+    let store = Store::open(&spillway_dir, spillway_options()).unwrap();
+    {
+        let snapshot = store.snapshot();
+        let redb_txn = redb_db.begin_read().unwrap();
+        let redb_table = redb_txn.open_table(TABLE).unwrap();
+        let lmdb_txn = env.read_txn().unwrap();
+        let mut i = 0usize;
+        let mut group = criterion.benchmark_group("range_scan_10_compacted");
+        group.bench_function("spillway", |b| {
+            b.iter(|| {
+                i += 1;
+                let start = &key_at(i)[..];
+                let mut total = 0;
+                for entry in snapshot
+                    .range(ks, (Bound::Included(start), Bound::Unbounded))
+                    .unwrap()
+                    .take(10)
+                {
+                    total += entry.unwrap().1.len();
+                }
+                black_box(total)
+            });
+        });
+        group.bench_function("redb", |b| {
+            b.iter(|| {
+                i += 1;
+                let mut total = 0;
+                for entry in redb_table.range(&key_at(i)[..]..).unwrap().take(10) {
+                    total += entry.unwrap().1.value().len();
+                }
+                black_box(total)
+            });
+        });
+        group.bench_function("lmdb", |b| {
+            b.iter(|| {
+                i += 1;
+                let start = &key_at(i)[..];
+                let mut total = 0;
+                let range = (Bound::Included(start), Bound::Unbounded);
+                for entry in lmdb.range(&lmdb_txn, &range).unwrap().take(10) {
+                    total += entry.unwrap().1.len();
+                }
+                black_box(total)
+            });
+        });
+        group.finish();
+    }
 
     // Synced writes: one record per commit, and batches of 1,000 (criterion). Last, so that
     // the records they add do not change the data set of the rows above.
@@ -534,6 +733,32 @@ fn main() {
         false,
     );
     row(
+        &format!(
+            "range scan of 10 on compacted data (spillway: {} segments rewritten in key order)",
+            full_compaction.segments_compacted.len()
+        ),
+        engines("range_scan_10_compacted"),
+        false,
+    );
+    row(
+        "random point read, 1 thread, every key in the mapped checkpoint",
+        [
+            median("from_checkpoint", "point_read"),
+            median("point_read", "redb"),
+            median("point_read", "lmdb"),
+        ],
+        false,
+    );
+    row(
+        "range scan of 10, every key in the mapped checkpoint",
+        [
+            median("from_checkpoint", "range_scan_10"),
+            median("range_scan_10", "redb"),
+            median("range_scan_10", "lmdb"),
+        ],
+        false,
+    );
+    row(
         "open, no checkpoint (spillway replays the whole log)",
         [spillway_open_log, redb_open, lmdb_open_time],
         false,
@@ -542,6 +767,40 @@ fn main() {
         "open with checkpoint",
         [spillway_open_checkpoint, redb_open, lmdb_open_time],
         false,
+    );
+    row(
+        "open with checkpoint, in a fresh process",
+        [child_open, redb_open, lmdb_open_time],
+        false,
+    );
+    row(
+        &format!(
+            "resident memory after that open (directory entries in memory: {child_keys_in_memory:.0})"
+        ),
+        [child_resident, f64::NAN, f64::NAN],
+        true,
+    );
+    row(
+        "resident memory added by that open",
+        [child_added, f64::NAN, f64::NAN],
+        true,
+    );
+    row(
+        "open with a version 1 checkpoint (loaded whole into memory, as before issue 14), fresh process",
+        [v1_open, redb_open, lmdb_open_time],
+        false,
+    );
+    row(
+        &format!(
+            "resident memory after that open (directory entries in memory: {v1_keys_in_memory:.0})"
+        ),
+        [v1_resident, f64::NAN, f64::NAN],
+        true,
+    );
+    row(
+        "resident memory added by that open",
+        [v1_added, f64::NAN, f64::NAN],
+        true,
     );
     row(
         "open with checkpoint, log twice as long",

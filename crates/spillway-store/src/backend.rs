@@ -48,6 +48,12 @@ pub trait BackendFile: Send + Sync + fmt::Debug {
     fn sync_data(&self) -> io::Result<()>;
     /// Maps the whole file read-only at its current length.
     fn map(&self) -> io::Result<Map>;
+    /// Like [`BackendFile::map`], for a map that is about to be read whole (a checkpoint's or
+    /// segment's check at open): the file backend asks the kernel to map every page at once
+    /// (`MAP_POPULATE`) instead of one fault at a time.
+    fn map_whole(&self) -> io::Result<Map> {
+        self.map()
+    }
 }
 
 /// Opaque guard of a store directory's lock (exclusive or shared); dropping it releases it.
@@ -172,7 +178,13 @@ impl BackendFile for RealFile {
             FileExt::read_exact_at(&self.file, &mut bytes, 0)?;
             return Ok(Map::of_memory(atomic_buffer(bytes.into_iter())));
         }
-        Map::of_file(&self.file)
+        Map::of_file(&self.file, false)
+    }
+    fn map_whole(&self) -> io::Result<Map> {
+        if self.read_only && !self.fully_allocated()? {
+            return self.map();
+        }
+        Map::of_file(&self.file, true)
     }
 }
 

@@ -1,40 +1,96 @@
 //! Checkpoints: the whole key directory as an `rkyv` archive behind a CRC-checked header.
 //!
-//! Opening a store loads its checkpoint and replays only the log written after the checkpoint's
-//! log position. A checkpoint is untrusted input: this module must never use unchecked `rkyv`
-//! access, never accept an archive whose CRC it has not verified first, and never build a
-//! directory whose locations point outside the segments that exist.
+//! Opening a store maps its checkpoint (format version 2) and serves the checkpointed keys from
+//! the archive in place, with an in-memory overlay of the changes since; it then replays only
+//! the log written after the checkpoint's log position. Version 1 checkpoints (before issue 14)
+//! are still read, into memory as before, and the next checkpoint writes version 2.
+//!
+//! A checkpoint is untrusted input: this module must never read an archive it has not checked
+//! (CRC first, then `rkyv` bytecheck, then the semantic checks below), never use unchecked
+//! `rkyv` access itself (the one place that does, `map::MappedArchive::get`, only does so on
+//! bytes that passed all three), and never build a directory whose locations point outside the
+//! segments that exist.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
 
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
+use rkyv::vec::ArchivedVec;
 use rkyv::{Archive, Serialize};
 
-use crate::directory::{Directory, Key, KeyspaceState, ValueLoc};
+use crate::backend::Backend;
+use crate::directory::{Base, Directory, KeyspaceState, LiveBytes, ValueLoc};
+use crate::error::{Error, Result};
 use crate::format::{ALIGN, FRAME_HEADER_LEN, FormatError, OP_HEADER_LEN, SEGMENT_HEADER_LEN};
+use crate::map::MappedArchive;
 
 pub(crate) const CHECKPOINT_MAGIC: [u8; 8] = *b"SPWYCKP\0";
 pub(crate) const CHECKPOINT_HEADER_LEN: usize = 32;
-const CHECKPOINT_VERSION: u32 = 1;
+/// Version 1: the directory only, loaded whole into memory. Read, never written.
+const CHECKPOINT_VERSION_1: u32 = 1;
+/// Version 2 (issue 14): also the live bytes per segment, so that an open needs no pass over
+/// the keys; mapped and read in place.
+const CHECKPOINT_VERSION: u32 = 2;
 
-/// The archived body of a checkpoint file.
+/// The archived body of a version 1 checkpoint file.
 #[derive(Archive, Serialize, Debug)]
-pub(crate) struct CheckpointBody {
+pub(crate) struct CheckpointBodyV1 {
     /// Sequence number of the first log frame after the checkpoint.
     pub(crate) next_seq: u64,
     /// Log position the checkpoint covers up to: segment id and offset of the next frame.
     pub(crate) log_segment: u32,
     pub(crate) log_offset: u64,
     pub(crate) next_keyspace_id: u32,
-    pub(crate) keyspaces: Vec<CheckpointKeyspace>,
+    pub(crate) keyspaces: Vec<CheckpointKeyspaceV1>,
 }
 
-/// One keyspace: its keys concatenated, and one entry per key in key order.
+/// One keyspace of a version 1 checkpoint.
+#[derive(Archive, Serialize, Debug)]
+pub(crate) struct CheckpointKeyspaceV1 {
+    pub(crate) id: u32,
+    pub(crate) name: String,
+    pub(crate) key_bytes: Vec<u8>,
+    pub(crate) entries: Vec<CheckpointEntry>,
+}
+
+/// The archived body of a version 2 checkpoint file: version 1's fields, then the live bytes
+/// of every segment the directory points into.
+#[derive(Archive, Serialize, Debug)]
+pub(crate) struct CheckpointBody {
+    pub(crate) next_seq: u64,
+    pub(crate) log_segment: u32,
+    pub(crate) log_offset: u64,
+    pub(crate) next_keyspace_id: u32,
+    pub(crate) keyspaces: Vec<CheckpointKeyspace>,
+    pub(crate) live: Vec<SegmentLive>,
+}
+
+/// One keyspace: its keys concatenated, one entry per key in key order, and a fence per
+/// [`FENCE_EVERY`] keys.
 #[derive(Archive, Serialize, Debug)]
 pub(crate) struct CheckpointKeyspace {
     pub(crate) id: u32,
     pub(crate) name: String,
     pub(crate) key_bytes: Vec<u8>,
     pub(crate) entries: Vec<CheckpointEntry>,
+    /// `fences[j]` is [`key_prefix`] of key `j * FENCE_EVERY`: a lookup binary-searches this
+    /// small, contiguous array first, then one block of entries, instead of striding over the
+    /// whole entry and key arrays (a cache and TLB miss per step).
+    pub(crate) fences: Vec<u64>,
+}
+
+/// Keys per fence.
+pub(crate) const FENCE_EVERY: usize = 64;
+
+/// The first 8 bytes of `key` as a big-endian integer, zero-padded: never decreases as keys
+/// increase, so fences order blocks.
+pub(crate) fn key_prefix(key: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    let len = key.len().min(8);
+    bytes[..len].copy_from_slice(&key[..len]);
+    u64::from_be_bytes(bytes)
 }
 
 /// One key: where it ends in `key_bytes`, and where its value is.
@@ -47,29 +103,132 @@ pub(crate) struct CheckpointEntry {
     pub(crate) crc: u32,
 }
 
+/// Bytes of live records in one segment.
+#[derive(Archive, Serialize, Debug, Clone, Copy)]
+pub(crate) struct SegmentLive {
+    pub(crate) segment: u32,
+    pub(crate) bytes: u64,
+}
+
 /// A loaded checkpoint.
 #[derive(Debug)]
 pub(crate) struct LoadedCheckpoint {
     pub(crate) directory: Directory,
+    pub(crate) live: LiveBytes,
     pub(crate) next_seq: u64,
     pub(crate) log_segment: u32,
     pub(crate) log_offset: usize,
 }
 
-/// Serialises `directory` and the log position into the bytes of a checkpoint file.
-pub(crate) fn encode(
-    directory: &Directory,
-    next_seq: u64,
-    log_segment: u32,
-    log_offset: usize,
-) -> Vec<u8> {
+/// A mapped version 2 checkpoint: the keys of its keyspaces are read in place.
+pub(crate) struct CheckpointArchive {
+    archive: MappedArchive<ArchivedCheckpointBody>,
+}
+
+impl std::fmt::Debug for CheckpointArchive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckpointArchive")
+            .field("archive", &self.archive)
+            .finish()
+    }
+}
+
+impl CheckpointArchive {
+    /// The keys of the keyspace at `index` of the archive.
+    pub(crate) fn keys(&self, index: usize) -> BaseKeys<'_> {
+        match self.archive.get().keyspaces.get(index) {
+            Some(keyspace) => BaseKeys {
+                key_bytes: keyspace.key_bytes.as_slice(),
+                entries: keyspace.entries.as_slice(),
+                fences: keyspace.fences.as_slice(),
+            },
+            None => BaseKeys {
+                key_bytes: &[],
+                entries: &[],
+                fences: &[],
+            },
+        }
+    }
+}
+
+/// The sorted keys of one archived keyspace and their value locations, read in place.
+#[derive(Clone, Copy)]
+pub(crate) struct BaseKeys<'a> {
+    key_bytes: &'a [u8],
+    entries: &'a [ArchivedCheckpointEntry],
+    /// Empty when there are none (version 1, read into memory): the search covers all keys.
+    fences: &'a [rkyv::rend::u64_le],
+}
+
+impl<'a> BaseKeys<'a> {
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Key `index` (`index < len`). The bounds were validated at open; an out-of-range key
+    /// (impossible after validation) reads as empty rather than panicking.
+    pub(crate) fn key(&self, index: usize) -> &'a [u8] {
+        let start = match index.checked_sub(1) {
+            Some(previous) => self.entries[previous].key_end.to_native(),
+            None => 0,
+        };
+        let end = self.entries[index].key_end.to_native();
+        usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(start, end)| self.key_bytes.get(start..end))
+            .unwrap_or(&[])
+    }
+
+    pub(crate) fn loc(&self, index: usize) -> ValueLoc {
+        let entry = &self.entries[index];
+        ValueLoc {
+            segment: entry.segment.to_native(),
+            offset: entry.offset.to_native(),
+            len: entry.len.to_native(),
+            crc: entry.crc.to_native(),
+        }
+    }
+
+    /// The first index whose key is not less than `key` (`Ok` if equal).
+    pub(crate) fn search(&self, key: &[u8]) -> std::result::Result<usize, usize> {
+        let (mut low, mut high) = (0, self.len());
+        if !self.fences.is_empty() {
+            // Fences below the key's prefix: their keys are below it, so the answer is past
+            // the last of them; fences above it: the answer is at most the first of them.
+            let prefix = key_prefix(key);
+            let below = self.fences.partition_point(|f| f.to_native() < prefix);
+            let not_above = self.fences.partition_point(|f| f.to_native() <= prefix);
+            low = below.saturating_sub(1) * FENCE_EVERY;
+            high = (not_above * FENCE_EVERY).min(self.len());
+        }
+        while low < high {
+            let middle = low + (high - low) / 2;
+            match self.key(middle).cmp(key) {
+                std::cmp::Ordering::Less => low = middle + 1,
+                std::cmp::Ordering::Greater => high = middle,
+                std::cmp::Ordering::Equal => return Ok(middle),
+            }
+        }
+        Err(low)
+    }
+
+    pub(crate) fn get(&self, key: &[u8]) -> Option<ValueLoc> {
+        self.search(key).ok().map(|index| self.loc(index))
+    }
+}
+
+/// The keyspaces of `directory` in checkpoint form, and the live bytes per segment.
+fn keyspaces_of(directory: &Directory) -> (Vec<CheckpointKeyspace>, Vec<SegmentLive>) {
+    let mut live = LiveBytes::default();
     let keyspaces = directory
         .keyspaces
         .iter()
         .map(|(&id, keyspace)| {
             let mut key_bytes = Vec::new();
-            let mut entries = Vec::with_capacity(keyspace.entries.len());
-            for (key, loc) in &keyspace.entries {
+            let mut entries = Vec::with_capacity(keyspace.len());
+            for (key, loc) in keyspace.iter() {
+                live.add(key, &loc);
                 key_bytes.extend_from_slice(key);
                 entries.push(CheckpointEntry {
                     key_end: key_bytes.len() as u64,
@@ -79,15 +238,87 @@ pub(crate) fn encode(
                     crc: loc.crc,
                 });
             }
+            let fences = (0..entries.len())
+                .step_by(FENCE_EVERY)
+                .map(|index| {
+                    let start = match index.checked_sub(1) {
+                        Some(previous) => entries[previous].key_end as usize,
+                        None => 0,
+                    };
+                    key_prefix(&key_bytes[start..entries[index].key_end as usize])
+                })
+                .collect();
             CheckpointKeyspace {
                 id,
                 name: keyspace.name.to_string(),
                 key_bytes,
                 entries,
+                fences,
             }
         })
         .collect();
+    let mut live: Vec<SegmentLive> = live
+        .0
+        .iter()
+        .map(|(&segment, &bytes)| SegmentLive { segment, bytes })
+        .collect();
+    live.sort_unstable_by_key(|entry| entry.segment);
+    (keyspaces, live)
+}
+
+/// A checkpoint file: the header, then `archived`.
+fn with_header(version: u32, archived: &[u8]) -> Vec<u8> {
+    let mut file = Vec::with_capacity(CHECKPOINT_HEADER_LEN + archived.len());
+    file.extend_from_slice(&CHECKPOINT_MAGIC);
+    file.extend_from_slice(&version.to_le_bytes());
+    file.extend_from_slice(&crc32fast::hash(archived).to_le_bytes());
+    file.extend_from_slice(&(archived.len() as u64).to_le_bytes());
+    file.extend_from_slice(&[0u8; 8]);
+    file.extend_from_slice(archived);
+    file
+}
+
+/// Serialises `directory` and the log position into the bytes of a (version 2) checkpoint
+/// file.
+pub(crate) fn encode(
+    directory: &Directory,
+    next_seq: u64,
+    log_segment: u32,
+    log_offset: usize,
+) -> Vec<u8> {
+    let (keyspaces, live) = keyspaces_of(directory);
     let body = CheckpointBody {
+        next_seq,
+        log_segment,
+        log_offset: log_offset as u64,
+        next_keyspace_id: directory.next_keyspace_id,
+        keyspaces,
+        live,
+    };
+    let archived =
+        rkyv::to_bytes::<rancor::Error>(&body).expect("serialising into memory cannot fail");
+    with_header(CHECKPOINT_VERSION, &archived)
+}
+
+/// The same checkpoint in version 1, as builds before issue 14 wrote it: only for tests of
+/// the upgrade path (this build never writes version 1 into a store).
+pub(crate) fn encode_v1(
+    directory: &Directory,
+    next_seq: u64,
+    log_segment: u32,
+    log_offset: usize,
+) -> Vec<u8> {
+    let (keyspaces, _) = keyspaces_of(directory);
+    let keyspaces = keyspaces
+        .into_iter()
+        .map(|keyspace| CheckpointKeyspaceV1 {
+            id: keyspace.id,
+            name: keyspace.name,
+            key_bytes: keyspace.key_bytes,
+            entries: keyspace.entries,
+        })
+        .collect();
+    let body = CheckpointBodyV1 {
         next_seq,
         log_segment,
         log_offset: log_offset as u64,
@@ -96,24 +327,17 @@ pub(crate) fn encode(
     };
     let archived =
         rkyv::to_bytes::<rancor::Error>(&body).expect("serialising into memory cannot fail");
-    let mut file = Vec::with_capacity(CHECKPOINT_HEADER_LEN + archived.len());
-    file.extend_from_slice(&CHECKPOINT_MAGIC);
-    file.extend_from_slice(&CHECKPOINT_VERSION.to_le_bytes());
-    file.extend_from_slice(&crc32fast::hash(&archived).to_le_bytes());
-    file.extend_from_slice(&(archived.len() as u64).to_le_bytes());
-    file.extend_from_slice(&[0u8; 8]);
-    file.extend_from_slice(&archived);
-    file
+    with_header(CHECKPOINT_VERSION_1, &archived)
 }
 
-/// Checks the header and CRC of a checkpoint file, then decodes its body.
-///
-/// `segment_len` gives the length of each existing segment (`None` if there is no such
-/// segment); every value location must fall inside one.
-pub(crate) fn decode(
-    file: &[u8],
-    segment_len: &dyn Fn(u32) -> Option<usize>,
-) -> Result<LoadedCheckpoint, FormatError> {
+/// The fields of a checkpoint header.
+struct Header {
+    version: u32,
+    crc: u32,
+    body_len: u64,
+}
+
+fn parse_header(file: &[u8]) -> std::result::Result<Header, FormatError> {
     let header = file
         .get(..CHECKPOINT_HEADER_LEN)
         .ok_or_else(|| FormatError::new(0, "checkpoint is shorter than its header"))?;
@@ -121,49 +345,241 @@ pub(crate) fn decode(
         return Err(FormatError::new(0, "bad checkpoint magic"));
     }
     let version = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
-    if version != CHECKPOINT_VERSION {
+    if version != CHECKPOINT_VERSION && version != CHECKPOINT_VERSION_1 {
         return Err(FormatError::new(
             8,
             format!("unsupported checkpoint version {version}"),
         ));
     }
-    let crc = u32::from_le_bytes(header[12..16].try_into().expect("4 bytes"));
-    let body_len = u64::from_le_bytes(header[16..24].try_into().expect("8 bytes"));
     if header[24..32].iter().any(|&b| b != 0) {
         return Err(FormatError::new(
             24,
             "reserved checkpoint header bytes are not zero",
         ));
     }
-    let body = &file[CHECKPOINT_HEADER_LEN..];
-    if body.len() as u64 != body_len {
+    Ok(Header {
+        version,
+        crc: u32::from_le_bytes(header[12..16].try_into().expect("4 bytes")),
+        body_len: u64::from_le_bytes(header[16..24].try_into().expect("8 bytes")),
+    })
+}
+
+fn check_body(header: &Header, body: &[u8]) -> std::result::Result<(), FormatError> {
+    if body.len() as u64 != header.body_len {
         return Err(FormatError::new(
             16,
             format!(
-                "checkpoint body is {} bytes, header says {body_len}",
-                body.len()
+                "checkpoint body is {} bytes, header says {}",
+                body.len(),
+                header.body_len
             ),
         ));
     }
-    if crc32fast::hash(body) != crc {
+    if crc32fast::hash(body) != header.crc {
         return Err(FormatError::new(12, "checkpoint checksum mismatch"));
     }
-    decode_body(body, segment_len)
-        .map_err(|e| FormatError::new(CHECKPOINT_HEADER_LEN as u64 + e.offset, e.reason))
+    Ok(())
 }
 
-/// Decodes a checkpoint body (no CRC check: the caller did it, or is a fuzzer).
+/// Checks the header and CRC of a checkpoint file (either version), then decodes its body into
+/// a directory held wholly in memory (salvage, the fuzzers, and version 1 files at open).
+///
+/// `segment_len` gives the length of each existing segment (`None` if there is no such
+/// segment); every value location must fall inside one.
+pub(crate) fn decode(
+    file: &[u8],
+    segment_len: &dyn Fn(u32) -> Option<usize>,
+) -> std::result::Result<LoadedCheckpoint, FormatError> {
+    let header = parse_header(file)?;
+    let body = &file[CHECKPOINT_HEADER_LEN..];
+    check_body(&header, body)?;
+    let decoded = if header.version == CHECKPOINT_VERSION_1 {
+        decode_body_v1(body, segment_len)
+    } else {
+        decode_body(body, segment_len)
+    };
+    decoded.map_err(|e| FormatError::new(CHECKPOINT_HEADER_LEN as u64 + e.offset, e.reason))
+}
+
+/// Decodes a version 2 checkpoint body into memory (no CRC check: the caller did it, or is a
+/// fuzzer).
 pub(crate) fn decode_body(
     body: &[u8],
     segment_len: &dyn Fn(u32) -> Option<usize>,
-) -> Result<LoadedCheckpoint, FormatError> {
+) -> std::result::Result<LoadedCheckpoint, FormatError> {
     let mut aligned = AlignedVec::<16>::with_capacity(body.len());
     aligned.extend_from_slice(body);
     let archived = rkyv::access::<ArchivedCheckpointBody, rancor::Error>(&aligned)
         .map_err(|e| FormatError::new(0, format!("checkpoint archive is invalid: {e}")))?;
+    let (log_segment, log_offset) = check_log_position(
+        archived.log_segment.to_native(),
+        archived.log_offset.to_native(),
+        segment_len,
+    )?;
+    let next_keyspace_id = archived.next_keyspace_id.to_native();
+    check_keyspaces(views(&archived.keyspaces), next_keyspace_id, segment_len)?;
+    let directory = directory_in_memory(views(&archived.keyspaces), next_keyspace_id);
+    Ok(LoadedCheckpoint {
+        live: LiveBytes::from_directory(&directory),
+        directory,
+        next_seq: archived.next_seq.to_native(),
+        log_segment,
+        log_offset,
+    })
+}
 
-    let log_segment = archived.log_segment.to_native();
-    let log_offset = usize::try_from(archived.log_offset.to_native()).unwrap_or(usize::MAX);
+/// Decodes a version 1 checkpoint body into memory.
+pub(crate) fn decode_body_v1(
+    body: &[u8],
+    segment_len: &dyn Fn(u32) -> Option<usize>,
+) -> std::result::Result<LoadedCheckpoint, FormatError> {
+    let mut aligned = AlignedVec::<16>::with_capacity(body.len());
+    aligned.extend_from_slice(body);
+    let archived = rkyv::access::<ArchivedCheckpointBodyV1, rancor::Error>(&aligned)
+        .map_err(|e| FormatError::new(0, format!("checkpoint archive is invalid: {e}")))?;
+    let (log_segment, log_offset) = check_log_position(
+        archived.log_segment.to_native(),
+        archived.log_offset.to_native(),
+        segment_len,
+    )?;
+    let next_keyspace_id = archived.next_keyspace_id.to_native();
+    check_keyspaces(views_v1(&archived.keyspaces), next_keyspace_id, segment_len)?;
+    let directory = directory_in_memory(views_v1(&archived.keyspaces), next_keyspace_id);
+    Ok(LoadedCheckpoint {
+        live: LiveBytes::from_directory(&directory),
+        directory,
+        next_seq: archived.next_seq.to_native(),
+        log_segment,
+        log_offset,
+    })
+}
+
+/// How much of a mapped checkpoint [`open`] checks before serving it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Checks {
+    /// The CRC of the whole body, `rkyv` bytecheck, and the checks that cost nothing per key:
+    /// the log position, keyspace ids and names, and that each keyspace's last key ends
+    /// exactly at the end of its key bytes. Enough for memory safety (every accessor is
+    /// bounds-checked) and, through the CRC, to detect damage; what is left, key order and each
+    /// value location, can only be wrong if the writer was, and is checked by `Store::verify`
+    /// (and each value location again when its value is read).
+    Open,
+    /// Everything, per key as well (`Store::verify`, the in-memory decoders).
+    Thorough,
+}
+
+/// Opens the checkpoint file at `path` for a normal open: a version 2 file is mapped and
+/// served in place (the directory's keyspaces refer to it), a version 1 file is loaded into
+/// memory (always with every check). Any damage is an [`Error::Corrupt`] naming the file.
+pub(crate) fn open(
+    backend: &Arc<dyn Backend>,
+    path: &Path,
+    segment_len: &dyn Fn(u32) -> Option<usize>,
+    checks: Checks,
+) -> Result<LoadedCheckpoint> {
+    let corrupt = |e: FormatError| Error::corrupt(path, e.offset, e.reason);
+    let file = backend
+        .open_file_read_only(path)
+        .map_err(|e| Error::io("open checkpoint", path, e))?;
+    let file_len = file
+        .len()
+        .map_err(|e| Error::io("read checkpoint", path, e))?;
+    let mut header_bytes = [0u8; CHECKPOINT_HEADER_LEN];
+    if file_len < CHECKPOINT_HEADER_LEN as u64 {
+        return Err(corrupt(FormatError::new(
+            0,
+            "checkpoint is shorter than its header",
+        )));
+    }
+    file.read_exact_at(&mut header_bytes, 0)
+        .map_err(|e| Error::io("read checkpoint", path, e))?;
+    let header = parse_header(&header_bytes).map_err(corrupt)?;
+    if header.version == CHECKPOINT_VERSION_1 {
+        let bytes = backend
+            .read_file(path)
+            .map_err(|e| Error::io("read checkpoint", path, e))?;
+        return decode(&bytes, segment_len).map_err(corrupt);
+    }
+    let body_len = file_len - CHECKPOINT_HEADER_LEN as u64;
+    if body_len != header.body_len {
+        return Err(corrupt(FormatError::new(
+            16,
+            format!(
+                "checkpoint body is {body_len} bytes, header says {}",
+                header.body_len
+            ),
+        )));
+    }
+    let body_len = usize::try_from(body_len)
+        .map_err(|_| corrupt(FormatError::new(16, "checkpoint too large to map")))?;
+    let at_body =
+        |e: FormatError| FormatError::new(CHECKPOINT_HEADER_LEN as u64 + e.offset, e.reason);
+    let archive = MappedArchive::<ArchivedCheckpointBody>::open(
+        file,
+        CHECKPOINT_HEADER_LEN,
+        body_len,
+        |bytes, archived| {
+            check_body(&header, bytes)?;
+            check_log_position(
+                archived.log_segment.to_native(),
+                archived.log_offset.to_native(),
+                segment_len,
+            )
+            .map_err(at_body)?;
+            let next_keyspace_id = archived.next_keyspace_id.to_native();
+            match checks {
+                Checks::Open => check_keyspace_table(views(&archived.keyspaces), next_keyspace_id),
+                Checks::Thorough => {
+                    check_keyspaces(views(&archived.keyspaces), next_keyspace_id, segment_len)
+                }
+            }
+            .map_err(at_body)
+        },
+        |reason| FormatError::new(CHECKPOINT_HEADER_LEN as u64, format!("checkpoint {reason}")),
+    )
+    .map_err(corrupt)?;
+    let archive = Arc::new(CheckpointArchive { archive });
+    let body = archive.archive.get();
+    let next_keyspace_id = body.next_keyspace_id.to_native();
+    let mut directory = Directory {
+        next_keyspace_id,
+        ..Directory::default()
+    };
+    for (index, keyspace) in body.keyspaces.iter().enumerate() {
+        let id = keyspace.id.to_native();
+        let name: Arc<str> = Arc::from(keyspace.name.as_str());
+        directory.names.insert(name.clone(), id);
+        directory.keyspaces.insert(
+            id,
+            KeyspaceState::with_base(
+                name,
+                Base {
+                    archive: archive.clone(),
+                    index,
+                },
+            ),
+        );
+    }
+    let mut live = LiveBytes::default();
+    for entry in body.live.iter() {
+        live.0
+            .insert(entry.segment.to_native(), entry.bytes.to_native());
+    }
+    Ok(LoadedCheckpoint {
+        directory,
+        live,
+        next_seq: body.next_seq.to_native(),
+        log_segment: body.log_segment.to_native(),
+        log_offset: usize::try_from(body.log_offset.to_native()).unwrap_or(usize::MAX),
+    })
+}
+
+fn check_log_position(
+    log_segment: u32,
+    log_offset: u64,
+    segment_len: &dyn Fn(u32) -> Option<usize>,
+) -> std::result::Result<(u32, usize), FormatError> {
+    let log_offset = usize::try_from(log_offset).unwrap_or(usize::MAX);
     let log_segment_len = segment_len(log_segment).ok_or_else(|| {
         FormatError::new(
             0,
@@ -176,31 +592,112 @@ pub(crate) fn decode_body(
             format!("checkpoint log offset {log_offset} is invalid"),
         ));
     }
-    let next_keyspace_id = archived.next_keyspace_id.to_native();
-    let min_value_offset = SEGMENT_HEADER_LEN + FRAME_HEADER_LEN + OP_HEADER_LEN;
+    Ok((log_segment, log_offset))
+}
 
-    let mut directory = Directory {
-        next_keyspace_id,
-        ..Directory::default()
-    };
-    for keyspace in archived.keyspaces.iter() {
-        let id = keyspace.id.to_native();
-        let name = keyspace.name.as_str();
-        if id >= next_keyspace_id
-            || name.is_empty()
-            || directory.keyspaces.contains_key(&id)
-            || directory.names.contains_key(name)
-        {
+/// One archived keyspace of either version, as the checks and the in-memory decoder see it.
+#[derive(Clone, Copy)]
+struct KeyspaceView<'a> {
+    id: u32,
+    name: &'a str,
+    keys: BaseKeys<'a>,
+    /// Version 2: `keys.fences` must hold one fence per [`FENCE_EVERY`] keys.
+    fenced: bool,
+}
+
+fn views(
+    keyspaces: &ArchivedVec<ArchivedCheckpointKeyspace>,
+) -> impl Iterator<Item = KeyspaceView<'_>> + Clone {
+    keyspaces.iter().map(|keyspace| KeyspaceView {
+        id: keyspace.id.to_native(),
+        name: keyspace.name.as_str(),
+        keys: BaseKeys {
+            key_bytes: keyspace.key_bytes.as_slice(),
+            entries: keyspace.entries.as_slice(),
+            fences: keyspace.fences.as_slice(),
+        },
+        fenced: true,
+    })
+}
+
+fn views_v1(
+    keyspaces: &ArchivedVec<ArchivedCheckpointKeyspaceV1>,
+) -> impl Iterator<Item = KeyspaceView<'_>> + Clone {
+    keyspaces.iter().map(|keyspace| KeyspaceView {
+        id: keyspace.id.to_native(),
+        name: keyspace.name.as_str(),
+        keys: BaseKeys {
+            key_bytes: keyspace.key_bytes.as_slice(),
+            entries: keyspace.entries.as_slice(),
+            fences: &[],
+        },
+        fenced: false,
+    })
+}
+
+/// The checks of [`Checks::Open`] on the keyspace table: ids below `next_keyspace_id`, ids and
+/// names unique and non-empty, the last key of each keyspace ending exactly at the end of its
+/// key bytes, one fence per [`FENCE_EVERY`] keys.
+fn check_keyspace_table<'a>(
+    keyspaces: impl Iterator<Item = KeyspaceView<'a>>,
+    next_keyspace_id: u32,
+) -> std::result::Result<(), FormatError> {
+    let mut ids = HashSet::new();
+    let mut names = HashSet::new();
+    for KeyspaceView {
+        id,
+        name,
+        keys,
+        fenced,
+    } in keyspaces
+    {
+        if id >= next_keyspace_id || name.is_empty() || !ids.insert(id) || !names.insert(name) {
             return Err(FormatError::new(
                 0,
                 format!("checkpoint keyspace {id} ({name:?}) is invalid"),
             ));
         }
-        let key_bytes = keyspace.key_bytes.as_slice();
-        let mut entries = imbl::OrdMap::new();
+        let last_end = keys
+            .entries
+            .last()
+            .map_or(0, |entry| entry.key_end.to_native());
+        if last_end != keys.key_bytes.len() as u64 {
+            return Err(FormatError::new(
+                0,
+                format!("checkpoint key bounds invalid in keyspace {id}"),
+            ));
+        }
+        if fenced && keys.fences.len() != keys.entries.len().div_ceil(FENCE_EVERY) {
+            return Err(FormatError::new(
+                0,
+                format!(
+                    "checkpoint keyspace {id} has {} fences for {} keys",
+                    keys.fences.len(),
+                    keys.entries.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every check of every keyspace: those of [`check_keyspace_table`], then per key: keys
+/// strictly increasing with in-range bounds covering `key_bytes` exactly, every fence the
+/// prefix of its key, every value location inside an existing segment and aligned.
+fn check_keyspaces<'a>(
+    keyspaces: impl Iterator<Item = KeyspaceView<'a>> + Clone,
+    next_keyspace_id: u32,
+    segment_len: &dyn Fn(u32) -> Option<usize>,
+) -> std::result::Result<(), FormatError> {
+    check_keyspace_table(keyspaces.clone(), next_keyspace_id)?;
+    let min_value_offset = SEGMENT_HEADER_LEN + FRAME_HEADER_LEN + OP_HEADER_LEN;
+    // Most entries point into few segments: remember the last one looked up.
+    let mut last_segment: Option<(u32, Option<usize>)> = None;
+    for KeyspaceView { id, keys, .. } in keyspaces {
+        let key_bytes = keys.key_bytes;
         let mut key_start = 0usize;
         let mut previous: Option<&[u8]> = None;
-        for entry in keyspace.entries.iter() {
+        for (index, entry) in keys.entries.iter().enumerate() {
             let key_end = usize::try_from(entry.key_end.to_native()).unwrap_or(usize::MAX);
             let key = key_bytes.get(key_start..key_end).ok_or_else(|| {
                 FormatError::new(0, format!("checkpoint key bounds invalid in keyspace {id}"))
@@ -211,47 +708,66 @@ pub(crate) fn decode_body(
                     format!("checkpoint keys out of order in keyspace {id}"),
                 ));
             }
-            let loc = ValueLoc {
-                segment: entry.segment.to_native(),
-                offset: entry.offset.to_native(),
-                len: entry.len.to_native(),
-                crc: entry.crc.to_native(),
+            if index % FENCE_EVERY == 0
+                && let Some(fence) = keys.fences.get(index / FENCE_EVERY)
+                && fence.to_native() != key_prefix(key)
+            {
+                return Err(FormatError::new(
+                    0,
+                    format!(
+                        "checkpoint fence {} is wrong in keyspace {id}",
+                        index / FENCE_EVERY
+                    ),
+                ));
+            }
+            let segment = entry.segment.to_native();
+            let offset = entry.offset.to_native() as usize;
+            let len = entry.len.to_native() as usize;
+            let segment_bytes = match last_segment {
+                Some((cached, bytes)) if cached == segment => bytes,
+                _ => {
+                    let bytes = segment_len(segment);
+                    last_segment = Some((segment, bytes));
+                    bytes
+                }
             };
-            let offset = loc.offset as usize;
-            let fits = segment_len(loc.segment).is_some_and(|len| {
+            let fits = segment_bytes.is_some_and(|segment_bytes| {
                 offset >= min_value_offset
                     && offset.is_multiple_of(ALIGN)
-                    && offset + loc.len as usize <= len
+                    && offset + len <= segment_bytes
             });
             if !fits {
                 return Err(FormatError::new(
                     0,
                     format!(
-                        "checkpoint value location (segment {}, offset {}, {} bytes) is invalid",
-                        loc.segment, loc.offset, loc.len
+                        "checkpoint value location (segment {segment}, offset {offset}, {len} bytes) is invalid"
                     ),
                 ));
             }
-            entries.insert(Key::new(key), loc);
             previous = Some(key);
             key_start = key_end;
         }
-        if key_start != key_bytes.len() {
-            return Err(FormatError::new(
-                0,
-                format!("checkpoint has stray key bytes in keyspace {id}"),
-            ));
-        }
-        let name: std::sync::Arc<str> = std::sync::Arc::from(name);
-        directory.names.insert(name.clone(), id);
-        directory
-            .keyspaces
-            .insert(id, KeyspaceState { name, entries });
     }
-    Ok(LoadedCheckpoint {
-        directory,
-        next_seq: archived.next_seq.to_native(),
-        log_segment,
-        log_offset,
-    })
+    Ok(())
+}
+
+/// Builds an in-memory directory of checked keyspaces.
+fn directory_in_memory<'a>(
+    keyspaces: impl Iterator<Item = KeyspaceView<'a>>,
+    next_keyspace_id: u32,
+) -> Directory {
+    let mut directory = Directory {
+        next_keyspace_id,
+        ..Directory::default()
+    };
+    for KeyspaceView { id, name, keys, .. } in keyspaces {
+        let name: Arc<str> = Arc::from(name);
+        let mut state = KeyspaceState::new(name.clone());
+        for index in 0..keys.len() {
+            state.put(keys.key(index), keys.loc(index));
+        }
+        directory.names.insert(name, id);
+        directory.keyspaces.insert(id, state);
+    }
+    directory
 }

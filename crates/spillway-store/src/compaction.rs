@@ -70,7 +70,7 @@ impl<'a> CompactionOutput<'a> {
         &mut self,
         keyspace: u32,
         name: &str,
-        key: &Key,
+        key: &[u8],
         value: &[u8],
         old: ValueLoc,
     ) -> Result<()> {
@@ -100,7 +100,7 @@ impl<'a> CompactionOutput<'a> {
         self.frame_ops += 1;
         self.frame_moves.push(Move {
             keyspace,
-            key: key.clone(),
+            key: Key::new(key),
             old,
             new: ValueLoc {
                 segment: 0,

@@ -1,15 +1,28 @@
 //! The key directory: for every keyspace, an ordered map from key to the location of its value.
 //!
-//! Built on persistent (structurally shared) maps, so that cloning the whole directory for a
-//! snapshot is O(1) and a writer only copies the few tree nodes it touches while a snapshot
-//! shares them. This module must never read a segment: it only records where values are.
+//! Each keyspace has two layers. The *base* is the keyspace as of the last checkpoint, read in
+//! place from the mapped checkpoint archive (sorted keys, binary search), so it costs no heap
+//! and no time at open. The *overlay* is a persistent (structurally shared) map of what
+//! changed since: new locations, and tombstones for deleted keys the base still has. Lookups
+//! consult the overlay, then the base; ordered iteration merges both. Cloning the whole
+//! directory for a snapshot is O(1) (the overlay maps are persistent, the base is an `Arc`),
+//! and a writer only copies the few tree nodes it touches while a snapshot shares them. After a
+//! checkpoint is installed, [`Directory::rebase`] swaps in the new archive as the base and keeps
+//! in the overlay only what changed after the checkpoint's log position.
+//!
+//! This module must never read a segment: it only records where values are; and it must never
+//! change the logical contents of a keyspace when it moves entries between base and overlay.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use imbl::OrdMap;
+use imbl::ordmap::DiffItem;
+use imbl::shared_ptr::DefaultSharedPtr;
 
+use crate::checkpoint::{BaseKeys, CheckpointArchive};
 use crate::format::{Op, OpKind, op_len};
 
 /// Where a value lives: segment id, offset and length inside it, and its CRC-32.
@@ -103,11 +116,296 @@ impl std::ops::Deref for Key {
     }
 }
 
-/// One keyspace: its name and its entries.
+/// An overlay entry: a location written since the base, or a tombstone hiding a base key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    Put(ValueLoc),
+    Deleted,
+}
+
+/// The checkpointed part of a keyspace: keyspace `index` of a mapped checkpoint archive.
+#[derive(Clone, Debug)]
+pub(crate) struct Base {
+    pub(crate) archive: Arc<CheckpointArchive>,
+    pub(crate) index: usize,
+}
+
+impl Base {
+    fn keys(&self) -> BaseKeys<'_> {
+        self.archive.keys(self.index)
+    }
+}
+
+/// One keyspace: its name, its checkpointed base and the overlay of changes since.
 #[derive(Clone, Debug)]
 pub(crate) struct KeyspaceState {
     pub(crate) name: Arc<str>,
-    pub(crate) entries: OrdMap<Key, ValueLoc>,
+    base: Option<Base>,
+    overlay: OrdMap<Key, Slot>,
+    /// Number of live keys (base keys not hidden, plus overlay puts of keys the base lacks).
+    len: usize,
+    /// How many times the keyspace was cleared: a rebase must not put back a base that a clear
+    /// after the checkpoint's position discarded.
+    clears: u64,
+}
+
+impl KeyspaceState {
+    /// An empty keyspace.
+    pub(crate) fn new(name: Arc<str>) -> KeyspaceState {
+        KeyspaceState {
+            name,
+            base: None,
+            overlay: OrdMap::new(),
+            len: 0,
+            clears: 0,
+        }
+    }
+
+    /// A keyspace that is exactly its checkpointed base.
+    pub(crate) fn with_base(name: Arc<str>, base: Base) -> KeyspaceState {
+        let len = base.keys().len();
+        KeyspaceState {
+            name,
+            base: Some(base),
+            overlay: OrdMap::new(),
+            len,
+            clears: 0,
+        }
+    }
+
+    /// Number of keys.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Entries held in memory (overlay puts and tombstones), for tests and stats.
+    pub(crate) fn overlay_len(&self) -> usize {
+        self.overlay.len()
+    }
+
+    fn base_get(&self, key: &[u8]) -> Option<ValueLoc> {
+        self.base.as_ref().and_then(|base| base.keys().get(key))
+    }
+
+    /// The location of `key`'s value.
+    pub(crate) fn get(&self, key: &[u8]) -> Option<ValueLoc> {
+        match self.overlay.get(key) {
+            Some(Slot::Put(loc)) => Some(*loc),
+            Some(Slot::Deleted) => None,
+            None => self.base_get(key),
+        }
+    }
+
+    pub(crate) fn contains_key(&self, key: &[u8]) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Points `key` at `loc`; returns the previous location.
+    pub(crate) fn put(&mut self, key: &[u8], loc: ValueLoc) -> Option<ValueLoc> {
+        let old = if let Some(slot) = self.overlay.get_mut(key) {
+            let old = match *slot {
+                Slot::Put(old) => Some(old),
+                Slot::Deleted => None,
+            };
+            *slot = Slot::Put(loc);
+            old
+        } else {
+            let old = self.base_get(key);
+            self.overlay.insert(Key::new(key), Slot::Put(loc));
+            old
+        };
+        if old.is_none() {
+            self.len += 1;
+        }
+        old
+    }
+
+    /// Removes `key`; returns its location if it was present.
+    pub(crate) fn delete(&mut self, key: &[u8]) -> Option<ValueLoc> {
+        let old = match self.overlay.get(key) {
+            Some(Slot::Deleted) => return None,
+            Some(Slot::Put(old)) => {
+                let old = *old;
+                if self.base_get(key).is_some() {
+                    self.overlay.insert(Key::new(key), Slot::Deleted);
+                } else {
+                    self.overlay.remove(key);
+                }
+                old
+            }
+            None => {
+                let old = self.base_get(key)?;
+                self.overlay.insert(Key::new(key), Slot::Deleted);
+                old
+            }
+        };
+        self.len -= 1;
+        Some(old)
+    }
+
+    /// Removes every key.
+    pub(crate) fn clear(&mut self) {
+        self.base = None;
+        self.overlay = OrdMap::new();
+        self.len = 0;
+        self.clears += 1;
+    }
+
+    /// Every entry in key order.
+    pub(crate) fn iter(&self) -> Entries<'_> {
+        self.range((Bound::Unbounded, Bound::Unbounded))
+    }
+
+    /// Entries whose keys fall in `bounds`, in key order (double-ended). An inverted range is
+    /// empty.
+    pub(crate) fn range(&self, bounds: (Bound<&[u8]>, Bound<&[u8]>)) -> Entries<'_> {
+        let inverted = match bounds {
+            (Bound::Included(start), Bound::Included(end)) => start > end,
+            (Bound::Included(start) | Bound::Excluded(start), Bound::Excluded(end))
+            | (Bound::Excluded(start), Bound::Included(end)) => start >= end,
+            _ => false,
+        };
+        if inverted {
+            return Entries {
+                overlay: None,
+                overlay_front: None,
+                overlay_back: None,
+                base: None,
+                low: 0,
+                high: 0,
+            };
+        }
+        let base = self.base.as_ref().map(Base::keys);
+        let (low, high) = match &base {
+            Some(keys) => {
+                let low = match bounds.0 {
+                    Bound::Unbounded => 0,
+                    Bound::Included(start) => keys.search(start).unwrap_or_else(|at| at),
+                    Bound::Excluded(start) => match keys.search(start) {
+                        Ok(at) => at + 1,
+                        Err(at) => at,
+                    },
+                };
+                let high = match bounds.1 {
+                    Bound::Unbounded => keys.len(),
+                    Bound::Included(end) => match keys.search(end) {
+                        Ok(at) => at + 1,
+                        Err(at) => at,
+                    },
+                    Bound::Excluded(end) => keys.search(end).unwrap_or_else(|at| at),
+                };
+                (low, high.max(low))
+            }
+            None => (0, 0),
+        };
+        Entries {
+            overlay: Some(self.overlay.range::<_, [u8]>(bounds)),
+            overlay_front: None,
+            overlay_back: None,
+            base,
+            low,
+            high,
+        }
+    }
+}
+
+/// Entries of a keyspace in key order: the overlay merged with the base, tombstones applied.
+pub(crate) struct Entries<'a> {
+    overlay: Option<imbl::ordmap::RangedIter<'a, Key, Slot, DefaultSharedPtr>>,
+    /// An overlay entry taken from the front (or back) but not yet returned.
+    overlay_front: Option<(&'a Key, &'a Slot)>,
+    overlay_back: Option<(&'a Key, &'a Slot)>,
+    base: Option<BaseKeys<'a>>,
+    /// Base entries `low..high` are still to be returned.
+    low: usize,
+    high: usize,
+}
+
+impl<'a> Entries<'a> {
+    fn peek_overlay_front(&mut self) -> Option<(&'a Key, &'a Slot)> {
+        if self.overlay_front.is_none() {
+            self.overlay_front = self
+                .overlay
+                .as_mut()
+                .and_then(Iterator::next)
+                .or_else(|| self.overlay_back.take());
+        }
+        self.overlay_front
+    }
+
+    fn peek_overlay_back(&mut self) -> Option<(&'a Key, &'a Slot)> {
+        if self.overlay_back.is_none() {
+            self.overlay_back = self
+                .overlay
+                .as_mut()
+                .and_then(DoubleEndedIterator::next_back)
+                .or_else(|| self.overlay_front.take());
+        }
+        self.overlay_back
+    }
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = (&'a [u8], ValueLoc);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let overlay = self.peek_overlay_front();
+            let base = self
+                .base
+                .filter(|_| self.low < self.high)
+                .map(|keys| (keys.key(self.low), keys));
+            let overlay_first = match (overlay, base) {
+                (None, None) => return None,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some((key, _)), Some((base_key, _))) => &**key <= base_key,
+            };
+            if let (true, Some((key, slot))) = (overlay_first, overlay) {
+                self.overlay_front = None;
+                if base.is_some_and(|(base_key, _)| &**key == base_key) {
+                    self.low += 1;
+                }
+                if let Slot::Put(loc) = slot {
+                    return Some((&**key, *loc));
+                }
+            } else if let Some((base_key, keys)) = base {
+                let loc = keys.loc(self.low);
+                self.low += 1;
+                return Some((base_key, loc));
+            }
+        }
+    }
+}
+
+impl DoubleEndedIterator for Entries<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        loop {
+            let overlay = self.peek_overlay_back();
+            let base = self
+                .base
+                .filter(|_| self.low < self.high)
+                .map(|keys| (keys.key(self.high - 1), keys));
+            let overlay_first = match (overlay, base) {
+                (None, None) => return None,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some((key, _)), Some((base_key, _))) => &**key >= base_key,
+            };
+            if let (true, Some((key, slot))) = (overlay_first, overlay) {
+                self.overlay_back = None;
+                if base.is_some_and(|(base_key, _)| &**key == base_key) {
+                    self.high -= 1;
+                }
+                if let Slot::Put(loc) = slot {
+                    return Some((&**key, *loc));
+                }
+            } else if let Some((base_key, keys)) = base {
+                self.high -= 1;
+                return Some((base_key, keys.loc(self.high)));
+            }
+        }
+    }
 }
 
 /// All keyspaces.
@@ -127,8 +425,8 @@ impl LiveBytes {
     pub(crate) fn from_directory(directory: &Directory) -> LiveBytes {
         let mut live = LiveBytes::default();
         for keyspace in directory.keyspaces.values() {
-            for (key, loc) in &keyspace.entries {
-                live.add(key, loc);
+            for (key, loc) in keyspace.iter() {
+                live.add(key, &loc);
             }
         }
         live
@@ -210,16 +508,13 @@ impl Directory {
                         continue;
                     };
                     live.add(op.key, &loc);
-                    if let Some(existing) = keyspace.entries.get_mut(op.key) {
-                        live.remove(op.key, existing);
-                        *existing = loc;
-                    } else {
-                        keyspace.entries.insert(Key::new(op.key), loc);
+                    if let Some(old) = keyspace.put(op.key, loc) {
+                        live.remove(op.key, &old);
                     }
                 }
                 OpKind::Delete => {
                     if let Some(keyspace) = self.keyspaces.get_mut(&op.keyspace)
-                        && let Some(old) = keyspace.entries.remove(op.key)
+                        && let Some(old) = keyspace.delete(op.key)
                     {
                         live.remove(op.key, &old);
                     }
@@ -227,13 +522,7 @@ impl Directory {
                 OpKind::CreateKeyspace => {
                     let name: Arc<str> = Arc::from(std::str::from_utf8(op.key).unwrap_or_default());
                     self.names.insert(name.clone(), op.keyspace);
-                    self.keyspaces.insert(
-                        op.keyspace,
-                        KeyspaceState {
-                            name,
-                            entries: OrdMap::new(),
-                        },
-                    );
+                    self.keyspaces.insert(op.keyspace, KeyspaceState::new(name));
                     self.next_keyspace_id =
                         self.next_keyspace_id.max(op.keyspace.saturating_add(1));
                 }
@@ -241,10 +530,10 @@ impl Directory {
                     let Some(keyspace) = self.keyspaces.get_mut(&op.keyspace) else {
                         continue;
                     };
-                    for (key, loc) in &keyspace.entries {
-                        live.remove(key, loc);
+                    for (key, loc) in keyspace.iter() {
+                        live.remove(key, &loc);
                     }
-                    keyspace.entries = OrdMap::new();
+                    keyspace.clear();
                     if op.kind == OpKind::DropKeyspace {
                         let name = keyspace.name.clone();
                         self.keyspaces.remove(&op.keyspace);
@@ -257,7 +546,60 @@ impl Directory {
 
     /// Number of keys in all keyspaces.
     pub(crate) fn total_keys(&self) -> usize {
-        self.keyspaces.values().map(|k| k.entries.len()).sum()
+        self.keyspaces.values().map(KeyspaceState::len).sum()
+    }
+
+    /// Entries held in memory in all keyspaces' overlays.
+    pub(crate) fn overlay_len(&self) -> usize {
+        self.keyspaces
+            .values()
+            .map(KeyspaceState::overlay_len)
+            .sum()
+    }
+
+    /// The same logical directory as `self`, rebased onto a newly installed checkpoint.
+    ///
+    /// `checkpointed` is the directory the checkpoint was written from (taken earlier, at the
+    /// checkpoint's log position; `self` is it plus every commit since), and `installed` the
+    /// checkpoint as opened from its file, whose keyspaces are based on the new archive. Every
+    /// keyspace that `checkpointed` had and that was not cleared since gets the new archive as
+    /// its base and, as overlay, only what differs between `checkpointed` and `self`: the cost is
+    /// in the changes since the position, since the overlays share structure.
+    pub(crate) fn rebase(&self, checkpointed: &Directory, installed: &Directory) -> Directory {
+        let mut rebased = self.clone();
+        let ids: Vec<u32> = self.keyspaces.keys().copied().collect();
+        for id in ids {
+            let (Some(then), Some(new_base), Some(state)) = (
+                checkpointed.keyspaces.get(&id),
+                installed.keyspaces.get(&id),
+                rebased.keyspaces.get_mut(&id),
+            ) else {
+                continue;
+            };
+            if then.clears != state.clears || new_base.base.is_none() {
+                continue;
+            }
+            let mut overlay = OrdMap::new();
+            for change in then.overlay.diff(&state.overlay) {
+                match change {
+                    DiffItem::Add(key, slot)
+                    | DiffItem::Update {
+                        new: (key, slot), ..
+                    } => {
+                        overlay.insert(key.clone(), *slot);
+                    }
+                    // Live at the checkpoint (so in the new base), gone since.
+                    DiffItem::Remove(key, Slot::Put(_)) => {
+                        overlay.insert(key.clone(), Slot::Deleted);
+                    }
+                    // Absent at the checkpoint, so absent from the new base too.
+                    DiffItem::Remove(_, Slot::Deleted) => {}
+                }
+            }
+            state.base.clone_from(&new_base.base);
+            state.overlay = overlay;
+        }
+        rebased
     }
 }
 

@@ -11,8 +11,11 @@
 //!   after it) is dropped and reported; damage anywhere else, including a bad frame followed by
 //!   intact ones, fails the open with the file and offset and changes nothing, and
 //!   [`Store::repair`] salvages around it.
-//! - **Checkpoints** ([`Store::checkpoint`]): the key directory as a checked `rkyv` archive, so
-//!   opening replays only the log written after it.
+//! - **Checkpoints** ([`Store::checkpoint`], and automatically: see
+//!   [`StoreOptions::checkpoint_after_log_bytes`]): the key directory as a checked `rkyv`
+//!   archive that is mapped and read in place, so opening replays only the log written after
+//!   it, and memory holds only the keys changed since ([`StoreStats::keys_in_memory`]): open
+//!   time and resident memory do not grow with the key count.
 //! - **Compaction** ([`Store::compact`]): live records of mostly-dead segments are copied into
 //!   new segments, installed through an atomically replaced manifest; old files are deleted
 //!   only when no snapshot maps them.

@@ -51,8 +51,9 @@ impl fmt::Debug for Map {
 }
 
 impl Map {
-    /// Maps the whole of `file` read-only, at its current length.
-    pub(crate) fn of_file(file: &std::fs::File) -> io::Result<Map> {
+    /// Maps the whole of `file` read-only, at its current length; with `populate`, every page
+    /// is mapped at once (`MAP_POPULATE`: for a map that is about to be read whole).
+    pub(crate) fn of_file(file: &std::fs::File, populate: bool) -> io::Result<Map> {
         let len = file.metadata()?.len();
         if len == 0 {
             return Ok(Map {
@@ -71,7 +72,14 @@ impl Map {
         // are kept out by the store's exclusive lock, and bytes are only ever borrowed from the
         // published, immutable prefix (see `MappedFile`). Modification by a foreign program is
         // outside the contract documented in UNSAFE.md, as for every mmap-based database.
-        let mmap = unsafe { memmap2::MmapOptions::new().len(len).map(file)? };
+        let mmap = unsafe {
+            let mut options = memmap2::MmapOptions::new();
+            options.len(len);
+            if populate {
+                options.populate();
+            }
+            options.map(file)?
+        };
         Ok(Map {
             source: MapSource::File(mmap),
         })
@@ -118,12 +126,22 @@ impl MappedFile {
     /// anything writes to the file.
     pub(crate) fn new(file: Arc<dyn BackendFile>) -> io::Result<MappedFile> {
         let map = file.map()?;
+        Ok(MappedFile::with_map(file, map))
+    }
+
+    /// [`MappedFile::new`] for a map about to be read whole ([`BackendFile::map_whole`]).
+    fn new_whole(file: Arc<dyn BackendFile>) -> io::Result<MappedFile> {
+        let map = file.map_whole()?;
+        Ok(MappedFile::with_map(file, map))
+    }
+
+    fn with_map(file: Arc<dyn BackendFile>, map: Map) -> MappedFile {
         let published = AtomicUsize::new(map.len());
-        Ok(MappedFile {
+        MappedFile {
             file,
             map,
             published,
-        })
+        }
     }
 
     /// Length of the map (the file's length when it was mapped).
@@ -193,8 +211,114 @@ impl MappedFile {
         Some(bytes)
     }
 
+    /// Runs `f` over every byte of the file (published or not) through a second, temporary
+    /// map that is dropped when `f` returns, so that pages `f` touches do not stay resident in
+    /// this process (recovery reads the log after the checkpoint and scans the unused tail of
+    /// the active segment this way: tens of MiB that the open would otherwise keep mapped).
+    ///
+    /// Sound for the same reason as [`MappedFile::new`]: `&mut self` excludes every write
+    /// through this handle (the only writer of the file) while the probe lives, so none of the
+    /// bytes lent to `f` can change.
+    pub(crate) fn with_probe<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> io::Result<R> {
+        let probe = MappedFile::new(self.file.clone())?;
+        let len = probe.capacity().min(self.capacity());
+        Ok(f(probe.read(0, len).unwrap_or(&[])))
+    }
+
     /// All published bytes.
     pub(crate) fn published_bytes(&self) -> &[u8] {
         self.read(0, self.published()).unwrap_or(&[])
+    }
+}
+
+/// An `rkyv` archive of type `T` inside a mapped, immutable file (a checkpoint), validated
+/// once when it is opened and then read in place for as long as it lives.
+///
+/// The only way to build one is [`MappedArchive::open`], which runs `rkyv::access::<T>`
+/// (bytecheck) over exactly the bytes that [`MappedArchive::get`] later reinterprets, and the
+/// caller's own checks (CRC, semantics) before that. Those bytes never change afterwards: the
+/// whole file is published, so [`MappedFile::write_at`] refuses every offset, and checkpoint
+/// files are written whole and fsynced before they are opened, never modified, and only ever
+/// deleted (see `UNSAFE.md`).
+pub(crate) struct MappedArchive<T> {
+    file: MappedFile,
+    start: usize,
+    len: usize,
+    archived: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> fmt::Debug for MappedArchive<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MappedArchive")
+            .field("start", &self.start)
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> MappedArchive<T>
+where
+    T: rkyv::Portable
+        + for<'a> rkyv::bytecheck::CheckBytes<rkyv::api::high::HighValidator<'a, rkyv::rancor::Error>>,
+{
+    /// Maps `file` and validates the archive in `[start, start + len)`.
+    ///
+    /// `check` first sees the raw bytes and the validated archive through a *separate*
+    /// probe map that is dropped afterwards, so that a check reading every byte (a CRC, the
+    /// key order) leaves no page of this process resident: the archive that is kept is paged
+    /// in only as lookups touch it, and stays page cache the kernel can evict. The kept map is
+    /// then validated again with `rkyv::access` (bytecheck reads only the archive's structure,
+    /// not its bulk data), so `get` relies on a check of its own bytes.
+    pub(crate) fn open<E>(
+        file: Arc<dyn BackendFile>,
+        start: usize,
+        len: usize,
+        check: impl FnOnce(&[u8], &T) -> Result<(), E>,
+        invalid: impl Fn(String) -> E,
+    ) -> Result<MappedArchive<T>, E> {
+        let io = |e: io::Error| invalid(format!("cannot map: {e}"));
+        {
+            let probe = MappedFile::new_whole(file.clone()).map_err(io)?;
+            let bytes = probe
+                .read(start, len)
+                .ok_or_else(|| invalid("archive runs past the end of the file".into()))?;
+            let archived = rkyv::access::<T, rkyv::rancor::Error>(bytes)
+                .map_err(|e| invalid(format!("archive is invalid: {e}")))?;
+            check(bytes, archived)?;
+        }
+        let kept = MappedFile::new(file).map_err(io)?;
+        let bytes = kept
+            .read(start, len)
+            .ok_or_else(|| invalid("archive runs past the end of the file".into()))?;
+        rkyv::access::<T, rkyv::rancor::Error>(bytes)
+            .map_err(|e| invalid(format!("archive is invalid: {e}")))?;
+        Ok(MappedArchive {
+            file: kept,
+            start,
+            len,
+            archived: std::marker::PhantomData,
+        })
+    }
+
+    /// The archive, read in place.
+    pub(crate) fn get(&self) -> &T {
+        let bytes = self
+            .file
+            .read(self.start, self.len)
+            .expect("checked in `open`; the published length never goes down through `&self`");
+        #[expect(
+            unsafe_code,
+            reason = "reading a validated rkyv archive in place without validating it again"
+        )]
+        // SAFETY: `open` ran `rkyv::access::<T>` (bytecheck) on these very bytes — the same
+        // map, offset and length — and succeeded; `T` is `Portable`, so validity depends on the
+        // bytes only. The bytes cannot have changed since: the whole file is published, so
+        // `MappedFile::write_at` refuses every write, the published length never decreases
+        // through `&self`, and no code writes a checkpoint file after it was fsynced and
+        // opened (other processes are kept out by the store lock; see UNSAFE.md). The map
+        // lives as long as `self`, and the returned reference borrows `self`.
+        unsafe {
+            rkyv::access_unchecked::<T>(bytes)
+        }
     }
 }

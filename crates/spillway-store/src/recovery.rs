@@ -28,9 +28,14 @@ pub(crate) struct Loaded {
     pub(crate) manifest: Manifest,
     pub(crate) segments: BTreeMap<u32, Segment>,
     pub(crate) directory: Directory,
+    /// Live bytes per segment of `directory`.
+    pub(crate) live: LiveBytes,
     pub(crate) next_seq: u64,
     /// Where the log ends in the active segment.
     pub(crate) active_head: usize,
+    /// Just past the last non-zero byte of the active segment at or after `active_head`
+    /// (`active_head` if the rest is zero): a torn tail to zero.
+    pub(crate) active_dirty_end: usize,
     pub(crate) report: RecoveryReport,
 }
 
@@ -72,10 +77,51 @@ pub(crate) fn write_checkpoint_file(
 /// Last non-zero byte at or after `from`, plus one (or `from` if all zero).
 pub(crate) fn dirty_end(bytes: &[u8], from: usize) -> usize {
     let tail = &bytes[from.min(bytes.len())..];
-    match tail.iter().rposition(|&b| b != 0) {
+    match last_non_zero(tail) {
         Some(position) => from + position + 1,
         None => from,
     }
+}
+
+/// Bytes per block of the zero scans: a block is OR-folded whole (which vectorises) before
+/// its first non-zero byte is looked for, so long runs of zeroes are skipped at memory speed.
+const ZERO_SCAN_BLOCK: usize = 256;
+
+fn is_zero(block: &[u8]) -> bool {
+    block.iter().fold(0u8, |acc, &b| acc | b) == 0
+}
+
+/// Offset of the first non-zero byte of `bytes`.
+pub(crate) fn first_non_zero(bytes: &[u8]) -> Option<usize> {
+    let mut blocks = bytes.chunks_exact(ZERO_SCAN_BLOCK);
+    let mut offset = 0;
+    for block in &mut blocks {
+        if !is_zero(block) {
+            return block.iter().position(|&b| b != 0).map(|at| offset + at);
+        }
+        offset += ZERO_SCAN_BLOCK;
+    }
+    blocks
+        .remainder()
+        .iter()
+        .position(|&b| b != 0)
+        .map(|at| offset + at)
+}
+
+/// Offset of the last non-zero byte of `bytes`.
+pub(crate) fn last_non_zero(bytes: &[u8]) -> Option<usize> {
+    let mut blocks = bytes.rchunks_exact(ZERO_SCAN_BLOCK);
+    let mut end = bytes.len();
+    for block in &mut blocks {
+        if !is_zero(block) {
+            return block
+                .iter()
+                .rposition(|&b| b != 0)
+                .map(|at| end - ZERO_SCAN_BLOCK + at);
+        }
+        end -= ZERO_SCAN_BLOCK;
+    }
+    blocks.remainder().iter().rposition(|&b| b != 0)
 }
 
 /// Intact frames of this log at or after `from` (a scan at every [`ALIGN`] step, skipping
@@ -86,7 +132,7 @@ fn intact_frames_after(bytes: &[u8], from: usize, next_seq: u64) -> (u64, usize)
     let mut last_end = from;
     let mut probe = align_up(from);
     while probe + FRAME_HEADER_LEN <= bytes.len() {
-        match bytes[probe..].iter().position(|&b| b != 0) {
+        match first_non_zero(&bytes[probe..]) {
             Some(skip) => probe = (probe + skip) / ALIGN * ALIGN,
             None => break,
         }
@@ -107,7 +153,7 @@ fn intact_frames_after(bytes: &[u8], from: usize, next_seq: u64) -> (u64, usize)
 /// bad frame, `what`), has a torn tail there or is damaged: a crash can only tear the frames
 /// written last, so an intact later frame after the stop means bytes inside the log were lost.
 fn torn_tail_or_damage(
-    segment: &Segment,
+    segment: &SegmentBytes<'_>,
     bytes: &[u8],
     offset: usize,
     what: &str,
@@ -118,12 +164,21 @@ fn torn_tail_or_damage(
         return Ok(offset);
     }
     Err(Error::corrupt(
-        &segment.path,
+        segment.path,
         offset as u64,
         format!(
             "{what}, but {n_frames} intact later frame(s) follow up to offset {last_end}: this is damage inside the log, not a torn tail; nothing was changed (run repair to keep the later commits)"
         ),
     ))
+}
+
+/// The bytes of a segment as recovery reads them (through a temporary map, see
+/// `Segment::with_probe`), with what the error messages and the directory need to know.
+struct SegmentBytes<'a> {
+    id: u32,
+    kind: SegmentKind,
+    path: &'a Path,
+    bytes: &'a [u8],
 }
 
 /// Scans one log segment from `start`, applying frames. Returns where the log ends.
@@ -132,7 +187,7 @@ fn torn_tail_or_damage(
 /// In the active segment, the log ends at the first all-zero header or invalid frame: a torn
 /// tail if no intact later frame follows, damage (an error) if one does.
 fn replay_segment(
-    segment: &Segment,
+    segment: &SegmentBytes<'_>,
     start: usize,
     sealed_end: Option<usize>,
     directory: &mut Directory,
@@ -140,11 +195,11 @@ fn replay_segment(
     next_seq: &mut u64,
     frames: &mut u64,
 ) -> Result<usize> {
-    let bytes = segment.bytes();
+    let bytes = segment.bytes;
     let limit = sealed_end.unwrap_or(bytes.len()).min(bytes.len());
     let bytes = &bytes[..limit];
     let corrupt =
-        |offset: usize, reason: String| Error::corrupt(&segment.path, offset as u64, reason);
+        |offset: usize, reason: String| Error::corrupt(segment.path, offset as u64, reason);
     let mut offset = start;
     while offset < limit {
         let (at, reason) = match decode_frame(bytes, offset) {
@@ -259,31 +314,32 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
     let mut loaded_checkpoint = None;
     if let Some(checkpoint_id) = manifest.checkpoint {
         let path = dir.join(checkpoint_file_name(checkpoint_id));
-        let bytes = backend
-            .read_file(&path)
-            .map_err(|e| Error::io("read checkpoint", &path, e))?;
         let segment_len = |id: u32| segments.get(&id).map(Segment::capacity);
-        let loaded = checkpoint::decode(&bytes, &segment_len)
-            .map_err(|e| Error::corrupt(&path, e.offset, e.reason))?;
-        loaded_checkpoint = Some(loaded);
+        loaded_checkpoint = Some(checkpoint::open(
+            backend,
+            &path,
+            &segment_len,
+            checkpoint::Checks::Open,
+        )?);
     }
-    let (mut directory, mut next_seq, start) = match loaded_checkpoint {
+    let (mut directory, mut live, mut next_seq, start) = match loaded_checkpoint {
         Some(loaded) => {
             report.checkpoint_loaded = true;
             (
                 loaded.directory,
+                loaded.live,
                 loaded.next_seq,
                 Some((loaded.log_segment, loaded.log_offset)),
             )
         }
-        None => (Directory::default(), 1, None),
+        None => (Directory::default(), LiveBytes::default(), 1, None),
     };
-    let mut live = LiveBytes::from_directory(&directory);
     let mut frames = 0;
     let mut log_bytes = 0;
 
     let active_id = manifest.active_segment().id;
     let mut active_head = SEGMENT_HEADER_LEN;
+    let mut active_dirty_end = SEGMENT_HEADER_LEN;
     for entry in manifest
         .segments
         .iter()
@@ -300,19 +356,40 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         } else {
             Some(entry.end as usize)
         };
-        let segment = &segments[&entry.id];
-        let end = replay_segment(
-            segment,
-            from,
-            sealed_end,
-            &mut directory,
-            &mut live,
-            &mut next_seq,
-            &mut frames,
-        )?;
+        let segment = segments
+            .get_mut(&entry.id)
+            .expect("every segment of the manifest was opened");
+        let (id, kind, path) = (segment.id, segment.kind, segment.path.clone());
+        // Through a temporary map: the frames replayed and, in the active segment, the unused
+        // tail scanned below (up to a whole segment of zeroes) stay out of this process's
+        // resident memory once the open is done.
+        let (end, dirty) = segment.with_probe(|bytes| {
+            let view = SegmentBytes {
+                id,
+                kind,
+                path: &path,
+                bytes,
+            };
+            let end = replay_segment(
+                &view,
+                from,
+                sealed_end,
+                &mut directory,
+                &mut live,
+                &mut next_seq,
+                &mut frames,
+            )?;
+            let dirty = if is_active {
+                dirty_end(bytes, end)
+            } else {
+                end
+            };
+            Ok::<_, Error>((end, dirty))
+        })??;
         log_bytes += end.saturating_sub(from) as u64;
         if is_active {
             active_head = end;
+            active_dirty_end = dirty;
         }
     }
     if let Some((log_segment, _)) = start
@@ -333,8 +410,10 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         manifest,
         segments,
         directory,
+        live,
         next_seq,
         active_head,
+        active_dirty_end,
         report,
     })
 }
@@ -401,4 +480,36 @@ pub(crate) fn remove_orphans(
             .map_err(|e| Error::io("fsync store directory", dir, e))?;
     }
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_non_zero, last_non_zero};
+
+    #[test]
+    fn zero_scans_agree_with_the_plain_search() {
+        for len in [0, 1, 255, 256, 257, 700, 1024] {
+            let mut positions = vec![0, 1, 254, 255, 256, 257, 511, 512, 699, 1023];
+            positions.retain(|&p| p < len);
+            for &at in &positions {
+                for &also in &positions {
+                    let mut bytes = vec![0u8; len];
+                    bytes[at] = 0x80;
+                    bytes[also] = 1;
+                    assert_eq!(
+                        first_non_zero(&bytes),
+                        bytes.iter().position(|&b| b != 0),
+                        "{len} {at} {also}"
+                    );
+                    assert_eq!(
+                        last_non_zero(&bytes),
+                        bytes.iter().rposition(|&b| b != 0),
+                        "{len} {at} {also}"
+                    );
+                }
+            }
+            assert_eq!(first_non_zero(&vec![0u8; len]), None);
+            assert_eq!(last_non_zero(&vec![0u8; len]), None);
+        }
+    }
 }

@@ -79,8 +79,8 @@ pub(crate) fn repair(
     // Dropped values by file, keyspace and reason: (first offset, count).
     let mut dropped: BTreeMap<(PathBuf, String, String), (u64, u64)> = BTreeMap::new();
     for (&keyspace_id, keyspace) in &state.directory.keyspaces {
-        for (key, loc) in &keyspace.entries {
-            if let Err(error) = read_value(&table, loc) {
+        for (key, loc) in keyspace.iter() {
+            if let Err(error) = read_value(&table, &loc) {
                 let path = match table.get(&loc.segment) {
                     Some(segment) => segment.path.clone(),
                     None => dir.join(segment_file_name(loc.segment)),
@@ -90,7 +90,7 @@ pub(crate) fn repair(
                     .or_insert((u64::from(loc.offset), 0));
                 entry.0 = entry.0.min(u64::from(loc.offset));
                 entry.1 += 1;
-                lost.push((keyspace_id, key.clone()));
+                lost.push((keyspace_id, key.to_vec()));
                 values_dropped += 1;
                 dropped_keys.push((keyspace.name.to_string(), key.to_vec()));
             }
@@ -108,7 +108,7 @@ pub(crate) fn repair(
     }
     for (keyspace_id, key) in lost {
         if let Some(keyspace) = state.directory.keyspaces.get_mut(&keyspace_id) {
-            keyspace.entries.remove(&key);
+            keyspace.delete(&key);
         }
     }
 
@@ -145,9 +145,9 @@ pub(crate) fn repair(
     let mut output =
         CompactionOutput::new(backend, &dir, options.segment_size as usize, &mut allocate);
     for (&keyspace_id, keyspace) in &directory.keyspaces {
-        for (key, loc) in &keyspace.entries {
-            let value = read_value(&table, loc)?;
-            output.add(keyspace_id, &keyspace.name, key, value, *loc)?;
+        for (key, loc) in keyspace.iter() {
+            let value = read_value(&table, &loc)?;
+            output.add(keyspace_id, &keyspace.name, key, value, loc)?;
         }
     }
     let (written, moves) = output.finish()?;
@@ -157,17 +157,13 @@ pub(crate) fn repair(
     };
     for (&id, keyspace) in &directory.keyspaces {
         rebuilt.names.insert(keyspace.name.clone(), id);
-        rebuilt.keyspaces.insert(
-            id,
-            KeyspaceState {
-                name: keyspace.name.clone(),
-                entries: imbl::OrdMap::new(),
-            },
-        );
+        rebuilt
+            .keyspaces
+            .insert(id, KeyspaceState::new(keyspace.name.clone()));
     }
     for moved in moves {
         if let Some(keyspace) = rebuilt.keyspaces.get_mut(&moved.keyspace) {
-            keyspace.entries.insert(moved.key, moved.new);
+            keyspace.put(&moved.key, moved.new);
         }
     }
 
@@ -773,13 +769,9 @@ fn apply_salvaged_frame(
             None if !name_taken => {
                 let name: Arc<str> = Arc::from(name);
                 directory.names.insert(name.clone(), op.keyspace);
-                directory.keyspaces.insert(
-                    op.keyspace,
-                    KeyspaceState {
-                        name,
-                        entries: imbl::OrdMap::new(),
-                    },
-                );
+                directory
+                    .keyspaces
+                    .insert(op.keyspace, KeyspaceState::new(name));
                 directory.next_keyspace_id = directory
                     .next_keyspace_id
                     .max(op.keyspace.saturating_add(1));

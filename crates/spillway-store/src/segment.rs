@@ -170,6 +170,13 @@ impl Segment {
         self.file.published_bytes()
     }
 
+    /// Runs `f` over the whole file through a temporary map (see [`MappedFile::with_probe`]).
+    pub(crate) fn with_probe<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        self.file
+            .with_probe(f)
+            .map_err(|e| Error::io("map segment", &self.path, e))
+    }
+
     /// Published bytes `[offset, offset + len)`.
     pub(crate) fn read(&self, offset: usize, len: usize) -> Option<&[u8]> {
         self.file.read(offset, len)

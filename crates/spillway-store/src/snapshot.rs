@@ -1,6 +1,7 @@
 //! Snapshots: consistent, immutable read views of the store.
 //!
-//! A snapshot owns a clone of the key directory (O(1): the maps are persistent) and an `Arc` of
+//! A snapshot owns a clone of the key directory (O(1): the overlays are persistent maps and the
+//! checkpointed base is a shared, immutable archive) and an `Arc` of
 //! every segment it can reach, so later commits, compaction and even dropping the store leave
 //! it untouched. Values are borrowed straight from the segment maps. This module must never
 //! return a value whose CRC it has not checked, and never take a lock.
@@ -10,10 +11,8 @@ use std::fmt;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use imbl::shared_ptr::DefaultSharedPtr;
-
 use crate::KeyspaceId;
-use crate::directory::{Directory, Key, KeyspaceState, ValueLoc};
+use crate::directory::{Directory, Entries, KeyspaceState, ValueLoc};
 use crate::error::{Error, Result};
 use crate::segment::Segment;
 
@@ -70,7 +69,7 @@ impl Snapshot {
 
     /// Number of keys in `keyspace`.
     pub fn len(&self, keyspace: KeyspaceId) -> Result<usize> {
-        Ok(self.keyspace_state(keyspace)?.entries.len())
+        Ok(self.keyspace_state(keyspace)?.len())
     }
 
     /// The value of `key`, read in place from the segment map (8-byte aligned), or `None`.
@@ -78,15 +77,15 @@ impl Snapshot {
     /// Fails with [`Error::Corrupt`] if the stored bytes no longer match their checksum.
     pub fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<&[u8]>> {
         let state = self.keyspace_state(keyspace)?;
-        match state.entries.get(key) {
-            Some(loc) => self.value(loc).map(Some),
+        match state.get(key) {
+            Some(loc) => self.value(&loc).map(Some),
             None => Ok(None),
         }
     }
 
     /// True if `key` is present (does not read the value).
     pub fn contains_key(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<bool> {
-        Ok(self.keyspace_state(keyspace)?.entries.contains_key(key))
+        Ok(self.keyspace_state(keyspace)?.contains_key(key))
     }
 
     pub(crate) fn value(&self, loc: &ValueLoc) -> Result<&[u8]> {
@@ -105,7 +104,7 @@ impl Snapshot {
             });
         }
         Ok(Range {
-            inner: Some(state.entries.range::<_, [u8]>(bounds)),
+            inner: Some(state.range(bounds)),
             snapshot: self,
         })
     }
@@ -159,7 +158,7 @@ pub(crate) fn read_value<'a>(segments: &'a SegmentTable, loc: &ValueLoc) -> Resu
     Ok(bytes)
 }
 
-/// imbl panics on a range whose start is after its end; an inverted range is simply empty.
+/// An inverted range is simply empty (imbl would panic on one).
 fn range_is_empty(bounds: &(Bound<&[u8]>, Bound<&[u8]>)) -> bool {
     match bounds {
         (Bound::Included(start), Bound::Included(end)) => start > end,
@@ -184,7 +183,7 @@ fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
 /// Iterator over `(key, value)` pairs of a snapshot, both borrowed from it. Items are `Err`
 /// when a value fails its checksum.
 pub struct Range<'a> {
-    inner: Option<imbl::ordmap::RangedIter<'a, Key, ValueLoc, DefaultSharedPtr>>,
+    inner: Option<Entries<'a>>,
     snapshot: &'a Snapshot,
 }
 
@@ -198,14 +197,14 @@ impl<'a> Iterator for Range<'a> {
     type Item = Result<(&'a [u8], &'a [u8])>;
     fn next(&mut self) -> Option<Self::Item> {
         let (key, loc) = self.inner.as_mut()?.next()?;
-        Some(self.snapshot.value(loc).map(|value| (&**key, value)))
+        Some(self.snapshot.value(&loc).map(|value| (key, value)))
     }
 }
 
 impl DoubleEndedIterator for Range<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
         let (key, loc) = self.inner.as_mut()?.next_back()?;
-        Some(self.snapshot.value(loc).map(|value| (&**key, value)))
+        Some(self.snapshot.value(&loc).map(|value| (key, value)))
     }
 }
 

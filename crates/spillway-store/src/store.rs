@@ -260,6 +260,10 @@ pub struct StoreStats {
     pub bytes_written: u64,
     /// Sequence number of the last commit.
     pub last_seq: u64,
+    /// Directory entries held in memory: keys written or deleted since the last checkpoint
+    /// (the checkpointed keys are read in place from the mapped checkpoint file). A version 1
+    /// checkpoint, loaded whole into memory, counts all its keys until the next checkpoint.
+    pub keys_in_memory: u64,
 }
 
 struct Published {
@@ -510,7 +514,7 @@ impl Store {
             .remove(&active_id)
             .expect("active segment was opened");
         let head = loaded.active_head;
-        let dirty = dirty_end(active.bytes(), head);
+        let dirty = loaded.active_dirty_end;
         active.set_published(head);
         if dirty > head {
             if !read_only {
@@ -532,7 +536,7 @@ impl Store {
             .collect();
         table.insert(active_id, active.clone());
         let last_seq = loaded.next_seq - 1;
-        let live = LiveBytes::from_directory(&loaded.directory);
+        let live = loaded.live;
         let log_bytes = loaded.report.log_bytes_replayed;
         let shared = Arc::new(Shared {
             backend,
@@ -763,8 +767,8 @@ impl Store {
             .keyspaces
             .get(&keyspace.as_u32())
             .ok_or(Error::UnknownKeyspace(keyspace))?;
-        match state.entries.get(key) {
-            Some(loc) => Ok(Some(read_value(&published.segments, loc)?.to_vec())),
+        match state.get(key) {
+            Some(loc) => Ok(Some(read_value(&published.segments, &loc)?.to_vec())),
             None => Ok(None),
         }
     }
@@ -838,10 +842,10 @@ impl Store {
             &mut allocate,
         );
         for (&keyspace_id, keyspace) in &snapshot.directory.keyspaces {
-            for (key, loc) in &keyspace.entries {
+            for (key, loc) in keyspace.iter() {
                 if victims.contains(&loc.segment) {
-                    let value = snapshot.value(loc)?;
-                    output.add(keyspace_id, &keyspace.name, key, value, *loc)?;
+                    let value = snapshot.value(&loc)?;
+                    output.add(keyspace_id, &keyspace.name, key, value, loc)?;
                 }
             }
         }
@@ -867,10 +871,9 @@ impl Store {
             }
             for moved in moves {
                 if let Some(keyspace) = published.directory.keyspaces.get_mut(&moved.keyspace)
-                    && let Some(loc) = keyspace.entries.get_mut(&*moved.key)
-                    && *loc == moved.old
+                    && keyspace.get(&moved.key) == Some(moved.old)
                 {
-                    *loc = moved.new;
+                    keyspace.put(&moved.key, moved.new);
                     writer.live.remove(&moved.key, &moved.old);
                     writer.live.add(&moved.key, &moved.new);
                 }
@@ -931,6 +934,39 @@ impl Store {
             torn_tail: self.shared.recovery.torn_tail.clone(),
             ..VerifyReport::default()
         };
+        // The checkpoint, with the per-key checks an open leaves out (key order, every value
+        // location); under the maintenance lock, so that no checkpoint replaces it meanwhile.
+        {
+            let _maintenance = lock(&self.shared.maintenance);
+            if let Some(id) = lock(&self.shared.manifest).checkpoint {
+                let path = self.shared.dir.join(checkpoint_file_name(id));
+                let segments = read(&self.shared.published).segments.clone();
+                let segment_len = |id: u32| segments.get(&id).map(|s| s.capacity());
+                let checked = checkpoint::open(
+                    &self.shared.backend,
+                    &path,
+                    &segment_len,
+                    checkpoint::Checks::Thorough,
+                );
+                match checked {
+                    Ok(_) => {}
+                    Err(Error::Corrupt {
+                        path,
+                        offset,
+                        reason,
+                    }) => report.damage.push(Damage {
+                        path,
+                        offset,
+                        reason,
+                    }),
+                    Err(error) => report.damage.push(Damage {
+                        path,
+                        offset: 0,
+                        reason: error.to_string(),
+                    }),
+                }
+            }
+        }
         for entry in &manifest.segments {
             let Some(segment) = snapshot.segments.get(&entry.id) else {
                 continue;
@@ -984,13 +1020,13 @@ impl Store {
             }
         }
         for keyspace in snapshot.directory.keyspaces.values() {
-            for (_, loc) in &keyspace.entries {
+            for (_, loc) in keyspace.iter() {
                 report.values_checked += 1;
                 if let Err(Error::Corrupt {
                     path,
                     offset,
                     reason,
-                }) = snapshot.value(loc)
+                }) = snapshot.value(&loc)
                 {
                     report.damage.push(Damage {
                         path,
@@ -1046,7 +1082,7 @@ impl Store {
                     .directory
                     .keyspaces
                     .get(&id)
-                    .map_or(0, |k| k.entries.len() as u64),
+                    .map_or(0, |k| k.len() as u64),
             })
             .collect();
         StoreStats {
@@ -1056,6 +1092,7 @@ impl Store {
             fsyncs: shared.fsyncs.load(Ordering::Relaxed),
             bytes_written: shared.bytes_written.load(Ordering::Relaxed),
             last_seq: writer.next_seq - 1,
+            keys_in_memory: published.directory.overlay_len() as u64,
         }
     }
 }
@@ -1310,12 +1347,29 @@ impl Shared {
             position.offset,
         );
         let id = self.allocate_segment_id();
-        if let Err(error) = write_checkpoint_file(self.backend.as_ref(), &self.dir, id, &bytes) {
-            let _ = self
-                .backend
-                .remove_file(&self.dir.join(checkpoint_file_name(id)));
-            return Err(error);
-        }
+        let path = self.dir.join(checkpoint_file_name(id));
+        // Written, fsynced, then opened and checked exactly as an open would (CRC, bytecheck,
+        // semantics) before anything refers to it: the archive the directory will read in
+        // place is the durable file, validated.
+        let installed = write_checkpoint_file(self.backend.as_ref(), &self.dir, id, &bytes)
+            .and_then(|()| {
+                let segments = read(&self.published).segments.clone();
+                let segment_len = |id: u32| segments.get(&id).map(|s| s.capacity());
+                checkpoint::open(
+                    &self.backend,
+                    &path,
+                    &segment_len,
+                    checkpoint::Checks::Thorough,
+                )
+            });
+        drop(bytes);
+        let installed = match installed {
+            Ok(installed) => installed,
+            Err(error) => {
+                let _ = self.backend.remove_file(&path);
+                return Err(error);
+            }
+        };
         let previous = {
             let mut manifest = lock(&self.manifest);
             let mut next = manifest.clone();
@@ -1329,6 +1383,13 @@ impl Shared {
             }
             std::mem::replace(&mut *manifest, next).checkpoint
         };
+        // Serve the checkpointed keys from the new archive: the overlay keeps only what was
+        // committed after the checkpoint's position (the same logical directory, so readers
+        // see no change; snapshots taken before keep their own bases).
+        {
+            let mut published = write(&self.published);
+            published.directory = published.directory.rebase(directory, &installed.directory);
+        }
         if let Some(previous) = previous {
             let _ = self
                 .backend

@@ -119,10 +119,21 @@ fn a_segment_larger_than_the_free_space_is_refused_at_creation() {
 struct Mount {
     _dir: tempfile::TempDir,
     path: PathBuf,
+    /// Held for the whole life of a mount (see [`MOUNTS`]).
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
+
+/// Tests that mount run one at a time. They spawn `mount`/`umount`, and a child process
+/// shares the parent's open files from `fork` until its `exec` closes them: a store directory
+/// that a parallel test closes just then stays `flock`ed by that child for a moment, and the
+/// test's next open is refused with `Locked` (seen as a flaky failure of the disk-full test).
+static MOUNTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Mount {
     fn tmpfs(options: &str) -> Result<Mount, String> {
+        let serial = MOUNTS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let path = dir.path().to_path_buf();
         let output = Command::new("mount")
@@ -136,7 +147,11 @@ impl Mount {
                 String::from_utf8_lossy(&output.stderr).trim()
             ));
         }
-        Ok(Mount { _dir: dir, path })
+        Ok(Mount {
+            _dir: dir,
+            path,
+            _serial: serial,
+        })
     }
 
     fn remount(&self, options: &str) {

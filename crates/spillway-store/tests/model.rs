@@ -1,9 +1,13 @@
 //! Model-based property test: random sequences of puts, deletes, batches, clears, snapshot
 //! reads, reopens, checkpoints and compactions against a `BTreeMap` model. The store and the
 //! model must agree after every step, and every snapshot taken earlier must still show the
-//! model as it was when the snapshot was taken.
+//! model as it was when the snapshot was taken. Automatic checkpoints fire every 2 KiB of log,
+//! so the keys are split between the mapped checkpoint and the in-memory overlay at random
+//! points; range scans with random bounds, walked from both ends in a random interleaving,
+//! cross that boundary.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use proptest::prelude::*;
@@ -28,6 +32,9 @@ enum Step {
     Reopen,
     Checkpoint,
     Compact,
+    /// A range scan of a keyspace, on the store and on every snapshot; `true` in the walk
+    /// takes the next entry from the back.
+    Scan(usize, Bound<Vec<u8>>, Bound<Vec<u8>>, Vec<bool>),
 }
 
 fn key() -> impl Strategy<Value = Vec<u8>> {
@@ -48,6 +55,14 @@ fn write() -> impl Strategy<Value = Write> {
     ]
 }
 
+fn bound() -> impl Strategy<Value = Bound<Vec<u8>>> {
+    prop_oneof![
+        1 => Just(Bound::Unbounded),
+        2 => key().prop_map(Bound::Included),
+        2 => key().prop_map(Bound::Excluded),
+    ]
+}
+
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         12 => prop::collection::vec(write(), 1..6).prop_map(Step::Batch),
@@ -55,7 +70,81 @@ fn step() -> impl Strategy<Value = Step> {
         2 => Just(Step::Reopen),
         1 => Just(Step::Checkpoint),
         1 => Just(Step::Compact),
+        3 => (0..KEYSPACES.len(), bound(), bound(), prop::collection::vec(any::<bool>(), 0..40))
+            .prop_map(|(ks, low, high, walk)| Step::Scan(ks, low, high, walk)),
     ]
+}
+
+/// Scans `low..high` of keyspace `index`, taking entries from the front or the back as `walk`
+/// says (then from the front until the end), and compares with the model.
+fn check_scan(
+    snapshot: &Snapshot,
+    ids: &[KeyspaceId],
+    model: &Model,
+    index: usize,
+    bounds: (&Bound<Vec<u8>>, &Bound<Vec<u8>>),
+    walk: &[bool],
+) -> Result<(), TestCaseError> {
+    let as_slice = |b: &Bound<Vec<u8>>| match b {
+        Bound::Included(k) => Bound::Included(k.clone()),
+        Bound::Excluded(k) => Bound::Excluded(k.clone()),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    let (low, high) = (as_slice(bounds.0), as_slice(bounds.1));
+    let in_range = |k: &Vec<u8>| {
+        let above = match &low {
+            Bound::Included(b) => k >= b,
+            Bound::Excluded(b) => k > b,
+            Bound::Unbounded => true,
+        };
+        let below = match &high {
+            Bound::Included(b) => k <= b,
+            Bound::Excluded(b) => k < b,
+            Bound::Unbounded => true,
+        };
+        above && below
+    };
+    let mut expected: std::collections::VecDeque<(Vec<u8>, Vec<u8>)> = model
+        .range((index, Vec::new())..(index + 1, Vec::new()))
+        .filter(|((_, k), _)| in_range(k))
+        .map(|((_, k), v)| (k.clone(), v.clone()))
+        .collect();
+    let range = (
+        match bounds.0 {
+            Bound::Included(k) => Bound::Included(&k[..]),
+            Bound::Excluded(k) => Bound::Excluded(&k[..]),
+            Bound::Unbounded => Bound::Unbounded,
+        },
+        match bounds.1 {
+            Bound::Included(k) => Bound::Included(&k[..]),
+            Bound::Excluded(k) => Bound::Excluded(&k[..]),
+            Bound::Unbounded => Bound::Unbounded,
+        },
+    );
+    let mut scan = snapshot.range(ids[index], range).unwrap();
+    let mut steps = walk.iter().copied().chain(std::iter::repeat(false));
+    loop {
+        let from_back = steps.next().unwrap_or(false);
+        let (found, wanted) = if from_back {
+            (scan.next_back(), expected.pop_back())
+        } else {
+            (scan.next(), expected.pop_front())
+        };
+        let found = found.map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap());
+        prop_assert_eq!(
+            &found,
+            &wanted,
+            "{:?} {:?} from_back={}",
+            bounds.0,
+            bounds.1,
+            from_back
+        );
+        if found.is_none() {
+            // Exhausted from one end means exhausted from both.
+            prop_assert!(scan.next().is_none() && scan.next_back().is_none());
+            return Ok(());
+        }
+    }
 }
 
 fn open(backend: &Arc<dyn Backend>, dir: &std::path::Path) -> (Store, Vec<KeyspaceId>) {
@@ -153,7 +242,23 @@ fn run(
             Step::Compact => {
                 store.compact().unwrap();
             }
+            Step::Scan(index, low, high, walk) => {
+                check_scan(&store.snapshot(), &ids, &model, index, (&low, &high), &walk)?;
+                for (snapshot, snapshot_ids, snapshot_model) in &snapshots {
+                    check_scan(
+                        snapshot,
+                        snapshot_ids,
+                        snapshot_model,
+                        index,
+                        (&low, &high),
+                        &walk,
+                    )?;
+                }
+            }
         }
+        let stats = store.stats();
+        let keys: u64 = stats.keyspaces.iter().map(|k| k.keys).sum();
+        prop_assert_eq!(keys, model.len() as u64);
         check(&store.snapshot(), &ids, &model)?;
         for (snapshot, snapshot_ids, snapshot_model) in &snapshots {
             check(snapshot, snapshot_ids, snapshot_model)?;
