@@ -15,7 +15,7 @@ mod common;
 use mongodb::sync::Client;
 use spillway_mongodb::bson::Document;
 use spillway_mongodb::{Error, MongoBackend, Pattern, PatternedDatabase, Violation};
-use spillway_pattern::suite::{self, Target};
+use spillway_pattern::suite::Target;
 use spillway_pattern::{Write, WriteBackend};
 
 /// A database of the test server, as the suite drives it.
@@ -143,29 +143,4 @@ impl Target for Mongo {
     }
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(16)
-}
-
-#[test]
-fn central_property_against_the_unsplit_model() {
-    suite::central_property(Mongo::new, cases());
-}
-
-#[test]
-fn seed_layouts() {
-    suite::seed_layouts(Mongo::new);
-}
-
-#[test]
-fn verify_reports_damage_behind_the_layer() {
-    suite::verify_cases(Mongo::new);
-}
-
-#[test]
-fn interrupted_migrations_resume_without_loss() {
-    suite::interrupted_migrations(Mongo::new);
-}
+spillway_pattern::suite_tests!(Mongo::new, 16);

@@ -445,6 +445,42 @@ fn run_step<T: Target>(
     Ok(())
 }
 
+/// How many cases [`central_property`] runs: `PROPTEST_CASES`, or `default`.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The suite's four tests for a backend, in the test file that invokes it:
+/// `spillway_pattern::suite_tests!(Memory::new, 64);` with the harness's constructor and the
+/// default number of [`central_property`] cases ([`cases`]).
+#[macro_export]
+macro_rules! suite_tests {
+    ($make:expr, $cases:expr) => {
+        #[test]
+        fn central_property_against_the_unsplit_model() {
+            $crate::suite::central_property($make, $crate::suite::cases($cases));
+        }
+
+        #[test]
+        fn seed_layouts() {
+            $crate::suite::seed_layouts($make);
+        }
+
+        #[test]
+        fn verify_reports_damage_behind_the_layer() {
+            $crate::suite::verify_cases($make);
+        }
+
+        #[test]
+        fn interrupted_migrations_resume_without_loss() {
+            $crate::suite::interrupted_migrations($make);
+        }
+    };
+}
+
 /// Random sequences of writes on `books` (an outlier policy on `tags`: threshold 3, buckets
 /// of 2; a subset policy on `reviews` ordered by `k` descending, keeping 2) and direct writes to
 /// both side collections, each compared with the unsplit model: every logical document

@@ -4,7 +4,7 @@
 //! Cases of the central property: 64 by default; `PROPTEST_CASES` overrides.
 
 use spillway_pattern::bson::Document;
-use spillway_pattern::suite::{self, Target};
+use spillway_pattern::suite::Target;
 use spillway_pattern::{
     Layer, MemoryBackend, MemoryError, Pattern, Violation, Write, WriteBackend,
 };
@@ -94,29 +94,4 @@ impl Target for Memory {
     }
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(64)
-}
-
-#[test]
-fn central_property_against_the_unsplit_model() {
-    suite::central_property(Memory::new, cases());
-}
-
-#[test]
-fn seed_layouts() {
-    suite::seed_layouts(Memory::new);
-}
-
-#[test]
-fn verify_reports_damage_behind_the_layer() {
-    suite::verify_cases(Memory::new);
-}
-
-#[test]
-fn interrupted_migrations_resume_without_loss() {
-    suite::interrupted_migrations(Memory::new);
-}
+spillway_pattern::suite_tests!(Memory::new, 64);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use spillway::bson::{Document, doc};
 use spillway::{Database, Pattern, Violation};
 use spillway_pattern::Write;
-use spillway_pattern::suite::{self, Target};
+use spillway_pattern::suite::Target;
 use spillway_store::backend::{CrashMode, FaultPlan, MemoryBackend};
 use spillway_store::{Store, StoreOptions, WriteBatch};
 
@@ -217,29 +217,4 @@ impl Target for Embedded {
     }
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(64)
-}
-
-#[test]
-fn central_property_against_the_unsplit_model() {
-    suite::central_property(Embedded::new, cases());
-}
-
-#[test]
-fn seed_layouts() {
-    suite::seed_layouts(Embedded::new);
-}
-
-#[test]
-fn verify_reports_damage_behind_the_layer() {
-    suite::verify_cases(Embedded::new);
-}
-
-#[test]
-fn interrupted_migrations_resume_without_loss() {
-    suite::interrupted_migrations(Embedded::new);
-}
+spillway_pattern::suite_tests!(Embedded::new, 64);
