@@ -445,7 +445,7 @@ pub(crate) fn insert(
     let time = layout.spec.time_of(&measurement).map_err(Error::document)?;
     let id = measurement.get("_id").cloned().expect("prepared");
     let meta = layout.spec.meta_of(&measurement).cloned();
-    let bytes = measurement_size(&measurement)?;
+    let bytes = spillway_doc::size::document_size(&measurement);
     if let Some((id_key, old)) = open_bucket(txn, layout, meta.as_ref(), time, bytes)? {
         let mut bucket = old.clone();
         layout
@@ -464,11 +464,6 @@ pub(crate) fn insert(
         storage::insert_stored(txn, store, &layout.buckets, bucket)?;
     }
     Ok((id, measurement))
-}
-
-/// The encoded size of a measurement (what a bucket's byte limit counts).
-fn measurement_size(measurement: &Document) -> Result<usize> {
-    Ok(storage::encode(measurement)?.len())
 }
 
 /// The newest bucket (its `_id` key and document) of the series `meta` whose span holds
