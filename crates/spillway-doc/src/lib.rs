@@ -10,6 +10,7 @@
 //! | [`path`] | dotted field paths: parse, get, set, unset, array traversal for queries |
 //! | [`collation`] | language-aware string order (MongoDB's `collation` option) |
 //! | [`compare`] | BSON comparison order across types, numbers by value |
+//! | [`decode`] | raw BSON to `Document` straight from the bytes, whole or some top-level fields |
 //! | [`key`] | a memcomparable byte encoding of BSON values with the same order |
 //! | [`filter`] | the query language, parsed once and evaluated on `RawDocument` |
 //! | [`geospatial`] | GeoJSON and legacy locations, geospatial regions and distances |
@@ -30,6 +31,7 @@
 
 pub mod collation;
 pub mod compare;
+pub mod decode;
 pub mod error;
 pub mod expr;
 pub mod filter;

@@ -257,7 +257,7 @@ impl Projection {
                 .iter()
                 .all(|(_, action)| matches!(action, Action::Include | Action::Exclude));
         if !top_level_inclusion {
-            let decoded = Document::try_from(document)?;
+            let decoded = crate::decode::document(document)?;
             return self.apply_matched(&decoded, details);
         }
         let mut projected = Document::new();

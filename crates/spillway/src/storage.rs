@@ -164,7 +164,7 @@ pub(crate) fn sort_matches(matches: &mut [Match], sort: &SortSpec) -> Result<()>
 
 /// Decodes stored bytes.
 pub(crate) fn decode(bytes: &[u8]) -> Result<Document> {
-    Document::from_reader(bytes)
+    spillway_doc::decode::document_from_bytes(bytes)
         .map_err(|error| Error::corruption(format!("a stored document is not valid BSON: {error}")))
 }
 
@@ -498,6 +498,43 @@ pub(crate) fn stored_by_key(
         .get(meta.docs, id_key)?
         .map(|bytes| decode(&bytes))
         .transpose()
+}
+
+/// As much of the stored document with `_id` key `id_key` as [`write_documents`] reads of
+/// the old side of a change: its validator's and every index's fields. Only the top-level
+/// fields the indexes' key patterns start with are decoded, the whole document when a
+/// validator, a partial filter, a text or a geospatial index may read any field. A write
+/// that replaces a big document (an outlier's bucket) then decodes its link, not its array.
+pub(crate) fn stored_for_change(
+    reader: &dyn Reader,
+    collection: &str,
+    id_key: &[u8],
+) -> Result<Option<Document>> {
+    let Some(meta) = reader.catalog().collections.get(collection) else {
+        return Ok(None);
+    };
+    let Some(bytes) = reader.get(meta.docs, id_key)? else {
+        return Ok(None);
+    };
+    let reads_any_field = meta.validation.validator.is_some()
+        || meta.indexes.iter().any(|index| {
+            index.settings.partial.is_some()
+                || index.settings.text.is_some()
+                || index.settings.geo.is_some()
+        });
+    if reads_any_field {
+        return decode(&bytes).map(Some);
+    }
+    let raw = RawDocument::from_bytes(&bytes).map_err(|error| {
+        Error::corruption(format!("a stored document is not valid BSON: {error}"))
+    })?;
+    spillway_doc::decode::fields(raw, |name| {
+        meta.indexes
+            .iter()
+            .any(|index| index.fields.iter().any(|(path, _)| path.head() == name))
+    })
+    .map(Some)
+    .map_err(|error| Error::corruption(format!("a stored document is not valid BSON: {error}")))
 }
 
 /// Checks index options against each other and the key pattern, as MongoDB does.

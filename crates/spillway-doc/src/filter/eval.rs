@@ -24,7 +24,7 @@
 use std::cmp::Ordering;
 use std::ops::ControlFlow;
 
-use bson::{Document, RawArray, RawBsonRef, RawDocument};
+use bson::{RawArray, RawBsonRef, RawDocument};
 
 use super::predicate::{ElemMatch, InList, Operand, Predicate};
 use super::{Clause, Filter};
@@ -73,7 +73,7 @@ fn eval_clause(
     match clause {
         // `$expr` reads the document as expressions do: decoded, with the caller's variables.
         Clause::Expr(expression) => {
-            let decoded = Document::try_from(document)?;
+            let decoded = crate::decode::document(document)?;
             let value = match variables {
                 Some(variables) => expression.evaluate(&decoded, variables)?,
                 None => expression.evaluate(&decoded, &Variables::default())?,

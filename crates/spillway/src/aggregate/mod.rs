@@ -358,28 +358,16 @@ impl Request {
 /// A stored document decoded whole, or only its top-level `fields` (a pipeline that reads
 /// `author` and `price` never decodes a book's arrays).
 fn decode_fields(stored: &RawDocumentBuf, fields: Option<&[String]>) -> Result<Document> {
-    let Some(fields) = fields else {
-        return Document::try_from(stored.as_ref()).map_err(|error| {
-            Error::corruption(format!("a stored document cannot be decoded: {error}"))
-        });
+    let decoded = match fields {
+        None => spillway_doc::decode::document(stored),
+        Some(fields) => spillway_doc::decode::fields(stored, |name| {
+            fields
+                .binary_search_by(|field| field.as_str().cmp(name))
+                .is_ok()
+        }),
     };
-    let mut document = Document::new();
-    for element in stored {
-        let (key, value) = element.map_err(|error| {
-            Error::corruption(format!("a stored document cannot be decoded: {error}"))
-        })?;
-        let key = key.as_str();
-        if fields
-            .binary_search_by(|field| field.as_str().cmp(key))
-            .is_ok()
-        {
-            let value = bson::Bson::try_from(value).map_err(|error| {
-                Error::corruption(format!("a stored document cannot be decoded: {error}"))
-            })?;
-            document.insert(key, value);
-        }
-    }
-    Ok(document)
+    decoded
+        .map_err(|error| Error::corruption(format!("a stored document cannot be decoded: {error}")))
 }
 
 /// The input documents of a pipeline on the latest snapshot: the stored documents the prefix
