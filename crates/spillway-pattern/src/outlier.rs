@@ -295,9 +295,12 @@ impl<'p> Outlier<'p> {
         main.insert(self.flag_field, true);
         let mut tail = tail.to_vec();
         let mut next_number = 0;
-        if let Some(last) = last {
+        if let Some(mut last) = last {
             let number = bucket_number(&last);
-            let mut elements = self.elements_of(&link, &last)?.clone();
+            self.elements_of(&link, &last)?;
+            let Some(Bson::Array(mut elements)) = last.remove(self.overflow_field) else {
+                unreachable!("elements_of checked the array")
+            };
             let room = self.capacity.map_or(usize::MAX, |capacity| {
                 capacity.saturating_sub(elements.len())
             });

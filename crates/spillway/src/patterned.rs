@@ -243,12 +243,15 @@ impl WriteBackend for TxnBackend<'_> {
         Ok(())
     }
 }
-/// One document touched by a batch of engine writes: as stored before the batch, and after.
+/// One document touched by a batch of engine writes: as stored before the batch (only what
+/// index maintenance reads, see [`storage::stored_for_change`]), and after.
 struct Touched {
     collection: String,
     id_key: Vec<u8>,
     before: Option<Document>,
     after: Option<Document>,
+    /// Whether the document exists after the batch's writes so far.
+    exists: bool,
 }
 
 /// Stages a batch of engine writes in the transaction: the inserts, replacements and deletes
@@ -285,18 +288,19 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
         let position = if let Some(position) = positions.get(&slot) {
             *position
         } else {
-            let before = storage::stored_by_key(&*txn, &slot.0, &slot.1)?;
+            let before = storage::stored_for_change(&*txn, &slot.0, &slot.1)?;
             touched.push(Touched {
                 collection: slot.0.clone(),
                 id_key: slot.1.clone(),
-                after: before.clone(),
+                exists: before.is_some(),
                 before,
+                after: None,
             });
             positions.insert(slot, touched.len() - 1);
             touched.len() - 1
         };
         let document = &mut touched[position];
-        let exists = document.after.is_some();
+        let exists = document.exists;
         if inserting && exists {
             return Err(Error::new(ErrorKind::DuplicateKey {
                 collection: document.collection.clone(),
@@ -310,6 +314,7 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
                 document.collection
             )));
         }
+        document.exists = after.is_some();
         document.after = after;
     }
     let mut collections: Vec<&str> = Vec::new();

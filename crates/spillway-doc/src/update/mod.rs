@@ -447,6 +447,10 @@ fn apply_operators(
         id: original_id.clone().map(Box::new),
         message: failure.message,
     };
+    if update.fields.is_empty() {
+        // What is left of an update whose appends the pattern layer took (`$push` alone).
+        return Ok(UpdateOutcome { modified: false });
+    }
     // Work on a copy so that a failure half-way leaves the document untouched.
     let mut working = document.clone();
     let mut modified = false;
