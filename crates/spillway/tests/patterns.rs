@@ -772,3 +772,59 @@ fn streaming_logical_reads_match_skip_and_limit_on_logical_documents() {
         "a filter may test the stored flag"
     );
 }
+
+#[test]
+fn pushes_and_pops_keep_every_index_of_both_sides_exact() {
+    // Writes decode only the indexed fields of the documents they replace: the indexes of
+    // both sides must still lose the entries of the old side and gain those of the new.
+    let db = Database::open_in_memory().unwrap();
+    seed_outlier(&db, false);
+    let sales = db.collection::<Document>("sales");
+    for keys in [
+        doc! { "customers_purchased": 1 },
+        doc! { "title": 1, "year": -1 },
+    ] {
+        sales
+            .create_index(spillway::IndexModel::builder().keys(keys).build())
+            .run()
+            .unwrap();
+    }
+    for n in 0..250 {
+        let mut update = doc! { "$push": { "customers_purchased": format!("late{n}") } };
+        if n % 50 == 7 {
+            update.insert("$set", doc! { "title": format!("Amulet {n}") });
+        }
+        sales.update_one(doc! { "_id": 2 }, update).run().unwrap();
+    }
+    // Takes `late249` out of the last bucket.
+    sales
+        .update_one(
+            doc! { "_id": 2 },
+            doc! { "$pop": { "customers_purchased": 1 } },
+        )
+        .run()
+        .unwrap();
+    let report = db.verify().unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert!(report.index_entries_checked > 1250, "{report:?}");
+    assert!(db.verify_patterns().unwrap().is_empty());
+    let ids = |filter: Document| -> Vec<i32> {
+        sales
+            .find(filter)
+            .run()
+            .unwrap()
+            .map(|document| document.unwrap().get_i32("_id").unwrap())
+            .collect()
+    };
+    assert_eq!(ids(doc! { "customers_purchased": "late248" }), vec![2]);
+    assert!(ids(doc! { "customers_purchased": "late249" }).is_empty());
+    assert_eq!(ids(doc! { "title": "Amulet 207" }), vec![2]);
+    assert!(ids(doc! { "title": "Amulet 157" }).is_empty());
+    assert_eq!(
+        expanded(&db, "sales", 2)
+            .get_array("customers_purchased")
+            .unwrap()
+            .len(),
+        1249
+    );
+}
