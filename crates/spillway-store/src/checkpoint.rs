@@ -5,6 +5,13 @@
 //! the log written after the checkpoint's log position. Version 1 checkpoints (before issue 14)
 //! are still read, into memory as before, and the next checkpoint writes version 2.
 //!
+//! Writing one ([`write()`]) streams the archive into the file: the bytes `rkyv::to_bytes` would
+//! make of a [`CheckpointBody`] (a test holds them equal), serialised from the directory's
+//! merged view of base and overlay through one [`WRITE_BUFFER_LEN`] buffer, the CRC computed on
+//! the way and the header written last. Its heap is that buffer and the fences (8 bytes per
+//! [`FENCE_EVERY`] keys), whatever the key count: the writer must never collect a keyspace's
+//! keys or entries, or the archive, in memory.
+//!
 //! A checkpoint is untrusted input: this module must never read an archive it has not checked
 //! (CRC first, then `rkyv` bytecheck, then the semantic checks below), never use unchecked
 //! `rkyv` access itself (the one place that does, `map::MappedArchive::get`, only does so on
@@ -12,15 +19,17 @@
 //! segments that exist.
 
 use std::collections::HashSet;
+use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use rkyv::rancor;
+use rkyv::rancor::{self, Fallible};
+use rkyv::ser::{Allocator, Positional, Writer, WriterExt};
 use rkyv::util::AlignedVec;
-use rkyv::vec::ArchivedVec;
-use rkyv::{Archive, Serialize};
+use rkyv::vec::{ArchivedVec, VecResolver};
+use rkyv::{Archive, Place, Serialize};
 
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendFile};
 use crate::directory::{Base, Directory, KeyspaceState, LiveBytes, ValueLoc};
 use crate::error::{Error, Result};
 use crate::format::{ALIGN, FRAME_HEADER_LEN, FormatError, OP_HEADER_LEN, SEGMENT_HEADER_LEN};
@@ -57,7 +66,15 @@ pub(crate) struct CheckpointKeyspaceV1 {
 
 /// The archived body of a version 2 checkpoint file: version 1's fields, then the live bytes
 /// of every segment the directory points into.
+///
+/// The definition of the format: the store reads [`ArchivedCheckpointBody`] and writes one by
+/// streaming a [`CheckpointBodySource`]; only the tests' in-memory reference encoder builds
+/// this struct itself.
 #[derive(Archive, Serialize, Debug)]
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "written by streaming a `CheckpointBodySource`")
+)]
 pub(crate) struct CheckpointBody {
     pub(crate) next_seq: u64,
     pub(crate) log_segment: u32,
@@ -218,7 +235,9 @@ impl<'a> BaseKeys<'a> {
     }
 }
 
-/// The keyspaces of `directory` in checkpoint form, and the live bytes per segment.
+/// The keyspaces of `directory` in checkpoint form, and the live bytes per segment, all in
+/// memory: only for [`encode_v1`] (and, in tests, the in-memory reference encoder that the
+/// streamed writer must match byte for byte).
 fn keyspaces_of(directory: &Directory) -> (Vec<CheckpointKeyspace>, Vec<SegmentLive>) {
     let mut live = LiveBytes::default();
     let keyspaces = directory
@@ -257,29 +276,275 @@ fn keyspaces_of(directory: &Directory) -> (Vec<CheckpointKeyspace>, Vec<SegmentL
             }
         })
         .collect();
-    let mut live: Vec<SegmentLive> = live
+    (keyspaces, live_table(&live))
+}
+
+/// `live` as the archive holds it: sorted by segment id.
+fn live_table(live: &LiveBytes) -> Vec<SegmentLive> {
+    let mut table: Vec<SegmentLive> = live
         .0
         .iter()
         .map(|(&segment, &bytes)| SegmentLive { segment, bytes })
         .collect();
-    live.sort_unstable_by_key(|entry| entry.segment);
-    (keyspaces, live)
+    table.sort_unstable_by_key(|entry| entry.segment);
+    table
 }
 
-/// A checkpoint file: the header, then `archived`.
+/// A checkpoint header.
+fn header(version: u32, body_crc: u32, body_len: u64) -> [u8; CHECKPOINT_HEADER_LEN] {
+    let mut header = [0u8; CHECKPOINT_HEADER_LEN];
+    header[0..8].copy_from_slice(&CHECKPOINT_MAGIC);
+    header[8..12].copy_from_slice(&version.to_le_bytes());
+    header[12..16].copy_from_slice(&body_crc.to_le_bytes());
+    header[16..24].copy_from_slice(&body_len.to_le_bytes());
+    header
+}
+
+/// A checkpoint file in memory: the header, then `archived`.
 fn with_header(version: u32, archived: &[u8]) -> Vec<u8> {
     let mut file = Vec::with_capacity(CHECKPOINT_HEADER_LEN + archived.len());
-    file.extend_from_slice(&CHECKPOINT_MAGIC);
-    file.extend_from_slice(&version.to_le_bytes());
-    file.extend_from_slice(&crc32fast::hash(archived).to_le_bytes());
-    file.extend_from_slice(&(archived.len() as u64).to_le_bytes());
-    file.extend_from_slice(&[0u8; 8]);
+    file.extend_from_slice(&header(
+        version,
+        crc32fast::hash(archived),
+        archived.len() as u64,
+    ));
     file.extend_from_slice(archived);
     file
 }
 
-/// Serialises `directory` and the log position into the bytes of a (version 2) checkpoint
-/// file.
+/// Bytes the streamed writer gathers before each write to the file: its only buffer.
+const WRITE_BUFFER_LEN: usize = 2 << 20;
+
+/// Writes a (version 2) checkpoint of `directory` and the log position into `file`, which must
+/// be new and empty, as a stream: the heap it needs does not grow with the key count.
+///
+/// The archive is the one `rkyv::to_bytes` would make of a [`CheckpointBody`] (a test holds the
+/// two byte for byte), but the keys and entries of each keyspace are serialised straight from
+/// the directory's merged view of base and overlay as they are written ([`KeyBytesOf`],
+/// [`EntriesOf`]), never collected: a first pass over the keys computes only the fences (8
+/// bytes per [`FENCE_EVERY`] keys) and the live bytes per segment. The writes go through
+/// [`WRITE_BUFFER_LEN`] bytes of buffer: 32 zero bytes where the header goes (so that the file
+/// never has a hole), the body, computing its CRC on the way, and last the header at offset 0.
+/// The caller fsyncs; until a manifest names the file, a crash at any point leaves an orphan.
+pub(crate) fn write(
+    file: &dyn BackendFile,
+    directory: &Directory,
+    next_seq: u64,
+    log_segment: u32,
+    log_offset: usize,
+) -> io::Result<()> {
+    let (keyspaces, live) = keyspace_sources(directory);
+    let body = CheckpointBodySource {
+        next_seq,
+        log_segment,
+        log_offset: log_offset as u64,
+        next_keyspace_id: directory.next_keyspace_id,
+        keyspaces,
+        live,
+    };
+    file.write_all_at(&[0u8; CHECKPOINT_HEADER_LEN], 0)?;
+    let mut writer = BodyWriter {
+        file,
+        buffer: Vec::with_capacity(WRITE_BUFFER_LEN),
+        written: 0,
+        crc: crc32fast::Hasher::new(),
+        error: None,
+    };
+    if let Err(error) = rkyv::api::high::to_bytes_in::<_, rancor::Error>(&body, &mut writer) {
+        return Err(writer.error.take().unwrap_or_else(|| {
+            io::Error::other(format!("cannot serialise the checkpoint: {error}"))
+        }));
+    }
+    writer.flush()?;
+    let header = header(CHECKPOINT_VERSION, writer.crc.finalize(), writer.written);
+    file.write_all_at(&header, 0)
+}
+
+/// The keyspaces of `directory` as the streamed writer serialises them, and the live bytes per
+/// segment: one pass over the keys, which keeps only the fences.
+fn keyspace_sources(directory: &Directory) -> (Vec<KeyspaceSource<'_>>, Vec<SegmentLive>) {
+    let mut live = LiveBytes::default();
+    let keyspaces = directory
+        .keyspaces
+        .iter()
+        .map(|(&id, keyspace)| {
+            let mut fences = Vec::with_capacity(keyspace.len().div_ceil(FENCE_EVERY));
+            for (index, (key, loc)) in keyspace.iter().enumerate() {
+                live.add(key, &loc);
+                if index % FENCE_EVERY == 0 {
+                    fences.push(key_prefix(key));
+                }
+            }
+            KeyspaceSource {
+                id,
+                name: keyspace.name.to_string(),
+                key_bytes: KeyBytesOf(keyspace),
+                entries: EntriesOf(keyspace),
+                fences,
+            }
+        })
+        .collect();
+    (keyspaces, live_table(&live))
+}
+
+/// What the streamed writer serialises: archived as a [`CheckpointBody`] (`rkyv`'s
+/// `as = ...` writes it through the same archived type, field by field).
+///
+/// `omit_bounds` on the fields whose types are this module's: the derived `T: Archive` bound
+/// would hide from the compiler which archived type `T` has, which `as = ...` needs to know;
+/// what their serialisers need is stated in `serialize_bounds` instead.
+#[derive(Archive, Serialize)]
+#[rkyv(
+    as = ArchivedCheckpointBody,
+    serialize_bounds(__S: Allocator + Writer, <__S as Fallible>::Error: rancor::Source)
+)]
+struct CheckpointBodySource<'a> {
+    next_seq: u64,
+    log_segment: u32,
+    log_offset: u64,
+    next_keyspace_id: u32,
+    #[rkyv(omit_bounds)]
+    keyspaces: Vec<KeyspaceSource<'a>>,
+    live: Vec<SegmentLive>,
+}
+
+/// One keyspace as the streamed writer serialises it: archived as a [`CheckpointKeyspace`],
+/// its keys and entries read from the directory while they are written.
+#[derive(Archive, Serialize)]
+#[rkyv(as = ArchivedCheckpointKeyspace, serialize_bounds(__S: Allocator + Writer))]
+struct KeyspaceSource<'a> {
+    id: u32,
+    name: String,
+    #[rkyv(omit_bounds)]
+    key_bytes: KeyBytesOf<'a>,
+    #[rkyv(omit_bounds)]
+    entries: EntriesOf<'a>,
+    fences: Vec<u64>,
+}
+
+/// The keys of a keyspace, concatenated in key order: archived as a `Vec<u8>`.
+struct KeyBytesOf<'a>(&'a KeyspaceState);
+
+/// The entries of a keyspace in key order: archived as a `Vec<CheckpointEntry>`.
+struct EntriesOf<'a>(&'a KeyspaceState);
+
+/// Where a vector serialised from an iterator starts, and how many elements it has.
+struct StreamedVecResolver {
+    vec: VecResolver,
+    len: usize,
+}
+
+impl Archive for KeyBytesOf<'_> {
+    type Archived = ArchivedVec<u8>;
+    type Resolver = StreamedVecResolver;
+
+    fn resolve(&self, resolver: StreamedVecResolver, out: Place<ArchivedVec<u8>>) {
+        ArchivedVec::resolve_from_len(resolver.len, resolver.vec, out);
+    }
+}
+
+impl<S: Fallible + Writer + ?Sized> Serialize<S> for KeyBytesOf<'_> {
+    fn serialize(&self, serializer: &mut S) -> std::result::Result<StreamedVecResolver, S::Error> {
+        // As `rkyv` serialises a `Vec<u8>`: aligned for the element, then the bytes.
+        let pos = serializer.align_for::<u8>()?;
+        let mut len = 0;
+        for (key, _) in self.0.iter() {
+            serializer.write(key)?;
+            len += key.len();
+        }
+        Ok(StreamedVecResolver {
+            vec: VecResolver::from_pos(pos),
+            len,
+        })
+    }
+}
+
+impl Archive for EntriesOf<'_> {
+    type Archived = ArchivedVec<ArchivedCheckpointEntry>;
+    type Resolver = StreamedVecResolver;
+
+    fn resolve(
+        &self,
+        resolver: StreamedVecResolver,
+        out: Place<ArchivedVec<ArchivedCheckpointEntry>>,
+    ) {
+        ArchivedVec::resolve_from_len(resolver.len, resolver.vec, out);
+    }
+}
+
+impl<S: Fallible + Allocator + Writer + ?Sized> Serialize<S> for EntriesOf<'_> {
+    fn serialize(&self, serializer: &mut S) -> std::result::Result<StreamedVecResolver, S::Error> {
+        let mut key_end = 0u64;
+        let mut len = 0;
+        let mut entries = self.0.iter().map(|(key, loc)| {
+            key_end += key.len() as u64;
+            len += 1;
+            CheckpointEntry {
+                key_end,
+                segment: loc.segment,
+                offset: loc.offset,
+                len: loc.len,
+                crc: loc.crc,
+            }
+        });
+        let vec = ArchivedVec::serialize_from_unknown_length_iter(&mut entries, serializer)?;
+        drop(entries);
+        Ok(StreamedVecResolver { vec, len })
+    }
+}
+
+/// The streamed writer's sink: gathers the body in a buffer, writes it to the file after the
+/// header's place a buffer at a time, and computes its CRC on the way.
+struct BodyWriter<'a> {
+    file: &'a dyn BackendFile,
+    buffer: Vec<u8>,
+    /// Body bytes written to the file so far.
+    written: u64,
+    crc: crc32fast::Hasher,
+    /// The error of the write that failed, kept whole: through the serialiser only a copy of
+    /// its kind and text comes back.
+    error: Option<io::Error>,
+}
+
+impl BodyWriter<'_> {
+    fn flush(&mut self) -> io::Result<()> {
+        self.file
+            .write_all_at(&self.buffer, CHECKPOINT_HEADER_LEN as u64 + self.written)?;
+        self.crc.update(&self.buffer);
+        self.written += self.buffer.len() as u64;
+        self.buffer.clear();
+        Ok(())
+    }
+}
+
+impl Positional for BodyWriter<'_> {
+    fn pos(&self) -> usize {
+        self.written as usize + self.buffer.len()
+    }
+}
+
+impl<E: rancor::Source> Writer<E> for BodyWriter<'_> {
+    fn write(&mut self, mut bytes: &[u8]) -> std::result::Result<(), E> {
+        while !bytes.is_empty() {
+            let room = WRITE_BUFFER_LEN - self.buffer.len();
+            let (now, later) = bytes.split_at(room.min(bytes.len()));
+            self.buffer.extend_from_slice(now);
+            bytes = later;
+            if self.buffer.len() == WRITE_BUFFER_LEN
+                && let Err(error) = self.flush()
+            {
+                let failed = io::Error::new(error.kind(), error.to_string());
+                self.error = Some(error);
+                return Err(E::new(failed));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The same archive serialised in memory, as checkpoints were written before they were
+/// streamed: the reference the streamed writer is tested against.
+#[cfg(test)]
 pub(crate) fn encode(
     directory: &Directory,
     next_seq: u64,
@@ -770,4 +1035,328 @@ fn directory_in_memory<'a>(
         directory.keyspaces.insert(id, state);
     }
     directory
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::backend::MemoryBackend;
+
+    const DIR: &str = "/checkpoint";
+
+    /// The tests' value locations are made up: segments 0 to 15 exist and are large.
+    fn any_segment(id: u32) -> Option<usize> {
+        (id < 16).then_some(u32::MAX as usize)
+    }
+
+    fn loc(n: u32) -> ValueLoc {
+        let first_value = (SEGMENT_HEADER_LEN + FRAME_HEADER_LEN + OP_HEADER_LEN) as u32;
+        ValueLoc {
+            segment: 1 + n % 3,
+            offset: first_value + 8 * (n % 100_000),
+            len: n % 300,
+            crc: n.wrapping_mul(0x9E37_79B9),
+        }
+    }
+
+    /// A directory held wholly in memory: keyspace `i` (id `2 i`, so that ids have gaps) is
+    /// named and holds the keys given; the values' locations are made up.
+    fn in_memory(keyspaces: &[(&str, Vec<Vec<u8>>)]) -> Directory {
+        let mut directory = Directory::default();
+        let mut n = 0;
+        for (index, (name, keys)) in keyspaces.iter().enumerate() {
+            let id = 2 * index as u32;
+            let name: Arc<str> = Arc::from(*name);
+            let mut state = KeyspaceState::new(name.clone());
+            for key in keys {
+                n += 1;
+                state.put(key, loc(n));
+            }
+            directory.names.insert(name, id);
+            directory.keyspaces.insert(id, state);
+            directory.next_keyspace_id = id + 1;
+        }
+        directory
+    }
+
+    /// Streams a checkpoint of `directory` into file `name` of `backend`; returns its path.
+    fn write_file(backend: &MemoryBackend, name: &str, directory: &Directory) -> PathBuf {
+        let dir = Path::new(DIR);
+        backend.create_dir_all(dir).unwrap();
+        let path = dir.join(name);
+        let file = backend.create_file(&path).unwrap();
+        write(file.as_ref(), directory, 7, 1, 4096).unwrap();
+        path
+    }
+
+    /// Every keyspace's id, name and entries, in order.
+    type KeyspaceEntries = Vec<(u32, String, Vec<(Vec<u8>, ValueLoc)>)>;
+
+    fn entries(directory: &Directory) -> KeyspaceEntries {
+        directory
+            .keyspaces
+            .iter()
+            .map(|(&id, keyspace)| {
+                let keys = keyspace.iter().map(|(k, loc)| (k.to_vec(), loc)).collect();
+                (id, keyspace.name.to_string(), keys)
+            })
+            .collect()
+    }
+
+    /// Streams `directory` into a file and checks that the file is, byte for byte, what the
+    /// in-memory encoder makes of it, and that it opens with every check to the same
+    /// directory and live bytes. Returns the file's bytes.
+    fn check_streamed(directory: &Directory) -> Vec<u8> {
+        let backend = MemoryBackend::new();
+        let path = write_file(&backend, "ckpt", directory);
+        let streamed = backend.read_file(&path).unwrap();
+        let reference = encode(directory, 7, 1, 4096);
+        let first_difference = streamed.iter().zip(&reference).position(|(a, b)| a != b);
+        assert!(
+            streamed == reference,
+            "the streamed checkpoint ({} bytes) differs from the in-memory encoding ({} bytes), first at byte {first_difference:?}",
+            streamed.len(),
+            reference.len()
+        );
+        let backend: Arc<dyn Backend> = Arc::new(backend);
+        let loaded = open(&backend, &path, &any_segment, Checks::Thorough).unwrap();
+        assert_eq!(entries(&loaded.directory), entries(directory));
+        assert_eq!(
+            loaded.directory.next_keyspace_id,
+            directory.next_keyspace_id
+        );
+        let sorted = |live: &LiveBytes| {
+            live.0
+                .iter()
+                .map(|(&s, &b)| (s, b))
+                .collect::<BTreeMap<_, _>>()
+        };
+        assert_eq!(
+            sorted(&loaded.live),
+            sorted(&LiveBytes::from_directory(directory))
+        );
+        assert_eq!(
+            (loaded.next_seq, loaded.log_segment, loaded.log_offset),
+            (7, 1, 4096)
+        );
+        streamed
+    }
+
+    fn keys(range: std::ops::Range<u32>) -> Vec<Vec<u8>> {
+        range.map(|i| format!("key-{i:06}").into_bytes()).collect()
+    }
+
+    #[test]
+    fn an_empty_directory_streams_as_it_encodes() {
+        check_streamed(&Directory::default());
+        check_streamed(&Directory {
+            next_keyspace_id: 9,
+            ..Directory::default()
+        });
+    }
+
+    #[test]
+    fn empty_keyspaces_stream_as_they_encode() {
+        // Names of 1 to 8 bytes are stored inline in the archived string, longer ones apart.
+        check_streamed(&in_memory(&[
+            ("a", vec![]),
+            ("eight_ch", vec![]),
+            ("nine_char", vec![]),
+            ("a much longer keyspace name, out of line", vec![]),
+        ]));
+        check_streamed(&in_memory(&[
+            ("empty", vec![]),
+            ("full", keys(0..100)),
+            ("empty again", vec![]),
+        ]));
+    }
+
+    #[test]
+    fn many_keyspaces_stream_as_they_encode() {
+        let names: Vec<String> = (0..300).map(|i| format!("keyspace-{i}")).collect();
+        let keyspaces: Vec<(&str, Vec<Vec<u8>>)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| (name.as_str(), keys(0..(i as u32 % 7) * 11)))
+            .collect();
+        check_streamed(&in_memory(&keyspaces));
+    }
+
+    #[test]
+    fn keys_of_every_length_stream_as_they_encode() {
+        // The empty key, keys that share their first 8 bytes (equal fences), and lengths that
+        // leave the entries unaligned after the key bytes.
+        let mut varied: Vec<Vec<u8>> = (0..=200usize)
+            .map(|len| (0..len).map(|i| (i * 7 % 251) as u8).collect())
+            .collect();
+        varied.extend((0..500u32).map(|i| format!("prefix00{i}").into_bytes()));
+        varied.extend((0..300u32).map(|i| vec![b'z'; 1 + i as usize % 97]));
+        varied.sort();
+        varied.dedup();
+        check_streamed(&in_memory(&[("varied", varied), ("one", vec![vec![0xff]])]));
+    }
+
+    #[test]
+    fn a_body_larger_than_the_buffer_streams_as_it_encodes() {
+        // 40-byte keys: the buffer fills in the middle of a key and of an entry, several times.
+        let long_keys: Vec<Vec<u8>> = (0..80_000u32)
+            .map(|i| format!("a-long-key-{i:029}").into_bytes())
+            .collect();
+        let bytes = check_streamed(&in_memory(&[("long", long_keys), ("short", keys(0..10))]));
+        assert!(bytes.len() > 2 * WRITE_BUFFER_LEN, "{} bytes", bytes.len());
+    }
+
+    #[test]
+    fn a_body_larger_than_the_buffer_is_written_a_buffer_at_a_time() {
+        let long_keys: Vec<Vec<u8>> = (0..80_000u32)
+            .map(|i| format!("a-long-key-{i:029}").into_bytes())
+            .collect();
+        let directory = in_memory(&[("long", long_keys)]);
+        let backend = MemoryBackend::new();
+        let before = backend.counters();
+        let path = write_file(&backend, "ckpt", &directory);
+        let after = backend.counters();
+        let file_len = backend.read_file(&path).unwrap().len();
+        // The header's place, the body a buffer at a time, the header.
+        let body_writes = (file_len - CHECKPOINT_HEADER_LEN).div_ceil(WRITE_BUFFER_LEN) as u64;
+        assert!(body_writes >= 3, "{file_len} bytes");
+        assert_eq!(after.writes - before.writes, 1 + body_writes + 1);
+    }
+
+    /// Writes `directory`, opens the file as a store would (mapped, keyspaces based on the
+    /// archive), and returns the opened directory with the backend that holds its file.
+    fn mapped(directory: &Directory) -> (Directory, Arc<dyn Backend>) {
+        let backend = MemoryBackend::new();
+        let path = write_file(&backend, "base", directory);
+        let backend: Arc<dyn Backend> = Arc::new(backend);
+        let loaded = open(&backend, &path, &any_segment, Checks::Open).unwrap();
+        (loaded.directory, backend)
+    }
+
+    fn keyspace<'a>(directory: &'a mut Directory, name: &str) -> &'a mut KeyspaceState {
+        let id = directory.names[name];
+        directory.keyspaces.get_mut(&id).unwrap()
+    }
+
+    #[test]
+    fn an_overlay_over_a_mapped_base_streams_as_it_encodes() {
+        let base = in_memory(&[
+            ("puts", keys(0..1000)),
+            ("deletes", keys(0..1000)),
+            ("cleared", keys(0..300)),
+            ("dropped", keys(0..10)),
+            ("untouched", keys(0..200)),
+        ]);
+        let (mut directory, _backend) = mapped(&base);
+        assert_eq!(directory.overlay_len(), 0);
+        // New keys before, between and after the base's, and new locations for base keys.
+        let puts = keyspace(&mut directory, "puts");
+        for (n, key) in (5000..).zip(["", "a", "key-000000", "key-0000005", "key-000999", "zz"]) {
+            puts.put(key.as_bytes(), loc(n));
+        }
+        for i in (0..1000).step_by(3) {
+            puts.put(format!("key-{i:06}x").as_bytes(), loc(6000 + i));
+            puts.put(format!("key-{i:06}").as_bytes(), loc(7000 + i));
+        }
+        // Deleted: the first, the last, runs longer than a fence block, scattered ones.
+        let deletes = keyspace(&mut directory, "deletes");
+        for i in [0, 999]
+            .into_iter()
+            .chain(100..300)
+            .chain((400..1000).step_by(7))
+        {
+            deletes.delete(format!("key-{i:06}").as_bytes());
+        }
+        let cleared = keyspace(&mut directory, "cleared");
+        cleared.clear();
+        cleared.put(b"after the clear", loc(8000));
+        let dropped = directory.names.remove("dropped").unwrap();
+        directory.keyspaces.remove(&dropped);
+        let created: Arc<str> = Arc::from("created");
+        let mut state = KeyspaceState::new(created.clone());
+        state.put(b"new", loc(9000));
+        directory.names.insert(created, directory.next_keyspace_id);
+        directory
+            .keyspaces
+            .insert(directory.next_keyspace_id, state);
+        directory.next_keyspace_id += 1;
+        assert!(directory.overlay_len() > 0 && directory.overlay_len() < directory.total_keys());
+        check_streamed(&directory);
+    }
+
+    /// A keyspace's keys (from a small alphabet, so that prefixes repeat) and the overlay ops
+    /// applied after it is checkpointed and mapped.
+    #[derive(Debug, Clone)]
+    enum OverlayOp {
+        Put(Vec<u8>),
+        Delete(Vec<u8>),
+        DeleteBaseKey(usize),
+        Clear,
+    }
+
+    fn key_strategy() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(prop::sample::select(vec![0u8, b'a', b'b', 0xff]), 0..12)
+    }
+
+    fn op_strategy() -> impl Strategy<Value = OverlayOp> {
+        prop_oneof![
+            6 => key_strategy().prop_map(OverlayOp::Put),
+            2 => key_strategy().prop_map(OverlayOp::Delete),
+            4 => any::<usize>().prop_map(OverlayOp::DeleteBaseKey),
+            1 => Just(OverlayOp::Clear),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn random_directories_stream_as_they_encode(
+            keyspaces in prop::collection::vec(
+                (
+                    prop::collection::btree_set(key_strategy(), 0..300),
+                    prop::collection::vec(op_strategy(), 0..60),
+                ),
+                0..5,
+            )
+        ) {
+            let names: Vec<String> = (0..keyspaces.len()).map(|i| format!("ks{i}")).collect();
+            let base: Vec<(&str, Vec<Vec<u8>>)> = names
+                .iter()
+                .zip(&keyspaces)
+                .map(|(name, (keys, _))| (name.as_str(), keys.iter().cloned().collect()))
+                .collect();
+            let base = in_memory(&base);
+            check_streamed(&base);
+            let (mut directory, _backend) = mapped(&base);
+            let mut n = 10_000;
+            for (name, (keys, ops)) in names.iter().zip(&keyspaces) {
+                let id = directory.names[name.as_str()];
+                let keyspace = directory.keyspaces.get_mut(&id).unwrap();
+                for op in ops {
+                    n += 1;
+                    match op {
+                        OverlayOp::Put(key) => {
+                            keyspace.put(key, loc(n));
+                        }
+                        OverlayOp::Delete(key) => {
+                            keyspace.delete(key);
+                        }
+                        OverlayOp::DeleteBaseKey(index) => {
+                            if let Some(key) = keys.iter().nth(index % keys.len().max(1)) {
+                                keyspace.delete(key);
+                            }
+                        }
+                        OverlayOp::Clear => keyspace.clear(),
+                    }
+                }
+            }
+            check_streamed(&directory);
+        }
+    }
 }

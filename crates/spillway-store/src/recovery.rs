@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendFile};
 use crate::checkpoint;
 use crate::directory::{Directory, LiveBytes};
 use crate::error::{Error, Result};
@@ -55,19 +55,20 @@ pub(crate) fn write_manifest(backend: &dyn Backend, dir: &Path, manifest: &Manif
         .map_err(|e| Error::io("fsync store directory", dir, e))
 }
 
+/// Creates checkpoint file `id`, has `write` fill it (`checkpoint::write`), and makes it
+/// durable.
 pub(crate) fn write_checkpoint_file(
     backend: &dyn Backend,
     dir: &Path,
     id: u32,
-    bytes: &[u8],
+    write: impl FnOnce(&dyn BackendFile) -> std::io::Result<()>,
 ) -> Result<()> {
     let path = dir.join(checkpoint_file_name(id));
     let io = |operation| move |e| Error::io(operation, dir.join(checkpoint_file_name(id)), e);
     let file = backend
         .create_file(&path)
         .map_err(io("create checkpoint"))?;
-    file.write_all_at(bytes, 0)
-        .map_err(io("write checkpoint"))?;
+    write(file.as_ref()).map_err(io("write checkpoint"))?;
     file.sync_data().map_err(io("fsync checkpoint"))?;
     backend
         .sync_dir(dir)

@@ -176,8 +176,9 @@ pub(crate) fn repair(
         options.segment_size as usize,
     )?);
     let checkpoint_id = allocate();
-    let bytes = checkpoint::encode(&rebuilt, state.next_seq, log_id, SEGMENT_HEADER_LEN);
-    write_checkpoint_file(backend.as_ref(), &dir, checkpoint_id, &bytes)?;
+    write_checkpoint_file(backend.as_ref(), &dir, checkpoint_id, |file| {
+        checkpoint::write(file, &rebuilt, state.next_seq, log_id, SEGMENT_HEADER_LEN)
+    })?;
 
     // Keep a copy of the old manifest, switch to the new one atomically, then move the old
     // files aside. A crash before the switch leaves the old store as it was; a crash after

@@ -1340,18 +1340,21 @@ impl Shared {
         position: LogPosition,
         edit: impl FnOnce(&mut Manifest),
     ) -> Result<()> {
-        let bytes = checkpoint::encode(
-            directory,
-            position.next_seq,
-            position.segment,
-            position.offset,
-        );
+        let serialise = |file: &dyn crate::backend::BackendFile| {
+            checkpoint::write(
+                file,
+                directory,
+                position.next_seq,
+                position.segment,
+                position.offset,
+            )
+        };
         let id = self.allocate_segment_id();
         let path = self.dir.join(checkpoint_file_name(id));
         // Written, fsynced, then opened and checked exactly as an open would (CRC, bytecheck,
         // semantics) before anything refers to it: the archive the directory will read in
         // place is the durable file, validated.
-        let installed = write_checkpoint_file(self.backend.as_ref(), &self.dir, id, &bytes)
+        let installed = write_checkpoint_file(self.backend.as_ref(), &self.dir, id, serialise)
             .and_then(|()| {
                 let segments = read(&self.published).segments.clone();
                 let segment_len = |id: u32| segments.get(&id).map(|s| s.capacity());
@@ -1362,7 +1365,6 @@ impl Shared {
                     checkpoint::Checks::Thorough,
                 )
             });
-        drop(bytes);
         let installed = match installed {
             Ok(installed) => installed,
             Err(error) => {

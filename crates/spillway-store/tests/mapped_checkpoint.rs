@@ -467,3 +467,121 @@ fn power_loss_during_the_upgrading_checkpoint_loses_nothing() {
         "{reopened_from:?}"
     );
 }
+
+/// Keys of [`streamed_base`]: 40,000 of 40 bytes make a checkpoint body of 2.6 MB (40 bytes of
+/// key and 24 of entry each), more than the writer's 2 MiB buffer.
+const STREAMED_KEYS: u32 = 40_000;
+
+fn streamed_key(i: u32) -> Vec<u8> {
+    format!("streamed-{i:031}").into_bytes()
+}
+
+fn streamed_options() -> StoreOptions {
+    StoreOptions {
+        segment_size: 4 << 20,
+        ..options()
+    }
+}
+
+fn open_streamed(backend: &MemoryBackend) -> Store {
+    Store::open_with_backend(Arc::new(backend.clone()), DIR, streamed_options()).unwrap()
+}
+
+/// A closed store with [`STREAMED_KEYS`] keys checkpointed, then one commit on top (400
+/// overwrites and 400 deletes of checkpointed keys): its next checkpoint merges a mapped base
+/// and an overlay.
+fn streamed_base() -> MemoryBackend {
+    let backend = MemoryBackend::new();
+    let store = open_streamed(&backend);
+    let ks = store.keyspace("big").unwrap();
+    for chunk in (0..STREAMED_KEYS).step_by(10_000) {
+        let mut batch = WriteBatch::new();
+        for i in chunk..chunk + 10_000 {
+            batch.put(ks, &streamed_key(i), &i.to_le_bytes());
+        }
+        store.commit(batch).unwrap();
+    }
+    store.checkpoint().unwrap();
+    let mut batch = WriteBatch::new();
+    for i in (0..STREAMED_KEYS).step_by(100) {
+        batch.put(ks, &streamed_key(i), b"changed");
+        batch.delete(ks, &streamed_key(i + 1));
+    }
+    store.commit(batch).unwrap();
+    backend
+}
+
+/// A write failing anywhere in a streamed checkpoint file (the header's place, each buffer of
+/// the body, the header; whole or torn), or the disk filling up in the middle of the body: the
+/// checkpoint fails without poisoning the handle, the previous checkpoint stays in force (a
+/// reopen after a power loss loads it and replays the one commit after it), and the next
+/// checkpoint succeeds.
+#[test]
+fn a_fault_in_the_middle_of_a_streamed_checkpoint_keeps_the_previous_one() {
+    let base = streamed_base();
+    // The write calls and the space a checkpoint takes, from a run without faults.
+    let (first_write, writes, space_before, space_after) = {
+        let backend = base.crash(CrashMode::LoseUnsynced);
+        let store = open_streamed(&backend);
+        let before = backend.counters();
+        store.checkpoint().unwrap();
+        let after = backend.counters();
+        (
+            before.writes + 1,
+            after.writes - before.writes,
+            before.space_used,
+            after.space_used,
+        )
+    };
+    // The header's place, at least two buffers of body, the header, then the manifest.
+    assert!(writes >= 5, "the checkpoint took {writes} writes");
+    let failed_writes = (first_write..first_write + writes - 1).map(|n| FaultPlan {
+        fail_write_at: Some(n),
+        tear_failed_write: n % 2 == 0,
+        ..FaultPlan::default()
+    });
+    let disk_full = FaultPlan {
+        no_space_after_bytes: Some(space_before + (space_after - space_before) / 2),
+        ..FaultPlan::default()
+    };
+    for plan in failed_writes.chain([disk_full]) {
+        let what = format!("{plan:?}");
+        let backend = base.crash(CrashMode::LoseUnsynced);
+        let store = open_streamed(&backend);
+        let ks = store.keyspace_id("big").unwrap();
+        let previous = checkpoint_files(&backend);
+        let expected = contents(&store, ks);
+        let keys_in_memory = store.stats().keys_in_memory;
+        assert_eq!(keys_in_memory, 2 * u64::from(STREAMED_KEYS / 100));
+
+        backend.set_faults(plan.clone());
+        let error = store.checkpoint().unwrap_err();
+        backend.set_faults(FaultPlan::default());
+        assert!(!store.is_poisoned(), "{what}: {error}");
+        if plan.no_space_after_bytes.is_some() {
+            assert!(error.is_disk_full(), "{what}: {error}");
+        }
+        assert_eq!(checkpoint_files(&backend), previous, "{what}: {error}");
+        assert_eq!(store.stats().keys_in_memory, keys_in_memory, "{what}");
+        assert_eq!(contents(&store, ks), expected, "{what}");
+
+        let reopened = open_streamed(&backend.crash(CrashMode::LoseUnsynced));
+        let report = reopened.recovery_report();
+        assert!(report.checkpoint_loaded, "{what}");
+        assert_eq!(report.frames_replayed, 1, "{what}: the previous checkpoint");
+        assert_eq!(reopened.stats().keys_in_memory, keys_in_memory, "{what}");
+        assert_eq!(contents(&reopened, ks), expected, "{what}");
+        drop(reopened);
+
+        store.checkpoint().unwrap();
+        let installed = checkpoint_files(&backend);
+        assert!(installed.len() == 1 && installed != previous, "{what}");
+        assert_eq!(store.stats().keys_in_memory, 0, "{what}");
+        drop(store);
+        let reopened = open_streamed(&backend.crash(CrashMode::LoseUnsynced));
+        assert_eq!(reopened.recovery_report().frames_replayed, 0, "{what}");
+        assert_eq!(reopened.stats().keys_in_memory, 0, "{what}");
+        assert_eq!(contents(&reopened, ks), expected, "{what}");
+        assert!(reopened.verify().unwrap().is_clean(), "{what}");
+    }
+}
