@@ -69,7 +69,7 @@ pub use error::{Error, Result};
 pub use format::SegmentKind;
 pub use snapshot::{Range, Snapshot};
 pub use store::{
-    CLOSE_CHECKPOINT_MIN_BYTES, CompactionReport, Damage, Durability, KeyspaceId, KeyspaceStats,
-    MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, RecoveryReport, RepairReport, SegmentStats, Store,
-    StoreOptions, StoreStats, TornTail, VerifyReport,
+    CLOSE_CHECKPOINT_MIN_BYTES, CheckpointFallback, CompactionReport, Damage, Durability,
+    KeyspaceId, KeyspaceStats, MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, RecoveryReport, RepairReport,
+    SegmentStats, Store, StoreOptions, StoreStats, TornTail, VerifyReport,
 };
