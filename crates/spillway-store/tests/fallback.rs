@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use spillway_store::backend::{Backend, CrashMode, MemoryBackend};
+use spillway_store::backend::{Backend, CrashMode, FaultPlan, MemoryBackend};
 use spillway_store::fuzzing::{ManifestFiles, manifest_files};
 use spillway_store::{Error, Store, StoreOptions, WriteBatch};
 
@@ -590,4 +590,106 @@ fn repair_uses_the_fallback_and_its_store_gets_one_at_the_next_checkpoint() {
     let store = open(&backend).unwrap();
     assert!(store.recovery_report().checkpoint_fallback.is_some());
     assert_eq!(contents(&store), fixture.model);
+}
+
+/// Opens the fixture's store, overwrites keys so that segments die, then compacts and
+/// checkpoints, with the `fail_sync`th fsync from there on failing, and stops at the first
+/// error. Returns the store, still open (its close would fsync), its contents after the
+/// writes (neither maintenance step changes them) and the number of fsyncs the maintenance
+/// made.
+fn compact_then_checkpoint(backend: &MemoryBackend, fail_sync: Option<u64>) -> (Store, Model, u64) {
+    let store = open(backend).unwrap();
+    let ks = store.keyspace("k").unwrap();
+    for round in 0..4u32 {
+        for i in 30..45u32 {
+            let mut batch = WriteBatch::new();
+            let value = format!("{round} {}", "w".repeat(120));
+            batch.put(ks, k(i).as_bytes(), value.as_bytes());
+            store.commit(batch).unwrap();
+        }
+    }
+    let mut batch = WriteBatch::new();
+    batch.delete(ks, k(31).as_bytes());
+    store.commit(batch).unwrap();
+    let expected = contents(&store);
+    let start = backend.counters().syncs;
+    backend.set_faults(FaultPlan {
+        fail_sync_at: fail_sync.map(|n| start + n),
+        ..FaultPlan::default()
+    });
+    if store.compact().is_ok() {
+        let _ = store.checkpoint();
+    }
+    let syncs = backend.counters().syncs - start;
+    backend.set_faults(FaultPlan::default());
+    (store, expected, syncs)
+}
+
+/// Power loss at every fsync of a compaction (whose manifest names the previous checkpoint
+/// as the fallback and retains the victims, and which releases the victims an earlier
+/// compaction retained) and of the checkpoint after it (which deletes the old fallback and
+/// the retained victims): every durable state opens to the same contents, with its current
+/// checkpoint and, once that is damaged, with its fallback.
+#[test]
+fn power_loss_at_every_fsync_of_the_fallback_write_points() {
+    let fixture = build(false);
+    let (expected, syncs) = {
+        let backend = fixture.backend.crash(CrashMode::LoseUnsynced);
+        let before = manifest(&backend);
+        let (store, expected, syncs) = compact_then_checkpoint(&backend, None);
+        drop(store);
+        let after = manifest(&backend);
+        // The compaction released the retained victims of the fixture's and retained its
+        // own; the checkpoint released those.
+        assert!(!before.retained.is_empty() && after.retained.is_empty());
+        assert!(!after.checkpoint.iter().chain(&after.fallback).any(|c| {
+            before
+                .checkpoint
+                .iter()
+                .chain(&before.fallback)
+                .any(|old| old == c)
+        }));
+        (expected, syncs)
+    };
+    assert!(syncs >= 12, "{syncs} fsyncs");
+    let (mut fell_back, mut orphans) = (0, 0);
+    for n in 1..=syncs {
+        for mode in [
+            CrashMode::LoseUnsynced,
+            CrashMode::TearUnsynced { seed: 1 },
+            CrashMode::TearUnsynced { seed: 2 },
+        ] {
+            let what = format!("power loss at maintenance fsync {n} ({mode:?})");
+            let running = fixture.backend.crash(CrashMode::LoseUnsynced);
+            let (store, _, _) = compact_then_checkpoint(&running, Some(n));
+            let crashed = running.crash(mode);
+            drop(store);
+            let copy = crashed.crash(CrashMode::LoseUnsynced);
+
+            let store = open(&crashed).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(store.recovery_report().checkpoint_fallback, None, "{what}");
+            assert_eq!(contents(&store), expected, "{what}");
+            let verified = store.verify().unwrap();
+            assert!(verified.is_clean(), "{what}: {:?}", verified.damage);
+            if !store.recovery_report().orphans_removed.is_empty() {
+                orphans += 1;
+            }
+            drop(store);
+
+            let names = manifest(&copy);
+            assert!(names.fallback.is_some(), "{what}: {names:?}");
+            let current = names.checkpoint.unwrap();
+            damage(&copy, &current, Damage::FlipBody);
+            let store = open(&copy).unwrap_or_else(|e| panic!("{what}, {current} damaged: {e}"));
+            assert!(
+                store.recovery_report().checkpoint_fallback.is_some(),
+                "{what}"
+            );
+            assert_eq!(contents(&store), expected, "{what}, {current} damaged");
+            fell_back += 1;
+        }
+    }
+    // Crashes left new files unnamed (before a manifest) and old ones undeleted (after).
+    assert!(orphans > 0, "{orphans}");
+    assert_eq!(fell_back, syncs * 3);
 }
