@@ -1027,7 +1027,8 @@ impl Store {
         let manifest = {
             let _maintenance = lock(&self.shared.maintenance);
             let manifest = lock(&self.shared.manifest).clone();
-            let mut segments: SegmentTable = (*read(&self.shared.published).segments).clone();
+            let current_segments = read(&self.shared.published).segments.clone();
+            let mut segments: SegmentTable = (*current_segments).clone();
             let kept = lock(&self.shared.retained).clone();
             for entry in manifest.segments.iter().filter(|s| s.retained) {
                 // Retained by this handle's compaction (mapped), or before its open (not).
@@ -1054,16 +1055,23 @@ impl Store {
                 verify_frames(&segment, end, segment.bytes().len(), &mut report);
                 segments.insert(entry.id, segment);
             }
-            let segment_len = |id: u32| segments.get(&id).map(|s| s.capacity());
-            for id in [manifest.checkpoint, manifest.fallback.checkpoint()]
-                .into_iter()
-                .flatten()
-            {
+            // The current checkpoint may point only into the current state's segments, the
+            // fallback into the retained ones too.
+            let current_len = |id: u32| current_segments.get(&id).map(|s| s.capacity());
+            let fallback_len = |id: u32| segments.get(&id).map(|s| s.capacity());
+            let checkpoints: [(Option<u32>, &SegmentLen<'_>); 2] = [
+                (manifest.checkpoint, &current_len),
+                (manifest.fallback.checkpoint(), &fallback_len),
+            ];
+            for (id, segment_len) in checkpoints {
+                let Some(id) = id else {
+                    continue;
+                };
                 let path = self.shared.dir.join(checkpoint_file_name(id));
                 let checked = checkpoint::open(
                     &self.shared.backend,
                     &path,
-                    &segment_len,
+                    segment_len,
                     checkpoint::Checks::Thorough,
                 );
                 if let Err(error) = checked {
@@ -1182,6 +1190,9 @@ impl Store {
         }
     }
 }
+
+/// The length of each segment that exists, by id (what checkpoint checks need).
+type SegmentLen<'a> = dyn Fn(u32) -> Option<usize> + 'a;
 
 /// Checks the frames of `segment` up to `end` (the end of its log) and that its bytes from
 /// there to `tail_end` are zero, for [`Store::verify`].
