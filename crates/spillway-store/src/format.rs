@@ -12,6 +12,7 @@ pub(crate) const ALIGN: usize = 8;
 /// Size of the header at the start of every segment file; the first frame starts here.
 pub(crate) const SEGMENT_HEADER_LEN: usize = 32;
 pub(crate) const SEGMENT_MAGIC: [u8; 8] = *b"SPWYSEG\0";
+/// Version of the segment header (the manifest has its own, [`MANIFEST_VERSION`]).
 pub(crate) const FORMAT_VERSION: u16 = 1;
 
 /// Size of a frame header; the payload follows immediately.
@@ -25,10 +26,20 @@ pub(crate) const OP_HEADER_LEN: usize = 24;
 pub(crate) const MAX_FRAME_LEN: u64 = (u32::MAX as u64) - (SEGMENT_HEADER_LEN as u64) - 7;
 
 pub(crate) const MANIFEST_MAGIC: [u8; 8] = *b"SPWYMAN\0";
+/// Version 1: the header's last u64 is reserved (zero), the entries have no flags. Read, and
+/// rewritten as version 2 by the next manifest write.
+pub(crate) const MANIFEST_VERSION_1: u32 = 1;
+/// Version 2: the header's last u64 names the fallback, and an entry's flags byte marks a
+/// segment kept only for it.
+pub(crate) const MANIFEST_VERSION: u32 = 2;
 pub(crate) const MANIFEST_HEADER_LEN: usize = 48;
 pub(crate) const MANIFEST_ENTRY_LEN: usize = 24;
 /// `end` value of the manifest entry of the segment still being appended to.
 pub(crate) const ACTIVE_SEGMENT_END: u64 = u64::MAX;
+/// Manifest entry flag (version 2): the segment is kept only for the fallback.
+const MANIFEST_FLAG_RETAINED: u8 = 1;
+/// Fallback field value meaning "the log from its start".
+const FALLBACK_LOG: u64 = u64::MAX;
 
 /// Rounds `len` up to the next multiple of [`ALIGN`].
 pub(crate) const fn align_up(len: usize) -> usize {
@@ -439,6 +450,54 @@ pub(crate) struct ManifestSegment {
     pub(crate) kind: SegmentKind,
     /// Offset just past the last frame of a sealed segment, or [`ACTIVE_SEGMENT_END`].
     pub(crate) end: u64,
+    /// Kept only for the fallback: a compaction victim that the fallback checkpoint may point
+    /// into, or whose log frames its replay needs. Never read by a store opened from the
+    /// current checkpoint, never a compaction victim again; deleted by the next checkpoint.
+    pub(crate) retained: bool,
+}
+
+impl ManifestSegment {
+    /// A segment of the current state (not retained).
+    pub(crate) fn new(id: u32, kind: SegmentKind, end: u64) -> Self {
+        ManifestSegment {
+            id,
+            kind,
+            end,
+            retained: false,
+        }
+    }
+}
+
+/// What an open uses when the current checkpoint is damaged: a state from which a replay of
+/// the log reproduces exactly what the current checkpoint and the log after it hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fallback {
+    /// Nothing (a store made by repair, or written before manifest version 2, until its next
+    /// checkpoint): a damaged checkpoint refuses the open.
+    None,
+    /// The whole log from its first frame: the current checkpoint is the store's first, and
+    /// nothing was deleted before it.
+    Log,
+    /// The previous checkpoint file, by id.
+    Checkpoint(u32),
+}
+
+impl Fallback {
+    /// The checkpoint file id, if the fallback is one.
+    pub(crate) fn checkpoint(self) -> Option<u32> {
+        match self {
+            Fallback::Checkpoint(id) => Some(id),
+            Fallback::None | Fallback::Log => None,
+        }
+    }
+
+    fn to_u64(self) -> u64 {
+        match self {
+            Fallback::None => 0,
+            Fallback::Log => FALLBACK_LOG,
+            Fallback::Checkpoint(id) => u64::from(id),
+        }
+    }
 }
 
 /// The manifest: which files make up the store.
@@ -448,6 +507,8 @@ pub(crate) struct Manifest {
     pub(crate) next_segment_id: u32,
     /// Id of the checkpoint file, if any.
     pub(crate) checkpoint: Option<u32>,
+    /// What an open uses if the checkpoint is damaged.
+    pub(crate) fallback: Fallback,
     /// Segments in id order; exactly one log segment (the last log segment) is active.
     pub(crate) segments: Vec<ManifestSegment>,
 }
@@ -457,17 +518,22 @@ impl Manifest {
         let mut bytes =
             Vec::with_capacity(MANIFEST_HEADER_LEN + self.segments.len() * MANIFEST_ENTRY_LEN + 8);
         bytes.extend_from_slice(&MANIFEST_MAGIC);
-        bytes.extend_from_slice(&u32::from(FORMAT_VERSION).to_le_bytes());
+        bytes.extend_from_slice(&MANIFEST_VERSION.to_le_bytes());
         bytes.extend_from_slice(&(self.segments.len() as u32).to_le_bytes());
         bytes.extend_from_slice(&self.generation.to_le_bytes());
         bytes.extend_from_slice(&u64::from(self.next_segment_id).to_le_bytes());
         bytes.extend_from_slice(&u64::from(self.checkpoint.unwrap_or(0)).to_le_bytes());
-        bytes.extend_from_slice(&0u64.to_le_bytes());
+        bytes.extend_from_slice(&self.fallback.to_u64().to_le_bytes());
         for segment in &self.segments {
             bytes.extend_from_slice(&u64::from(segment.id).to_le_bytes());
             bytes.extend_from_slice(&segment.end.to_le_bytes());
             bytes.push(segment.kind.to_byte());
-            bytes.extend_from_slice(&[0u8; 7]);
+            bytes.push(if segment.retained {
+                MANIFEST_FLAG_RETAINED
+            } else {
+                0
+            });
+            bytes.extend_from_slice(&[0u8; 6]);
         }
         let crc = crc32fast::hash(&bytes);
         bytes.extend_from_slice(&crc.to_le_bytes());
@@ -499,12 +565,15 @@ impl Manifest {
             ));
         }
         let version = u32_at(bytes, 8);
-        if version != u32::from(FORMAT_VERSION) {
+        if version != MANIFEST_VERSION && version != MANIFEST_VERSION_1 {
             return Err(err(
                 8,
                 &format!("unsupported manifest format version {version}"),
             ));
         }
+        // Version 1 wrote zeroes into the fallback field and the entries' flags, and never
+        // read them: it has no fallback and retains nothing.
+        let is_version_1 = version == MANIFEST_VERSION_1;
         let to_id = |value: u64, at: usize| {
             u32::try_from(value).map_err(|_| err(at, "segment id out of range"))
         };
@@ -514,12 +583,37 @@ impl Manifest {
             0 => None,
             id => Some(id),
         };
+        let fallback = match u64_at(bytes, 40) {
+            _ if is_version_1 => Fallback::None,
+            0 => Fallback::None,
+            FALLBACK_LOG => Fallback::Log,
+            id => Fallback::Checkpoint(to_id(id, 40)?),
+        };
+        let fallback_ok = match fallback {
+            Fallback::None => true,
+            Fallback::Log => checkpoint.is_some(),
+            Fallback::Checkpoint(id) => {
+                checkpoint.is_some_and(|current| current != id) && id < next_segment_id
+            }
+        };
+        if !fallback_ok {
+            return Err(err(40, "manifest fallback does not fit its checkpoint"));
+        }
         let mut segments = Vec::with_capacity(count);
         for index in 0..count {
             let at = MANIFEST_HEADER_LEN + index * MANIFEST_ENTRY_LEN;
             let id = to_id(u64_at(bytes, at), at)?;
             let end = u64_at(bytes, at + 8);
             let kind = SegmentKind::from_byte(bytes[at + 16]).map_err(|e| err(at + 16, &e))?;
+            let retained = if is_version_1 {
+                false
+            } else {
+                let flags = bytes[at + 17];
+                if flags & !MANIFEST_FLAG_RETAINED != 0 || !is_zero(&bytes[at + 18..at + 24]) {
+                    return Err(err(at + 17, "reserved manifest entry bytes are not zero"));
+                }
+                flags & MANIFEST_FLAG_RETAINED != 0
+            };
             if id >= next_segment_id
                 || segments
                     .last()
@@ -527,12 +621,24 @@ impl Manifest {
             {
                 return Err(err(at, "manifest segment ids are not increasing"));
             }
-            segments.push(ManifestSegment { id, kind, end });
+            if retained && (end == ACTIVE_SEGMENT_END || fallback == Fallback::None) {
+                return Err(err(
+                    at + 17,
+                    "a retained segment must be sealed and kept for a fallback",
+                ));
+            }
+            segments.push(ManifestSegment {
+                id,
+                kind,
+                end,
+                retained,
+            });
         }
         let manifest = Manifest {
             generation,
             next_segment_id,
             checkpoint,
+            fallback,
             segments,
         };
         let log_segments: Vec<_> = manifest
@@ -555,6 +661,25 @@ impl Manifest {
             ));
         }
         Ok(manifest)
+    }
+
+    /// The manifest as a build before version 2 wrote it (no fallback, no retained
+    /// segments), for tests of the upgrade path; `None` if it retains segments, which
+    /// version 1 cannot say.
+    pub(crate) fn to_bytes_version_1(&self) -> Option<Vec<u8>> {
+        if self.segments.iter().any(|s| s.retained) {
+            return None;
+        }
+        let mut bytes = Manifest {
+            fallback: Fallback::None,
+            ..self.clone()
+        }
+        .to_bytes();
+        bytes[8..12].copy_from_slice(&MANIFEST_VERSION_1.to_le_bytes());
+        let body_len = bytes.len() - 8;
+        let crc = crc32fast::hash(&bytes[..body_len]);
+        bytes[body_len..body_len + 4].copy_from_slice(&crc.to_le_bytes());
+        Some(bytes)
     }
 
     pub(crate) fn active_segment(&self) -> ManifestSegment {
@@ -642,40 +767,91 @@ mod tests {
         assert!(decode_frame(&[0u8; 64], 3).is_err());
     }
 
+    fn sample_manifest() -> Manifest {
+        Manifest {
+            generation: 9,
+            next_segment_id: 7,
+            checkpoint: Some(6),
+            fallback: Fallback::Checkpoint(4),
+            segments: vec![
+                ManifestSegment::new(2, SegmentKind::Log, 4096),
+                ManifestSegment {
+                    retained: true,
+                    ..ManifestSegment::new(3, SegmentKind::Compacted, 999)
+                },
+                ManifestSegment::new(5, SegmentKind::Log, ACTIVE_SEGMENT_END),
+            ],
+        }
+    }
+
     #[test]
     fn manifest_round_trip_and_checksum() {
-        let manifest = Manifest {
-            generation: 9,
-            next_segment_id: 6,
-            checkpoint: Some(4),
-            segments: vec![
-                ManifestSegment {
-                    id: 2,
-                    kind: SegmentKind::Log,
-                    end: 4096,
-                },
-                ManifestSegment {
-                    id: 3,
-                    kind: SegmentKind::Compacted,
-                    end: 999,
-                },
-                ManifestSegment {
-                    id: 5,
-                    kind: SegmentKind::Log,
-                    end: ACTIVE_SEGMENT_END,
-                },
-            ],
-        };
-        let bytes = manifest.to_bytes();
-        assert_eq!(Manifest::from_bytes(&bytes).unwrap(), manifest);
-        for byte in 0..bytes.len() {
-            let mut damaged = bytes.clone();
-            damaged[byte] ^= 0x10;
-            assert!(
-                Manifest::from_bytes(&damaged).is_err(),
-                "flip in byte {byte}"
-            );
+        for fallback in [Fallback::None, Fallback::Log, Fallback::Checkpoint(4)] {
+            let mut manifest = sample_manifest();
+            manifest.fallback = fallback;
+            if fallback == Fallback::None {
+                manifest.segments[1].retained = false;
+            }
+            let bytes = manifest.to_bytes();
+            assert_eq!(Manifest::from_bytes(&bytes).unwrap(), manifest);
+            for byte in 0..bytes.len() {
+                let mut damaged = bytes.clone();
+                damaged[byte] ^= 0x10;
+                assert!(
+                    Manifest::from_bytes(&damaged).is_err(),
+                    "flip in byte {byte}"
+                );
+            }
         }
+    }
+
+    /// Re-seals `bytes` (a manifest whose fields a test changed) with a valid CRC.
+    fn reseal(bytes: &mut [u8]) {
+        let body_len = bytes.len() - 8;
+        let crc = crc32fast::hash(&bytes[..body_len]);
+        bytes[body_len..body_len + 4].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    #[test]
+    fn a_version_1_manifest_reads_without_fallback_or_retained_segments() {
+        let manifest = sample_manifest();
+        let mut bytes = manifest.to_bytes();
+        bytes[8..12].copy_from_slice(&MANIFEST_VERSION_1.to_le_bytes());
+        // Version 1 never read these bytes: whatever they hold means nothing.
+        bytes[40..48].copy_from_slice(&7u64.to_le_bytes());
+        reseal(&mut bytes);
+        let read = Manifest::from_bytes(&bytes).unwrap();
+        assert_eq!(read.fallback, Fallback::None);
+        assert!(read.segments.iter().all(|s| !s.retained));
+        assert_eq!(read.checkpoint, Some(6));
+        // Written again, it is version 2.
+        assert_eq!(u32_at(&read.to_bytes(), 8), MANIFEST_VERSION);
+    }
+
+    #[test]
+    fn a_manifest_whose_fallback_or_retained_flag_does_not_fit_is_refused() {
+        let check = |edit: &dyn Fn(&mut Vec<u8>), expected: &str| {
+            let mut bytes = sample_manifest().to_bytes();
+            edit(&mut bytes);
+            reseal(&mut bytes);
+            let error = Manifest::from_bytes(&bytes).unwrap_err();
+            assert!(error.reason.contains(expected), "{error}");
+        };
+        // The fallback is the current checkpoint, or an id not yet allocated.
+        check(
+            &|b| b[40..48].copy_from_slice(&6u64.to_le_bytes()),
+            "fallback",
+        );
+        check(
+            &|b| b[40..48].copy_from_slice(&9u64.to_le_bytes()),
+            "fallback",
+        );
+        // A retained segment with no fallback to keep it for; the active segment retained.
+        check(&|b| b[40..48].fill(0), "retained");
+        let active_flags = MANIFEST_HEADER_LEN + 2 * MANIFEST_ENTRY_LEN + 17;
+        check(&|b| b[active_flags] = 1, "retained");
+        // An unknown flag.
+        check(&|b| b[MANIFEST_HEADER_LEN + 17] = 2, "reserved");
     }
 
     #[test]

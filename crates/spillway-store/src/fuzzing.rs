@@ -107,6 +107,46 @@ pub fn checkpoint_as_version_1(bytes: &[u8]) -> Option<Vec<u8>> {
     ))
 }
 
+/// Rewrites manifest `bytes` in version 1, as written before the fallback (no fallback), for
+/// tests of the upgrade path; `None` if `bytes` is not a valid manifest or retains segments.
+pub fn manifest_as_version_1(bytes: &[u8]) -> Option<Vec<u8>> {
+    crate::format::Manifest::from_bytes(bytes)
+        .ok()?
+        .to_bytes_version_1()
+}
+
+/// The files a manifest names besides the segments of the current state, for tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestFiles {
+    /// The current checkpoint's file name.
+    pub checkpoint: Option<String>,
+    /// The fallback: `Some(file name)` of the previous checkpoint, `Some("")` for the log from
+    /// its start, `None` for no fallback.
+    pub fallback: Option<String>,
+    /// File names of the segments retained for the fallback.
+    pub retained: Vec<String>,
+}
+
+/// What manifest `bytes` names (see [`ManifestFiles`]); `None` if it is not a valid manifest.
+pub fn manifest_files(bytes: &[u8]) -> Option<ManifestFiles> {
+    use crate::format::{Fallback, checkpoint_file_name, segment_file_name};
+    let manifest = crate::format::Manifest::from_bytes(bytes).ok()?;
+    Some(ManifestFiles {
+        checkpoint: manifest.checkpoint.map(checkpoint_file_name),
+        fallback: match manifest.fallback {
+            Fallback::None => None,
+            Fallback::Log => Some(String::new()),
+            Fallback::Checkpoint(id) => Some(checkpoint_file_name(id)),
+        },
+        retained: manifest
+            .segments
+            .iter()
+            .filter(|s| s.retained)
+            .map(|s| segment_file_name(s.id))
+            .collect(),
+    })
+}
+
 /// Decodes `bytes` as a manifest. Returns whether it was accepted.
 pub fn decode_manifest(bytes: &[u8]) -> bool {
     crate::format::Manifest::from_bytes(bytes).is_ok()

@@ -8,17 +8,20 @@
 //! - **Durability modes** ([`Durability`]): fsync every commit with group commit, fsync on an
 //!   interval, or leave it to the OS. A failed fsync poisons the handle.
 //! - **Recovery**: a torn tail of the active segment (a bad last frame with nothing intact
-//!   after it) is dropped and reported; damage anywhere else, including a bad frame followed by
-//!   intact ones, fails the open with the file and offset and changes nothing, and
-//!   [`Store::repair`] salvages around it.
+//!   after it) is dropped and reported; a damaged checkpoint is replaced by the fallback (the
+//!   previous checkpoint and the log after it, or the whole log) and reported
+//!   ([`RecoveryReport::checkpoint_fallback`]); damage anywhere else, including a bad frame
+//!   followed by intact ones, or in the fallback as well, fails the open with the file and
+//!   offset and changes nothing, and [`Store::repair`] salvages around it.
 //! - **Checkpoints** ([`Store::checkpoint`], and automatically: see
 //!   [`StoreOptions::checkpoint_after_log_bytes`]): the key directory as a checked `rkyv`
 //!   archive that is mapped and read in place, so opening replays only the log written after
 //!   it, and memory holds only the keys changed since ([`StoreStats::keys_in_memory`]): open
-//!   time and resident memory do not grow with the key count.
+//!   time and resident memory do not grow with the key count. The previous checkpoint stays as
+//!   the fallback until the next one.
 //! - **Compaction** ([`Store::compact`]): live records of mostly-dead segments are copied into
-//!   new segments, installed through an atomically replaced manifest; old files are deleted
-//!   only when no snapshot maps them.
+//!   new segments, installed through an atomically replaced manifest; the old segments are kept
+//!   for the fallback until the next checkpoint, and deleted only when no snapshot maps them.
 //! - **Exclusive lock** on the directory itself: a second writer gets [`Error::Locked`].
 //!   [`Store::open_read_only`] shares the lock with other readers and writes nothing.
 //! - **Allocated segments**: a full disk is an error on the call that needs space
@@ -69,7 +72,7 @@ pub use error::{Error, Result};
 pub use format::SegmentKind;
 pub use snapshot::{Range, Snapshot};
 pub use store::{
-    CLOSE_CHECKPOINT_MIN_BYTES, CompactionReport, Damage, Durability, KeyspaceId, KeyspaceStats,
-    MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, RecoveryReport, RepairReport, SegmentStats, Store,
-    StoreOptions, StoreStats, TornTail, VerifyReport,
+    CLOSE_CHECKPOINT_MIN_BYTES, CheckpointFallback, CompactionReport, Damage, Durability,
+    KeyspaceId, KeyspaceStats, MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, RecoveryReport, RepairReport,
+    SegmentStats, Store, StoreOptions, StoreStats, TornTail, VerifyReport,
 };

@@ -1,28 +1,29 @@
-//! Opening a store directory: reading the manifest, loading the checkpoint, replaying the log,
-//! telling a torn tail from damage, removing orphans. Repair of a damaged store is not here but
-//! in `salvage`.
+//! Opening a store directory: reading the manifest, loading the checkpoint (or, if it is
+//! damaged, the fallback: the previous checkpoint or the log from its start, with the segments
+//! retained for it), replaying the log, telling a torn tail from damage, removing orphans.
+//! Repair of a damaged store is not here but in `salvage`.
 //!
 //! Also the two atomic file writes every protocol uses (manifest and checkpoint). This module
 //! must never accept damage outside the active segment's tail, never take a bad frame for a
 //! torn tail when an intact later frame follows it, never write anything a manifest refers to
-//! before it is durable, and `load` must never change a file: an open that refuses leaves the
-//! directory as it found it.
+//! before it is durable, and `load` must never change a file: an open that refuses, or that
+//! falls back, leaves the directory as it found it (the damaged checkpoint included).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::backend::{Backend, BackendFile};
-use crate::checkpoint;
+use crate::checkpoint::{self, LoadedCheckpoint};
 use crate::directory::{Directory, LiveBytes};
 use crate::error::{Error, Result};
 use crate::format::{
-    ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, FrameSlot, MANIFEST_FILE_NAME,
+    ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, Fallback, FrameSlot, MANIFEST_FILE_NAME,
     MANIFEST_TEMP_FILE_NAME, Manifest, ManifestSegment, SEGMENT_HEADER_LEN, SegmentKind, align_up,
     checkpoint_file_name, decode_frame, segment_file_name,
 };
 use crate::segment::{Access, Segment};
-use crate::store::RecoveryReport;
+use crate::store::{CheckpointFallback, RecoveryReport};
 
 pub(crate) struct Loaded {
     pub(crate) manifest: Manifest,
@@ -36,6 +37,10 @@ pub(crate) struct Loaded {
     /// Just past the last non-zero byte of the active segment at or after `active_head`
     /// (`active_head` if the rest is zero): a torn tail to zero.
     pub(crate) active_dirty_end: usize,
+    /// What `directory` derives from: the current checkpoint, or the fallback if the current
+    /// one was damaged (the log from its start if either is [`Fallback::Log`]). The next
+    /// checkpoint names it as its fallback.
+    pub(crate) basis: Fallback,
     pub(crate) report: RecoveryReport,
 }
 
@@ -291,38 +296,52 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         ));
     }
 
-    // Open every segment (checks headers).
+    // Open every segment of the current state (checks headers). Segments retained only for
+    // the fallback are opened only if the open falls back to it: damage in them must not stop
+    // an open that does not need them.
     let mut segments = BTreeMap::new();
-    for entry in &manifest.segments {
-        let segment = Segment::open(backend, dir, entry.id, entry.kind, access)?;
-        if entry.end != ACTIVE_SEGMENT_END {
-            let fits = usize::try_from(entry.end).is_ok_and(|end| {
-                end >= SEGMENT_HEADER_LEN && end <= segment.capacity() && end % ALIGN == 0
-            });
-            if !fits {
-                return Err(Error::corrupt(
-                    &segment.path,
-                    0,
-                    format!("manifest end {} does not fit the segment", entry.end),
-                ));
-            }
-        }
-        segments.insert(entry.id, segment);
+    for entry in manifest.segments.iter().filter(|s| !s.retained) {
+        segments.insert(entry.id, open_listed_segment(backend, dir, entry, access)?);
     }
 
-    // Checkpoint.
+    // Checkpoint: the current one, or if it is damaged the fallback.
     let mut report = RecoveryReport::default();
-    let mut loaded_checkpoint = None;
-    if let Some(checkpoint_id) = manifest.checkpoint {
-        let path = dir.join(checkpoint_file_name(checkpoint_id));
-        let segment_len = |id: u32| segments.get(&id).map(Segment::capacity);
-        loaded_checkpoint = Some(checkpoint::open(
-            backend,
-            &path,
-            &segment_len,
-            checkpoint::Checks::Open,
-        )?);
-    }
+    let current = match manifest.checkpoint {
+        None => Ok(None),
+        Some(id) => {
+            let segment_len = |id: u32| segments.get(&id).map(Segment::capacity);
+            checkpoint::open(
+                backend,
+                &dir.join(checkpoint_file_name(id)),
+                &segment_len,
+                checkpoint::Checks::Open,
+            )
+            .map(Some)
+        }
+    };
+    let (loaded_checkpoint, basis) = match current {
+        Ok(loaded) => {
+            let basis = manifest
+                .checkpoint
+                .map_or(Fallback::Log, Fallback::Checkpoint);
+            (loaded, basis)
+        }
+        Err(error) => {
+            let damaged_id = manifest.checkpoint.expect("only a named checkpoint fails");
+            let damaged = describe(&error, &dir.join(checkpoint_file_name(damaged_id)));
+            let loaded = load_fallback(backend, dir, &manifest, access, &mut segments, &damaged)?;
+            report.checkpoint_fallback = Some(CheckpointFallback {
+                damaged: damaged.path.clone(),
+                offset: damaged.offset,
+                reason: damaged.reason.clone(),
+                fallback: manifest
+                    .fallback
+                    .checkpoint()
+                    .map(|id| dir.join(checkpoint_file_name(id))),
+            });
+            (loaded, manifest.fallback)
+        }
+    };
     let (mut directory, mut live, mut next_seq, start) = match loaded_checkpoint {
         Some(loaded) => {
             report.checkpoint_loaded = true;
@@ -341,11 +360,16 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
     let active_id = manifest.active_segment().id;
     let mut active_head = SEGMENT_HEADER_LEN;
     let mut active_dirty_end = SEGMENT_HEADER_LEN;
-    for entry in manifest
+    // Replay the log segments that were opened: from the current checkpoint, the segments of
+    // the current state (retained log segments all lie before its position); from the
+    // fallback, every log segment, retained ones included.
+    let log_entries: Vec<ManifestSegment> = manifest
         .segments
         .iter()
-        .filter(|s| s.kind == SegmentKind::Log)
-    {
+        .filter(|s| s.kind == SegmentKind::Log && segments.contains_key(&s.id))
+        .copied()
+        .collect();
+    for entry in log_entries {
         let from = match start {
             Some((log_segment, _)) if entry.id < log_segment => continue,
             Some((log_segment, log_offset)) if entry.id == log_segment => log_offset,
@@ -359,12 +383,12 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         };
         let segment = segments
             .get_mut(&entry.id)
-            .expect("every segment of the manifest was opened");
+            .expect("only opened segments are replayed");
         let (id, kind, path) = (segment.id, segment.kind, segment.path.clone());
         // Through a temporary map: the frames replayed and, in the active segment, the unused
         // tail scanned below (up to a whole segment of zeroes) stay out of this process's
         // resident memory once the open is done.
-        let (end, dirty) = segment.with_probe(|bytes| {
+        let replayed = segment.with_probe(|bytes| {
             let view = SegmentBytes {
                 id,
                 kind,
@@ -386,7 +410,16 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
                 end
             };
             Ok::<_, Error>((end, dirty))
-        })??;
+        });
+        let (end, dirty) = match replayed {
+            Ok(Ok(replayed)) => replayed,
+            Ok(Err(error)) | Err(error) => {
+                return Err(match &report.checkpoint_fallback {
+                    Some(fallback) => after_fallback(error, fallback),
+                    None => error,
+                });
+            }
+        };
         log_bytes += end.saturating_sub(from) as u64;
         if is_active {
             active_head = end;
@@ -400,10 +433,21 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
             .any(|s| s.id == log_segment && s.kind == SegmentKind::Log)
     {
         return Err(Error::corrupt(
-            dir.join(checkpoint_file_name(manifest.checkpoint.unwrap_or(0))),
+            dir.join(checkpoint_file_name(basis.checkpoint().unwrap_or(0))),
             0,
             format!("checkpoint log segment {log_segment} is not a log segment of the manifest"),
         ));
+    }
+    let mut manifest = manifest;
+    if report.checkpoint_fallback.is_some() {
+        // The state now derives from the fallback, which may point into the retained segments
+        // and whose replay read their frames: they are segments of the current state again
+        // (mapped, compactable), and never deleted as retained ones. Only the memory copy
+        // changes; a manifest written later lists them as ordinary segments, which is safe
+        // whichever checkpoint the next open loads (a listed segment is never deleted).
+        for entry in &mut manifest.segments {
+            entry.retained = false;
+        }
     }
     report.frames_replayed = frames;
     report.log_bytes_replayed = log_bytes;
@@ -415,8 +459,151 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         next_seq,
         active_head,
         active_dirty_end,
+        basis,
         report,
     })
+}
+
+/// Opens a segment the manifest lists and checks that its sealed end fits it.
+fn open_listed_segment(
+    backend: &Arc<dyn Backend>,
+    dir: &Path,
+    entry: &ManifestSegment,
+    access: Access,
+) -> Result<Segment> {
+    let segment = Segment::open(backend, dir, entry.id, entry.kind, access)?;
+    if entry.end != ACTIVE_SEGMENT_END {
+        let fits = usize::try_from(entry.end).is_ok_and(|end| {
+            end >= SEGMENT_HEADER_LEN && end <= segment.capacity() && end % ALIGN == 0
+        });
+        if !fits {
+            return Err(Error::corrupt(
+                &segment.path,
+                0,
+                format!("manifest end {} does not fit the segment", entry.end),
+            ));
+        }
+    }
+    Ok(segment)
+}
+
+/// Where and why a checkpoint could not be used.
+struct Described {
+    path: PathBuf,
+    offset: u64,
+    reason: String,
+}
+
+/// An error that stopped the use of the checkpoint at `path`, as file, offset and reason.
+fn describe(error: &Error, path: &Path) -> Described {
+    match error {
+        Error::Corrupt {
+            path,
+            offset,
+            reason,
+        } => Described {
+            path: path.clone(),
+            offset: *offset,
+            reason: reason.clone(),
+        },
+        other => Described {
+            path: path.to_path_buf(),
+            offset: 0,
+            reason: other.to_string(),
+        },
+    }
+}
+
+/// The current checkpoint is damaged (`damaged`): opens the segments retained for the
+/// fallback and loads the fallback checkpoint (`None` for the log from its start). Refuses,
+/// naming both files, if there is no fallback or it fails too. Changes no file.
+fn load_fallback(
+    backend: &Arc<dyn Backend>,
+    dir: &Path,
+    manifest: &Manifest,
+    access: Access,
+    segments: &mut BTreeMap<u32, Segment>,
+    damaged: &Described,
+) -> Result<Option<LoadedCheckpoint>> {
+    let refuse = |what: String| {
+        Error::corrupt(
+            &damaged.path,
+            damaged.offset,
+            format!(
+                "{}; {what}: nothing was changed (run repair)",
+                damaged.reason
+            ),
+        )
+    };
+    let fallback_path = match manifest.fallback {
+        Fallback::None => {
+            return Err(refuse(
+                "the store keeps no fallback for this checkpoint (a store made by repair, or by a build before manifest version 2, gets one at its next checkpoint)".into(),
+            ));
+        }
+        Fallback::Log => None,
+        Fallback::Checkpoint(id) => Some(dir.join(checkpoint_file_name(id))),
+    };
+    let fallback_name = match &fallback_path {
+        Some(path) => format!("the fallback checkpoint {}", path.display()),
+        None => "the fallback (the log from its start)".to_string(),
+    };
+    for entry in manifest.segments.iter().filter(|s| s.retained) {
+        let segment = open_listed_segment(backend, dir, entry, access).map_err(|error| {
+            let failed = describe(&error, &dir.join(segment_file_name(entry.id)));
+            refuse(format!(
+                "{fallback_name} cannot be used either: the segment {} it needs is damaged at offset {} ({})",
+                failed.path.display(),
+                failed.offset,
+                failed.reason
+            ))
+        })?;
+        segments.insert(entry.id, segment);
+    }
+    let Some(path) = fallback_path else {
+        return Ok(None);
+    };
+    let segment_len = |id: u32| segments.get(&id).map(Segment::capacity);
+    checkpoint::open(backend, &path, &segment_len, checkpoint::Checks::Open)
+        .map(Some)
+        .map_err(|error| {
+            let failed = describe(&error, &path);
+            refuse(format!(
+                "the fallback checkpoint {} is damaged too, at offset {} ({})",
+                failed.path.display(),
+                failed.offset,
+                failed.reason
+            ))
+        })
+}
+
+/// An error of the replay after the open fell back, with what it fell back from.
+fn after_fallback(error: Error, fallback: &CheckpointFallback) -> Error {
+    let context = format!(
+        "the open replayed the log from {} because the current checkpoint {} is damaged at offset {} ({}); nothing was changed (run repair)",
+        fallback.fallback.as_ref().map_or_else(
+            || "its start".to_string(),
+            |path| format!("the fallback checkpoint {}", path.display())
+        ),
+        fallback.damaged.display(),
+        fallback.offset,
+        fallback.reason
+    );
+    match error {
+        Error::Corrupt {
+            path,
+            offset,
+            reason,
+        } => Error::Corrupt {
+            path,
+            offset,
+            reason: format!("{reason}; {context}"),
+        },
+        other => {
+            let path = fallback.damaged.clone();
+            Error::corrupt(path, fallback.offset, format!("{other}; {context}"))
+        }
+    }
 }
 
 pub(crate) fn initialise(
@@ -436,17 +623,19 @@ pub(crate) fn initialise(
             generation: 1,
             next_segment_id: 2,
             checkpoint: None,
-            segments: vec![ManifestSegment {
-                id: 1,
-                kind: SegmentKind::Log,
-                end: ACTIVE_SEGMENT_END,
-            }],
+            fallback: Fallback::None,
+            segments: vec![ManifestSegment::new(
+                1,
+                SegmentKind::Log,
+                ACTIVE_SEGMENT_END,
+            )],
         },
     )
 }
 
-/// Deletes segment and checkpoint files the manifest does not name, and a leftover temporary
-/// manifest. Other files are left alone.
+/// Deletes segment and checkpoint files the manifest does not name (the fallback checkpoint
+/// and retained segments are named), and a leftover temporary manifest. Other files are left
+/// alone.
 pub(crate) fn remove_orphans(
     backend: &Arc<dyn Backend>,
     dir: &Path,
@@ -457,7 +646,10 @@ pub(crate) fn remove_orphans(
         .iter()
         .map(|s| segment_file_name(s.id))
         .collect();
-    if let Some(id) = manifest.checkpoint {
+    for id in [manifest.checkpoint, manifest.fallback.checkpoint()]
+        .into_iter()
+        .flatten()
+    {
         referenced.insert(checkpoint_file_name(id));
     }
     let names = backend

@@ -6,7 +6,9 @@
 //! - A segment file is identified by its header, not its name; a file whose header is damaged
 //!   keeps the id of its name. The manifest, when intact, says which segments are live.
 //! - The checkpoint is decoded without requiring its value locations to exist: a location in
-//!   a missing or truncated segment fails its read and only that value is dropped.
+//!   a missing or truncated segment fails its read and only that value is dropped. If the
+//!   manifest's checkpoint is damaged, its fallback checkpoint is used (the manifest lists the
+//!   segments retained for it).
 //! - Every frame of every segment is checked; damaged regions are skipped by scanning ahead to
 //!   the next intact frame, and reported with their file and offset.
 //! - A store in which nothing is damaged is left exactly as it is.
@@ -25,9 +27,9 @@ use crate::compaction::CompactionOutput;
 use crate::directory::{Directory, KeyspaceState, LiveBytes};
 use crate::error::{Error, Result};
 use crate::format::{
-    ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, Frame, FrameSlot, MANIFEST_FILE_NAME, Manifest,
-    ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, checkpoint_file_name,
-    decode_frame, encode_op, segment_file_name,
+    ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, Fallback, Frame, FrameSlot, MANIFEST_FILE_NAME,
+    Manifest, ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind,
+    checkpoint_file_name, decode_frame, encode_op, segment_file_name,
 };
 use crate::recovery::{dirty_end, write_checkpoint_file, write_manifest};
 use crate::segment::{Access, Segment};
@@ -203,21 +205,20 @@ pub(crate) fn repair(
     }
     let mut new_segments: Vec<ManifestSegment> = written
         .iter()
-        .map(|s| ManifestSegment {
-            id: s.id,
-            kind: SegmentKind::Compacted,
-            end: s.capacity() as u64,
-        })
+        .map(|s| ManifestSegment::new(s.id, SegmentKind::Compacted, s.capacity() as u64))
         .collect();
-    new_segments.push(ManifestSegment {
-        id: log_id,
-        kind: SegmentKind::Log,
-        end: ACTIVE_SEGMENT_END,
-    });
+    new_segments.push(ManifestSegment::new(
+        log_id,
+        SegmentKind::Log,
+        ACTIVE_SEGMENT_END,
+    ));
+    // No fallback: the old files are moved aside, and the state holds only what survived.
+    // The next checkpoint makes this one its fallback.
     let new_manifest = Manifest {
         generation: manifest.as_ref().map_or(0, |m| m.generation) + 1,
         next_segment_id: allocate(),
         checkpoint: Some(checkpoint_id),
+        fallback: Fallback::None,
         segments: new_segments,
     };
     write_manifest(backend.as_ref(), &dir, &new_manifest)?;
@@ -462,7 +463,8 @@ impl Salvage {
         segments
     }
 
-    /// The checkpoint the manifest names, or without a manifest the newest intact one.
+    /// The checkpoint the manifest names, or if it is damaged its fallback checkpoint; without
+    /// a manifest the newest intact one.
     fn read_checkpoint(
         &mut self,
         backend: &Arc<dyn Backend>,
@@ -471,7 +473,14 @@ impl Salvage {
         segments: &BTreeMap<u32, Segment>,
     ) -> Option<LoadedCheckpoint> {
         let candidates: Vec<u32> = if let Some(manifest) = manifest {
-            manifest.checkpoint.into_iter().collect()
+            // The fallback checkpoint (with the segments retained for it, which the manifest
+            // lists) describes the same state as the current one once the log after it is
+            // replayed. A fallback that is the log from its start needs no candidate: without
+            // a checkpoint every frame is replayed.
+            [manifest.checkpoint, manifest.fallback.checkpoint()]
+                .into_iter()
+                .flatten()
+                .collect()
         } else {
             let mut ids: Vec<u32> = names
                 .iter()

@@ -7,12 +7,14 @@
 //! short read lock and never block the writer for longer than that. Durability waits happen
 //! outside the writer lock so that concurrent committers share one fsync.
 //!
-//! Lock order: `maintenance` → `writer` → `manifest` → `published`; `sync_state` is never held
-//! while taking another lock. This module must never write to a segment below its published
-//! length, never make a file reachable from the manifest before it is durable, and never
-//! delete a file the durable manifest still names.
+//! Lock order: `maintenance` → `writer` → `manifest` → `published`; `sync_state`, `basis` and
+//! `retained` are never held while taking another lock. This module must never write to a
+//! segment below its published length, never make a file reachable from the manifest before
+//! it is durable, never delete a file the durable manifest still names, and never let a
+//! durable manifest name a fallback that cannot reproduce its checkpoint's state (the
+//! fallback's checkpoint, the segments it points into and the log after it stay on disk).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -26,8 +28,8 @@ use crate::compaction::CompactionOutput;
 use crate::directory::{Directory, LiveBytes};
 use crate::error::{Error, Result};
 use crate::format::{
-    self, ACTIVE_SEGMENT_END, FRAME_HEADER_LEN, FrameSlot, MANIFEST_FILE_NAME, MAX_FRAME_LEN,
-    Manifest, ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentKind, align_up,
+    self, ACTIVE_SEGMENT_END, FRAME_HEADER_LEN, Fallback, FrameSlot, MANIFEST_FILE_NAME,
+    MAX_FRAME_LEN, Manifest, ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentKind, align_up,
     checkpoint_file_name, decode_frame, encode_op, seal_frame, segment_file_name,
 };
 use crate::recovery::{
@@ -113,8 +115,48 @@ pub struct RecoveryReport {
     /// with no intact frame after it) that was dropped: zeroed, or, on a read-only open,
     /// ignored in memory. Damage followed by intact frames is not a torn tail: it fails the open.
     pub torn_tail: Option<TornTail>,
+    /// The current checkpoint was damaged, and the open used the fallback instead (the
+    /// previous checkpoint and the log after it, or the whole log): the same contents, a
+    /// longer replay. The damaged file is left in place until the next checkpoint replaces
+    /// it, and `verify` reports it meanwhile.
+    pub checkpoint_fallback: Option<CheckpointFallback>,
     /// Files no manifest refers to (left by a crash mid-rotation or mid-compaction), deleted.
     pub orphans_removed: Vec<String>,
+}
+
+/// A damaged current checkpoint that the open replaced with the fallback.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointFallback {
+    /// The damaged checkpoint file.
+    pub damaged: PathBuf,
+    /// Offset of the damage inside it (0 if the file could not be read at all).
+    pub offset: u64,
+    /// What was wrong with it.
+    pub reason: String,
+    /// The previous checkpoint that was loaded instead, or `None` if the log was replayed
+    /// from its start.
+    pub fallback: Option<PathBuf>,
+}
+
+impl std::fmt::Display for CheckpointFallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "checkpoint {} is damaged at offset {} ({}); opened from ",
+            self.damaged.display(),
+            self.offset,
+            self.reason
+        )?;
+        match &self.fallback {
+            Some(path) => write!(
+                f,
+                "the previous checkpoint {} and the log after it",
+                path.display()
+            ),
+            None => f.write_str("the whole log"),
+        }?;
+        f.write_str(" (the next checkpoint replaces the damaged file)")
+    }
 }
 
 /// The dropped tail of the active segment.
@@ -149,6 +191,29 @@ pub struct Damage {
     pub offset: u64,
     /// What is wrong.
     pub reason: String,
+}
+
+impl Damage {
+    /// `error` as damage: its file and offset if it is [`Error::Corrupt`], else `path` and
+    /// its text.
+    fn of(error: Error, path: PathBuf) -> Damage {
+        match error {
+            Error::Corrupt {
+                path,
+                offset,
+                reason,
+            } => Damage {
+                path,
+                offset,
+                reason,
+            },
+            other => Damage {
+                path,
+                offset: 0,
+                reason: other.to_string(),
+            },
+        }
+    }
 }
 
 /// Result of [`Store::verify`].
@@ -224,6 +289,9 @@ pub struct SegmentStats {
     pub kind: SegmentKind,
     /// True for the segment being appended to.
     pub active: bool,
+    /// True for a compaction victim kept only for the fallback (see `Store::compact`): no
+    /// key points into it; the next checkpoint deletes it. Its bytes count as dead.
+    pub retained: bool,
     /// Length of the file (allocated whole, so mostly unwritten for the active segment).
     pub file_bytes: u64,
     /// Bytes of frames written.
@@ -331,6 +399,13 @@ struct Shared {
     next_checkpoint_at: AtomicU64,
     /// A background checkpoint is running.
     checkpointing: AtomicBool,
+    /// The checkpoint the in-memory state derives from (the current one, or the fallback if
+    /// the open found the current one damaged; the log from its start before any): the next
+    /// checkpoint names it as its fallback. Changed only under `maintenance`.
+    basis: Mutex<Fallback>,
+    /// Victims of this handle's compactions, kept (listed as retained) for the fallback;
+    /// retired by the next checkpoint. Changed only under `maintenance`.
+    retained: Mutex<BTreeMap<u32, Arc<Segment>>>,
     recovery: RecoveryReport,
     /// Opened with [`Store::open_read_only`]: every write is refused, nothing is written.
     read_only: bool,
@@ -568,6 +643,8 @@ impl Store {
             checkpointed_log_bytes: AtomicU64::new(0),
             next_checkpoint_at: AtomicU64::new(options.checkpoint_after_log_bytes),
             checkpointing: AtomicBool::new(false),
+            basis: Mutex::new(loaded.basis),
+            retained: Mutex::new(BTreeMap::new()),
             recovery: loaded.report,
             read_only,
             options,
@@ -790,8 +867,9 @@ impl Store {
     }
 
     /// Rewrites the live records of mostly-dead segments (sealing the active segment first if it
-    /// is mostly dead too) into new segments, installs them with a new checkpoint and manifest, and deletes the old
-    /// segments once no snapshot reads them.
+    /// is mostly dead too) into new segments and installs them with a new checkpoint and
+    /// manifest. The old segments are kept for the fallback (the previous checkpoint may point
+    /// into them) until the next checkpoint, which deletes them once no snapshot reads them.
     pub fn compact(&self) -> Result<CompactionReport> {
         let shared = &self.shared;
         let _maintenance = lock(&shared.maintenance);
@@ -811,7 +889,13 @@ impl Store {
             let manifest = lock(&shared.manifest).clone();
             let active = writer.active.id;
             let mut victims = BTreeSet::new();
-            for entry in manifest.segments.iter().filter(|s| s.id != active) {
+            // Segments retained for the fallback are not the current state's: nothing to copy,
+            // and the next checkpoint deletes them.
+            for entry in manifest
+                .segments
+                .iter()
+                .filter(|s| s.id != active && !s.retained)
+            {
                 let written = entry.end.saturating_sub(SEGMENT_HEADER_LEN as u64);
                 let live = writer.live.get(entry.id);
                 if written > 0 && (live as f64) < ratio * written as f64 {
@@ -898,14 +982,17 @@ impl Store {
         // 4. Checkpoint + manifest; only then may the old segments go.
         let written_entries: Vec<ManifestSegment> = written
             .iter()
-            .map(|s| ManifestSegment {
-                id: s.id,
-                kind: SegmentKind::Compacted,
-                end: s.capacity() as u64,
-            })
+            .map(|s| ManifestSegment::new(s.id, SegmentKind::Compacted, s.capacity() as u64))
             .collect();
+        // The victims stay, retained: the new checkpoint's fallback (the checkpoint before it)
+        // may point into them, and its replay may need their log frames. The next checkpoint,
+        // whose fallback is this compaction's own, deletes them.
         let result = shared.install_checkpoint(&directory, position, |manifest| {
-            manifest.segments.retain(|s| !victims.contains(&s.id));
+            for entry in &mut manifest.segments {
+                if victims.contains(&entry.id) {
+                    entry.retained = true;
+                }
+            }
             manifest.segments.extend(written_entries.iter().copied());
             manifest.segments.sort_by_key(|s| s.id);
         });
@@ -915,9 +1002,7 @@ impl Store {
             shared.poison(&error);
             return Err(error);
         }
-        for segment in retired {
-            segment.retire();
-        }
+        lock(&shared.retained).extend(retired.into_iter().map(|segment| (segment.id, segment)));
         Ok(report)
     }
 
@@ -925,7 +1010,6 @@ impl Store {
     /// structure, including that the unused tail of each segment is zero.
     pub fn verify(&self) -> Result<VerifyReport> {
         let snapshot = self.snapshot();
-        let manifest = lock(&self.shared.manifest).clone();
         let (active_id, head) = {
             let writer = lock(&self.shared.writer);
             (writer.active.id, writer.head)
@@ -934,90 +1018,81 @@ impl Store {
             torn_tail: self.shared.recovery.torn_tail.clone(),
             ..VerifyReport::default()
         };
-        // The checkpoint, with the per-key checks an open leaves out (key order, every value
-        // location); under the maintenance lock, so that no checkpoint replaces it meanwhile.
-        {
+        // Under the maintenance lock, so that no checkpoint replaces or deletes what is checked
+        // meanwhile: the segments retained for the fallback (frames, as below), then the
+        // checkpoint and the fallback checkpoint with the per-key checks an open leaves out
+        // (key order, every value location), the fallback's over the segments it may point
+        // into. A damaged fallback is damage: the store could not survive the loss of its
+        // checkpoint.
+        let manifest = {
             let _maintenance = lock(&self.shared.maintenance);
-            if let Some(id) = lock(&self.shared.manifest).checkpoint {
+            let manifest = lock(&self.shared.manifest).clone();
+            let current_segments = read(&self.shared.published).segments.clone();
+            let mut segments: SegmentTable = (*current_segments).clone();
+            let kept = lock(&self.shared.retained).clone();
+            for entry in manifest.segments.iter().filter(|s| s.retained) {
+                // Retained by this handle's compaction (mapped), or before its open (not).
+                let segment = if let Some(segment) = kept.get(&entry.id) {
+                    segment.clone()
+                } else {
+                    let opened = Segment::open(
+                        &self.shared.backend,
+                        &self.shared.dir,
+                        entry.id,
+                        entry.kind,
+                        Access::ReadOnly,
+                    );
+                    match opened {
+                        Ok(segment) => Arc::new(segment),
+                        Err(error) => {
+                            let path = self.shared.dir.join(segment_file_name(entry.id));
+                            report.damage.push(Damage::of(error, path));
+                            continue;
+                        }
+                    }
+                };
+                let end = usize::try_from(entry.end).unwrap_or(usize::MAX);
+                verify_frames(&segment, end, segment.bytes().len(), &mut report);
+                segments.insert(entry.id, segment);
+            }
+            // The current checkpoint may point only into the current state's segments, the
+            // fallback into the retained ones too.
+            let current_len = |id: u32| current_segments.get(&id).map(|s| s.capacity());
+            let fallback_len = |id: u32| segments.get(&id).map(|s| s.capacity());
+            let checkpoints: [(Option<u32>, &SegmentLen<'_>); 2] = [
+                (manifest.checkpoint, &current_len),
+                (manifest.fallback.checkpoint(), &fallback_len),
+            ];
+            for (id, segment_len) in checkpoints {
+                let Some(id) = id else {
+                    continue;
+                };
                 let path = self.shared.dir.join(checkpoint_file_name(id));
-                let segments = read(&self.shared.published).segments.clone();
-                let segment_len = |id: u32| segments.get(&id).map(|s| s.capacity());
                 let checked = checkpoint::open(
                     &self.shared.backend,
                     &path,
-                    &segment_len,
+                    segment_len,
                     checkpoint::Checks::Thorough,
                 );
-                match checked {
-                    Ok(_) => {}
-                    Err(Error::Corrupt {
-                        path,
-                        offset,
-                        reason,
-                    }) => report.damage.push(Damage {
-                        path,
-                        offset,
-                        reason,
-                    }),
-                    Err(error) => report.damage.push(Damage {
-                        path,
-                        offset: 0,
-                        reason: error.to_string(),
-                    }),
+                if let Err(error) = checked {
+                    report.damage.push(Damage::of(error, path));
                 }
             }
-        }
-        for entry in &manifest.segments {
+            manifest
+        };
+        for entry in manifest.segments.iter().filter(|s| !s.retained) {
             let Some(segment) = snapshot.segments.get(&entry.id) else {
                 continue;
             };
-            let end = if entry.id == active_id {
-                head
-            } else {
-                entry.end as usize
-            };
-            let bytes = segment.bytes();
-            let end = end.min(bytes.len());
-            let mut offset = SEGMENT_HEADER_LEN;
-            while offset < end {
-                match decode_frame(&bytes[..end], offset) {
-                    Ok(FrameSlot::Frame(frame)) => {
-                        report.frames_checked += 1;
-                        offset += frame.len;
-                    }
-                    Ok(FrameSlot::Empty) => {
-                        report.damage.push(Damage {
-                            path: segment.path.clone(),
-                            offset: offset as u64,
-                            reason: format!("zero frame header before the end of the log at {end}"),
-                        });
-                        break;
-                    }
-                    Err(error) => {
-                        report.damage.push(Damage {
-                            path: segment.path.clone(),
-                            offset: error.offset,
-                            reason: error.reason,
-                        });
-                        break;
-                    }
-                }
-            }
+            let bytes_len = segment.bytes().len();
             // Bytes after the end of the log must be zero (a sealed segment's slack, or the
             // not-yet-written part of the active one).
-            let tail_end = if entry.id == active_id {
-                bytes.len().min(head)
+            let (end, tail_end) = if entry.id == active_id {
+                (head, bytes_len.min(head))
             } else {
-                bytes.len()
+                (entry.end as usize, bytes_len)
             };
-            let dirty = dirty_end(&bytes[..tail_end], end);
-            if dirty > end {
-                report.damage.push(Damage {
-                    path: segment.path.clone(),
-                    offset: end as u64,
-                    reason: format!("{} non-zero bytes after the end of the log", dirty - end),
-                });
-            }
+            verify_frames(segment, end, tail_end, &mut report);
         }
         for keyspace in snapshot.directory.keyspaces.values() {
             for (_, loc) in keyspace.iter() {
@@ -1045,7 +1120,8 @@ impl Store {
         let writer = lock(&shared.writer);
         let manifest = lock(&shared.manifest).clone();
         let published = read(&shared.published);
-        let segments = manifest
+        let kept = lock(&shared.retained).clone();
+        let mut segments: Vec<SegmentStats> = manifest
             .segments
             .iter()
             .map(|entry| {
@@ -1061,9 +1137,11 @@ impl Store {
                     id: entry.id,
                     kind: entry.kind,
                     active,
+                    retained: entry.retained,
                     file_bytes: published
                         .segments
                         .get(&entry.id)
+                        .or_else(|| kept.get(&entry.id))
                         .map_or(0, |s| s.capacity() as u64),
                     written_bytes,
                     live_bytes,
@@ -1085,15 +1163,74 @@ impl Store {
                     .map_or(0, |k| k.len() as u64),
             })
             .collect();
+        let last_seq = writer.next_seq - 1;
+        let keys_in_memory = published.directory.overlay_len() as u64;
+        drop((writer, published));
+        // Segments retained since before this handle's open are not mapped: ask the file
+        // system, outside the locks.
+        for segment in segments
+            .iter_mut()
+            .filter(|s| s.retained && s.file_bytes == 0)
+        {
+            let path = shared.dir.join(segment_file_name(segment.id));
+            segment.file_bytes = shared
+                .backend
+                .open_file_read_only(&path)
+                .and_then(|file| file.len())
+                .unwrap_or(0);
+        }
         StoreStats {
             segments,
             keyspaces,
             frames_written: shared.frames_written.load(Ordering::Relaxed),
             fsyncs: shared.fsyncs.load(Ordering::Relaxed),
             bytes_written: shared.bytes_written.load(Ordering::Relaxed),
-            last_seq: writer.next_seq - 1,
-            keys_in_memory: published.directory.overlay_len() as u64,
+            last_seq,
+            keys_in_memory,
         }
+    }
+}
+
+/// The length of each segment that exists, by id (what checkpoint checks need).
+type SegmentLen<'a> = dyn Fn(u32) -> Option<usize> + 'a;
+
+/// Checks the frames of `segment` up to `end` (the end of its log) and that its bytes from
+/// there to `tail_end` are zero, for [`Store::verify`].
+fn verify_frames(segment: &Segment, end: usize, tail_end: usize, report: &mut VerifyReport) {
+    let bytes = segment.bytes();
+    let end = end.min(bytes.len());
+    let mut offset = SEGMENT_HEADER_LEN;
+    while offset < end {
+        match decode_frame(&bytes[..end], offset) {
+            Ok(FrameSlot::Frame(frame)) => {
+                report.frames_checked += 1;
+                offset += frame.len;
+            }
+            Ok(FrameSlot::Empty) => {
+                report.damage.push(Damage {
+                    path: segment.path.clone(),
+                    offset: offset as u64,
+                    reason: format!("zero frame header before the end of the log at {end}"),
+                });
+                break;
+            }
+            Err(error) => {
+                report.damage.push(Damage {
+                    path: segment.path.clone(),
+                    offset: error.offset,
+                    reason: error.reason,
+                });
+                break;
+            }
+        }
+    }
+    let dirty = dirty_end(&bytes[..tail_end.min(bytes.len())], end);
+    if dirty > end {
+        report.damage.push(Damage {
+            path: segment.path.clone(),
+            offset: end as u64,
+            reason: format!("{} non-zero bytes after the end of the log", dirty - end),
+        });
     }
 }
 
@@ -1286,11 +1423,11 @@ impl Shared {
                     entry.end = writer.head as u64;
                 }
             }
-            next.segments.push(ManifestSegment {
+            next.segments.push(ManifestSegment::new(
                 id,
-                kind: SegmentKind::Log,
-                end: ACTIVE_SEGMENT_END,
-            });
+                SegmentKind::Log,
+                ACTIVE_SEGMENT_END,
+            ));
             next.segments.sort_by_key(|s| s.id);
             if let Err(error) = write_manifest(self.backend.as_ref(), &self.dir, &next) {
                 // The rename may or may not have happened: the durable state is unknown.
@@ -1332,8 +1469,10 @@ impl Shared {
         result
     }
 
-    /// Writes a checkpoint file for `directory` at `position`, then a manifest naming it (after
-    /// `edit` has adjusted the segment list), then deletes the previous checkpoint file.
+    /// Writes a checkpoint file for `directory` at `position`, then a manifest naming it and,
+    /// as its fallback, the checkpoint the in-memory state derives from (after `edit` has
+    /// adjusted the segment list), then deletes the old fallback checkpoint file and the
+    /// segments retained for it. Callers hold `maintenance`.
     fn install_checkpoint(
         &self,
         directory: &Directory,
@@ -1372,19 +1511,42 @@ impl Shared {
                 return Err(error);
             }
         };
-        let previous = {
+        // The new checkpoint's fallback is the checkpoint the in-memory state derives from
+        // (`basis`, normally the current one). Segments retained for the old fallback are
+        // needed by neither: the new fallback was written after their compaction had moved
+        // every key out of them, at a log position past them (see docs/file-format.md,
+        // Checkpoints). So they, and the checkpoint files no longer named, go once the new
+        // manifest is durable; `edit` (compaction) retains its own victims.
+        let basis = *lock(&self.basis);
+        let (stale_checkpoints, released) = {
             let mut manifest = lock(&self.manifest);
             let mut next = manifest.clone();
             next.generation += 1;
             next.checkpoint = Some(id);
+            next.fallback = basis;
+            let released: Vec<u32> = next
+                .segments
+                .iter()
+                .filter(|s| s.retained)
+                .map(|s| s.id)
+                .collect();
+            next.segments.retain(|s| !s.retained);
             edit(&mut next);
             if let Err(error) = write_manifest(self.backend.as_ref(), &self.dir, &next) {
                 // The rename may or may not have happened: the durable state is unknown.
                 self.poison(&error);
                 return Err(error);
             }
-            std::mem::replace(&mut *manifest, next).checkpoint
+            let previous = std::mem::replace(&mut *manifest, next);
+            let mut stale: Vec<u32> = [previous.checkpoint, previous.fallback.checkpoint()]
+                .into_iter()
+                .flatten()
+                .filter(|&old| basis.checkpoint() != Some(old))
+                .collect();
+            stale.dedup();
+            (stale, released)
         };
+        *lock(&self.basis) = Fallback::Checkpoint(id);
         // Serve the checkpointed keys from the new archive: the overlay keeps only what was
         // committed after the checkpoint's position (the same logical directory, so readers
         // see no change; snapshots taken before keep their own bases).
@@ -1392,10 +1554,32 @@ impl Shared {
             let mut published = write(&self.published);
             published.directory = published.directory.rebase(directory, &installed.directory);
         }
-        if let Some(previous) = previous {
+        // Best effort: a file left behind is an orphan that the next open deletes. Maps of a
+        // deleted checkpoint stay valid for the snapshots that still read it.
+        let deleted_any = !stale_checkpoints.is_empty() || !released.is_empty();
+        for old in stale_checkpoints {
             let _ = self
                 .backend
-                .remove_file(&self.dir.join(checkpoint_file_name(previous)));
+                .remove_file(&self.dir.join(checkpoint_file_name(old)));
+        }
+        let mut retained = lock(&self.retained);
+        for id in released {
+            match retained.remove(&id) {
+                // Deleted when the last snapshot that maps it is dropped (now, if none does).
+                Some(segment) => segment.retire(),
+                // Retained before this handle's open, which did not map it.
+                None => {
+                    let _ = self
+                        .backend
+                        .remove_file(&self.dir.join(segment_file_name(id)));
+                }
+            }
+        }
+        drop(retained);
+        if deleted_any {
+            // Makes the space free for good, so that a crash does not bring the files back
+            // as orphans for the next open to delete. Best effort, as the deletions.
+            let _ = self.backend.sync_dir(&self.dir);
         }
         self.checkpointed_log_bytes
             .store(position.log_bytes, Ordering::Release);

@@ -3,7 +3,9 @@
 //! each acknowledged batch, with checkpoints and compactions mixed in. The parent kills it
 //! with SIGKILL at a random moment, reopens the store, and checks that every acknowledged
 //! batch is present and that the store holds exactly the effects of batches 0..=L for some L
-//! (so every batch is all-or-nothing). Then the next child continues on the same store.
+//! (so every batch is all-or-nothing). A copy of the directory taken before that reopen, with
+//! its current checkpoint damaged, must open from the fallback to exactly the same contents.
+//! Then the next child continues on the same store.
 //!
 //! Iterations: `SPILLWAY_CRASH_ITERATIONS` (default 20). `cargo xtask crash --iterations N`
 //! runs `cargo test --release -p spillway-store --test crash` with it set.
@@ -97,7 +99,66 @@ fn child(dir: &Path) -> ! {
     }
 }
 
-fn verify(dir: &Path, last_acknowledged: Option<u64>, iteration: u32) -> u64 {
+/// The store's contents (empty without the keyspace).
+fn contents(store: &Store, iteration: u32) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let Some(ks) = store.keyspace_id("k") else {
+        return BTreeMap::new();
+    };
+    store
+        .snapshot()
+        .iter(ks)
+        .unwrap()
+        .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("iteration {iteration}: read failed: {e}"))
+}
+
+/// Copies the store's files from `dir` into `copy`.
+fn copy_store(dir: &Path, copy: &Path) {
+    for entry in std::fs::read_dir(dir).expect("list store") {
+        let entry = entry.expect("list store");
+        if entry.file_type().expect("file type").is_file() {
+            std::fs::copy(entry.path(), copy.join(entry.file_name())).expect("copy store file");
+        }
+    }
+}
+
+/// Damages the current checkpoint of the store copied into `copy` and opens it: from the
+/// fallback, it must hold exactly `expected`. Returns false if there is no checkpoint yet.
+fn check_fallback(copy: &Path, expected: &BTreeMap<Vec<u8>, Vec<u8>>, iteration: u32) -> bool {
+    let manifest = std::fs::read(copy.join("MANIFEST")).expect("read manifest");
+    let named = spillway_store::fuzzing::manifest_files(&manifest).expect("valid manifest");
+    let Some(current) = named.checkpoint else {
+        return false;
+    };
+    assert!(
+        named.fallback.is_some(),
+        "iteration {iteration}: no fallback"
+    );
+    let path = copy.join(&current);
+    let mut bytes = std::fs::read(&path).expect("read checkpoint");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x04;
+    std::fs::write(&path, bytes).expect("damage checkpoint");
+    let store = Store::open(copy, options()).unwrap_or_else(|e| {
+        panic!("iteration {iteration}: open with {current} damaged failed: {e}")
+    });
+    assert!(
+        store.recovery_report().checkpoint_fallback.is_some(),
+        "iteration {iteration}: the damage of {current} went unnoticed"
+    );
+    assert!(
+        &contents(&store, iteration) == expected,
+        "iteration {iteration}: the fallback of {current} gives other contents"
+    );
+    true
+}
+
+fn verify(
+    dir: &Path,
+    last_acknowledged: Option<u64>,
+    iteration: u32,
+) -> (u64, BTreeMap<Vec<u8>, Vec<u8>>) {
     let store = Store::open(dir, options())
         .unwrap_or_else(|e| panic!("iteration {iteration}: reopen failed: {e}"));
     let last = last_batch(&store);
@@ -107,14 +168,8 @@ fn verify(dir: &Path, last_acknowledged: Option<u64>, iteration: u32) -> u64 {
             "iteration {iteration}: acknowledged batch {acknowledged} lost (store ends at {last:?})"
         );
     }
-    if let Some(ks) = store.keyspace_id("k") {
-        let snapshot = store.snapshot();
-        let contents: BTreeMap<Vec<u8>, Vec<u8>> = snapshot
-            .iter(ks)
-            .unwrap()
-            .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())))
-            .collect::<Result<_, _>>()
-            .unwrap_or_else(|e| panic!("iteration {iteration}: read failed: {e}"));
+    let contents = contents(&store, iteration);
+    if store.keyspace_id("k").is_some() {
         assert!(
             contents == expected_after(last),
             "iteration {iteration}: store is not exactly batches 0..={last:?}"
@@ -126,7 +181,7 @@ fn verify(dir: &Path, last_acknowledged: Option<u64>, iteration: u32) -> u64 {
         "iteration {iteration}: {:?}",
         report.damage
     );
-    last.map_or(0, |last| last + 1)
+    (last.map_or(0, |last| last + 1), contents)
 }
 
 fn main() {
@@ -140,6 +195,7 @@ fn main() {
     let mut acknowledged_total = 0u64;
     let mut batches_in_store = 0u64;
     let mut lock_refusals = 0u32;
+    let mut fallbacks_checked = 0u32;
     for iteration in 0..iterations {
         let mut child = Child::spawn(CHILD_ENV, dir.path(), &[]);
         // Kill at a random moment: during open/recovery, mid-commit, mid-checkpoint or
@@ -159,10 +215,17 @@ fn main() {
         }
         let lines = child.kill();
         acknowledged_total += ack_count(&lines);
-        batches_in_store = verify(dir.path(), last_ack(&lines), iteration);
+        // The same files, before the reopen below changes any (orphans, a torn tail).
+        let copy = tempfile::tempdir().expect("temp dir");
+        copy_store(dir.path(), copy.path());
+        let contents;
+        (batches_in_store, contents) = verify(dir.path(), last_ack(&lines), iteration);
+        if check_fallback(copy.path(), &contents, iteration) {
+            fallbacks_checked += 1;
+        }
     }
     println!(
-        "crash loop: {iterations} kills, {acknowledged_total} acknowledged batches verified ({batches_in_store} batches in the store, {lock_refusals} second opens refused by the lock, {:.1}s)",
+        "crash loop: {iterations} kills, {acknowledged_total} acknowledged batches verified ({batches_in_store} batches in the store, {lock_refusals} second opens refused by the lock, {fallbacks_checked} opens from the fallback with the current checkpoint damaged gave the same contents, {:.1}s)",
         started.elapsed().as_secs_f64()
     );
 }

@@ -1,7 +1,9 @@
 //! Fault injection: a write or an fsync fails at the Nth call, the disk fills up, or the
 //! machine loses power (everything not yet synced is lost, or torn sector by sector). After
 //! each, the store is reopened: every acknowledged batch must be there, every batch must be
-//! all-or-nothing, and nothing that was never written may appear.
+//! all-or-nothing, and nothing that was never written may appear. After a power loss, the
+//! same state with its current checkpoint damaged must open from the fallback to exactly the
+//! same contents.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -90,8 +92,12 @@ fn expected_after(last: Option<u32>) -> BTreeMap<Vec<u8>, Vec<u8>> {
 }
 
 /// Reopens and checks: the state is exactly "batches 0..=L applied" for some L that includes
-/// every acknowledged batch.
-fn check_recovered(backend: &MemoryBackend, acknowledged: &[u32], what: &str) {
+/// every acknowledged batch. Returns what the store held.
+fn check_recovered(
+    backend: &MemoryBackend,
+    acknowledged: &[u32],
+    what: &str,
+) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let store = Store::open_with_backend(Arc::new(backend.clone()), DIR, options())
         .unwrap_or_else(|e| panic!("{what}: reopen failed: {e}"));
     let snapshot = store.snapshot();
@@ -126,6 +132,50 @@ fn check_recovered(backend: &MemoryBackend, acknowledged: &[u32], what: &str) {
     let mut batch = WriteBatch::new();
     batch.put(ks, b"after", b"recovery");
     store.commit(batch).unwrap();
+    contents
+}
+
+/// Damages the current checkpoint of `backend` (a copy of a crashed store, taken before
+/// `check_recovered` opened it) and checks that the open falls back to exactly `expected`.
+/// Returns false if the store has no checkpoint yet.
+fn check_fallback(
+    backend: &MemoryBackend,
+    expected: &BTreeMap<Vec<u8>, Vec<u8>>,
+    what: &str,
+) -> bool {
+    let dir = std::path::Path::new(DIR);
+    let manifest = backend.file_contents(&dir.join("MANIFEST")).unwrap();
+    let named = spillway_store::fuzzing::manifest_files(&manifest).unwrap();
+    let Some(current) = named.checkpoint.clone() else {
+        return false;
+    };
+    assert!(named.fallback.is_some(), "{what}: no fallback: {named:?}");
+    let path = dir.join(&current);
+    let mut bytes = backend.file_contents(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x20;
+    backend.overwrite_file(&path, &bytes).unwrap();
+    let store = Store::open_with_backend(Arc::new(backend.clone()), DIR, options())
+        .unwrap_or_else(|e| panic!("{what}, {current} damaged: reopen failed: {e}"));
+    assert!(
+        store.recovery_report().checkpoint_fallback.is_some(),
+        "{what}"
+    );
+    let contents: BTreeMap<Vec<u8>, Vec<u8>> = match store.keyspace_id("k") {
+        Some(ks) => store
+            .snapshot()
+            .iter(ks)
+            .unwrap()
+            .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())))
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("{what}, {current} damaged: read failed: {e}")),
+        None => BTreeMap::new(),
+    };
+    assert!(
+        &contents == expected,
+        "{what}, {current} damaged: the fallback gives other contents"
+    );
+    true
 }
 
 #[test]
@@ -220,6 +270,7 @@ fn power_loss_at_every_write_and_sync_call() {
         workload(&backend, FaultPlan::default());
         backend.counters().syncs
     };
+    let mut fell_back = 0;
     for n in 1..=calls {
         for seed in [1u64, 2, 3] {
             let backend = MemoryBackend::new();
@@ -228,13 +279,22 @@ fn power_loss_at_every_write_and_sync_call() {
                 ..FaultPlan::default()
             };
             let acknowledged = workload(&backend, plan);
-            check_recovered(
-                &backend.crash(CrashMode::TearUnsynced { seed }),
-                &acknowledged,
-                &format!("power loss at fsync {n}, torn sectors (seed {seed})"),
-            );
+            let crashed = backend.crash(CrashMode::TearUnsynced { seed });
+            // The same bytes, for the open from the fallback.
+            let copy = crashed.crash(CrashMode::LoseUnsynced);
+            let what = format!("power loss at fsync {n}, torn sectors (seed {seed})");
+            let contents = check_recovered(&crashed, &acknowledged, &what);
+            if check_fallback(&copy, &contents, &what) {
+                fell_back += 1;
+            }
         }
     }
+    // Every crash after the first checkpoint.
+    assert!(
+        fell_back > calls * 2,
+        "{fell_back} of {} crashes",
+        calls * 3
+    );
 }
 
 #[test]

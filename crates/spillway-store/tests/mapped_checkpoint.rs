@@ -1,7 +1,8 @@
 //! The key directory served from the mapped checkpoint (issue 14): after a checkpoint only the
 //! keys changed since are held in memory, an open replays only the log after it, a version 1
 //! checkpoint (written before issue 14) still opens and the next checkpoint writes version 2,
-//! and a damaged checkpoint refuses the open with an error naming the file.
+//! and a damaged checkpoint without a fallback (see `tests/fallback.rs` for the fallback)
+//! refuses the open with an error naming the file.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,19 @@ fn contents(store: &Store, ks: KeyspaceId) -> BTreeMap<Vec<u8>, Vec<u8>> {
         .collect()
 }
 
+/// The checkpoint file the manifest names as current.
+fn current_checkpoint(backend: &MemoryBackend) -> PathBuf {
+    let manifest = backend
+        .file_contents(&Path::new(DIR).join("MANIFEST"))
+        .unwrap();
+    let name = spillway_store::fuzzing::manifest_files(&manifest)
+        .unwrap()
+        .checkpoint
+        .unwrap();
+    Path::new(DIR).join(name)
+}
+
+/// Every checkpoint file in the directory (the current one and the fallback, or a leftover).
 fn checkpoint_files(backend: &MemoryBackend) -> Vec<PathBuf> {
     backend
         .list_dir(Path::new(DIR))
@@ -57,10 +71,16 @@ fn checkpoint_files(backend: &MemoryBackend) -> Vec<PathBuf> {
 }
 
 fn checkpoint_version(backend: &MemoryBackend) -> u32 {
-    let files = checkpoint_files(backend);
-    assert_eq!(files.len(), 1, "{files:?}");
-    let bytes = backend.file_contents(&files[0]).unwrap();
+    let bytes = backend.file_contents(&current_checkpoint(backend)).unwrap();
     u32::from_le_bytes(bytes[8..12].try_into().unwrap())
+}
+
+/// Rewrites the manifest as a build before manifest version 2 wrote it: no fallback.
+fn drop_the_fallback(backend: &MemoryBackend) {
+    let path = Path::new(DIR).join("MANIFEST");
+    let v1 = spillway_store::fuzzing::manifest_as_version_1(&backend.file_contents(&path).unwrap())
+        .unwrap();
+    backend.overwrite_file(&path, &v1).unwrap();
 }
 
 #[test]
@@ -149,8 +169,9 @@ fn a_version_1_checkpoint_opens_and_the_next_checkpoint_writes_version_2() {
     let expected = (contents(&store, ks), contents(&store, other));
     drop(store);
 
-    // Rewrite the checkpoint as a build before issue 14 wrote it.
-    let file = checkpoint_files(&backend).remove(0);
+    // Rewrite the checkpoint and the manifest as a build before issue 14 wrote them.
+    drop_the_fallback(&backend);
+    let file = current_checkpoint(&backend);
     let v1 =
         spillway_store::fuzzing::checkpoint_as_version_1(&backend.file_contents(&file).unwrap())
             .unwrap();
@@ -167,6 +188,18 @@ fn a_version_1_checkpoint_opens_and_the_next_checkpoint_writes_version_2() {
     store.checkpoint().unwrap();
     assert_eq!(checkpoint_version(&backend), 2);
     assert_eq!(store.stats().keys_in_memory, 0);
+    // The manifest is version 2 now, with the version 1 checkpoint as its fallback.
+    let manifest = backend
+        .file_contents(&Path::new(DIR).join("MANIFEST"))
+        .unwrap();
+    assert_eq!(u32::from_le_bytes(manifest[8..12].try_into().unwrap()), 2);
+    let fallback = spillway_store::fuzzing::manifest_files(&manifest)
+        .unwrap()
+        .fallback;
+    assert_eq!(
+        fallback.as_deref(),
+        file.file_name().and_then(|name| name.to_str())
+    );
     drop(store);
 
     let store = open(&backend);
@@ -176,14 +209,15 @@ fn a_version_1_checkpoint_opens_and_the_next_checkpoint_writes_version_2() {
 }
 
 #[test]
-fn a_damaged_checkpoint_refuses_the_open_naming_the_file() {
+fn a_damaged_checkpoint_without_a_fallback_refuses_the_open_naming_the_file() {
     let backend = MemoryBackend::new();
     let store = open(&backend);
     let ks = store.keyspace("k").unwrap();
     put_range(&store, ks, 0..500, "v");
     store.checkpoint().unwrap();
     drop(store);
-    let file = checkpoint_files(&backend).remove(0);
+    drop_the_fallback(&backend);
+    let file = current_checkpoint(&backend);
     let intact = backend.file_contents(&file).unwrap();
     // Every region: header, archive structure at the end, key bytes and entries in between.
     let offsets = [
@@ -200,7 +234,13 @@ fn a_damaged_checkpoint_refuses_the_open_naming_the_file() {
         damaged[offset] ^= 0x10;
         backend.overwrite_file(&file, &damaged).unwrap();
         match Store::open_with_backend(Arc::new(backend.clone()), DIR, options()) {
-            Err(Error::Corrupt { path, .. }) => assert_eq!(path, file, "offset {offset}"),
+            Err(Error::Corrupt { path, reason, .. }) => {
+                assert_eq!(path, file, "offset {offset}");
+                assert!(
+                    reason.contains("no fallback") && reason.contains("run repair"),
+                    "{reason}"
+                );
+            }
             Err(other) => panic!("offset {offset}: {other}"),
             Ok(_) => panic!("offset {offset}: a damaged checkpoint was accepted"),
         }
@@ -271,7 +311,7 @@ fn verify_checks_the_key_order_an_open_does_not() {
     store.checkpoint().unwrap();
     assert!(store.verify().unwrap().is_clean());
     drop(store);
-    let file = checkpoint_files(&backend).remove(0);
+    let file = current_checkpoint(&backend);
     let mut bytes = backend.file_contents(&file).unwrap();
     let pair = b"key-000010key-000011";
     let at = bytes
@@ -375,7 +415,8 @@ fn upgrade_base() -> MemoryBackend {
     store.checkpoint().unwrap();
     put_range(&store, ks, 0..20, "after");
     drop(store);
-    let file = checkpoint_files(&backend).remove(0);
+    drop_the_fallback(&backend);
+    let file = current_checkpoint(&backend);
     let v1 =
         spillway_store::fuzzing::checkpoint_as_version_1(&backend.file_contents(&file).unwrap())
             .unwrap();
@@ -573,9 +614,10 @@ fn a_fault_in_the_middle_of_a_streamed_checkpoint_keeps_the_previous_one() {
         assert_eq!(contents(&reopened, ks), expected, "{what}");
         drop(reopened);
 
+        let current = current_checkpoint(&backend);
         store.checkpoint().unwrap();
-        let installed = checkpoint_files(&backend);
-        assert!(installed.len() == 1 && installed != previous, "{what}");
+        assert_ne!(current_checkpoint(&backend), current, "{what}");
+        assert_eq!(checkpoint_files(&backend).len(), 2, "{what}: current and fallback");
         assert_eq!(store.stats().keys_in_memory, 0, "{what}");
         drop(store);
         let reopened = open_streamed(&backend.crash(CrashMode::LoseUnsynced));
