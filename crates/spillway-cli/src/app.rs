@@ -152,13 +152,22 @@ pub(crate) fn open_database(path: Option<&PathBuf>, access: Access) -> Result<Da
         Access::ReadOnly => Database::open_read_only(path),
     }
     .with_context(|| format!("cannot open the database in {}", path.display()))?;
-    if let Some(torn) = &database.recovery_report().torn_tail {
+    let recovery = database.recovery_report();
+    if let Some(torn) = &recovery.torn_tail {
         let ignored = if database.is_read_only() {
             " (ignored: opened read-only)"
         } else {
             ""
         };
         eprintln!("recovery: {torn}{ignored}");
+    }
+    if let Some(fell_back) = &recovery.checkpoint_fallback {
+        let healed = if database.is_read_only() {
+            " (opened read-only: the damaged file stays until a writable open)"
+        } else {
+            ""
+        };
+        eprintln!("recovery: {fell_back}{healed}");
     }
     Ok(database)
 }

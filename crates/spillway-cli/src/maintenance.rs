@@ -73,8 +73,12 @@ pub fn verify(db: &Path, read_only: bool) -> Result<ExitCode> {
         // Not damage (those commits were never acknowledged), but never silent either.
         println!("recovery: the open {torn}");
     }
+    if let Some(fell_back) = &report.checkpoint_fallback {
+        // Nothing lost either, and healed unless read-only; reported all the same.
+        println!("recovery: the open found {fell_back}");
+    }
     if report.is_clean() && violations.is_empty() {
-        if report.torn_tail.is_some() {
+        if report.torn_tail.is_some() || report.checkpoint_fallback.is_some() {
             println!(
                 "ok: no damage left after recovery, documents and indexes agree, every policy's layout holds"
             );

@@ -150,3 +150,71 @@ fn read_only_commands_read_and_refuse_writes_without_changing_a_file() {
 
     assert!(files(&db) == before, "a read-only command changed files");
 }
+
+#[test]
+fn a_damaged_checkpoint_opens_from_the_fallback_says_so_and_heals() {
+    let directory = tempfile::tempdir().unwrap();
+    seed(directory.path());
+    let db = directory.path().join("db");
+    {
+        // Two checkpoints: the second is current, the first its fallback.
+        let database = Database::open_with(&db, &DatabaseOptions::default()).unwrap();
+        database.checkpoint().unwrap();
+        let books = database.collection::<spillway::bson::Document>("books");
+        books
+            .insert_one(spillway::bson::doc! { "_id": 11, "t": "book 11" })
+            .run()
+            .unwrap();
+        database.checkpoint().unwrap();
+    }
+    let mut checkpoints: Vec<String> = files(&db)
+        .into_keys()
+        .filter(|name| name.starts_with("ckpt-"))
+        .collect();
+    checkpoints.sort();
+    assert_eq!(checkpoints.len(), 2, "{checkpoints:?}");
+    let current = db.join(&checkpoints[1]);
+    damage(&current, |bytes| {
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x10;
+    });
+
+    // A read-only open falls back, says so, and leaves the file for a writable open.
+    let output = spillway(&["verify", "--read-only", "db"], directory.path());
+    let text = stderr(&output);
+    assert!(
+        text.contains("recovery: checkpoint")
+            && text.contains(&checkpoints[1])
+            && text.contains("is damaged")
+            && text.contains(&format!(
+                "opened from the previous checkpoint {}",
+                Path::new("db").join(&checkpoints[0]).display()
+            ))
+            && text.contains("opened read-only"),
+        "{text}"
+    );
+    assert!(current.exists());
+
+    // A writable open says so too, and heals: verify is clean, every book is there.
+    let output = spillway(&["verify", "db"], directory.path());
+    assert!(output.status.success(), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains("is damaged"),
+        "{}",
+        stderr(&output)
+    );
+    let text = stdout(&output);
+    assert!(
+        text.contains("recovery: the open found checkpoint")
+            && text.contains("ok: no damage left after recovery"),
+        "{text}"
+    );
+    assert!(!current.exists(), "the damaged checkpoint was replaced");
+    let output = spillway(&["export", "db", "books"], directory.path());
+    assert!(
+        !stderr(&output).contains("recovery:"),
+        "healed: the next open is silent: {}",
+        stderr(&output)
+    );
+    assert_eq!(stdout(&output).lines().count(), 11);
+}

@@ -9,8 +9,8 @@
 //!   interval, or leave it to the OS. A failed fsync poisons the handle.
 //! - **Recovery**: a torn tail of the active segment (a bad last frame with nothing intact
 //!   after it) is dropped and reported; a damaged checkpoint is replaced by the fallback (the
-//!   previous checkpoint and the log after it, or the whole log) and reported
-//!   ([`RecoveryReport::checkpoint_fallback`]); damage anywhere else, including a bad frame
+//!   previous checkpoint and the log after it, or the whole log), reported
+//!   ([`RecoveryReport::checkpoint_fallback`]) and healed by a new checkpoint; damage anywhere else, including a bad frame
 //!   followed by intact ones, or in the fallback as well, fails the open with the file and
 //!   offset and changes nothing, and [`Store::repair`] salvages around it.
 //! - **Checkpoints** ([`Store::checkpoint`], and automatically: see

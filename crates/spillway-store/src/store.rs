@@ -654,11 +654,19 @@ impl Store {
             Durability::SyncInterval(interval) => Some(spawn_syncer(&shared, interval)),
             _ => None,
         };
-        Ok(Store {
+        let store = Store {
             shared,
             syncer,
             checkpointer: Mutex::new(None),
-        })
+        };
+        if !read_only && store.shared.recovery.checkpoint_fallback.is_some() {
+            // Heals at once: a new checkpoint of the state just recovered replaces the damaged
+            // one (deleted with it), and the fallback it names is the one this open used. If
+            // that fails (a full disk), the store is open all the same: the damaged file stays
+            // named until a later checkpoint succeeds, and `verify` reports it meanwhile.
+            let _ = store.checkpoint();
+        }
+        Ok(store)
     }
 
     /// Salvages a damaged store in `dir`: finds every segment by its header, starts from the

@@ -252,8 +252,9 @@ fn damage(backend: &MemoryBackend, name: &str, how: Damage) {
 }
 
 /// Opens a store whose current checkpoint (`damaged`) was damaged and checks the fallback
-/// open: `fallback` used, contents as the model, the deleted keys absent, the damaged file
-/// left in place and reported by `verify`.
+/// open: `fallback` used, contents as the model, the deleted keys absent, and the store
+/// healed by a new checkpoint that replaced the damaged file and keeps the same fallback (a
+/// read-only store: the damaged file left in place and reported by `verify`).
 fn check_fallback_open(
     store: &Store,
     backend: &MemoryBackend,
@@ -280,14 +281,29 @@ fn check_fallback_open(
     for i in [0, 2, 3, 4] {
         assert_eq!(store.get(ks, gone(i).as_bytes()).unwrap(), None, "{what}");
     }
-    assert!(backend.file_contents(&path(damaged)).is_ok(), "{what}");
-    let verified = store.verify().unwrap();
-    assert!(!verified.damage.is_empty(), "{what}");
-    assert!(
-        verified.damage.iter().all(|d| d.path == path(damaged)),
-        "{what}: {:?}",
-        verified.damage
+    if store.is_read_only() {
+        // Nothing written: the damaged file stays, and verify reports it.
+        assert!(backend.file_contents(&path(damaged)).is_ok(), "{what}");
+        let verified = store.verify().unwrap();
+        assert!(!verified.damage.is_empty(), "{what}");
+        assert!(
+            verified.damage.iter().all(|d| d.path == path(damaged)),
+            "{what}: {:?}",
+            verified.damage
+        );
+        return;
+    }
+    // Healed at once: a new checkpoint replaced the damaged one, with the same fallback.
+    let names = manifest(backend);
+    assert_ne!(names.checkpoint.as_deref(), Some(damaged), "{what}");
+    assert_eq!(
+        names.fallback.as_deref(),
+        Some(fallback.unwrap_or("")),
+        "{what}"
     );
+    assert!(backend.file_contents(&path(damaged)).is_err(), "{what}");
+    let verified = store.verify().unwrap();
+    assert!(verified.is_clean(), "{what}: {:?}", verified.damage);
 }
 
 /// Writes, checkpoints and reopens after a fallback open: the damaged file is replaced and
@@ -362,6 +378,7 @@ fn after_a_fallback_open_compaction_and_a_second_damage_still_fall_back() {
     let backend = fixture.backend.crash(CrashMode::LoseUnsynced);
     damage(&backend, b, Damage::FlipBody);
     let store = open(&backend).unwrap();
+    let healed = manifest(&backend).checkpoint.unwrap();
     let mut work = Workload {
         store,
         model: fixture.model.clone(),
@@ -372,7 +389,8 @@ fn after_a_fallback_open_compaction_and_a_second_damage_still_fall_back() {
     let report = work.store.compact().unwrap();
     assert!(!report.segments_compacted.is_empty(), "{report:?}");
     let names = manifest(&backend);
-    assert_eq!(names.fallback.as_ref(), Some(a), "{names:?}");
+    assert_eq!(names.fallback.as_ref(), Some(&healed), "{names:?}");
+    assert!(!files(&backend).contains_key(a.as_str()), "A deleted");
     let current = names.checkpoint.clone().unwrap();
     assert!(
         !files(&backend).contains_key(b.as_str()),
@@ -388,7 +406,7 @@ fn after_a_fallback_open_compaction_and_a_second_damage_still_fall_back() {
         let backend = backend.crash(CrashMode::LoseUnsynced);
         damage(&backend, &current, how);
         let store = open(&backend).unwrap_or_else(|e| panic!("{what}: {e}"));
-        check_fallback_open(&store, &backend, &model, &current, Some(a), &what);
+        check_fallback_open(&store, &backend, &model, &current, Some(&healed), &what);
         write_checkpoint_reopen(store, &backend, model.clone(), &what);
     }
 }
@@ -428,9 +446,10 @@ fn a_damaged_first_checkpoint_falls_back_to_the_whole_log() {
         check_fallback_open(&store, &backend, &model, &damaged, None, &what);
         // Every commit was replayed: the keyspace's creation and 30 + 5 + 5 + 10 + 1 writes.
         assert_eq!(store.recovery_report().frames_replayed, 52, "{what}");
-        // The log is still complete: the next checkpoint keeps it as the fallback.
+        // The healing checkpoint kept the whole log as its fallback; the next one has it.
+        let healed = manifest(&backend).checkpoint;
         write_checkpoint_reopen(store, &backend, model.clone(), &what);
-        assert_eq!(manifest(&backend).fallback.as_deref(), Some(""), "{what}");
+        assert_eq!(manifest(&backend).fallback, healed, "{what}");
     }
 }
 

@@ -617,7 +617,11 @@ fn a_fault_in_the_middle_of_a_streamed_checkpoint_keeps_the_previous_one() {
         let current = current_checkpoint(&backend);
         store.checkpoint().unwrap();
         assert_ne!(current_checkpoint(&backend), current, "{what}");
-        assert_eq!(checkpoint_files(&backend).len(), 2, "{what}: current and fallback");
+        assert_eq!(
+            checkpoint_files(&backend).len(),
+            2,
+            "{what}: current and fallback"
+        );
         assert_eq!(store.stats().keys_in_memory, 0, "{what}");
         drop(store);
         let reopened = open_streamed(&backend.crash(CrashMode::LoseUnsynced));

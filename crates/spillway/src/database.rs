@@ -339,8 +339,10 @@ impl Database {
 
     /// What opening the database found and fixed: whether a checkpoint was used, how many
     /// log frames were replayed, the torn tail dropped after a crash (the unacknowledged end
-    /// of the log: which file, where, how many bytes), orphan files deleted. Damage that is
-    /// not a torn tail fails the open instead.
+    /// of the log: which file, where, how many bytes), a damaged checkpoint replaced by the
+    /// fallback (the previous checkpoint and the log after it; healed at once by a new
+    /// checkpoint unless the database is read-only), orphan files deleted. Other damage fails
+    /// the open instead.
     pub fn recovery_report(&self) -> &RecoveryReport {
         self.inner.store.recovery_report()
     }
@@ -462,6 +464,12 @@ impl Database {
             values_checked: storage.values_checked,
             storage_damage: storage.damage,
             torn_tail: storage.torn_tail,
+            checkpoint_fallback: self
+                .inner
+                .store
+                .recovery_report()
+                .checkpoint_fallback
+                .clone(),
             ..VerifyReport::default()
         };
         maintenance::verify_collections(&self.inner.published(), &mut report)?;

@@ -114,5 +114,7 @@ pub use spillway_doc::collation::Collation;
 pub use spillway_pattern::{
     OutlierPattern, Pattern, PatternError, PatternKind, Shape, SubsetPattern, Violation,
 };
-pub use spillway_store::{CompactionReport, Damage, Durability, RecoveryReport, Store, TornTail};
+pub use spillway_store::{
+    CheckpointFallback, CompactionReport, Damage, Durability, RecoveryReport, Store, TornTail,
+};
 pub use timeseries::TimeseriesOptions;

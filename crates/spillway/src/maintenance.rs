@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use bson::Bson;
 use spillway_doc::key;
-use spillway_store::{Damage, Store, StoreOptions, TornTail};
+use spillway_store::{CheckpointFallback, Damage, Store, StoreOptions, TornTail};
 
 use crate::catalog::{CATALOG_KEYSPACE, CollectionMeta};
 use crate::catalog_repair::{self, RebuiltCollection};
@@ -49,6 +49,10 @@ pub struct VerifyReport {
     /// [`Database::recovery_report`](crate::Database::recovery_report)): not damage, since
     /// the commits in it were never acknowledged, but lost bytes a report must mention.
     pub torn_tail: Option<TornTail>,
+    /// The damaged checkpoint this handle's open replaced by the fallback (see
+    /// [`Database::recovery_report`](crate::Database::recovery_report)): nothing was lost, but
+    /// a report must mention it.
+    pub checkpoint_fallback: Option<CheckpointFallback>,
 }
 
 impl VerifyReport {
