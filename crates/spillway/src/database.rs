@@ -499,8 +499,17 @@ impl Database {
     /// old segments once no reader uses them (the store's compaction). Readers and writers
     /// go on meanwhile; what is stored does not change, and a crash at any point leaves
     /// either the old segments or the new ones in force, never a mixture.
+    ///
+    /// The store keeps the old segments for its fallback checkpoint (the one before the
+    /// compaction's) until the next checkpoint; this writes that checkpoint at once, so the
+    /// space is free when `compact` returns. If that checkpoint fails, the compaction stands
+    /// and the old segments go at the next checkpoint.
     pub fn compact(&self) -> Result<CompactionReport> {
-        Ok(self.inner.store.compact()?)
+        let report = self.inner.store.compact()?;
+        if !report.segments_compacted.is_empty() {
+            let _ = self.inner.store.checkpoint();
+        }
+        Ok(report)
     }
 
     /// Salvages a damaged database in directory `path`, which must not be open: keeps every
