@@ -30,9 +30,26 @@ pub(crate) const MANIFEST_MAGIC: [u8; 8] = *b"SPWYMAN\0";
 /// rewritten as version 2 by the next manifest write.
 pub(crate) const MANIFEST_VERSION_1: u32 = 1;
 /// Version 2: the header's last u64 names the fallback, and an entry's flags byte marks a
-/// segment kept only for it.
-pub(crate) const MANIFEST_VERSION: u32 = 2;
-pub(crate) const MANIFEST_HEADER_LEN: usize = 48;
+/// segment kept only for it. Read, and rewritten as version 3 by the next manifest write.
+pub(crate) const MANIFEST_VERSION_2: u32 = 2;
+/// Version 3: the header ends with the active segment's written limit.
+pub(crate) const MANIFEST_VERSION: u32 = 3;
+/// Header length of versions 1 and 2.
+const MANIFEST_HEADER_LEN_V2: usize = 48;
+pub(crate) const MANIFEST_HEADER_LEN: usize = 56;
+/// At most how far [`Manifest::active_written_limit`] is raised at a time: a manifest write
+/// per this much log, and at most this much of the active segment's unused tail read by an
+/// open. Segments under 64 MiB use a sixteenth of their size (at least 4 KiB).
+pub(crate) const WRITTEN_LIMIT_STEP: usize = 4 << 20;
+
+/// The written limit that lets frames be written up to `end` in an active segment of
+/// `capacity` bytes: `end` rounded up to a multiple of the step (a sixteenth of the
+/// capacity, between 4 KiB and [`WRITTEN_LIMIT_STEP`]), at most the capacity. A new
+/// segment's is that of its header.
+pub(crate) fn written_limit_for(end: usize, capacity: usize) -> u64 {
+    let step = (capacity / 16).clamp(4096, WRITTEN_LIMIT_STEP);
+    end.next_multiple_of(step).min(capacity) as u64
+}
 pub(crate) const MANIFEST_ENTRY_LEN: usize = 24;
 /// `end` value of the manifest entry of the segment still being appended to.
 pub(crate) const ACTIVE_SEGMENT_END: u64 = u64::MAX;
@@ -509,21 +526,35 @@ pub(crate) struct Manifest {
     pub(crate) checkpoint: Option<u32>,
     /// What an open uses if the checkpoint is damaged.
     pub(crate) fallback: Fallback,
+    /// No byte of the active segment at or after this offset was ever written: frames go only
+    /// below it, and the store raises it durably before writing further. An open looks for
+    /// intact frames and non-zero bytes after the end of the log only up to here. 0: unknown
+    /// (a manifest before version 3), the whole segment.
+    pub(crate) active_written_limit: u64,
     /// Segments in id order; exactly one log segment (the last log segment) is active.
     pub(crate) segments: Vec<ManifestSegment>,
 }
 
 impl Manifest {
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        self.encode(MANIFEST_VERSION)
+    }
+
+    /// The bytes in manifest format `version` (1 and 2 for tests of the upgrade path: a
+    /// version 1 manifest's fallback field must be zero, and neither has a written limit).
+    fn encode(&self, version: u32) -> Vec<u8> {
         let mut bytes =
             Vec::with_capacity(MANIFEST_HEADER_LEN + self.segments.len() * MANIFEST_ENTRY_LEN + 8);
         bytes.extend_from_slice(&MANIFEST_MAGIC);
-        bytes.extend_from_slice(&MANIFEST_VERSION.to_le_bytes());
+        bytes.extend_from_slice(&version.to_le_bytes());
         bytes.extend_from_slice(&(self.segments.len() as u32).to_le_bytes());
         bytes.extend_from_slice(&self.generation.to_le_bytes());
         bytes.extend_from_slice(&u64::from(self.next_segment_id).to_le_bytes());
         bytes.extend_from_slice(&u64::from(self.checkpoint.unwrap_or(0)).to_le_bytes());
         bytes.extend_from_slice(&self.fallback.to_u64().to_le_bytes());
+        if version >= MANIFEST_VERSION {
+            bytes.extend_from_slice(&self.active_written_limit.to_le_bytes());
+        }
         for segment in &self.segments {
             bytes.extend_from_slice(&u64::from(segment.id).to_le_bytes());
             bytes.extend_from_slice(&segment.end.to_le_bytes());
@@ -543,16 +574,31 @@ impl Manifest {
 
     pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Self, FormatError> {
         let err = |offset: usize, reason: &str| FormatError::new(offset as u64, reason.to_owned());
-        if bytes.len() < MANIFEST_HEADER_LEN + 8 {
+        if bytes.len() < MANIFEST_HEADER_LEN_V2 + 8 {
             return Err(err(0, "manifest is shorter than its header"));
         }
         if bytes[0..8] != MANIFEST_MAGIC {
             return Err(err(0, "bad manifest magic"));
         }
+        let version = u32_at(bytes, 8);
+        if !matches!(
+            version,
+            MANIFEST_VERSION | MANIFEST_VERSION_2 | MANIFEST_VERSION_1
+        ) {
+            return Err(err(
+                8,
+                &format!("unsupported manifest format version {version}"),
+            ));
+        }
+        let header_len = if version == MANIFEST_VERSION {
+            MANIFEST_HEADER_LEN
+        } else {
+            MANIFEST_HEADER_LEN_V2
+        };
         let count = u32_at(bytes, 12) as usize;
         let body_len = count
             .checked_mul(MANIFEST_ENTRY_LEN)
-            .and_then(|n| n.checked_add(MANIFEST_HEADER_LEN))
+            .and_then(|n| n.checked_add(header_len))
             .filter(|&n| n + 8 == bytes.len())
             .ok_or_else(|| err(12, "manifest length does not match its segment count"))?;
         if crc32fast::hash(&bytes[..body_len]) != u32_at(bytes, body_len) {
@@ -562,13 +608,6 @@ impl Manifest {
             return Err(err(
                 body_len + 4,
                 "reserved manifest trailer bytes are not zero",
-            ));
-        }
-        let version = u32_at(bytes, 8);
-        if version != MANIFEST_VERSION && version != MANIFEST_VERSION_1 {
-            return Err(err(
-                8,
-                &format!("unsupported manifest format version {version}"),
             ));
         }
         // Version 1 wrote zeroes into the fallback field and the entries' flags, and never
@@ -599,9 +638,14 @@ impl Manifest {
         if !fallback_ok {
             return Err(err(40, "manifest fallback does not fit its checkpoint"));
         }
+        let active_written_limit = if header_len == MANIFEST_HEADER_LEN {
+            u64_at(bytes, 48)
+        } else {
+            0
+        };
         let mut segments = Vec::with_capacity(count);
         for index in 0..count {
-            let at = MANIFEST_HEADER_LEN + index * MANIFEST_ENTRY_LEN;
+            let at = header_len + index * MANIFEST_ENTRY_LEN;
             let id = to_id(u64_at(bytes, at), at)?;
             let end = u64_at(bytes, at + 8);
             let kind = SegmentKind::from_byte(bytes[at + 16]).map_err(|e| err(at + 16, &e))?;
@@ -639,6 +683,7 @@ impl Manifest {
             next_segment_id,
             checkpoint,
             fallback,
+            active_written_limit,
             segments,
         };
         let log_segments: Vec<_> = manifest
@@ -670,16 +715,19 @@ impl Manifest {
         if self.segments.iter().any(|s| s.retained) {
             return None;
         }
-        let mut bytes = Manifest {
-            fallback: Fallback::None,
-            ..self.clone()
-        }
-        .to_bytes();
-        bytes[8..12].copy_from_slice(&MANIFEST_VERSION_1.to_le_bytes());
-        let body_len = bytes.len() - 8;
-        let crc = crc32fast::hash(&bytes[..body_len]);
-        bytes[body_len..body_len + 4].copy_from_slice(&crc.to_le_bytes());
-        Some(bytes)
+        Some(
+            Manifest {
+                fallback: Fallback::None,
+                ..self.clone()
+            }
+            .encode(MANIFEST_VERSION_1),
+        )
+    }
+
+    /// The manifest as a build before version 3 wrote it (no written limit), for tests of the
+    /// upgrade path.
+    pub(crate) fn to_bytes_version_2(&self) -> Vec<u8> {
+        self.encode(MANIFEST_VERSION_2)
     }
 
     pub(crate) fn active_segment(&self) -> ManifestSegment {
@@ -773,6 +821,7 @@ mod tests {
             next_segment_id: 7,
             checkpoint: Some(6),
             fallback: Fallback::Checkpoint(4),
+            active_written_limit: 8 << 20,
             segments: vec![
                 ManifestSegment::new(2, SegmentKind::Log, 4096),
                 ManifestSegment {
@@ -814,9 +863,9 @@ mod tests {
 
     #[test]
     fn a_version_1_manifest_reads_without_fallback_or_retained_segments() {
-        let manifest = sample_manifest();
-        let mut bytes = manifest.to_bytes();
-        bytes[8..12].copy_from_slice(&MANIFEST_VERSION_1.to_le_bytes());
+        let mut manifest = sample_manifest();
+        manifest.segments[1].retained = false;
+        let mut bytes = manifest.encode(MANIFEST_VERSION_1);
         // Version 1 never read these bytes: whatever they hold means nothing.
         bytes[40..48].copy_from_slice(&7u64.to_le_bytes());
         reseal(&mut bytes);
@@ -824,7 +873,24 @@ mod tests {
         assert_eq!(read.fallback, Fallback::None);
         assert!(read.segments.iter().all(|s| !s.retained));
         assert_eq!(read.checkpoint, Some(6));
-        // Written again, it is version 2.
+        assert_eq!(read.active_written_limit, 0, "unknown: the whole segment");
+        // Written again, it is the current version.
+        assert_eq!(u32_at(&read.to_bytes(), 8), MANIFEST_VERSION);
+    }
+
+    #[test]
+    fn a_version_2_manifest_reads_with_its_fallback_and_no_written_limit() {
+        let manifest = sample_manifest();
+        let bytes = manifest.to_bytes_version_2();
+        assert_eq!(bytes.len(), manifest.to_bytes().len() - 8);
+        let read = Manifest::from_bytes(&bytes).unwrap();
+        assert_eq!(
+            read,
+            Manifest {
+                active_written_limit: 0,
+                ..manifest
+            }
+        );
         assert_eq!(u32_at(&read.to_bytes(), 8), MANIFEST_VERSION);
     }
 

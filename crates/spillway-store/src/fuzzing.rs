@@ -115,6 +115,26 @@ pub fn manifest_as_version_1(bytes: &[u8]) -> Option<Vec<u8>> {
         .to_bytes_version_1()
 }
 
+/// Rewrites manifest `bytes` in version 2, as written before the written limit, for tests of
+/// the upgrade path; `None` if `bytes` is not a valid manifest.
+pub fn manifest_as_version_2(bytes: &[u8]) -> Option<Vec<u8>> {
+    Some(
+        crate::format::Manifest::from_bytes(bytes)
+            .ok()?
+            .to_bytes_version_2(),
+    )
+}
+
+/// The active segment's written limit a manifest records (0: unknown), for tests; `None` if
+/// `bytes` is not a valid manifest.
+pub fn manifest_written_limit(bytes: &[u8]) -> Option<u64> {
+    Some(
+        crate::format::Manifest::from_bytes(bytes)
+            .ok()?
+            .active_written_limit,
+    )
+}
+
 /// The files a manifest names besides the segments of the current state, for tests.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ManifestFiles {

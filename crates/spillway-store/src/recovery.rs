@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::format::{
     ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, Fallback, FrameSlot, MANIFEST_FILE_NAME,
     MANIFEST_TEMP_FILE_NAME, Manifest, ManifestSegment, SEGMENT_HEADER_LEN, SegmentKind, align_up,
-    checkpoint_file_name, decode_frame, segment_file_name,
+    checkpoint_file_name, decode_frame, segment_file_name, written_limit_for,
 };
 use crate::segment::{Access, Segment};
 use crate::store::{CheckpointFallback, RecoveryReport};
@@ -385,10 +385,19 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
             .get_mut(&entry.id)
             .expect("only opened segments are replayed");
         let (id, kind, path) = (segment.id, segment.kind, segment.path.clone());
+        // In the active segment, nothing was ever written at or after the manifest's written
+        // limit: the search for intact frames and non-zero bytes after the end of the log
+        // stops there (at most `WRITTEN_LIMIT_STEP` past the log, where it used to read the
+        // whole unused segment). A manifest before version 3 does not know it: all of it.
+        let written = match manifest.active_written_limit {
+            0 => usize::MAX,
+            limit if is_active => usize::try_from(limit).unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        };
         // Through a temporary map: the frames replayed and, in the active segment, the unused
-        // tail scanned below (up to a whole segment of zeroes) stay out of this process's
-        // resident memory once the open is done.
+        // tail scanned below stay out of this process's resident memory once the open is done.
         let replayed = segment.with_probe(|bytes| {
+            let bytes = &bytes[..bytes.len().min(written)];
             let view = SegmentBytes {
                 id,
                 kind,
@@ -624,6 +633,7 @@ pub(crate) fn initialise(
             next_segment_id: 2,
             checkpoint: None,
             fallback: Fallback::None,
+            active_written_limit: written_limit_for(SEGMENT_HEADER_LEN, segment_size),
             segments: vec![ManifestSegment::new(
                 1,
                 SegmentKind::Log,

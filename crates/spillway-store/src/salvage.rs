@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::format::{
     ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, Fallback, Frame, FrameSlot, MANIFEST_FILE_NAME,
     Manifest, ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind,
-    checkpoint_file_name, decode_frame, encode_op, segment_file_name,
+    checkpoint_file_name, decode_frame, encode_op, segment_file_name, written_limit_for,
 };
 use crate::recovery::{dirty_end, write_checkpoint_file, write_manifest};
 use crate::segment::{Access, Segment};
@@ -219,6 +219,7 @@ pub(crate) fn repair(
         next_segment_id: allocate(),
         checkpoint: Some(checkpoint_id),
         fallback: Fallback::None,
+        active_written_limit: written_limit_for(SEGMENT_HEADER_LEN, options.segment_size as usize),
         segments: new_segments,
     };
     write_manifest(backend.as_ref(), &dir, &new_manifest)?;
@@ -492,13 +493,26 @@ impl Salvage {
         // Locations are checked when each value is read, so a location in a missing or
         // truncated segment costs that value only, not the whole checkpoint.
         let any_segment = |_: u32| Some(usize::MAX);
-        for id in candidates {
+        let decode = |path: &Path| match backend.read_file(path) {
+            Ok(bytes) => checkpoint::decode(&bytes, &any_segment)
+                .map_err(|e| (e.offset, format!("{}; not used", e.reason))),
+            Err(e) => Err((0, format!("cannot be read ({e}); not used"))),
+        };
+        for (index, &id) in candidates.iter().enumerate() {
             let path = self.dir.join(checkpoint_file_name(id));
-            let decoded = match backend.read_file(&path) {
-                Ok(bytes) => checkpoint::decode(&bytes, &any_segment)
-                    .map_err(|e| (e.offset, format!("{}; not used", e.reason))),
-                Err(e) => Err((0, format!("cannot be read ({e}); not used"))),
-            };
+            let decoded = decode(&path);
+            if decoded.is_ok()
+                && let Some(&fallback) = candidates.get(index + 1)
+                && manifest.is_some()
+            {
+                // A damaged fallback is damage too: the store could not survive the loss of
+                // its checkpoint. The rewritten store starts without one, until its next
+                // checkpoint.
+                let fallback_path = self.dir.join(checkpoint_file_name(fallback));
+                if let Err((offset, reason)) = decode(&fallback_path) {
+                    self.damaged(fallback_path, offset, reason);
+                }
+            }
             match decoded {
                 Ok(loaded) => {
                     let log_segment = loaded.log_segment;

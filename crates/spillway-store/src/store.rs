@@ -31,6 +31,7 @@ use crate::format::{
     self, ACTIVE_SEGMENT_END, FRAME_HEADER_LEN, Fallback, FrameSlot, MANIFEST_FILE_NAME,
     MAX_FRAME_LEN, Manifest, ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentKind, align_up,
     checkpoint_file_name, decode_frame, encode_op, seal_frame, segment_file_name,
+    written_limit_for,
 };
 use crate::recovery::{
     dirty_end, initialise, load, remove_orphans, write_checkpoint_file, write_manifest,
@@ -344,6 +345,9 @@ struct Writer {
     active: Arc<Segment>,
     /// Offset where the next frame goes.
     head: usize,
+    /// Frames may be written below this offset of the active segment: the manifest's written
+    /// limit (durable), or less. A frame that would end past it raises it first.
+    written_limit: usize,
     next_seq: u64,
     live: LiveBytes,
     /// Bytes of log since the store was created, as far as this handle knows: those replayed
@@ -610,6 +614,13 @@ impl Store {
             .map(|(id, segment)| (id, Arc::new(segment)))
             .collect();
         table.insert(active_id, active.clone());
+        // A manifest before version 3 does not know how far the active segment was written:
+        // everything from `head` on is zero now (the whole segment was scanned and the torn
+        // tail zeroed), so the first frame raises the limit from there and the manifest says it.
+        let written_limit = match loaded.manifest.active_written_limit {
+            0 => head,
+            limit => usize::try_from(limit).unwrap_or(usize::MAX).max(head),
+        };
         let last_seq = loaded.next_seq - 1;
         let live = loaded.live;
         let log_bytes = loaded.report.log_bytes_replayed;
@@ -624,6 +635,7 @@ impl Store {
             writer: Mutex::new(Writer {
                 active,
                 head,
+                written_limit,
                 next_seq: loaded.next_seq,
                 live,
                 log_bytes,
@@ -1373,6 +1385,9 @@ impl Shared {
             // could not be created (a full disk) changes nothing, so the handle stays usable.
             self.rotate(writer, frame_len)?;
         }
+        if writer.head + frame_len > writer.written_limit {
+            self.raise_written_limit(writer, writer.head + frame_len)?;
+        }
         if let Err(error) = writer.active.write_at(writer.head, &batch.frame) {
             self.poison(&error);
             return Err(error);
@@ -1401,6 +1416,23 @@ impl Shared {
         self.bytes_written
             .fetch_add(frame_len as u64, Ordering::Relaxed);
         Ok(seq)
+    }
+
+    /// Makes the manifest's written limit of the active segment cover `end` before a frame
+    /// is written up to there (see [`Manifest::active_written_limit`]): once per
+    /// [`crate::format::WRITTEN_LIMIT_STEP`] of log. Nothing is written into the segment before the new
+    /// manifest is durable, so a failure leaves the handle usable: whichever manifest a crash
+    /// keeps, its limit covers every byte written.
+    fn raise_written_limit(&self, writer: &mut Writer, end: usize) -> Result<()> {
+        let limit = written_limit_for(end, writer.active.capacity());
+        let mut manifest = lock(&self.manifest);
+        let mut next = manifest.clone();
+        next.generation += 1;
+        next.active_written_limit = limit;
+        write_manifest(self.backend.as_ref(), &self.dir, &next)?;
+        *manifest = next;
+        writer.written_limit = limit as usize;
+        Ok(())
     }
 
     /// Seals the active segment (fsync, end recorded in the manifest) and starts a new one
@@ -1437,11 +1469,14 @@ impl Shared {
                 ACTIVE_SEGMENT_END,
             ));
             next.segments.sort_by_key(|s| s.id);
+            // The new segment's limit already covers the frame that does not fit the old one.
+            next.active_written_limit = written_limit_for(SEGMENT_HEADER_LEN + frame_len, capacity);
             if let Err(error) = write_manifest(self.backend.as_ref(), &self.dir, &next) {
                 // The rename may or may not have happened: the durable state is unknown.
                 self.poison(&error);
                 return Err(error);
             }
+            writer.written_limit = next.active_written_limit as usize;
             *manifest = next;
         }
         {

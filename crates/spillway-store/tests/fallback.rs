@@ -611,6 +611,23 @@ fn repair_uses_the_fallback_and_its_store_gets_one_at_the_next_checkpoint() {
     assert_eq!(contents(&store), fixture.model);
 }
 
+#[test]
+fn repair_rewrites_a_store_whose_fallback_checkpoint_is_damaged() {
+    let fixture = build(true);
+    let backend = fixture.backend.crash(CrashMode::LoseUnsynced);
+    let fallback = manifest(&backend).fallback.unwrap();
+    damage(&backend, &fallback, Damage::FlipBody);
+    let report = Store::repair_with_backend(Arc::new(backend.clone()), DIR, options()).unwrap();
+    assert!(
+        report.damage.iter().any(|d| d.path == path(&fallback)),
+        "{report:?}"
+    );
+    assert_eq!(report.values_dropped, 0, "{report:?}");
+    let store = open(&backend).unwrap();
+    assert_eq!(contents(&store), fixture.model);
+    assert!(store.verify().unwrap().is_clean());
+}
+
 /// Opens the fixture's store, overwrites keys so that segments die, then compacts and
 /// checkpoints, with the `fail_sync`th fsync from there on failing, and stops at the first
 /// error. Returns the store, still open (its close would fsync), its contents after the

@@ -188,11 +188,12 @@ fn a_version_1_checkpoint_opens_and_the_next_checkpoint_writes_version_2() {
     store.checkpoint().unwrap();
     assert_eq!(checkpoint_version(&backend), 2);
     assert_eq!(store.stats().keys_in_memory, 0);
-    // The manifest is version 2 now, with the version 1 checkpoint as its fallback.
+    // The manifest is the current version (3) now, with the version 1 checkpoint as its
+    // fallback.
     let manifest = backend
         .file_contents(&Path::new(DIR).join("MANIFEST"))
         .unwrap();
-    assert_eq!(u32::from_le_bytes(manifest[8..12].try_into().unwrap()), 2);
+    assert_eq!(u32::from_le_bytes(manifest[8..12].try_into().unwrap()), 3);
     let fallback = spillway_store::fuzzing::manifest_files(&manifest)
         .unwrap()
         .fallback;
