@@ -333,7 +333,13 @@ pub(crate) fn write(
     log_segment: u32,
     log_offset: usize,
 ) -> io::Result<()> {
-    let (keyspaces, live) = keyspace_sources(directory);
+    let (keyspaces, live, size) = keyspace_sources(directory);
+    if size > MAX_BODY_LEN {
+        // rkyv's relative pointers are 32-bit: it could not address such an archive.
+        return Err(io::Error::other(format!(
+            "a checkpoint of {size} bytes would be larger than the format allows ({MAX_BODY_LEN}): not written, the log since the previous checkpoint is kept"
+        )));
+    }
     let body = CheckpointBodySource {
         next_seq,
         log_segment,
@@ -360,10 +366,15 @@ pub(crate) fn write(
     file.write_all_at(&header, 0)
 }
 
-/// The keyspaces of `directory` as the streamed writer serialises them, and the live bytes per
-/// segment: one pass over the keys, which keeps only the fences.
-fn keyspace_sources(directory: &Directory) -> (Vec<KeyspaceSource<'_>>, Vec<SegmentLive>) {
+/// Largest checkpoint body: the archive's relative pointers are 32-bit signed offsets.
+const MAX_BODY_LEN: u64 = i32::MAX as u64;
+
+/// The keyspaces of `directory` as the streamed writer serialises them, the live bytes per
+/// segment, and about how large the body will be (a little more than it will be): one pass
+/// over the keys, which keeps only the fences.
+fn keyspace_sources(directory: &Directory) -> (Vec<KeyspaceSource<'_>>, Vec<SegmentLive>, u64) {
     let mut live = LiveBytes::default();
+    let mut size = 0u64;
     let keyspaces = directory
         .keyspaces
         .iter()
@@ -371,10 +382,13 @@ fn keyspace_sources(directory: &Directory) -> (Vec<KeyspaceSource<'_>>, Vec<Segm
             let mut fences = Vec::with_capacity(keyspace.len().div_ceil(FENCE_EVERY));
             for (index, (key, loc)) in keyspace.iter().enumerate() {
                 live.add(key, &loc);
+                size += key.len() as u64 + std::mem::size_of::<ArchivedCheckpointEntry>() as u64;
                 if index % FENCE_EVERY == 0 {
                     fences.push(key_prefix(key));
+                    size += 8;
                 }
             }
+            size += 64 + keyspace.name.len() as u64;
             KeyspaceSource {
                 id,
                 name: keyspace.name.to_string(),
@@ -384,7 +398,9 @@ fn keyspace_sources(directory: &Directory) -> (Vec<KeyspaceSource<'_>>, Vec<Segm
             }
         })
         .collect();
-    (keyspaces, live_table(&live))
+    let live = live_table(&live);
+    size += 64 + 16 * live.len() as u64;
+    (keyspaces, live, size)
 }
 
 /// What the streamed writer serialises: archived as a [`CheckpointBody`] (`rkyv`'s
@@ -1116,6 +1132,14 @@ mod tests {
         let path = write_file(&backend, "ckpt", directory);
         let streamed = backend.read_file(&path).unwrap();
         let reference = encode(directory, 7, 1, 4096);
+        // The size checked against the format's limit before writing is never below the
+        // real one (so a checkpoint the format cannot hold is refused, not written).
+        let (_, _, estimate) = keyspace_sources(directory);
+        assert!(
+            estimate >= (reference.len() - CHECKPOINT_HEADER_LEN) as u64,
+            "estimated {estimate} bytes, the body has {}",
+            reference.len() - CHECKPOINT_HEADER_LEN
+        );
         let first_difference = streamed.iter().zip(&reference).position(|(a, b)| a != b);
         assert!(
             streamed == reference,
