@@ -135,6 +135,14 @@ pub fn manifest_written_limit(bytes: &[u8]) -> Option<u64> {
     )
 }
 
+/// Manifest `bytes` with another written limit (a damaged or wrong one), for tests; `None` if
+/// `bytes` is not a valid manifest.
+pub fn manifest_with_written_limit(bytes: &[u8], limit: u64) -> Option<Vec<u8>> {
+    let mut manifest = crate::format::Manifest::from_bytes(bytes).ok()?;
+    manifest.active_written_limit = limit;
+    Some(manifest.to_bytes())
+}
+
 /// The files a manifest names besides the segments of the current state, for tests.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ManifestFiles {

@@ -165,6 +165,8 @@ fn torn_tail_or_damage(
     what: &str,
     next_seq: u64,
 ) -> Result<usize> {
+    // Only up to the written limit: nothing was ever written past it.
+    let bytes = &bytes[..bytes.len().min(segment.scan_end.max(offset))];
     let (n_frames, last_end) = intact_frames_after(bytes, offset, next_seq);
     if n_frames == 0 {
         return Ok(offset);
@@ -185,6 +187,9 @@ struct SegmentBytes<'a> {
     kind: SegmentKind,
     path: &'a Path,
     bytes: &'a [u8],
+    /// Where the search for intact frames after the end of the log stops: the active
+    /// segment's written limit (the whole segment if unknown).
+    scan_end: usize,
 }
 
 /// Scans one log segment from `start`, applying frames. Returns where the log ends.
@@ -389,6 +394,7 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         // limit: the search for intact frames and non-zero bytes after the end of the log
         // stops there (at most `WRITTEN_LIMIT_STEP` past the log, where it used to read the
         // whole unused segment). A manifest before version 3 does not know it: all of it.
+        // Replay itself is not bounded by it: a frame is never dropped for lying past it.
         let written = match manifest.active_written_limit {
             0 => usize::MAX,
             limit if is_active => usize::try_from(limit).unwrap_or(usize::MAX),
@@ -397,12 +403,12 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         // Through a temporary map: the frames replayed and, in the active segment, the unused
         // tail scanned below stay out of this process's resident memory once the open is done.
         let replayed = segment.with_probe(|bytes| {
-            let bytes = &bytes[..bytes.len().min(written)];
             let view = SegmentBytes {
                 id,
                 kind,
                 path: &path,
                 bytes,
+                scan_end: written,
             };
             let end = replay_segment(
                 &view,
@@ -414,7 +420,9 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
                 &mut frames,
             )?;
             let dirty = if is_active {
-                dirty_end(bytes, end)
+                // The frames replayed are read whole even if they went past the limit (which
+                // the store never lets them do): the limit bounds only the search after them.
+                dirty_end(&bytes[..bytes.len().min(written.max(end))], end)
             } else {
                 end
             };

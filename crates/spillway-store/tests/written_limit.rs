@@ -175,3 +175,30 @@ fn a_version_2_manifest_opens_and_its_first_commit_records_a_limit() {
     }
     assert!(store.verify().unwrap().is_clean());
 }
+
+#[test]
+fn frames_past_a_wrong_limit_are_replayed_all_the_same() {
+    // The store never writes past the limit; if a manifest said less than was written (a bug,
+    // a hand-edited file), the open must still replay every frame, only its search after the
+    // log is bounded.
+    let backend = MemoryBackend::new();
+    let store = open(&backend);
+    for n in 0..100 {
+        put(&store, &format!("key{n:03}"), 1500);
+    }
+    let end = active_end(&store);
+    drop(store);
+    assert!(end > STEP, "{end}");
+    let path = Path::new(DIR).join("MANIFEST");
+    let lowered =
+        fuzzing::manifest_with_written_limit(&backend.file_contents(&path).unwrap(), 4096).unwrap();
+    backend.overwrite_file(&path, &lowered).unwrap();
+    let store = open(&backend);
+    assert_eq!(store.recovery_report().torn_tail, None);
+    assert_eq!(store.stats().keyspaces[0].keys, 100);
+    assert_eq!(active_end(&store), end);
+    put(&store, "after", 1500);
+    assert!(written_limit(&backend) >= active_end(&store));
+    drop(store);
+    assert_eq!(open(&backend).stats().keyspaces[0].keys, 101);
+}
