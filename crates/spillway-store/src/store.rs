@@ -1423,19 +1423,17 @@ impl Shared {
     /// [`crate::format::WRITTEN_LIMIT_STEP`] of log. The new range is first written with
     /// zeroes and synced ([`Segment::write_zeroes`]: cheaper fsyncs for the frames that go
     /// there); no frame goes there before the new manifest is durable, so a failed manifest
-    /// write leaves the handle usable (whichever manifest a crash keeps, its limit covers
-    /// every frame written), while a failed write of zeroes or fsync poisons it.
+    /// write or write of zeroes leaves the handle usable (whichever manifest a crash keeps,
+    /// its limit covers every frame written), while a failed fsync poisons it.
     fn raise_written_limit(&self, writer: &mut Writer, end: usize) -> Result<()> {
         let limit = written_limit_for(end, writer.active.capacity());
-        // Zeroes first, so that the frames' fsyncs find written blocks (a failed write or
-        // fsync poisons the handle, as for a frame).
-        if let Err(error) = writer
+        // Zeroes first, so that the frames' fsyncs find written blocks. Zeroes where zeroes
+        // were change nothing, so a failed write of them (a full disk, on a file system that
+        // could not preallocate) only fails this commit; a failed fsync poisons the handle,
+        // as for a frame.
+        writer
             .active
-            .write_zeroes(writer.written_limit, limit as usize)
-        {
-            self.poison(&error);
-            return Err(error);
-        }
+            .write_zeroes(writer.written_limit, limit as usize)?;
         self.sync_segment(&writer.active)?;
         let mut manifest = lock(&self.manifest);
         let mut next = manifest.clone();
