@@ -164,8 +164,11 @@ pub(crate) fn sort_matches(matches: &mut [Match], sort: &SortSpec) -> Result<()>
 
 /// Decodes stored bytes.
 pub(crate) fn decode(bytes: &[u8]) -> Result<Document> {
-    spillway_doc::decode::document_from_bytes(bytes)
-        .map_err(|error| Error::corruption(format!("a stored document is not valid BSON: {error}")))
+    spillway_doc::decode::document_from_bytes(bytes).map_err(not_bson)
+}
+
+fn not_bson(error: impl std::fmt::Display) -> Error {
+    Error::corruption(format!("a stored document is not valid BSON: {error}"))
 }
 
 pub(crate) fn encode(document: &Document) -> Result<Vec<u8>> {
@@ -522,19 +525,16 @@ pub(crate) fn stored_for_change(
                 || index.settings.text.is_some()
                 || index.settings.geo.is_some()
         });
-    if reads_any_field {
-        return decode(&bytes).map(Some);
-    }
-    let raw = RawDocument::from_bytes(&bytes).map_err(|error| {
-        Error::corruption(format!("a stored document is not valid BSON: {error}"))
-    })?;
-    spillway_doc::decode::fields(raw, |name| {
-        meta.indexes
-            .iter()
-            .any(|index| index.fields.iter().any(|(path, _)| path.head() == name))
-    })
-    .map(Some)
-    .map_err(|error| Error::corruption(format!("a stored document is not valid BSON: {error}")))
+    let decoded = if reads_any_field {
+        spillway_doc::decode::document_from_bytes(&bytes)
+    } else {
+        spillway_doc::decode::fields(stored_document(&bytes)?, |name| {
+            meta.indexes
+                .iter()
+                .any(|index| index.fields.iter().any(|(path, _)| path.head() == name))
+        })
+    };
+    decoded.map(Some).map_err(not_bson)
 }
 
 /// Checks index options against each other and the key pattern, as MongoDB does.
