@@ -156,7 +156,7 @@ impl std::fmt::Display for CheckpointFallback {
             ),
             None => f.write_str("the whole log"),
         }?;
-        f.write_str(" (the next checkpoint replaces the damaged file)")
+        f.write_str("; a writable open replaces it with a new checkpoint at once")
     }
 }
 
