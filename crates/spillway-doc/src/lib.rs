@@ -11,6 +11,7 @@
 //! | [`collation`] | language-aware string order (MongoDB's `collation` option) |
 //! | [`compare`] | BSON comparison order across types, numbers by value |
 //! | [`decode`] | raw BSON to `Document` straight from the bytes, whole or some top-level fields |
+//! | [`raw`] | raw BSON walked and written element by element: splices without decoding |
 //! | [`key`] | a memcomparable byte encoding of BSON values with the same order |
 //! | [`filter`] | the query language, parsed once and evaluated on `RawDocument` |
 //! | [`geospatial`] | GeoJSON and legacy locations, geospatial regions and distances |
@@ -43,6 +44,7 @@ mod number;
 pub mod path;
 pub mod pipeline;
 pub mod projection;
+pub mod raw;
 pub mod shell;
 pub mod size;
 pub mod sort;
