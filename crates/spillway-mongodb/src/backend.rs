@@ -268,10 +268,7 @@ impl MongoBackend {
 
     fn apply_in_transaction(&mut self, batch: Vec<Write>) -> Result<()> {
         for write in &batch {
-            let (Write::Insert { collection, .. }
-            | Write::Replace { collection, .. }
-            | Write::Delete { collection, .. }) = write;
-            self.create(collection)?;
+            self.create(write.collection())?;
         }
         let mains: HashSet<String> = self
             .policies()?
@@ -326,6 +323,37 @@ impl MongoBackend {
                         }
                         .into());
                     }
+                }
+                Write::Push {
+                    collection,
+                    id,
+                    field,
+                    values,
+                } => {
+                    let target = self.collection(&collection);
+                    let filter =
+                        doc! { "_id": { "$eq": id.clone() }, field.as_str(): { "$type": "array" } };
+                    let push = doc! { "$push": { field.as_str(): { "$each": values } } };
+                    let pushed = self.with_session(|session| {
+                        let session = session.expect("in a transaction");
+                        target.update_one(filter, push).session(session).run()
+                    })?;
+                    if mains.contains(&collection) {
+                        self.stamp(&collection, &id)?;
+                    }
+                    if pushed.matched_count == 0 {
+                        return Err(PatternError::InvalidRecord {
+                            message: format!(
+                                "collection '{collection}' has no document with _id {id} holding an array '{field}'"
+                            ),
+                        }
+                        .into());
+                    }
+                }
+                Write::Claim { collection, id } => {
+                    // The stamp is the write that makes concurrent writers of the document
+                    // conflict; the document itself stays as it is.
+                    self.stamp(&collection, &id)?;
                 }
                 Write::Delete { collection, id } => {
                     let mut ids = vec![id];

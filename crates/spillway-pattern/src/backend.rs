@@ -1,7 +1,7 @@
 //! The storage the pattern layer works on, as two small traits: [`ReadBackend`] (get by
 //! `_id`, find by filter in order, count, the declared policies, which collections and
-//! indexes exist) and [`WriteBackend`] (apply one atomic batch of inserts, replaces and
-//! deletes; create and drop collections and indexes; store the policies).
+//! indexes exist) and [`WriteBackend`] (apply one atomic batch of inserts, replaces,
+//! deletes, appends to an array and claims; create and drop collections and indexes; store the policies).
 //!
 //! The embedded database implements them over its transactions; a MongoDB deployment
 //! implements them with the official driver (`find` with sort/skip/limit, a multi-document
@@ -53,6 +53,43 @@ pub enum Write {
         /// Its `_id`.
         id: Bson,
     },
+    /// Appends `values` to the top-level array `field` of the document with this `_id`
+    /// (which must exist and hold an array there): MongoDB's `$push` with `$each`. The
+    /// outlier's last bucket grows this way, so that a backend writes the new elements
+    /// without reading and rewriting the ones already stored.
+    Push {
+        /// The collection.
+        collection: String,
+        /// The document's `_id`.
+        id: Bson,
+        /// The array field, at the top level.
+        field: String,
+        /// The values to append, in order.
+        values: Vec<Bson>,
+    },
+    /// Claims the document with this `_id` (which must exist) for the batch without changing
+    /// it: a concurrent write of it conflicts with the batch as if the batch had rewritten
+    /// it. An append that leaves a full main document as it is claims it, so that two
+    /// appends to one logical array never both commit (each would start its own bucket).
+    Claim {
+        /// The collection.
+        collection: String,
+        /// The document's `_id`.
+        id: Bson,
+    },
+}
+
+impl Write {
+    /// The collection the write goes to.
+    pub fn collection(&self) -> &str {
+        match self {
+            Write::Insert { collection, .. }
+            | Write::Replace { collection, .. }
+            | Write::Delete { collection, .. }
+            | Write::Push { collection, .. }
+            | Write::Claim { collection, .. } => collection,
+        }
+    }
 }
 
 /// Reads the pattern layer needs.

@@ -13,7 +13,7 @@
 //! decides on inside the transaction.
 
 use bson::oid::ObjectId;
-use bson::{Bson, DateTime, Document, doc};
+use bson::{Bson, DateTime, Document, RawDocumentBuf, doc};
 use spillway_doc::compare::compare;
 use spillway_doc::filter::{Clause, Filter, Predicate};
 use spillway_doc::size::{check_id, check_storable};
@@ -254,15 +254,22 @@ impl<B: Transactional> Layer<B> {
             if let Role::Main(engine) = &role {
                 let mut statement = Statement::default();
                 for stored in &matched {
+                    let stored = RawDocumentBuf::try_from(stored).map_err(|error| {
+                        PatternError::InvalidRecord {
+                            message: format!(
+                                "a document of '{collection}' cannot be encoded: {error}"
+                            ),
+                        }
+                    })?;
                     let updated = writes::update_main(
                         engine,
                         &mut statement.over(backend),
-                        stored,
+                        &stored,
                         &filter,
                         &update,
                         now,
                     )?;
-                    result.modified_count += u64::from(updated.is_some());
+                    result.modified_count += u64::from(updated);
                 }
                 statement.finish(backend)?;
                 return Ok(result);

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use bson::{Bson, Document, doc};
-use spillway_doc::model::{FindOptions, MemoryCollection, ModelError};
+use spillway_doc::model::{FindOptions, MemoryCollection, ModelError, UpdateOptions};
 
 use crate::backend::{Query, ReadBackend, Write, WriteBackend};
 use crate::error::PatternError;
@@ -159,11 +159,7 @@ impl WriteBackend for MemoryBackend {
     fn apply(&mut self, batch: Vec<Write>) -> Result<(), MemoryError> {
         let mut changed: BTreeMap<String, MemoryCollection> = BTreeMap::new();
         for write in batch {
-            let name = match &write {
-                Write::Insert { collection, .. }
-                | Write::Replace { collection, .. }
-                | Write::Delete { collection, .. } => collection.clone(),
-            };
+            let name = write.collection().to_string();
             let documents = changed
                 .entry(name.clone())
                 .or_insert_with(|| self.collections.get(&name).cloned().unwrap_or_default());
@@ -185,6 +181,33 @@ impl WriteBackend for MemoryBackend {
                 }
                 Write::Delete { id, .. } => {
                     documents.delete(&by_id(&id), false)?;
+                }
+                Write::Claim { id, .. } => {
+                    if documents.count_documents(&by_id(&id), 0, 0)? == 0 {
+                        return Err(PatternError::InvalidRecord {
+                            message: format!(
+                                "collection '{name}' has no document with _id {id} to claim"
+                            ),
+                        }
+                        .into());
+                    }
+                }
+                Write::Push {
+                    id, field, values, ..
+                } => {
+                    let mut filter = by_id(&id);
+                    filter.insert(field.as_str(), doc! { "$type": "array" });
+                    let push = doc! { "$push": { field.as_str(): { "$each": values } } };
+                    let result =
+                        documents.update(&filter, &push, false, &UpdateOptions::default())?;
+                    if result.matched_count == 0 {
+                        return Err(PatternError::InvalidRecord {
+                            message: format!(
+                                "collection '{name}' has no document with _id {id} holding an array '{field}'"
+                            ),
+                        }
+                        .into());
+                    }
                 }
             }
         }

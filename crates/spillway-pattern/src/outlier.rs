@@ -15,8 +15,9 @@
 //! alone. With unbounded buckets there is one overflow document without a `bucket` field, as
 //! in the seed.
 
-use bson::{Bson, Document, doc, oid::ObjectId};
+use bson::{Bson, Document, RawBsonRef, doc, oid::ObjectId};
 use spillway_doc::compare::values_equal;
+use spillway_doc::raw;
 
 use crate::backend::{Query, ReadBackend, Write};
 use crate::error::PatternError;
@@ -146,14 +147,15 @@ impl<'p> Outlier<'p> {
         )
     }
 
-    /// The last overflow bucket of `link`, found through the side index.
+    /// What the appends and the length need of the last overflow bucket of `link`, found
+    /// through the side index and read raw: its array is counted, not decoded.
     fn last_bucket<R: ReadBackend>(
         &self,
         backend: &R,
         link: &Bson,
-    ) -> Result<Option<Document>, R::Error> {
-        Ok(backend
-            .find(
+    ) -> Result<Option<LastBucket>, R::Error> {
+        let Some(bucket) = backend
+            .find_raw(
                 self.side(),
                 &Query {
                     filter: doc! { self.link(): link.clone() },
@@ -162,7 +164,28 @@ impl<'p> Outlier<'p> {
                     ..Query::default()
                 },
             )?
-            .pop())
+            .pop()
+        else {
+            return Ok(None);
+        };
+        let no_array = || {
+            self.corrupt(
+                link,
+                format!(
+                    "an overflow document has no array '{}'",
+                    self.overflow_field
+                ),
+            )
+        };
+        let elements = raw::top_level_array(&bucket, self.overflow_field).ok_or_else(no_array)?;
+        let len = raw::array_len(elements).map_err(|message| self.corrupt(link, message))?;
+        let number = match bucket.get(BUCKET_FIELD) {
+            Ok(Some(RawBsonRef::Int64(number))) => usize::try_from(number).unwrap_or(0),
+            Ok(Some(RawBsonRef::Int32(number))) => usize::try_from(number).unwrap_or(0),
+            _ => 0,
+        };
+        let id = crate::raw::raw_id(&bucket);
+        Ok(Some(LastBucket { id, number, len }))
     }
 
     fn elements_of<'b>(
@@ -287,45 +310,56 @@ impl<'p> Outlier<'p> {
             return Ok(true);
         }
         let link = main.get("_id").cloned().unwrap_or(Bson::Null);
+        main.insert(self.flag_field, true);
+        self.overflow_writes(backend, &link, flagged, tail.to_vec(), batch)?;
+        Ok(true)
+    }
+
+    /// The writes that append `tail` to the overflow of main document `link` (whose main
+    /// array is full): the last bucket's room filled by a push, the rest in new buckets.
+    /// `flagged`: whether the main document has buckets already.
+    pub(crate) fn overflow_writes<R: ReadBackend>(
+        &self,
+        backend: &R,
+        link: &Bson,
+        flagged: bool,
+        mut tail: Vec<Bson>,
+        batch: &mut Vec<Write>,
+    ) -> Result<(), R::Error> {
         let last = if flagged {
-            self.last_bucket(backend, &link)?
+            self.last_bucket(backend, link)?
         } else {
             None
         };
-        main.insert(self.flag_field, true);
-        let mut tail = tail.to_vec();
         let mut next_number = 0;
-        if let Some(mut last) = last {
-            let number = bucket_number(&last);
-            self.elements_of(&link, &last)?;
-            let Some(Bson::Array(mut elements)) = last.remove(self.overflow_field) else {
-                unreachable!("elements_of checked the array")
-            };
-            let room = self.capacity.map_or(usize::MAX, |capacity| {
-                capacity.saturating_sub(elements.len())
-            });
+        if let Some(last) = last {
+            let room = self
+                .capacity
+                .map_or(usize::MAX, |capacity| capacity.saturating_sub(last.len));
             let rest = tail.split_off(room.min(tail.len()));
-            elements.extend(tail);
+            if !tail.is_empty() {
+                batch.push(Write::Push {
+                    collection: self.side().to_string(),
+                    id: last.id,
+                    field: self.overflow_field.to_string(),
+                    values: tail,
+                });
+            }
             tail = rest;
-            let id = last.get("_id").cloned().unwrap_or(Bson::Null);
-            batch.push(Write::Replace {
-                collection: self.side().to_string(),
-                document: self.bucket_document(id, &link, number, elements),
-            });
-            next_number = number + 1;
+            next_number = last.number + 1;
         }
         for (offset, chunk) in self.chunks(tail).into_iter().enumerate() {
             batch.push(Write::Insert {
                 collection: self.side().to_string(),
                 document: self.bucket_document(
                     Bson::ObjectId(ObjectId::new()),
-                    &link,
+                    link,
                     next_number + offset,
                     chunk,
                 ),
             });
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Whether the logical array of a stored main document holds an element equal to
@@ -381,11 +415,10 @@ impl<'p> Outlier<'p> {
         let Some(last) = self.last_bucket(backend, &link)? else {
             return Ok(main);
         };
-        let in_last = self.elements_of(&link, &last)?.len() as u64;
         let full = self.capacity.map_or(0, |capacity| {
-            (bucket_number(&last) as u64).saturating_mul(capacity as u64)
+            (last.number as u64).saturating_mul(capacity as u64)
         });
-        Ok(main + full + in_last)
+        Ok(main + full + last.len as u64)
     }
 
     /// Elements `skip..skip + limit` of the logical array, reading only the buckets that hold
@@ -578,13 +611,13 @@ impl<'p> Outlier<'p> {
     }
 }
 
-/// A bucket's number (0 when absent, as in the unbounded layout).
-fn bucket_number(bucket: &Document) -> usize {
-    match bucket.get(BUCKET_FIELD) {
-        Some(Bson::Int64(number)) => usize::try_from(*number).unwrap_or(0),
-        Some(Bson::Int32(number)) => usize::try_from(*number).unwrap_or(0),
-        _ => 0,
-    }
+/// The last overflow bucket of a main document, as appends and lengths need it.
+struct LastBucket {
+    id: Bson,
+    /// Its number (0 when absent, as in the unbounded layout).
+    number: usize,
+    /// How many elements it holds.
+    len: usize,
 }
 
 #[cfg(test)]

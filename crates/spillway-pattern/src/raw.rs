@@ -14,7 +14,7 @@ use bson::spec::ElementType;
 use bson::{Bson, doc};
 use spillway_doc::raw::{Writer, elements};
 
-use crate::backend::{Query, ReadBackend};
+use crate::backend::{Query, ReadBackend, Write, WriteBackend};
 use crate::engine::Engine;
 use crate::error::PatternError;
 use crate::outlier::Outlier;
@@ -30,7 +30,7 @@ fn damaged(collection: &str, link: &Bson, message: impl std::fmt::Display) -> Pa
 }
 
 /// The `_id` of a raw document, decoded (it names the side documents).
-fn raw_id(stored: &RawDocument) -> Bson {
+pub(crate) fn raw_id(stored: &RawDocument) -> Bson {
     stored
         .get("_id")
         .ok()
@@ -71,6 +71,32 @@ impl Outlier<'_> {
             stored.get(self.flag_field),
             Ok(Some(RawBsonRef::Boolean(true)))
         )
+    }
+
+    /// The append fast path on a raw stored main document whose main array is full and
+    /// which has buckets: every value goes to the overflow ([`Outlier::overflow_writes`]) and
+    /// the main document stays as it is. `false` (nothing done) for any other document.
+    fn append_raw<R: ReadBackend>(
+        &self,
+        backend: &R,
+        stored: &RawDocument,
+        values: &[Bson],
+        batch: &mut Vec<Write>,
+    ) -> Result<bool, R::Error> {
+        if !self.is_flagged_raw(stored) {
+            return Ok(false);
+        }
+        let Some(main) = spillway_doc::raw::top_level_array(stored, &self.pattern.field) else {
+            return Ok(false);
+        };
+        let link = raw_id(stored);
+        let len = spillway_doc::raw::array_len(main)
+            .map_err(|message| damaged(&self.pattern.collection, &link, message))?;
+        if len < self.threshold {
+            return Ok(false);
+        }
+        self.overflow_writes(backend, &link, true, values.to_vec(), batch)?;
+        Ok(true)
     }
 
     /// The logical array of a flagged main document: its main array, then every bucket's
@@ -173,6 +199,45 @@ impl Engine<'_> {
             return Ok(None);
         }
         rebuild(document, &flags, None, self.collection()).map(Some)
+    }
+
+    /// Appends `values` to the logical arrays of the raw stored main document `stored`
+    /// without decoding it, when every array is an outlier's whose main part is full: the
+    /// values go to the buckets and the main document is claimed ([`Write::Claim`]), not
+    /// rewritten. `false` (nothing done) when that does not hold, for the decoded path.
+    ///
+    /// # Errors
+    /// The backend's, or [`PatternError::Corrupt`] when the document is malformed.
+    pub(crate) fn append_raw<W: WriteBackend>(
+        &self,
+        backend: &mut W,
+        stored: &RawDocument,
+        values: &[(String, Vec<Bson>)],
+    ) -> Result<bool, W::Error> {
+        let mut batch = Vec::new();
+        for (field, elements) in values {
+            let outlier = self
+                .policies()
+                .find(|policy| policy.pattern.field == *field)
+                .and_then(|policy| Outlier::of(&policy.pattern));
+            let Some(outlier) = outlier else {
+                return Ok(false);
+            };
+            if elements.is_empty()
+                || !outlier.append_raw(&*backend, stored, elements, &mut batch)?
+            {
+                return Ok(false);
+            }
+        }
+        batch.insert(
+            0,
+            Write::Claim {
+                collection: self.collection().to_string(),
+                id: raw_id(stored),
+            },
+        );
+        backend.apply(batch)?;
+        Ok(true)
     }
 
     /// Whether a raw stored main document may differ from its logical document (the raw

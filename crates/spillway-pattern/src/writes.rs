@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use bson::{Bson, DateTime, Document, doc};
+use bson::{Bson, DateTime, Document, RawDocument, doc};
 use spillway_doc::compare::values_equal;
 use spillway_doc::filter::Filter;
 use spillway_doc::key;
@@ -68,9 +68,10 @@ pub fn insert_main<W: WriteBackend>(
     engine.insert(backend, document)
 }
 
-/// Applies `update` to the stored main document `stored` of `engine`'s collection, which
-/// `filter` matched: plain appends by the fast path, everything else by expand, apply,
-/// split. Returns the new stored main document, or `None` when nothing changed.
+/// Applies `update` to the stored main document `stored` (raw) of `engine`'s collection,
+/// which `filter` matched: plain appends to full outlier arrays without decoding it, other
+/// plain appends by the decoded fast path, everything else by expand, apply, split. Returns
+/// whether the document changed.
 ///
 /// Pass a [`Statement`]'s backend when the statement updates several
 /// documents.
@@ -80,16 +81,29 @@ pub fn insert_main<W: WriteBackend>(
 pub fn update_main<W: WriteBackend>(
     engine: &Engine<'_>,
     backend: &mut W,
-    stored: &Document,
+    stored: &RawDocument,
     filter: &Filter,
     update: &Update,
     now: DateTime,
-) -> Result<Option<Document>, W::Error> {
+) -> Result<bool, W::Error> {
     check_settled(engine.policies())?;
     engine.check_update(&update.operations())?;
+    let appends = update.split_appends(&engine.managed_fields());
+    if let Some(appends) = &appends
+        && appends.add_to_set.is_empty()
+        && appends.rest.operations().is_empty()
+        && engine.append_raw(backend, stored, &appends.values)?
+    {
+        return Ok(true);
+    }
+    let stored = spillway_doc::decode::document(stored).map_err(|error| PatternError::Corrupt {
+        collection: engine.collection().to_string(),
+        link: Box::new(crate::raw::raw_id(stored)),
+        message: format!("a stored main document is not valid BSON: {error}"),
+    })?;
     let context = ApplyContext::new(now);
-    let appends = match update.split_appends(&engine.managed_fields()) {
-        Some(appends) => with_absent_values(engine, &*backend, stored, appends)?,
+    let appends = match appends {
+        Some(appends) => with_absent_values(engine, &*backend, &stored, appends)?,
         None => None,
     };
     if let Some(appends) = appends {
@@ -107,27 +121,28 @@ pub fn update_main<W: WriteBackend>(
             .iter()
             .all(|(field, _)| matches!(main.get(field.as_str()), Some(Bson::Array(_))));
         if !pushes && !rest.modified && targets_are_arrays {
-            return Ok(None);
+            return Ok(false);
         }
-        if let Some(after) = engine.append(backend, main, &appends.values)? {
-            return Ok(Some(after));
+        if engine.append(backend, main, &appends.values)?.is_some() {
+            return Ok(true);
         }
     }
-    let view = engine.query_view(&*backend, stored)?;
+    let view = engine.query_view(&*backend, &stored)?;
     let positional = filter
         .match_details_document(&view)
         .map_err(PatternError::filter)?
         .and_then(|details| details.array_index);
-    let mut logical = engine.expand(&*backend, stored)?;
+    let mut logical = engine.expand(&*backend, &stored)?;
     let outcome = update
         .apply(&mut logical, &context.with_positional_index(positional))
         .map_err(PatternError::update)?;
     if !outcome.modified {
-        return Ok(None);
+        return Ok(false);
     }
     engine.check_document(&logical)?;
     check_nesting(&logical).map_err(PatternError::document)?;
-    engine.rewrite(backend, stored, logical).map(Some)
+    engine.rewrite(backend, &stored, logical)?;
+    Ok(true)
 }
 
 /// Turns the `$addToSet`s of an append-only update into plain appends of the values the

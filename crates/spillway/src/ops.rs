@@ -309,7 +309,7 @@ pub(crate) fn update_sorted(
                 now,
                 &mut statement,
             )?;
-            if updated.is_some() {
+            if updated {
                 modified_count += 1;
             }
         }
@@ -483,7 +483,7 @@ pub(crate) fn find_one_and_modify(
     if let Role::Main(engine) = &role {
         let before = decode(&found.bytes)?;
         let mut statement = Statement::default();
-        let after = patterned::apply_update(
+        let changed = patterned::apply_update(
             txn,
             store,
             engine,
@@ -494,8 +494,8 @@ pub(crate) fn find_one_and_modify(
             &mut statement,
         )?;
         patterned::finish(statement, txn, store)?;
-        let returned = if options.return_after {
-            after.unwrap_or(before)
+        let returned = if options.return_after && changed {
+            storage::stored_by_key(&*txn, collection, &found.id_key)?.unwrap_or(before)
         } else {
             before
         };

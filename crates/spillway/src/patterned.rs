@@ -244,102 +244,181 @@ impl WriteBackend for TxnBackend<'_> {
     }
 }
 /// One document touched by a batch of engine writes: as stored before the batch (only what
-/// index maintenance reads, see [`storage::stored_for_change`]), and after.
+/// index maintenance reads, see [`storage::stored_for_change`]), and as the batch's writes so
+/// far leave it.
 struct Touched {
     collection: String,
     id_key: Vec<u8>,
     before: Option<Document>,
-    after: Option<Document>,
-    /// Whether the document exists after the batch's writes so far.
-    exists: bool,
+    after: Version,
 }
 
-/// Stages a batch of engine writes in the transaction: the inserts, replacements and deletes
-/// of each collection go through `storage::write_documents` together, so unique indexes are
-/// checked against the state the whole batch leaves. Nothing is buffered for a collection
-/// whose writes are refused; the caller discards the transaction on any error.
+/// A document as the writes of a batch so far leave it.
+enum Version {
+    /// As stored: no write of the batch changed it yet.
+    Stored,
+    /// Not there: never stored, or deleted by the batch.
+    Absent,
+    /// Inserted or replaced by the batch.
+    Decoded(Document),
+    /// Stored bytes with values appended to an array, never decoded.
+    Spliced(Vec<u8>),
+    /// As stored, and claimed: written back as it is, so that a concurrent write of it
+    /// conflicts with this batch.
+    Claimed,
+}
+
+/// Stages a batch of engine writes in the transaction: the inserts, replacements, deletes
+/// and appends of each collection go through `storage::write_documents` together, so unique
+/// indexes are checked against the state the whole batch leaves. Nothing is buffered for a
+/// collection whose writes are refused; the caller discards the transaction on any error.
 fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<()> {
     let mut touched: Vec<Touched> = Vec::new();
     let mut positions: std::collections::HashMap<(String, Vec<u8>), usize> =
         std::collections::HashMap::new();
     for write in batch {
-        let (collection, id, after, inserting) = match write {
-            Write::Insert {
-                collection,
-                document,
-            } => {
-                let document = storage::prepare_insert(document)?;
-                storage::ensure_collection(txn, store, &collection)?;
-                let id = document.get("_id").cloned().expect("prepared");
-                (collection, id, Some(document), true)
+        let id = match &write {
+            Write::Insert { document, .. } | Write::Replace { document, .. } => {
+                document.get("_id").cloned().unwrap_or(Bson::Null)
             }
-            Write::Replace {
-                collection,
-                document,
-            } => {
-                storage::check_storable(&document)?;
-                let id = document.get("_id").cloned().unwrap_or(Bson::Null);
-                (collection, id, Some(document), false)
+            Write::Delete { id, .. } | Write::Push { id, .. } | Write::Claim { id, .. } => {
+                id.clone()
             }
-            Write::Delete { collection, id } => (collection, id, None, false),
         };
-        let id_key = key::to_key(&id);
-        let slot = (collection, id_key);
+        if let Write::Insert { collection, .. } = &write {
+            storage::ensure_collection(txn, store, collection)?;
+        }
+        let slot = (write.collection().to_string(), key::to_key(&id));
         let position = if let Some(position) = positions.get(&slot) {
             *position
         } else {
-            let before = storage::stored_for_change(&*txn, &slot.0, &slot.1)?;
+            let (before, after) = match storage::stored_for_change(&*txn, &slot.0, &slot.1)? {
+                Some(before) => (Some(before), Version::Stored),
+                None => (None, Version::Absent),
+            };
             touched.push(Touched {
                 collection: slot.0.clone(),
                 id_key: slot.1.clone(),
-                exists: before.is_some(),
                 before,
-                after: None,
+                after,
             });
             positions.insert(slot, touched.len() - 1);
             touched.len() - 1
         };
         let document = &mut touched[position];
-        let exists = document.exists;
-        if inserting && exists {
-            return Err(Error::new(ErrorKind::DuplicateKey {
-                collection: document.collection.clone(),
-                index: ID_INDEX_NAME.to_string(),
-                key: id,
-            }));
-        }
-        if !inserting && after.is_some() && !exists {
-            return Err(Error::corruption(format!(
-                "collection '{}' has no document with _id {id} to replace",
+        let missing = |what: &str| {
+            Error::corruption(format!(
+                "collection '{}' has no document with _id {id} to {what}",
                 document.collection
-            )));
-        }
-        document.exists = after.is_some();
-        document.after = after;
+            ))
+        };
+        document.after = match (
+            write,
+            std::mem::replace(&mut document.after, Version::Absent),
+        ) {
+            (Write::Insert { document: new, .. }, Version::Absent) => {
+                Version::Decoded(storage::prepare_insert(new)?)
+            }
+            (Write::Insert { .. }, _) => {
+                return Err(Error::new(ErrorKind::DuplicateKey {
+                    collection: document.collection.clone(),
+                    index: ID_INDEX_NAME.to_string(),
+                    key: id,
+                }));
+            }
+            (Write::Replace { .. }, Version::Absent) => return Err(missing("replace")),
+            (Write::Replace { document: new, .. }, _) => {
+                storage::check_storable(&new)?;
+                Version::Decoded(new)
+            }
+            (Write::Delete { .. }, _) => Version::Absent,
+            (Write::Claim { .. }, Version::Absent) => return Err(missing("claim")),
+            (Write::Claim { .. }, Version::Stored | Version::Claimed) => Version::Claimed,
+            (Write::Claim { .. }, changed) => changed,
+            (Write::Push { .. }, Version::Absent) => return Err(missing("append to")),
+            (Write::Push { field, values, .. }, Version::Decoded(mut current)) => {
+                let Some(Bson::Array(items)) = current.get_mut(field.as_str()) else {
+                    return Err(missing(&format!("append to in an array '{field}'")));
+                };
+                items.extend(values);
+                storage::check_storable(&current)?;
+                Version::Decoded(current)
+            }
+            (Write::Push { field, values, .. }, version) => {
+                let appended = match version {
+                    Version::Spliced(bytes) => storage::append_to_array(&bytes, &field, values)?,
+                    _ => {
+                        let docs = txn.catalog().collections[&document.collection].docs;
+                        let stored = txn
+                            .get(docs, &document.id_key)?
+                            .ok_or_else(|| missing("append to"))?;
+                        storage::append_to_array(&stored, &field, values)?
+                    }
+                };
+                match appended {
+                    Some(appended) => Version::Spliced(appended),
+                    None => return Err(missing(&format!("append to in an array '{field}'"))),
+                }
+            }
+        };
     }
-    let mut collections: Vec<&str> = Vec::new();
+    let mut collections: Vec<String> = Vec::new();
     for document in &touched {
-        if !collections.contains(&document.collection.as_str()) {
-            collections.push(&document.collection);
+        if !collections.contains(&document.collection) {
+            collections.push(document.collection.clone());
         }
     }
     for collection in collections {
-        let mut changes = Vec::new();
-        for document in touched.iter().filter(|document| {
-            document.collection == collection
-                && (document.before.is_some() || document.after.is_some())
-        }) {
-            let new = match &document.after {
-                Some(after) => Some((after, storage::encode(after)?)),
-                None => None,
+        let catalog = txn.catalog_arc();
+        let mut versions = Vec::new();
+        let mut claimed = Vec::new();
+        for document in touched
+            .iter_mut()
+            .filter(|document| document.collection == collection)
+        {
+            let new = match std::mem::replace(&mut document.after, Version::Absent) {
+                Version::Stored => continue,
+                Version::Claimed => {
+                    claimed.push(&document.id_key);
+                    continue;
+                }
+                Version::Absent if document.before.is_none() => continue,
+                Version::Absent => None,
+                Version::Decoded(after) => {
+                    let bytes = storage::encode(&after)?;
+                    Some((after, bytes))
+                }
+                Version::Spliced(bytes) => {
+                    let meta = catalog
+                        .collections
+                        .get(&collection)
+                        .expect("a spliced document was stored");
+                    Some((storage::decode_for_change(meta, &bytes)?, bytes))
+                }
             };
-            changes.push(storage::DocumentChange {
-                id_key: &document.id_key,
-                old: document.before.as_ref(),
-                new,
-            });
+            versions.push((&document.id_key, document.before.as_ref(), new));
         }
-        storage::write_documents(txn, collection, changes)?;
+        let changes = versions
+            .iter_mut()
+            .map(|(id_key, old, new)| storage::DocumentChange {
+                id_key,
+                old: *old,
+                new: new
+                    .as_mut()
+                    .map(|(document, bytes)| (&*document, std::mem::take(bytes))),
+            })
+            .collect();
+        storage::write_documents(txn, &collection, changes)?;
+        if let Some(meta) = catalog.collections.get(&collection) {
+            for id_key in claimed {
+                // Unchanged, so its index entries are too.
+                let bytes = txn
+                    .get(meta.docs, id_key)?
+                    .expect("a claimed document exists")
+                    .into_owned();
+                txn.put(meta.docs, id_key.clone(), bytes);
+            }
+        }
     }
     Ok(())
 }
@@ -940,13 +1019,13 @@ pub(crate) fn apply_update(
     found: &Match,
     now: DateTime,
     statement: &mut Statement,
-) -> Result<Option<Document>> {
-    let stored = storage::decode(&found.bytes)?;
+) -> Result<bool> {
+    let stored = stored_document(&found.bytes)?;
     let mut backend = TxnBackend { txn, store };
     writes::update_main(
         engine,
         &mut statement.over(&mut backend),
-        &stored,
+        stored,
         filter,
         update,
         now,

@@ -504,10 +504,7 @@ pub(crate) fn stored_by_key(
 }
 
 /// As much of the stored document with `_id` key `id_key` as [`write_documents`] reads of
-/// the old side of a change: its validator's and every index's fields. Only the top-level
-/// fields the indexes' key patterns start with are decoded, the whole document when a
-/// validator, a partial filter, a text or a geospatial index may read any field. A write
-/// that replaces a big document (an outlier's bucket) then decodes its link, not its array.
+/// the old side of a change ([`decode_for_change`]).
 pub(crate) fn stored_for_change(
     reader: &dyn Reader,
     collection: &str,
@@ -519,6 +516,15 @@ pub(crate) fn stored_for_change(
     let Some(bytes) = reader.get(meta.docs, id_key)? else {
         return Ok(None);
     };
+    decode_for_change(meta, &bytes).map(Some)
+}
+
+/// As much of a document of `meta`'s collection as [`write_documents`] reads of either side
+/// of a change: its validator's and every index's fields. Only the top-level fields the
+/// indexes' key patterns start with are decoded, the whole document when a validator, a
+/// partial filter, a text or a geospatial index may read any field. A write that replaces a
+/// big document (an outlier's bucket) then decodes its link, not its array.
+pub(crate) fn decode_for_change(meta: &CollectionMeta, bytes: &[u8]) -> Result<Document> {
     let reads_any_field = meta.validation.validator.is_some()
         || meta.indexes.iter().any(|index| {
             index.settings.partial.is_some()
@@ -526,15 +532,52 @@ pub(crate) fn stored_for_change(
                 || index.settings.geo.is_some()
         });
     let decoded = if reads_any_field {
-        spillway_doc::decode::document_from_bytes(&bytes)
+        spillway_doc::decode::document_from_bytes(bytes)
     } else {
-        spillway_doc::decode::fields(stored_document(&bytes)?, |name| {
+        spillway_doc::decode::fields(stored_document(bytes)?, |name| {
             meta.indexes
                 .iter()
                 .any(|index| index.fields.iter().any(|(path, _)| path.head() == name))
         })
     };
-    decoded.map(Some).map_err(not_bson)
+    decoded.map_err(not_bson)
+}
+
+/// The stored document `bytes` with `values` appended to its top-level array `field`,
+/// spliced without decoding the elements already there (an outlier's bucket growing);
+/// `None` when `field` is missing or not an array.
+///
+/// # Errors
+/// A value that cannot be stored (nested too deep, not encodable), a result over the
+/// document size limit; corruption when `bytes` are not valid BSON.
+pub(crate) fn append_to_array(
+    bytes: &[u8],
+    field: &str,
+    values: Vec<Bson>,
+) -> Result<Option<Vec<u8>>> {
+    // The values sit at the depth they have in `{ field: [values] }`, whatever else the
+    // document holds.
+    let mut probe = bson::doc! { field: values };
+    spillway_doc::size::check_nesting(&probe).map_err(Error::document)?;
+    let Some(Bson::Array(values)) = probe.remove(field) else {
+        unreachable!("the array was just inserted")
+    };
+    let encoded = values
+        .into_iter()
+        .map(bson::RawBson::try_from)
+        .collect::<std::result::Result<bson::RawArrayBuf, _>>()
+        .map_err(|error| Error::document(DocError::from(error)))?;
+    let appended = spillway_doc::raw::append_to_array(stored_document(bytes)?, field, &encoded)
+        .map_err(not_bson)?;
+    if let Some(appended) = &appended
+        && appended.len() > spillway_doc::size::MAX_DOCUMENT_SIZE
+    {
+        return Err(Error::document(DocError::DocumentTooLarge {
+            size: appended.len(),
+            limit: spillway_doc::size::MAX_DOCUMENT_SIZE,
+        }));
+    }
+    Ok(appended)
 }
 
 /// Checks index options against each other and the key pattern, as MongoDB does.

@@ -189,6 +189,20 @@ impl Target for Embedded {
                             .delete_one(doc! { "_id": id })
                             .run()?;
                     }
+                    Write::Claim { .. } => {}
+                    Write::Push {
+                        collection,
+                        id,
+                        field,
+                        values,
+                    } => {
+                        db.collection::<Document>(&collection)
+                            .update_one(
+                                doc! { "_id": id },
+                                doc! { "$push": { field: { "$each": values } } },
+                            )
+                            .run()?;
+                    }
                 }
             }
         }
