@@ -267,9 +267,8 @@ fn a_push_costs_the_same_commands_and_bytes_at_any_length() {
             "find",   // the policies
             "find",   // the main document
             "find",   // the last bucket
-            "update", // the main document
-            "update", // the last bucket
-            "update", // the main document's write stamp
+            "update", // the main document's write stamp (its claim: it is not rewritten)
+            "update", // the last bucket, with `$push`
             "commitTransaction",
         ],
         "one round trip each"

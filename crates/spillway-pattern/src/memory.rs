@@ -258,3 +258,66 @@ impl Transactional for MemoryBackend {
         Ok(value)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bson::{Bson, doc};
+
+    use super::MemoryBackend;
+    use crate::backend::{ReadBackend, Write, WriteBackend};
+
+    fn push(id: i32, field: &str, values: Vec<Bson>) -> Write {
+        Write::Push {
+            collection: "c".into(),
+            id: Bson::Int32(id),
+            field: field.into(),
+            values,
+        }
+    }
+
+    fn stored(backend: &MemoryBackend) -> bson::Document {
+        backend.get("c", &Bson::Int32(1)).unwrap().unwrap()
+    }
+
+    /// The reference for every backend: a push appends in order; a push or a claim whose
+    /// document is missing, or a push onto what is not an array, fails the whole batch.
+    #[test]
+    fn pushes_append_and_claims_change_nothing_or_the_batch_fails() {
+        let mut backend = MemoryBackend::new();
+        backend
+            .apply(vec![Write::Insert {
+                collection: "c".into(),
+                document: doc! { "_id": 1, "list": [1], "text": "t" },
+            }])
+            .unwrap();
+        backend
+            .apply(vec![
+                push(1, "list", vec![Bson::Int32(2), Bson::Int32(3)]),
+                Write::Claim {
+                    collection: "c".into(),
+                    id: Bson::Int32(1),
+                },
+                push(1, "list", vec![Bson::Int32(4)]),
+            ])
+            .unwrap();
+        assert_eq!(
+            stored(&backend),
+            doc! { "_id": 1, "list": [1, 2, 3, 4], "text": "t" }
+        );
+        for refused in [
+            push(2, "list", vec![Bson::Int32(5)]),
+            push(1, "text", vec![Bson::Int32(5)]),
+            push(1, "absent", vec![Bson::Int32(5)]),
+            Write::Claim {
+                collection: "c".into(),
+                id: Bson::Int32(2),
+            },
+        ] {
+            let mut backend = backend.clone();
+            let before = stored(&backend);
+            let batch = vec![push(1, "list", vec![Bson::Int32(9)]), refused.clone()];
+            assert!(backend.apply(batch).is_err(), "{refused:?} was applied");
+            assert_eq!(stored(&backend), before, "{refused:?}");
+        }
+    }
+}

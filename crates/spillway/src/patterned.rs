@@ -312,6 +312,12 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
                 document.collection
             ))
         };
+        let no_array = |field: &str| {
+            Error::corruption(format!(
+                "the document with _id {id} of collection '{}' has no array '{field}' to append to",
+                document.collection
+            ))
+        };
         document.after = match (
             write,
             std::mem::replace(&mut document.after, Version::Absent),
@@ -338,27 +344,23 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
             (Write::Push { .. }, Version::Absent) => return Err(missing("append to")),
             (Write::Push { field, values, .. }, Version::Decoded(mut current)) => {
                 let Some(Bson::Array(items)) = current.get_mut(field.as_str()) else {
-                    return Err(missing(&format!("append to in an array '{field}'")));
+                    return Err(no_array(&field));
                 };
                 items.extend(values);
                 storage::check_storable(&current)?;
                 Version::Decoded(current)
             }
             (Write::Push { field, values, .. }, version) => {
-                let appended = match version {
-                    Version::Spliced(bytes) => storage::append_to_array(&bytes, &field, values)?,
-                    _ => {
-                        let docs = txn.catalog().collections[&document.collection].docs;
-                        let stored = txn
-                            .get(docs, &document.id_key)?
-                            .ok_or_else(|| missing("append to"))?;
-                        storage::append_to_array(&stored, &field, values)?
-                    }
+                let appended = if let Version::Spliced(bytes) = version {
+                    storage::append_to_array(&bytes, &field, values)?
+                } else {
+                    let docs = txn.catalog().collections[&document.collection].docs;
+                    let stored = txn
+                        .get(docs, &document.id_key)?
+                        .ok_or_else(|| missing("append to"))?;
+                    storage::append_to_array(&stored, &field, values)?
                 };
-                match appended {
-                    Some(appended) => Version::Spliced(appended),
-                    None => return Err(missing(&format!("append to in an array '{field}'"))),
-                }
+                Version::Spliced(appended.ok_or_else(|| no_array(&field))?)
             }
         };
     }

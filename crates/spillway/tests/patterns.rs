@@ -828,3 +828,97 @@ fn pushes_and_pops_keep_every_index_of_both_sides_exact() {
         1249
     );
 }
+
+#[test]
+fn two_appends_that_each_start_a_bucket_conflict() {
+    // A push onto a full main array claims the main document instead of rewriting it. The
+    // claim is what makes two such pushes conflict when each starts a new bucket: they write
+    // no key in common, and both committing would leave two buckets with one number.
+    let db = Database::open_in_memory().unwrap();
+    seed_outlier(&db, false);
+    let sales = db.collection::<Document>("sales");
+    // 950 + 50 overflow elements: ten full buckets of 100.
+    sales
+        .update_one(
+            doc! { "_id": 2 },
+            doc! { "$push": { "customers_purchased": { "$each": buyers(1000..1050) } } },
+        )
+        .run()
+        .unwrap();
+    let bucket_of = |id| doc! { "$push": { "customers_purchased": id } };
+    let mut first = db.start_transaction().unwrap();
+    let mut second = db.start_transaction().unwrap();
+    sales
+        .update_one(doc! { "_id": 2 }, bucket_of("first"))
+        .session(&mut first)
+        .run()
+        .unwrap();
+    let pushed = sales
+        .update_one(doc! { "_id": 2 }, bucket_of("second"))
+        .session(&mut second)
+        .run();
+    first.commit().unwrap();
+    let refused = match pushed {
+        Ok(_) => second.commit().unwrap_err(),
+        Err(error) => error,
+    };
+    assert!(
+        refused
+            .labels()
+            .iter()
+            .any(|label| *label == "TransientTransactionError"),
+        "{refused}"
+    );
+    assert!(db.verify_patterns().unwrap().is_empty());
+    let logical = expanded(&db, "sales", 2);
+    let all = logical.get_array("customers_purchased").unwrap();
+    assert_eq!(all.len(), 1051);
+    assert_eq!(all.last(), Some(&Bson::String("first".into())));
+    let numbers: Vec<i64> = sorted_side(&db, "extra_sales", doc! { "bucket": 1 })
+        .iter()
+        .map(|bucket| bucket.get_i64("bucket").unwrap())
+        .collect();
+    assert_eq!(numbers, (0..11).collect::<Vec<i64>>());
+}
+
+#[test]
+fn a_push_that_would_overfill_a_bucket_past_16_mib_changes_nothing() {
+    // The last bucket grows by a splice of its bytes: the size limit still holds for it.
+    let db = Database::open_in_memory().unwrap();
+    db.create_collection("sales").run().unwrap();
+    db.set_pattern(
+        Pattern::outlier("sales", "customers_purchased")
+            .threshold(1)
+            .bucket_capacity(100),
+    )
+    .unwrap();
+    let sales = db.collection::<Document>("sales");
+    let big = |n: usize| Bson::String(format!("{n}{}", "x".repeat(5_000_000)));
+    sales
+        .insert_one(doc! { "_id": 1, "customers_purchased": [big(0), big(1), big(2), big(3)] })
+        .run()
+        .unwrap();
+    let before = expanded(&db, "sales", 1);
+    let refused = sales
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$push": { "customers_purchased": big(4) } },
+        )
+        .run()
+        .unwrap_err();
+    assert!(
+        matches!(refused.kind(), ErrorKind::DocumentTooLarge { .. }),
+        "{refused}"
+    );
+    assert_eq!(expanded(&db, "sales", 1), before);
+    assert!(db.verify_patterns().unwrap().is_empty());
+    // A small value still fits.
+    sales
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$push": { "customers_purchased": "small" } },
+        )
+        .run()
+        .unwrap();
+    assert_eq!(sales.array_len(1, "customers_purchased").unwrap(), Some(5));
+}
