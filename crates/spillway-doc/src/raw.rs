@@ -8,6 +8,7 @@
 //! or array element by element. [`append_to_array`] splices new elements onto the end of a
 //! top-level array of a stored document.
 
+use bson::Bson;
 use bson::raw::{RawArray, RawBsonRef, RawDocument};
 use bson::spec::ElementType;
 
@@ -212,21 +213,37 @@ pub fn append_to_array(
     let Some((array_start, array_end)) = found else {
         return Ok(None);
     };
+    // The elements already there are counted, not copied one by one: the new ones are
+    // written after them under the next indexes, and two lengths are rewritten.
     let existing = &bytes[array_start..array_end];
-    let mut array = Writer::with_capacity(existing.len() + values.as_bytes().len());
-    for element in elements(existing) {
-        let (_, kind, value) = element?;
-        array.element(kind, value);
+    let mut walk = elements(existing);
+    let mut count = 0;
+    for element in walk.by_ref() {
+        element?;
+        count += 1;
     }
-    array.extend(values)?;
-    let array = array.finish();
-    let mut spliced = Vec::with_capacity(bytes.len() - existing.len() + array.len());
-    spliced.extend_from_slice(&bytes[..array_start]);
-    spliced.extend_from_slice(&array);
+    if walk.at + 1 != existing.len() {
+        return Err(format!(
+            "malformed BSON: the array '{field}' ends at byte {} of its {}",
+            walk.at + 1,
+            existing.len()
+        ));
+    }
+    let mut spliced = Writer {
+        bytes: Vec::with_capacity(bytes.len() + 2 * values.as_bytes().len()),
+        count,
+    };
+    spliced.bytes.extend_from_slice(&bytes[..array_end - 1]);
+    spliced.extend(values)?;
+    let mut spliced = spliced.bytes;
+    spliced.push(0);
+    let array_len = spliced.len() - array_start;
     spliced.extend_from_slice(&bytes[array_end..]);
-    let length = i32::try_from(spliced.len())
-        .map_err(|_| format!("the document would be {} bytes long", spliced.len()))?;
-    spliced[..4].copy_from_slice(&length.to_le_bytes());
+    for (at, length) in [(array_start, array_len), (0, spliced.len())] {
+        let length = i32::try_from(length)
+            .map_err(|_| format!("the document would be {} bytes long", spliced.len()))?;
+        spliced[at..at + 4].copy_from_slice(&length.to_le_bytes());
+    }
     Ok(Some(spliced))
 }
 
@@ -236,6 +253,16 @@ pub fn append_to_array(
 /// A message naming the problem when `array` is malformed BSON.
 pub fn array_len(array: &RawArray) -> Result<usize, String> {
     elements(array.as_bytes()).try_fold(0, |count, element| element.map(|_| count + 1))
+}
+
+/// The `_id` of `document`, decoded; `null` when it has none or it cannot be decoded.
+pub fn document_id(document: &RawDocument) -> Bson {
+    document
+        .get("_id")
+        .ok()
+        .flatten()
+        .and_then(|value| Bson::try_from(value).ok())
+        .unwrap_or(Bson::Null)
 }
 
 /// The array `field` of `document`, when it is one.
