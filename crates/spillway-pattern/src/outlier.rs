@@ -17,7 +17,7 @@
 
 use bson::{Bson, Document, RawBsonRef, doc, oid::ObjectId};
 use spillway_doc::compare::values_equal;
-use spillway_doc::raw;
+use spillway_doc::raw::{array_len, document_id, top_level_array};
 
 use crate::backend::{Query, ReadBackend, Write};
 use crate::error::PatternError;
@@ -177,14 +177,14 @@ impl<'p> Outlier<'p> {
                 ),
             )
         };
-        let elements = raw::top_level_array(&bucket, self.overflow_field).ok_or_else(no_array)?;
-        let len = raw::array_len(elements).map_err(|message| self.corrupt(link, message))?;
+        let elements = top_level_array(&bucket, self.overflow_field).ok_or_else(no_array)?;
+        let len = array_len(elements).map_err(|message| self.corrupt(link, message))?;
         let number = match bucket.get(BUCKET_FIELD) {
             Ok(Some(RawBsonRef::Int64(number))) => usize::try_from(number).unwrap_or(0),
             Ok(Some(RawBsonRef::Int32(number))) => usize::try_from(number).unwrap_or(0),
             _ => 0,
         };
-        let id = crate::raw::raw_id(&bucket);
+        let id = document_id(&bucket);
         Ok(Some(LastBucket { id, number, len }))
     }
 

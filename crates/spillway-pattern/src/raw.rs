@@ -12,7 +12,7 @@
 use bson::raw::{RawBsonRef, RawDocument, RawDocumentBuf};
 use bson::spec::ElementType;
 use bson::{Bson, doc};
-use spillway_doc::raw::{Writer, elements};
+use spillway_doc::raw::{Writer, array_len, document_id, elements, top_level_array};
 
 use crate::backend::{Query, ReadBackend, Write, WriteBackend};
 use crate::engine::Engine;
@@ -29,16 +29,6 @@ fn damaged(collection: &str, link: &Bson, message: impl std::fmt::Display) -> Pa
     }
 }
 
-/// The `_id` of a raw document, decoded (it names the side documents).
-pub(crate) fn raw_id(stored: &RawDocument) -> Bson {
-    stored
-        .get("_id")
-        .ok()
-        .flatten()
-        .and_then(|value| Bson::try_from(value).ok())
-        .unwrap_or(Bson::Null)
-}
-
 /// `stored` with the fields in `drop` left out and `field` (where it is) replaced by the
 /// array `array` (its bytes), field order kept.
 fn rebuild(
@@ -47,7 +37,7 @@ fn rebuild(
     replace: Option<(&str, &[u8])>,
     collection: &str,
 ) -> Result<RawDocumentBuf, PatternError> {
-    let corrupt = |error: String| damaged(collection, &raw_id(stored), error);
+    let corrupt = |error: String| damaged(collection, &document_id(stored), error);
     let extra = replace.map_or(0, |(_, array)| array.len());
     let mut out = Writer::with_capacity(stored.as_bytes().len() + extra);
     for element in elements(stored.as_bytes()) {
@@ -86,12 +76,12 @@ impl Outlier<'_> {
         if !self.is_flagged_raw(stored) {
             return Ok(false);
         }
-        let Some(main) = spillway_doc::raw::top_level_array(stored, &self.pattern.field) else {
+        let Some(main) = top_level_array(stored, &self.pattern.field) else {
             return Ok(false);
         };
-        let link = raw_id(stored);
-        let len = spillway_doc::raw::array_len(main)
-            .map_err(|message| damaged(&self.pattern.collection, &link, message))?;
+        let link = document_id(stored);
+        let len =
+            array_len(main).map_err(|message| damaged(&self.pattern.collection, &link, message))?;
         if len < self.threshold {
             return Ok(false);
         }
@@ -107,7 +97,7 @@ impl Outlier<'_> {
         stored: &RawDocument,
     ) -> Result<Vec<u8>, R::Error> {
         let pattern = self.pattern;
-        let link = raw_id(stored);
+        let link = document_id(stored);
         let buckets = backend.find_raw(
             &pattern.side_collection,
             &Query {
@@ -155,7 +145,7 @@ impl Subset<'_> {
         stored: &RawDocument,
     ) -> Result<Option<Vec<u8>>, R::Error> {
         let pattern = self.pattern;
-        let link = raw_id(stored);
+        let link = document_id(stored);
         let archived = backend.find_raw(
             &pattern.side_collection,
             &self.archive_query(&link, 0, None),
@@ -233,7 +223,7 @@ impl Engine<'_> {
             0,
             Write::Claim {
                 collection: self.collection().to_string(),
-                id: raw_id(stored),
+                id: document_id(stored),
             },
         );
         backend.apply(batch)?;

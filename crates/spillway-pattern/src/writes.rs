@@ -98,7 +98,7 @@ pub fn update_main<W: WriteBackend>(
     }
     let stored = spillway_doc::decode::document(stored).map_err(|error| PatternError::Corrupt {
         collection: engine.collection().to_string(),
-        link: Box::new(crate::raw::raw_id(stored)),
+        link: Box::new(spillway_doc::raw::document_id(stored)),
         message: format!("a stored main document is not valid BSON: {error}"),
     })?;
     let context = ApplyContext::new(now);

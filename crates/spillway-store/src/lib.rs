@@ -70,7 +70,7 @@ mod store;
 pub use batch::WriteBatch;
 pub use error::{Error, Result};
 pub use format::SegmentKind;
-pub use snapshot::{Range, Snapshot};
+pub use snapshot::{Range, Snapshot, ValueVersion};
 pub use store::{
     CLOSE_CHECKPOINT_MIN_BYTES, CheckpointFallback, CompactionReport, Damage, Durability,
     KeyspaceId, KeyspaceStats, MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, RecoveryReport, RepairReport,

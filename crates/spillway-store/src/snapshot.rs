@@ -14,10 +14,28 @@ use std::sync::Arc;
 use crate::KeyspaceId;
 use crate::directory::{Directory, Entries, KeyspaceState, ValueLoc};
 use crate::error::{Error, Result};
+use crate::format::SegmentKind;
 use crate::segment::Segment;
 
 /// Segments by id.
 pub(crate) type SegmentTable = BTreeMap<u32, Arc<Segment>>;
+
+/// Which write of a key a snapshot sees ([`Snapshot::version`]): where its value was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ValueVersion {
+    segment: u32,
+    offset: u32,
+    compacted: bool,
+}
+
+impl ValueVersion {
+    /// Whether a compaction put the value where it is. Commits write only to the log, so a
+    /// version that changed between two snapshots and is not compacted was written by a
+    /// commit; one that is compacted may only have been moved (compare the values then).
+    pub fn is_compacted(&self) -> bool {
+        self.compacted
+    }
+}
 
 /// A consistent read view: sees every commit up to [`Snapshot::seq`] and nothing after.
 ///
@@ -81,6 +99,25 @@ impl Snapshot {
             Some(loc) => self.value(&loc).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// Which write of `key` this snapshot sees (`None` when the key is absent): two snapshots
+    /// give the same version when no commit between them wrote the key, and different ones
+    /// when a commit did, even one that wrote the bytes the key had. Compaction moves values,
+    /// which changes their version too: see [`ValueVersion::is_compacted`]. Does not read the
+    /// value.
+    pub fn version(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<ValueVersion>> {
+        Ok(self
+            .keyspace_state(keyspace)?
+            .get(key)
+            .map(|loc| ValueVersion {
+                segment: loc.segment,
+                offset: loc.offset,
+                compacted: self
+                    .segments
+                    .get(&loc.segment)
+                    .is_some_and(|segment| segment.kind == SegmentKind::Compacted),
+            }))
     }
 
     /// True if `key` is present (does not read the value).

@@ -617,3 +617,41 @@ fn automatic_checkpoints_can_be_turned_off() {
     assert!(store.recovery_report().checkpoint_loaded);
     assert_eq!(store.recovery_report().frames_replayed, 0);
 }
+
+#[test]
+fn a_value_version_changes_with_every_write_of_the_key_and_marks_compaction_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), small_options()).unwrap();
+    let ks = store.keyspace("k").unwrap();
+    let put = |key: &[u8], value: &[u8]| {
+        let mut batch = WriteBatch::new();
+        batch.put(ks, key, value);
+        store.commit(batch).unwrap();
+    };
+    let version = |key: &[u8]| store.snapshot().version(ks, key).unwrap();
+    assert_eq!(version(b"a"), None);
+    put(b"a", b"same");
+    let first = version(b"a").unwrap();
+    assert!(!first.is_compacted());
+    put(b"b", b"other");
+    assert_eq!(version(b"a"), Some(first), "a write of another key");
+    put(b"a", b"same");
+    let second = version(b"a").unwrap();
+    assert_ne!(
+        second, first,
+        "the same bytes written again are another version"
+    );
+    // Values overwritten until the segment of `a` is mostly garbage.
+    for round in 0..4u8 {
+        for key in 0..20u32 {
+            put(&key.to_be_bytes(), &[round; 600]);
+        }
+    }
+    store.compact().unwrap();
+    let moved = version(b"a").unwrap();
+    assert_ne!(moved, second);
+    assert!(moved.is_compacted(), "compaction moved it");
+    assert_eq!(store.get(ks, b"a").unwrap().as_deref(), Some(&b"same"[..]));
+    put(b"a", b"same");
+    assert!(!version(b"a").unwrap().is_compacted(), "a commit wrote it");
+}

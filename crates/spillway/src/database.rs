@@ -554,7 +554,7 @@ impl Database {
 ///   wrote first (first writer wins), or one that a commit changed since the handle started.
 /// - The commit takes the write lock for a moment and refuses the transaction (first
 ///   committer wins) when a commit after its start — a write outside any transaction, the
-///   closure form, another handle — changed the committed value of a key it writes, or
+///   closure form, another handle — wrote a key it writes (even with the value it had), or
 ///   created, dropped or re-indexed a collection it writes, or declared, removed or migrated
 ///   a pattern policy of such a collection, or wrote to a collection this transaction
 ///   creates an index on, drops an index of, or drops.

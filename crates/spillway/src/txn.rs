@@ -265,8 +265,12 @@ impl WriteTxn {
         !self.created.contains(&keyspace) && !self.clear_on_commit.contains(&keyspace)
     }
 
-    /// Whether `key` has another committed value in `current` than in this transaction's
-    /// base (or its keyspace is gone).
+    /// Whether a commit after this transaction's base wrote `key` (or its keyspace is gone):
+    /// its version in `current` differs from the base's, even when the commit wrote the
+    /// bytes it had (an append claims a main document that way). A value a compaction moved
+    /// since has another version too: then the values are compared, so that compacting does
+    /// not abort open transactions (a commit of the same bytes followed by a compaction that
+    /// moves them is the one write this misses).
     pub(crate) fn changed_since_base(
         &self,
         current: &Published,
@@ -276,18 +280,28 @@ impl WriteTxn {
         if !self.is_shared(keyspace) || self.base.version(keyspace) == current.version(keyspace) {
             return Ok(false);
         }
-        let now = match current.snapshot.get(keyspace, key) {
-            Ok(now) => now,
-            Err(spillway_store::Error::UnknownKeyspace(_)) => return Ok(true),
-            Err(error) => return Err(error.into()),
+        let version_in = |published: &Published| match published.snapshot.version(keyspace, key) {
+            Ok(version) => Ok(Some(version)),
+            Err(spillway_store::Error::UnknownKeyspace(_)) => Ok(None),
+            Err(error) => Err(Error::from(error)),
+        };
+        let Some(now) = version_in(current)? else {
+            return Ok(true);
         };
         // A keyspace created after the base (the `sessions` keyspace, say) held nothing then.
+        let before = version_in(&self.base)?.flatten();
+        if before == now {
+            return Ok(false);
+        }
+        if !now.is_some_and(|version| version.is_compacted()) {
+            return Ok(true);
+        }
         let before = match self.base.snapshot.get(keyspace, key) {
             Ok(before) => before,
             Err(spillway_store::Error::UnknownKeyspace(_)) => None,
             Err(error) => return Err(error.into()),
         };
-        Ok(before != now)
+        Ok(current.snapshot.get(keyspace, key)? != before)
     }
 
     fn record(&mut self, keyspace: KeyspaceId, key: &[u8]) {
@@ -357,7 +371,7 @@ impl WriteTxn {
     /// isolation, first committer wins.
     ///
     /// The transaction conflicts when a commit after its base
-    /// - changed the committed value of a key it writes (a document, an index entry, a side
+    /// - wrote a key it writes, even with the bytes it had (a document, an index entry, a side
     ///   document of the pattern layer: every key of its overlays; unique index entries are
     ///   keyed by the indexed values alone, so two transactions that give one unique key to
     ///   different documents both write that key);

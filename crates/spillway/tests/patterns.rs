@@ -922,3 +922,58 @@ fn a_push_that_would_overfill_a_bucket_past_16_mib_changes_nothing() {
         .unwrap();
     assert_eq!(sales.array_len(1, "customers_purchased").unwrap(), Some(5));
 }
+
+#[test]
+fn a_transaction_that_starts_a_bucket_after_a_commit_started_one_conflicts() {
+    // The commit before it rewrote the main document with the bytes it had: the conflict
+    // must come from the write itself, not from a change of the stored value.
+    let db = Database::open_in_memory().unwrap();
+    seed_outlier(&db, false);
+    let sales = db.collection::<Document>("sales");
+    sales
+        .update_one(
+            doc! { "_id": 2 },
+            doc! { "$push": { "customers_purchased": { "$each": buyers(1000..1050) } } },
+        )
+        .run()
+        .unwrap();
+    let mut late = db.start_transaction().unwrap();
+    assert_eq!(
+        sales
+            .count_documents(doc! {})
+            .session(&mut late)
+            .run()
+            .unwrap(),
+        2
+    );
+    sales
+        .update_one(
+            doc! { "_id": 2 },
+            doc! { "$push": { "customers_purchased": "first" } },
+        )
+        .run()
+        .unwrap();
+    let pushed = sales
+        .update_one(
+            doc! { "_id": 2 },
+            doc! { "$push": { "customers_purchased": "late" } },
+        )
+        .session(&mut late)
+        .run();
+    let refused = match pushed {
+        Ok(_) => late.commit().unwrap_err(),
+        Err(error) => error,
+    };
+    assert!(
+        refused
+            .labels()
+            .iter()
+            .any(|label| *label == "TransientTransactionError"),
+        "{refused}"
+    );
+    assert!(db.verify_patterns().unwrap().is_empty());
+    assert_eq!(
+        sales.array_len(2, "customers_purchased").unwrap(),
+        Some(1051)
+    );
+}
