@@ -243,13 +243,13 @@ impl WriteBackend for TxnBackend<'_> {
         Ok(())
     }
 }
-/// One document touched by a batch of engine writes: as stored before the batch (only what
-/// index maintenance reads, see [`storage::stored_for_change`]), and as the batch's writes so
-/// far leave it.
+/// One document touched by a batch of engine writes, as the batch's writes so far leave it.
+/// The version before the batch is read when the changes are staged: nothing is staged until
+/// every write of the batch is computed, so the transaction still holds it then.
 struct Touched {
     collection: String,
     id_key: Vec<u8>,
-    before: Option<Document>,
+    existed: bool,
     after: Version,
 }
 
@@ -261,8 +261,8 @@ enum Version {
     Absent,
     /// Inserted or replaced by the batch.
     Decoded(Document),
-    /// Stored bytes with values appended to an array, never decoded.
-    Spliced(Vec<u8>),
+    /// Stored bytes with values appended to the arrays `fields`, never decoded.
+    Spliced { bytes: Vec<u8>, fields: Vec<String> },
     /// As stored, and claimed: written back as it is, so that a concurrent write of it
     /// conflicts with this batch.
     Claimed,
@@ -270,8 +270,10 @@ enum Version {
 
 /// Stages a batch of engine writes in the transaction: the inserts, replacements, deletes
 /// and appends of each collection go through `storage::write_documents` together, so unique
-/// indexes are checked against the state the whole batch leaves. Nothing is buffered for a
-/// collection whose writes are refused; the caller discards the transaction on any error.
+/// indexes are checked against the state the whole batch leaves. Appends to arrays no index
+/// or validator reads, and claims, change no index entry: their bytes are put as they are.
+/// Nothing is buffered for a collection whose writes are refused; the caller discards the
+/// transaction on any error.
 fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<()> {
     let mut touched: Vec<Touched> = Vec::new();
     let mut positions: std::collections::HashMap<(String, Vec<u8>), usize> =
@@ -292,15 +294,16 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
         let position = if let Some(position) = positions.get(&slot) {
             *position
         } else {
-            let (before, after) = match storage::stored_for_change(&*txn, &slot.0, &slot.1)? {
-                Some(before) => (Some(before), Version::Stored),
-                None => (None, Version::Absent),
-            };
+            let existed = storage::is_stored(&*txn, &slot.0, &slot.1)?;
             touched.push(Touched {
                 collection: slot.0.clone(),
                 id_key: slot.1.clone(),
-                before,
-                after,
+                existed,
+                after: if existed {
+                    Version::Stored
+                } else {
+                    Version::Absent
+                },
             });
             positions.insert(slot, touched.len() - 1);
             touched.len() - 1
@@ -351,16 +354,23 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
                 Version::Decoded(current)
             }
             (Write::Push { field, values, .. }, version) => {
-                let appended = if let Version::Spliced(bytes) = version {
-                    storage::append_to_array(&bytes, &field, values)?
-                } else {
-                    let docs = txn.catalog().collections[&document.collection].docs;
-                    let stored = txn
-                        .get(docs, &document.id_key)?
-                        .ok_or_else(|| missing("append to"))?;
-                    storage::append_to_array(&stored, &field, values)?
+                let (appended, mut fields) = match version {
+                    Version::Spliced { bytes, fields } => {
+                        (storage::append_to_array(&bytes, &field, values)?, fields)
+                    }
+                    _ => {
+                        let stored =
+                            storage::stored_bytes(&*txn, &document.collection, &document.id_key)?
+                                .ok_or_else(|| missing("append to"))?;
+                        (
+                            storage::append_to_array(&stored, &field, values)?,
+                            Vec::new(),
+                        )
+                    }
                 };
-                Version::Spliced(appended.ok_or_else(|| no_array(&field))?)
+                let bytes = appended.ok_or_else(|| no_array(&field))?;
+                fields.push(field);
+                Version::Spliced { bytes, fields }
             }
         };
     }
@@ -372,8 +382,9 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
     }
     for collection in collections {
         let catalog = txn.catalog_arc();
+        let meta = catalog.collections.get(&collection);
         let mut versions = Vec::new();
-        let mut claimed = Vec::new();
+        let mut unindexed = Vec::new();
         for document in touched
             .iter_mut()
             .filter(|document| document.collection == collection)
@@ -381,43 +392,46 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
             let new = match std::mem::replace(&mut document.after, Version::Absent) {
                 Version::Stored => continue,
                 Version::Claimed => {
-                    claimed.push(&document.id_key);
+                    let bytes = storage::stored_bytes(&*txn, &collection, &document.id_key)?
+                        .expect("a claimed document exists");
+                    unindexed.push((&document.id_key, bytes));
                     continue;
                 }
-                Version::Absent if document.before.is_none() => continue,
+                Version::Absent if !document.existed => continue,
                 Version::Absent => None,
                 Version::Decoded(after) => {
                     let bytes = storage::encode(&after)?;
                     Some((after, bytes))
                 }
-                Version::Spliced(bytes) => {
-                    let meta = catalog
-                        .collections
-                        .get(&collection)
-                        .expect("a spliced document was stored");
+                Version::Spliced { bytes, fields } => {
+                    let meta = meta.expect("a spliced document was stored");
+                    if !storage::change_reads(meta, &fields) {
+                        unindexed.push((&document.id_key, bytes));
+                        continue;
+                    }
                     Some((storage::decode_for_change(meta, &bytes)?, bytes))
                 }
             };
-            versions.push((&document.id_key, document.before.as_ref(), new));
+            let before = if document.existed {
+                storage::stored_for_change(&*txn, &collection, &document.id_key)?
+            } else {
+                None
+            };
+            versions.push((&document.id_key, before, new));
         }
         let changes = versions
             .iter_mut()
             .map(|(id_key, old, new)| storage::DocumentChange {
                 id_key,
-                old: *old,
+                old: old.as_ref(),
                 new: new
                     .as_mut()
                     .map(|(document, bytes)| (&*document, std::mem::take(bytes))),
             })
             .collect();
         storage::write_documents(txn, &collection, changes)?;
-        if let Some(meta) = catalog.collections.get(&collection) {
-            for id_key in claimed {
-                // Unchanged, so its index entries are too.
-                let bytes = txn
-                    .get(meta.docs, id_key)?
-                    .expect("a claimed document exists")
-                    .into_owned();
+        if let Some(meta) = meta {
+            for (id_key, bytes) in unindexed {
                 txn.put(meta.docs, id_key.clone(), bytes);
             }
         }

@@ -525,13 +525,7 @@ pub(crate) fn stored_for_change(
 /// partial filter, a text or a geospatial index may read any field. A write that replaces a
 /// big document (an outlier's bucket) then decodes its link, not its array.
 pub(crate) fn decode_for_change(meta: &CollectionMeta, bytes: &[u8]) -> Result<Document> {
-    let reads_any_field = meta.validation.validator.is_some()
-        || meta.indexes.iter().any(|index| {
-            index.settings.partial.is_some()
-                || index.settings.text.is_some()
-                || index.settings.geo.is_some()
-        });
-    let decoded = if reads_any_field {
+    let decoded = if reads_any_field(meta) {
         spillway_doc::decode::document_from_bytes(bytes)
     } else {
         spillway_doc::decode::fields(stored_document(bytes)?, |name| {
@@ -541,6 +535,52 @@ pub(crate) fn decode_for_change(meta: &CollectionMeta, bytes: &[u8]) -> Result<D
         })
     };
     decoded.map_err(not_bson)
+}
+
+/// Whether a validator, a partial filter, a text or a geospatial index of `meta`'s collection
+/// may read any field of a changed document.
+fn reads_any_field(meta: &CollectionMeta) -> bool {
+    meta.validation.validator.is_some()
+        || meta.indexes.iter().any(|index| {
+            index.settings.partial.is_some()
+                || index.settings.text.is_some()
+                || index.settings.geo.is_some()
+        })
+}
+
+/// Whether [`write_documents`] reads any of the top-level `fields` of a changed document of
+/// `meta`'s collection: a change to other fields alone leaves its index entries as they are
+/// and needs no validation.
+pub(crate) fn change_reads(meta: &CollectionMeta, fields: &[String]) -> bool {
+    reads_any_field(meta)
+        || meta.indexes.iter().any(|index| {
+            index
+                .fields
+                .iter()
+                .any(|(path, _)| fields.iter().any(|field| path.head() == field))
+        })
+}
+
+/// Whether `collection` holds a document with `_id` key `id_key`.
+pub(crate) fn is_stored(reader: &dyn Reader, collection: &str, id_key: &[u8]) -> Result<bool> {
+    match reader.catalog().collections.get(collection) {
+        Some(meta) => Ok(reader.get(meta.docs, id_key)?.is_some()),
+        None => Ok(false),
+    }
+}
+
+/// The stored bytes of the document of `collection` with `_id` key `id_key`.
+pub(crate) fn stored_bytes(
+    reader: &dyn Reader,
+    collection: &str,
+    id_key: &[u8],
+) -> Result<Option<Vec<u8>>> {
+    let Some(meta) = reader.catalog().collections.get(collection) else {
+        return Ok(None);
+    };
+    Ok(reader
+        .get(meta.docs, id_key)?
+        .map(std::borrow::Cow::into_owned))
 }
 
 /// The stored document `bytes` with `values` appended to its top-level array `field`,
