@@ -354,19 +354,16 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
                 Version::Decoded(current)
             }
             (Write::Push { field, values, .. }, version) => {
-                let (appended, mut fields) = match version {
-                    Version::Spliced { bytes, fields } => {
-                        (storage::append_to_array(&bytes, &field, values)?, fields)
-                    }
-                    _ => {
-                        let stored =
-                            storage::stored_bytes(&*txn, &document.collection, &document.id_key)?
-                                .ok_or_else(|| missing("append to"))?;
-                        (
-                            storage::append_to_array(&stored, &field, values)?,
-                            Vec::new(),
-                        )
-                    }
+                let (appended, mut fields) = if let Version::Spliced { bytes, fields } = version {
+                    (storage::append_to_array(&bytes, &field, values)?, fields)
+                } else {
+                    let stored =
+                        storage::stored_bytes(&*txn, &document.collection, &document.id_key)?
+                            .ok_or_else(|| missing("append to"))?;
+                    (
+                        storage::append_to_array(&stored, &field, values)?,
+                        Vec::new(),
+                    )
                 };
                 let bytes = appended.ok_or_else(|| no_array(&field))?;
                 fields.push(field);
