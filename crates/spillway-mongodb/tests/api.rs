@@ -222,8 +222,8 @@ fn a_policy_on_existing_documents_migrates_ids_of_every_type_in_order() {
     assert_eq!(shop.verify().expect("verify"), Vec::new());
 }
 
-/// What one `$push` sends to a book of `length` buyers (threshold 50, buckets of 100, the
-/// last bucket with room): the commands, and their bytes.
+/// What one `$push` sends to a book of `length` buyers and one pushed before (threshold 50,
+/// buckets of 100): the commands, and their bytes.
 fn push_cost(length: usize) -> (Vec<String>, usize) {
     let (client, sent) = common::monitored_client(common::server());
     let policy = Pattern::outlier("sales", "buyers")
@@ -272,6 +272,20 @@ fn a_push_costs_the_same_commands_and_bytes_at_any_length() {
             "commitTransaction",
         ],
         "one round trip each"
+    );
+    // 1,049 + 1 elements fill the last bucket: the next push starts a bucket.
+    let (starting_commands, _) = push_cost(1_049);
+    assert_eq!(
+        starting_commands,
+        [
+            "find",   // the policies
+            "find",   // the main document
+            "find",   // the last bucket, full
+            "update", // the main document's write stamp
+            "insert", // the new bucket
+            "commitTransaction",
+        ],
+        "a push that starts a bucket"
     );
     assert!(
         long_bytes <= short_bytes + 64,
