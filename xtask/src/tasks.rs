@@ -80,6 +80,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "store_recovery",
     "doc_shell",
     "doc_filter_update",
+    "doc_raw_append",
     "cli_statement",
     "server_frame",
 ];

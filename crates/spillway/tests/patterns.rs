@@ -863,10 +863,7 @@ fn two_appends_that_each_start_a_bucket_conflict() {
         Err(error) => error,
     };
     assert!(
-        refused
-            .labels()
-            .iter()
-            .any(|label| *label == "TransientTransactionError"),
+        refused.labels().contains(&"TransientTransactionError"),
         "{refused}"
     );
     assert!(db.verify_patterns().unwrap().is_empty());
@@ -965,10 +962,7 @@ fn a_transaction_that_starts_a_bucket_after_a_commit_started_one_conflicts() {
         Err(error) => error,
     };
     assert!(
-        refused
-            .labels()
-            .iter()
-            .any(|label| *label == "TransientTransactionError"),
+        refused.labels().contains(&"TransientTransactionError"),
         "{refused}"
     );
     assert!(db.verify_patterns().unwrap().is_empty());
