@@ -110,6 +110,16 @@ pub(crate) fn key_prefix(key: &[u8]) -> u64 {
     u64::from_be_bytes(bytes)
 }
 
+/// Byte order, as the slices compare, most often decided by one integer compare of the keys'
+/// [`key_prefix`]es. Where two prefixes differ they order the keys as their bytes do: up to
+/// the shorter key's end a prefix holds the key's bytes, and past it the shorter key's prefix
+/// has zeroes where the longer key, equal so far, is greater as a slice too.
+pub(crate) fn compare_keys(left: &[u8], right: &[u8]) -> std::cmp::Ordering {
+    key_prefix(left)
+        .cmp(&key_prefix(right))
+        .then_with(|| left.cmp(right))
+}
+
 /// One key: where it ends in `key_bytes`, and where its value is.
 #[derive(Archive, Serialize, Debug, Clone, Copy)]
 pub(crate) struct CheckpointEntry {
@@ -219,9 +229,11 @@ impl<'a> BaseKeys<'a> {
             low = below.saturating_sub(1) * FENCE_EVERY;
             high = (not_above * FENCE_EVERY).min(self.len());
         }
+        let prefix = key_prefix(key);
         while low < high {
             let middle = low + (high - low) / 2;
-            match self.key(middle).cmp(key) {
+            let found = self.key(middle);
+            match key_prefix(found).cmp(&prefix).then_with(|| found.cmp(key)) {
                 std::cmp::Ordering::Less => low = middle + 1,
                 std::cmp::Ordering::Greater => high = middle,
                 std::cmp::Ordering::Equal => return Ok(middle),

@@ -22,7 +22,7 @@ use imbl::OrdMap;
 use imbl::ordmap::DiffItem;
 use imbl::shared_ptr::DefaultSharedPtr;
 
-use crate::checkpoint::{BaseKeys, CheckpointArchive};
+use crate::checkpoint::{BaseKeys, CheckpointArchive, compare_keys};
 use crate::format::{Op, OpKind, op_len};
 
 /// Where a value lives: segment id, offset and length inside it, and its CRC-32.
@@ -86,8 +86,22 @@ impl PartialOrd for Key {
 }
 
 impl Ord for Key {
+    /// Byte order ([`compare_keys`]: mostly one integer compare). Inline keys are padded
+    /// with zeroes, which is what their prefixes are: their first eight bytes are read as
+    /// they lie, without a copy.
     fn cmp(&self, other: &Key) -> std::cmp::Ordering {
-        self.as_slice().cmp(other.as_slice())
+        if let (Key::Inline { bytes: mine, .. }, Key::Inline { bytes: theirs, .. }) = (self, other)
+        {
+            let prefix = |bytes: &[u8; INLINE_KEY_LEN]| {
+                u64::from_be_bytes([
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                ])
+            };
+            return prefix(mine)
+                .cmp(&prefix(theirs))
+                .then_with(|| self.as_slice().cmp(other.as_slice()));
+        }
+        compare_keys(self.as_slice(), other.as_slice())
     }
 }
 
@@ -187,9 +201,19 @@ impl KeyspaceState {
         self.base.as_ref().and_then(|base| base.keys().get(key))
     }
 
+    /// The overlay's slot of `key`. A short key is looked up as a [`Key`], whose comparisons
+    /// are mostly one integer compare, a long one as bytes.
+    fn overlay_slot(&self, key: &[u8]) -> Option<&Slot> {
+        if key.len() <= INLINE_KEY_LEN {
+            self.overlay.get(&Key::new(key))
+        } else {
+            self.overlay.get(key)
+        }
+    }
+
     /// The location of `key`'s value.
     pub(crate) fn get(&self, key: &[u8]) -> Option<ValueLoc> {
-        match self.overlay.get(key) {
+        match self.overlay_slot(key) {
             Some(Slot::Put(loc)) => Some(*loc),
             Some(Slot::Deleted) => None,
             None => self.base_get(key),
@@ -202,7 +226,12 @@ impl KeyspaceState {
 
     /// Points `key` at `loc`; returns the previous location.
     pub(crate) fn put(&mut self, key: &[u8], loc: ValueLoc) -> Option<ValueLoc> {
-        let old = if let Some(slot) = self.overlay.get_mut(key) {
+        let slot = if key.len() <= INLINE_KEY_LEN {
+            self.overlay.get_mut(&Key::new(key))
+        } else {
+            self.overlay.get_mut(key)
+        };
+        let old = if let Some(slot) = slot {
             let old = match *slot {
                 Slot::Put(old) => Some(old),
                 Slot::Deleted => None,
@@ -222,7 +251,7 @@ impl KeyspaceState {
 
     /// Removes `key`; returns its location if it was present.
     pub(crate) fn delete(&mut self, key: &[u8]) -> Option<ValueLoc> {
-        let old = match self.overlay.get(key) {
+        let old = match self.overlay_slot(key) {
             Some(Slot::Deleted) => return None,
             Some(Slot::Put(old)) => {
                 let old = *old;
@@ -626,5 +655,36 @@ mod tests {
             assert_eq!(&*Key::new(a), &a[..]);
         }
         assert_eq!(std::mem::size_of::<Key>(), 32);
+    }
+
+    /// The integer compare of the first eight bytes (zero-padded) orders every pair as the
+    /// bytes do: every key of up to 10 bytes over {0, 1, 255}, inline and shared alike.
+    #[test]
+    fn the_prefix_compare_agrees_with_byte_order() {
+        let mut keys: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut layer: Vec<Vec<u8>> = vec![Vec::new()];
+        for _ in 0..10 {
+            layer = layer
+                .iter()
+                .flat_map(|key| {
+                    [0u8, 1, 255].map(|byte| {
+                        let mut longer = key.clone();
+                        longer.push(byte);
+                        longer
+                    })
+                })
+                .filter(|key| key.len() < 6 || key[..key.len() - 1].iter().all(|&b| b == 0))
+                .collect();
+            keys.extend(layer.iter().cloned());
+        }
+        keys.push(vec![0; 40]);
+        keys.push([vec![0; 39], vec![1]].concat());
+        for a in &keys {
+            for b in &keys {
+                let expected = a.cmp(b);
+                assert_eq!(super::compare_keys(a, b), expected, "{a:?} vs {b:?}");
+                assert_eq!(Key::new(a).cmp(&Key::new(b)), expected, "{a:?} vs {b:?}");
+            }
+        }
     }
 }
