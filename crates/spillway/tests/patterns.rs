@@ -829,15 +829,11 @@ fn pushes_and_pops_keep_every_index_of_both_sides_exact() {
     );
 }
 
-#[test]
-fn two_appends_that_each_start_a_bucket_conflict() {
-    // A push onto a full main array claims the main document instead of rewriting it. The
-    // claim is what makes two such pushes conflict when each starts a new bucket: they write
-    // no key in common, and both committing would leave two buckets with one number.
-    let db = Database::open_in_memory().unwrap();
-    seed_outlier(&db, false);
+/// The outlier seed with book 2's overflow grown to ten full buckets of 100 (950 + 50
+/// elements): the next push starts a bucket.
+fn seed_with_full_last_bucket(db: &Database) -> spillway::Collection<Document> {
+    seed_outlier(db, false);
     let sales = db.collection::<Document>("sales");
-    // 950 + 50 overflow elements: ten full buckets of 100.
     sales
         .update_one(
             doc! { "_id": 2 },
@@ -845,21 +841,22 @@ fn two_appends_that_each_start_a_bucket_conflict() {
         )
         .run()
         .unwrap();
-    let bucket_of = |id| doc! { "$push": { "customers_purchased": id } };
-    let mut first = db.start_transaction().unwrap();
-    let mut second = db.start_transaction().unwrap();
     sales
-        .update_one(doc! { "_id": 2 }, bucket_of("first"))
-        .session(&mut first)
-        .run()
-        .unwrap();
-    let pushed = sales
-        .update_one(doc! { "_id": 2 }, bucket_of("second"))
-        .session(&mut second)
-        .run();
-    first.commit().unwrap();
+}
+
+fn push_onto_book_2(buyer: &str) -> Document {
+    doc! { "$push": { "customers_purchased": buyer } }
+}
+
+/// The loser of a write conflict, refused by its operation or by its commit, and the layout
+/// left whole.
+fn assert_refused_and_layout_whole(
+    db: &Database,
+    pushed: spillway::Result<spillway::UpdateResult>,
+    commit: impl FnOnce() -> spillway::Result<()>,
+) {
     let refused = match pushed {
-        Ok(_) => second.commit().unwrap_err(),
+        Ok(_) => commit().unwrap_err(),
         Err(error) => error,
     };
     assert!(
@@ -867,6 +864,28 @@ fn two_appends_that_each_start_a_bucket_conflict() {
         "{refused}"
     );
     assert!(db.verify_patterns().unwrap().is_empty());
+}
+
+#[test]
+fn two_appends_that_each_start_a_bucket_conflict() {
+    // A push onto a full main array claims the main document instead of rewriting it. The
+    // claim is what makes two such pushes conflict when each starts a new bucket: they write
+    // no key in common, and both committing would leave two buckets with one number.
+    let db = Database::open_in_memory().unwrap();
+    let sales = seed_with_full_last_bucket(&db);
+    let mut first = db.start_transaction().unwrap();
+    let mut second = db.start_transaction().unwrap();
+    sales
+        .update_one(doc! { "_id": 2 }, push_onto_book_2("first"))
+        .session(&mut first)
+        .run()
+        .unwrap();
+    let pushed = sales
+        .update_one(doc! { "_id": 2 }, push_onto_book_2("second"))
+        .session(&mut second)
+        .run();
+    first.commit().unwrap();
+    assert_refused_and_layout_whole(&db, pushed, || second.commit());
     let logical = expanded(&db, "sales", 2);
     let all = logical.get_array("customers_purchased").unwrap();
     assert_eq!(all.len(), 1051);
@@ -925,47 +944,19 @@ fn a_transaction_that_starts_a_bucket_after_a_commit_started_one_conflicts() {
     // The commit before it rewrote the main document with the bytes it had: the conflict
     // must come from the write itself, not from a change of the stored value.
     let db = Database::open_in_memory().unwrap();
-    seed_outlier(&db, false);
-    let sales = db.collection::<Document>("sales");
-    sales
-        .update_one(
-            doc! { "_id": 2 },
-            doc! { "$push": { "customers_purchased": { "$each": buyers(1000..1050) } } },
-        )
-        .run()
-        .unwrap();
+    let sales = seed_with_full_last_bucket(&db);
     let mut late = db.start_transaction().unwrap();
-    assert_eq!(
-        sales
-            .count_documents(doc! {})
-            .session(&mut late)
-            .run()
-            .unwrap(),
-        2
-    );
+    let seen = sales.count_documents(doc! {}).session(&mut late).run();
+    assert_eq!(seen.unwrap(), 2);
     sales
-        .update_one(
-            doc! { "_id": 2 },
-            doc! { "$push": { "customers_purchased": "first" } },
-        )
+        .update_one(doc! { "_id": 2 }, push_onto_book_2("first"))
         .run()
         .unwrap();
     let pushed = sales
-        .update_one(
-            doc! { "_id": 2 },
-            doc! { "$push": { "customers_purchased": "late" } },
-        )
+        .update_one(doc! { "_id": 2 }, push_onto_book_2("late"))
         .session(&mut late)
         .run();
-    let refused = match pushed {
-        Ok(_) => late.commit().unwrap_err(),
-        Err(error) => error,
-    };
-    assert!(
-        refused.labels().contains(&"TransientTransactionError"),
-        "{refused}"
-    );
-    assert!(db.verify_patterns().unwrap().is_empty());
+    assert_refused_and_layout_whole(&db, pushed, || late.commit());
     assert_eq!(
         sales.array_len(2, "customers_purchased").unwrap(),
         Some(1051)
