@@ -279,6 +279,17 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
     let mut positions: std::collections::HashMap<(String, Vec<u8>), usize> =
         std::collections::HashMap::new();
     for write in batch {
+        // An insert gets its `_id` (if it lacks one) before its slot is keyed by it.
+        let write = match write {
+            Write::Insert {
+                collection,
+                document,
+            } => Write::Insert {
+                collection,
+                document: storage::prepare_insert(document)?,
+            },
+            other => other,
+        };
         let id = match &write {
             Write::Insert { document, .. } | Write::Replace { document, .. } => {
                 document.get("_id").cloned().unwrap_or(Bson::Null)
@@ -325,9 +336,7 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
             write,
             std::mem::replace(&mut document.after, Version::Absent),
         ) {
-            (Write::Insert { document: new, .. }, Version::Absent) => {
-                Version::Decoded(storage::prepare_insert(new)?)
-            }
+            (Write::Insert { document: new, .. }, Version::Absent) => Version::Decoded(new),
             (Write::Insert { .. }, _) => {
                 return Err(Error::new(ErrorKind::DuplicateKey {
                     collection: document.collection.clone(),
