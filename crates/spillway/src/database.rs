@@ -34,6 +34,7 @@ use crate::patterned::{ReaderBackend, TxnBackend};
 use crate::storage;
 use crate::timeseries;
 use crate::txn::{Published, WriteTxn};
+use crate::write_history::WriteHistory;
 
 /// Options of [`Database::open_with`].
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +100,9 @@ pub(crate) struct Inner {
     /// The keys open transaction handles have written, by keyspace, with the handle that
     /// wrote each first: a second handle writing one fails at once (first writer wins).
     claims: Mutex<HashMap<KeyspaceId, HashMap<Vec<u8>, u64>>>,
+    /// The keys written by the commits since the oldest open handle began, for the handles'
+    /// conflict checks. New states are published while it is locked.
+    history: Mutex<WriteHistory>,
     next_handle: AtomicU64,
     /// Whether the TTL reaper thread was started, and how often it runs.
     pub(crate) ttl_reaper: AtomicBool,
@@ -107,16 +111,20 @@ pub(crate) struct Inner {
     pub(crate) changes: ChangeLog,
 }
 
-/// The keys one transaction handle claimed; released when it ends (commit, rollback, drop).
+/// The keys one transaction handle claimed; released when it ends (commit, rollback, drop),
+/// when it also leaves the write history.
 struct Claims {
     inner: Arc<Inner>,
     handle: u64,
+    /// The sequence number of the state the handle began on, as registered in the history.
+    base_seq: u64,
     keys: Vec<(KeyspaceId, Vec<u8>)>,
 }
 
 impl Drop for Claims {
     fn drop(&mut self) {
         self.release();
+        self.inner.history().end(self.base_seq);
     }
 }
 
@@ -166,6 +174,12 @@ impl Inner {
         )
     }
 
+    pub(crate) fn history(&self) -> MutexGuard<'_, WriteHistory> {
+        self.history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     pub(crate) fn lock_writer(&self) -> Result<WriteGuard<'_>> {
         let held = HELD_WRITE_LOCKS.with(|held| held.borrow().contains(&self.id));
         if held {
@@ -194,8 +208,9 @@ impl Inner {
             return Ok(());
         }
         let current = self.published();
-        txn.rebase(&current)?;
+        txn.rebase(&current, &self.history())?;
         self.changes.record(&mut txn, &current)?;
+        let written_keys = self.history().is_recording().then(|| txn.written_keys());
         let committed = txn.into_batch(&self.store)?;
         let seq = self.store.commit(committed.batch)?;
         let published = Arc::new(current.after_commit(
@@ -204,10 +219,15 @@ impl Inner {
             &committed.written,
             seq,
         ));
+        // Recorded and published under the history's lock: a handle that begins on this state
+        // finds its commit recorded, and one that began before finds it recorded too.
+        let mut history = self.history();
+        history.record(seq, written_keys);
         *self
             .published
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = published;
+        drop(history);
         Ok(())
     }
 
@@ -329,6 +349,7 @@ impl Database {
                 published: RwLock::new(published),
                 write_lock: Mutex::new(()),
                 claims: Mutex::new(HashMap::new()),
+                history: Mutex::new(WriteHistory::default()),
                 next_handle: AtomicU64::new(1),
                 ttl_reaper: AtomicBool::new(false),
                 ttl_interval,
@@ -428,7 +449,14 @@ impl Database {
     /// # Errors
     /// None today; the `Result` leaves room for a refusal (a database closing).
     pub fn start_transaction(&self) -> Result<Transaction> {
-        let mut txn = WriteTxn::new(self.inner.published());
+        let base = {
+            let mut history = self.inner.history();
+            let base = self.inner.published();
+            history.begin(base.snapshot.seq());
+            base
+        };
+        let base_seq = base.snapshot.seq();
+        let mut txn = WriteTxn::new(base);
         txn.track_writes();
         Ok(Transaction {
             database: self.clone(),
@@ -437,6 +465,7 @@ impl Database {
             claims: Some(Claims {
                 inner: Arc::clone(&self.inner),
                 handle: self.inner.next_handle.fetch_add(1, Ordering::Relaxed),
+                base_seq,
                 keys: Vec::new(),
             }),
             idle: false,
@@ -554,7 +583,8 @@ impl Database {
 ///   wrote first (first writer wins), or one that a commit changed since the handle started.
 /// - The commit takes the write lock for a moment and refuses the transaction (first
 ///   committer wins) when a commit after its start — a write outside any transaction, the
-///   closure form, another handle — wrote a key it writes (even with the value it had), or
+///   closure form, another handle — wrote a key it writes (even with the value it had, or
+///   deleting a document inserted since), or
 ///   created, dropped or re-indexed a collection it writes, or declared, removed or migrated
 ///   a pattern policy of such a collection, or wrote to a collection this transaction
 ///   creates an index on, drops an index of, or drops.
@@ -706,6 +736,7 @@ impl Transaction {
             return Ok(());
         }
         let current = self.database.inner.published();
+        let history = self.database.inner.history();
         let mut owners = self
             .database
             .inner
@@ -728,7 +759,10 @@ impl Transaction {
             };
             // Also for a key this handle claimed before: a write outside any transaction may
             // have changed it since.
-            if self.txn.changed_since_base(&current, keyspace, &key)? {
+            if self
+                .txn
+                .changed_since_base(&current, &history, keyspace, &key)?
+            {
                 return Err(Error::write_conflict(
                     "a commit after this transaction began changed a document or index entry this operation writes",
                 ));

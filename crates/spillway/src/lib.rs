@@ -67,6 +67,7 @@ mod storage;
 mod timeseries;
 mod txn;
 mod views;
+mod write_history;
 
 pub use action_options::{
     AggregateOptions, AggregateOptionsBuilder, CountOptions, CountOptionsBuilder, DeleteOptions,

@@ -28,6 +28,7 @@ use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, CollectionMeta, META_KEY, policy_key, policy_record,
 };
 use crate::error::{Error, Result};
+use crate::write_history::{KeyOf, WriteHistory};
 
 /// A byte range of one keyspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,21 +260,35 @@ impl WriteTxn {
             .unwrap_or_default()
     }
 
+    /// Every key this transaction writes, for the write history.
+    pub(crate) fn written_keys(&self) -> Vec<KeyOf> {
+        self.overlays
+            .iter()
+            .flat_map(|(&keyspace, overlay)| overlay.keys().map(move |key| (keyspace, key.clone())))
+            .collect()
+    }
+
     /// Whether a key this transaction writes may be claimed by other transactions: it is not
     /// in a keyspace only this transaction can see.
     pub(crate) fn is_shared(&self, keyspace: KeyspaceId) -> bool {
         !self.created.contains(&keyspace) && !self.clear_on_commit.contains(&keyspace)
     }
 
-    /// Whether a commit after this transaction's base wrote `key` (or its keyspace is gone):
-    /// its version in `current` differs from the base's, even when the commit wrote the
-    /// bytes it had (an append claims a main document that way). A value a compaction moved
-    /// since has another version too: then the values are compared, so that compacting does
-    /// not abort open transactions (a commit of the same bytes followed by a compaction that
-    /// moves them is the one write this misses).
+    /// Whether a commit after this transaction's base wrote `key` (or its keyspace is gone),
+    /// even when the commit wrote the bytes it had (an append claims a main document that
+    /// way) or a later commit deleted the key again.
+    ///
+    /// A transaction handle asks the write `history`, which records every commit's keys while
+    /// handles are open. A transaction the history does not cover (it began before what the
+    /// history kept) compares the key's versions in the base and in `current` instead; a value
+    /// a compaction moved since has another version too, and then the values are compared,
+    /// so that compacting does not abort open transactions. That fallback misses a commit of
+    /// the same bytes followed by a compaction that moves them, and a key inserted and deleted
+    /// again by commits since the base.
     pub(crate) fn changed_since_base(
         &self,
         current: &Published,
+        history: &WriteHistory,
         keyspace: KeyspaceId,
         key: &[u8],
     ) -> Result<bool> {
@@ -288,6 +303,9 @@ impl WriteTxn {
         let Some(now) = version_in(current)? else {
             return Ok(true);
         };
+        if let Some(written) = history.written_after(self.base.snapshot.seq(), keyspace, key) {
+            return Ok(written);
+        }
         // A keyspace created after the base (the `sessions` keyspace, say) held nothing then.
         let before = version_in(&self.base)?.flatten();
         if before == now {
@@ -384,7 +402,11 @@ impl WriteTxn {
     /// Only the written keys are read, and only in keyspaces some commit wrote since the
     /// base. On success the catalog to commit is the current one with this transaction's
     /// collection records and policies applied (multikey flags merged).
-    pub(crate) fn rebase(&mut self, current: &Arc<Published>) -> Result<()> {
+    pub(crate) fn rebase(
+        &mut self,
+        current: &Arc<Published>,
+        history: &WriteHistory,
+    ) -> Result<()> {
         if Arc::ptr_eq(&self.base, current) {
             return Ok(());
         }
@@ -448,7 +470,7 @@ impl WriteTxn {
                 continue;
             }
             for key in overlay.keys() {
-                if self.changed_since_base(current, keyspace, key)? {
+                if self.changed_since_base(current, history, keyspace, key)? {
                     let collection = owners.get(&keyspace).copied().unwrap_or("?");
                     return Err(Error::write_conflict(format!(
                         "a document or index entry of collection '{collection}' that this transaction writes was changed by a commit after this transaction began"

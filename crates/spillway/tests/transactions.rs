@@ -764,6 +764,71 @@ fn a_compaction_while_a_handle_is_open_is_no_conflict() {
 }
 
 #[test]
+fn a_value_written_back_as_it_was_and_then_compacted_still_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open_with(
+        dir.path().join("db"),
+        &spillway::DatabaseOptions::default().segment_size(4096),
+    )
+    .unwrap();
+    let things = db.collection::<Document>("things");
+    for n in 0..50 {
+        things
+            .insert_one(doc! { "_id": n, "n": 0, "pad": "x".repeat(200) })
+            .run()
+            .unwrap();
+    }
+    things
+        .delete_many(doc! { "_id": { "$gte": 10 } })
+        .run()
+        .unwrap();
+    let mut tx = db.start_transaction().unwrap();
+    things
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "n": 1 } })
+        .session(&mut tx)
+        .run()
+        .unwrap();
+    // Two commits leave document 1 as it was, and a compaction moves it: its value and
+    // where it sits say nothing of the commits, but the handle's increment was computed
+    // from a state they replaced.
+    for n in [5, 0] {
+        things
+            .update_one(doc! { "_id": 1 }, doc! { "$set": { "n": n } })
+            .run()
+            .unwrap();
+    }
+    db.compact().unwrap();
+    things
+        .update_one(doc! { "_id": 3 }, doc! { "$set": { "n": 3 } })
+        .run()
+        .unwrap();
+    assert_write_conflict(tx.commit());
+    let first = things.find_one(doc! { "_id": 1 }).run().unwrap().unwrap();
+    assert_eq!(first.get_i32("n").unwrap(), 0);
+    assert_verified(&db);
+}
+
+#[test]
+fn a_document_inserted_and_deleted_since_a_handle_began_conflicts_with_its_insert() {
+    let db = Database::open_in_memory().unwrap();
+    let things = db.collection::<Document>("things");
+    things.insert_one(doc! { "_id": 1 }).run().unwrap();
+    let mut tx = db.start_transaction().unwrap();
+    things.insert_one(doc! { "_id": 2 }).run().unwrap();
+    things.delete_one(doc! { "_id": 2 }).run().unwrap();
+    let inserted = things
+        .insert_one(doc! { "_id": 2, "by": "handle" })
+        .session(&mut tx)
+        .run()
+        .map(drop);
+    // Refused at the insert, as MongoDB refuses a write to a document written since the
+    // transaction's snapshot; the commit then refuses too.
+    assert_write_conflict(inserted);
+    assert!(tx.commit().is_err());
+    assert_eq!(things.count_documents(doc! {}).run().unwrap(), 1);
+}
+
+#[test]
 fn pattern_side_documents_are_part_of_the_conflict_check() {
     let db = Database::open_in_memory().unwrap();
     db.create_collection("sales").run().unwrap();
@@ -993,20 +1058,12 @@ impl Reference {
             .any(|document| document.get("u") == Some(&Bson::Int32(u)))
     }
 
-    /// Whether `key` holds something: the document, or a document with the unique value.
-    fn holds(&self, key: Key) -> bool {
-        match key {
-            Key::Document(id) => self.document(id).is_some(),
-            Key::Unique(u) => self.u_taken(u),
-        }
-    }
-
-    /// Whether a commit wrote `key` between `self` (a handle's base) and `current`: the store
-    /// compares where values were written, so a key absent at both ends (inserted and
-    /// deleted between) counts as not written; a serial order exists for that case.
+    /// Whether a commit wrote `key` between `self` (a handle's base) and `current`, whatever
+    /// it holds now: a key inserted and deleted again between counts as written, as in
+    /// MongoDB.
     fn written_between(&self, current: &Reference, key: Key) -> bool {
         let writes = |reference: &Reference| reference.writes.get(&key).copied().unwrap_or(0);
-        (self.holds(key) || current.holds(key)) && writes(self) != writes(current)
+        writes(self) != writes(current)
     }
 
     /// Applies `write`; returns what it did and the keys it wrote.
