@@ -29,6 +29,20 @@ pub struct Query {
     pub limit: Option<u64>,
 }
 
+impl Query {
+    /// `find({ field: value }).sort({ order_by: -1 }).limit(1)`: what
+    /// [`ReadBackend::find_last_raw`] answers.
+    #[must_use]
+    pub fn last_in_group(field: &str, value: &Bson, order_by: &str) -> Query {
+        Query {
+            filter: doc! { field: value.clone() },
+            sort: Some(doc! { order_by: -1 }),
+            limit: Some(1),
+            ..Query::default()
+        }
+    }
+}
+
 /// One write of a batch. Every write names its collection; documents carry their `_id`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Write {
@@ -131,6 +145,24 @@ pub trait ReadBackend {
                 })
             })
             .collect()
+    }
+
+    /// Of the stored documents of `collection` whose `field` equals `value`, the one with the
+    /// greatest `order_by`, raw: the outlier pattern's last overflow bucket of a document.
+    /// The default runs that query through [`find_raw`](Self::find_raw); a backend with an
+    /// index on `{ field: 1, order_by: 1 }` may read the index's last entry instead.
+    ///
+    /// # Errors
+    /// The backend's, when it cannot read.
+    fn find_last_raw(
+        &self,
+        collection: &str,
+        field: &str,
+        value: &Bson,
+        order_by: &str,
+    ) -> Result<Option<RawDocumentBuf>, Self::Error> {
+        let query = Query::last_in_group(field, value, order_by);
+        Ok(self.find_raw(collection, &query)?.pop())
     }
 
     /// How many stored documents match `filter`.

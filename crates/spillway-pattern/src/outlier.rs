@@ -154,17 +154,7 @@ impl<'p> Outlier<'p> {
         backend: &R,
         link: &Bson,
     ) -> Result<Option<LastBucket>, R::Error> {
-        let Some(bucket) = backend
-            .find_raw(
-                self.side(),
-                &Query {
-                    filter: doc! { self.link(): link.clone() },
-                    sort: Some(doc! { BUCKET_FIELD: -1 }),
-                    limit: Some(1),
-                    ..Query::default()
-                },
-            )?
-            .pop()
+        let Some(bucket) = backend.find_last_raw(self.side(), self.link(), link, BUCKET_FIELD)?
         else {
             return Ok(None);
         };

@@ -63,6 +63,17 @@ impl<W: WriteBackend> ReadBackend for Buffered<'_, W> {
         self.backend.find_raw(collection, query)
     }
 
+    fn find_last_raw(
+        &self,
+        collection: &str,
+        field: &str,
+        value: &Bson,
+        order_by: &str,
+    ) -> Result<Option<RawDocumentBuf>, W::Error> {
+        self.backend
+            .find_last_raw(collection, field, value, order_by)
+    }
+
     fn count(&self, collection: &str, filter: &Document) -> Result<u64, W::Error> {
         self.backend.count(collection, filter)
     }

@@ -9,6 +9,7 @@
 
 use std::collections::HashSet;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use bson::RawDocument;
 use spillway_doc::DocError;
@@ -28,7 +29,7 @@ pub(crate) struct Match {
 /// The position and counters of one plan execution.
 #[derive(Debug)]
 pub(crate) struct Execution {
-    access: Access,
+    access: Arc<Access>,
     docs: Option<spillway_store::KeyspaceId>,
     range_position: usize,
     resume_after: Option<Vec<u8>>,
@@ -68,8 +69,8 @@ fn matches(filter: &dyn Matcher, document: &RawDocument) -> Result<bool> {
 }
 
 impl Execution {
-    pub(crate) fn new(access: Access, docs: Option<spillway_store::KeyspaceId>) -> Execution {
-        let finished = matches!(access, Access::Eof);
+    pub(crate) fn new(access: Arc<Access>, docs: Option<spillway_store::KeyspaceId>) -> Execution {
+        let finished = matches!(*access, Access::Eof);
         Execution {
             access,
             docs,
@@ -137,7 +138,7 @@ impl Execution {
             self.finished = true;
             return Ok(());
         };
-        match &self.access {
+        match &*self.access {
             Access::Eof => self.finished = true,
             Access::CollScan { reverse } => {
                 let reverse = *reverse;

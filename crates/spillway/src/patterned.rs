@@ -112,6 +112,34 @@ fn backend_find_raw(
         .collect()
 }
 
+/// The outlier pattern's last bucket: the first entry of one index range
+/// ([`planner::last_in_group`]) and its document, or the query when no index answers it so.
+fn backend_find_last_raw(
+    reader: &dyn Reader,
+    collection: &str,
+    field: &str,
+    value: &Bson,
+    order_by: &str,
+) -> Result<Option<RawDocumentBuf>> {
+    let Some(meta) = reader.catalog().collections.get(collection) else {
+        return Ok(None);
+    };
+    let Some(last) = planner::last_in_group(meta, field, value, order_by) else {
+        let query = Query::last_in_group(field, value, order_by);
+        return Ok(backend_find_raw(reader, collection, &query)?.pop());
+    };
+    let Some(entry) = reader.scan(last.index, &last.range, last.reverse)?.next() else {
+        return Ok(None);
+    };
+    let (_, id_key) = entry?;
+    let bytes = reader.get(meta.docs, &id_key)?.ok_or_else(|| {
+        Error::corruption(format!(
+            "an entry of an index of '{collection}' names a document that is not stored"
+        ))
+    })?;
+    Ok(Some(stored_document(&bytes)?.to_owned()))
+}
+
 fn backend_count(reader: &dyn Reader, collection: &str, filter: &Document) -> Result<u64> {
     let filter = Filter::parse(filter).map_err(Error::filter)?;
     Ok(
@@ -178,6 +206,16 @@ macro_rules! reads_over {
 
             fn find_raw(&$self, collection: &str, query: &Query) -> Result<Vec<RawDocumentBuf>> {
                 backend_find_raw($reader, collection, query)
+            }
+
+            fn find_last_raw(
+                &$self,
+                collection: &str,
+                field: &str,
+                value: &Bson,
+                order_by: &str,
+            ) -> Result<Option<RawDocumentBuf>> {
+                backend_find_last_raw($reader, collection, field, value, order_by)
             }
 
             fn count(&$self, collection: &str, filter: &Document) -> Result<u64> {
@@ -539,7 +577,7 @@ pub(crate) fn query(
     let engine = Engine::new(collection, &catalog.policies);
     let planning = matching::planning_filter(&engine, filter);
     let plan = planner::plan(catalog.collections.get(collection), &planning, sort);
-    let mut execution = Execution::new(plan.access.clone(), plan.docs);
+    let mut execution = Execution::new(Arc::clone(&plan.access), plan.docs);
     let matcher = LogicalMatcher {
         reader,
         engine: &engine,
@@ -721,7 +759,7 @@ fn union_clause_check<'f>(
     clause: &'f Filter,
     match_all: &'f Filter,
 ) -> &'f Filter {
-    if matches!(plan.access, planner::Access::IxScan { .. }) {
+    if matches!(*plan.access, planner::Access::IxScan { .. }) {
         match_all
     } else {
         clause
@@ -732,7 +770,7 @@ fn union_clause_check<'f>(
 fn union_main_scan(reader: &dyn Reader, collection: &str, clause: &Filter) -> Result<QueryRun> {
     let plan = planner::plan(reader.catalog().collections.get(collection), clause, None);
     let match_all = Filter::match_all();
-    let mut execution = Execution::new(plan.access.clone(), plan.docs);
+    let mut execution = Execution::new(Arc::clone(&plan.access), plan.docs);
     let matches = execution.collect(reader, union_clause_check(&plan, clause, &match_all))?;
     Ok(QueryRun {
         matches,
@@ -762,7 +800,7 @@ fn side_links_scan(
     let plan = planner::plan(reader.catalog().collections.get(side), filter, None);
     let match_all = Filter::match_all();
     let check = union_clause_check(&plan, filter, &match_all);
-    let mut execution = Execution::new(plan.access.clone(), plan.docs);
+    let mut execution = Execution::new(Arc::clone(&plan.access), plan.docs);
     let mut links: Vec<Vec<u8>> = Vec::new();
     let mut link_key = Vec::new();
     execution.for_each(reader, check, |_, bytes| {
@@ -1075,4 +1113,87 @@ pub(crate) fn finish(statement: Statement, txn: &mut WriteTxn, store: &Store) ->
 /// Before dropping `collection` ([`writes::before_drop`]).
 pub(crate) fn before_drop(txn: &mut WriteTxn, store: &Store, collection: &str) -> Result<()> {
     writes::before_drop(&mut TxnBackend { txn, store }, collection)
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{Bson, Document, doc};
+    use proptest::prelude::*;
+    use spillway_pattern::Query;
+
+    use super::{backend_find_last_raw, backend_find_raw};
+    use crate::{Database, IndexModel, IndexOptions};
+
+    /// Link values that are equal in MongoDB's comparison across types, and others.
+    fn link(choice: u8) -> Bson {
+        match choice % 8 {
+            0 => Bson::Int32(7),
+            1 => Bson::Int64(7),
+            2 => Bson::Double(7.0),
+            3 => Bson::String("7".into()),
+            4 => Bson::Document(doc! { "a": 1 }),
+            5 => Bson::Int32(8),
+            6 => Bson::Null,
+            _ => Bson::Array(vec![Bson::Int32(7)]),
+        }
+    }
+
+    /// Both answers of "the last bucket of `link`", on a side collection holding `buckets`
+    /// (link choice, bucket number) and the index `options` describes.
+    fn both_answers(buckets: &[(u8, i64)], sparse: bool, probe: u8) -> (Document, Document) {
+        let db = Database::open_in_memory().unwrap();
+        let side = db.collection::<Document>("side");
+        side.create_index(
+            IndexModel::builder()
+                .keys(doc! { "link": 1, "bucket": 1 })
+                .options(IndexOptions::builder().sparse(sparse).build())
+                .build(),
+        )
+        .run()
+        .unwrap();
+        for (n, &(choice, bucket)) in buckets.iter().enumerate() {
+            let link = link(choice);
+            if matches!(link, Bson::Array(_)) {
+                continue;
+            }
+            // Distinct numbers: the greatest of a group is one document.
+            let bucket = bucket * 16 + n as i64;
+            side.insert_one(doc! { "_id": n as i64, "link": link, "bucket": bucket })
+                .run()
+                .unwrap();
+        }
+        let reader = db.inner.published();
+        let value = link(probe);
+        let fast = backend_find_last_raw(&*reader, "side", "link", &value, "bucket").unwrap();
+        let query = Query::last_in_group("link", &value, "bucket");
+        let slow = backend_find_raw(&*reader, "side", &query).unwrap().pop();
+        let decode = |raw: Option<bson::RawDocumentBuf>| {
+            raw.map(|raw| Document::try_from(raw.as_ref()).unwrap())
+                .unwrap_or_default()
+        };
+        (decode(fast), decode(slow))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The index read answers as the query does, whatever the link's type, for every
+        /// probe (those it does not answer fall back), with and without a usable index.
+        #[test]
+        fn the_last_in_group_read_answers_as_the_query(
+            buckets in proptest::collection::vec((0u8..8, 0i64..6), 0..12),
+            sparse in any::<bool>(),
+            probe in 0u8..8,
+        ) {
+            let (fast, slow) = both_answers(&buckets, sparse, probe);
+            prop_assert_eq!(fast, slow);
+        }
+    }
+
+    #[test]
+    fn numbers_of_every_type_share_a_group() {
+        let (fast, slow) = both_answers(&[(0, 1), (1, 3), (2, 2), (5, 9)], false, 0);
+        assert_eq!(fast, slow);
+        assert_eq!(fast.get_i64("bucket").unwrap(), 3 * 16 + 1);
+    }
 }

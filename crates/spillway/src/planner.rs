@@ -36,6 +36,7 @@
 //! documents or the store: it only looks at the catalog.
 
 use std::ops::Bound;
+use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
 use spillway_doc::compare::{CanonicalType, canonical_type, compare, values_equal};
@@ -84,7 +85,7 @@ pub(crate) enum Access {
 /// A chosen plan.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
-    pub(crate) access: Access,
+    pub(crate) access: Arc<Access>,
     pub(crate) docs: Option<KeyspaceId>,
     /// The sort left to do in memory (`SORT` stage), if the access path does not yield it.
     pub(crate) sort: Option<SortSpec>,
@@ -93,7 +94,7 @@ pub(crate) struct Plan {
 impl Plan {
     /// The plan as MongoDB's `explain` shows a winning plan.
     pub(crate) fn describe(&self) -> Document {
-        let access = match &self.access {
+        let access = match &*self.access {
             Access::Eof => doc! { "stage": "EOF" },
             Access::CollScan { reverse } => doc! {
                 "stage": "COLLSCAN",
@@ -238,7 +239,7 @@ pub(crate) fn plan_hinted(
             Some(direction) if keys.len() == 1 => {
                 let reverse = Direction::from_bson(direction) == Some(Direction::Descending);
                 return Ok(Plan {
-                    access: Access::CollScan { reverse },
+                    access: Arc::new(Access::CollScan { reverse }),
                     docs,
                     sort: sort.cloned(),
                 });
@@ -296,7 +297,7 @@ fn index_plan(
 ) -> Plan {
     let provides_sort = candidate.sort_reverse.is_some();
     Plan {
-        access: Access::IxScan {
+        access: Arc::new(Access::IxScan {
             index: index.name.clone(),
             key_pattern: index.spec.clone(),
             keyspace: index.keyspace,
@@ -313,10 +314,64 @@ fn index_plan(
             ranges: candidate.ranges,
             partial: index.settings.partial.is_some(),
             sparse: index.settings.sparse,
-        },
+        }),
         docs,
         sort: if provides_sort { None } else { sort.cloned() },
     }
+}
+
+/// Where the document with the greatest `order_by` among those whose `field` equals `value`
+/// sits: the first entry of this index range, scanned in this direction (`true`: reversed).
+/// The pattern engine's last overflow bucket, read without a plan.
+#[derive(Debug)]
+pub(crate) struct LastInGroup {
+    pub(crate) index: KeyspaceId,
+    pub(crate) range: KeyRange,
+    pub(crate) reverse: bool,
+}
+
+/// The index scan that answers `find({ field: value }).sort({ order_by: -1 }).limit(1)` on
+/// `collection` with its first entry: an index that starts with `field` then `order_by`,
+/// with an entry for every document and one per document (not sparse, partial, hashed,
+/// text, geospatial or multikey). `None` when there is none, or when `value` is not a plain
+/// equality operand (`null`, `undefined`, an array, a regular expression or a document
+/// that reads as operators): the query then runs through [`plan`].
+pub(crate) fn last_in_group(
+    collection: &CollectionMeta,
+    field: &str,
+    value: &Bson,
+    order_by: &str,
+) -> Option<LastInGroup> {
+    let plain_operand = match value {
+        Bson::Null | Bson::Undefined | Bson::Array(_) | Bson::RegularExpression(_) => false,
+        Bson::Document(document) => !document.keys().any(|key| key.starts_with('$')),
+        _ => true,
+    };
+    if !plain_operand {
+        return None;
+    }
+    let index = collection.indexes.iter().find(|index| {
+        let settings = &index.settings;
+        index.fields.len() >= 2
+            && index.fields[0].0.as_str() == field
+            && index.fields[1].0.as_str() == order_by
+            && !index.multikey
+            && index.hashed.is_none()
+            && !settings.sparse
+            && settings.partial.is_none()
+            && settings.text.is_none()
+            && settings.geo.is_none()
+    })?;
+    let prefix = encode_component(value, index.fields[0].1);
+    let high = successor(&prefix).map_or(Bound::Unbounded, Bound::Excluded);
+    Some(LastInGroup {
+        index: index.keyspace,
+        range: KeyRange {
+            low: Bound::Included(prefix),
+            high,
+        },
+        reverse: index.fields[1].1 == Direction::Ascending,
+    })
 }
 
 /// Chooses the plan for `filter` and `sort` on `collection` (`None`: it does not exist).
@@ -328,7 +383,7 @@ pub(crate) fn plan(
     let sort = sort.filter(|sort| !sort.is_empty());
     let Some(collection) = collection else {
         return Plan {
-            access: Access::Eof,
+            access: Arc::new(Access::Eof),
             docs: None,
             sort: None,
         };
@@ -339,10 +394,10 @@ pub(crate) fn plan(
         .and_then(id_sort_direction);
     if let Some(keys) = id_lookup(filter) {
         return Plan {
-            access: Access::IdHack {
+            access: Arc::new(Access::IdHack {
                 keys,
                 reverse: id_sort == Some(Direction::Descending),
-            },
+            }),
             docs,
             sort: if id_sort.is_some() {
                 None
@@ -406,9 +461,9 @@ pub(crate) fn plan(
         return index_plan(index, candidate, docs, sort);
     }
     Plan {
-        access: Access::CollScan {
+        access: Arc::new(Access::CollScan {
             reverse: id_sort == Some(Direction::Descending),
-        },
+        }),
         docs,
         sort: if id_sort.is_some() {
             None

@@ -81,7 +81,7 @@ pub(crate) fn query_stored_hinted(
         Some(hint) => planner::plan_hinted(meta, filter, sort, hint)?,
         None => planner::plan(meta, filter, sort),
     };
-    let mut execution = Execution::new(plan.access.clone(), plan.docs);
+    let mut execution = Execution::new(Arc::clone(&plan.access), plan.docs);
     let skip = usize::try_from(skip).unwrap_or(usize::MAX);
     let mut matches = Vec::new();
     if let Some(sort) = &plan.sort {
