@@ -10,7 +10,9 @@
 //! Buyers are drawn skewed from a pool of 50,000 users, so user `u0` bought many books.
 //!
 //! Rows: (1) read a typical book; (2) the viral book's page (main document, first 50 buyers);
-//! (3) `$push` of one buyer at each size; (4) bytes written per pushed buyer (the process's
+//! (3) `$push` of one buyer at each size (criterion, then rounds that alternate Spillway's
+//! pushes with SQLite's, so that the disk's slow spells fall on both); (4) bytes written per
+//! pushed buyer (the process's
 //! `wchar` from `/proc/self/io`, the same measure for every engine; printed, not timed);
 //! (5) full expanded read of the viral book vs reading the same array from one document, and
 //! `$unwind` + `$group` of its buyers;
@@ -345,6 +347,32 @@ fn bytes_per_push(mut push: impl FnMut()) -> f64 {
         push();
     }
     (written_bytes() - before) as f64 / PUSHES_FOR_BYTES as f64
+}
+
+/// Rounds of the alternating push measurement, and pushes per engine in each.
+const ALTERNATING_ROUNDS: usize = 25;
+const ALTERNATING_PUSHES: usize = 200;
+
+/// The median over [`ALTERNATING_ROUNDS`] rounds of the time of one push (ns), per engine,
+/// where each round runs [`ALTERNATING_PUSHES`] pushes of `pattern` then as many of `sqlite`.
+/// A slow spell of the disk (this machine's fsync varies by 10-20% over seconds) then falls
+/// on both engines, so their ratio is steadier than that of two criterion runs seconds apart.
+fn alternating_pushes(mut pattern: impl FnMut(), mut sqlite: impl FnMut()) -> (f64, f64) {
+    let mut timed = |push: &mut dyn FnMut()| {
+        let start = std::time::Instant::now();
+        for _ in 0..ALTERNATING_PUSHES {
+            push();
+        }
+        start.elapsed().as_nanos() as f64 / ALTERNATING_PUSHES as f64
+    };
+    let (mut patterns, mut sqlites): (Vec<f64>, Vec<f64>) = (0..ALTERNATING_ROUNDS)
+        .map(|_| (timed(&mut pattern), timed(&mut sqlite)))
+        .unzip();
+    let median = |values: &mut Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    (median(&mut patterns), median(&mut sqlites))
 }
 
 fn spillway_push(books: &Collection<Document>, id: i64) {
@@ -750,24 +778,37 @@ fn main() {
         .run()
         .unwrap();
 
-    // Pushes last: they grow the push targets, not the books the reads use. The index builds
-    // above wrote enough log to start a checkpoint in the background, which competed with the
-    // first pushes for the disk (push_10 measured 122-141 us against 105-114 us for the
-    // others): the checkpoint is taken here, so that the pushes measure pushes.
-    for engine in [&pattern, &naive] {
-        engine.db.checkpoint().unwrap();
-    }
+    // Pushes last: they grow the push targets, not the books the reads use. Each group starts
+    // from checkpointed databases and a `sync()`. The index builds above, and each group's
+    // naive pushes (megabytes of log: the whole growing document per push), write enough log
+    // to start a checkpoint in the background, and leave dirty pages for the kernel to write
+    // back, which competed with the next pushes for the disk (push_10 measured 122-141 us
+    // against 105-114 us for the other groups after the index builds; push_1000 123 us
+    // against 102-107 us after push_10's naive pushes): the checkpoints and the sync are
+    // taken here, outside the measurements, so that the pushes measure pushes.
     let mut push_bytes: Vec<[f64; 3]> = Vec::new();
+    let mut alternating: Vec<[f64; 3]> = Vec::new();
     for &n in &workload.push_sizes {
+        for engine in [&pattern, &naive] {
+            engine.db.checkpoint().unwrap();
+        }
+        rustix::fs::sync();
         let id = PUSH_ID_BASE + n as i64;
         let naive_ok = !naive.refused.contains(&n);
         let mut group = criterion.benchmark_group(format!("push_{n}"));
+        // The two engines compared run back to back; the naive pushes, which write the whole
+        // growing document each time, run last.
         group.bench_function("pattern", |b| b.iter(|| spillway_push(&pattern.books, id)));
+        group.bench_function("sqlite", |b| b.iter(|| sqlite_push(&sqlite, id, "u1")));
         if naive_ok {
             group.bench_function("naive", |b| b.iter(|| spillway_push(&naive.books, id)));
         }
-        group.bench_function("sqlite", |b| b.iter(|| sqlite_push(&sqlite, id, "u1")));
         group.finish();
+        let (pattern_time, sqlite_time) = alternating_pushes(
+            || spillway_push(&pattern.books, id),
+            || sqlite_push(&sqlite, id, "u1"),
+        );
+        alternating.push([pattern_time, f64::NAN, sqlite_time]);
         push_bytes.push([
             bytes_per_push(|| spillway_push(&pattern.books, id)),
             if naive_ok {
@@ -824,6 +865,15 @@ fn main() {
         let values = engines(&format!("push_{n}"));
         push_times.push(values);
         row(&format!("(3) $push one buyer, book of {n}"), values, false);
+    }
+    for (index, &n) in workload.push_sizes.iter().enumerate() {
+        row(
+            &format!(
+                "(3) the same, {ALTERNATING_ROUNDS} rounds of {ALTERNATING_PUSHES} pushes alternating with SQLite's (median round), book of {n}"
+            ),
+            alternating[index],
+            false,
+        );
     }
     for (index, &n) in workload.push_sizes.iter().enumerate() {
         row(
