@@ -358,7 +358,7 @@ const ALTERNATING_PUSHES: usize = 200;
 /// A slow spell of the disk (this machine's fsync varies by 10-20% over seconds) then falls
 /// on both engines, so their ratio is steadier than that of two criterion runs seconds apart.
 fn alternating_pushes(mut pattern: impl FnMut(), mut sqlite: impl FnMut()) -> (f64, f64) {
-    let mut timed = |push: &mut dyn FnMut()| {
+    let timed = |push: &mut dyn FnMut()| {
         let start = std::time::Instant::now();
         for _ in 0..ALTERNATING_PUSHES {
             push();
