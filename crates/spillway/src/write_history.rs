@@ -34,11 +34,14 @@ pub(crate) struct WriteHistory {
     last_write: HashMap<KeyOf, u64>,
     /// The recorded commits, oldest first, with the keys each wrote: what to forget.
     commits: VecDeque<(u64, Vec<KeyOf>)>,
+    /// The keys in `commits`, counted once per commit that wrote them.
+    kept: usize,
 }
 
 impl WriteHistory {
-    /// The most keys kept for the open handles before the oldest commits are forgotten.
-    pub(crate) const MAX_KEYS: usize = 1 << 20;
+    /// The most keys kept for the open handles (counted once per commit that wrote them)
+    /// before the oldest commits are forgotten.
+    pub(crate) const MAX_KEYS: usize = 1 << 18;
 
     /// Registers a handle that began on the state with sequence number `base`.
     pub(crate) fn begin(&mut self, base: u64) {
@@ -83,11 +86,12 @@ impl WriteHistory {
         for key in &keys {
             self.last_write.insert(key.clone(), seq);
         }
+        self.kept += keys.len();
         self.commits.push_back((seq, keys));
-        if self.last_write.len() > Self::MAX_KEYS {
+        if self.kept > Self::MAX_KEYS {
             // Forget the oldest commits until half the bound is left: the handles that began
             // before them fall back to comparing versions.
-            while self.last_write.len() > Self::MAX_KEYS / 2 {
+            while self.kept > Self::MAX_KEYS / 2 {
                 let Some(&(oldest, _)) = self.commits.front() else {
                     break;
                 };
@@ -121,6 +125,7 @@ impl WriteHistory {
             let Some((commit, keys)) = self.commits.pop_front() else {
                 break;
             };
+            self.kept -= keys.len();
             for key in keys {
                 if self.last_write.get(&key) == Some(&commit) {
                     self.last_write.remove(&key);
@@ -214,7 +219,8 @@ mod tests {
                 .collect();
             history.record(commit as u64 + 1, Some(keys));
         }
-        assert!(history.last_write.len() <= WriteHistory::MAX_KEYS / 2);
+        assert!(history.kept <= WriteHistory::MAX_KEYS / 2);
+        assert!(history.last_write.len() <= history.kept);
         assert_eq!(
             history.written_after(0, keyspace, &0usize.to_be_bytes()),
             None,
@@ -225,5 +231,19 @@ mod tests {
             history.written_after(commits as u64 - 1, keyspace, &newest),
             Some(true)
         );
+    }
+
+    #[test]
+    fn one_key_written_by_many_commits_is_bounded_too() {
+        let mut history = WriteHistory::default();
+        history.begin(0);
+        let key = key(1);
+        let commits = WriteHistory::MAX_KEYS as u64 + 1;
+        for commit in 1..=commits {
+            history.record(commit, Some(vec![key.clone()]));
+        }
+        assert!(history.commits.len() <= WriteHistory::MAX_KEYS / 2);
+        assert_eq!(written(&history, 0, 1), None, "the handle falls back");
+        assert_eq!(written(&history, commits - 1, 1), Some(true));
     }
 }
