@@ -720,18 +720,18 @@ fn read_modify_write_handles_retried_on_conflict_lose_no_update() {
     );
 }
 
-#[test]
-fn a_compaction_while_a_handle_is_open_is_no_conflict() {
-    let dir = tempfile::tempdir().unwrap();
+/// A database of small segments holding documents 0 to 9 of `things` (`{ _id, n: 0, pad }`)
+/// among the dead records of 40 deleted ones: a compaction moves every live record.
+fn compactable_things(dir: &std::path::Path) -> (Database, spillway::Collection<Document>) {
     let db = Database::open_with(
-        dir.path().join("db"),
+        dir.join("db"),
         &spillway::DatabaseOptions::default().segment_size(4096),
     )
     .unwrap();
     let things = db.collection::<Document>("things");
     for n in 0..50 {
         things
-            .insert_one(doc! { "_id": n, "pad": "x".repeat(200) })
+            .insert_one(doc! { "_id": n, "n": 0, "pad": "x".repeat(200) })
             .run()
             .unwrap();
     }
@@ -739,6 +739,13 @@ fn a_compaction_while_a_handle_is_open_is_no_conflict() {
         .delete_many(doc! { "_id": { "$gte": 10 } })
         .run()
         .unwrap();
+    (db, things)
+}
+
+#[test]
+fn a_compaction_while_a_handle_is_open_is_no_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, things) = compactable_things(dir.path());
     let mut tx = db.start_transaction().unwrap();
     things
         .update_one(doc! { "_id": 1 }, doc! { "$set": { "n": 1 } })
@@ -766,22 +773,7 @@ fn a_compaction_while_a_handle_is_open_is_no_conflict() {
 #[test]
 fn a_value_written_back_as_it_was_and_then_compacted_still_conflicts() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open_with(
-        dir.path().join("db"),
-        &spillway::DatabaseOptions::default().segment_size(4096),
-    )
-    .unwrap();
-    let things = db.collection::<Document>("things");
-    for n in 0..50 {
-        things
-            .insert_one(doc! { "_id": n, "n": 0, "pad": "x".repeat(200) })
-            .run()
-            .unwrap();
-    }
-    things
-        .delete_many(doc! { "_id": { "$gte": 10 } })
-        .run()
-        .unwrap();
+    let (db, things) = compactable_things(dir.path());
     let mut tx = db.start_transaction().unwrap();
     things
         .update_one(doc! { "_id": 1 }, doc! { "$inc": { "n": 1 } })
