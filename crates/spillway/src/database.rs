@@ -210,7 +210,6 @@ impl Inner {
         let current = self.published();
         txn.rebase(&current, &self.history())?;
         self.changes.record(&mut txn, &current)?;
-        let written_keys = self.history().is_recording().then(|| txn.written_keys());
         let committed = txn.into_batch(&self.store)?;
         let seq = self.store.commit(committed.batch)?;
         let published = Arc::new(current.after_commit(
@@ -222,7 +221,7 @@ impl Inner {
         // Recorded and published under the history's lock: a handle that begins on this state
         // finds its commit recorded, and one that began before finds it recorded too.
         let mut history = self.history();
-        history.record(seq, written_keys);
+        history.record(seq, committed.keys);
         *self
             .published
             .write()

@@ -260,14 +260,6 @@ impl WriteTxn {
             .unwrap_or_default()
     }
 
-    /// Every key this transaction writes, for the write history.
-    pub(crate) fn written_keys(&self) -> Vec<KeyOf> {
-        self.overlays
-            .iter()
-            .flat_map(|(&keyspace, overlay)| overlay.keys().map(move |key| (keyspace, key.clone())))
-            .collect()
-    }
-
     /// Whether a key this transaction writes may be claimed by other transactions: it is not
     /// in a keyspace only this transaction can see.
     pub(crate) fn is_shared(&self, keyspace: KeyspaceId) -> bool {
@@ -532,7 +524,7 @@ impl WriteTxn {
     }
 
     /// The batch to commit, the catalog it leaves and the keyspaces it writes.
-    pub(crate) fn into_batch(self, store: &Store) -> Result<Committed> {
+    pub(crate) fn into_batch(mut self, store: &Store) -> Result<Committed> {
         let mut written: Vec<KeyspaceId> = self.overlays.keys().copied().collect();
         written.extend(&self.clear_on_commit);
         written.extend(&self.dropped);
@@ -540,12 +532,14 @@ impl WriteTxn {
         for &keyspace in &self.clear_on_commit {
             batch.clear_keyspace(keyspace);
         }
-        for (keyspace, overlay) in &self.overlays {
+        let mut keys = Vec::with_capacity(self.n_ops);
+        for (keyspace, overlay) in std::mem::take(&mut self.overlays) {
             for (key, value) in overlay {
                 match value {
-                    Some(value) => batch.put(*keyspace, key, value),
-                    None => batch.delete(*keyspace, key),
+                    Some(value) => batch.put(keyspace, &key, &value),
+                    None => batch.delete(keyspace, &key),
                 };
+                keys.push((keyspace, key));
             }
         }
         if self.catalog_changed {
@@ -591,6 +585,7 @@ impl WriteTxn {
             batch,
             catalog: self.catalog,
             written,
+            keys,
         })
     }
 }
@@ -603,6 +598,8 @@ pub(crate) struct Committed {
     pub(crate) catalog: Arc<Catalog>,
     /// The keyspaces the batch writes, clears or drops.
     pub(crate) written: Vec<KeyspaceId>,
+    /// The keys the batch puts or deletes (catalog records aside), for the write history.
+    pub(crate) keys: Vec<KeyOf>,
 }
 
 /// Whether two catalog records describe the same collection layout: the same keyspaces and

@@ -70,17 +70,9 @@ impl WriteHistory {
         self.covers_after.is_some()
     }
 
-    /// Records that commit `seq` wrote `keys`; `None` when the commit did not collect them
-    /// (no handle was open when it began): the handles open now fall back for it.
-    pub(crate) fn record(&mut self, seq: u64, keys: Option<Vec<KeyOf>>) {
-        let Some(covers_after) = &mut self.covers_after else {
-            return;
-        };
-        let Some(keys) = keys else {
-            *covers_after = (*covers_after).max(seq);
-            return;
-        };
-        if keys.is_empty() {
+    /// Records that commit `seq` wrote `keys` (kept only while a handle is open).
+    pub(crate) fn record(&mut self, seq: u64, keys: Vec<KeyOf>) {
+        if !self.is_recording() || keys.is_empty() {
             return;
         }
         for key in &keys {
@@ -159,7 +151,7 @@ mod tests {
     #[test]
     fn a_key_counts_as_written_only_by_commits_after_the_base() {
         let mut history = WriteHistory::default();
-        history.record(3, Some(vec![key(1)]));
+        history.record(3, vec![key(1)]);
         assert_eq!(
             written(&history, 2, 1),
             None,
@@ -167,8 +159,8 @@ mod tests {
         );
         history.begin(5);
         history.begin(7);
-        history.record(6, Some(vec![key(1)]));
-        history.record(8, Some(vec![key(2)]));
+        history.record(6, vec![key(1)]);
+        history.record(8, vec![key(2)]);
         assert_eq!(written(&history, 5, 1), Some(true));
         assert_eq!(written(&history, 7, 1), Some(false));
         assert_eq!(written(&history, 7, 2), Some(true));
@@ -178,22 +170,15 @@ mod tests {
             None,
             "before what the history covers"
         );
-        history.record(9, None);
-        assert_eq!(
-            written(&history, 7, 1),
-            None,
-            "a commit that did not tell its keys"
-        );
-        assert_eq!(written(&history, 9, 1), Some(false));
     }
 
     #[test]
     fn ending_the_oldest_handle_forgets_what_only_it_could_ask() {
         let mut history = WriteHistory::default();
         history.begin(5);
-        history.record(6, Some(vec![key(1)]));
+        history.record(6, vec![key(1)]);
         history.begin(6);
-        history.record(7, Some(vec![key(2)]));
+        history.record(7, vec![key(2)]);
         history.end(5);
         assert_eq!(history.last_write.len(), 1);
         assert_eq!(written(&history, 6, 2), Some(true));
@@ -217,7 +202,7 @@ mod tests {
                     (keyspace, n.to_be_bytes().to_vec())
                 })
                 .collect();
-            history.record(commit as u64 + 1, Some(keys));
+            history.record(commit as u64 + 1, keys);
         }
         assert!(history.kept <= WriteHistory::MAX_KEYS / 2);
         assert!(history.last_write.len() <= history.kept);
@@ -240,7 +225,7 @@ mod tests {
         let key = key(1);
         let commits = WriteHistory::MAX_KEYS as u64 + 1;
         for commit in 1..=commits {
-            history.record(commit, Some(vec![key.clone()]));
+            history.record(commit, vec![key.clone()]);
         }
         assert!(history.commits.len() <= WriteHistory::MAX_KEYS / 2);
         assert_eq!(written(&history, 0, 1), None, "the handle falls back");
