@@ -448,13 +448,14 @@ impl Database {
     /// # Errors
     /// None today; the `Result` leaves room for a refusal (a database closing).
     pub fn start_transaction(&self) -> Result<Transaction> {
-        let base = {
+        // Registered while the history is locked: no commit can publish in between.
+        let (base, base_seq) = {
             let mut history = self.inner.history();
             let base = self.inner.published();
-            history.begin(base.snapshot.seq());
-            base
+            let base_seq = base.snapshot.seq();
+            history.begin(base_seq);
+            (base, base_seq)
         };
-        let base_seq = base.snapshot.seq();
         let mut txn = WriteTxn::new(base);
         txn.track_writes();
         Ok(Transaction {

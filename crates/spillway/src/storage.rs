@@ -8,6 +8,7 @@
 //! module; it must never call either. Like them, it never commits: everything is buffered in
 //! a `WriteTxn`, which the caller discards on error.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -488,17 +489,26 @@ fn evict_oldest(
     Ok(())
 }
 
+/// The stored bytes of the document of `collection` with `_id` key `id_key`, as the reader
+/// holds them (`None` for a missing document or collection).
+fn stored<'r>(
+    reader: &'r dyn Reader,
+    collection: &str,
+    id_key: &[u8],
+) -> Result<Option<Cow<'r, [u8]>>> {
+    match reader.catalog().collections.get(collection) {
+        Some(meta) => reader.get(meta.docs, id_key),
+        None => Ok(None),
+    }
+}
+
 /// The stored document with `_id` key `id_key`.
 pub(crate) fn stored_by_key(
     reader: &dyn Reader,
     collection: &str,
     id_key: &[u8],
 ) -> Result<Option<Document>> {
-    let Some(meta) = reader.catalog().collections.get(collection) else {
-        return Ok(None);
-    };
-    reader
-        .get(meta.docs, id_key)?
+    stored(reader, collection, id_key)?
         .map(|bytes| decode(&bytes))
         .transpose()
 }
@@ -563,24 +573,16 @@ pub(crate) fn change_reads(meta: &CollectionMeta, fields: &[String]) -> bool {
 
 /// Whether `collection` holds a document with `_id` key `id_key`.
 pub(crate) fn is_stored(reader: &dyn Reader, collection: &str, id_key: &[u8]) -> Result<bool> {
-    match reader.catalog().collections.get(collection) {
-        Some(meta) => Ok(reader.get(meta.docs, id_key)?.is_some()),
-        None => Ok(false),
-    }
+    Ok(stored(reader, collection, id_key)?.is_some())
 }
 
-/// The stored bytes of the document of `collection` with `_id` key `id_key`.
+/// The stored bytes of the document of `collection` with `_id` key `id_key`, copied.
 pub(crate) fn stored_bytes(
     reader: &dyn Reader,
     collection: &str,
     id_key: &[u8],
 ) -> Result<Option<Vec<u8>>> {
-    let Some(meta) = reader.catalog().collections.get(collection) else {
-        return Ok(None);
-    };
-    Ok(reader
-        .get(meta.docs, id_key)?
-        .map(std::borrow::Cow::into_owned))
+    Ok(stored(reader, collection, id_key)?.map(Cow::into_owned))
 }
 
 /// The stored document `bytes` with `values` appended to its top-level array `field`,

@@ -292,12 +292,18 @@ impl WriteTxn {
             Err(spillway_store::Error::UnknownKeyspace(_)) => Ok(None),
             Err(error) => Err(Error::from(error)),
         };
-        let Some(now) = version_in(current)? else {
-            return Ok(true);
-        };
+        // A keyspace dropped since the base: every key of it changed.
+        match current.snapshot.len(keyspace) {
+            Err(spillway_store::Error::UnknownKeyspace(_)) => return Ok(true),
+            Err(error) => return Err(error.into()),
+            Ok(_) => {}
+        }
         if let Some(written) = history.written_after(self.base.snapshot.seq(), keyspace, key) {
             return Ok(written);
         }
+        let Some(now) = version_in(current)? else {
+            return Ok(true);
+        };
         // A keyspace created after the base (the `sessions` keyspace, say) held nothing then.
         let before = version_in(&self.base)?.flatten();
         if before == now {

@@ -753,7 +753,7 @@ fn a_compaction_while_a_handle_is_open_is_no_conflict() {
         .run()
         .unwrap();
     // A write elsewhere in the collection, then a compaction that moves the live records:
-    // the check compares values, not where they are stored.
+    // the check asks which keys commits wrote, not where their values are stored.
     things
         .update_one(doc! { "_id": 2 }, doc! { "$set": { "n": 2 } })
         .run()
