@@ -45,6 +45,9 @@ fn fuzzer_findings() {
     // did not, so the error's line fell outside its statement.
     check_statement_parser("[\r\u{e}\r");
     check_statement_parser("db.a.find(\r{ x: 1 \r\n}, @)");
+    // A parenthesised member expression closed on the next line: its property's column
+    // was computed from the closing parenthesis, below 1.
+    check_statement_parser("..;(tzn.rew\n)\n(w");
 }
 
 #[test]

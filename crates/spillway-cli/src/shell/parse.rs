@@ -206,11 +206,17 @@ fn flatten<'e>(expr: &'e Expr, links: &mut Vec<Link<'e>>) -> &'e Expr {
         ExprKind::Member { object, property } => {
             let root = flatten(object, links);
             // The property's own span is not kept by the parser: it ends where the member
-            // expression ends.
-            let start = Position {
-                offset: expr.span.end.offset - property.len(),
-                line: expr.span.end.line,
-                column: expr.span.end.column - property.chars().count(),
+            // expression ends, unless a parenthesis closes the expression later (on the next
+            // line, say); then the member expression's start stands for it.
+            let width = property.chars().count();
+            let start = if expr.span.end.column > width && expr.span.end.offset >= property.len() {
+                Position {
+                    offset: expr.span.end.offset - property.len(),
+                    line: expr.span.end.line,
+                    column: expr.span.end.column - width,
+                }
+            } else {
+                expr.span.start
             };
             links.push(Link::Property {
                 name: property,
