@@ -119,6 +119,17 @@ impl Projection {
         self.mode == Mode::Inclusion
     }
 
+    /// Whether the top-level `field` (not `_id`) can appear, whole or in part, in a document
+    /// this projection shapes: named by an inclusion, or not excluded whole by an exclusion.
+    pub fn may_output(&self, field: &str) -> bool {
+        match (self.root.get(field), self.mode) {
+            (Some(Action::Exclude), _) => false,
+            (Some(_), _) => true,
+            (None, Mode::Inclusion) => false,
+            (None, Mode::Exclusion) => true,
+        }
+    }
+
     /// Whether applying this projection needs the [`MatchDetails`] of the query's match (it
     /// has a positional `field.$`).
     pub fn needs_match_details(&self) -> bool {
