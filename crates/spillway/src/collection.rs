@@ -31,7 +31,7 @@ use crate::changes::{Scope, Watch};
 use crate::cursor::{Cursor, LogicalRead};
 use crate::database::{Database, Transaction};
 use crate::error::{Error, Result};
-use crate::exec::Execution;
+use crate::exec::{Execution, Match};
 use crate::geo_index::GeoIndex;
 use crate::ops::{self, FindAndModify, UpdateKind};
 use crate::patterned;
@@ -303,7 +303,7 @@ where
             limit: 0,
             projection: None,
             batch_size: None,
-            expand: false,
+            stored: false,
             hint: None,
             min: None,
             max: None,
@@ -448,6 +448,7 @@ where
             field: field.to_string(),
             filter,
             collation: Collation::simple(),
+            stored: false,
             session: None,
         }
     }
@@ -831,7 +832,7 @@ pub struct Find<'a, T> {
     limit: i64,
     projection: Option<Document>,
     batch_size: Option<u32>,
-    expand: bool,
+    stored: bool,
     hint: Option<Hint>,
     min: Option<Document>,
     max: Option<Document>,
@@ -873,11 +874,15 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         self
     }
 
-    /// Returns logical documents: managed arrays whole (every element, in order, read from
-    /// the side collections), without the policies' flags. By default `find` returns the
-    /// stored main documents, small and fast, as the seeds describe.
-    pub fn expand(mut self, expand: bool) -> Self {
-        self.expand = expand;
+    /// Reads the stored layout instead of the logical documents: on a collection with pattern
+    /// policies, the main documents as stored (an outlier's first elements and its flag, a
+    /// subset's top elements), the filter, sort and projection applied to them as they are.
+    /// Seed-style applications and repair tools want it; every other read is logical (the
+    /// managed arrays whole, read from the side collections only as far as the projection
+    /// needs, and no flags), as a plain collection holding the logical documents answers.
+    /// Over the wire the same view is the namespace `system.stored.<collection>`.
+    pub fn stored(mut self, stored: bool) -> Self {
+        self.stored = stored;
         self
     }
 
@@ -944,7 +949,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         let projection = parse_projection(self.projection.as_ref())?.map(Arc::new);
         let limit = ops::effective_limit(self.limit);
         validate_collection_name(&self.collection.name)?;
-        let expand = self.expand;
+        let stored = self.stored;
         let name = &self.collection.name;
         let text_score_wanted = projection
             .as_ref()
@@ -953,6 +958,31 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         if text_score_wanted && filter.text_search().is_none() {
             return Err(storage::text_score_unavailable(None));
         }
+        // The whole result at once, logical where the collection has policies.
+        let materialise = |reader: &dyn Reader,
+                           filter: &Filter,
+                           output: &patterned::LogicalOutput,
+                           hinted: Option<HintedScan<'_>>|
+         -> Result<Vec<Match>> {
+            let query = if stored {
+                storage::query_stored_hinted
+            } else {
+                ops::query_hinted
+            };
+            let mut run = query(
+                reader,
+                name,
+                filter,
+                sort.as_ref(),
+                self.skip,
+                limit,
+                hinted,
+            )?;
+            if !stored {
+                patterned::logical_matches(reader, name, output, &mut run.matches)?;
+            }
+            Ok(run.matches)
+        };
         if let Some(transaction) = self.session {
             let (matches, projection, filter) =
                 self.collection.read(Some(transaction), |reader| {
@@ -960,22 +990,9 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
                     let meta = reader.catalog().collections.get(name.as_str());
                     let (bound, _) = storage::bind_text(meta, &filter, None)?;
                     let filter = Arc::new(bound.unwrap_or_else(|| filter.clone()));
-                    let (projection, array_reads) =
-                        patterned::managed_projection(reader.catalog(), name, projection, expand);
-                    let mut run = ops::query_hinted(
-                        reader,
-                        name,
-                        &filter,
-                        sort.as_ref(),
-                        self.skip,
-                        limit,
-                        hinted,
-                    )?;
-                    if expand {
-                        patterned::expand_matches(reader, name, &mut run.matches)?;
-                    }
-                    patterned::projection_inputs(reader, name, &array_reads, &mut run.matches)?;
-                    Ok((run.matches, projection, filter))
+                    let output = read_output(reader.catalog(), name, projection, stored);
+                    let matches = materialise(reader, &filter, &output, hinted)?;
+                    Ok((matches, output.projection, filter))
                 })?;
             return Ok(Cursor::materialised(matches, filter, projection));
         }
@@ -983,11 +1000,16 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         let meta = state.catalog.collections.get(name.as_str());
         let (bound, _) = storage::bind_text(meta, &filter, None)?;
         let filter = Arc::new(bound.unwrap_or(filter));
-        let (projection, array_reads) =
-            patterned::managed_projection(&state.catalog, name, projection, expand);
+        let output = read_output(&state.catalog, name, projection, stored);
         // On a main collection with policies, the plan scans with the clauses on unmanaged
         // fields and the cursor matches and expands each candidate on its logical view.
-        let shape = patterned::read_shape(&state.catalog, name, &filter)?;
+        let shape = if stored {
+            patterned::ReadShape::plain(&filter)
+        } else {
+            patterned::read_shape(&state.catalog, name, &filter)?
+        };
+        let logical_sort =
+            !stored && patterned::is_logical_sort(&state.catalog, name, sort.as_ref());
         let plan = match hinted {
             Some(hinted) if shape.has_policies && hinted.has_bounds() => {
                 return Err(ops::min_max_on_logical(name));
@@ -997,42 +1019,25 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             }
             _ => planner::plan(meta, &shape.scan_filter, sort.as_ref()),
         };
-        let union = shape.union;
-        let logical =
-            shape.has_policies && (shape.logical_filter || expand || !array_reads.is_empty());
-        // `$near` orders by distance: every match is measured before the first is returned.
-        if plan.sort.is_some() || union || filter.near().is_some() {
-            let mut run = ops::query_hinted(
-                &*state,
-                name,
-                &filter,
-                sort.as_ref(),
-                self.skip,
-                limit,
-                hinted,
-            )?;
-            if expand {
-                patterned::expand_matches(&*state, name, &mut run.matches)?;
-            }
-            patterned::projection_inputs(&*state, name, &array_reads, &mut run.matches)?;
-            return Ok(Cursor::materialised(run.matches, filter, projection));
+        // `$near` orders by distance: every match is measured before the first is returned;
+        // a sort on a managed array compares whole logical arrays.
+        if plan.sort.is_some() || shape.union || filter.near().is_some() || logical_sort {
+            let matches = materialise(&*state, &filter, &output, hinted)?;
+            return Ok(Cursor::materialised(matches, filter, output.projection));
         }
         let batch_size = self
             .batch_size
             .map_or(DEFAULT_BATCH_SIZE, |size| size as usize);
         let execution = Execution::new(plan.access, plan.docs);
-        let logical = logical.then(|| LogicalRead {
-            collection: name.clone(),
-            check: shape.logical_filter,
-            expand,
-            array_reads,
-        });
+        let logical = shape
+            .has_policies
+            .then(|| LogicalRead::new(name, shape.logical_filter, &output));
         Ok(Cursor::streaming(
             state,
             execution,
             (filter, shape.scan_filter),
             logical,
-            projection,
+            output.projection,
             usize::try_from(self.skip).unwrap_or(usize::MAX),
             limit,
             batch_size,
@@ -1066,6 +1071,24 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             n_returned: run.matches.len() as u64,
         })
     }
+}
+
+/// How a find returns documents: as stored when it asked for the stored layout, else as
+/// the collection's logical read with `projection` ([`patterned::logical_output`]).
+fn read_output(
+    catalog: &Catalog,
+    collection: &str,
+    projection: Option<Arc<Projection>>,
+    stored: bool,
+) -> patterned::LogicalOutput {
+    if stored {
+        return patterned::LogicalOutput {
+            projection,
+            array_reads: Vec::new(),
+            expand: false,
+        };
+    }
+    patterned::logical_output(catalog, collection, projection)
 }
 
 /// A find's hint with its `min`/`max` bounds, after checking they go together.
@@ -1252,9 +1275,9 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOne<'a, T> {
         self
     }
 
-    /// Returns the logical document (see [`Find::expand`]).
-    pub fn expand(mut self, expand: bool) -> Self {
-        self.find = self.find.expand(expand);
+    /// Reads the stored layout (see [`Find::stored`]).
+    pub fn stored(mut self, stored: bool) -> Self {
+        self.find = self.find.stored(stored);
         self
     }
 
@@ -1595,12 +1618,20 @@ pub struct Distinct<'a, T> {
     field: String,
     filter: Document,
     collation: Collation,
+    stored: bool,
     session: Option<&'a mut Transaction>,
 }
 
 impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Distinct<'a, T> {
     session_method!();
     collation_method!();
+
+    /// Reads the values of the stored layout (see [`Find::stored`]): the stored documents
+    /// matched and read as they are.
+    pub fn stored(mut self, stored: bool) -> Self {
+        self.stored = stored;
+        self
+    }
 
     /// The distinct values (on a view, of the documents its pipeline gives).
     pub fn run(self) -> Result<Vec<Bson>> {
@@ -1621,7 +1652,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Distinct<'a, T> {
         }
         let name = &self.collection.name;
         self.collection.read(self.session.as_deref(), |reader| {
-            ops::distinct(reader, name, &self.field, &filter)
+            ops::distinct(reader, name, &self.field, &filter, self.stored)
         })
     }
 }

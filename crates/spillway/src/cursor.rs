@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use bson::Document;
+use bson::{Document, RawDocumentBuf};
 use serde::de::DeserializeOwned;
 use spillway_doc::filter::Filter;
 use spillway_doc::projection::{ArrayRead, Projection};
@@ -36,14 +36,40 @@ pub(crate) struct LogicalRead {
     /// Whether the filter touches a managed field, so that candidates (which the plan found
     /// with the other clauses) are matched on their logical view.
     pub(crate) check: bool,
-    /// Whether the documents returned are logical (`find(..).expand(true)`).
-    pub(crate) expand: bool,
-    /// The managed arrays a projection reads on the logical arrays
-    /// ([`patterned::managed_projection`]).
-    pub(crate) array_reads: Vec<(String, ArrayRead)>,
+    /// Whether the stored documents that match are returned as they are (an aggregation's
+    /// input, made logical by the pipeline's own input stage).
+    as_stored: bool,
+    /// Whether each document is expanded whole; otherwise the projection's windows of the
+    /// managed arrays are read ([`patterned::LogicalOutput`]) and the flags removed.
+    expand: bool,
+    /// The managed arrays a projection reads partly, when the documents are not expanded.
+    array_reads: Vec<(String, ArrayRead)>,
 }
 
 impl LogicalRead {
+    /// The logical read of `collection` shaped by `output`, matching candidates on their
+    /// logical views when `check`.
+    pub(crate) fn new(collection: &str, check: bool, output: &patterned::LogicalOutput) -> Self {
+        LogicalRead {
+            collection: collection.to_string(),
+            check,
+            as_stored: false,
+            expand: output.expand,
+            array_reads: output.array_reads.clone(),
+        }
+    }
+
+    /// Candidates of `collection` matched on their logical views, returned as stored.
+    pub(crate) fn matching_only(collection: &str) -> Self {
+        LogicalRead {
+            collection: collection.to_string(),
+            check: true,
+            as_stored: true,
+            expand: false,
+            array_reads: Vec::new(),
+        }
+    }
+
     /// `found` as the read returns it, or `None` when its logical view does not match.
     fn apply(&self, state: &Published, filter: &Filter, found: Match) -> Result<Option<Match>> {
         let Role::Main(engine) = patterned::role(&state.catalog, &self.collection) else {
@@ -54,18 +80,27 @@ impl LogicalRead {
             if self.check && !patterned::matches_logical(state, &engine, filter, stored)? {
                 return Ok(None);
             }
-            if self.array_reads.is_empty() {
+            if self.as_stored {
                 return Ok(Some(found));
             }
-            let bytes = patterned::projection_input(
-                state,
-                &self.collection,
-                &self.array_reads,
-                &found.bytes,
-            )?;
-            return Ok(Some(Match {
-                id_key: found.id_key,
-                bytes,
+            let bytes = if self.array_reads.is_empty() {
+                engine
+                    .remove_flags_raw(stored)?
+                    .map(RawDocumentBuf::into_bytes)
+            } else {
+                Some(patterned::projection_input(
+                    state,
+                    &self.collection,
+                    &self.array_reads,
+                    &found.bytes,
+                )?)
+            };
+            return Ok(Some(match bytes {
+                Some(bytes) => Match {
+                    id_key: found.id_key,
+                    bytes,
+                },
+                None => found,
             }));
         }
         // Expanded: the view is spliced anyway, and matched there.
@@ -85,7 +120,7 @@ impl LogicalRead {
         Ok(Some(match logical {
             Some(logical) => Match {
                 id_key: found.id_key,
-                bytes: logical.into_bytes(),
+                bytes: patterned::check_returnable(&engine, logical)?.into_bytes(),
             },
             None => found,
         }))

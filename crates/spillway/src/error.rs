@@ -51,6 +51,19 @@ pub enum ErrorKind {
         /// The limit in bytes.
         limit: usize,
     },
+    /// A read would return a logical document (managed arrays whole) over the 16 MiB a
+    /// document may have: it is refused, never cut. Reading the managed arrays in pages
+    /// (`{field: {$slice: [skip, n]}}`) or without them answers.
+    LogicalDocumentTooLarge {
+        /// The collection read.
+        collection: String,
+        /// The document's `_id`.
+        id: Bson,
+        /// Its logical size in bytes.
+        size: usize,
+        /// The managed arrays it holds whole.
+        fields: Vec<String>,
+    },
     /// A collection name is empty, too long, contains `$` or NUL, or starts with `system.`.
     InvalidCollectionName {
         /// The refused name.
@@ -305,7 +318,7 @@ impl Error {
         let code = match &*self.kind {
             ErrorKind::DuplicateKey { .. } => 11000,
             ErrorKind::WriteConflict { .. } => 112,
-            ErrorKind::DocumentTooLarge { .. } => 10334,
+            ErrorKind::DocumentTooLarge { .. } | ErrorKind::LogicalDocumentTooLarge { .. } => 10334,
             ErrorKind::Aggregation(
                 DocError::Expression { code, .. } | DocError::Pipeline { code, .. },
             )
@@ -475,6 +488,21 @@ impl Error {
             | ErrorKind::Aggregation(error) => fmt::Display::fmt(error, f)?,
             ErrorKind::DocumentTooLarge { size, limit } => {
                 write!(f, "document is {size} bytes, over the {limit}-byte limit")?;
+            }
+            ErrorKind::LogicalDocumentTooLarge {
+                collection,
+                id,
+                size,
+                fields,
+            } => {
+                let field = fields.first().map_or("field", String::as_str);
+                write!(
+                    f,
+                    "BSONObjectTooLarge: document {} of collection '{collection}' is {size} bytes with its managed arrays ({}) whole, over the {}-byte limit of a document; read them in pages, e.g. projection {{{field}: {{$slice: [skip, n]}}}}, or leave them out",
+                    abbreviate(&id.to_string(), MAX_SHOWN_CHARS),
+                    fields.join(", "),
+                    spillway_doc::size::MAX_DOCUMENT_SIZE,
+                )?;
             }
             ErrorKind::InvalidCollectionName { name, reason } => {
                 write!(f, "invalid collection name {name:?}: {reason}")?;

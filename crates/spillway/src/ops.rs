@@ -83,6 +83,16 @@ fn query_unordered(
     skip: u64,
     limit: Option<usize>,
 ) -> Result<QueryRun> {
+    if let Some(sort) =
+        sort.filter(|_| patterned::is_logical_sort(reader.catalog(), collection, sort))
+    {
+        // The order needs every match's logical array: sorted whole, then cut.
+        let mut run = query_unordered(reader, collection, filter, None, 0, None)?;
+        patterned::sort_logically(reader, collection, &mut run.matches, sort)?;
+        let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+        run.matches = storage::skip_and_limit(run.matches, skip, limit);
+        return Ok(run);
+    }
     if patterned::is_logical_query(reader.catalog(), collection, filter) {
         return patterned::query(reader, collection, filter, sort, skip, limit);
     }
@@ -90,8 +100,9 @@ fn query_unordered(
 }
 
 /// [`query`] on the index `hint` names; a query answered on logical documents (pattern
-/// policies) plans on its own and ignores the hint, but refuses `min`/`max` bounds (they
-/// bound one index scan, which such a query does not have).
+/// policies: a filter or a sort on a managed field) plans on its own and ignores the hint,
+/// but refuses `min`/`max` bounds (they bound one index scan, which such a query does not
+/// have).
 pub(crate) fn query_hinted(
     reader: &dyn Reader,
     collection: &str,
@@ -101,7 +112,8 @@ pub(crate) fn query_hinted(
     limit: Option<usize>,
     hint: Option<HintedScan<'_>>,
 ) -> Result<QueryRun> {
-    let logical = patterned::is_logical_query(reader.catalog(), collection, filter);
+    let logical = patterned::is_logical_query(reader.catalog(), collection, filter)
+        || patterned::is_logical_sort(reader.catalog(), collection, sort);
     if logical && hint.is_some_and(|hint| hint.has_bounds()) {
         return Err(min_max_on_logical(collection));
     }
@@ -481,7 +493,19 @@ pub(crate) fn find_one_and_modify(
     let catalog = txn.catalog_arc();
     let role = patterned::role(&catalog, collection);
     if let Role::Main(engine) = &role {
-        let before = decode(&found.bytes)?;
+        // The logical document is returned, before or after: read before the update changes
+        // the side documents, or after it.
+        let before = if options.return_after {
+            None
+        } else {
+            Some(returned_document(
+                &*txn,
+                collection,
+                &found,
+                options.projection,
+                filter,
+            )?)
+        };
         let mut statement = Statement::default();
         let changed = patterned::apply_update(
             txn,
@@ -494,12 +518,21 @@ pub(crate) fn find_one_and_modify(
             &mut statement,
         )?;
         patterned::finish(statement, txn, store)?;
-        let returned = if options.return_after && changed {
-            storage::stored_by_key(&*txn, collection, &found.id_key)?.unwrap_or(before)
+        if let Some(before) = before {
+            return Ok(Some(before));
+        }
+        let after = if changed {
+            match storage::stored_bytes(&*txn, collection, &found.id_key)? {
+                Some(bytes) => Match {
+                    id_key: found.id_key.clone(),
+                    bytes,
+                },
+                None => found,
+            }
         } else {
-            before
+            found
         };
-        return project(options.projection, filter, returned).map(Some);
+        return returned_document(&*txn, collection, &after, options.projection, filter).map(Some);
     }
     let returned = match apply_update(filter, update, &found, now)? {
         Some((before, after, bytes)) => {
@@ -514,6 +547,29 @@ pub(crate) fn find_one_and_modify(
         None => decode(&found.bytes)?,
     };
     project(options.projection, filter, returned).map(Some)
+}
+
+/// What `findAndModify` returns for the stored main document `found` of `collection`: its
+/// logical document, read only as far as `projection` needs ([`patterned::logical_output`]).
+fn returned_document(
+    reader: &dyn Reader,
+    collection: &str,
+    found: &Match,
+    projection: Option<&Projection>,
+    filter: &Filter,
+) -> Result<Document> {
+    let output = patterned::logical_output(
+        reader.catalog(),
+        collection,
+        projection.cloned().map(std::sync::Arc::new),
+    );
+    let mut returned = [found.clone()];
+    patterned::logical_matches(reader, collection, &output, &mut returned)?;
+    project(
+        output.projection.as_deref(),
+        filter,
+        decode(&returned[0].bytes)?,
+    )
 }
 
 /// `findOneAndDelete`.
@@ -540,9 +596,12 @@ pub(crate) fn find_one_and_delete(
     let catalog = txn.catalog_arc();
     let role = patterned::role(&catalog, collection);
     if let Role::Main(engine) = &role {
+        // The logical document, read before its side documents go.
+        let returned = returned_document(&*txn, collection, &found, projection, filter)?;
         let mut statement = Statement::default();
         patterned::delete(txn, store, engine, &before, &mut statement)?;
         patterned::finish(statement, txn, store)?;
+        return Ok(Some(returned));
     } else {
         let change = DocumentChange {
             id_key: &found.id_key,
@@ -570,16 +629,20 @@ pub(crate) fn count(
 }
 
 /// `distinct`: values of `field` in matching documents, arrays unwound one level, in order of
-/// first appearance.
+/// first appearance; of the logical documents, or of the stored ones as they are when
+/// `stored`.
 pub(crate) fn distinct(
     reader: &dyn Reader,
     collection: &str,
     field: &str,
     filter: &Filter,
+    stored: bool,
 ) -> Result<Vec<Bson>> {
     let path = FieldPath::parse(field).map_err(Error::argument)?;
     let mut values: Vec<Bson> = Vec::new();
-    let logical = patterned::is_managed_path(reader.catalog(), collection, path.as_str());
+    let logical =
+        !stored && patterned::is_managed_path(reader.catalog(), collection, path.as_str());
+    let query = if stored { query_stored } else { query };
     for found in query(reader, collection, filter, None, 0, None)?.matches {
         let mut document = decode(&found.bytes)?;
         if logical {

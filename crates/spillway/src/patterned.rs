@@ -531,6 +531,60 @@ pub(crate) fn remove_reserved_fields(catalog: &Catalog, collection: &str, docume
     }
 }
 
+/// Whether `sort` orders `collection` by a managed field: the order then depends on the
+/// whole logical array (MongoDB's array sort key is its smallest element ascending, its
+/// largest descending), which the stored prefix does not hold.
+pub(crate) fn is_logical_sort(
+    catalog: &Catalog,
+    collection: &str,
+    sort: Option<&SortSpec>,
+) -> bool {
+    let Some(sort) = sort else {
+        return false;
+    };
+    role(catalog, collection).engine().is_some_and(|engine| {
+        sort.keys()
+            .iter()
+            .any(|key| engine.is_managed_path(key.path.as_str()))
+    })
+}
+
+/// Sorts stored main documents of `collection` by `sort` on their logical views: each
+/// document whose stored form may differ from its logical one is expanded once, for the
+/// comparison only; the matches keep their stored bytes.
+pub(crate) fn sort_logically(
+    reader: &dyn Reader,
+    collection: &str,
+    matches: &mut Vec<Match>,
+    sort: &SortSpec,
+) -> Result<()> {
+    let catalog = reader.catalog();
+    let Role::Main(engine) = role(catalog, collection) else {
+        return storage::sort_matches(matches, sort);
+    };
+    let mut keyed = Vec::with_capacity(matches.len());
+    for found in matches.drain(..) {
+        let stored = stored_document(&found.bytes)?;
+        let view = if engine.may_differ_raw(stored) {
+            expand_raw(reader, &engine, stored, false)?
+        } else {
+            None
+        };
+        keyed.push((view, found));
+    }
+    keyed.sort_by(|(a_view, a), (b_view, b)| {
+        let a = a_view
+            .as_deref()
+            .unwrap_or_else(|| RawDocument::from_bytes(&a.bytes).expect("checked above"));
+        let b = b_view
+            .as_deref()
+            .unwrap_or_else(|| RawDocument::from_bytes(&b.bytes).expect("checked above"));
+        sort.compare_raw(a, b)
+    });
+    matches.extend(keyed.into_iter().map(|(_, found)| found));
+    Ok(())
+}
+
 /// Whether `filter` must be answered on logical documents: it touches a managed field.
 pub(crate) fn is_logical_query(catalog: &Catalog, collection: &str, filter: &Filter) -> bool {
     role(catalog, collection)
@@ -614,6 +668,18 @@ pub(crate) struct ReadShape {
     pub(crate) union: bool,
 }
 
+impl ReadShape {
+    /// The shape of a read that meets no policy: the filter scanned as it is.
+    pub(crate) fn plain(filter: &Arc<Filter>) -> ReadShape {
+        ReadShape {
+            scan_filter: Arc::clone(filter),
+            logical_filter: false,
+            has_policies: false,
+            union: false,
+        }
+    }
+}
+
 /// The [`ReadShape`] of a read of `collection` with `filter`.
 pub(crate) fn read_shape(
     catalog: &Catalog,
@@ -622,12 +688,7 @@ pub(crate) fn read_shape(
 ) -> Result<ReadShape> {
     let role = role(catalog, collection);
     let Some(engine) = role.engine() else {
-        return Ok(ReadShape {
-            scan_filter: Arc::clone(filter),
-            logical_filter: false,
-            has_policies: false,
-            union: false,
-        });
+        return Ok(ReadShape::plain(filter));
     };
     let logical_filter = matching::is_logical_query(engine, filter);
     if !logical_filter {
@@ -902,8 +963,37 @@ pub(crate) fn expand_raw(
     engine.expand_raw(&ReaderBackend { reader }, stored, keep_flags)
 }
 
-/// Replaces each match's bytes by its logical document (for expanded reads), spliced from
-/// raw BSON: nothing decoded, nothing re-encoded.
+/// `logical`, an expanded document of `engine`'s collection that a read is about to return,
+/// if it fits in the 16 MiB a document may have; MongoDB's BSONObjectTooLarge (10334)
+/// otherwise, naming the `$slice` form that pages through its arrays.
+pub(crate) fn check_returnable(
+    engine: &Engine<'_>,
+    logical: RawDocumentBuf,
+) -> Result<RawDocumentBuf> {
+    let size = logical.as_bytes().len();
+    if size <= spillway_doc::size::MAX_DOCUMENT_SIZE {
+        return Ok(logical);
+    }
+    let id = logical
+        .get("_id")
+        .ok()
+        .flatten()
+        .and_then(|id| Bson::try_from(id).ok())
+        .unwrap_or(Bson::Null);
+    Err(Error::new(ErrorKind::LogicalDocumentTooLarge {
+        collection: engine.collection().to_string(),
+        id,
+        size,
+        fields: engine
+            .managed_fields()
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+    }))
+}
+
+/// Replaces each match's bytes by its logical document (managed arrays whole, no flags),
+/// spliced from raw BSON: nothing decoded, nothing re-encoded.
 pub(crate) fn expand_matches(
     reader: &dyn Reader,
     collection: &str,
@@ -914,36 +1004,65 @@ pub(crate) fn expand_matches(
         return Ok(());
     };
     for found in matches {
-        if let Some(logical) = expand_raw(reader, &engine, stored_document(&found.bytes)?, false)? {
+        let stored = stored_document(&found.bytes)?;
+        let logical = match expand_raw(reader, &engine, stored, false)? {
+            Some(logical) => Some(check_returnable(&engine, logical)?),
+            None => engine.remove_flags_raw(stored)?,
+        };
+        if let Some(logical) = logical {
             found.bytes = logical.into_bytes();
         }
     }
     Ok(())
 }
 
-/// A projection on a main collection's stored documents that reads managed arrays with
-/// `$slice`, `$elemMatch` or a positional `field.$` answers on the logical arrays: those
-/// arrays are read from the layout ([`projection_input`]) and the projection applied to the
-/// stored document holding them. Returns the projection to apply (a `$slice` already done by
-/// the read keeps its window whole) and the reads; no reads when the documents are expanded
-/// anyway or no policy manages a field the projection reads that way.
-pub(crate) fn managed_projection(
+/// How a logical read returns the documents of a main collection: each expanded whole, or
+/// (when the projection leaves every managed array out or reads it with `$slice`,
+/// `$elemMatch` or a positional `field.$`) the stored document with only those windows read
+/// from the layout ([`projection_input`]), the policies' flags removed either way.
+pub(crate) struct LogicalOutput {
+    /// The projection to apply to what the read returns (a `$slice` already done by the read
+    /// keeps its window whole).
+    pub(crate) projection: Option<Arc<Projection>>,
+    /// The managed arrays read partly, when the documents are not expanded.
+    pub(crate) array_reads: Vec<(String, ArrayRead)>,
+    /// Whether each document is expanded whole.
+    pub(crate) expand: bool,
+}
+
+/// The [`LogicalOutput`] of a read of `collection` with `projection`. On a collection that is
+/// no policy's main collection the documents are returned as stored.
+pub(crate) fn logical_output(
     catalog: &Catalog,
     collection: &str,
     projection: Option<Arc<Projection>>,
-    expand: bool,
-) -> (Option<Arc<Projection>>, Vec<(String, ArrayRead)>) {
+) -> LogicalOutput {
+    let role = role(catalog, collection);
+    let Some(engine) = role.engine() else {
+        return LogicalOutput {
+            projection,
+            array_reads: Vec::new(),
+            expand: false,
+        };
+    };
     let Some(projection) = projection else {
-        return (None, Vec::new());
+        return LogicalOutput {
+            projection: None,
+            array_reads: Vec::new(),
+            expand: true,
+        };
     };
-    let reads = match role(catalog, collection).engine() {
-        Some(engine) if !expand => {
-            projection.array_reads(|field| engine.managed_fields().contains(&field))
-        }
-        _ => Vec::new(),
-    };
-    if reads.is_empty() {
-        return (Some(projection), reads);
+    let managed = engine.managed_fields();
+    let reads = projection.array_reads(|field| managed.contains(&field));
+    let whole = managed
+        .iter()
+        .any(|field| !reads.iter().any(|(read, _)| read == field) && projection.may_output(field));
+    if whole {
+        return LogicalOutput {
+            projection: Some(projection),
+            array_reads: Vec::new(),
+            expand: true,
+        };
     }
     let mut adjusted = (*projection).clone();
     for (field, read) in &reads {
@@ -951,11 +1070,41 @@ pub(crate) fn managed_projection(
             adjusted = adjusted.with_slice_done(field);
         }
     }
-    (Some(Arc::new(adjusted)), reads)
+    LogicalOutput {
+        projection: Some(Arc::new(adjusted)),
+        array_reads: reads,
+        expand: false,
+    }
+}
+
+/// Makes each of `matches` (stored main documents of `collection`) what a logical read with
+/// `output` returns: expanded whole, or with the projection's windows read and the flags
+/// removed.
+pub(crate) fn logical_matches(
+    reader: &dyn Reader,
+    collection: &str,
+    output: &LogicalOutput,
+    matches: &mut [Match],
+) -> Result<()> {
+    if output.expand {
+        return expand_matches(reader, collection, matches);
+    }
+    let catalog = reader.catalog();
+    let Role::Main(engine) = role(catalog, collection) else {
+        return Ok(());
+    };
+    for found in matches {
+        if !output.array_reads.is_empty() {
+            found.bytes = projection_input(reader, collection, &output.array_reads, &found.bytes)?;
+        } else if let Some(logical) = engine.remove_flags_raw(stored_document(&found.bytes)?)? {
+            found.bytes = logical.into_bytes();
+        }
+    }
+    Ok(())
 }
 
 /// The stored document `bytes` of `collection` with each array of `reads` replaced by what
-/// the projection reads of the logical array: the `$slice` window, read from the buckets or
+/// the projection reads of the logical array, and without the policies' flags: the `$slice` window, read from the buckets or
 /// archive documents that hold it, or every element for `$elemMatch` and `field.$`.
 pub(crate) fn projection_input(
     reader: &dyn Reader,
@@ -977,23 +1126,8 @@ pub(crate) fn projection_input(
         let elements = array_page(reader, collection, field, &stored, start, end - start)?;
         stored.insert(field.clone(), Bson::Array(elements));
     }
+    remove_reserved_fields(reader.catalog(), collection, &mut stored);
     storage::encode(&stored)
-}
-
-/// [`projection_input`] for each of `matches`.
-pub(crate) fn projection_inputs(
-    reader: &dyn Reader,
-    collection: &str,
-    reads: &[(String, ArrayRead)],
-    matches: &mut [Match],
-) -> Result<()> {
-    if reads.is_empty() {
-        return Ok(());
-    }
-    for found in matches {
-        found.bytes = projection_input(reader, collection, reads, &found.bytes)?;
-    }
-    Ok(())
 }
 
 /// Inserts a logical document into a main collection ([`writes::insert_main`]).

@@ -265,7 +265,14 @@ impl Request {
             &scan_filter,
             self.prefix.sort.as_ref(),
         );
-        if plan.sort.is_some() || shape.as_ref().is_some_and(|shape| shape.union) {
+        // A sort on a managed array compares whole logical arrays: the input is sorted whole.
+        let logical_sort = !self.stored
+            && patterned::is_logical_sort(
+                &state.catalog,
+                &self.collection,
+                self.prefix.sort.as_ref(),
+            );
+        if plan.sort.is_some() || shape.as_ref().is_some_and(|shape| shape.union) || logical_sort {
             return Ok(Cursor::materialised(
                 self.query(&**state)?,
                 Arc::new(Filter::match_all()),
@@ -276,12 +283,7 @@ impl Request {
         // matches each candidate on its logical view; the pipeline gets stored documents.
         let logical = shape
             .filter(|shape| shape.logical_filter)
-            .map(|_| LogicalRead {
-                collection: self.collection.clone(),
-                check: true,
-                expand: false,
-                array_reads: Vec::new(),
-            });
+            .map(|_| LogicalRead::matching_only(&self.collection));
         Ok(Cursor::streaming(
             Arc::clone(state),
             Execution::new(plan.access, plan.docs),
