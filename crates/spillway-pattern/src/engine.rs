@@ -102,7 +102,10 @@ impl<'a> Engine<'a> {
                 if document.contains_key(reserved) {
                     return Err(refused(
                         &policy.pattern,
-                        format!("'{reserved}' is maintained by the policy and cannot be written"),
+                        format!(
+                            "'{reserved}' is maintained by the policy and cannot be written; a document that carries it was read from the stored layout (namespace system.stored.<collection>), whose '{field}' holds only its first elements: write the logical document, as a default read returns it",
+                            field = policy.pattern.field,
+                        ),
                     ));
                 }
             }

@@ -47,7 +47,7 @@ use spillway_doc::javascript;
 
 pub use error::CommandError;
 pub use labels::{add_error_labels, error_labels, is_retryable_code};
-pub use namespace::Namespaces;
+pub use namespace::{Namespaces, STORED_VIEW_PREFIX};
 
 use self::args::Args;
 use self::cursors::CursorTable;
@@ -99,7 +99,23 @@ pub(crate) struct Context<'a> {
 impl Context<'_> {
     /// The stored name of the command's collection `collection`.
     pub(crate) fn stored(&self, collection: &str) -> CommandResult<String> {
+        if let Some(base) = namespace::stored_view_of(collection) {
+            return Err(namespace::stored_view_is_read_only(
+                self.database,
+                collection,
+                base,
+            ));
+        }
         self.commands.namespaces.stored(self.database, collection)
+    }
+
+    /// The stored name of the collection a read names, and whether it asks for the stored
+    /// layout (`system.stored.<collection>`, see [`namespace::STORED_VIEW_PREFIX`]).
+    pub(crate) fn stored_for_read(&self, collection: &str) -> CommandResult<(String, bool)> {
+        match namespace::stored_view_of(collection) {
+            Some(base) => Ok((self.commands.namespaces.stored(self.database, base)?, true)),
+            None => Ok((self.stored(collection)?, false)),
+        }
     }
 
     /// `database.collection` as the client names it.

@@ -23,6 +23,34 @@ pub enum Namespaces {
     Flat,
 }
 
+/// The namespace prefix of a collection's stored layout: in any database,
+/// `system.stored.<collection>` reads the main documents of `<collection>` as stored (an
+/// outlier's first elements and its flag, a subset's top elements), read-only. Every other
+/// namespace reads logical documents.
+pub const STORED_VIEW_PREFIX: &str = "system.stored.";
+
+/// The collection whose stored layout `collection` names (`system.stored.<name>`), if it
+/// names one.
+pub(crate) fn stored_view_of(collection: &str) -> Option<&str> {
+    collection
+        .strip_prefix(STORED_VIEW_PREFIX)
+        .filter(|base| !base.is_empty())
+}
+
+/// The refusal of a command other than a read on a stored-layout namespace: 166
+/// CommandNotSupportedOnView, as MongoDB refuses writes to a view.
+pub(crate) fn stored_view_is_read_only(database: &str, view: &str, base: &str) -> CommandError {
+    CommandError::new(
+        166,
+        format!(
+            "Namespace {} is the stored layout of {}, a read-only view: only find, aggregate, count and distinct read it; write the logical documents to {} instead",
+            client_namespace(database, view),
+            client_namespace(database, base),
+            client_namespace(database, base),
+        ),
+    )
+}
+
 /// Longest database name MongoDB accepts, in bytes.
 const MAX_DATABASE_NAME_LEN: usize = 63;
 

@@ -19,7 +19,7 @@ use super::collectionless;
 use super::cursors::DocumentStream;
 use super::error::{CommandError, CommandResult};
 use super::{count_value, lock};
-use crate::{Collation, Collection, Hint};
+use crate::{Collation, Collection, Hint, STORED_DOCUMENTS_STAGE};
 
 /// Applies the context's transaction, if any, to a facade action.
 macro_rules! in_session {
@@ -155,7 +155,6 @@ const FIND_FIELDS: &[&str] = &[
     "noCursorTimeout",
     "allowPartialResults",
     "readOnce",
-    "expand",
     "min",
     "max",
     "returnKey",
@@ -176,6 +175,18 @@ pub(crate) fn collection(context: &Context<'_>) -> CommandResult<(Collection<Doc
     ))
 }
 
+/// The collection a read names, as [`collection`], and whether the read asks for its stored
+/// layout (the namespace `system.stored.<collection>`).
+fn read_collection(context: &Context<'_>) -> CommandResult<(Collection<Document>, String, bool)> {
+    let name = context.args.collection()?;
+    let (stored, layout) = context.stored_for_read(name)?;
+    Ok((
+        context.commands.database.collection::<Document>(&stored),
+        name.to_string(),
+        layout,
+    ))
+}
+
 /// The command's `collation` (absent or `{}`: simple, code point order); a bad one is
 /// BadValue naming the field.
 pub(crate) fn collation(args: &Args<'_>) -> CommandResult<Collation> {
@@ -186,6 +197,11 @@ pub(crate) fn collation(args: &Args<'_>) -> CommandResult<Collation> {
 /// `find`.
 pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
+    if args.get("expand").is_some() {
+        return Err(CommandError::bad_value(
+            "find's 'expand' option is gone: every read returns logical documents; read the stored layout from the namespace system.stored.<collection>",
+        ));
+    }
     args.only(FIND_FIELDS)?;
     for option in UNSUPPORTED_FIND_OPTIONS {
         if args
@@ -221,9 +237,8 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
     let batch_size = args.count("batchSize")?;
     let single_batch = args.bool("singleBatch")?.unwrap_or(false);
     let immortal = args.bool("noCursorTimeout")?.unwrap_or(false);
-    let expand = args.bool("expand")?.unwrap_or(false);
     let let_vars = args.document("let")?.cloned();
-    let (collection, name) = collection(context)?;
+    let (collection, name, stored_layout) = read_collection(context)?;
     let namespace = context.namespace(&name);
     if tailable_requested {
         let capped = context
@@ -267,6 +282,9 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
             ));
         }
         let mut pipeline = vec![doc! { "$match": filter }];
+        if stored_layout {
+            pipeline.insert(0, doc! { STORED_DOCUMENTS_STAGE: {} });
+        }
         if let Some(sort) = sort {
             pipeline.push(doc! { "$sort": sort });
         }
@@ -288,7 +306,7 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         let mut action = collection
             .find(filter)
             .skip(skip)
-            .expand(expand)
+            .stored(stored_layout)
             .collation(collation);
         if let Some(hint) = hint {
             action = action.hint(hint);
@@ -393,13 +411,30 @@ pub(crate) fn count(context: &mut Context<'_>) -> CommandResult {
     let skip = args.count("skip")?.unwrap_or(0);
     // A negative limit counts like its absolute value, as in MongoDB.
     let limit = args.integer("limit")?.unwrap_or(0).unsigned_abs();
-    let (collection, _) = collection(context)?;
-    let action = collection
-        .count_documents(filter)
-        .skip(skip)
-        .limit(limit)
-        .collation(collation);
-    let n = in_session!(action, context).run()?;
+    let (collection, _, stored_layout) = read_collection(context)?;
+    let n = if stored_layout {
+        // The stored layout counts the stored documents the filter matches as they are.
+        let action = collection
+            .find(filter)
+            .stored(true)
+            .skip(skip)
+            .limit(i64::try_from(limit).unwrap_or(i64::MAX))
+            .projection(doc! { "_id": 1 })
+            .collation(collation);
+        let mut n = 0_u64;
+        for document in in_session!(action, context).run()? {
+            document?;
+            n += 1;
+        }
+        n
+    } else {
+        let action = collection
+            .count_documents(filter)
+            .skip(skip)
+            .limit(limit)
+            .collation(collation);
+        in_session!(action, context).run()?
+    };
     Ok(doc! { "n": count_value(i64::try_from(n).unwrap_or(i64::MAX)), "ok": 1.0 })
 }
 
@@ -412,9 +447,17 @@ pub(crate) fn distinct(context: &mut Context<'_>) -> CommandResult {
         return Err(args.missing("key"));
     };
     let filter = args.document("query")?.cloned().unwrap_or_default();
-    let (collection, _) = collection(context)?;
-    let action = collection.distinct(key, filter).collation(collation);
-    let values = in_session!(action, context).run()?;
+    let (collection, _, stored_layout) = read_collection(context)?;
+    let values = if stored_layout {
+        let action = collection
+            .distinct(key, filter)
+            .stored(true)
+            .collation(collation);
+        in_session!(action, context).run()?
+    } else {
+        let action = collection.distinct(key, filter).collation(collation);
+        in_session!(action, context).run()?
+    };
     Ok(doc! { "values": values, "ok": 1.0 })
 }
 
@@ -478,14 +521,22 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
     };
     let let_vars = args.document("let")?.cloned();
     let bypass = args.bool("bypassDocumentValidation")?.unwrap_or(false);
-    let pipeline = context
+    let mut pipeline = context
         .commands
         .namespaces
         .pipeline(context.database, &pipeline)?;
     let (collection, name) = if database_level {
         collectionless::placeholder(context)?
     } else {
-        collection(context)?
+        let (collection, name, stored_layout) = read_collection(context)?;
+        if stored_layout
+            && !pipeline
+                .first()
+                .is_some_and(|stage| stage.contains_key(STORED_DOCUMENTS_STAGE))
+        {
+            pipeline.insert(0, doc! { STORED_DOCUMENTS_STAGE: {} });
+        }
+        (collection, name)
     };
     let mut action = collection
         .aggregate(pipeline)
