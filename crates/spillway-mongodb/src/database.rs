@@ -1,6 +1,6 @@
 //! [`PatternedDatabase`] and [`PatternedCollection`]: the API an application adopts, shaped
 //! like the driver's (`insert_one(..).run()`, `update_one(..).upsert(true).run()`,
-//! `find_one(..).expand(true).run()`), with spillway-pattern's [`Layer`] doing the work.
+//! `find_one(..).run()`; the stored layout with `.stored(true)`), with spillway-pattern's [`Layer`] doing the work.
 //!
 //! Each call takes a `Layer` over its own [`MongoBackend`] (its own session) from a small
 //! pool, so one `PatternedDatabase` serves many threads; each logical write is one
@@ -34,7 +34,7 @@ type Pooled = Layer<MongoBackend>;
 /// let sales = shop.collection("sales");
 /// sales.insert_one(doc! { "_id": 2, "title": "The Wooden Amulet", "buyers": [] }).run()?;
 /// sales.update_one(doc! { "_id": 2 }, doc! { "$push": { "buyers": "user00" } }).run()?;
-/// let whole = sales.find_one(doc! { "_id": 2 }).expand(true).run()?;
+/// let whole = sales.find_one(doc! { "_id": 2 }).run()?;
 /// assert!(shop.verify()?.is_empty());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -324,13 +324,14 @@ impl PatternedCollection {
         }
     }
 
-    /// The documents matching `filter` (decided on logical documents) in `_id` order: as
-    /// stored (the main documents), or whole with [`Find::expand`].
+    /// The documents matching `filter` (decided on logical documents) in `_id` order: logical
+    /// documents (every managed array whole), or the stored main documents with
+    /// [`Find::stored`].
     pub fn find(&self, filter: Document) -> Find<'_> {
         Find {
             collection: self,
             filter,
-            expand: false,
+            stored: false,
             shape: Shaping::default(),
         }
     }
@@ -344,13 +345,13 @@ impl PatternedCollection {
         }
     }
 
-    /// The first document matching `filter` in `_id` order, as stored or whole with
-    /// [`FindOne::expand`].
+    /// The first document matching `filter` in `_id` order: the logical document, or the
+    /// stored main document with [`FindOne::stored`].
     pub fn find_one(&self, filter: Document) -> FindOne<'_> {
         FindOne {
             collection: self,
             filter,
-            expand: false,
+            stored: false,
             shape: Shaping::default(),
         }
     }
@@ -566,12 +567,12 @@ impl Delete<'_> {
 pub struct Find<'c> {
     collection: &'c PatternedCollection,
     filter: Document,
-    expand: bool,
+    stored: bool,
     shape: Shaping,
 }
 
 /// What a read does with its matches after the pattern layer found them: sort, skip, limit
-/// and projection, applied to the documents returned (logical ones when expanded), with the
+/// and projection, applied to the documents returned (logical ones unless stored), with the
 /// document language's own sort and projection.
 #[derive(Debug, Clone, Default)]
 struct Shaping {
@@ -607,10 +608,11 @@ impl Shaping {
 }
 
 impl Find<'_> {
-    /// Whether to return logical documents (every element of every managed array) rather
-    /// than the stored main documents.
-    pub fn expand(mut self, expand: bool) -> Self {
-        self.expand = expand;
+    /// Returns the stored main documents (an outlier's first elements and its flag, a
+    /// subset's top elements) rather than the logical documents; sort and projection then
+    /// apply to them as stored.
+    pub fn stored(mut self, stored: bool) -> Self {
+        self.stored = stored;
         self
     }
 
@@ -632,8 +634,8 @@ impl Find<'_> {
         self
     }
 
-    /// The fields to return (MongoDB's projection document, on the logical document when
-    /// expanded: `$slice` of a managed array reads it whole).
+    /// The fields to return (MongoDB's projection document, on the logical document unless
+    /// stored).
     pub fn projection(mut self, projection: Document) -> Self {
         self.shape.projection = Some(projection);
         self
@@ -648,7 +650,7 @@ impl Find<'_> {
         let matched = self
             .collection
             .database
-            .read(|layer| layer.find(&self.collection.name, &self.filter, self.expand))?;
+            .read(|layer| layer.find(&self.collection.name, &self.filter, !self.stored))?;
         self.shape.apply(matched)
     }
 }
@@ -659,14 +661,15 @@ impl Find<'_> {
 pub struct FindOne<'c> {
     collection: &'c PatternedCollection,
     filter: Document,
-    expand: bool,
+    stored: bool,
     shape: Shaping,
 }
 
 impl FindOne<'_> {
-    /// Whether to return the logical document rather than the stored main document.
-    pub fn expand(mut self, expand: bool) -> Self {
-        self.expand = expand;
+    /// Returns the stored main document rather than the logical document (see
+    /// [`Find::stored`]).
+    pub fn stored(mut self, stored: bool) -> Self {
+        self.stored = stored;
         self
     }
 
@@ -697,13 +700,13 @@ impl FindOne<'_> {
             let found = self
                 .collection
                 .database
-                .read(|layer| layer.find_one(&self.collection.name, &self.filter, self.expand))?;
+                .read(|layer| layer.find_one(&self.collection.name, &self.filter, !self.stored))?;
             return Ok(self.shape.apply(found.into_iter().collect())?.pop());
         }
         let matched = self
             .collection
             .database
-            .read(|layer| layer.find(&self.collection.name, &self.filter, self.expand))?;
+            .read(|layer| layer.find(&self.collection.name, &self.filter, !self.stored))?;
         let shape = Shaping {
             limit: Some(1),
             ..self.shape

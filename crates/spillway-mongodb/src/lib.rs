@@ -14,7 +14,7 @@
 //! ])?;
 //! let sales = shop.collection("sales");
 //! sales.update_one(doc! { "_id": 2 }, doc! { "$push": { "customers_purchased": "user777" } }).run()?;
-//! let book = sales.find_one(doc! { "_id": 2 }).expand(true).run()?;   // every buyer
+//! let book = sales.find_one(doc! { "_id": 2 }).run()?;                // every buyer
 //! let page = sales.array_page(2, "customers_purchased", 500, 20)?;     // reads one bucket
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
