@@ -427,23 +427,27 @@ fn viral(db: &Database, pushes: usize, out: &mut dyn std::io::Write) -> Result<F
         collection.find_one(doc! { "_id": 17 }).run()?;
         Ok(())
     })?;
+    // The hot path in MongoDB's own syntax: the page with the first 50 buyers.
     figures.viral_read = fastest_round(&collections, 50, |collection| {
-        collection.find_one(doc! { "_id": 0 }).run()?;
+        collection
+            .find_one(doc! { "_id": 0 })
+            .projection(doc! { "customers_purchased": { "$slice": 50 } })
+            .run()?;
         Ok(())
     })?;
     figures.expanded_read = fastest_round(&collections, 10, |collection| {
-        collection.find_one(doc! { "_id": 0 }).expand(true).run()?;
+        collection.find_one(doc! { "_id": 0 }).run()?;
         Ok(())
     })?;
     for (design, collection) in collections.iter().enumerate() {
         let stored = collection
             .find_one(doc! { "_id": 0 })
+            .stored(true)
             .run()?
             .context("the viral book exists")?;
         figures.stored_size[design] = spillway::bson::serialize_to_vec(&stored)?.len();
         let logical = collection
             .find_one(doc! { "_id": 0 })
-            .expand(true)
             .run()?
             .context("the viral book exists")?;
         let length = logical.get_array("customers_purchased").map_or(0, Vec::len);
@@ -481,7 +485,7 @@ fn print_table(figures: &Figures, out: &mut dyn std::io::Write) -> Result<()> {
             ),
         ),
         (
-            "viral book, find_one (the page)".to_string(),
+            "viral book, first 50 buyers ($slice: 50)".to_string(),
             micros(figures.viral_read[0]),
             micros(figures.viral_read[1]),
             ratio(
@@ -513,7 +517,7 @@ fn print_table(figures: &Figures, out: &mut dyn std::io::Write) -> Result<()> {
             ratio(figures.stored_size[1] as f64, figures.stored_size[0] as f64),
         ),
         (
-            "viral book, every buyer (expanded read)".to_string(),
+            "viral book, find_one (every buyer)".to_string(),
             micros(figures.expanded_read[0]),
             micros(figures.expanded_read[1]),
             ratio(
@@ -537,8 +541,8 @@ fn print_table(figures: &Figures, out: &mut dyn std::io::Write) -> Result<()> {
     writeln!(
         out,
         "\nMeasured just now on this machine, in one process; numbers vary by machine and load.\n\
-         \"advantage\" is without / with: above 1.0x the pattern is faster or smaller. The full\n\
-         expanded read is the pattern's cost: it gathers the buckets. Criterion figures:\n\
+         \"advantage\" is without / with: above 1.0x the pattern is faster or smaller. A read of\n\
+         the whole viral book is the pattern's cost: it gathers the buckets. Criterion figures:\n\
          `cargo xtask bench` (docs/benchmarks.md).\n"
     )?;
     Ok(())

@@ -117,11 +117,11 @@ pub struct ExportArgs {
     /// Documents to export at most (0: no limit, as in MongoDB).
     #[arg(long, value_name = "N")]
     limit: Option<u64>,
-    /// Export logical documents: every array a pattern policy manages whole, read back from
-    /// its side collection, without the policy's flags. By default the stored documents are
-    /// exported, as `find` returns them.
+    /// Export the stored layout of a collection with pattern policies (an outlier's first
+    /// elements and its flag, a subset's top elements) instead of its logical documents,
+    /// which `find` returns and the export writes by default: every managed array whole.
     #[arg(long)]
-    logical: bool,
+    stored: bool,
     /// Open the database read-only: change nothing, not even a torn tail.
     #[arg(long)]
     read_only: bool,
@@ -195,7 +195,7 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
         None => Box::new(BufWriter::new(std::io::stdout().lock())),
     };
     let canonical = args.canonical || args.json_format == Some(JsonFormat::Canonical);
-    let mut find = collection.find(filter).expand(args.logical);
+    let mut find = collection.find(filter).stored(args.stored);
     if let Some(sort) = sort {
         find = find.sort(sort);
     }

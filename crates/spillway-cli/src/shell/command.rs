@@ -106,8 +106,6 @@ pub enum Operation {
         sort: Option<Document>,
         /// How many matching documents to pass over.
         skip: u64,
-        /// `{expand: true}`: the logical document, managed arrays whole.
-        expand: bool,
     },
     /// `updateOne` / `updateMany(filter, update, options)`.
     Update {
@@ -290,8 +288,6 @@ pub struct FindQuery {
     pub limit: i64,
     /// `.explain()`: show the plan instead of the documents.
     pub explain: bool,
-    /// `{expand: true}` or `.expand()`: logical documents, managed arrays whole.
-    pub expand: bool,
 }
 
 /// An `aggregate` with the cursor methods chained after it.

@@ -429,7 +429,6 @@ impl Executor {
                 projection,
                 sort,
                 skip,
-                expand,
             } => {
                 let mut find = doc! {
                     "find": name,
@@ -441,9 +440,6 @@ impl Executor {
                 insert_some(&mut find, "projection", projection.as_ref());
                 if *skip > 0 {
                     find.insert("skip", count_value(*skip));
-                }
-                if *expand {
-                    find.insert("expand", true);
                 }
                 let reply = self.run(find)?;
                 first_batch(&reply)
@@ -720,9 +716,6 @@ impl Executor {
         if query.limit != 0 {
             find.insert("limit", query.limit);
         }
-        if query.expand {
-            find.insert("expand", true);
-        }
         if query.explain {
             return self.explain(find);
         }
@@ -869,7 +862,7 @@ fn help_lines() -> Vec<String> {
         format!("  db.<method>(): {}", DATABASE_METHODS.join(", ")),
         "  patterns: db.<coll>.setPattern({outlier: '<field>', threshold: 50, ...}) or ({subset: '<field>', keep: 10, sortBy: {...}, ...}),".to_owned(),
         "            removePattern('<field>'), arrayLength(id, '<field>'), arrayPage(id, '<field>', {skip, limit}), advise(),".to_owned(),
-        "            findOne(filter, projection, {expand: true}), find(...).expand(): managed arrays whole".to_owned(),
+        "            reads return logical documents; db['system.stored.<coll>'].find(...) reads the stored layout".to_owned(),
         "  show collections                     list the collections".to_owned(),
         "  show patterns                        list the pattern policies".to_owned(),
         "  it                                   the next batch of the last find".to_owned(),

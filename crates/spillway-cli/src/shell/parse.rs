@@ -75,7 +75,6 @@ pub const CURSOR_METHODS: &[&str] = &[
     "toArray",
     "pretty",
     "batchSize",
-    "expand",
 ];
 
 /// The methods that may follow `aggregate(...)`.
@@ -569,12 +568,11 @@ fn parse_operation(
                 ..FindQuery::default()
             };
             if let Some(mut options) =
-                arguments.options(2, &["sort", "skip", "limit", "projection", "expand"])?
+                arguments.options(2, &["sort", "skip", "limit", "projection"])?
             {
                 query.sort = options.document("sort")?;
                 query.skip = options.count("skip")?.unwrap_or(0);
                 query.limit = options.integer("limit")?.unwrap_or(0);
-                query.expand = options.bool("expand")?.unwrap_or(false);
                 if let Some(projection) = options.document("projection")? {
                     query.projection = Some(projection);
                 }
@@ -609,13 +607,9 @@ fn parse_operation(
             let mut projection = arguments.optional_document(1, "a projection")?;
             let mut sort = None;
             let mut skip = 0;
-            let mut expand = false;
-            if let Some(mut options) =
-                arguments.options(2, &["sort", "skip", "projection", "expand"])?
-            {
+            if let Some(mut options) = arguments.options(2, &["sort", "skip", "projection"])? {
                 sort = options.document("sort")?;
                 skip = options.count("skip")?.unwrap_or(0);
-                expand = options.bool("expand")?.unwrap_or(false);
                 if let Some(given) = options.document("projection")? {
                     projection = Some(given);
                 }
@@ -625,7 +619,6 @@ fn parse_operation(
                 projection,
                 sort,
                 skip,
-                expand,
             }
         }
         "updateOne" | "updateMany" => {
@@ -969,14 +962,6 @@ fn apply_cursor_methods(
                 query.explain = true;
             }
             "toArray" | "pretty" => arguments.at_most(0)?,
-            "expand" => {
-                arguments.at_most(1)?;
-                query.expand = match arguments.value(0)? {
-                    None => true,
-                    Some(Bson::Boolean(expand)) => expand,
-                    Some(other) => return Err(arguments.wrong_type(0, "true or false", &other)),
-                };
-            }
             other => {
                 return Err(origin.usage(
                     method_span.start,
