@@ -32,7 +32,10 @@ use proptest::prelude::*;
 use spillway::bson::{Bson, Document, doc};
 use spillway::{Database, DatabaseOptions, Durability, ErrorKind};
 use spillway_doc::compare::compare;
-use spillway_doc::model::{FindOptions, MemoryCollection, ModelError, UpdateOptions};
+use spillway_doc::model::{
+    FindOneAndOptions, FindOptions, MemoryCollection, ModelError, ReturnDocument as ModelReturn,
+    UpdateOptions,
+};
 
 const MAIN: &str = "books";
 const OVERFLOW: &str = "extra_books";
@@ -145,6 +148,15 @@ enum Op {
     BucketDeleteBook(i32),
     /// `updateMany({}, {$set: {t: text}})` on the archive.
     ArchiveSetTextAll(&'static str),
+    /// `findOneAndUpdate` with a sort and a projection, returning the document before or
+    /// after: what it returns must be the model's (logical) document.
+    FindOneAndUpdate {
+        filter: FilterSpec,
+        update: UpdateSpec,
+        sort: Document,
+        projection: Option<Document>,
+        after: bool,
+    },
     Checkpoint,
     Reopen,
 }
@@ -156,6 +168,11 @@ struct Probe {
     id: i32,
     skip: usize,
     limit: usize,
+    /// The order of the probe's `find` and leading-`$sort` aggregate; `_id` comes last, so
+    /// that ties have one order.
+    sort: Document,
+    /// The probe's `find` projection, if any.
+    projection: Option<Document>,
 }
 
 const TEXTS: &[&str] = &["good", "bad", "meh"];
@@ -259,6 +276,39 @@ fn update() -> impl Strategy<Value = UpdateSpec> {
     ]
 }
 
+/// Sorts of reads: on the managed arrays (MongoDB's array sort keys: the smallest element
+/// ascending, the largest descending), on other fields, mixed.
+fn sort() -> impl Strategy<Value = Document> {
+    proptest::sample::select(vec![
+        doc! { "_id": 1 },
+        doc! { "tags": 1, "_id": 1 },
+        doc! { "tags": -1, "_id": 1 },
+        doc! { "reviews.k": 1, "_id": 1 },
+        doc! { "reviews.k": -1, "_id": 1 },
+        doc! { "reviews": 1, "_id": 1 },
+        doc! { "n": -1, "tags": 1, "_id": 1 },
+        doc! { "tags": -1, "reviews.k": 1, "_id": 1 },
+    ])
+}
+
+/// Projections of reads: the hot path's `$slice` windows, the managed arrays left out,
+/// parts of their elements, `$elemMatch`.
+fn projection() -> impl Strategy<Value = Option<Document>> {
+    proptest::sample::select(vec![
+        None,
+        Some(doc! { "tags": { "$slice": 2 } }),
+        Some(doc! { "tags": { "$slice": -2 } }),
+        Some(doc! { "tags": { "$slice": [1, 3] } }),
+        Some(doc! { "tags": { "$slice": [-4, 2] }, "n": 1 }),
+        Some(doc! { "reviews": { "$slice": 1 } }),
+        Some(doc! { "tags": 0 }),
+        Some(doc! { "tags": 0, "reviews": 0 }),
+        Some(doc! { "n": 1 }),
+        Some(doc! { "reviews.k": 1 }),
+        Some(doc! { "tags": { "$elemMatch": { "$gte": 5 } } }),
+    ])
+}
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => book().prop_map(Op::InsertOne),
@@ -283,18 +333,53 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..20_i32).prop_map(Op::BucketPushAll),
         1 => (0..MAX_ID).prop_map(Op::BucketDeleteBook),
         1 => text().prop_map(Op::ArchiveSetTextAll),
+        3 => (filter(), update(), sort(), projection(), any::<bool>()).prop_map(
+            |(filter, update, sort, projection, after)| Op::FindOneAndUpdate {
+                filter,
+                update,
+                sort,
+                projection,
+                after,
+            }
+        ),
         1 => Just(Op::Checkpoint),
         1 => Just(Op::Reopen),
     ]
 }
 
 fn probe() -> impl Strategy<Value = Probe> {
-    (filter(), 0..MAX_ID, 0..10_usize, 0..6_usize).prop_map(|(filter, id, skip, limit)| Probe {
-        filter,
-        id,
-        skip,
-        limit,
-    })
+    (
+        filter(),
+        0..MAX_ID,
+        0..10_usize,
+        0..6_usize,
+        sort(),
+        projection(),
+    )
+        .prop_map(|(filter, id, skip, limit, sort, projection)| Probe {
+            filter,
+            id,
+            skip,
+            limit,
+            sort,
+            projection,
+        })
+}
+
+/// The other collections a model's pipeline may read: none.
+struct NoOtherCollections;
+
+impl spillway_doc::pipeline::Source for NoOtherCollections {
+    fn documents(
+        &self,
+        collection: &str,
+        _filter: &Document,
+    ) -> spillway_doc::Result<Box<dyn Iterator<Item = spillway_doc::Result<Document>> + '_>> {
+        Err(spillway_doc::DocError::Pipeline {
+            code: 2,
+            message: format!("the model reads no collection '{collection}'"),
+        })
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -597,6 +682,68 @@ impl Harness {
                     .map(|result| result.matched_count * 10 + result.modified_count);
                 (engine, expected)
             }
+            Op::FindOneAndUpdate {
+                filter,
+                update,
+                sort,
+                projection,
+                after,
+            } => {
+                let filter_document = self.filter(filter);
+                let update = self.update(update);
+                let return_document = if *after {
+                    spillway::ReturnDocument::After
+                } else {
+                    spillway::ReturnDocument::Before
+                };
+                let collection = self.db().collection::<Document>(MAIN);
+                let mut action = collection
+                    .find_one_and_update(filter_document.clone(), update.clone())
+                    .sort(sort.clone())
+                    .return_document(return_document);
+                if let Some(projection) = projection {
+                    action = action.projection(projection.clone());
+                }
+                let engine = action.run();
+                // The model projects after its reviews are put in the policy's order.
+                let options = FindOneAndOptions {
+                    sort: Some(sort.clone()),
+                    projection: None,
+                    upsert: false,
+                    return_document: if *after {
+                        ModelReturn::After
+                    } else {
+                        ModelReturn::Before
+                    },
+                    array_filters: Vec::new(),
+                };
+                let expected = model.find_one_and_modify(&filter_document, &update, &options);
+                match (engine, expected) {
+                    (Ok(engine), Ok(expected)) => {
+                        // The model's subset arrays are put in the policy's order after each
+                        // write, so the document returned is compared in that order too.
+                        let expected = match expected.map(sort_reviews) {
+                            Some(document) => match projection {
+                                Some(projection) => Some(
+                                    spillway_doc::projection::Projection::parse(projection)
+                                        .and_then(|projection| projection.apply(&document))
+                                        .expect("a valid projection"),
+                                ),
+                                None => Some(document),
+                            },
+                            None => None,
+                        };
+                        prop_assert_eq!(
+                            &engine,
+                            &expected,
+                            "{:?}: findOneAndUpdate returned another document",
+                            op
+                        );
+                        (Ok(1), Ok(1))
+                    }
+                    (engine, expected) => (engine.map(|_| 1), expected.map(|_| 1)),
+                }
+            }
             Op::Delete { filter, many } => {
                 let filter_document = self.filter(filter);
                 let collection = self.db().collection::<Document>(MAIN);
@@ -745,7 +892,6 @@ impl Harness {
         let logical: Vec<Document> = books
             .find(doc! {})
             .sort(doc! { "_id": 1 })
-            .expand(true)
             .run()
             .unwrap()
             .map(Result::unwrap)
@@ -770,26 +916,26 @@ impl Harness {
             .expect("model find");
         let mut want_ids: Vec<Bson> = model_found.iter().map(|d| d["_id"].clone()).collect();
         want_ids.sort_by(compare);
-        let stored: Vec<Document> = books
+        let found: Vec<Document> = books
             .find(filter.clone())
             .sort(doc! { "_id": 1 })
+            .projection(doc! { "_id": 1 })
             .run()
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        let stored_ids: Vec<Bson> = stored.iter().map(|d| d["_id"].clone()).collect();
-        prop_assert_eq!(&stored_ids, &want_ids, "find {}", filter);
+        let found_ids: Vec<Bson> = found.iter().map(|d| d["_id"].clone()).collect();
+        prop_assert_eq!(&found_ids, &want_ids, "find {} (only the _id)", filter);
         let mut model_sorted = model_found.clone();
         model_sorted.sort_by(|a, b| compare(&a["_id"], &b["_id"]));
         let expanded: Vec<Document> = books
             .find(filter.clone())
             .sort(doc! { "_id": 1 })
-            .expand(true)
             .run()
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        prop_assert_eq!(&expanded, &model_sorted, "find {} expanded", filter);
+        prop_assert_eq!(&expanded, &model_sorted, "find {}", filter);
         let count = books.count_documents(filter.clone()).run().unwrap();
         prop_assert_eq!(count, want_ids.len() as u64, "count {}", filter);
         for field in ["tags", "reviews.k"] {
@@ -833,6 +979,84 @@ impl Harness {
                 probe.skip,
                 probe.limit
             );
+        }
+        self.check_reads(&books, &filter, probe)
+    }
+
+    /// A policy changes cost, never answers: a `find` with the probe's sort, skip, limit
+    /// and projection, and an aggregate whose first stage is the `$sort`, answer as the
+    /// model (a plain collection of the logical documents) does.
+    fn check_reads(
+        &self,
+        books: &spillway::Collection<Document>,
+        filter: &Document,
+        probe: &Probe,
+    ) -> Result<(), TestCaseError> {
+        let options = FindOptions {
+            sort: Some(probe.sort.clone()),
+            skip: probe.skip as u64,
+            limit: probe.limit as i64,
+            projection: probe.projection.clone(),
+        };
+        let want = self.model.find(filter, &options);
+        let mut action = books
+            .find(filter.clone())
+            .sort(probe.sort.clone())
+            .skip(probe.skip as u64)
+            .limit(probe.limit as i64)
+            .batch_size(2);
+        if let Some(projection) = &probe.projection {
+            action = action.projection(projection.clone());
+        }
+        let got = action
+            .run()
+            .and_then(Iterator::collect::<spillway::Result<Vec<_>>>);
+        match (got, want) {
+            (Ok(got), Ok(want)) => prop_assert_eq!(
+                got,
+                want,
+                "find {} sort {} projection {:?} skip {} limit {}",
+                filter,
+                &probe.sort,
+                &probe.projection,
+                probe.skip,
+                probe.limit
+            ),
+            (Err(_), Err(_)) => {}
+            (got, want) => {
+                return Err(TestCaseError::fail(format!(
+                    "find {filter} sort {} projection {:?}: engine {got:?} but model {want:?}",
+                    probe.sort, probe.projection
+                )));
+            }
+        }
+        let mut pipeline = vec![
+            doc! { "$sort": probe.sort.clone() },
+            doc! { "$match": filter.clone() },
+        ];
+        if probe.skip > 0 {
+            pipeline.push(doc! { "$skip": probe.skip as i64 });
+        }
+        if probe.limit > 0 {
+            pipeline.push(doc! { "$limit": probe.limit as i64 });
+        }
+        let want = self.model.aggregate(
+            &pipeline,
+            &spillway_doc::pipeline::PipelineOptions::default(),
+            std::sync::Arc::new(NoOtherCollections),
+        );
+        let got = books
+            .aggregate(pipeline.clone())
+            .run()
+            .and_then(Iterator::collect::<spillway::Result<Vec<_>>>);
+        match (got, want) {
+            (Ok(got), Ok(want)) => prop_assert_eq!(got, want, "aggregate {:?}", pipeline),
+            (Err(_), Err(_)) => {}
+            (got, want) => {
+                return Err(TestCaseError::fail(format!(
+                    "aggregate {pipeline:?}: engine {got:?} but model {want:?}"
+                )));
+            }
         }
         Ok(())
     }
@@ -966,23 +1190,26 @@ fn rebuild(documents: Vec<Document>) -> MemoryCollection {
 /// The model with every `reviews` array in the subset's order (`k` descending), and its
 /// documents in `_id` order: the natural order of a stored collection, which decides the
 /// document `update_one` and `delete_one` pick among several matches.
+/// `document` with its `reviews` in the subset policy's order (`k` descending), as the
+/// logical document holds them.
+fn sort_reviews(mut document: Document) -> Document {
+    if let Ok(reviews) = document.get_array_mut("reviews")
+        && reviews.iter().all(|review| review.as_document().is_some())
+    {
+        reviews.sort_by(|a, b| {
+            let key = |review: &Bson| review.as_document().and_then(|r| r.get("k")).cloned();
+            compare(&key(b).unwrap_or(Bson::Null), &key(a).unwrap_or(Bson::Null))
+        });
+    }
+    document
+}
+
 fn normalized(model: &MemoryCollection) -> MemoryCollection {
     let mut documents: Vec<Document> = model
         .documents()
         .iter()
         .cloned()
-        .map(|mut document| {
-            if let Ok(reviews) = document.get_array_mut("reviews")
-                && reviews.iter().all(|review| review.as_document().is_some())
-            {
-                reviews.sort_by(|a, b| {
-                    let key =
-                        |review: &Bson| review.as_document().and_then(|r| r.get("k")).cloned();
-                    compare(&key(b).unwrap_or(Bson::Null), &key(a).unwrap_or(Bson::Null))
-                });
-            }
-            document
-        })
+        .map(sort_reviews)
         .collect();
     documents.sort_by(|a, b| compare(&a["_id"], &b["_id"]));
     rebuild(documents)
