@@ -215,12 +215,7 @@ fn stored_sizes(db: &Database, collection: &str) -> Result<(usize, usize)> {
 /// The expanded documents of `collection`, by `_id`.
 fn expanded(db: &Database, collection: &str, field: &str) -> Result<Grouped> {
     let mut logical = Grouped::new();
-    for document in db
-        .collection::<Document>(collection)
-        .find(doc! {})
-        .expand(true)
-        .run()?
-    {
+    for document in db.collection::<Document>(collection).find(doc! {}).run()? {
         let document = document?;
         let id = document.get("_id").cloned().unwrap_or(Bson::Null);
         let items = match document.get(field) {

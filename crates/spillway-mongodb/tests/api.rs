@@ -62,7 +62,6 @@ fn the_driver_calls_work_on_logical_documents() {
     assert_eq!((updated.matched_count, updated.modified_count), (2, 2));
     let viral = sales
         .find_one(doc! { "_id": 2 })
-        .expand(true)
         .run()
         .expect("find_one")
         .expect("the book");
@@ -72,6 +71,7 @@ fn the_driver_calls_work_on_logical_documents() {
     );
     let stored = sales
         .find_one(doc! { "_id": 2 })
+        .stored(true)
         .run()
         .expect("find_one")
         .expect("the book");
@@ -120,7 +120,7 @@ fn the_driver_calls_work_on_logical_documents() {
     );
     let deleted = sales.delete_one(doc! {}).run().expect("delete_one");
     assert_eq!(deleted.deleted_count, 1);
-    let left = sales.find(doc! {}).expand(true).run().expect("find");
+    let left = sales.find(doc! {}).run().expect("find");
     assert_eq!(left.len(), 1, "{left:?}");
     assert_eq!(left[0].get_str("title").ok(), Some("No id"));
     assert_eq!(shop.verify().expect("verify"), Vec::new());
@@ -209,7 +209,7 @@ fn a_policy_on_existing_documents_migrates_ids_of_every_type_in_order() {
     let shop =
         PatternedDatabase::new(&client, &name, [buyers_policy()]).expect("declared and migrated");
     let sales = shop.collection("sales");
-    let stored = sales.find(doc! {}).run().expect("stored");
+    let stored = sales.find(doc! {}).stored(true).run().expect("stored");
     assert_eq!(stored.len(), inserted.len());
     assert!(
         stored.iter().all(|document| document
@@ -217,7 +217,7 @@ fn a_policy_on_existing_documents_migrates_ids_of_every_type_in_order() {
             .is_ok_and(|buyers| buyers.len() <= 3)),
         "every document is split, whatever its _id's type"
     );
-    let expanded = sales.find(doc! {}).expand(true).run().expect("expanded");
+    let expanded = sales.find(doc! {}).run().expect("expanded");
     assert_eq!(expanded, inserted, "the logical documents, in _id order");
     assert_eq!(shop.verify().expect("verify"), Vec::new());
 }
@@ -344,7 +344,6 @@ fn logical_queries_on_an_indexed_path_read_both_indexes_and_agree_with_a_scan() 
         let expected = scanned
             .collection("sales")
             .find(filter.clone())
-            .expand(true)
             .run()
             .expect("a scan");
         let scan_commands = sent.lock().expect("the log").len();
@@ -352,7 +351,6 @@ fn logical_queries_on_an_indexed_path_read_both_indexes_and_agree_with_a_scan() 
         let found = indexed
             .collection("sales")
             .find(filter.clone())
-            .expand(true)
             .run()
             .expect("the union of both indexes");
         let commands = sent.lock().expect("the log").len();
@@ -400,7 +398,6 @@ fn reads_sort_page_project_and_aggregate_logical_documents() {
     // A projection of the logical document: the last buyer lives in a bucket.
     let last = sales
         .find_one(doc! { "_id": 2 })
-        .expand(true)
         .projection(doc! { "buyers": { "$slice": -1 } })
         .run()
         .expect("find_one")

@@ -115,7 +115,7 @@ impl Target for Mongo {
         self.database()
             .collection(collection)
             .find(filter.clone())
-            .expand(expand)
+            .stored(!expand)
             .run()
     }
 

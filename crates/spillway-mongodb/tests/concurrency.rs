@@ -75,7 +75,6 @@ fn eight_clients_pushing_to_one_book_lose_and_duplicate_nothing() {
     let books = shop.collection("books");
     let book = books
         .find_one(doc! { "_id": 1 })
-        .expand(true)
         .run()
         .expect("the expanded book")
         .expect("the book exists");
@@ -121,6 +120,7 @@ fn eight_clients_pushing_to_one_book_lose_and_duplicate_nothing() {
     );
     let stored = books
         .find_one(doc! { "_id": 1 })
+        .stored(true)
         .run()
         .expect("the stored book")
         .expect("the book exists");
@@ -175,13 +175,14 @@ fn four_processes_adopting_the_same_policy_at_once_all_succeed() {
     assert_eq!(shop.patterns().expect("patterns"), vec![policy().into()]);
     let books = shop.collection("books");
     assert_eq!(
-        books.find(doc! {}).expand(true).run().expect("expanded"),
+        books.find(doc! {}).run().expect("expanded"),
         inserted,
         "every logical document is the inserted one"
     );
     assert!(
         books
             .find(doc! {})
+            .stored(true)
             .run()
             .expect("stored")
             .iter()

@@ -130,7 +130,6 @@ fn check_book(shop: &PatternedDatabase, acknowledged: &[i64], iteration: u32) ->
     let books = shop.collection("books");
     let book = books
         .find_one(doc! { "_id": 1 })
-        .expand(true)
         .run()
         .expect("the book reads")
         .expect("the book exists");
@@ -313,7 +312,6 @@ fn migrate_scenario(random: &mut Random) {
         let expanded = shop
             .collection("books")
             .find(doc! {})
-            .expand(true)
             .run()
             .expect("the expanded books");
         assert!(
@@ -323,6 +321,7 @@ fn migrate_scenario(random: &mut Random) {
         let stored = shop
             .collection("books")
             .find(doc! {})
+            .stored(true)
             .run()
             .expect("the stored books");
         assert!(

@@ -49,7 +49,6 @@ fn off(client: &Client) {
 fn buyers(shop: &PatternedDatabase) -> Vec<Bson> {
     shop.collection("books")
         .find_one(doc! { "_id": 1 })
-        .expand(true)
         .run()
         .expect("the book reads")
         .expect("the book")

@@ -150,7 +150,7 @@ impl Target for Embedded {
             .collection::<Document>(collection)
             .find(filter.clone())
             .sort(doc! { "_id": 1 })
-            .expand(expand)
+            .stored(!expand)
             .run()?
             .collect()
     }

@@ -604,13 +604,16 @@ fn pattern_policies_are_commands_too() {
             doc! { "update": "sales", "updates": [{ "q": { "_id": 2 }, "u": { "$push": { "customers_purchased": format!("user{n}") } } }] },
         );
     }
-    let stored = ok(&commands, doc! { "find": "sales" });
+    let logical = ok(&commands, doc! { "find": "sales" });
+    let logical = first_batch(&logical)[0].as_document().unwrap().clone();
+    assert_eq!(logical.get_array("customers_purchased").unwrap().len(), 10);
+    assert!(!logical.contains_key("has_extras"), "no flag: {logical}");
+    let stored = ok(&commands, doc! { "find": "system.stored.sales" });
     let stored = first_batch(&stored)[0].as_document().unwrap().clone();
     assert_eq!(stored.get_array("customers_purchased").unwrap().len(), 3);
     assert_eq!(stored.get_bool("has_extras").ok(), Some(true));
-    let expanded = ok(&commands, doc! { "find": "sales", "expand": true });
-    let expanded = first_batch(&expanded)[0].as_document().unwrap().clone();
-    assert_eq!(expanded.get_array("customers_purchased").unwrap().len(), 10);
+    let (code, message) = fails(&commands, doc! { "find": "sales", "expand": true });
+    assert!(code == 2 && message.contains("system.stored"), "{message}");
     let logical = ok(
         &commands,
         doc! { "count": "sales", "query": { "customers_purchased": "user8" } },

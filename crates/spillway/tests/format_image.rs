@@ -72,6 +72,7 @@ fn check_contents(db: &Database) {
     let sales = db.collection::<Document>("sales");
     let stored: Vec<Document> = sales
         .find(doc! {})
+        .stored(true)
         .run()
         .unwrap()
         .collect::<Result<_, _>>()
@@ -91,7 +92,6 @@ fn check_contents(db: &Database) {
     assert_eq!(n_buckets, 1);
     let found: Vec<Document> = sales
         .find(doc! {})
-        .expand(true)
         .run()
         .unwrap()
         .collect::<Result<_, _>>()

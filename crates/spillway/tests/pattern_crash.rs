@@ -83,7 +83,6 @@ fn push_verify(db: &Database, last_acked: Option<i64>, iteration: u32) -> u64 {
     let logical = db
         .collection::<Document>("books")
         .find_one(doc! { "_id": 1 })
-        .expand(true)
         .run()
         .unwrap();
     let tags: Vec<i64> = logical
@@ -243,7 +242,6 @@ fn subset_verify(db: &Database, last_acked: Option<i64>, iteration: u32) -> Opti
     let logical = db
         .collection::<Document>("products")
         .find_one(doc! { "_id": 1 })
-        .expand(true)
         .run()
         .unwrap();
     let keys: Vec<i64> = logical
@@ -340,7 +338,6 @@ fn migrate_verify(db: &Database, iteration: u32) -> u64 {
     let documents: Vec<Document> = sales
         .find(doc! {})
         .sort(doc! { "_id": 1 })
-        .expand(true)
         .run()
         .unwrap()
         .map(Result::unwrap)
@@ -368,16 +365,16 @@ fn migrate_verify(db: &Database, iteration: u32) -> u64 {
             .update_one(doc! { "_id": 12 }, doc! { "$push": { "tags": 12 } })
             .run()
             .unwrap();
-        let expanded = sales
-            .find_one(doc! { "_id": 12 })
-            .expand(true)
-            .run()
-            .unwrap()
-            .unwrap();
+        let expanded = sales.find_one(doc! { "_id": 12 }).run().unwrap().unwrap();
         let tags: Vec<Bson> = (0..=12).map(Bson::Int32).collect();
         assert_eq!(expanded.get_array("tags").unwrap(), &tags);
         assert_eq!(
-            sales.find_one(doc! { "_id": 12 }).run().unwrap().unwrap()["has_extras"],
+            sales
+                .find_one(doc! { "_id": 12 })
+                .stored(true)
+                .run()
+                .unwrap()
+                .unwrap()["has_extras"],
             Bson::Boolean(true)
         );
     }

@@ -179,35 +179,47 @@ fn positional_projection_returns_the_element_the_query_matched_in_a_bucket() {
 }
 
 #[test]
-fn other_projections_keep_the_stored_document() {
+fn other_projections_answer_on_the_logical_document_and_the_stored_layout_on_request() {
     let (db, _, _) = setup();
-    let stored = db
-        .collection::<Document>("books")
-        .find(doc! { "_id": 1 })
-        .projection(doc! { "buyers": 1 })
-        .run()
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
+    let books = db.collection::<Document>("books");
+    let first = |find: spillway::Find<'_, Document>| -> Document {
+        find.run().unwrap().next().unwrap().unwrap()
+    };
+    let logical_len = books.array_len(1, "buyers").unwrap().unwrap() as usize;
+    assert!(logical_len > 50, "book 1 overflows");
+    let whole = first(
+        books
+            .find(doc! { "_id": 1 })
+            .projection(doc! { "buyers": 1 }),
+    );
+    assert_eq!(
+        whole.get_array("buyers").unwrap().len(),
+        logical_len,
+        "including the managed field gives the whole logical array"
+    );
+    let stored = first(
+        books
+            .find(doc! { "_id": 1 })
+            .projection(doc! { "buyers": 1 })
+            .stored(true),
+    );
     assert_eq!(
         stored.get_array("buyers").unwrap().len(),
         50,
-        "including the managed field gives the stored main part"
+        "the stored layout holds the main part"
     );
-    let sliced = db
-        .collection::<Document>("books")
-        .find(doc! { "_id": 1 })
-        .projection(doc! { "buyers": { "$slice": 1 } })
-        .run()
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        sliced.get("has_extras"),
-        Some(&Bson::Boolean(true)),
-        "the stored flag stays"
+    let sliced = first(
+        books
+            .find(doc! { "_id": 1 })
+            .projection(doc! { "buyers": { "$slice": 1 } }),
     );
+    assert_eq!(sliced.get("has_extras"), None, "no flag in a logical read");
     assert_eq!(sliced.get("title"), Some(&Bson::String("book 1".into())));
+    let without = first(
+        books
+            .find(doc! { "_id": 1 })
+            .projection(doc! { "buyers": 0 }),
+    );
+    assert_eq!(without.get("has_extras"), None, "{without}");
+    assert_eq!(without.get("buyers"), None, "{without}");
 }

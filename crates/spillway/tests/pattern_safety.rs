@@ -36,7 +36,6 @@ fn all(db: &Database, collection: &str) -> Vec<Document> {
 fn expanded_array(db: &Database, collection: &str, id: i32, field: &str) -> Vec<Bson> {
     db.collection::<Document>(collection)
         .find_one(doc! { "_id": id })
-        .expand(true)
         .run()
         .unwrap()
         .expect("the document exists")
@@ -362,6 +361,7 @@ fn delete_many_of_two_buckets_of_one_book_removes_their_elements() {
     let stored = db
         .collection::<Document>("sales")
         .find_one(doc! { "_id": 1 })
+        .stored(true)
         .run()
         .unwrap()
         .unwrap();

@@ -27,7 +27,6 @@ fn sorted_side(db: &Database, name: &str, sort: Document) -> Vec<Document> {
 fn expanded(db: &Database, collection: &str, id: impl Into<Bson>) -> Document {
     db.collection::<Document>(collection)
         .find_one(doc! { "_id": id.into() })
-        .expand(true)
         .run()
         .unwrap()
         .expect("the document exists")
@@ -67,6 +66,7 @@ fn the_outlier_seed_verbatim_with_one_unbounded_extras_document() {
     let stored = db
         .collection::<Document>("sales")
         .find_one(doc! { "_id": 2 })
+        .stored(true)
         .run()
         .unwrap()
         .unwrap();
@@ -118,7 +118,12 @@ fn pushes_cross_the_threshold_fill_buckets_and_keep_the_logical_array() {
         assert_eq!(result.modified_count, 1);
         assert!(db.verify_patterns().unwrap().is_empty(), "after push {n}");
     }
-    let stored = sales.find_one(doc! { "_id": 7 }).run().unwrap().unwrap();
+    let stored = sales
+        .find_one(doc! { "_id": 7 })
+        .stored(true)
+        .run()
+        .unwrap()
+        .unwrap();
     assert_eq!(
         stored.get_array("customers_purchased").unwrap(),
         &buyers(0..5)
@@ -192,7 +197,12 @@ fn pushes_cross_the_threshold_fill_buckets_and_keep_the_logical_array() {
         )
         .run()
         .unwrap();
-    let stored = sales.find_one(doc! { "_id": 7 }).run().unwrap().unwrap();
+    let stored = sales
+        .find_one(doc! { "_id": 7 })
+        .stored(true)
+        .run()
+        .unwrap()
+        .unwrap();
     assert!(!stored.contains_key("has_extras"));
     assert_eq!(
         db.collection::<Document>("extra_sales")
@@ -307,7 +317,12 @@ fn the_subset_seed_keeps_the_ten_newest_reviews_and_archives_all() {
         .insert_one(doc! { "_id": 1, "name": "Super Widget", "reviews": reviews.clone() })
         .run()
         .unwrap();
-    let stored = products.find_one(doc! { "_id": 1 }).run().unwrap().unwrap();
+    let stored = products
+        .find_one(doc! { "_id": 1 })
+        .stored(true)
+        .run()
+        .unwrap()
+        .unwrap();
     insta::assert_json_snapshot!("subset_seed_products", stored);
     insta::assert_json_snapshot!(
         "subset_seed_reviews",
@@ -328,7 +343,12 @@ fn the_subset_seed_keeps_the_ten_newest_reviews_and_archives_all() {
         )
         .run()
         .unwrap();
-    let stored = products.find_one(doc! { "_id": 1 }).run().unwrap().unwrap();
+    let stored = products
+        .find_one(doc! { "_id": 1 })
+        .stored(true)
+        .run()
+        .unwrap()
+        .unwrap();
     let embedded = stored.get_array("reviews").unwrap();
     assert_eq!(embedded.len(), 10);
     assert_eq!(
@@ -340,7 +360,12 @@ fn the_subset_seed_keeps_the_ten_newest_reviews_and_archives_all() {
         .delete_one(doc! { "review_id": 21 })
         .run()
         .unwrap();
-    let stored = products.find_one(doc! { "_id": 1 }).run().unwrap().unwrap();
+    let stored = products
+        .find_one(doc! { "_id": 1 })
+        .stored(true)
+        .run()
+        .unwrap()
+        .unwrap();
     let embedded = stored.get_array("reviews").unwrap();
     assert_eq!(
         embedded[0].as_document().unwrap().get_i32("review_id").ok(),
@@ -413,7 +438,6 @@ fn a_policy_applied_to_existing_documents_migrates_them_and_removal_folds_them_b
     );
     let all: Vec<Document> = sales
         .find(doc! {})
-        .expand(true)
         .run()
         .unwrap()
         .map(Result::unwrap)
@@ -678,8 +702,25 @@ fn a_logical_document_over_16_mib_is_stored_because_no_stored_document_is() {
         sales.array_len(1, "customers_purchased").unwrap(),
         Some(220_000)
     );
-    let logical = expanded(&db, "sales", 1);
-    assert_eq!(logical.get_array("customers_purchased").unwrap(), &buyers);
+    // Every element is reachable in pages; a read of the whole document is refused with
+    // MongoDB's code, never cut.
+    let every = sales
+        .array_page(1, "customers_purchased", 0, 220_000)
+        .unwrap()
+        .unwrap();
+    assert_eq!(every, buyers);
+    let refused = sales.find_one(doc! { "_id": 1 }).run().unwrap_err();
+    assert_eq!(refused.code(), Some(10334), "{refused}");
+    let window = sales
+        .find_one(doc! { "_id": 1 })
+        .projection(doc! { "customers_purchased": { "$slice": [219_998, 5] } })
+        .run()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        window.get_array("customers_purchased").unwrap(),
+        &buyers[219_998..]
+    );
     // The same document without a policy is refused, with the typed error.
     let plain = db.collection::<Document>("plain");
     let refused = plain
@@ -725,7 +766,7 @@ fn streaming_logical_reads_match_skip_and_limit_on_logical_documents() {
             .skip(skip)
             .limit(limit)
             .batch_size(1)
-            .expand(expand)
+            .stored(!expand)
             .run()
             .unwrap()
             .map(Result::unwrap)
@@ -914,7 +955,14 @@ fn a_push_that_would_overfill_a_bucket_past_16_mib_changes_nothing() {
         .insert_one(doc! { "_id": 1, "customers_purchased": [big(0), big(1), big(2), big(3)] })
         .run()
         .unwrap();
-    let before = expanded(&db, "sales", 1);
+    // 20 MB logical: read in pages (a whole read is over 16 MiB).
+    let elements = || {
+        sales
+            .array_page(1, "customers_purchased", 0, 10)
+            .unwrap()
+            .unwrap()
+    };
+    let before = elements();
     let refused = sales
         .update_one(
             doc! { "_id": 1 },
@@ -926,7 +974,7 @@ fn a_push_that_would_overfill_a_bucket_past_16_mib_changes_nothing() {
         matches!(refused.kind(), ErrorKind::DocumentTooLarge { .. }),
         "{refused}"
     );
-    assert_eq!(expanded(&db, "sales", 1), before);
+    assert_eq!(elements(), before);
     assert!(db.verify_patterns().unwrap().is_empty());
     // A small value still fits.
     sales

@@ -846,12 +846,7 @@ fn pattern_side_documents_are_part_of_the_conflict_check() {
         .run()
         .unwrap();
     assert_write_conflict(handle.commit());
-    let whole = sales
-        .find_one(doc! { "_id": 1 })
-        .expand(true)
-        .run()
-        .unwrap()
-        .unwrap();
+    let whole = sales.find_one(doc! { "_id": 1 }).run().unwrap().unwrap();
     assert_eq!(whole.get_array("buyers").unwrap().len(), 3);
     assert!(db.verify_patterns().unwrap().is_empty());
 
