@@ -145,9 +145,11 @@ db.sales.setPattern({ outlier: "customers_purchased", threshold: 50, overflowCol
 show patterns
 db.verifyPatterns()
 
-// Reads: the stored book is small (its first 50 buyers); the logical array is whole.
+// Reads answer as a plain collection would: the logical array is whole. The hot path (the
+// first buyers) reads the main document only; the stored layout is its own namespace.
 db.sales.findOne({ _id: 1 })
-db.sales.findOne({ _id: 2 }, { title: 1, has_extras: 1 })
+db.sales.findOne({ _id: 2 }, { title: 1, customers_purchased: { $slice: 3 } })
+db['system.stored.sales'].findOne({ _id: 2 }, { title: 1, has_extras: 1 })
 db.sales.arrayLength(2, "customers_purchased")
 db.sales.arrayPage(2, "customers_purchased", { skip: 48, limit: 4 })
 db.sales.find({ customers_purchased: "user777" }, { title: 1 })
