@@ -1,8 +1,9 @@
 //! `cargo xtask ci` and `cargo xtask bench`: run cargo's own tools in CI's order, then the
 //! fuzz smoke run, the tasks that need `../shared`, pymongo's tests against
 //! `spillway serve` (`cargo xtask pymongo --ci`), mongosh's examples and an interactive
-//! mongosh session (`cargo xtask mongosh`), and short kill -9 and load runs of the server
-//! (`serve-crash --iterations 5`, `serve-load --seconds 5`).
+//! mongosh session (`cargo xtask mongosh`), issue 27's checks through pymongo, the Node.js
+//! driver and Mongoose (`cargo xtask clients --ci`), and short kill -9 and load runs of the
+//! server (`serve-crash --iterations 5`, `serve-load --seconds 5`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -64,6 +65,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     // session typed through tmux (npm and tmux needed; about four minutes with the install).
     println!("\n== mongosh against spillway serve (cargo xtask mongosh)");
     crate::mongosh::run(&[])?;
+    // Issue 27's transparency checks through pymongo, the official Node.js driver and
+    // Mongoose: a few seconds each once installed (npm ci of two packages, about 20 s, is
+    // reused from target/clients/ while the pins are unchanged), 120 s at most per client.
+    println!("\n== real clients against spillway serve (cargo xtask clients --ci)");
+    crate::clients::run(&["--ci".to_string()])?;
     // The server under kill -9 and under load, briefly (about half a minute together; the
     // full runs are `cargo xtask serve-crash` and `cargo xtask serve-load`).
     println!("\n== spillway serve: kill -9 and load, bounded (serve-crash, serve-load)");

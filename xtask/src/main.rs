@@ -2,7 +2,7 @@
 //!
 //! | command | what it does |
 //! |---|---|
-//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, the tasks that need `../shared`, then `pymongo --ci`, `serve-crash --iterations 5` and `serve-load --seconds 5` |
+//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, the tasks that need `../shared`, then `pymongo --ci`, `mongosh`, `clients --ci`, `serve-crash --iterations 5` and `serve-load --seconds 5` |
 //! | `conformance` | MongoDB's CRUD v1 tests (`../shared/conformance/crud-v1`) against the reference model and through the command layer, and the unified-format CRUD and transactions tests through the command layer |
 //! | `realdata` | the outlier and subset policies on OpenFlights routes and MovieLens ratings from `../shared/data`: logical equality, `verify_patterns`, stored sizes |
 //! | `bench` | the criterion benchmarks in `benches/` |
@@ -14,11 +14,13 @@
 //! | `serve-bench` | pymongo insert_one, find_one, update_one, insert_many(1000) timings (SecantusDB beside with `--peer`) |
 //! | `memory-bench` | product pages of a subset-pattern database against plain documents, with a cold page cache inside cgroup memory limits (issue 14's table) |
 //! | `mongosh` | the real mongosh from npm against `spillway serve`: a ping, the mongosh examples against their snapshots, an interactive session through tmux |
+//! | `clients` | issue 27's transparency checks through pymongo, the official Node.js driver and Mongoose (pinned, from PyPI and npm): a collection with a policy answers as a plain one |
 //!
 //! xtask only orchestrates: it never contains product logic. Every check it runs is also a
 //! plain `#[test]` somewhere, so `cargo test --workspace` alone covers the same ground.
 
 mod ci;
+mod clients;
 mod conformance;
 mod memory_bench;
 mod mongosh;
@@ -37,8 +39,8 @@ const USAGE: &str = "usage: cargo xtask <command> [options]
 
 commands:
   ci                     fmt, clippy, tests, docs, fuzz smoke, the ../shared tasks,
-                         then pymongo --ci, serve-crash --iterations 5,
-                         serve-load --seconds 5
+                         then pymongo --ci, mongosh, clients --ci,
+                         serve-crash --iterations 5, serve-load --seconds 5
   conformance [--verbose] [--update-known-failures]
                          run MongoDB's CRUD v1 and unified-format conformance tests
                          through the command layer (needs ../shared)
@@ -65,6 +67,14 @@ commands:
                          a ping, examples/mongosh/*.js compared with their snapshots in
                          xtask/mongosh-expected/ (--update rewrites them), and an
                          interactive session typed through tmux
+  clients [--only pymongo,node-driver,mongoose] [--peer] [--control] [--ci]
+          [--timeout SECS]
+                         issue 27's checks through pymongo, the Node.js driver and
+                         Mongoose (pinned; npm packages in target/clients/): each runs
+                         the same reads and writes on a collection with an outlier
+                         policy and on a plain one, and compares; --control runs them
+                         with no policy (checks the harness), --peer runs the control
+                         against SecantusDB too; --ci: 120 s per client
   serve-crash [--iterations N] [--seed S]
                          kill -9 of spillway serve under pymongo writers, N times
                          (default 100): every acknowledged write must survive
@@ -102,6 +112,7 @@ fn run(args: &[String]) -> Result<()> {
         "fuzz" => tasks::fuzz(rest),
         "pymongo" => pymongo::run(rest),
         "mongosh" => mongosh::run(rest),
+        "clients" => clients::run(rest),
         "memory-bench" => memory_bench::run(rest),
         "serve-crash" => serve_tasks::crash(rest),
         "serve-load" => serve_tasks::load(rest),
