@@ -726,6 +726,7 @@ pub(crate) mod codes {
         (267, "PreparedTransactionInProgress"),
         (286, "ChangeStreamHistoryLost"),
         (291, "NoQueryExecutionPlans"),
+        (292, "CursorInUse"),
         (301, "DataCorruptionDetected"),
         (9001, "SocketException"),
         (10107, "NotWritablePrimary"),
