@@ -907,18 +907,6 @@ fn a_closed_stdout_pipe_ends_every_printing_command_quietly() {
         (vec!["run", "db", "-"], finds.clone()),
         (vec!["shell", "db"], finds.clone()),
         (vec!["export", "db", "books"], String::new()),
-        (
-            vec![
-                "export",
-                "db",
-                "books",
-                "--format",
-                "csv",
-                "--fields",
-                "_id,title",
-            ],
-            String::new(),
-        ),
     ] {
         let (output, errors) = first_line_then_close(&args, directory.path(), &input);
         assert!(!stdout(&output).is_empty(), "{args:?}: printed nothing");
