@@ -277,7 +277,7 @@ fn script_text(bytes: Vec<u8>, name: &str) -> Result<String> {
             .iter()
             .rposition(|&byte| byte == b'\n')
             .map_or(0, |newline| newline + 1);
-        let line = bytes[..offset].iter().filter(|&&byte| byte == b'\n').count() + 1;
+        let line = bytes[..offset].split(|&byte| byte == b'\n').count();
         anyhow::anyhow!(
             "script {name} is not valid UTF-8: line {line}, byte {} of the line (byte offset {offset} in the file) starts an invalid sequence (0x{:02X}); save the script as UTF-8",
             offset - line_start + 1,
