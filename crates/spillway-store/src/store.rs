@@ -276,11 +276,46 @@ pub struct RepairReport {
     pub dropped_keys: Vec<(String, Vec<u8>)>,
     /// True if the active log segment was missing (a fresh one was started).
     pub active_segment_missing: bool,
+    /// Commits known to be dropped: missing from the sequence between intact log frames, or
+    /// damaged frames whose header still reads after the last intact one.
+    pub commits_dropped: u64,
+    /// The writes of dropped commits that the repaired store does not hold, as far as the
+    /// damaged bytes still show their ops, with what each loss left visible. A write a later
+    /// intact commit overwrote is not listed (nothing of it is visible either way).
+    pub lost_writes: Vec<LostWrite>,
+    /// True when `lost_writes` names every write of every dropped commit: every damaged byte
+    /// range of the replayed log was read op by op and no log bytes are missing. False when
+    /// log bytes are gone (a shortened or missing log segment) or unreadable, so commits may
+    /// have been dropped whose keys cannot be known.
+    pub lost_writes_complete: bool,
     /// Files moved to `backup_dir` (the manifest is copied there, then replaced).
     pub files_moved: Vec<String>,
     /// Where the old files were moved (inside the store directory); `None` when nothing was
     /// damaged and no file was changed.
     pub backup_dir: Option<PathBuf>,
+}
+
+/// A write of a commit that [`Store::repair`] dropped, read from the damaged bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LostWrite {
+    /// The keyspace's name in the repaired store.
+    pub keyspace: String,
+    /// The key written.
+    pub key: Vec<u8>,
+    /// What the repaired store shows instead.
+    pub effect: LostWriteEffect,
+}
+
+/// What the loss of a write left visible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum LostWriteEffect {
+    /// A put was lost and an older value of the key is visible.
+    RolledBack,
+    /// A put was lost and the key has no value (it was new, or its older value was deleted).
+    Vanished,
+    /// A delete was lost: the key's older value is visible again.
+    Undeleted,
 }
 
 /// Result of [`Store::compact`].
