@@ -375,15 +375,24 @@ impl<'a> Frame<'a> {
 pub(crate) struct DamagedFrame<'a> {
     /// The frame's sequence number, if its magic is intact.
     pub(crate) seq: Option<u64>,
-    /// `(kind, keyspace, key)` of every op whose header and key lie within the bytes, in
-    /// order (a put's value may be cut off).
-    pub(crate) ops: Vec<(OpKind, u32, &'a [u8])>,
+    /// Every op whose header and key lie within the bytes, in order.
+    pub(crate) ops: Vec<DamagedOp<'a>>,
     /// The frame's length as its intact header gives it (when that fits in the bytes): where
     /// the next frame should start.
     pub(crate) len: Option<usize>,
     /// True when every op of the frame was read (its header's op count, or up to the end of
     /// `bytes` when the header is unreadable).
     pub(crate) whole: bool,
+}
+
+/// An op read from a damaged frame.
+#[derive(Debug)]
+pub(crate) struct DamagedOp<'a> {
+    pub(crate) kind: OpKind,
+    pub(crate) keyspace: u32,
+    pub(crate) key: &'a [u8],
+    /// A put's value, when it lies within the bytes and matches its own checksum.
+    pub(crate) value: Option<&'a [u8]>,
 }
 
 /// Reads what it can of the frame at the start of `bytes` (the damaged bytes, up to the next
@@ -427,10 +436,20 @@ pub(crate) fn read_damaged_frame(bytes: &[u8]) -> DamagedFrame<'_> {
         else {
             break false;
         };
-        ops.push((kind, u32_at(op, 4), &payload[key_start..key_end]));
-        match align_up(key_end)
+        let value_start = align_up(key_end);
+        let value = value_start
             .checked_add(u32_at(op, 12) as usize)
-            .map(align_up)
+            .and_then(|value_end| payload.get(value_start..value_end));
+        ops.push(DamagedOp {
+            kind,
+            keyspace: u32_at(op, 4),
+            key: &payload[key_start..key_end],
+            value: value.filter(|value| {
+                kind == OpKind::Put && crc32fast::hash(value) == u32_at(op, 16)
+            }),
+        });
+        match value
+            .map(|value| align_up(value_start + value.len()))
             .filter(|&next| next <= payload.len())
         {
             Some(next) => at = next,

@@ -291,8 +291,9 @@ struct Replayed {
 /// The writes of dropped commits, read from the damaged bytes of the replayed part of the
 /// log, until a later intact frame overwrites them.
 struct LostWrites {
-    /// `(keyspace id, key)` to the kind (put or delete) of the last lost op on it.
-    pending: BTreeMap<(u32, Vec<u8>), OpKind>,
+    /// `(keyspace id, key)` to the kind (put or delete) of the last lost op on it, and the
+    /// value of a put when its bytes are intact.
+    pending: BTreeMap<(u32, Vec<u8>), (OpKind, Option<Vec<u8>>)>,
     /// Names given by create-keyspace ops of dropped commits.
     names: BTreeMap<u32, String>,
     /// Commits known to be dropped, up to the last intact log frame.
@@ -331,14 +332,17 @@ impl LostWrites {
             } else {
                 self.complete = false;
             }
-            for (kind, keyspace, key) in frame.ops {
-                match kind {
+            for op in frame.ops {
+                match op.kind {
                     OpKind::Put | OpKind::Delete => {
-                        self.pending.insert((keyspace, key.to_vec()), kind);
+                        self.pending.insert(
+                            (op.keyspace, op.key.to_vec()),
+                            (op.kind, op.value.map(<[u8]>::to_vec)),
+                        );
                     }
                     OpKind::CreateKeyspace => {
                         self.names
-                            .insert(keyspace, String::from_utf8_lossy(key).into_owned());
+                            .insert(op.keyspace, String::from_utf8_lossy(op.key).into_owned());
                     }
                     // Every key of the keyspace came back, or was lost: not listed one by one.
                     OpKind::DropKeyspace | OpKind::ClearKeyspace => self.complete = false,
@@ -389,7 +393,7 @@ impl LostWrites {
     /// What each lost write left visible in `directory` (the repaired state).
     fn effects(&self, directory: &Directory) -> Vec<LostWrite> {
         let mut lost = Vec::new();
-        for ((keyspace_id, key), kind) in &self.pending {
+        for ((keyspace_id, key), (kind, value)) in &self.pending {
             let keyspace = directory.keyspaces.get(keyspace_id);
             let present = keyspace.is_some_and(|keyspace| keyspace.contains_key(key));
             let effect = match (kind, present) {
@@ -410,6 +414,7 @@ impl LostWrites {
                 keyspace,
                 key: key.clone(),
                 effect,
+                lost_value: value.clone(),
             });
         }
         lost

@@ -304,6 +304,9 @@ pub struct LostWrite {
     pub key: Vec<u8>,
     /// What the repaired store shows instead.
     pub effect: LostWriteEffect,
+    /// The value a lost put wrote, when its bytes survive and match their own checksum (the
+    /// frame around it failed its checks).
+    pub lost_value: Option<Vec<u8>>,
 }
 
 /// What the loss of a write left visible.

@@ -496,6 +496,17 @@ fn a_dropped_commit_in_the_middle_of_the_log_names_every_key_it_rolled_back() {
         ],
         "{report:?}"
     );
+    // A lost value whose own checksum holds is handed back; the damaged one is not.
+    let lost_value = |key: &[u8]| {
+        report
+            .lost_writes
+            .iter()
+            .find(|write| write.key == key)
+            .and_then(|write| write.lost_value.clone())
+    };
+    assert_eq!(lost_value(b"k01").as_deref(), Some(&b"k01 v2"[..]));
+    assert_eq!(lost_value(b"k02"), None);
+    assert_eq!(lost_value(b"n1").as_deref(), Some(&b"n1 v1"[..]));
     // The report says what the store now holds.
     let after = read_all(&backend);
     let value = |key: &str| {
