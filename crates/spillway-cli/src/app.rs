@@ -251,14 +251,37 @@ fn shell_executor(database: Database, directory: Option<&PathBuf>) -> Executor {
 }
 
 fn read_script(path: &PathBuf) -> Result<String> {
-    if path.as_os_str() == "-" {
-        let mut source = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut source)
+    let (bytes, name) = if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
             .context("cannot read the script from standard input")?;
-        return Ok(source);
-    }
-    if !path.is_file() {
-        bail!("script {} does not exist or is not a file", path.display());
-    }
-    std::fs::read_to_string(path).with_context(|| format!("cannot read script {}", path.display()))
+        (bytes, "standard input".to_owned())
+    } else {
+        if !path.is_file() {
+            bail!("script {} does not exist or is not a file", path.display());
+        }
+        let bytes = std::fs::read(path)
+            .with_context(|| format!("cannot read script {}", path.display()))?;
+        (bytes, path.display().to_string())
+    };
+    script_text(bytes, &name)
+}
+
+/// A script's bytes as text; bytes that are not UTF-8 are refused with the script's name,
+/// the line, and the byte offset (in the file and in the line) where they start.
+fn script_text(bytes: Vec<u8>, name: &str) -> Result<String> {
+    String::from_utf8(bytes).map_err(|error| {
+        let bytes = error.as_bytes();
+        let offset = error.utf8_error().valid_up_to();
+        let line_start = bytes[..offset]
+            .iter()
+            .rposition(|&byte| byte == b'\n')
+            .map_or(0, |newline| newline + 1);
+        let line = bytes[..offset].split(|&byte| byte == b'\n').count();
+        anyhow::anyhow!(
+            "script {name} is not valid UTF-8: line {line}, byte {} of the line (byte offset {offset} in the file) starts an invalid sequence (0x{:02X}); save the script as UTF-8",
+            offset - line_start + 1,
+            bytes[offset]
+        )
+    })
 }

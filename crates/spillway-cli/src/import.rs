@@ -531,9 +531,10 @@ fn print_summary(
         reading.name()
     );
     if args.stop_on_error && !tally.rejected.is_empty() {
-        println!(
+        crate::outln!(
             "imported nothing into '{}' from {}: --stop-on-error and the file has a bad document, so the database is unchanged",
-            plan.collection, source
+            plan.collection,
+            source
         );
     } else {
         let details = match plan.mode {
@@ -548,12 +549,14 @@ fn print_summary(
             ImportMode::Delete => String::new(),
         };
         if plan.mode == ImportMode::Delete {
-            println!(
+            crate::outln!(
                 "deleted {} document(s) from '{}' named in {source} in {seconds:.2} s; {} matched no document",
-                tally.deleted, plan.collection, tally.not_found
+                tally.deleted,
+                plan.collection,
+                tally.not_found
             );
         } else {
-            println!(
+            crate::outln!(
                 "imported {} document(s) into '{}' from {source} in {seconds:.2} s{details}",
                 tally.applied(),
                 plan.collection
@@ -561,13 +564,13 @@ fn print_summary(
         }
     }
     if !tally.rejected.is_empty() {
-        println!("rejected {} line(s):", tally.rejected.len());
+        crate::outln!("rejected {} line(s):", tally.rejected.len());
         for line in rejection_lines(&tally.rejected) {
-            println!("{line}");
+            crate::outln!("{line}");
         }
     }
     if let Some(line) = tally.stopped_at {
-        println!("stopped at line {line} (--parseGrace stop): nothing after it was imported");
+        crate::outln!("stopped at line {line} (--parseGrace stop): nothing after it was imported");
     }
 }
 

@@ -12,6 +12,7 @@
 //! | `advise` | `spillway advise`: the pattern advisor's report, its plot, applying its proposals |
 //! | `serve` | `spillway serve`: the command line of `spillway-server`'s wire-protocol server |
 //! | `patterns` | pattern policies as the shell writes them (`setPattern`'s options) |
+//! | `output` | stdout that ends quietly on a closed pipe (`outln!`) |
 //! | `excerpt` | the input line an error is about, cut to a window around its column |
 //!
 //! This crate must never read or write database files except through the `spillway` facade.
@@ -26,6 +27,7 @@ pub mod excerpt;
 pub mod export;
 pub mod import;
 pub mod maintenance;
+pub mod output;
 pub mod patterns;
 pub mod repl;
 pub mod serve;

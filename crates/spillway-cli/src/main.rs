@@ -6,10 +6,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use spillway_cli::app::{Cli, run};
+use spillway_cli::output::is_broken_pipe;
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(code) => code,
+        // The reader of stdout went away (`| head`): stop quietly, as Unix tools do.
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE

@@ -38,7 +38,7 @@ pub fn verify(db: &Path, read_only: bool) -> Result<ExitCode> {
     let report = database.verify()?;
     let n_policies = database.patterns().len();
     let violations = database.verify_patterns()?;
-    println!(
+    crate::outln!(
         "checked {} frames, {} stored values, {} collections, {} documents, {} index entries",
         report.frames_checked,
         report.values_checked,
@@ -47,7 +47,7 @@ pub fn verify(db: &Path, read_only: bool) -> Result<ExitCode> {
         report.index_entries_checked
     );
     for damage in &report.storage_damage {
-        println!(
+        crate::outln!(
             "damaged: {} at offset {}: {}",
             damage.path.display(),
             damage.offset,
@@ -55,12 +55,12 @@ pub fn verify(db: &Path, read_only: bool) -> Result<ExitCode> {
         );
     }
     for problem in &report.problems {
-        println!("problem: {problem}");
+        crate::outln!("problem: {problem}");
     }
     for violation in &violations {
-        println!("pattern violation: {violation}");
+        crate::outln!("pattern violation: {violation}");
     }
-    println!(
+    crate::outln!(
         "patterns: {n_policies} {} checked, {} violation(s)",
         if n_policies == 1 {
             "policy"
@@ -71,29 +71,31 @@ pub fn verify(db: &Path, read_only: bool) -> Result<ExitCode> {
     );
     if let Some(torn) = &report.torn_tail {
         // Not damage (those commits were never acknowledged), but never silent either.
-        println!("recovery: the open {torn}");
+        crate::outln!("recovery: the open {torn}");
     }
     if let Some(fell_back) = &report.checkpoint_fallback {
         // Nothing lost either, and healed unless read-only; reported all the same.
-        println!("recovery: the open found {fell_back}");
+        crate::outln!("recovery: the open found {fell_back}");
     }
     if report.is_clean() && violations.is_empty() {
         if report.torn_tail.is_some() || report.checkpoint_fallback.is_some() {
-            println!(
+            crate::outln!(
                 "ok: no damage left after recovery, documents and indexes agree, every policy's layout holds"
             );
         } else {
-            println!("ok: no damage, documents and indexes agree, every policy's layout holds");
+            crate::outln!(
+                "ok: no damage, documents and indexes agree, every policy's layout holds"
+            );
         }
         Ok(ExitCode::SUCCESS)
     } else if report.is_clean() {
-        println!(
+        crate::outln!(
             "{} pattern violation(s): the store is intact; removing and declaring the policy again rebuilds its layout",
             violations.len()
         );
         Ok(ExitCode::FAILURE)
     } else {
-        println!(
+        crate::outln!(
             "{} damaged region(s), {} problem(s): run `spillway repair {}` to salvage",
             report.storage_damage.len(),
             report.problems.len(),
@@ -159,7 +161,7 @@ pub fn stats(db: &Path, read_only: bool) -> Result<ExitCode> {
     for pattern in &policies {
         writeln!(out, "  {}", crate::patterns::describe(pattern))?;
     }
-    print!("{out}");
+    crate::out!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -168,9 +170,9 @@ pub fn compact(db: &Path) -> Result<ExitCode> {
     let database = open_existing(db, false)?;
     let report = database.compact()?;
     if report.segments_compacted.is_empty() {
-        println!("nothing to compact: no segment is mostly dead");
+        crate::outln!("nothing to compact: no segment is mostly dead");
     } else {
-        println!(
+        crate::outln!(
             "compacted {} segment(s) into {}: {} live record(s) moved, {} bytes -> {} bytes",
             report.segments_compacted.len(),
             report.segments_written.len(),
@@ -188,7 +190,7 @@ pub fn repair(db: &Path, report_file: Option<&Path>) -> Result<ExitCode> {
     let report = Database::repair(&db, &DatabaseOptions::default())
         .with_context(|| format!("cannot repair the database in {}", db.display()))?;
     let text = repair_text(&db, &report)?;
-    print!("{text}");
+    crate::out!("{text}");
     if let Some(path) = report_file {
         std::fs::write(path, &text)
             .with_context(|| format!("cannot write the report to {}", path.display()))?;

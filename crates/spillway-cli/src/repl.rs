@@ -85,7 +85,7 @@ pub fn run(executor: Executor) -> Result<ExitCode> {
         // A missing history file is normal on first use.
         let _ = editor.load_history(path);
     }
-    println!("Spillway shell. Type help for the statements, exit to leave.");
+    crate::outln!("Spillway shell. Type help for the statements, exit to leave.");
     let mut session = Session::new(executor);
     loop {
         let entry = match editor.readline("spillway> ") {

@@ -56,6 +56,12 @@ pub struct ServeArgs {
     /// flushing to the operating system (a crash may lose the last acknowledged writes).
     #[arg(long, value_enum, default_value_t = DurabilityChoice::Sync)]
     durability: DurabilityChoice,
+    /// How long the server-side JavaScript (`$where`) of one command may run in all, with or
+    /// without `maxTimeMS` (the smaller wins); past it the command fails with
+    /// MaxTimeMSExpired (50). Scripts run on the command's own thread, never holding up
+    /// other clients, and `killOp` stops them.
+    #[arg(long, value_name = "MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..))]
+    script_time_limit_ms: u64,
     /// For drivers' test suites only, never in production: accept MongoDB's test commands
     /// (`configureFailPoint`), with which any client can make the server fail on purpose.
     #[arg(long)]
@@ -100,6 +106,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         let database = open_database(Some(&dir), Access::ReadWrite(durability))?;
         (database, Some(dir))
     };
+    database.set_script_time_limit(Duration::from_millis(args.script_time_limit_ms));
     let options =
         ServerOptions {
             bind: args.bind.clone(),

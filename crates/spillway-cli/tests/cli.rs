@@ -844,3 +844,92 @@ fn export_writes_logical_documents_or_the_stored_layout() {
         r#"{"_id":2,"customers_purchased":["a","b"],"has_extras":true}"#
     );
 }
+
+/// Runs `args` with stdin `input`, reads one line of stdout and closes the pipe, as `| head -1`
+/// does; returns the exit status and stderr.
+fn first_line_then_close(args: &[&str], directory: &Path, input: &str) -> (Output, String) {
+    use std::io::{BufRead as _, Read as _, Write as _};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(args)
+        .current_dir(directory)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_owned();
+    let writer = std::thread::spawn(move || {
+        // The child may stop reading once its stdout is closed.
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader (and with it the pipe's read end) is dropped here.
+    let mut errors = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut errors)
+        .unwrap();
+    let status = child.wait().unwrap();
+    writer.join().unwrap();
+    (
+        Output {
+            status,
+            stdout: first.into_bytes(),
+            stderr: errors.clone().into_bytes(),
+        },
+        errors,
+    )
+}
+
+#[test]
+fn a_closed_stdout_pipe_ends_every_printing_command_quietly() {
+    let directory = tempfile::tempdir().unwrap();
+    // Far more output than a pipe buffers (64 KiB), so that writes continue after the close.
+    let documents: Vec<String> = (0..2000)
+        .map(|n| format!("{{ _id: {n}, title: 'book number {n} with a longish title' }}"))
+        .collect();
+    let setup = format!("db.books.insertMany([{}])\n", documents.join(", "));
+    let finds = "db.books.find().toArray()\n".repeat(10);
+    std::fs::write(directory.path().join("setup.js"), &setup).unwrap();
+    std::fs::write(directory.path().join("finds.js"), &finds).unwrap();
+    let output = spillway(&["run", "db", "setup.js"], directory.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+    for (args, input) in [
+        (vec!["run", "db", "finds.js"], String::new()),
+        (vec!["run", "db", "-"], finds.clone()),
+        (vec!["shell", "db"], finds.clone()),
+        (vec!["export", "db", "books"], String::new()),
+    ] {
+        let (output, errors) = first_line_then_close(&args, directory.path(), &input);
+        assert!(!stdout(&output).is_empty(), "{args:?}: printed nothing");
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {errors}");
+        assert!(errors.is_empty(), "{args:?}: {errors}");
+    }
+}
+
+#[test]
+fn a_script_that_is_not_utf8_names_its_file_line_and_byte() {
+    let directory = tempfile::tempdir().unwrap();
+    let mut script = b"db.c.insertOne({ _id: 1 })\ndb.c.insertOne({ name: 'caf".to_vec();
+    script.push(0xE9); // 'é' in Latin-1
+    script.extend_from_slice(b"' })\n");
+    std::fs::write(directory.path().join("latin1.js"), &script).unwrap();
+    let output = spillway(&["run", "db", "latin1.js"], directory.path());
+    assert_eq!(output.status.code(), Some(1));
+    let errors = stderr(&output);
+    assert!(
+        errors.contains(
+            "latin1.js is not valid UTF-8: line 2, byte 28 of the line (byte offset 54 in the file)"
+        ),
+        "{errors}"
+    );
+    // Nothing ran.
+    assert!(stdout(&output).is_empty(), "{}", stdout(&output));
+}

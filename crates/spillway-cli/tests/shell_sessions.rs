@@ -211,6 +211,25 @@ show collections
 }
 
 #[test]
+fn updates_without_operators_are_refused_as_mongosh_refuses_them() {
+    // An update with no operators would empty (`{}`) or replace (`{ x: 1 }`) the document;
+    // mongosh refuses both, and the document stays as it was.
+    insta::assert_snapshot!(transcript(
+        r"
+db.c.insertOne({ _id: 1, a: 1, b: 2 })
+db.c.updateOne({ _id: 1 }, {})
+db.c.updateOne({ _id: 1 }, { x: 1 })
+db.c.updateMany({}, {})
+db.c.updateMany({}, { x: 1, $set: { y: 1 } })
+db.c.findOneAndUpdate({ _id: 1 }, { x: 1 })
+db.c.find()
+db.c.replaceOne({ _id: 1 }, { x: 1 })
+db.c.find()
+"
+    ));
+}
+
+#[test]
 fn database_errors_change_nothing() {
     insta::assert_snapshot!(transcript(
         r"

@@ -28,6 +28,13 @@ pub fn abbreviate(text: &str, max_chars: usize) -> Cow<'_, str> {
     Cow::Owned(short)
 }
 
+/// User input (a collection, index or field name...) as an error message repeats it:
+/// [`abbreviate`]d to [`MAX_SHOWN_CHARS`], so that a 100,000-character name gives a readable
+/// message. Every message that echoes a name goes through this one helper.
+pub fn echo(text: &str) -> Cow<'_, str> {
+    abbreviate(text, MAX_SHOWN_CHARS)
+}
+
 /// Everything that can go wrong while parsing or evaluating MongoDB's document language.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

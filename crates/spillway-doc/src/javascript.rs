@@ -9,18 +9,28 @@
 //! - **Engines** are per thread: each thread that evaluates a `$where` keeps one QuickJS
 //!   runtime (64 MiB of memory, 1 MiB of stack) and the functions it compiled, by source, so
 //!   a filter compiles once per thread. Nothing is shared between threads.
-//! - **Time**: [`with_deadline`] bounds every `$where` evaluated inside it (the command layer
-//!   passes `maxTimeMS`). Past the deadline a running script is interrupted, `sleep` returns
-//!   early, and the evaluation fails with MongoDB's `MaxTimeMSExpired` (50). Without a
-//!   deadline, one call is still bounded to a minute, so that no script holds a thread forever.
+//! - **Time**: [`with_limits`] bounds every `$where` evaluated inside it by the operation's
+//!   [`ScriptLimits`]: its `maxTimeMS` deadline, a time budget that applies without
+//!   `maxTimeMS` (the command layer's script time limit, [`DEFAULT_SCRIPT_TIME_LIMIT`] unless
+//!   configured), and an interrupt flag (`killOp`). Past a deadline a running script is
+//!   interrupted, `sleep` returns early, and the evaluation fails with MongoDB's
+//!   `MaxTimeMSExpired` (50); an interrupted one fails with `Interrupted` (11601). Outside
+//!   any limits (the embedded API), each call is bounded by [`DEFAULT_SCRIPT_TIME_LIMIT`], so
+//!   that no script holds a thread forever.
+//! - **Threads**: a script runs on the thread of the operation that evaluates it, but scripts
+//!   take turns on one core fewer than the machine has (at least one), so that clients
+//!   running no script always find a core; a script waiting for its turn is still bounded by
+//!   its operation's limits.
 //! - **Documents** reach JavaScript as plain values: numbers (int32, int64 and doubles),
 //!   strings, booleans, `null`, arrays, objects and `Date`s; other BSON types as their string
 //!   form (an ObjectId as its hex string).
 //! - **Errors** in the script (a syntax error, a thrown exception, memory exhausted) fail the
 //!   operation with `JSInterpreterFailure` (139) and the engine's message.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bson::{Bson, RawBsonRef, RawDocument};
@@ -33,14 +43,19 @@ use crate::error::{DocError, Result};
 const JS_INTERPRETER_FAILURE: i32 = 139;
 /// MongoDB's `MaxTimeMSExpired`.
 const MAX_TIME_MS_EXPIRED: i32 = 50;
+/// MongoDB's `Interrupted` (an operation killed by `killOp`).
+const INTERRUPTED: i32 = 11601;
 /// MongoDB's code for `$where` with a scope (removed in 4.4).
 const WHERE_SCOPE_REMOVED: i32 = 4649200;
 /// The memory one thread's engine may use.
 const MEMORY_LIMIT: usize = 64 * 1024 * 1024;
 /// The stack one thread's engine may use.
 const STACK_LIMIT: usize = 1024 * 1024;
-/// How long one call may run when the operation has no deadline of its own.
-const UNBOUNDED_CALL_LIMIT: Duration = Duration::from_secs(60);
+/// How long an operation's scripts may run together when nothing else says: the budget
+/// that applies without `maxTimeMS`.
+pub const DEFAULT_SCRIPT_TIME_LIMIT: Duration = Duration::from_secs(5);
+/// How often a sleeping script looks at its interrupt flag.
+const SLEEP_SLICE: Duration = Duration::from_millis(10);
 /// How many compiled functions a thread keeps before it starts over.
 const CACHED_FUNCTIONS: usize = 256;
 
@@ -89,30 +104,121 @@ impl WhereFunction {
     }
 }
 
+/// What bounds the scripts of one operation.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptLimits {
+    /// The operation's own deadline (`maxTimeMS`).
+    pub deadline: Option<Instant>,
+    /// The script time budget: its length, and when it ends (counted from the operation's
+    /// start). It applies with or without `maxTimeMS`.
+    pub budget: Option<(Duration, Instant)>,
+    /// Set (by `killOp`) to stop the operation's running script.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl ScriptLimits {
+    /// Limits with the budget `budget` from now, and no deadline or interrupt flag.
+    pub fn budget(budget: Duration) -> ScriptLimits {
+        ScriptLimits {
+            budget: Some((budget, Instant::now() + budget)),
+            ..ScriptLimits::default()
+        }
+    }
+
+    /// Why a script under these limits must stop now, if it must.
+    fn stop(&self) -> Option<Stop> {
+        if self
+            .interrupt
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+        {
+            return Some(Stop::Interrupted);
+        }
+        let now = Instant::now();
+        if self.deadline.is_some_and(|at| now >= at) {
+            return Some(Stop::MaxTime);
+        }
+        match self.budget {
+            Some((budget, at)) if now >= at => Some(Stop::Budget(budget)),
+            _ => None,
+        }
+    }
+
+    /// The first of the deadline and the budget's end.
+    fn ends(&self) -> Option<Instant> {
+        match (self.deadline, self.budget.map(|(_, at)| at)) {
+            (Some(deadline), Some(budget)) => Some(deadline.min(budget)),
+            (deadline, budget) => deadline.or(budget),
+        }
+    }
+}
+
+/// Why a script stopped before it returned.
+enum Stop {
+    MaxTime,
+    Budget(Duration),
+    Interrupted,
+}
+
+impl Stop {
+    fn error(self) -> DocError {
+        match self {
+            Stop::MaxTime => DocError::Expression {
+                code: MAX_TIME_MS_EXPIRED,
+                message: "operation exceeded time limit".into(),
+            },
+            Stop::Budget(budget) => DocError::Expression {
+                code: MAX_TIME_MS_EXPIRED,
+                message: format!(
+                    "operation exceeded time limit: its server-side JavaScript ran past the script time limit of {} ms",
+                    budget.as_millis()
+                ),
+            },
+            Stop::Interrupted => DocError::Expression {
+                code: INTERRUPTED,
+                message: "operation was interrupted".into(),
+            },
+        }
+    }
+}
+
 thread_local! {
     /// This thread's engine, made by the first `$where` it evaluates.
     static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
-    /// The deadline of the operation this thread runs, if it has one.
-    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// The limits of the operation this thread runs, if it has any.
+    static LIMITS: RefCell<Option<ScriptLimits>> = const { RefCell::new(None) };
 }
 
-/// Runs `body` with every `$where` it evaluates on this thread bounded by `deadline`.
-pub fn with_deadline<R>(deadline: Option<Instant>, body: impl FnOnce() -> R) -> R {
-    let outer = DEADLINE.with(|current| current.replace(deadline));
+/// Runs `body` with every `$where` it evaluates on this thread bounded by `limits`.
+pub fn with_limits<R>(limits: ScriptLimits, body: impl FnOnce() -> R) -> R {
+    let outer = LIMITS.with(|current| current.replace(Some(limits)));
     let result = body();
-    DEADLINE.with(|current| current.set(outer));
+    LIMITS.with(|current| *current.borrow_mut() = outer);
     result
 }
 
-fn expired() -> bool {
-    DEADLINE.with(|deadline| deadline.get().is_some_and(|at| Instant::now() >= at))
+/// Runs `body` with every `$where` it evaluates on this thread bounded by `deadline` alone.
+pub fn with_deadline<R>(deadline: Option<Instant>, body: impl FnOnce() -> R) -> R {
+    with_limits(
+        ScriptLimits {
+            deadline,
+            ..ScriptLimits::default()
+        },
+        body,
+    )
 }
 
-fn time_limit_exceeded() -> DocError {
-    DocError::Expression {
-        code: MAX_TIME_MS_EXPIRED,
-        message: "operation exceeded time limit".into(),
-    }
+fn has_limits() -> bool {
+    LIMITS.with(|limits| limits.borrow().is_some())
+}
+
+fn stop() -> Option<Stop> {
+    LIMITS.with(|limits| limits.borrow().as_ref().and_then(ScriptLimits::stop))
+}
+
+/// QuickJS's interrupt handler: whether the running script must stop.
+fn must_stop() -> bool {
+    stop().is_some()
 }
 
 fn script_error(message: impl std::fmt::Display) -> DocError {
@@ -136,7 +242,7 @@ impl Engine {
         let runtime = Runtime::new().map_err(script_error)?;
         runtime.set_memory_limit(MEMORY_LIMIT);
         runtime.set_max_stack_size(STACK_LIMIT);
-        runtime.set_interrupt_handler(Some(Box::new(expired)));
+        runtime.set_interrupt_handler(Some(Box::new(must_stop)));
         let context = Context::full(&runtime).map_err(script_error)?;
         context
             .with(|ctx| -> rquickjs::Result<()> {
@@ -154,16 +260,16 @@ impl Engine {
     }
 
     fn call(&mut self, source: &str, document: &RawDocument) -> Result<bool> {
-        if DEADLINE.with(Cell::get).is_none() {
-            // Without an operation deadline a call still ends: a script that never returns
-            // must not hold a server's thread forever.
-            return with_deadline(Some(Instant::now() + UNBOUNDED_CALL_LIMIT), || {
+        if !has_limits() {
+            // Outside an operation's limits a call still ends: a script that never returns
+            // must not hold a thread forever.
+            return with_limits(ScriptLimits::budget(DEFAULT_SCRIPT_TIME_LIMIT), || {
                 self.call(source, document)
             });
         }
-        if expired() {
-            return Err(time_limit_exceeded());
-        }
+        // Scripts take turns on fewer threads than there are cores, so that a core is always
+        // left for clients that run no script.
+        let _slot = ScriptSlot::acquire()?;
         if self.functions.len() >= CACHED_FUNCTIONS && !self.functions.contains_key(source) {
             self.functions.clear();
         }
@@ -184,11 +290,65 @@ impl Engine {
                     .map_err(|error| caught(&ctx, &error))?;
                 Ok(truthy(&result))
             });
-        // A script interrupted at the deadline fails as the time limit, not as a script error.
-        if expired() {
-            return Err(time_limit_exceeded());
+        // A script interrupted at a deadline or by killOp fails as that, not as a script error.
+        if let Some(stop) = stop() {
+            return Err(stop.error());
         }
         outcome.map_err(script_error)
+    }
+}
+
+/// The scripts running now, and how many may run at once.
+struct ScriptSlots {
+    running: Mutex<usize>,
+    freed: Condvar,
+    capacity: usize,
+}
+
+static SCRIPT_SLOTS: LazyLock<ScriptSlots> = LazyLock::new(|| ScriptSlots {
+    running: Mutex::new(0),
+    freed: Condvar::new(),
+    // One core fewer than the machine has (at least one): the rest serve other clients.
+    capacity: std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .saturating_sub(1)
+        .max(1),
+});
+
+/// One script's turn ([`SCRIPT_SLOTS`]), given back when dropped.
+struct ScriptSlot;
+
+impl ScriptSlot {
+    /// Waits for a turn, until the operation's limits stop it (the wait counts against its
+    /// time, as a busy server's would).
+    fn acquire() -> Result<ScriptSlot> {
+        let slots = &*SCRIPT_SLOTS;
+        let mut running = slots.running.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(stop) = stop() {
+                return Err(stop.error());
+            }
+            if *running < slots.capacity {
+                *running += 1;
+                return Ok(ScriptSlot);
+            }
+            // Woken when a turn is given back, or soon after to look at the limits again.
+            running = slots
+                .freed
+                .wait_timeout(running, SLEEP_SLICE)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+}
+
+impl Drop for ScriptSlot {
+    fn drop(&mut self) {
+        let slots = &*SCRIPT_SLOTS;
+        let mut running = slots.running.lock().unwrap_or_else(PoisonError::into_inner);
+        *running -= 1;
+        drop(running);
+        slots.freed.notify_one();
     }
 }
 
@@ -241,15 +401,19 @@ fn truthy(value: &Value<'_>) -> bool {
     !(value.is_null() || value.is_undefined())
 }
 
-/// Sleeps `duration`, or until the deadline if that comes first.
+/// Sleeps `duration`, or until the operation's limits end it if that comes first, looking at
+/// the interrupt flag every [`SLEEP_SLICE`].
 fn sleep_until_deadline(duration: Duration) {
     let until = Instant::now() + duration;
-    let until = DEADLINE
-        .with(Cell::get)
-        .map_or(until, |deadline| deadline.min(until));
-    let now = Instant::now();
-    if until > now {
-        std::thread::sleep(until - now);
+    let until = LIMITS
+        .with(|limits| limits.borrow().as_ref().and_then(ScriptLimits::ends))
+        .map_or(until, |ends| ends.min(until));
+    loop {
+        let now = Instant::now();
+        if now >= until || stop().is_some() {
+            return;
+        }
+        std::thread::sleep((until - now).min(SLEEP_SLICE));
     }
 }
 
@@ -400,5 +564,56 @@ mod tests {
         }
         // Outside the deadline the same thread evaluates as before.
         assert!(matches("function() { sleep(1); return true; }", &document).unwrap());
+    }
+
+    #[test]
+    fn a_budget_bounds_scripts_without_max_time_and_names_itself() {
+        let document = rawdoc! { "x": 1 };
+        let started = Instant::now();
+        let error = with_limits(ScriptLimits::budget(Duration::from_millis(100)), || {
+            matches("function() { while (true) {} }", &document)
+        })
+        .unwrap_err();
+        match error {
+            DocError::Expression { code, message } => {
+                assert_eq!(code, MAX_TIME_MS_EXPIRED);
+                assert!(message.contains("script time limit of 100 ms"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(4));
+    }
+
+    #[test]
+    fn an_interrupt_flag_stops_a_running_script_and_a_sleep() {
+        let document = rawdoc! { "x": 1 };
+        for source in [
+            "function() { while (true) {} }",
+            "function() { sleep(60000); return true; }",
+        ] {
+            let flag = Arc::new(AtomicBool::new(false));
+            let limits = ScriptLimits {
+                interrupt: Some(Arc::clone(&flag)),
+                ..ScriptLimits::budget(Duration::from_secs(60))
+            };
+            let setter = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                flag.store(true, Ordering::SeqCst);
+            });
+            let started = Instant::now();
+            let error = with_limits(limits, || matches(source, &document)).unwrap_err();
+            setter.join().unwrap();
+            assert!(
+                matches!(
+                    error,
+                    DocError::Expression {
+                        code: INTERRUPTED,
+                        ..
+                    }
+                ),
+                "{source}: {error:?}"
+            );
+            assert!(started.elapsed() < Duration::from_secs(4), "{source}");
+        }
     }
 }

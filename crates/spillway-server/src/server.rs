@@ -245,7 +245,7 @@ impl Server {
                                     _ = stop.wait_for(|stopped| *stopped) => return,
                                 };
                                 match accepted {
-                                    Ok(Ok(stream)) => connection::serve(stream, info, state, &commands, stop).await,
+                                    Ok(Ok(stream)) => connection::serve(tls::ClosedIsEof(stream), info, state, &commands, stop).await,
                                     Ok(Err(error)) => eprintln!(
                                         "spillway serve: {peer}: closing the connection: TLS handshake failed: {error}"
                                     ),

@@ -101,6 +101,11 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn remove_file(&self, path: &Path) -> io::Result<()>;
     /// Makes the directory's entries (creations, renames, deletions) durable.
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// Bytes still free for this process on the file system holding `dir` (`statvfs`'s
+    /// available blocks), or `None` when unknown; new segments are sized to it.
+    fn available_space(&self, _dir: &Path) -> io::Result<Option<u64>> {
+        Ok(None)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,6 +303,10 @@ impl Backend for FileBackend {
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         File::open(dir)?.sync_all()
+    }
+    fn available_space(&self, dir: &Path) -> io::Result<Option<u64>> {
+        let stats = rustix::fs::statvfs(dir)?;
+        Ok(Some(stats.f_bavail.saturating_mul(stats.f_frsize)))
     }
 }
 
@@ -904,5 +913,13 @@ impl Backend for MemoryBackend {
             }
         }
         Ok(())
+    }
+    fn available_space(&self, _dir: &Path) -> io::Result<Option<u64>> {
+        // The allocated-space model: what `no_space_after_bytes` leaves, if it is set.
+        let faults = &self.state.faults;
+        Ok(faults
+            .plan()
+            .no_space_after_bytes
+            .map(|limit| limit.saturating_sub(faults.space_used.load(Ordering::SeqCst))))
     }
 }

@@ -369,6 +369,102 @@ impl<'a> Frame<'a> {
     }
 }
 
+/// What the bytes of a frame that failed its checks still show, for a repair's report: read
+/// without any checksum, so a key may itself be damaged.
+#[derive(Debug)]
+pub(crate) struct DamagedFrame<'a> {
+    /// The frame's sequence number, if its magic is intact.
+    pub(crate) seq: Option<u64>,
+    /// Every op whose header and key lie within the bytes, in order.
+    pub(crate) ops: Vec<DamagedOp<'a>>,
+    /// The frame's length as its intact header gives it (when that fits in the bytes): where
+    /// the next frame should start.
+    pub(crate) len: Option<usize>,
+    /// True when every op of the frame was read (its header's op count, or up to the end of
+    /// `bytes` when the header is unreadable).
+    pub(crate) whole: bool,
+}
+
+/// An op read from a damaged frame.
+#[derive(Debug)]
+pub(crate) struct DamagedOp<'a> {
+    pub(crate) kind: OpKind,
+    pub(crate) keyspace: u32,
+    pub(crate) key: &'a [u8],
+    /// A put's value, when it lies within the bytes and matches its own checksum.
+    pub(crate) value: Option<&'a [u8]>,
+}
+
+/// Reads what it can of the frame at the start of `bytes` (the damaged bytes, up to the next
+/// intact frame or the end of the log), checking no checksum. Never panics.
+pub(crate) fn read_damaged_frame(bytes: &[u8]) -> DamagedFrame<'_> {
+    let header = bytes.get(..FRAME_HEADER_LEN);
+    let intact_header = header.filter(|h| u32_at(h, 0) == FRAME_MAGIC);
+    let seq = intact_header.map(|h| u64_at(h, 8));
+    let declared = intact_header.and_then(|h| {
+        let payload_len = u32_at(h, 16) as usize;
+        let end = FRAME_HEADER_LEN.checked_add(payload_len)?;
+        (payload_len.is_multiple_of(ALIGN) && end <= bytes.len())
+            .then_some((end, u32_at(h, 20) as usize))
+    });
+    let payload_start = FRAME_HEADER_LEN.min(bytes.len());
+    let payload_end = declared.map_or(bytes.len(), |(end, _)| end);
+    let payload = &bytes[payload_start..payload_end];
+    let mut ops = Vec::new();
+    let mut at = 0;
+    let read_to_end = loop {
+        if at == payload.len() {
+            break true;
+        }
+        let Some(op) = payload.get(at..at + OP_HEADER_LEN) else {
+            break false;
+        };
+        if is_zero(op) {
+            // Zeroes, not an op: the end of what was written, unless the header says more.
+            break declared.is_none() && is_zero(&payload[at..]);
+        }
+        let Ok(kind) = OpKind::try_from(op[0]) else {
+            break false;
+        };
+        if !is_zero(&op[1..4]) || !is_zero(&op[20..24]) {
+            break false;
+        }
+        let key_start = at + OP_HEADER_LEN;
+        let Some(key_end) = key_start
+            .checked_add(u32_at(op, 8) as usize)
+            .filter(|&end| end <= payload.len())
+        else {
+            break false;
+        };
+        let value_start = align_up(key_end);
+        let value = value_start
+            .checked_add(u32_at(op, 12) as usize)
+            .and_then(|value_end| payload.get(value_start..value_end));
+        ops.push(DamagedOp {
+            kind,
+            keyspace: u32_at(op, 4),
+            key: &payload[key_start..key_end],
+            value: value.filter(|value| {
+                kind == OpKind::Put && crc32fast::hash(value) == u32_at(op, 16)
+            }),
+        });
+        match value
+            .map(|value| align_up(value_start + value.len()))
+            .filter(|&next| next <= payload.len())
+        {
+            Some(next) => at = next,
+            None => break false,
+        }
+    };
+    let whole = read_to_end && declared.is_none_or(|(_, op_count)| op_count == ops.len());
+    DamagedFrame {
+        seq,
+        ops,
+        len: declared.map(|(end, _)| end),
+        whole,
+    }
+}
+
 /// What [`decode_frame`] found at an offset.
 #[derive(Debug)]
 pub(crate) enum FrameSlot<'a> {

@@ -73,6 +73,7 @@ pub use format::SegmentKind;
 pub use snapshot::{Range, Snapshot, ValueVersion};
 pub use store::{
     CLOSE_CHECKPOINT_MIN_BYTES, CheckpointFallback, CompactionReport, Damage, Durability,
-    KeyspaceId, KeyspaceStats, MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, RecoveryReport, RepairReport,
-    SegmentStats, Store, StoreOptions, StoreStats, TornTail, VerifyReport,
+    KeyspaceId, KeyspaceStats, LostWrite, LostWriteEffect, MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE,
+    RecoveryReport, RepairReport,
+    SMALL_DISK_SEGMENT_SIZE, SegmentStats, Store, StoreOptions, StoreStats, TornTail, VerifyReport,
 };

@@ -27,14 +27,15 @@ use crate::compaction::CompactionOutput;
 use crate::directory::{Directory, KeyspaceState, LiveBytes};
 use crate::error::{Error, Result};
 use crate::format::{
-    ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, Fallback, Frame, FrameSlot, MANIFEST_FILE_NAME,
-    Manifest, ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind,
-    checkpoint_file_name, decode_frame, encode_op, segment_file_name, written_limit_for,
+    ACTIVE_SEGMENT_END, ALIGN, FRAME_HEADER_LEN, FRAME_MAGIC, Fallback, Frame, FrameSlot,
+    MANIFEST_FILE_NAME, Manifest, ManifestSegment, OpKind, SEGMENT_HEADER_LEN, SegmentHeader,
+    SegmentKind, checkpoint_file_name, decode_frame, encode_op, read_damaged_frame,
+    segment_file_name, written_limit_for,
 };
 use crate::recovery::{dirty_end, write_checkpoint_file, write_manifest};
 use crate::segment::{Access, Segment};
 use crate::snapshot::{SegmentTable, read_value};
-use crate::store::{Damage, RepairReport, StoreOptions};
+use crate::store::{Damage, LostWrite, LostWriteEffect, RepairReport, StoreOptions};
 
 /// Prefix of the name given to a keyspace whose create op was lost.
 const SALVAGED_KEYSPACE_PREFIX: &str = "salvaged-";
@@ -56,6 +57,7 @@ pub(crate) fn repair(
         dir: dir.clone(),
         damage: Vec::new(),
         active_segment_missing: false,
+        log_bytes_missing: false,
     };
 
     let manifest = salvage.read_manifest(backend, &names)?;
@@ -121,6 +123,11 @@ pub(crate) fn repair(
         values_dropped,
         dropped_keys,
         active_segment_missing: salvage.active_segment_missing,
+        commits_dropped: state.lost.commits_dropped,
+        lost_writes: state.lost.effects(&state.directory),
+        lost_writes_complete: state.lost.complete
+            && !salvage.log_bytes_missing
+            && !salvage.active_segment_missing,
         ..RepairReport::default()
     };
     if salvage.damage.is_empty() && manifest.is_some() {
@@ -266,6 +273,9 @@ struct Salvage {
     dir: PathBuf,
     damage: Vec<Damage>,
     active_segment_missing: bool,
+    /// Log bytes are gone (a log segment missing or shortened): commits may have been
+    /// dropped that nothing names.
+    log_bytes_missing: bool,
 }
 
 /// The directory rebuilt from the checkpoint and the frames.
@@ -274,6 +284,154 @@ struct Replayed {
     next_seq: u64,
     frames_applied: u64,
     checkpoint_used: bool,
+    /// The writes of the commits the replay had to drop.
+    lost: LostWrites,
+}
+
+/// The writes of dropped commits, read from the damaged bytes of the replayed part of the
+/// log, until a later intact frame overwrites them.
+struct LostWrites {
+    /// `(keyspace id, key)` to the kind (put or delete) of the last lost op on it, and the
+    /// value of a put when its bytes are intact.
+    pending: BTreeMap<(u32, Vec<u8>), (OpKind, Option<Vec<u8>>)>,
+    /// Names given by create-keyspace ops of dropped commits.
+    names: BTreeMap<u32, String>,
+    /// Commits known to be dropped, up to the last intact log frame.
+    commits_dropped: u64,
+    /// Damaged log frames with a readable header since the last intact log frame.
+    trailing: u64,
+    /// Damaged log frames read whole since the last intact log frame.
+    whole_since_intact: u64,
+    /// False once some dropped commit could not be read op by op.
+    complete: bool,
+}
+
+impl LostWrites {
+    fn new() -> LostWrites {
+        LostWrites {
+            pending: BTreeMap::new(),
+            names: BTreeMap::new(),
+            commits_dropped: 0,
+            trailing: 0,
+            whole_since_intact: 0,
+            complete: true,
+        }
+    }
+
+    /// Reads the frames of a damaged region (`bytes`, up to the next intact frame or the end
+    /// of the log) of a segment whose frames are replayed.
+    fn read_region(&mut self, bytes: &[u8], is_log: bool) {
+        let mut at = 0;
+        while at < bytes.len() && !bytes[at..].iter().all(|&byte| byte == 0) {
+            let frame = read_damaged_frame(&bytes[at..]);
+            if is_log && frame.seq.is_some() {
+                self.trailing += 1;
+            }
+            if frame.whole {
+                self.whole_since_intact += 1;
+            } else {
+                self.complete = false;
+            }
+            for op in frame.ops {
+                match op.kind {
+                    OpKind::Put | OpKind::Delete => {
+                        self.pending.insert(
+                            (op.keyspace, op.key.to_vec()),
+                            (op.kind, op.value.map(<[u8]>::to_vec)),
+                        );
+                    }
+                    OpKind::CreateKeyspace => {
+                        self.names
+                            .insert(op.keyspace, String::from_utf8_lossy(op.key).into_owned());
+                    }
+                    // Every key of the keyspace came back, or was lost: not listed one by one.
+                    OpKind::DropKeyspace | OpKind::ClearKeyspace => self.complete = false,
+                }
+            }
+            at = match frame.len {
+                Some(len) => at + len.max(ALIGN),
+                None => next_frame_magic(bytes, at + ALIGN),
+            };
+        }
+    }
+
+    /// An intact log frame is applied; `gap` is how many commits are missing before it, when
+    /// that can be known (a log frame was applied before it, or the checkpoint gave the
+    /// position).
+    fn intact_log_frame(&mut self, gap: Option<u64>) {
+        match gap {
+            Some(gap) => {
+                self.commits_dropped += gap;
+                if gap > self.whole_since_intact {
+                    self.complete = false;
+                }
+            }
+            None => self.commits_dropped += self.trailing,
+        }
+        self.trailing = 0;
+        self.whole_since_intact = 0;
+    }
+
+    /// A later intact frame wrote these keys: their lost writes are no longer visible.
+    fn overwritten_by(&mut self, frame: &Frame<'_>) {
+        if self.pending.is_empty() {
+            return;
+        }
+        for op in frame.ops() {
+            match op.kind {
+                OpKind::Put | OpKind::Delete => {
+                    self.pending.remove(&(op.keyspace, op.key.to_vec()));
+                }
+                OpKind::DropKeyspace | OpKind::ClearKeyspace => {
+                    self.pending.retain(|(keyspace, _), _| *keyspace != op.keyspace);
+                }
+                OpKind::CreateKeyspace => {}
+            }
+        }
+    }
+
+    /// What each lost write left visible in `directory` (the repaired state).
+    fn effects(&self, directory: &Directory) -> Vec<LostWrite> {
+        let mut lost = Vec::new();
+        for ((keyspace_id, key), (kind, value)) in &self.pending {
+            let keyspace = directory.keyspaces.get(keyspace_id);
+            let present = keyspace.is_some_and(|keyspace| keyspace.contains_key(key));
+            let effect = match (kind, present) {
+                (OpKind::Put, true) => LostWriteEffect::RolledBack,
+                (OpKind::Put, false) => LostWriteEffect::Vanished,
+                (OpKind::Delete, true) => LostWriteEffect::Undeleted,
+                _ => continue,
+            };
+            let keyspace = match keyspace {
+                Some(keyspace) => keyspace.name.to_string(),
+                None => self
+                    .names
+                    .get(keyspace_id)
+                    .cloned()
+                    .unwrap_or_else(|| format!("{SALVAGED_KEYSPACE_PREFIX}{keyspace_id}")),
+            };
+            lost.push(LostWrite {
+                keyspace,
+                key: key.clone(),
+                effect,
+                lost_value: value.clone(),
+            });
+        }
+        lost
+    }
+}
+
+/// The first offset from `from` (aligned up) where a frame's magic is, or the end of `bytes`.
+fn next_frame_magic(bytes: &[u8], from: usize) -> usize {
+    let magic = FRAME_MAGIC.to_le_bytes();
+    let mut probe = from.next_multiple_of(ALIGN);
+    while probe + magic.len() <= bytes.len() {
+        if bytes[probe..probe + magic.len()] == magic {
+            return probe;
+        }
+        probe += ALIGN;
+    }
+    bytes.len()
 }
 
 impl Salvage {
@@ -356,6 +514,7 @@ impl Salvage {
                     // open refuses it, so the store must be rewritten.
                     let created = header.capacity as usize;
                     if created != 0 && segment.capacity() < created {
+                        self.log_bytes_missing |= header.kind == SegmentKind::Log;
                         self.damaged(
                             &path,
                             segment.capacity() as u64,
@@ -447,6 +606,7 @@ impl Salvage {
                     "the active log segment is missing: commits only it held are lost; a fresh active segment is started",
                 );
             } else {
+                self.log_bytes_missing |= entry.kind == SegmentKind::Log;
                 self.damaged(
                     path,
                     0,
@@ -522,6 +682,7 @@ impl Salvage {
                             .range(log_segment..)
                             .any(|(_, s)| s.kind == SegmentKind::Log);
                         if later_log {
+                            self.log_bytes_missing = true;
                             self.damaged(
                                 segment_path,
                                 0,
@@ -571,12 +732,14 @@ impl Salvage {
                 next_seq: loaded.next_seq,
                 frames_applied: 0,
                 checkpoint_used: true,
+                lost: LostWrites::new(),
             },
             None => Replayed {
                 directory: Directory::default(),
                 next_seq: 1,
                 frames_applied: 0,
                 checkpoint_used: false,
+                lost: LostWrites::new(),
             },
         };
         let order = replay_order(segments);
@@ -594,12 +757,17 @@ impl Salvage {
                 },
             };
             let mut found = Vec::new();
-            let log_end = scan_segment(segment, &mut self.damage, |offset, frame| {
+            let mut regions = Vec::new();
+            let log_end = scan_segment(segment, &mut self.damage, &mut regions, |offset, frame| {
                 found.push((offset, frame));
             });
+            let is_log = segment.kind == SegmentKind::Log;
+            let replayed_from = |start: usize| apply_from.is_some_and(|from| start >= from);
+            let mut regions = regions.into_iter().peekable();
             if let Some(end) = sealed_end(id)
                 && end != log_end as u64
             {
+                self.log_bytes_missing |= segment.kind == SegmentKind::Log;
                 self.damaged(
                     &segment.path,
                     log_end as u64,
@@ -609,6 +777,14 @@ impl Salvage {
                 );
             }
             for (offset, frame) in found {
+                while let Some(&(start, end)) = regions.peek()
+                    && start < offset
+                {
+                    regions.next();
+                    if replayed_from(start) {
+                        replayed.lost.read_region(&segment.bytes()[start..end], is_log);
+                    }
+                }
                 if apply_from.is_none_or(|from| offset < from) {
                     continue;
                 }
@@ -625,6 +801,9 @@ impl Salvage {
                         );
                         continue;
                     }
+                    replayed
+                        .lost
+                        .intact_log_frame(applied_log_frame.then(|| frame.seq - replayed.next_seq));
                     if frame.seq > replayed.next_seq && applied_log_frame {
                         self.damaged(
                             &segment.path,
@@ -639,6 +818,7 @@ impl Salvage {
                     applied_log_frame = true;
                     replayed.next_seq = frame.seq + 1;
                 }
+                replayed.lost.overwritten_by(&frame);
                 apply_salvaged_frame(
                     &mut replayed.directory,
                     &frame,
@@ -648,7 +828,14 @@ impl Salvage {
                 );
                 replayed.frames_applied += 1;
             }
+            for (start, end) in regions {
+                if replayed_from(start) {
+                    replayed.lost.read_region(&segment.bytes()[start..end], is_log);
+                }
+            }
         }
+        replayed.lost.commits_dropped += replayed.lost.trailing;
+        replayed.lost.trailing = 0;
         replayed
     }
 }
@@ -659,7 +846,7 @@ fn guess_kind(segment: &Segment) -> SegmentKind {
     let mut kind = SegmentKind::Log;
     let mut ignored = Vec::new();
     let mut first = true;
-    scan_segment(segment, &mut ignored, |_, frame| {
+    scan_segment(segment, &mut ignored, &mut Vec::new(), |_, frame| {
         if first && frame.seq == 0 {
             kind = SegmentKind::Compacted;
         }
@@ -694,11 +881,13 @@ fn replay_order(segments: &BTreeMap<u32, Segment>) -> Vec<u32> {
 }
 
 /// Calls `frame` with the offset of every intact frame of `segment`, in order, and records
-/// every damaged region: bytes that are neither a frame nor the zeroes after the log. Returns
-/// where the last intact frame ends.
+/// every damaged region: bytes that are neither a frame nor the zeroes after the log, in
+/// `damage` with a reason and in `regions` as `(start, end)`. Returns where the last intact
+/// frame ends.
 fn scan_segment<'a>(
     segment: &'a Segment,
     damage: &mut Vec<Damage>,
+    regions: &mut Vec<(usize, usize)>,
     mut frame: impl FnMut(usize, Frame<'a>),
 ) -> usize {
     let bytes = segment.bytes();
@@ -729,6 +918,7 @@ fn scan_segment<'a>(
         }
         let what = problem.as_deref().unwrap_or("zeroed frame header");
         let Some(next) = next_frame(bytes, offset + ALIGN, dirty) else {
+            regions.push((offset, dirty));
             report(
                 offset,
                 format!(
@@ -738,6 +928,7 @@ fn scan_segment<'a>(
             );
             return log_end;
         };
+        regions.push((offset, next));
         report(
             offset,
             format!(

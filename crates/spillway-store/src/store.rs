@@ -69,9 +69,11 @@ pub enum Durability {
 pub struct StoreOptions {
     /// When commits become durable.
     pub durability: Durability,
-    /// Size of each log segment file, allocated on creation (a disk with less free space
-    /// refuses the segment). A batch larger than this gets a segment of its own, as large as
-    /// needed.
+    /// Size of each log segment file, allocated on creation. On a file system with less than
+    /// four times this free, a new segment gets a quarter of the free space instead (at least
+    /// [`SMALL_DISK_SEGMENT_SIZE`]), so that a small disk still holds a database, its
+    /// checkpoint and the next segment. A batch larger than a segment gets a segment of its
+    /// own, as large as needed.
     pub segment_size: u64,
     /// [`Store::compact`] rewrites sealed segments whose live bytes are below this fraction of
     /// their written bytes.
@@ -100,6 +102,21 @@ pub const CLOSE_CHECKPOINT_MIN_BYTES: u64 = 1 << 20;
 
 /// Smallest accepted segment size.
 pub const MIN_SEGMENT_SIZE: u64 = 4096;
+/// The smallest size a segment is shrunk to on a nearly full file system.
+pub const SMALL_DISK_SEGMENT_SIZE: u64 = 64 << 10;
+
+/// The size of a new segment when the file system has `available` bytes free: the
+/// configured size if a quarter of the free space holds it, else that quarter (4 KiB-aligned,
+/// at least [`SMALL_DISK_SEGMENT_SIZE`] or the configured size, whichever is smaller).
+pub(crate) fn segment_size_for_space(configured: u64, available: Option<u64>) -> usize {
+    let size = match available {
+        Some(available) if available / 4 < configured => (available / 4 / 4096 * 4096)
+            .max(SMALL_DISK_SEGMENT_SIZE.min(configured))
+            .max(MIN_SEGMENT_SIZE),
+        _ => configured,
+    };
+    usize::try_from(size).unwrap_or(usize::MAX)
+}
 /// Largest accepted segment size (offsets inside a segment are 32-bit).
 pub const MAX_SEGMENT_SIZE: u64 = 1 << 31;
 
@@ -259,11 +276,49 @@ pub struct RepairReport {
     pub dropped_keys: Vec<(String, Vec<u8>)>,
     /// True if the active log segment was missing (a fresh one was started).
     pub active_segment_missing: bool,
+    /// Commits known to be dropped: missing from the sequence between intact log frames, or
+    /// damaged frames whose header still reads after the last intact one.
+    pub commits_dropped: u64,
+    /// The writes of dropped commits that the repaired store does not hold, as far as the
+    /// damaged bytes still show their ops, with what each loss left visible. A write a later
+    /// intact commit overwrote is not listed (nothing of it is visible either way).
+    pub lost_writes: Vec<LostWrite>,
+    /// True when `lost_writes` names every write of every dropped commit: every damaged byte
+    /// range of the replayed log was read op by op and no log bytes are missing. False when
+    /// log bytes are gone (a shortened or missing log segment) or unreadable, so commits may
+    /// have been dropped whose keys cannot be known.
+    pub lost_writes_complete: bool,
     /// Files moved to `backup_dir` (the manifest is copied there, then replaced).
     pub files_moved: Vec<String>,
     /// Where the old files were moved (inside the store directory); `None` when nothing was
     /// damaged and no file was changed.
     pub backup_dir: Option<PathBuf>,
+}
+
+/// A write of a commit that [`Store::repair`] dropped, read from the damaged bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LostWrite {
+    /// The keyspace's name in the repaired store.
+    pub keyspace: String,
+    /// The key written.
+    pub key: Vec<u8>,
+    /// What the repaired store shows instead.
+    pub effect: LostWriteEffect,
+    /// The value a lost put wrote, when its bytes survive and match their own checksum (the
+    /// frame around it failed its checks).
+    pub lost_value: Option<Vec<u8>>,
+}
+
+/// What the loss of a write left visible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum LostWriteEffect {
+    /// A put was lost and an older value of the key is visible.
+    RolledBack,
+    /// A put was lost and the key has no value (it was new, or its older value was deleted).
+    Vanished,
+    /// A delete was lost: the key's older value is visible again.
+    Undeleted,
 }
 
 /// Result of [`Store::compact`].
@@ -574,7 +629,14 @@ impl Store {
                     ),
                 ));
             }
-            initialise(&backend, &dir, options.segment_size as usize)?;
+            let available = backend
+                .available_space(&dir)
+                .map_err(|e| Error::io("measure free space", &dir, e))?;
+            initialise(
+                &backend,
+                &dir,
+                segment_size_for_space(options.segment_size, available),
+            )?;
         }
 
         // `load` changes nothing on disk: if it refuses (damage), the directory is untouched.
@@ -939,10 +1001,11 @@ impl Store {
 
         // 2. Copy live records out of the victims (no lock held: the victims are immutable).
         let mut allocate = || shared.allocate_segment_id();
+        let available = shared.backend.available_space(&shared.dir).unwrap_or(None);
         let mut output = CompactionOutput::new(
             &shared.backend,
             &shared.dir,
-            shared.options.segment_size as usize,
+            segment_size_for_space(shared.options.segment_size, available),
             &mut allocate,
         );
         for (&keyspace_id, keyspace) in &snapshot.directory.keyspaces {
@@ -1451,7 +1514,9 @@ impl Shared {
     /// active segment as it was.
     fn rotate(&self, writer: &mut Writer, frame_len: usize) -> Result<()> {
         self.sync_segment(&writer.active)?;
-        let capacity = (self.options.segment_size as usize)
+        // An unknown free space (the measure failed) leaves the configured size.
+        let available = self.backend.available_space(&self.dir).unwrap_or(None);
+        let capacity = segment_size_for_space(self.options.segment_size, available)
             .max(align_up(SEGMENT_HEADER_LEN + frame_len).next_multiple_of(4096));
         let id = self.allocate_segment_id();
         let segment = Arc::new(Segment::create(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use spillway_store::backend::{Backend, CrashMode, MemoryBackend};
-use spillway_store::{Store, StoreOptions, WriteBatch};
+use spillway_store::{LostWriteEffect, Store, StoreOptions, WriteBatch};
 
 const DIR: &str = "/salvage";
 
@@ -420,4 +420,127 @@ fn a_log_segment_shortened_only_of_its_zeroes_is_rewritten_and_then_opens() {
     assert_eq!(report.values_dropped, 0, "{report:?}");
     assert_same(&read_all(&backend), &contents, "");
     assert!(repair(&backend).damage.is_empty());
+}
+
+/// A store whose keyspace `docs` holds `k00`..`k09` (version 1) at a checkpoint, then two
+/// commits the checkpoint does not cover: the first writes version 2 of `k00`..`k04`, a new
+/// key `n1` and deletes `k09`; the second writes version 3 of `k00` and version 2 of `k05`.
+/// Returns the backend and the active segment's name.
+fn build_with_two_later_commits() -> (MemoryBackend, String) {
+    let backend = MemoryBackend::new();
+    let store = Store::open_with_backend(Arc::new(backend.clone()), DIR, options()).unwrap();
+    let docs = store.keyspace("docs").unwrap();
+    let mut batch = WriteBatch::new();
+    for i in 0..10 {
+        batch.put(docs, format!("k{i:02}").as_bytes(), format!("k{i:02} v1").as_bytes());
+    }
+    store.commit(batch).unwrap();
+    store.checkpoint().unwrap();
+    let mut first = WriteBatch::new();
+    for i in 0..5 {
+        first.put(docs, format!("k{i:02}").as_bytes(), format!("k{i:02} v2").as_bytes());
+    }
+    first.put(docs, b"n1", b"n1 v1");
+    first.delete(docs, b"k09");
+    store.commit(first).unwrap();
+    let mut second = WriteBatch::new();
+    second.put(docs, b"k00", b"k00 v3");
+    second.put(docs, b"k05", b"k05 v2");
+    store.commit(second).unwrap();
+    drop(store);
+    let backend = backend.crash(CrashMode::LoseUnsynced);
+    let active = active_segment(&backend);
+    (backend, active)
+}
+
+/// The lost writes of a report as `(keyspace, key, effect)`, sorted.
+fn lost_writes(report: &spillway_store::RepairReport) -> Vec<(String, String, LostWriteEffect)> {
+    let mut lost: Vec<_> = report
+        .lost_writes
+        .iter()
+        .map(|write| {
+            (
+                write.keyspace.clone(),
+                String::from_utf8_lossy(&write.key).into_owned(),
+                write.effect,
+            )
+        })
+        .collect();
+    lost.sort();
+    lost
+}
+
+#[test]
+fn a_dropped_commit_in_the_middle_of_the_log_names_every_key_it_rolled_back() {
+    let (backend, active) = build_with_two_later_commits();
+    let mut bytes = backend.file_contents(&path(&active)).unwrap();
+    // Damage one value of the first later commit: its frame fails its checksum, the second
+    // later commit is intact and kept.
+    let at = bytes.windows(6).position(|w| w == b"k02 v2").unwrap();
+    bytes[at + 5] = b'9';
+    backend.overwrite_file(&path(&active), &bytes).unwrap();
+
+    let report = repair(&backend);
+    assert_eq!(report.commits_dropped, 1, "{report:?}");
+    assert!(report.lost_writes_complete, "{report:?}");
+    let docs = |key: &str, effect| ("docs".to_string(), key.to_string(), effect);
+    assert_eq!(
+        lost_writes(&report),
+        vec![
+            docs("k01", LostWriteEffect::RolledBack),
+            docs("k02", LostWriteEffect::RolledBack),
+            docs("k03", LostWriteEffect::RolledBack),
+            docs("k04", LostWriteEffect::RolledBack),
+            docs("k09", LostWriteEffect::Undeleted),
+            docs("n1", LostWriteEffect::Vanished),
+        ],
+        "{report:?}"
+    );
+    // A lost value whose own checksum holds is handed back; the damaged one is not.
+    let lost_value = |key: &[u8]| {
+        report
+            .lost_writes
+            .iter()
+            .find(|write| write.key == key)
+            .and_then(|write| write.lost_value.clone())
+    };
+    assert_eq!(lost_value(b"k01").as_deref(), Some(&b"k01 v2"[..]));
+    assert_eq!(lost_value(b"k02"), None);
+    assert_eq!(lost_value(b"n1").as_deref(), Some(&b"n1 v1"[..]));
+    // The report says what the store now holds.
+    let after = read_all(&backend);
+    let value = |key: &str| {
+        after["docs"]
+            .get(key.as_bytes())
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    };
+    assert_eq!(value("k00").as_deref(), Some("k00 v3"));
+    assert_eq!(value("k01").as_deref(), Some("k01 v1"));
+    assert_eq!(value("k05").as_deref(), Some("k05 v2"));
+    assert_eq!(value("k09").as_deref(), Some("k09 v1"));
+    assert_eq!(value("n1"), None);
+}
+
+#[test]
+fn a_log_cut_short_says_its_lost_commits_cannot_be_named() {
+    let (backend, active) = build_with_two_later_commits();
+    let bytes = backend.file_contents(&path(&active)).unwrap();
+    // Cut the log inside the first later commit's frame, after its first value.
+    let at = bytes.windows(6).position(|w| w == b"k01 v2").unwrap();
+    backend.overwrite_file(&path(&active), &bytes[..at]).unwrap();
+
+    let report = repair(&backend);
+    assert!(!report.lost_writes_complete, "{report:?}");
+    // What the surviving bytes of the torn frame still show is named: `k01`'s op header and
+    // key survive, its value does not.
+    assert_eq!(
+        lost_writes(&report),
+        vec![
+            ("docs".to_string(), "k00".to_string(), LostWriteEffect::RolledBack),
+            ("docs".to_string(), "k01".to_string(), LostWriteEffect::RolledBack),
+        ],
+        "{report:?}"
+    );
+    let after = read_all(&backend);
+    assert_eq!(after["docs"][&b"k00"[..]], b"k00 v1");
 }

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
+use spillway_doc::javascript;
 use spillway_pattern::{Pattern, Violation, migration};
 use spillway_store::{
     CompactionReport, Durability, KeyspaceId, RecoveryReport, Store, StoreOptions,
@@ -109,6 +110,9 @@ pub(crate) struct Inner {
     pub(crate) ttl_interval: Duration,
     /// Where commits record their changes for change streams, once one was opened.
     pub(crate) changes: ChangeLog,
+    /// How long, in milliseconds, the server-side JavaScript of one command may run
+    /// ([`Database::set_script_time_limit`]).
+    script_time_limit_ms: AtomicU64,
 }
 
 /// The keys one transaction handle claimed; released when it ends (commit, rollback, drop),
@@ -353,8 +357,29 @@ impl Database {
                 ttl_reaper: AtomicBool::new(false),
                 ttl_interval,
                 changes,
+                script_time_limit_ms: AtomicU64::new(
+                    u64::try_from(javascript::DEFAULT_SCRIPT_TIME_LIMIT.as_millis())
+                        .unwrap_or(u64::MAX),
+                ),
             }),
         })
+    }
+
+    /// Bounds the server-side JavaScript (`$where`) of each command run through the command
+    /// layer (`spillway serve`, the shell) to `limit` in all, with or without `maxTimeMS`
+    /// (the smaller wins); past it the command fails with `MaxTimeMSExpired` (50). The
+    /// default is [`javascript::DEFAULT_SCRIPT_TIME_LIMIT`] (5 s), which also bounds each
+    /// `$where` call made through this API directly.
+    pub fn set_script_time_limit(&self, limit: Duration) {
+        let milliseconds = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.inner
+            .script_time_limit_ms
+            .store(milliseconds, Ordering::Relaxed);
+    }
+
+    /// The limit [`Database::set_script_time_limit`] set.
+    pub fn script_time_limit(&self) -> Duration {
+        Duration::from_millis(self.inner.script_time_limit_ms.load(Ordering::Relaxed))
     }
 
     /// What opening the database found and fixed: whether a checkpoint was used, how many

@@ -14,7 +14,7 @@ use std::fmt;
 
 use bson::Bson;
 use spillway_doc::DocError;
-use spillway_doc::error::{MAX_SHOWN_CHARS, abbreviate};
+use spillway_doc::error::{MAX_SHOWN_CHARS, abbreviate, echo};
 
 /// The result type of every fallible facade operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -478,7 +478,9 @@ impl Error {
                 key,
             } => write!(
                 f,
-                "duplicate key in collection '{collection}', index '{index}': {}",
+                "duplicate key in collection '{}', index '{}': {}",
+                echo(collection),
+                echo(index),
                 abbreviate(&key.to_string(), MAX_SHOWN_CHARS)
             )?,
             ErrorKind::InvalidFilter(error)
@@ -505,38 +507,59 @@ impl Error {
                 )?;
             }
             ErrorKind::InvalidCollectionName { name, reason } => {
-                write!(f, "invalid collection name {name:?}: {reason}")?;
+                write!(f, "invalid collection name {:?}: {reason}", echo(name))?;
             }
             ErrorKind::InvalidIndex {
                 collection,
                 message,
-            } => write!(f, "invalid index on collection '{collection}': {message}")?,
+            } => write!(
+                f,
+                "invalid index on collection '{}': {message}",
+                echo(collection)
+            )?,
             ErrorKind::ParallelArrays { collection, index } => write!(
                 f,
-                "cannot index parallel arrays: index '{index}' of collection '{collection}' would need entries for two array fields of one document"
+                "cannot index parallel arrays: index '{}' of collection '{}' would need entries for two array fields of one document",
+                echo(index),
+                echo(collection)
             )?,
             ErrorKind::IndexNotFound { collection, index } => {
-                write!(f, "index '{index}' not found in collection '{collection}'")?;
+                write!(
+                    f,
+                    "index '{}' not found in collection '{}'",
+                    echo(index),
+                    echo(collection)
+                )?;
             }
             ErrorKind::InvalidOptions {
                 collection,
                 message,
-            } => write!(f, "invalid options on collection '{collection}': {message}")?,
+            } => write!(
+                f,
+                "invalid options on collection '{}': {message}",
+                echo(collection)
+            )?,
             ErrorKind::DocumentValidationFailure { collection, id } => write!(
                 f,
-                "Document failed validation: collection '{collection}', document _id: {}",
+                "Document failed validation: collection '{}', document _id: {}",
+                echo(collection),
                 abbreviate(&id.to_string(), MAX_SHOWN_CHARS)
             )?,
             ErrorKind::CappedPositionLost { collection } => write!(
                 f,
-                "CollectionScan died due to position in capped collection '{collection}' being deleted"
+                "CollectionScan died due to position in capped collection '{}' being deleted",
+                echo(collection)
             )?,
             ErrorKind::NotSupportedOnView { collection } => {
-                write!(f, "Namespace {collection} is a view, not a collection")?;
+                write!(
+                    f,
+                    "Namespace {} is a view, not a collection",
+                    echo(collection)
+                )?;
             }
             ErrorKind::InvalidView { message, .. } => f.write_str(message)?,
             ErrorKind::CollectionExists { collection } => {
-                write!(f, "collection '{collection}' already exists")?;
+                write!(f, "collection '{}' already exists", echo(collection))?;
             }
             // The store's and the pattern layer's messages already say "corruption in ...".
             ErrorKind::Corruption { message } if message.starts_with("corruption") => {
@@ -754,6 +777,7 @@ pub(crate) mod codes {
         (267, "PreparedTransactionInProgress"),
         (286, "ChangeStreamHistoryLost"),
         (291, "NoQueryExecutionPlans"),
+        (292, "CursorInUse"),
         (301, "DataCorruptionDetected"),
         (9001, "SocketException"),
         (10107, "NotWritablePrimary"),

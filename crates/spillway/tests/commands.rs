@@ -1983,3 +1983,23 @@ fn a_transaction_open_before_the_first_commit_record_still_commits() {
     ok(&commands, end_txn("commitTransaction", &lsid(5), 1));
     assert_eq!(first_batch(&ok(&commands, doc! { "find": "a" })).len(), 1);
 }
+
+#[test]
+fn huge_names_are_cut_short_in_error_messages() {
+    let commands = commands();
+    let huge = "a".repeat(100_000);
+    for command in [
+        doc! { "insert": huge.clone(), "documents": [{ "_id": 1 }] },
+        doc! { "insert": format!("{huge}$"), "documents": [{ "_id": 1 }] },
+        doc! { "create": huge.clone() },
+        doc! { "insert": "c", "documents": [{ "_id": 1 }], "$db": huge.clone() },
+    ] {
+        let (_code, message) = fails(&commands, command);
+        assert!(
+            message.len() < 400 && message.contains("..."),
+            "{} characters: {}",
+            message.len(),
+            &message[..message.len().min(300)]
+        );
+    }
+}

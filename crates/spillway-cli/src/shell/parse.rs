@@ -549,7 +549,7 @@ fn parse_operation(
             {
                 return Err(options.refuse(
                     "ordered",
-                    "'ordered: false' is not supported: insertMany inserts all documents or none",
+                    "'ordered: false' is not supported: insertMany is ordered (it stops at the first failure and keeps the documents inserted before it)",
                 ));
             }
             match arguments.required(0, "an array of documents")? {
@@ -1071,6 +1071,19 @@ impl Arguments<'_> {
 
     fn update(&self, index: usize) -> Result<Document> {
         match self.required(index, "an update such as {$set: {...}}")? {
+            // mongosh (its driver) refuses an update without operators rather than replace
+            // or empty the document: replacing is replaceOne's job.
+            Bson::Document(document)
+                if !document.keys().next().is_some_and(|key| key.starts_with('$')) =>
+            {
+                Err(self.usage(
+                    index,
+                    format!(
+                        "{}: Update document requires atomic operators (such as {{$set: {{...}}}}; replaceOne replaces a whole document)",
+                        self.method
+                    ),
+                ))
+            }
             Bson::Document(document) => Ok(document),
             Bson::Array(_) => Err(self.usage(
                 index,

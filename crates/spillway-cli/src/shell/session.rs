@@ -30,7 +30,7 @@ impl Transcript for ConsoleTranscript {
     fn statement(&mut self, _text: &str) {}
 
     fn output(&mut self, text: &str) {
-        println!("{text}");
+        crate::outln!("{text}");
     }
 
     fn error(&mut self, text: &str) {

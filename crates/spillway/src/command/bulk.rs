@@ -13,10 +13,9 @@ use bson::{Bson, Document, doc};
 use super::Context;
 use super::args::Args;
 use super::count_value;
-use super::cursors::DocumentStream;
+use super::cursors::{CursorTable, DocumentStream};
 use super::error::{CommandError, CommandResult};
 use super::let_vars::LetBinding;
-use super::lock;
 use super::read::in_session;
 use super::write::{
     UpdateStatement, WRITE_CONFLICT, delete_fields, delete_statement, update_statement,
@@ -124,7 +123,8 @@ pub(crate) fn bulk_write(context: &mut Context<'_>) -> CommandResult {
         }
     }
     let stream: DocumentStream = Box::new(results.into_iter().map(Ok));
-    let mut reply = lock(&context.commands.cursors).open(
+    let mut reply = CursorTable::open(
+        &context.commands.cursors,
         "admin.$cmd.bulkWrite",
         stream,
         batch_size,

@@ -14,9 +14,8 @@ use bson::{Bson, Document, doc};
 
 use super::Context;
 use super::args::Args;
-use super::cursors::{DocumentStream, ResumeToken};
+use super::cursors::{CursorTable, DocumentStream, ResumeToken};
 use super::error::{CommandError, CommandResult};
-use super::lock;
 use crate::changes::Scope;
 use crate::{ChangeStream, FullDocument, Watch};
 
@@ -163,7 +162,8 @@ pub(crate) fn open(
         wait_ms: Arc::clone(&wait_ms),
         token: Arc::clone(&token),
     });
-    lock(&context.commands.cursors).open_tailable(
+    CursorTable::open_tailable(
+        &context.commands.cursors,
         &cursor_namespace,
         events,
         batch_size,

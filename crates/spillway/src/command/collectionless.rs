@@ -1,7 +1,7 @@
 //! Database-level `aggregate: 1`: pipelines whose first stage makes its own documents
 //! instead of reading a collection: `$documents`, `$listLocalSessions` (the sessions this
-//! server holds) and `$currentOp` (on `admin`: the operations in progress, which a server
-//! that runs one command at a time per connection reports as the calling command itself).
+//! server holds) and `$currentOp` (on `admin`: the commands in progress, from the table
+//! `killOp` reads).
 //!
 //! The generated documents become a `$documents` stage, and the pipeline runs through the
 //! facade on an empty collection no client can create (`system.aggregate`), so that
@@ -116,8 +116,8 @@ fn list_local_sessions(context: &Context<'_>, spec: &Bson) -> CommandResult<Vec<
         .collect())
 }
 
-/// `$currentOp`: only on `admin`; the one operation in progress that this command can see,
-/// itself, in MongoDB's shape.
+/// `$currentOp`: only on `admin`; the commands in progress (this one among them), in
+/// MongoDB's shape.
 fn current_op(context: &Context<'_>, spec: &Bson) -> CommandResult<Vec<Bson>> {
     if context.database != "admin" {
         return Err(CommandError::new(
@@ -142,32 +142,5 @@ fn current_op(context: &Context<'_>, spec: &Bson) -> CommandResult<Vec<Bson>> {
         "truncateOps",
         "targetAllNodes",
     ])?;
-    let command: Document = context
-        .args
-        .document
-        .iter()
-        .filter(|(key, _)| !matches!(key.as_str(), "lsid" | "$clusterTime" | "txnNumber"))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    let mut operation = doc! {
-        "type": "op",
-        "host": "localhost",
-        "desc": "conn",
-        "active": true,
-        "currentOpTime": DateTime::now().try_to_rfc3339_string().unwrap_or_default(),
-        "opid": 0,
-        "secs_running": 0_i64,
-        "microsecs_running": 0_i64,
-        "op": "command",
-        "ns": format!("{}.$cmd.aggregate", context.database),
-        "command": command,
-        "numYields": 0,
-        "locks": {},
-        "waitingForLock": false,
-        "lockStats": {},
-    };
-    if let Some(lsid) = context.args.document.get("lsid") {
-        operation.insert("lsid", lsid.clone());
-    }
-    Ok(vec![Bson::Document(operation)])
+    Ok(super::operations::in_progress(&context.commands.operations))
 }

@@ -5,6 +5,11 @@
 //! so later writes never disturb it; an abandoned cursor would pin that snapshot, so cursors
 //! unread for [`CURSOR_TIMEOUT`] are closed by [`CursorTable::reap`]. This module must never
 //! run a query: it only pages through streams the commands opened.
+//!
+//! Reading a batch runs the query (a `$where` script may run for seconds), so it never
+//! happens under the table's lock: a first batch is read before the cursor enters the table,
+//! and a `getMore` takes its cursor out of the table, reads, and puts it back. One client's
+//! slow query never holds up another's.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,25 +69,31 @@ const DEFAULT_AWAIT_MS: u64 = 1000;
 pub(crate) struct CursorTable {
     open: HashMap<i64, OpenCursor>,
     next_id: i64,
-    /// `awaitData` cursors taken out of the table while a `getMore` waits on them (without
-    /// the table's lock), and those of them killed meanwhile.
+    /// Cursors taken out of the table while a `getMore` reads them (without the table's
+    /// lock), and those of them killed meanwhile.
     out: HashSet<i64>,
     killed_out: HashSet<i64>,
 }
 
-/// An `awaitData` cursor taken out of the table for one `getMore` ([`CursorTable::take_waiting`]).
+/// A cursor taken out of the table for one `getMore` ([`CursorTable::take`]).
 pub(crate) struct TakenCursor {
     cursor: OpenCursor,
     batch: CommandResult<Batch>,
 }
 
 impl TakenCursor {
-    /// Reads the next batch, waiting up to `max_time_ms` (1 s by default) for documents.
+    /// Reads the next batch; an `awaitData` cursor waits up to `max_time_ms` (1 s by
+    /// default) for documents.
     pub(crate) fn read(&mut self, batch_size: Option<u64>, max_time_ms: Option<u64>) {
         if let Some(waits) = &self.cursor.waits {
             waits.store(max_time_ms.unwrap_or(DEFAULT_AWAIT_MS), Ordering::SeqCst);
         }
-        self.batch = read_batch(&mut self.cursor.stream, &mut self.cursor.ahead, batch_size);
+        self.batch = read_limited(
+            &mut self.cursor.stream,
+            &mut self.cursor.ahead,
+            batch_size,
+            &mut self.cursor.remaining,
+        );
     }
 }
 
@@ -166,24 +177,39 @@ fn read_limited(
     Ok(batch)
 }
 
+fn lock(table: &Mutex<CursorTable>) -> std::sync::MutexGuard<'_, CursorTable> {
+    table
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 impl CursorTable {
-    /// The first batch of a new cursor over `stream`; the cursor stays open (and its id is
-    /// returned) only if documents remain and `single_batch` is false.
+    /// The first batch of a new cursor over `stream`, read without `table`'s lock; the
+    /// cursor then enters the table (and its id is returned) only if documents remain and
+    /// `single_batch` is false.
     pub(crate) fn open(
-        &mut self,
+        table: &Mutex<CursorTable>,
         namespace: &str,
         stream: DocumentStream,
         batch_size: Option<u64>,
         single_batch: bool,
         immortal: bool,
     ) -> CommandResult<Document> {
-        self.open_limited(namespace, stream, batch_size, None, single_batch, immortal)
+        CursorTable::open_limited(
+            table,
+            namespace,
+            stream,
+            batch_size,
+            None,
+            single_batch,
+            immortal,
+        )
     }
 
     /// [`CursorTable::open`] for a stream of at most `limit` documents (a `find`'s limit),
     /// which closes the cursor with the batch that reaches it.
     pub(crate) fn open_limited(
-        &mut self,
+        table: &Mutex<CursorTable>,
         namespace: &str,
         mut stream: DocumentStream,
         batch_size: Option<u64>,
@@ -202,32 +228,26 @@ impl CursorTable {
         let id = if batch.exhausted || single_batch {
             0
         } else {
-            self.next_id = self.next_id.wrapping_add(1).max(1);
-            let id = self.next_id;
-            self.open.insert(
-                id,
-                OpenCursor {
-                    namespace: namespace.to_string(),
-                    stream,
-                    ahead,
-                    remaining,
-                    last_used: Instant::now(),
-                    immortal,
-                    tailable: false,
-                    waits: None,
-                    resume_token: None,
-                },
-            );
-            id
+            lock(table).insert(OpenCursor {
+                namespace: namespace.to_string(),
+                stream,
+                ahead,
+                remaining,
+                last_used: Instant::now(),
+                immortal,
+                tailable: false,
+                waits: None,
+                resume_token: None,
+            })
         };
         Ok(cursor_reply(id, namespace, "firstBatch", batch.documents))
     }
 
-    /// The first batch of a tailable cursor over `stream`, which stays open at the end of
-    /// its documents (until killed, reaped, or its stream fails); `waits` is set for an
-    /// `awaitData` cursor. The table's lock is held while a `getMore` waits.
+    /// The first batch of a tailable cursor over `stream` (read without `table`'s lock),
+    /// which stays open at the end of its documents (until killed, reaped, or its stream
+    /// fails); `waits` is set for an `awaitData` cursor.
     pub(crate) fn open_tailable(
-        &mut self,
+        table: &Mutex<CursorTable>,
         namespace: &str,
         mut stream: DocumentStream,
         batch_size: Option<u64>,
@@ -240,77 +260,29 @@ impl CursorTable {
             &mut ahead,
             Some(batch_size.unwrap_or(DEFAULT_FIRST_BATCH)),
         )?;
-        self.next_id = self.next_id.wrapping_add(1).max(1);
-        let id = self.next_id;
-        self.open.insert(
-            id,
-            OpenCursor {
-                namespace: namespace.to_string(),
-                stream,
-                ahead,
-                remaining: None,
-                last_used: Instant::now(),
-                immortal: false,
-                tailable: true,
-                waits,
-                resume_token,
-            },
-        );
+        let reply_token = resume_token.clone();
+        let id = lock(table).insert(OpenCursor {
+            namespace: namespace.to_string(),
+            stream,
+            ahead,
+            remaining: None,
+            last_used: Instant::now(),
+            immortal: false,
+            tailable: true,
+            waits,
+            resume_token,
+        });
         let mut reply = cursor_reply(id, namespace, "firstBatch", batch.documents);
-        let token = self
-            .open
-            .get(&id)
-            .and_then(|cursor| cursor.resume_token.as_ref());
-        add_resume_token(&mut reply, token);
+        add_resume_token(&mut reply, reply_token.as_ref());
         Ok(reply)
     }
 
-    /// The next batch of cursor `id`, which must belong to `namespace`.
-    pub(crate) fn get_more(
-        &mut self,
-        id: i64,
-        namespace: &str,
-        batch_size: Option<u64>,
-        max_time_ms: Option<u64>,
-    ) -> CommandResult<Document> {
-        let Some(cursor) = self.open.get_mut(&id) else {
-            return Err(CommandError::new(43, format!("cursor id {id} not found")));
-        };
-        if cursor.namespace != namespace {
-            return Err(CommandError::new(
-                13,
-                format!(
-                    "Requested getMore on namespace '{namespace}', but cursor belongs to a different namespace {}",
-                    cursor.namespace
-                ),
-            ));
-        }
-        cursor.last_used = Instant::now();
-        if let Some(waits) = &cursor.waits {
-            waits.store(max_time_ms.unwrap_or(DEFAULT_AWAIT_MS), Ordering::SeqCst);
-        }
-        let batch = match read_limited(
-            &mut cursor.stream,
-            &mut cursor.ahead,
-            batch_size,
-            &mut cursor.remaining,
-        ) {
-            Ok(batch) => batch,
-            Err(error) => {
-                self.open.remove(&id);
-                return Err(error);
-            }
-        };
-        let resume_token = cursor.resume_token.clone();
-        let id = if batch.exhausted && !cursor.tailable {
-            self.open.remove(&id);
-            0
-        } else {
-            id
-        };
-        let mut reply = cursor_reply(id, namespace, "nextBatch", batch.documents);
-        add_resume_token(&mut reply, resume_token.as_ref());
-        Ok(reply)
+    /// Adds `cursor` under a fresh id.
+    fn insert(&mut self, cursor: OpenCursor) -> i64 {
+        self.next_id = self.next_id.wrapping_add(1).max(1);
+        let id = self.next_id;
+        self.open.insert(id, cursor);
+        id
     }
 
     /// Closes the cursors `ids`: `(killed, not found)`. A cursor a `getMore` is waiting on
@@ -325,21 +297,32 @@ impl CursorTable {
         })
     }
 
-    /// Takes `awaitData` cursor `id` out of the table, so that its `getMore` can wait for
-    /// documents without holding the table's lock; `None` for any other cursor (read it with
-    /// [`CursorTable::get_more`]). Give it back with [`CursorTable::put_back`].
-    pub(crate) fn take_waiting(&mut self, id: i64, namespace: &str) -> Option<TakenCursor> {
-        let waiting = self
-            .open
-            .get(&id)
-            .is_some_and(|cursor| cursor.waits.is_some() && cursor.namespace == namespace);
-        if !waiting {
-            return None;
+    /// Takes cursor `id`, which must belong to `namespace`, out of the table, so that its
+    /// `getMore` reads without holding the table's lock. Give it back with
+    /// [`CursorTable::put_back`]. A cursor another `getMore` is reading is in use (292).
+    pub(crate) fn take(&mut self, id: i64, namespace: &str) -> CommandResult<TakenCursor> {
+        if self.out.contains(&id) {
+            return Err(CommandError::new(
+                292,
+                format!("cursor id {id} is already in use by another getMore"),
+            ));
+        }
+        let Some(cursor) = self.open.get(&id) else {
+            return Err(CommandError::new(43, format!("cursor id {id} not found")));
+        };
+        if cursor.namespace != namespace {
+            return Err(CommandError::new(
+                13,
+                format!(
+                    "Requested getMore on namespace '{namespace}', but cursor belongs to a different namespace {}",
+                    cursor.namespace
+                ),
+            ));
         }
         let mut cursor = self.open.remove(&id).expect("checked");
         cursor.last_used = Instant::now();
         self.out.insert(id);
-        Some(TakenCursor {
+        Ok(TakenCursor {
             cursor,
             batch: Ok(Batch {
                 documents: Vec::new(),
@@ -348,8 +331,9 @@ impl CursorTable {
         })
     }
 
-    /// Puts back a cursor [`CursorTable::take_waiting`] took, and replies with the batch it
-    /// read (or its error, which closes it, as does a kill while it was out).
+    /// Puts back a cursor [`CursorTable::take`] took, and replies with the batch it read.
+    /// Its error closes it, as does a kill while it was out (237 CursorKilled), or the end
+    /// of its documents (unless it is tailable).
     pub(crate) fn put_back(&mut self, id: i64, taken: TakenCursor) -> CommandResult<Document> {
         self.out.remove(&id);
         let TakenCursor { cursor, batch } = taken;
@@ -359,7 +343,12 @@ impl CursorTable {
         let batch = batch?;
         let namespace = cursor.namespace.clone();
         let resume_token = cursor.resume_token.clone();
-        self.open.insert(id, cursor);
+        let id = if batch.exhausted && !cursor.tailable {
+            0
+        } else {
+            self.open.insert(id, cursor);
+            id
+        };
         let mut reply = cursor_reply(id, &namespace, "nextBatch", batch.documents);
         add_resume_token(&mut reply, resume_token.as_ref());
         Ok(reply)

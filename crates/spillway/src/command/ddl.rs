@@ -11,9 +11,8 @@ use spillway_doc::filter::Filter;
 
 use super::Context;
 use super::args::Args;
-use super::cursors::DocumentStream;
+use super::cursors::{CursorTable, DocumentStream};
 use super::error::{CommandError, CommandResult};
-use super::lock;
 use super::namespace::check_database_name;
 use super::read::{collection, in_session};
 use crate::catalog::BUCKETS_PREFIX;
@@ -78,7 +77,14 @@ fn listing(context: &Context<'_>, namespace: &str, documents: Vec<Document>) -> 
     };
     let stream: DocumentStream = Box::new(documents.into_iter().map(Ok));
     let batch_size = Some(batch_size.unwrap_or(u64::MAX));
-    lock(&context.commands.cursors).open(namespace, stream, batch_size, false, false)
+    CursorTable::open(
+        &context.commands.cursors,
+        namespace,
+        stream,
+        batch_size,
+        false,
+        false,
+    )
 }
 
 /// The validator options of `create` and `collMod`.

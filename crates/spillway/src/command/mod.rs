@@ -16,6 +16,7 @@
 //! | `sessions` | logical sessions: retryable writes answered once, transactions across requests |
 //! | `bulk` | `bulkWrite` (MongoDB 8.0): operations on many namespaces, results in a cursor |
 //! | `collectionless` | database-level `aggregate: 1`: `$documents`, `$listLocalSessions`, `$currentOp` |
+//! | `operations` | the commands in progress: `currentOp`, `killOp`, which interrupts their scripts |
 //! | `let_vars` | `let` of the write commands, bound around the expressions that read it |
 //! | `read`, `write`, `ddl`, `patterns` | the commands themselves |
 //!
@@ -32,6 +33,7 @@ mod error;
 mod labels;
 mod let_vars;
 mod namespace;
+mod operations;
 mod patterns;
 mod profile;
 mod read;
@@ -39,7 +41,7 @@ mod sessions;
 mod write;
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bson::{Bson, Document, Timestamp, doc};
@@ -84,6 +86,8 @@ pub struct Commands {
     profiling: Mutex<profile::Levels>,
     /// When [`Commands::reap_expired`] last pruned the durable session records.
     session_records_pruned: Mutex<Instant>,
+    /// The commands running now (`currentOp`, `killOp`).
+    operations: Mutex<operations::OperationTable>,
 }
 
 /// What one command runs with: its database, its arguments, and the transaction it belongs
@@ -274,6 +278,8 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("verifyPatterns", false, patterns::verify_patterns),
     ("arrayLength", false, patterns::array_length),
     ("arrayPage", false, patterns::array_page),
+    ("currentOp", false, operations::current_op),
+    ("killOp", false, operations::kill_op),
 ];
 
 /// The command names, in [`COMMANDS`]' order.
@@ -307,6 +313,7 @@ impl Commands {
             connection_ids: AtomicU32::new(0),
             profiling: Mutex::new(profile::Levels::new()),
             session_records_pruned: Mutex::new(Instant::now()),
+            operations: Mutex::new(operations::OperationTable::default()),
         }
     }
 
@@ -389,14 +396,18 @@ impl Commands {
         };
         let snapshot = snapshot_read_concern(command, name)?;
         let session = sessions::SessionArgs::read(command)?;
-        // `maxTimeMS` bounds the command's server-side JavaScript (`$where`).
+        // `maxTimeMS` and the database's script time limit bound the command's server-side
+        // JavaScript (`$where`), and `killOp` interrupts it.
+        let registered = operations::register(&self.operations, database, command);
+        let started = Instant::now();
+        let budget = self.database.script_time_limit();
         let deadline = match command.get("maxTimeMS") {
             Some(Bson::Int32(ms)) if *ms > 0 => Some(u64::from(ms.unsigned_abs())),
             Some(Bson::Int64(ms)) if *ms > 0 => Some(ms.unsigned_abs()),
             Some(Bson::Double(ms)) if *ms >= 1.0 => Some(*ms as u64),
             _ => None,
         }
-        .map(|ms| Instant::now() + Duration::from_millis(ms));
+        .map(|ms| started + Duration::from_millis(ms));
         let run = |transaction: Option<&mut Transaction>| {
             let mut context = Context {
                 commands: self,
@@ -404,7 +415,12 @@ impl Commands {
                 args: Args::new(name, command),
                 transaction,
             };
-            javascript::with_deadline(deadline, || handler(&mut context))
+            let limits = javascript::ScriptLimits {
+                deadline,
+                budget: Some((budget, started + budget)),
+                interrupt: Some(Arc::clone(&registered.interrupt)),
+            };
+            javascript::with_limits(limits, || handler(&mut context))
         };
         let lsid = session.lsid().cloned();
         match session.transaction_state(name)? {

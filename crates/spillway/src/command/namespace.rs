@@ -10,6 +10,7 @@
 //! This module must never read or write documents: it only names things.
 
 use bson::{Bson, Document};
+use spillway_doc::error::echo;
 
 use super::error::{CommandError, CommandResult};
 
@@ -292,7 +293,10 @@ pub(crate) fn check_database_name(database: &str) -> CommandResult<()> {
     if database.len() > MAX_DATABASE_NAME_LEN {
         return Err(CommandError::new(
             73,
-            format!("database name is too long (over {MAX_DATABASE_NAME_LEN} bytes): {database}"),
+            format!(
+                "database name is too long (over {MAX_DATABASE_NAME_LEN} bytes): {}",
+                echo(database)
+            ),
         ));
     }
     if let Some(bad) = database
@@ -301,7 +305,10 @@ pub(crate) fn check_database_name(database: &str) -> CommandResult<()> {
     {
         return Err(CommandError::new(
             73,
-            format!("invalid database name '{database}': it contains {bad:?}"),
+            format!(
+                "invalid database name '{}': it contains {bad:?}",
+                echo(database)
+            ),
         ));
     }
     Ok(())
@@ -345,7 +352,7 @@ pub(crate) fn check_collection_name(database: &str, collection: &str) -> Command
         73,
         format!(
             "Invalid collection name: {}: {reason}",
-            client_namespace(database, collection)
+            echo(&client_namespace(database, collection))
         ),
     ))
 }

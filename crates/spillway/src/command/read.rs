@@ -16,7 +16,7 @@ use super::Context;
 use super::args::Args;
 use super::changes;
 use super::collectionless;
-use super::cursors::DocumentStream;
+use super::cursors::{CursorTable, DocumentStream};
 use super::error::{CommandError, CommandResult};
 use super::{count_value, lock};
 use crate::{Collation, Collection, Hint, STORED_DOCUMENTS_STAGE};
@@ -271,8 +271,14 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
             wait_ms: Arc::clone(&wait_ms),
         });
         let waits = await_data.then_some(wait_ms);
-        return lock(&context.commands.cursors)
-            .open_tailable(&namespace, stream, batch_size, waits, None);
+        return CursorTable::open_tailable(
+            &context.commands.cursors,
+            &namespace,
+            stream,
+            batch_size,
+            waits,
+            None,
+        );
     }
     let stream: DocumentStream = if let Some(let_vars) = let_vars {
         // `let` variables are read by `$expr`: run the find as the pipeline it is.
@@ -329,7 +335,8 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         Box::new(in_session!(action, context).run()?)
     };
     let single_batch = single_batch || (limit > 0 && batch_size.is_some_and(|size| size >= limit));
-    lock(&context.commands.cursors).open_limited(
+    CursorTable::open_limited(
+        &context.commands.cursors,
         &namespace,
         stream,
         batch_size,
@@ -364,15 +371,11 @@ pub(crate) fn get_more(context: &mut Context<'_>) -> CommandResult {
     let max_time_ms = args.count("maxTimeMS")?;
     let namespace = context.namespace(collection);
     let cursors = &context.commands.cursors;
-    let taken = lock(cursors).take_waiting(id, &namespace);
-    match taken {
-        // An `awaitData` cursor waits for documents without holding the table's lock.
-        Some(mut taken) => {
-            taken.read(batch_size, max_time_ms);
-            lock(cursors).put_back(id, taken)
-        }
-        None => lock(cursors).get_more(id, &namespace, batch_size, max_time_ms),
-    }
+    // The cursor leaves the table while its batch is read: the query (a `$where` script...)
+    // never runs under the table's lock.
+    let mut taken = lock(cursors).take(id, &namespace)?;
+    taken.read(batch_size, max_time_ms);
+    lock(cursors).put_back(id, taken)
 }
 
 /// `killCursors`.
@@ -551,7 +554,14 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
     }
     let stream: DocumentStream = Box::new(in_session!(action, context).run()?);
     let namespace = context.namespace(&name);
-    lock(&context.commands.cursors).open(&namespace, stream, batch_size, false, false)
+    CursorTable::open(
+        &context.commands.cursors,
+        &namespace,
+        stream,
+        batch_size,
+        false,
+        false,
+    )
 }
 
 /// `explain` of a `find`, `count`, `distinct` or `aggregate`.
