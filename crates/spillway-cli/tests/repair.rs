@@ -44,7 +44,12 @@ fn count(directory: &Path) -> u64 {
 
 fn assert_repaired_then_clean(directory: &Path) {
     let output = spillway(&["verify", "db"], directory);
-    assert!(output.status.success(), "{}", stdout(&output));
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        common::stderr(&output)
+    );
     let output = spillway(&["repair", "db"], directory);
     assert!(output.status.success());
     assert!(
@@ -168,4 +173,101 @@ fn repair_rebuilds_a_collection_whose_catalog_record_is_damaged() {
     assert!(text.contains("moved aside: MANIFEST, "), "{text}");
     assert_repaired_then_clean(directory.path());
     assert_eq!(count(directory.path()), 40);
+}
+
+/// `db` with 30 books (version 1) at a checkpoint, then one commit that updates all of them
+/// to version 2 ("second edition") and deletes book 30, then an intact later commit inserting
+/// book 31. Returns the path of the log segment holding those two commits.
+fn build_with_a_commit_to_drop(directory: &Path) -> std::path::PathBuf {
+    let database = Database::open(directory.join("db")).unwrap();
+    let books = database.collection::<Document>("books");
+    for id in 0..31 {
+        books
+            .insert_one(doc! { "_id": id, "edition": "first edition" })
+            .run()
+            .unwrap();
+    }
+    database.checkpoint().unwrap();
+    database
+        .transaction(|tx| {
+            books
+                .update_many(doc! { "_id": { "$lt": 30 } }, doc! { "$set": { "edition": "second edition" } })
+                .session(&mut *tx)
+                .run()?;
+            books.delete_one(doc! { "_id": 30 }).session(&mut *tx).run()?;
+            Ok(())
+        })
+        .unwrap();
+    books
+        .insert_one(doc! { "_id": 31, "edition": "first edition" })
+        .run()
+        .unwrap();
+    drop(database);
+    std::fs::read_dir(directory.join("db"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| {
+            path.file_name().unwrap().to_string_lossy().starts_with("seg-")
+                && std::fs::read(path)
+                    .unwrap()
+                    .windows(14)
+                    .any(|w| w == b"second edition")
+        })
+        .unwrap()
+}
+
+#[test]
+fn repair_names_the_documents_a_dropped_commit_rolled_back() {
+    let directory = tempfile::tempdir().unwrap();
+    let segment = build_with_a_commit_to_drop(directory.path());
+    let mut bytes = std::fs::read(&segment).unwrap();
+    let at = bytes
+        .windows(14)
+        .position(|w| w == b"second edition")
+        .unwrap();
+    bytes[at] = b'S';
+    std::fs::write(&segment, bytes).unwrap();
+
+    let output = spillway(&["repair", "db"], directory.path());
+    let text = stdout(&output);
+    assert!(
+        output.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(text.contains("dropped 1 commit(s)"), "{text}");
+    assert!(
+        text.contains("lost 31 value(s): 0 whose bytes were damaged or gone, 31 written by dropped commits"),
+        "{text}"
+    );
+    for id in 0..30 {
+        assert!(
+            text.contains(&format!(
+                "rolled back: books _id {id}: its newest version was lost; an older version is visible"
+            )),
+            "{id}: {text}"
+        );
+    }
+    assert!(
+        text.contains("undeleted: books _id 30: its delete was lost; it is visible again"),
+        "{text}"
+    );
+    assert!(!text.contains("books _id 31"), "{text}");
+    assert!(
+        text.contains("30 document(s) rolled back to an older version, 0 vanished, 1 deleted one(s) back"),
+        "{text}"
+    );
+    // What the report says is what the database holds.
+    let database = Database::open(directory.path().join("db")).unwrap();
+    let books = database.collection::<Document>("books");
+    assert_eq!(
+        books
+            .count_documents(doc! { "edition": "first edition" })
+            .run()
+            .unwrap(),
+        32
+    );
+    drop(books);
+    drop(database);
+    assert_repaired_then_clean(directory.path());
 }
