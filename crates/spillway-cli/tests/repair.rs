@@ -271,3 +271,131 @@ fn repair_names_the_documents_a_dropped_commit_rolled_back() {
     drop(database);
     assert_repaired_then_clean(directory.path());
 }
+
+/// `db` with an outlier policy (threshold 3, buckets of 2) over 40 books of 10 tags each,
+/// each rewritten in small segments, then compacted so that mains and buckets sit in
+/// compacted segments, and a checkpoint.
+fn build_with_an_outlier_policy(directory: &Path) {
+    let options = spillway::DatabaseOptions::default().segment_size(16 * 1024);
+    let database = Database::open_with(directory.join("db"), &options).unwrap();
+    database.create_collection("books").run().unwrap();
+    database
+        .set_pattern(
+            spillway::Pattern::outlier("books", "tags")
+                .threshold(3)
+                .bucket_capacity(2)
+                .overflow_collection("extra_books")
+                .link_field("book_id"),
+        )
+        .unwrap();
+    let books = database.collection::<Document>("books");
+    for id in 0..40 {
+        let tags: Vec<i32> = (0..10).collect();
+        books
+            .insert_one(doc! { "_id": id, "tags": tags })
+            .run()
+            .unwrap();
+    }
+    for round in 0..3 {
+        books
+            .update_many(doc! {}, doc! { "$set": { "round": round } })
+            .run()
+            .unwrap();
+    }
+    database.compact().unwrap();
+    database.checkpoint().unwrap();
+}
+
+/// The compacted segments of `db`, largest first.
+fn compacted_segments(directory: &Path) -> Vec<std::path::PathBuf> {
+    let mut segments: Vec<_> = std::fs::read_dir(directory.join("db"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("seg-")
+                && std::fs::read(path).unwrap()[10] == 2
+        })
+        .collect();
+    segments.sort_by_key(|path| std::cmp::Reverse(std::fs::metadata(path).unwrap().len()));
+    segments
+}
+
+#[test]
+fn after_a_truncated_compacted_segment_repair_leaves_the_outlier_layout_whole() {
+    for eighths in [2, 4, 6] {
+        let directory = tempfile::tempdir().unwrap();
+        build_with_an_outlier_policy(directory.path());
+        let segments = compacted_segments(directory.path());
+        assert!(!segments.is_empty());
+        let segment = &segments[0];
+        let bytes = std::fs::read(segment).unwrap();
+        std::fs::write(segment, &bytes[..bytes.len() * eighths / 8]).unwrap();
+
+        let output = spillway(&["repair", "db"], directory.path());
+        let text = stdout(&output);
+        assert!(
+            output.status.success(),
+            "cut at {eighths}/8: {text}{}",
+            common::stderr(&output)
+        );
+        assert!(!text.contains("not repaired"), "cut at {eighths}/8: {text}");
+        // The shorter cuts take books and buckets of other books; the longest takes only the
+        // last buckets of two books, which leaves a valid layout.
+        if eighths < 6 {
+            assert!(
+                text.contains("resynced: books _id ") || text.contains("removed: extra_books _id "),
+                "cut at {eighths}/8: {text}"
+            );
+        }
+        let verify = spillway(&["verify", "db"], directory.path());
+        assert!(
+            verify.status.success(),
+            "cut at {eighths}/8: {text}\n{}",
+            stdout(&verify)
+        );
+        assert_repaired_then_clean(directory.path());
+        // Every logical book that survives reads without error.
+        let database = Database::open(directory.path().join("db")).unwrap();
+        let books = database.collection::<Document>("books");
+        let survivors = books.find(doc! {}).run().unwrap().count();
+        assert!(survivors <= 40, "cut at {eighths}/8");
+    }
+}
+
+#[test]
+fn repair_of_intact_files_still_restores_a_policy_whose_bucket_is_gone() {
+    let directory = tempfile::tempdir().unwrap();
+    build_with_an_outlier_policy(directory.path());
+    // Delete one bucket behind the facade's back: every file stays intact.
+    let store = spillway_store::Store::open(
+        directory.path().join("db"),
+        spillway_store::StoreOptions::default(),
+    )
+    .unwrap();
+    let (_, buckets) = store
+        .keyspaces()
+        .into_iter()
+        .find(|(name, _)| name.starts_with("docs.") && name.ends_with(".extra_books"))
+        .unwrap();
+    let key = {
+        let snapshot = store.snapshot();
+        let (key, _) = snapshot.iter(buckets).unwrap().next().unwrap().unwrap();
+        key.to_vec()
+    };
+    let mut batch = spillway_store::WriteBatch::new();
+    batch.delete(buckets, &key);
+    store.commit(batch).unwrap();
+    drop(store);
+    let verify = spillway(&["verify", "db"], directory.path());
+    assert!(!verify.status.success(), "{}", stdout(&verify));
+
+    let output = spillway(&["repair", "db"], directory.path());
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}{}", common::stderr(&output));
+    assert!(!text.contains("nothing to repair"), "{text}");
+    assert!(text.contains("resynced: books _id "), "{text}");
+    assert_repaired_then_clean(directory.path());
+}
