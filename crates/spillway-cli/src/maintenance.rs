@@ -204,16 +204,17 @@ pub fn repair(db: &Path, report_file: Option<&Path>) -> Result<ExitCode> {
 
 /// How the report names a document: its `_id`, or its key when no version of it reads.
 fn document_name(document: &spillway::RolledBackDocument) -> String {
-    match &document.id {
-        Some(id) => format!("{} _id {}", document.collection, to_shell_string(id)),
-        None => {
-            let key: String = document.key.iter().map(|b| format!("{b:02x}")).collect();
-            format!(
-                "{} document with key {key} (its _id cannot be read)",
-                document.collection
-            )
-        }
+    if let Some(id) = &document.id {
+        return format!("{} _id {}", document.collection, to_shell_string(id));
     }
+    let mut key = String::with_capacity(document.key.len() * 2);
+    for byte in &document.key {
+        write!(key, "{byte:02x}").expect("writing to a String cannot fail");
+    }
+    format!(
+        "{} document with key {key} (its _id cannot be read)",
+        document.collection
+    )
 }
 
 /// The report `spillway repair` prints: what was found damaged, moved aside, lost and rebuilt,

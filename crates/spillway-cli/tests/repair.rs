@@ -191,10 +191,16 @@ fn build_with_a_commit_to_drop(directory: &Path) -> std::path::PathBuf {
     database
         .transaction(|tx| {
             books
-                .update_many(doc! { "_id": { "$lt": 30 } }, doc! { "$set": { "edition": "second edition" } })
+                .update_many(
+                    doc! { "_id": { "$lt": 30 } },
+                    doc! { "$set": { "edition": "second edition" } },
+                )
                 .session(&mut *tx)
                 .run()?;
-            books.delete_one(doc! { "_id": 30 }).session(&mut *tx).run()?;
+            books
+                .delete_one(doc! { "_id": 30 })
+                .session(&mut *tx)
+                .run()?;
             Ok(())
         })
         .unwrap();
@@ -207,7 +213,10 @@ fn build_with_a_commit_to_drop(directory: &Path) -> std::path::PathBuf {
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .find(|path| {
-            path.file_name().unwrap().to_string_lossy().starts_with("seg-")
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("seg-")
                 && std::fs::read(path)
                     .unwrap()
                     .windows(14)
@@ -237,7 +246,9 @@ fn repair_names_the_documents_a_dropped_commit_rolled_back() {
     );
     assert!(text.contains("dropped 1 commit(s)"), "{text}");
     assert!(
-        text.contains("lost 31 value(s): 0 whose bytes were damaged or gone, 31 written by dropped commits"),
+        text.contains(
+            "lost 31 value(s): 0 whose bytes were damaged or gone, 31 written by dropped commits"
+        ),
         "{text}"
     );
     for id in 0..30 {
@@ -254,7 +265,9 @@ fn repair_names_the_documents_a_dropped_commit_rolled_back() {
     );
     assert!(!text.contains("books _id 31"), "{text}");
     assert!(
-        text.contains("30 document(s) rolled back to an older version, 0 vanished, 1 deleted one(s) back"),
+        text.contains(
+            "30 document(s) rolled back to an older version, 0 vanished, 1 deleted one(s) back"
+        ),
         "{text}"
     );
     // What the report says is what the database holds.

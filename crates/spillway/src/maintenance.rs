@@ -538,7 +538,7 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
     if !database.verify_patterns()?.is_empty() {
         let (resynced, orphans) = database
             .inner
-            .write(|txn, store| patterned::restore_pattern_invariants(txn, store))?;
+            .write(patterned::restore_pattern_invariants)?;
         changed |= !resynced.is_empty() || !orphans.is_empty();
         report.pattern_documents_resynced = resynced;
         report.pattern_orphans_removed = orphans;

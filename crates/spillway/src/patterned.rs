@@ -1064,6 +1064,9 @@ pub(crate) fn write_side_documents(
     writes::resync_mains(&mut TxnBackend { txn, store }, links)
 }
 
+/// A document by `(collection, _id)`.
+pub(crate) type NamedDocument = (String, Bson);
+
 /// After a repair: every policy's invariants checked again; each main document at fault
 /// brought back in step with the side documents that survived (the resync of a direct side
 /// write), and side documents whose main document is gone deleted (no logical read reaches
@@ -1072,7 +1075,7 @@ pub(crate) fn write_side_documents(
 pub(crate) fn restore_pattern_invariants(
     txn: &mut WriteTxn,
     store: &Store,
-) -> Result<(Vec<(String, Bson)>, Vec<(String, Bson)>)> {
+) -> Result<(Vec<NamedDocument>, Vec<NamedDocument>)> {
     let policies = txn.catalog().policies.clone();
     let mut links = Vec::new();
     let mut orphans = Vec::new();
@@ -1103,7 +1106,8 @@ pub(crate) fn restore_pattern_invariants(
                 };
                 if backend.get(pattern.collection(), &link)?.is_some()
                     && !links.iter().any(|(known, known_link): &(&Policy, Bson)| {
-                        std::ptr::eq(*known, policy) && key::to_key(known_link) == key::to_key(&link)
+                        std::ptr::eq(*known, policy)
+                            && key::to_key(known_link) == key::to_key(&link)
                     })
                 {
                     links.push((policy, link));
@@ -1111,9 +1115,12 @@ pub(crate) fn restore_pattern_invariants(
             }
         }
     }
-    orphans.sort_by(|a, b| a.0.cmp(&b.0).then(key::to_key(&a.1).cmp(&key::to_key(&b.1))));
+    orphans.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(key::to_key(&a.1).cmp(&key::to_key(&b.1)))
+    });
     orphans.dedup_by(|a, b| a.0 == b.0 && key::to_key(&a.1) == key::to_key(&b.1));
-    let resynced: Vec<(String, Bson)> = links
+    let resynced: Vec<NamedDocument> = links
         .iter()
         .map(|(policy, link)| (policy.pattern.collection().to_string(), link.clone()))
         .collect();
