@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use spillway::{Database, DatabaseOptions};
+use spillway::{Database, DatabaseOptions, LostWriteEffect};
 use spillway_doc::shell::to_shell_string;
 
 use crate::app::{Access, open_database};
@@ -195,7 +195,26 @@ pub fn repair(db: &Path, report_file: Option<&Path>) -> Result<ExitCode> {
         std::fs::write(path, &text)
             .with_context(|| format!("cannot write the report to {}", path.display()))?;
     }
-    Ok(ExitCode::SUCCESS)
+    if report.pattern_violations_left.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// How the report names a document: its `_id`, or its key when no version of it reads.
+fn document_name(document: &spillway::RolledBackDocument) -> String {
+    if let Some(id) = &document.id {
+        return format!("{} _id {}", document.collection, to_shell_string(id));
+    }
+    let mut key = String::with_capacity(document.key.len() * 2);
+    for byte in &document.key {
+        write!(key, "{byte:02x}").expect("writing to a String cannot fail");
+    }
+    format!(
+        "{} document with key {key} (its _id cannot be read)",
+        document.collection
+    )
 }
 
 /// The report `spillway repair` prints: what was found damaged, moved aside, lost and rebuilt,
@@ -222,9 +241,35 @@ fn repair_text(db: &Path, report: &spillway::RepairReport) -> Result<String> {
     )?;
     writeln!(
         text,
-        "kept {} stored value(s); lost {} value(s) whose bytes were damaged or gone",
-        report.values_recovered, report.values_dropped
+        "kept {} stored value(s); lost {} value(s): {} whose bytes were damaged or gone, {} written by dropped commits",
+        report.values_recovered,
+        report.values_dropped + report.lost_writes,
+        report.values_dropped,
+        report.lost_writes
     )?;
+    if report.commits_dropped > 0 || report.lost_writes > 0 {
+        let count = |effect| {
+            report
+                .documents_rolled_back
+                .iter()
+                .filter(|document| document.effect == effect)
+                .count()
+        };
+        writeln!(
+            text,
+            "dropped {} commit(s): {} document(s) rolled back to an older version, {} vanished, {} deleted one(s) back",
+            report.commits_dropped,
+            count(LostWriteEffect::RolledBack),
+            count(LostWriteEffect::Vanished),
+            count(LostWriteEffect::Undeleted)
+        )?;
+    }
+    if !report.lost_writes_complete {
+        writeln!(
+            text,
+            "unknown: log bytes are gone or unreadable, so commits may have been dropped that cannot be named: documents they changed may show an older version, or be missing, without being listed here"
+        )?;
+    }
     for damage in &report.damage {
         writeln!(
             text,
@@ -244,6 +289,35 @@ fn repair_text(db: &Path, report: &spillway::RepairReport) -> Result<String> {
         writeln!(
             text,
             "lost: {documents} document(s) of collection {collection}: their bytes were damaged or gone"
+        )?;
+    }
+    for document in &report.documents_rolled_back {
+        let name = document_name(document);
+        match document.effect {
+            LostWriteEffect::RolledBack => writeln!(
+                text,
+                "rolled back: {name}: its newest version was lost; an older version is visible"
+            )?,
+            LostWriteEffect::Vanished => writeln!(
+                text,
+                "vanished: {name}: its newest version was lost and no older version exists"
+            )?,
+            LostWriteEffect::Undeleted => writeln!(
+                text,
+                "undeleted: {name}: its delete was lost; it is visible again"
+            )?,
+            _ => writeln!(text, "rolled back: {name}: its newest write was lost")?,
+        }
+    }
+    for (record, effect) in &report.catalog_records_rolled_back {
+        let what = match effect {
+            LostWriteEffect::Vanished => "it is gone",
+            LostWriteEffect::Undeleted => "its delete was lost; it is back",
+            _ => "an older version is visible",
+        };
+        writeln!(
+            text,
+            "rolled back: catalog record {record}: its newest write was lost; {what}"
         )?;
     }
     for collection in &report.collections_emptied {
@@ -278,6 +352,30 @@ fn repair_text(db: &Path, report: &spillway::RepairReport) -> Result<String> {
         writeln!(
             text,
             "dropped: index {index}: it could not be rebuilt: {reason}"
+        )?;
+    }
+    for (collection, id) in &report.pattern_documents_resynced {
+        writeln!(
+            text,
+            "resynced: {collection} _id {}: its pattern layout was rebuilt from the side documents that survive",
+            to_shell_string(id)
+        )?;
+    }
+    for (collection, id) in &report.pattern_orphans_removed {
+        writeln!(
+            text,
+            "removed: {collection} _id {}: a side document whose main document is gone",
+            to_shell_string(id)
+        )?;
+    }
+    for violation in &report.pattern_violations_left {
+        writeln!(text, "not repaired: pattern violation: {violation}")?;
+    }
+    if !report.pattern_violations_left.is_empty() {
+        writeln!(
+            text,
+            "{} pattern violation(s) left: `spillway verify` fails; removing and declaring the policy again rebuilds its layout",
+            report.pattern_violations_left.len()
         )?;
     }
     match &report.backup_dir {

@@ -44,7 +44,12 @@ fn count(directory: &Path) -> u64 {
 
 fn assert_repaired_then_clean(directory: &Path) {
     let output = spillway(&["verify", "db"], directory);
-    assert!(output.status.success(), "{}", stdout(&output));
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        common::stderr(&output)
+    );
     let output = spillway(&["repair", "db"], directory);
     assert!(output.status.success());
     assert!(
@@ -168,4 +173,242 @@ fn repair_rebuilds_a_collection_whose_catalog_record_is_damaged() {
     assert!(text.contains("moved aside: MANIFEST, "), "{text}");
     assert_repaired_then_clean(directory.path());
     assert_eq!(count(directory.path()), 40);
+}
+
+/// `db` with 30 books (version 1) at a checkpoint, then one commit that updates all of them
+/// to version 2 ("second edition") and deletes book 30, then an intact later commit inserting
+/// book 31. Returns the path of the log segment holding those two commits.
+fn build_with_a_commit_to_drop(directory: &Path) -> std::path::PathBuf {
+    let database = Database::open(directory.join("db")).unwrap();
+    let books = database.collection::<Document>("books");
+    for id in 0..31 {
+        books
+            .insert_one(doc! { "_id": id, "edition": "first edition" })
+            .run()
+            .unwrap();
+    }
+    database.checkpoint().unwrap();
+    database
+        .transaction(|tx| {
+            books
+                .update_many(
+                    doc! { "_id": { "$lt": 30 } },
+                    doc! { "$set": { "edition": "second edition" } },
+                )
+                .session(&mut *tx)
+                .run()?;
+            books
+                .delete_one(doc! { "_id": 30 })
+                .session(&mut *tx)
+                .run()?;
+            Ok(())
+        })
+        .unwrap();
+    books
+        .insert_one(doc! { "_id": 31, "edition": "first edition" })
+        .run()
+        .unwrap();
+    drop(database);
+    std::fs::read_dir(directory.join("db"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("seg-")
+                && std::fs::read(path)
+                    .unwrap()
+                    .windows(14)
+                    .any(|w| w == b"second edition")
+        })
+        .unwrap()
+}
+
+#[test]
+fn repair_names_the_documents_a_dropped_commit_rolled_back() {
+    let directory = tempfile::tempdir().unwrap();
+    let segment = build_with_a_commit_to_drop(directory.path());
+    let mut bytes = std::fs::read(&segment).unwrap();
+    let at = bytes
+        .windows(14)
+        .position(|w| w == b"second edition")
+        .unwrap();
+    bytes[at] = b'S';
+    std::fs::write(&segment, bytes).unwrap();
+
+    let output = spillway(&["repair", "db"], directory.path());
+    let text = stdout(&output);
+    assert!(
+        output.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(text.contains("dropped 1 commit(s)"), "{text}");
+    assert!(
+        text.contains(
+            "lost 31 value(s): 0 whose bytes were damaged or gone, 31 written by dropped commits"
+        ),
+        "{text}"
+    );
+    for id in 0..30 {
+        assert!(
+            text.contains(&format!(
+                "rolled back: books _id {id}: its newest version was lost; an older version is visible"
+            )),
+            "{id}: {text}"
+        );
+    }
+    assert!(
+        text.contains("undeleted: books _id 30: its delete was lost; it is visible again"),
+        "{text}"
+    );
+    assert!(!text.contains("books _id 31"), "{text}");
+    assert!(
+        text.contains(
+            "30 document(s) rolled back to an older version, 0 vanished, 1 deleted one(s) back"
+        ),
+        "{text}"
+    );
+    // What the report says is what the database holds.
+    let database = Database::open(directory.path().join("db")).unwrap();
+    let books = database.collection::<Document>("books");
+    assert_eq!(
+        books
+            .count_documents(doc! { "edition": "first edition" })
+            .run()
+            .unwrap(),
+        32
+    );
+    drop(books);
+    drop(database);
+    assert_repaired_then_clean(directory.path());
+}
+
+/// `db` with an outlier policy (threshold 3, buckets of 2) over 40 books of 10 tags each,
+/// each rewritten in small segments, then compacted so that mains and buckets sit in
+/// compacted segments, and a checkpoint.
+fn build_with_an_outlier_policy(directory: &Path) {
+    let options = spillway::DatabaseOptions::default().segment_size(16 * 1024);
+    let database = Database::open_with(directory.join("db"), &options).unwrap();
+    database.create_collection("books").run().unwrap();
+    database
+        .set_pattern(
+            spillway::Pattern::outlier("books", "tags")
+                .threshold(3)
+                .bucket_capacity(2)
+                .overflow_collection("extra_books")
+                .link_field("book_id"),
+        )
+        .unwrap();
+    let books = database.collection::<Document>("books");
+    for id in 0..40 {
+        let tags: Vec<i32> = (0..10).collect();
+        books
+            .insert_one(doc! { "_id": id, "tags": tags })
+            .run()
+            .unwrap();
+    }
+    for round in 0..3 {
+        books
+            .update_many(doc! {}, doc! { "$set": { "round": round } })
+            .run()
+            .unwrap();
+    }
+    database.compact().unwrap();
+    database.checkpoint().unwrap();
+}
+
+/// The compacted segments of `db`, largest first.
+fn compacted_segments(directory: &Path) -> Vec<std::path::PathBuf> {
+    let mut segments: Vec<_> = std::fs::read_dir(directory.join("db"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("seg-")
+                && std::fs::read(path).unwrap()[10] == 2
+        })
+        .collect();
+    segments.sort_by_key(|path| std::cmp::Reverse(std::fs::metadata(path).unwrap().len()));
+    segments
+}
+
+#[test]
+fn after_a_truncated_compacted_segment_repair_leaves_the_outlier_layout_whole() {
+    for eighths in [2, 4, 6] {
+        let directory = tempfile::tempdir().unwrap();
+        build_with_an_outlier_policy(directory.path());
+        let segments = compacted_segments(directory.path());
+        assert!(!segments.is_empty());
+        let segment = &segments[0];
+        let bytes = std::fs::read(segment).unwrap();
+        std::fs::write(segment, &bytes[..bytes.len() * eighths / 8]).unwrap();
+
+        let output = spillway(&["repair", "db"], directory.path());
+        let text = stdout(&output);
+        assert!(
+            output.status.success(),
+            "cut at {eighths}/8: {text}{}",
+            common::stderr(&output)
+        );
+        assert!(!text.contains("not repaired"), "cut at {eighths}/8: {text}");
+        // The shorter cuts take books and buckets of other books; the longest takes only the
+        // last buckets of two books, which leaves a valid layout.
+        if eighths < 6 {
+            assert!(
+                text.contains("resynced: books _id ") || text.contains("removed: extra_books _id "),
+                "cut at {eighths}/8: {text}"
+            );
+        }
+        let verify = spillway(&["verify", "db"], directory.path());
+        assert!(
+            verify.status.success(),
+            "cut at {eighths}/8: {text}\n{}",
+            stdout(&verify)
+        );
+        assert_repaired_then_clean(directory.path());
+        // Every logical book that survives reads without error.
+        let database = Database::open(directory.path().join("db")).unwrap();
+        let books = database.collection::<Document>("books");
+        let survivors = books.find(doc! {}).run().unwrap().count();
+        assert!(survivors <= 40, "cut at {eighths}/8");
+    }
+}
+
+#[test]
+fn repair_of_intact_files_still_restores_a_policy_whose_bucket_is_gone() {
+    let directory = tempfile::tempdir().unwrap();
+    build_with_an_outlier_policy(directory.path());
+    // Delete one bucket behind the facade's back: every file stays intact.
+    let store = spillway_store::Store::open(
+        directory.path().join("db"),
+        spillway_store::StoreOptions::default(),
+    )
+    .unwrap();
+    let (_, buckets) = store
+        .keyspaces()
+        .into_iter()
+        .find(|(name, _)| name.starts_with("docs.") && name.ends_with(".extra_books"))
+        .unwrap();
+    let key = {
+        let snapshot = store.snapshot();
+        let (key, _) = snapshot.iter(buckets).unwrap().next().unwrap().unwrap();
+        key.to_vec()
+    };
+    let mut batch = spillway_store::WriteBatch::new();
+    batch.delete(buckets, &key);
+    store.commit(batch).unwrap();
+    drop(store);
+    let verify = spillway(&["verify", "db"], directory.path());
+    assert!(!verify.status.success(), "{}", stdout(&verify));
+
+    let output = spillway(&["repair", "db"], directory.path());
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}{}", common::stderr(&output));
+    assert!(!text.contains("nothing to repair"), "{text}");
+    assert!(text.contains("resynced: books _id "), "{text}");
+    assert_repaired_then_clean(directory.path());
 }

@@ -444,9 +444,8 @@ pub(crate) fn read_damaged_frame(bytes: &[u8]) -> DamagedFrame<'_> {
             kind,
             keyspace: u32_at(op, 4),
             key: &payload[key_start..key_end],
-            value: value.filter(|value| {
-                kind == OpKind::Put && crc32fast::hash(value) == u32_at(op, 16)
-            }),
+            value: value
+                .filter(|value| kind == OpKind::Put && crc32fast::hash(value) == u32_at(op, 16)),
         });
         match value
             .map(|value| align_up(value_start + value.len()))

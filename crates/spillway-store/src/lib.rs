@@ -74,6 +74,6 @@ pub use snapshot::{Range, Snapshot, ValueVersion};
 pub use store::{
     CLOSE_CHECKPOINT_MIN_BYTES, CheckpointFallback, CompactionReport, Damage, Durability,
     KeyspaceId, KeyspaceStats, LostWrite, LostWriteEffect, MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE,
-    RecoveryReport, RepairReport,
-    SMALL_DISK_SEGMENT_SIZE, SegmentStats, Store, StoreOptions, StoreStats, TornTail, VerifyReport,
+    RecoveryReport, RepairReport, SMALL_DISK_SEGMENT_SIZE, SegmentStats, Store, StoreOptions,
+    StoreStats, TornTail, VerifyReport,
 };

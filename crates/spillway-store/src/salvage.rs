@@ -288,12 +288,15 @@ struct Replayed {
     lost: LostWrites,
 }
 
+/// The kind of a lost op (put or delete) and a put's value when its bytes are intact.
+type LostOp = (OpKind, Option<Vec<u8>>);
+
 /// The writes of dropped commits, read from the damaged bytes of the replayed part of the
 /// log, until a later intact frame overwrites them.
 struct LostWrites {
     /// `(keyspace id, key)` to the kind (put or delete) of the last lost op on it, and the
     /// value of a put when its bytes are intact.
-    pending: BTreeMap<(u32, Vec<u8>), (OpKind, Option<Vec<u8>>)>,
+    pending: BTreeMap<(u32, Vec<u8>), LostOp>,
     /// Names given by create-keyspace ops of dropped commits.
     names: BTreeMap<u32, String>,
     /// Commits known to be dropped, up to the last intact log frame.
@@ -383,7 +386,8 @@ impl LostWrites {
                     self.pending.remove(&(op.keyspace, op.key.to_vec()));
                 }
                 OpKind::DropKeyspace | OpKind::ClearKeyspace => {
-                    self.pending.retain(|(keyspace, _), _| *keyspace != op.keyspace);
+                    self.pending
+                        .retain(|(keyspace, _), _| *keyspace != op.keyspace);
                 }
                 OpKind::CreateKeyspace => {}
             }
@@ -782,7 +786,9 @@ impl Salvage {
                 {
                     regions.next();
                     if replayed_from(start) {
-                        replayed.lost.read_region(&segment.bytes()[start..end], is_log);
+                        replayed
+                            .lost
+                            .read_region(&segment.bytes()[start..end], is_log);
                     }
                 }
                 if apply_from.is_none_or(|from| offset < from) {
@@ -830,7 +836,9 @@ impl Salvage {
             }
             for (start, end) in regions {
                 if replayed_from(start) {
-                    replayed.lost.read_region(&segment.bytes()[start..end], is_log);
+                    replayed
+                        .lost
+                        .read_region(&segment.bytes()[start..end], is_log);
                 }
             }
         }

@@ -432,13 +432,21 @@ fn build_with_two_later_commits() -> (MemoryBackend, String) {
     let docs = store.keyspace("docs").unwrap();
     let mut batch = WriteBatch::new();
     for i in 0..10 {
-        batch.put(docs, format!("k{i:02}").as_bytes(), format!("k{i:02} v1").as_bytes());
+        batch.put(
+            docs,
+            format!("k{i:02}").as_bytes(),
+            format!("k{i:02} v1").as_bytes(),
+        );
     }
     store.commit(batch).unwrap();
     store.checkpoint().unwrap();
     let mut first = WriteBatch::new();
     for i in 0..5 {
-        first.put(docs, format!("k{i:02}").as_bytes(), format!("k{i:02} v2").as_bytes());
+        first.put(
+            docs,
+            format!("k{i:02}").as_bytes(),
+            format!("k{i:02} v2").as_bytes(),
+        );
     }
     first.put(docs, b"n1", b"n1 v1");
     first.delete(docs, b"k09");
@@ -527,7 +535,9 @@ fn a_log_cut_short_says_its_lost_commits_cannot_be_named() {
     let bytes = backend.file_contents(&path(&active)).unwrap();
     // Cut the log inside the first later commit's frame, after its first value.
     let at = bytes.windows(6).position(|w| w == b"k01 v2").unwrap();
-    backend.overwrite_file(&path(&active), &bytes[..at]).unwrap();
+    backend
+        .overwrite_file(&path(&active), &bytes[..at])
+        .unwrap();
 
     let report = repair(&backend);
     assert!(!report.lost_writes_complete, "{report:?}");
@@ -536,8 +546,16 @@ fn a_log_cut_short_says_its_lost_commits_cannot_be_named() {
     assert_eq!(
         lost_writes(&report),
         vec![
-            ("docs".to_string(), "k00".to_string(), LostWriteEffect::RolledBack),
-            ("docs".to_string(), "k01".to_string(), LostWriteEffect::RolledBack),
+            (
+                "docs".to_string(),
+                "k00".to_string(),
+                LostWriteEffect::RolledBack
+            ),
+            (
+                "docs".to_string(),
+                "k01".to_string(),
+                LostWriteEffect::RolledBack
+            ),
         ],
         "{report:?}"
     );

@@ -570,8 +570,10 @@ impl Database {
     /// intact commit, skips damaged bytes, drops documents whose bytes are damaged or gone,
     /// moves the old files to a backup directory inside `path`, rebuilds catalog records that
     /// were lost from the keyspaces that survive, then rebuilds every index that no longer
-    /// agrees with the surviving documents. The report says what was lost and rebuilt; an
-    /// intact database is left unchanged.
+    /// agrees with the surviving documents, and brings every pattern policy's layout back
+    /// (main documents resynced with their surviving side documents, orphaned side documents
+    /// deleted). The report says what was lost (documents a dropped commit rolled back named
+    /// by `_id`), rebuilt and still violated; an intact database is left unchanged.
     pub fn repair(path: impl AsRef<Path>, options: &DatabaseOptions) -> Result<RepairReport> {
         let mut store_options = StoreOptions {
             durability: options.durability,

@@ -99,7 +99,7 @@ pub use database_actions::{CreateCollection, DropDatabase, ListCollectionNames};
 pub use error::{Error, ErrorKind, Result};
 pub use maintenance::{
     CollectionStats, DatabaseStats, DocumentSize, IndexStats, LARGEST_DOCUMENTS_LISTED, Problem,
-    RepairReport, VerifyReport,
+    RepairReport, RolledBackDocument, VerifyReport,
 };
 pub use options::{CollectionOptions, DEFAULT_TTL_INTERVAL, IndexModification};
 pub use results::{
@@ -116,6 +116,7 @@ pub use spillway_pattern::{
     OutlierPattern, Pattern, PatternError, PatternKind, Shape, SubsetPattern, Violation,
 };
 pub use spillway_store::{
-    CheckpointFallback, CompactionReport, Damage, Durability, RecoveryReport, Store, TornTail,
+    CheckpointFallback, CompactionReport, Damage, Durability, LostWriteEffect, RecoveryReport,
+    Store, TornTail,
 };
 pub use timeseries::TimeseriesOptions;

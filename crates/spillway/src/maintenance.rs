@@ -13,13 +13,15 @@ use std::path::{Path, PathBuf};
 
 use bson::Bson;
 use spillway_doc::key;
-use spillway_store::{CheckpointFallback, Damage, Store, StoreOptions, TornTail};
+use spillway_pattern::Violation;
+use spillway_store::{CheckpointFallback, Damage, LostWriteEffect, Store, StoreOptions, TornTail};
 
 use crate::catalog::{CATALOG_KEYSPACE, CollectionMeta};
 use crate::catalog_repair::{self, RebuiltCollection};
 use crate::error::Result;
 use crate::index_keys::index_entries;
 use crate::ops;
+use crate::patterned;
 use crate::storage;
 use crate::txn::{KeyRange, Published, Reader};
 
@@ -158,6 +160,32 @@ pub struct RepairReport {
     pub values_dropped: u64,
     /// Documents dropped because their bytes were damaged or gone, per collection.
     pub documents_lost: Vec<(String, u64)>,
+    /// Commits known to be dropped (damaged log frames, or commits missing between intact
+    /// ones): their writes are lost, so what they changed shows an older state.
+    pub commits_dropped: u64,
+    /// Writes of dropped commits whose loss is visible (documents, index entries, catalog
+    /// records), as far as the damaged bytes still show them.
+    pub lost_writes: u64,
+    /// True when every dropped commit could be read op by op, so that
+    /// `documents_rolled_back` names every document they changed; false when log bytes are
+    /// gone or unreadable (documents may then show an older version, or be missing, unnamed).
+    pub lost_writes_complete: bool,
+    /// Documents whose newest write was lost with a dropped commit, with what is visible
+    /// instead, by collection and `_id`.
+    pub documents_rolled_back: Vec<RolledBackDocument>,
+    /// Catalog records whose newest write was lost with a dropped commit (a collection,
+    /// index or policy as it was before that commit, or gone).
+    pub catalog_records_rolled_back: Vec<(String, LostWriteEffect)>,
+    /// Main documents of pattern policies brought back in step with the side documents that
+    /// survived (an outlier's array re-split over its surviving buckets, a subset's main
+    /// array recomputed from its archive), as `(collection, _id)`.
+    pub pattern_documents_resynced: Vec<(String, Bson)>,
+    /// Side documents deleted because their main document is gone (no logical read reached
+    /// them), as `(collection, _id)`.
+    pub pattern_orphans_removed: Vec<(String, Bson)>,
+    /// Pattern invariants still violated after the repair: the database is not whole, and a
+    /// caller must not report success.
+    pub pattern_violations_left: Vec<Violation>,
     /// Collections whose catalog record was lost, rebuilt from the keyspace that holds their
     /// documents.
     pub collections_rebuilt: Vec<RebuiltCollection>,
@@ -191,6 +219,11 @@ impl RepairReport {
         self.damage.is_empty()
             && self.backup_dir.is_none()
             && self.documents_lost.is_empty()
+            && self.documents_rolled_back.is_empty()
+            && self.catalog_records_rolled_back.is_empty()
+            && self.pattern_documents_resynced.is_empty()
+            && self.pattern_orphans_removed.is_empty()
+            && self.pattern_violations_left.is_empty()
             && self.collections_rebuilt.is_empty()
             && self.collections_emptied.is_empty()
             && self.catalog_records_lost.is_empty()
@@ -199,6 +232,20 @@ impl RepairReport {
             && self.indexes_lost.is_empty()
             && self.indexes_dropped.is_empty()
     }
+}
+
+/// A document whose newest write a dropped commit took with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RolledBackDocument {
+    /// The collection.
+    pub collection: String,
+    /// The document's `_id`: from the version now visible, or from the lost version when its
+    /// bytes survived; `None` when neither can be read (then `key` identifies it).
+    pub id: Option<Bson>,
+    /// The document's key (the key encoding of its `_id`).
+    pub key: Vec<u8>,
+    /// What is visible instead of the lost write.
+    pub effect: LostWriteEffect,
 }
 
 /// Checks every collection of `state`: documents against their keys, indexes against their
@@ -360,6 +407,14 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
         values_recovered: salvaged.keys_recovered,
         values_dropped: salvaged.values_dropped,
         documents_lost: Vec::new(),
+        commits_dropped: salvaged.commits_dropped,
+        lost_writes: salvaged.lost_writes.len() as u64,
+        lost_writes_complete: salvaged.lost_writes_complete,
+        documents_rolled_back: Vec::new(),
+        catalog_records_rolled_back: Vec::new(),
+        pattern_documents_resynced: Vec::new(),
+        pattern_orphans_removed: Vec::new(),
+        pattern_violations_left: Vec::new(),
         collections_rebuilt: rebuilt.collections_rebuilt,
         collections_emptied: rebuilt.collections_emptied,
         catalog_records_lost: rebuilt.records_lost,
@@ -393,6 +448,31 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
         }
         report.catalog_records_lost.sort();
         report.catalog_records_lost.dedup();
+        for write in &salvaged.lost_writes {
+            if write.keyspace == CATALOG_KEYSPACE {
+                report.catalog_records_rolled_back.push((
+                    String::from_utf8_lossy(&write.key).replace('\0', "/"),
+                    write.effect,
+                ));
+            } else if let Some(meta) = published
+                .catalog
+                .collections
+                .values()
+                .find(|meta| meta.keyspace_name == write.keyspace)
+            {
+                let visible = published.get(meta.docs, &write.key)?;
+                let id = [visible.as_deref(), write.lost_value.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .find_map(|bytes| storage::decode(bytes).ok()?.remove("_id"));
+                report.documents_rolled_back.push(RolledBackDocument {
+                    collection: meta.name.clone(),
+                    id,
+                    key: write.key.clone(),
+                    effect: write.effect,
+                });
+            }
+        }
     }
     for index in rebuilt.indexes_to_create {
         changed = true;
@@ -452,6 +532,17 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
                 report.indexes_dropped.push((qualified, error.to_string()));
             }
         }
+    }
+    // The pattern layer's invariants: side documents lost (or main documents rolled back)
+    // leave main documents out of step with their side documents.
+    if !database.verify_patterns()?.is_empty() {
+        let (resynced, orphans) = database
+            .inner
+            .write(patterned::restore_pattern_invariants)?;
+        changed |= !resynced.is_empty() || !orphans.is_empty();
+        report.pattern_documents_resynced = resynced;
+        report.pattern_orphans_removed = orphans;
+        report.pattern_violations_left = database.verify_patterns()?;
     }
     if changed {
         database.checkpoint()?;

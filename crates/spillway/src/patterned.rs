@@ -1198,6 +1198,82 @@ pub(crate) fn write_side_documents(
     writes::resync_mains(&mut TxnBackend { txn, store }, links)
 }
 
+/// A document by `(collection, _id)`.
+pub(crate) type NamedDocument = (String, Bson);
+
+/// After a repair: every policy's invariants checked again; each main document at fault
+/// brought back in step with the side documents that survived (the resync of a direct side
+/// write), and side documents whose main document is gone deleted (no logical read reaches
+/// them). Returns the main documents resynced and the side documents deleted, as
+/// `(collection, _id)`; what still fails is for the caller to check again.
+pub(crate) fn restore_pattern_invariants(
+    txn: &mut WriteTxn,
+    store: &Store,
+) -> Result<(Vec<NamedDocument>, Vec<NamedDocument>)> {
+    let policies = txn.catalog().policies.clone();
+    let mut links = Vec::new();
+    let mut orphans = Vec::new();
+    {
+        let backend = ReaderBackend { reader: &*txn };
+        for policy in &policies {
+            let pattern = &policy.pattern;
+            for violation in spillway_pattern::verify(policy, &backend)? {
+                let link = if violation.collection == pattern.collection() {
+                    violation.id
+                } else {
+                    // A side document at fault names itself when it exists; the side index's
+                    // problems name the main document.
+                    match backend.get(pattern.side_collection(), &violation.id)? {
+                        Some(side) => {
+                            let link = side
+                                .get(pattern.link_field())
+                                .cloned()
+                                .unwrap_or(Bson::Null);
+                            if backend.get(pattern.collection(), &link)?.is_none() {
+                                orphans.push((pattern.side_collection().to_string(), violation.id));
+                                continue;
+                            }
+                            link
+                        }
+                        None => violation.id,
+                    }
+                };
+                if backend.get(pattern.collection(), &link)?.is_some()
+                    && !links.iter().any(|(known, known_link): &(&Policy, Bson)| {
+                        std::ptr::eq(*known, policy)
+                            && key::to_key(known_link) == key::to_key(&link)
+                    })
+                {
+                    links.push((policy, link));
+                }
+            }
+        }
+    }
+    orphans.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(key::to_key(&a.1).cmp(&key::to_key(&b.1)))
+    });
+    orphans.dedup_by(|a, b| a.0 == b.0 && key::to_key(&a.1) == key::to_key(&b.1));
+    let resynced: Vec<NamedDocument> = links
+        .iter()
+        .map(|(policy, link)| (policy.pattern.collection().to_string(), link.clone()))
+        .collect();
+    let mut backend = TxnBackend { txn, store };
+    if !orphans.is_empty() {
+        backend.apply(
+            orphans
+                .iter()
+                .map(|(collection, id)| Write::Delete {
+                    collection: collection.clone(),
+                    id: id.clone(),
+                })
+                .collect(),
+        )?;
+    }
+    writes::resync_mains(&mut backend, links)?;
+    Ok((resynced, orphans))
+}
+
 /// Applies an update to one main document ([`writes::update_main`]); the writes go to
 /// `statement`, applied by [`finish`] once the whole statement is computed.
 #[expect(
