@@ -2003,3 +2003,27 @@ fn huge_names_are_cut_short_in_error_messages() {
         );
     }
 }
+
+#[test]
+fn a_command_whose_id_pymongo_wrote_first_is_still_named_by_its_next_field() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "sales", "documents": [{ "_id": 2, "buyers": ["a", "b", "c", "d"] }] },
+    );
+    ok(
+        &commands,
+        doc! { "setPattern": "sales", "outlier": "buyers", "threshold": 2, "bucketCapacity": 2 },
+    );
+    // pymongo encodes a top-level `_id` before the command's name.
+    let page = ok(
+        &commands,
+        doc! { "_id": 2, "arrayPage": "sales", "field": "buyers", "skip": 1, "limit": 2 },
+    );
+    assert_eq!(
+        page.get_array("elements").unwrap(),
+        &vec![Bson::from("b"), Bson::from("c")]
+    );
+    let (code, _) = fails(&commands, doc! { "_id": 2 });
+    assert_eq!(code, 59, "a lone _id names no command");
+}

@@ -133,6 +133,35 @@ impl Context<'_> {
     }
 }
 
+/// `command` with its name first. pymongo's encoder writes a top-level `_id` before every
+/// other field, so `db.command({"arrayPage": "sales", "_id": 2, ...})` arrives as
+/// `{_id: 2, arrayPage: "sales", ...}`; no command is named `_id`, so the field after it is
+/// the name.
+fn name_first(command: Document) -> Document {
+    if command.keys().next().map(String::as_str) != Some("_id") || command.len() < 2 {
+        return command;
+    }
+    let mut id = None;
+    let mut rest = Document::new();
+    for (key, value) in command {
+        if key == "_id" && id.is_none() {
+            id = Some(value);
+        } else {
+            rest.insert(key, value);
+        }
+    }
+    let mut reordered = Document::new();
+    let mut fields = rest.into_iter();
+    if let Some((name, value)) = fields.next() {
+        reordered.insert(name, value);
+    }
+    if let Some(id) = id {
+        reordered.insert("_id", id);
+    }
+    reordered.extend(fields);
+    reordered
+}
+
 /// What a write concern asks of a one-node replica set: `w: 0`, `1` and `"majority"` are
 /// met by the commit itself; a higher count can never be, so the write happens and the reply
 /// carries MongoDB's `writeConcernError` (100 UnsatisfiableWriteConcern), as a one-node
@@ -334,6 +363,7 @@ impl Commands {
         reason = "the caller hands the decoded command over; it is not used after"
     )]
     pub fn execute(&self, command: Document) -> Document {
+        let command = name_first(command);
         let mut reply = match write_concern_error(&command) {
             // Refused before it runs, as MongoDB refuses an invalid write concern.
             Err(error) => error.to_reply(),
