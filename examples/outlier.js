@@ -161,7 +161,7 @@ db.sales.updateOne({ _id: 1 }, { $push: { customers_purchased: { $each: [ "user0
     "user23", "user24", "user25", "user26", "user27", "user28", "user29", "user30", "user31", "user32",
     "user33", "user34", "user35", "user36", "user37", "user38", "user39", "user40", "user41", "user42",
     "user43", "user44", "user45", "user46", "user47", "user48", "user49", "user50", "user51", "user52" ] } } })
-db.sales.findOne({ _id: 1 }, { has_extras: 1 })
+db['system.stored.sales'].findOne({ _id: 1 }, { has_extras: 1 })
 db.sales.arrayLength(1, "customers_purchased")
 db.sales.arrayPage(1, "customers_purchased", { skip: 50 })
 db.sales.updateOne({ _id: 2 }, { $push: { customers_purchased: "user1000" } })

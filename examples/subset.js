@@ -4755,11 +4755,12 @@ published_date: ISODate("2017-12-06")
 
 db.products.arrayLength(ObjectId("507f1f77bcf86cd993384520"), "reviews")
 // The Subset pattern as a policy: the 10 newest reviews stay embedded, every review goes to
-// the `review` archive, linked by `product_id` and identified by `review_id`.
+// the `review` archive, linked by `product_id` and identified by `review_id`. Reads of
+// `products` still return every review; `system.stored.products` shows what is embedded.
 db.products.setPattern({ subset: "reviews", keep: 10, sortBy: { published_date: -1 }, archiveCollection: "review", linkField: "product_id", identity: "review_id" })
 show patterns
 db.verifyPatterns()
-db.products.findOne({}, { name: 1, "reviews.review_id": 1, "reviews.published_date": 1 })
+db['system.stored.products'].findOne({}, { name: 1, "reviews.review_id": 1, "reviews.published_date": 1 })
 db.products.arrayLength(ObjectId("507f1f77bcf86cd993384520"), "reviews")
 db.products.arrayPage(ObjectId("507f1f77bcf86cd993384520"), "reviews", { skip: 9, limit: 2 })
 db.products.arrayPage(ObjectId("507f1f77bcf86cd993384520"), "reviews", { skip: 785 })
@@ -10359,7 +10360,7 @@ published_date: ISODate("2017-12-06")
 // product keeps the 10 newest (776 leaves the embedded array).
 db.products.setPattern({ subset: "reviews", keep: 10, sortBy: { published_date: -1 }, archiveCollection: "review", linkField: "product_id", identity: "review_id" })
 db.verifyPatterns()
-db.products.findOne({}, { name: 1, "reviews.review_id": 1, "reviews.published_date": 1 })
+db['system.stored.products'].findOne({}, { name: 1, "reviews.review_id": 1, "reviews.published_date": 1 })
 db.products.arrayLength(ObjectId("507f1f77bcf86cd993384520"), "reviews")
 db.products.arrayPage(ObjectId("507f1f77bcf86cd993384520"), "reviews", { skip: 9, limit: 2 })
 db.products.arrayPage(ObjectId("507f1f77bcf86cd993384520"), "reviews", { skip: 785 })
@@ -10369,7 +10370,7 @@ db.products.find({ "reviews.review_author": "Hans" }, { name: 1 })
 // A new review: it goes into the archive and, being the newest, into the product, whose
 // oldest embedded review (777) leaves it.
 db.products.updateOne({ _id: ObjectId("507f1f77bcf86cd993384520") }, { $push: { reviews: { review_id: 787, review_author: "Ada", review_text: "Still the best widget.", published_date: ISODate("2019-02-19") } } })
-db.products.findOne({}, { "reviews.review_id": 1 })
+db['system.stored.products'].findOne({}, { "reviews.review_id": 1 })
 db.products.arrayLength(ObjectId("507f1f77bcf86cd993384520"), "reviews")
 db.review.countDocuments()
 db.verifyPatterns()

@@ -170,16 +170,18 @@ fn outlier_seed(db: &Database, out: &mut dyn std::io::Write) -> Result<()> {
         .run()?;
     writeln!(
         out,
-        "Inserted two books with plain insert_one: 3 buyers and 1,000 buyers. Stored:\n"
+        "Inserted two books with plain insert_one: 3 buyers and 1,000 buyers. Every read returns\n\
+         them whole, as a plain collection would; stored (the namespace system.stored.sales):\n"
     )?;
     for id in [1, 2] {
         let stored = sales
             .find_one(doc! { "_id": id })
+            .stored(true)
             .run()?
             .context("the book was just inserted")?;
         writeln!(
             out,
-            "db.sales.findOne({{_id: {id}}})\n{}\n",
+            "db['system.stored.sales'].findOne({{_id: {id}}})\n{}\n",
             abbreviated(&Bson::Document(stored), 0)
         )?;
     }
@@ -264,11 +266,12 @@ fn subset_seed(db: &Database, out: &mut dyn std::io::Write) -> Result<()> {
         .run()?;
     let stored = products
         .find_one(doc! { "_id": product_id })
+        .stored(true)
         .run()?
         .context("the product was just inserted")?;
     writeln!(
         out,
-        "Inserted one product with 786 reviews. Stored:\n\ndb.products.findOne()\n{}\n",
+        "Inserted one product with 786 reviews. Stored:\n\ndb['system.stored.products'].findOne()\n{}\n",
         abbreviated(&Bson::Document(stored), 0)
     )?;
     let archive = db.collection::<Document>("reviews");
@@ -286,6 +289,7 @@ fn subset_seed(db: &Database, out: &mut dyn std::io::Write) -> Result<()> {
     archive.delete_one(doc! { "review_id": 786 }).run()?;
     let stored = products
         .find_one(doc! { "_id": product_id })
+        .stored(true)
         .run()?
         .context("the product exists")?;
     let embedded = stored.get_array("reviews").map_or(0, Vec::len);

@@ -12,11 +12,13 @@ mod common;
 
 use common::{spillway, stderr, stdout};
 
+/// The stored documents of `collection` (a policy's stored layout, as it is on disk).
 fn documents(directory: &Path, collection: &str) -> Vec<Document> {
     let database = Database::open(directory.join("db")).unwrap();
     database
         .collection::<Document>(collection)
         .find(doc! {})
+        .stored(true)
         .run()
         .unwrap()
         .collect::<Result<_, _>>()
