@@ -17,6 +17,7 @@
 //! | `bulk` | `bulkWrite` (MongoDB 8.0): operations on many namespaces, results in a cursor |
 //! | `collectionless` | database-level `aggregate: 1`: `$documents`, `$listLocalSessions`, `$currentOp` |
 //! | `let_vars` | `let` of the write commands, bound around the expressions that read it |
+//! | `privileges` | what each command needs to be allowed: MongoDB's actions on resources |
 //! | `read`, `write`, `ddl`, `patterns` | the commands themselves |
 //!
 //! This module must never know sockets or message framing: it takes a command document and
@@ -33,6 +34,7 @@ mod labels;
 mod let_vars;
 mod namespace;
 mod patterns;
+mod privileges;
 mod profile;
 mod read;
 mod sessions;
@@ -48,6 +50,7 @@ use spillway_doc::javascript;
 pub use error::CommandError;
 pub use labels::{add_error_labels, error_labels, is_retryable_code};
 pub use namespace::Namespaces;
+pub use privileges::{ActionType, Privilege, Resource, unauthorized_message};
 
 use self::args::Args;
 use self::cursors::CursorTable;
