@@ -22,6 +22,9 @@ use tempfile::TempDir;
 use crate::ci::{cargo, step};
 use crate::shared::{repo_root, target_dir};
 
+/// The flag that turns authentication on, the same for both servers.
+const AUTH_FLAG: &str = "--auth";
+
 /// How long a server has to print its `listening on` line.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -47,11 +50,14 @@ impl ServerKind {
     }
 }
 
-/// A server program ready to start: which kind, and the executable.
+/// A server program ready to start: which kind, the executable, and whether it requires
+/// authentication (`--auth`; the first user then comes from the client by the localhost
+/// exception).
 #[derive(Clone, Debug)]
 pub(crate) struct ServerProgram {
     pub(crate) kind: ServerKind,
     pub(crate) executable: PathBuf,
+    pub(crate) auth: bool,
 }
 
 /// Builds `spillway` in release mode and returns its program.
@@ -73,6 +79,7 @@ pub(crate) fn build_spillway() -> Result<ServerProgram> {
     Ok(ServerProgram {
         kind: ServerKind::Spillway,
         executable,
+        auth: false,
     })
 }
 
@@ -139,6 +146,9 @@ impl RunningServer {
                 None
             }
         };
+        if program.auth {
+            command.arg(AUTH_FLAG);
+        }
         if let Some(parent) = log.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating {}", parent.display()))?;
