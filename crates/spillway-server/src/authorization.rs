@@ -73,7 +73,7 @@ pub(crate) fn decide(
         Some(needs) => grants.allow(&needs),
         None => grants.allow_everything(),
     };
-    if allowed {
+    if allowed || lists_own_databases(command, grants) {
         return None;
     }
     let database = command.get_str("$db").unwrap_or("admin");
@@ -83,6 +83,39 @@ pub(crate) fn decide(
         "code": 13,
         "codeName": "Unauthorized",
     })
+}
+
+/// `listDatabases` without the `listDatabases` action: MongoDB answers it with the databases
+/// the user has privileges on (`authorizedDatabases`, true unless said false), which
+/// [`filter_databases`] keeps.
+fn lists_own_databases(command: &Document, grants: &Grants) -> bool {
+    command.keys().next().map(String::as_str) == Some("listDatabases")
+        && command.get_bool("authorizedDatabases").unwrap_or(true)
+        && !grants.allow(&[Privilege {
+            resource: Resource::Cluster,
+            actions: vec![ActionType::ListDatabases],
+        }])
+}
+
+/// Keeps, in a `listDatabases` reply, the databases the connection may see: all with the
+/// `listDatabases` action, else those its grants name (MongoDB's `authorizedDatabases`).
+pub(crate) fn filter_databases(command: &Document, auth: &AuthState, reply: &mut Document) {
+    let empty = Grants::default();
+    let grants = auth.grants.as_ref().map_or(&empty, |(_, grants)| grants);
+    if !lists_own_databases(command, grants) {
+        return;
+    }
+    if let Ok(databases) = reply.get_array_mut("databases") {
+        databases.retain(|entry| {
+            entry
+                .as_document()
+                .and_then(|entry| entry.get_str("name").ok())
+                .is_some_and(|name| grants.any_on_database(name))
+        });
+    }
+    // The sizes of databases it may not see are not its to know either.
+    reply.remove("totalSize");
+    reply.remove("totalSizeMb");
 }
 
 /// What a server-level command needs, or `None` when it is the command layer's (or unknown).

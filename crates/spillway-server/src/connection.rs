@@ -479,8 +479,14 @@ async fn answer(
         return reply;
     }
     let layer = Arc::clone(commands);
+    let list_databases = (state.options.auth && name == "listDatabases").then(|| command.clone());
     match blocking(move || layer.execute(command)).await {
-        Ok(reply) => reply,
+        Ok(mut reply) => {
+            if let Some(command) = list_databases {
+                authorization::filter_databases(&command, auth_state, &mut reply);
+            }
+            reply
+        }
         Err(problem) => internal_error(connection, &format!("command '{name}'"), &problem),
     }
 }

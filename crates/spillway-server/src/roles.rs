@@ -214,6 +214,16 @@ impl Grants {
         })
     }
 
+    /// Whether any grant names database `database` (or all of them), as `listDatabases`
+    /// without its action shows it.
+    pub(crate) fn any_on_database(&self, database: &str) -> bool {
+        self.grants.iter().any(|grant| match &grant.resource {
+            ResourcePattern::AnyResource | ResourcePattern::AnyNormal => true,
+            ResourcePattern::Database(db) | ResourcePattern::Collection(db, _) => db == database,
+            ResourcePattern::Cluster | ResourcePattern::CollectionInAnyDatabase(_) => false,
+        })
+    }
+
     /// The privileges, merged by resource, as `connectionStatus` and `usersInfo` show them.
     pub(crate) fn to_documents(&self) -> Vec<Bson> {
         let mut merged: Vec<Grant> = Vec::new();

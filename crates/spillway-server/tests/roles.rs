@@ -392,7 +392,10 @@ async fn read_write_on_one_database_stays_there_and_cannot_make_a_root_user() {
             "shop",
             doc! { "createUser": "evil", "pwd": PASSWORD, "roles": [] },
         ),
-        ("admin", doc! { "listDatabases": 1 }),
+        (
+            "admin",
+            doc! { "listDatabases": 1, "authorizedDatabases": false },
+        ),
         (
             "shop",
             doc! { "aggregate": "books", "pipeline": [{ "$out": { "db": "other", "coll": "stolen" } }], "cursor": {} },
@@ -411,6 +414,20 @@ async fn read_write_on_one_database_stays_there_and_cannot_make_a_root_user() {
         .run_command(doc! { "aggregate": "books", "pipeline": [{ "$lookup": { "from": "sales", "localField": "_id", "foreignField": "_id", "as": "s" } }], "cursor": {} })
         .await
         .expect("a $lookup inside its own database");
+
+    // Without the listDatabases action, listDatabases lists the databases its roles name.
+    let listed = clerk
+        .database("admin")
+        .run_command(doc! { "listDatabases": 1, "nameOnly": true })
+        .await
+        .expect("listDatabases of the user's own databases");
+    let names: Vec<&str> = listed
+        .get_array("databases")
+        .unwrap()
+        .iter()
+        .filter_map(|entry| entry.as_document()?.get_str("name").ok())
+        .collect();
+    assert_eq!(names, vec!["shop"], "{listed}");
 
     // Granted while connected: the next command sees it; revoked: refused again.
     root.database("admin")
