@@ -9,6 +9,7 @@
 //! stored key, server key). This module must never store or log a password, and never
 //! hand-roll a hash: PBKDF2, HMAC, SHA-1, SHA-256 and MD5 come from their crates.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use base64::Engine as _;
@@ -112,7 +113,10 @@ impl Mechanism {
         match self {
             Mechanism::Sha1 => {
                 let digest = Md5::digest(format!("{user}:mongo:{password}").as_bytes());
-                let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+                let hex = digest.iter().fold(String::new(), |mut hex, byte| {
+                    let _ = write!(hex, "{byte:02x}");
+                    hex
+                });
                 let mut salted = vec![0u8; 20];
                 pbkdf2::pbkdf2::<Hmac<Sha1>>(hex.as_bytes(), salt, iteration_count, &mut salted)
                     .map_err(|error| format!("PBKDF2: {error}"))?;

@@ -240,7 +240,7 @@ impl Commands {
             "find" | "count" | "distinct" => needs.on_named(database, Some(value), &[A::Find]),
             "getMore" => needs.on_named(database, command.get("collection"), &[A::Find]),
             "killCursors" => needs.on_named(database, Some(value), &[A::KillCursors]),
-            "aggregate" => self.aggregate(database, command, needs),
+            "aggregate" => aggregate(database, command, needs),
             "explain" => {
                 let Some(Bson::Document(inner)) = command.get("explain") else {
                     needs.add(database_resource(), &[A::Find]);
@@ -346,71 +346,6 @@ impl Commands {
         Some(())
     }
 
-    /// `aggregate` on a collection, or `aggregate: 1` on the database (its first stage says
-    /// what it reads).
-    fn aggregate(&self, database: &str, command: &Document, needs: &mut Needs) {
-        use ActionType as A;
-        let pipeline = command.get_array("pipeline").ok();
-        let first_stage = pipeline
-            .and_then(|stages| stages.first())
-            .and_then(|stage| stage.as_document())
-            .and_then(|stage| stage.keys().next().cloned());
-        let is_change_stream = first_stage.as_deref() == Some("$changeStream");
-        match command.get("aggregate") {
-            Some(Bson::String(collection)) => {
-                let resource = Resource::collection(database, collection);
-                match first_stage.as_deref() {
-                    Some("$collStats") => needs.add(resource, &[A::CollStats]),
-                    Some("$indexStats") => needs.add(resource, &[A::IndexStats]),
-                    Some("$planCacheStats") => needs.add(resource, &[A::PlanCacheRead]),
-                    _ if is_change_stream => needs.add(resource, &[A::ChangeStream, A::Find]),
-                    _ => needs.add(resource, &[A::Find]),
-                }
-            }
-            _ => match first_stage.as_deref() {
-                Some("$currentOp") => needs.add(Resource::Cluster, &[A::Inprog]),
-                Some("$listLocalSessions" | "$listSessions") => {
-                    let all_users = pipeline
-                        .and_then(|stages| stages.first())
-                        .and_then(|stage| stage.as_document())
-                        .and_then(|stage| stage.iter().next())
-                        .and_then(|(_, spec)| spec.as_document())
-                        .is_some_and(|spec| spec.get_bool("allUsers").unwrap_or(false));
-                    if all_users {
-                        needs.add(Resource::Cluster, &[A::ListSessions]);
-                    }
-                }
-                // Literal documents read no collection.
-                Some("$documents") => {}
-                _ if is_change_stream => {
-                    let whole_cluster = pipeline
-                        .and_then(|stages| stages.first())
-                        .and_then(|stage| stage.as_document())
-                        .and_then(|stage| stage.get_document("$changeStream").ok())
-                        .is_some_and(|spec| spec.get_bool("allChangesForCluster").unwrap_or(false));
-                    if whole_cluster {
-                        needs.add(Resource::Cluster, &[A::ChangeStream, A::Find]);
-                    } else {
-                        needs.add(
-                            Resource::Database(database.to_owned()),
-                            &[A::ChangeStream, A::Find],
-                        );
-                    }
-                }
-                _ => needs.add(Resource::Database(database.to_owned()), &[A::Find]),
-            },
-        }
-        if let Some(pipeline) = pipeline {
-            pipeline_needs(database, pipeline, needs);
-        }
-        if bypasses_validation(command) {
-            needs.add(
-                Resource::Database(database.to_owned()),
-                &[A::BypassDocumentValidation],
-            );
-        }
-    }
-
     /// `setPattern` and `removePattern` reorganise a collection's documents between it and its
     /// side collection: they read and write both, create the side collection and its index,
     /// and change the main collection's definition (`collMod`, as a validator would).
@@ -463,6 +398,71 @@ impl Commands {
                     .then(|| (collection.to_owned(), side.to_owned()))
             })
             .collect()
+    }
+}
+
+/// `aggregate` on a collection, or `aggregate: 1` on the database (its first stage says
+/// what it reads).
+fn aggregate(database: &str, command: &Document, needs: &mut Needs) {
+    use ActionType as A;
+    let pipeline = command.get_array("pipeline").ok();
+    let first_stage = pipeline
+        .and_then(|stages| stages.first())
+        .and_then(|stage| stage.as_document())
+        .and_then(|stage| stage.keys().next().cloned());
+    let is_change_stream = first_stage.as_deref() == Some("$changeStream");
+    match command.get("aggregate") {
+        Some(Bson::String(collection)) => {
+            let resource = Resource::collection(database, collection);
+            match first_stage.as_deref() {
+                Some("$collStats") => needs.add(resource, &[A::CollStats]),
+                Some("$indexStats") => needs.add(resource, &[A::IndexStats]),
+                Some("$planCacheStats") => needs.add(resource, &[A::PlanCacheRead]),
+                _ if is_change_stream => needs.add(resource, &[A::ChangeStream, A::Find]),
+                _ => needs.add(resource, &[A::Find]),
+            }
+        }
+        _ => match first_stage.as_deref() {
+            Some("$currentOp") => needs.add(Resource::Cluster, &[A::Inprog]),
+            Some("$listLocalSessions" | "$listSessions") => {
+                let all_users = pipeline
+                    .and_then(|stages| stages.first())
+                    .and_then(|stage| stage.as_document())
+                    .and_then(|stage| stage.iter().next())
+                    .and_then(|(_, spec)| spec.as_document())
+                    .is_some_and(|spec| spec.get_bool("allUsers").unwrap_or(false));
+                if all_users {
+                    needs.add(Resource::Cluster, &[A::ListSessions]);
+                }
+            }
+            // Literal documents read no collection.
+            Some("$documents") => {}
+            _ if is_change_stream => {
+                let whole_cluster = pipeline
+                    .and_then(|stages| stages.first())
+                    .and_then(|stage| stage.as_document())
+                    .and_then(|stage| stage.get_document("$changeStream").ok())
+                    .is_some_and(|spec| spec.get_bool("allChangesForCluster").unwrap_or(false));
+                if whole_cluster {
+                    needs.add(Resource::Cluster, &[A::ChangeStream, A::Find]);
+                } else {
+                    needs.add(
+                        Resource::Database(database.to_owned()),
+                        &[A::ChangeStream, A::Find],
+                    );
+                }
+            }
+            _ => needs.add(Resource::Database(database.to_owned()), &[A::Find]),
+        },
+    }
+    if let Some(pipeline) = pipeline {
+        pipeline_needs(database, pipeline, needs);
+    }
+    if bypasses_validation(command) {
+        needs.add(
+            Resource::Database(database.to_owned()),
+            &[A::BypassDocumentValidation],
+        );
     }
 }
 
@@ -635,10 +635,10 @@ mod tests {
     use super::*;
     use crate::Database;
 
-    fn needs(command: Document) -> Vec<Privilege> {
+    fn needs(command: &Document) -> Vec<Privilege> {
         let commands = Commands::new(Database::open_in_memory().expect("in-memory database"));
         commands
-            .required_privileges(&command)
+            .required_privileges(command)
             .unwrap_or_else(|| panic!("{command} is not in the map"))
     }
 
@@ -653,17 +653,17 @@ mod tests {
     fn reads_writes_and_pipelines_name_every_collection_they_touch() {
         use ActionType as A;
         assert_eq!(
-            needs(doc! { "find": "books", "$db": "shop" }),
+            needs(&doc! { "find": "books", "$db": "shop" }),
             vec![privilege("shop", "books", &[A::Find])]
         );
         assert_eq!(
             needs(
-                doc! { "update": "books", "updates": [{ "q": {}, "u": {}, "upsert": true }], "$db": "shop" }
+                &doc! { "update": "books", "updates": [{ "q": {}, "u": {}, "upsert": true }], "$db": "shop" }
             ),
             vec![privilege("shop", "books", &[A::Update, A::Insert])]
         );
         assert_eq!(
-            needs(doc! {
+            needs(&doc! {
                 "aggregate": "books",
                 "pipeline": [
                     { "$lookup": { "from": "authors", "as": "a", "pipeline": [{ "$unionWith": "old" }] } },
@@ -679,11 +679,11 @@ mod tests {
             ]
         );
         assert_eq!(
-            needs(doc! { "explain": { "delete": "books", "deletes": [] }, "$db": "shop" }),
+            needs(&doc! { "explain": { "delete": "books", "deletes": [] }, "$db": "shop" }),
             vec![privilege("shop", "books", &[A::Remove])]
         );
         assert_eq!(
-            needs(doc! {
+            needs(&doc! {
                 "bulkWrite": 1,
                 "ops": [{ "insert": 0, "document": {} }, { "delete": 1, "filter": {} }],
                 "nsInfo": [{ "ns": "shop.books" }, { "ns": "other.logs" }],
