@@ -574,7 +574,24 @@ fn run_file(
     let pytest_log = logs.join(format!("{stem}.pytest.log"));
     let junit = work.join("junit").join(label).join(format!("{stem}.xml"));
 
-    let mut server = match RunningServer::start(program, &server_log) {
+    let data_dir = match program
+        .auth
+        .then(provision_suite_user(program, venv, &logs, &stem))
+    {
+        Some(Ok(dir)) => Some(dir),
+        Some(Err(error)) => {
+            return FileOutcome::failed_to_run(
+                format!("creating the suite's user failed: {error:#}"),
+                started.elapsed().as_secs_f64(),
+            );
+        }
+        None => None,
+    };
+    let started_server = match &data_dir {
+        Some(dir) => RunningServer::start_in(program, dir.path(), &server_log),
+        None => RunningServer::start(program, &server_log),
+    };
+    let mut server = match started_server {
         Ok(server) => server,
         Err(error) => {
             return FileOutcome::failed_to_run(
@@ -583,14 +600,6 @@ fn run_file(
             );
         }
     };
-    if program.auth
-        && let Err(error) = create_suite_user(venv, server.port())
-    {
-        return FileOutcome::failed_to_run(
-            format!("creating the suite's user failed: {error:#}"),
-            started.elapsed().as_secs_f64(),
-        );
-    }
     let outcome = run_pytest(
         venv,
         suite,
@@ -632,9 +641,35 @@ fn run_file(
     }
 }
 
-/// Creates the user the suite logs in as (`DB_USER`, `root`) on a server that requires
-/// authentication, from loopback while it has no user (MongoDB's localhost exception), with
-/// pymongo itself.
+/// A data directory holding the user the suite logs in as (`DB_USER`, `root`), created with
+/// pymongo on the server started without authentication, the way both servers document
+/// provisioning (SecantusDB has no localhost exception); the server under test then restarts
+/// on it with `--auth`.
+fn provision_suite_user(
+    program: &ServerProgram,
+    venv: &Path,
+    logs: &Path,
+    stem: &str,
+) -> impl FnOnce() -> Result<tempfile::TempDir> {
+    let program = ServerProgram {
+        auth: false,
+        ..program.clone()
+    };
+    let venv = venv.to_path_buf();
+    let log = logs.join(format!("{stem}.provision.log"));
+    move || {
+        let dir = tempfile::Builder::new()
+            .prefix("pymongo-auth-")
+            .tempdir()
+            .context("creating a data directory")?;
+        let server = RunningServer::start_in(&program, dir.path(), &log)?;
+        create_suite_user(&venv, server.port())?;
+        server.stop_gracefully()?;
+        Ok(dir)
+    }
+}
+
+/// Creates the user the suite logs in as on a server at `port`, with pymongo itself.
 fn create_suite_user(venv: &Path, port: u16) -> Result<()> {
     let script = format!(
         "from pymongo import MongoClient\n\

@@ -246,6 +246,8 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("collMod", false, ddl::coll_mod),
     ("deleteIndexes", false, ddl::drop_indexes),
     ("dbStats", false, ddl::db_stats),
+    // MongoDB's alias, which pymongo's tests send.
+    ("dbstats", false, ddl::db_stats),
     ("validate", false, ddl::validate),
     ("fsync", false, ddl::fsync),
     ("collStats", false, ddl::coll_stats),

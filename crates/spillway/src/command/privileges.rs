@@ -308,7 +308,7 @@ impl Commands {
                 needs.on_named(database, Some(value), &[A::DropIndex]);
             }
             "collMod" => needs.on_named(database, Some(value), &[A::CollMod]),
-            "dbStats" => needs.add(database_resource(), &[A::DbStats]),
+            "dbStats" | "dbstats" => needs.add(database_resource(), &[A::DbStats]),
             "validate" => needs.on_named(database, Some(value), &[A::Validate]),
             "fsync" => needs.add(Resource::Cluster, &[A::Fsync]),
             "collStats" => needs.on_named(database, Some(value), &[A::CollStats]),
