@@ -74,6 +74,20 @@ const CI_FILES: &[&str] = &[
     "test_collection_management.py",
 ];
 
+/// `--auth`'s files: those whose tests are marked `auth` (pymongo's `pytestmark`).
+const AUTH_FILES: &[&str] = &[
+    "test_auth.py",
+    "test_auth_spec.py",
+    "asynchronous/test_auth.py",
+    "asynchronous/test_auth_spec.py",
+];
+
+/// The user `--auth` runs the suite as (the suite creates it as `root` by the localhost
+/// exception when it cannot log in with it).
+const AUTH_USER: &str = "user";
+/// Its password.
+const AUTH_PASSWORD: &str = "password";
+
 /// How long one test file may run, unless `--timeout` says otherwise.
 const DEFAULT_FILE_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 /// The same under `--ci`, where a hung file must not hold CI for long.
@@ -84,6 +98,10 @@ const EXPECTED_LIST: &str = "xtask/pymongo-expected.txt";
 
 struct Options {
     peer: bool,
+    /// `--auth`: servers started with authentication required, and pytest run with `-m auth`
+    /// (the suite's tests of authentication) and the user it creates (`DB_USER`,
+    /// `DB_PASSWORD`).
+    auth: bool,
     peer_only: bool,
     ci: bool,
     files: Vec<String>,
@@ -93,6 +111,7 @@ struct Options {
 fn parse_options(args: &[String]) -> Result<Options> {
     let mut options = Options {
         peer: false,
+        auth: false,
         peer_only: false,
         ci: false,
         files: Vec::new(),
@@ -102,6 +121,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--peer" => options.peer = true,
+            "--auth" => options.auth = true,
             "--peer-only" => options.peer_only = true,
             "--ci" => options.ci = true,
             "--files" => {
@@ -123,7 +143,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
                 options.timeout = Some(Duration::from_secs(seconds));
             }
             other => bail!(
-                "pymongo takes --peer, --peer-only, --ci, --files a.py,b.py and --timeout SECS, got '{other}'"
+                "pymongo takes --peer, --peer-only, --ci, --auth, --files a.py,b.py and --timeout SECS, got '{other}'"
             ),
         }
     }
@@ -131,8 +151,18 @@ fn parse_options(args: &[String]) -> Result<Options> {
         !(options.ci && options.peer_only),
         "--ci checks spillway: it cannot be combined with --peer-only"
     );
+    ensure!(
+        !(options.ci && options.auth),
+        "--ci checks the expected list without authentication: it cannot be combined with --auth"
+    );
     if options.files.is_empty() {
-        let files = if options.ci { CI_FILES } else { DEFAULT_FILES };
+        let files = if options.auth {
+            AUTH_FILES
+        } else if options.ci {
+            CI_FILES
+        } else {
+            DEFAULT_FILES
+        };
         options.files = files.iter().map(|name| (*name).to_string()).collect();
     }
     Ok(options)
@@ -160,7 +190,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             );
             return Ok(());
         }
-        programs.push(spillway);
+        programs.push(ServerProgram {
+            auth: options.auth,
+            ..spillway
+        });
     }
     let python = find_python()?;
     let venv = client_venv(&python, &work)?;
@@ -174,7 +207,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     }
 
     if options.peer || options.peer_only {
-        programs.push(secantus_program(&python, &work)?);
+        programs.push(ServerProgram {
+            auth: options.auth,
+            ..secantus_program(&python, &work)?
+        });
     }
 
     let started = Instant::now();
@@ -363,6 +399,7 @@ pub(crate) fn secantus_program(python: &Path, work: &Path) -> Result<ServerProgr
     Ok(ServerProgram {
         kind: ServerKind::Secantus,
         executable,
+        auth: false,
     })
 }
 
@@ -537,7 +574,24 @@ fn run_file(
     let pytest_log = logs.join(format!("{stem}.pytest.log"));
     let junit = work.join("junit").join(label).join(format!("{stem}.xml"));
 
-    let mut server = match RunningServer::start(program, &server_log) {
+    let data_dir = match program
+        .auth
+        .then(provision_suite_user(program, venv, &logs, &stem))
+    {
+        Some(Ok(dir)) => Some(dir),
+        Some(Err(error)) => {
+            return FileOutcome::failed_to_run(
+                format!("creating the suite's user failed: {error:#}"),
+                started.elapsed().as_secs_f64(),
+            );
+        }
+        None => None,
+    };
+    let started_server = match &data_dir {
+        Some(dir) => RunningServer::start_in(program, dir.path(), &server_log),
+        None => RunningServer::start(program, &server_log),
+    };
+    let mut server = match started_server {
         Ok(server) => server,
         Err(error) => {
             return FileOutcome::failed_to_run(
@@ -551,6 +605,7 @@ fn run_file(
         suite,
         file,
         server.port(),
+        program.auth,
         &junit,
         &pytest_log,
         timeout,
@@ -586,13 +641,59 @@ fn run_file(
     }
 }
 
+/// A data directory holding the user the suite logs in as (`DB_USER`, `root`), created with
+/// pymongo on the server started without authentication, the way both servers document
+/// provisioning (SecantusDB has no localhost exception); the server under test then restarts
+/// on it with `--auth`.
+fn provision_suite_user(
+    program: &ServerProgram,
+    venv: &Path,
+    logs: &Path,
+    stem: &str,
+) -> impl FnOnce() -> Result<tempfile::TempDir> {
+    let program = ServerProgram {
+        auth: false,
+        ..program.clone()
+    };
+    let venv = venv.to_path_buf();
+    let log = logs.join(format!("{stem}.provision.log"));
+    move || {
+        let dir = tempfile::Builder::new()
+            .prefix("pymongo-auth-")
+            .tempdir()
+            .context("creating a data directory")?;
+        let server = RunningServer::start_in(&program, dir.path(), &log)?;
+        create_suite_user(&venv, server.port())?;
+        server.stop_gracefully()?;
+        Ok(dir)
+    }
+}
+
+/// Creates the user the suite logs in as on a server at `port`, with pymongo itself.
+fn create_suite_user(venv: &Path, port: u16) -> Result<()> {
+    let script = format!(
+        "from pymongo import MongoClient\n\
+         client = MongoClient('127.0.0.1', {port}, serverSelectionTimeoutMS=10000, directConnection=True)\n\
+         client.admin.command('createUser', '{AUTH_USER}', pwd='{AUTH_PASSWORD}', roles=['root'])\n"
+    );
+    run_checked(
+        Command::new(venv).args(["-c", &script]),
+        "createUser through pymongo",
+    )
+}
+
 /// pytest on one file from the suite's root (the tests import `test.*`, and pytest reads its
 /// configuration from `pyproject.toml` there); returns the per-test results from JUnit XML.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one pytest run's settings, each used once"
+)]
 fn run_pytest(
     venv: &Path,
     suite: &Path,
     file: &str,
     port: u16,
+    auth: bool,
     junit: &Path,
     log: &Path,
     timeout: Duration,
@@ -605,9 +706,19 @@ fn run_pytest(
     }
     let _ = std::fs::remove_file(junit);
     let log_file = File::create(log).with_context(|| format!("creating {}", log.display()))?;
-    let mut child = Command::new(venv)
+    let mut pytest = Command::new(venv);
+    if auth {
+        // The last `-m` wins over the suite's own `-m default or default_async`.
+        pytest
+            .args(["-m", "pytest", "-m", "auth"])
+            .env("DB_USER", AUTH_USER)
+            .env("DB_PASSWORD", AUTH_PASSWORD);
+    } else {
+        pytest.args(["-m", "pytest"]);
+    }
+    let mut child = pytest
         .current_dir(suite)
-        .args(["-m", "pytest", &format!("test/{file}")])
+        .arg(format!("test/{file}"))
         .arg(format!("--junitxml={}", junit.display()))
         // The suite's own configuration writes a cache under the suite: keep the tree pristine.
         .args(["-p", "no:cacheprovider", "-q"])

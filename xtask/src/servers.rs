@@ -22,6 +22,9 @@ use tempfile::TempDir;
 use crate::ci::{cargo, step};
 use crate::shared::{repo_root, target_dir};
 
+/// The flag that turns authentication on, the same for both servers.
+const AUTH_FLAG: &str = "--auth";
+
 /// How long a server has to print its `listening on` line.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -47,11 +50,14 @@ impl ServerKind {
     }
 }
 
-/// A server program ready to start: which kind, and the executable.
+/// A server program ready to start: which kind, the executable, and whether it requires
+/// authentication (`--auth`; the first user then comes from the client by the localhost
+/// exception).
 #[derive(Clone, Debug)]
 pub(crate) struct ServerProgram {
     pub(crate) kind: ServerKind,
     pub(crate) executable: PathBuf,
+    pub(crate) auth: bool,
 }
 
 /// Builds `spillway` in release mode and returns its program.
@@ -73,6 +79,7 @@ pub(crate) fn build_spillway() -> Result<ServerProgram> {
     Ok(ServerProgram {
         kind: ServerKind::Spillway,
         executable,
+        auth: false,
     })
 }
 
@@ -91,8 +98,8 @@ impl RunningServer {
         Self::start_with(program, None, log)
     }
 
-    /// Like [`RunningServer::start`], but spillway serves `dir` (kept when the server stops,
-    /// so that a restart finds the same data); the peer ignores `dir`.
+    /// Like [`RunningServer::start`], but the server stores its data in `dir` (kept when the
+    /// server stops, so that a restart finds the same data).
     pub(crate) fn start_in(program: &ServerProgram, dir: &Path, log: &Path) -> Result<Self> {
         Self::start_with(program, Some(dir), log)
     }
@@ -127,18 +134,18 @@ impl RunningServer {
             ServerKind::Secantus => {
                 // Test commands (configureFailPoint) on: SecantusDB's own driver-conformance
                 // runs turn them on, so the peer is measured in its best configuration.
-                command.args([
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    "0",
-                    "--storage-path",
-                    ":memory:",
-                    "--enable-test-commands",
-                ]);
+                command.args(["--host", "127.0.0.1", "--port", "0", "--storage-path"]);
+                match dir {
+                    Some(dir) => command.arg(dir),
+                    None => command.arg(":memory:"),
+                };
+                command.arg("--enable-test-commands");
                 None
             }
         };
+        if program.auth {
+            command.arg(AUTH_FLAG);
+        }
         if let Some(parent) = log.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating {}", parent.display()))?;
@@ -213,6 +220,28 @@ impl RunningServer {
         self.child.kill().context("sending SIGKILL to the server")?;
         self.child.wait().context("reaping the killed server")?;
         Ok(())
+    }
+}
+
+impl RunningServer {
+    /// Stops the server as an operator would (SIGTERM, through `kill`), so that what it
+    /// acknowledged is on disk when it restarts on the same directory; SIGKILL after 30 s.
+    pub(crate) fn stop_gracefully(mut self) -> Result<()> {
+        use wait_timeout::ChildExt;
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .context("running kill -TERM")?;
+        if status.success()
+            && self
+                .child
+                .wait_timeout(Duration::from_secs(30))
+                .context("waiting for the server to stop")?
+                .is_some()
+        {
+            return Ok(());
+        }
+        bail!("the server did not stop within 30 s of SIGTERM")
     }
 }
 

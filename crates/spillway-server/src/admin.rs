@@ -10,6 +10,7 @@ use std::time::SystemTime;
 
 use bson::{Bson, DateTime, Document, doc};
 
+use crate::auth::AuthState;
 use crate::executor::Executor;
 use crate::handshake::{
     self, MAX_BSON_OBJECT_SIZE, MAX_WIRE_VERSION, MONGODB_VERSION, MONGODB_VERSION_ARRAY,
@@ -36,8 +37,21 @@ pub const SERVER_COMMANDS: &[&str] = &[
     "saslContinue",
     "logout",
     "createUser",
+    "updateUser",
     "dropUser",
+    "dropAllUsersFromDatabase",
+    "grantRolesToUser",
+    "revokeRolesFromUser",
     "usersInfo",
+    "createRole",
+    "updateRole",
+    "dropRole",
+    "dropAllRolesFromDatabase",
+    "rolesInfo",
+    "grantRolesToRole",
+    "revokeRolesFromRole",
+    "grantPrivilegesToRole",
+    "revokePrivilegesFromRole",
 ];
 
 /// The storage engine's name in `serverStatus` and `buildInfo`.
@@ -51,7 +65,7 @@ pub(crate) fn answer(
     state: &ServerState,
     connection: &ConnectionInfo,
     executor: &dyn Executor,
-    users: &[(String, String)],
+    auth: &AuthState,
 ) -> Option<Document> {
     let reply = match name {
         "hello" => handshake::hello(command, false, state, connection),
@@ -61,7 +75,7 @@ pub(crate) fn answer(
         "serverStatus" => server_status(state),
         "getParameter" => get_parameter(command, state),
         "getCmdLineOpts" => command_line(state),
-        "connectionStatus" => connection_status(command, users),
+        "connectionStatus" => connection_status(command, auth),
         "hostInfo" => host_info(),
         "whatsmyuri" => doc! { "you": connection.peer.to_string(), "ok": 1.0 },
         "listCommands" => list_commands(executor, state),
@@ -130,7 +144,7 @@ fn parameters(state: &ServerState) -> Document {
     doc! {
         "featureCompatibilityVersion": { "version": "8.0" },
         "enableTestCommands": state.options.enable_test_commands,
-        "authenticationMechanisms": ["SCRAM-SHA-256"],
+        "authenticationMechanisms": ["SCRAM-SHA-1", "SCRAM-SHA-256"],
         "transactionLifetimeLimitSeconds": 60,
         "cursorTimeoutMillis": 600_000_i64,
         "maxBSONDepth": 100,
@@ -210,17 +224,33 @@ fn command_line(state: &ServerState) -> Document {
     }
 }
 
-fn connection_status(command: &Document, users: &[(String, String)]) -> Document {
-    let users: Vec<Bson> = users
+/// `connectionStatus`: who logged in, their roles (direct and inherited) and, with
+/// `showPrivileges`, what those allow, from the grants the connection resolved.
+fn connection_status(command: &Document, auth: &AuthState) -> Document {
+    let users: Vec<Bson> = auth
+        .users
         .iter()
         .map(|(user, db)| Bson::Document(doc! { "user": user.clone(), "db": db.clone() }))
         .collect();
+    let grants = auth.grants.as_ref().map(|(_, grants)| grants);
+    let roles: Vec<Bson> = grants
+        .map(|grants| {
+            grants
+                .roles
+                .iter()
+                .map(|(role, db)| Bson::Document(doc! { "role": role.clone(), "db": db.clone() }))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut auth_info = doc! {
         "authenticatedUsers": users,
-        "authenticatedUserRoles": [],
+        "authenticatedUserRoles": roles,
     };
     if command.get("showPrivileges").is_some_and(handshake::truthy) {
-        auth_info.insert("authenticatedUserPrivileges", Bson::Array(Vec::new()));
+        let privileges = grants
+            .map(|grants| grants.to_documents())
+            .unwrap_or_default();
+        auth_info.insert("authenticatedUserPrivileges", Bson::Array(privileges));
     }
     doc! { "authInfo": auth_info, "ok": 1.0 }
 }

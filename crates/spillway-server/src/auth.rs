@@ -1,29 +1,32 @@
-//! Users and SCRAM-SHA-256 authentication (`saslStart`, `saslContinue`, `logout`,
-//! `createUser`, `dropUser`, `usersInfo`), and the rule of `--auth`: a connection that has not
-//! authenticated may run only the handshake commands (and, while no user exists, create the
-//! first user from a loopback address: MongoDB's localhost exception).
+//! SCRAM authentication (`saslStart`, `saslContinue`, `logout`) with SCRAM-SHA-1 and
+//! SCRAM-SHA-256 as MongoDB offers them, the salted credentials `users.rs` stores, and the
+//! rule of `--auth`: a connection that has not authenticated may run only the handshake
+//! commands (and, while no user exists, create the first user from a loopback address:
+//! MongoDB's localhost exception). What an authenticated user may run is `authorization.rs`'s.
 //!
 //! Users live in the stored collection `admin.system.users` (through the `spillway` facade,
-//! like MongoDB's), each with its salted SCRAM credential (salt, iteration count, stored key,
-//! server key). This module must never store or log a password, and never hand-roll a hash:
-//! PBKDF2, HMAC and SHA-256 come from their crates. Roles are stored and shown, not enforced:
-//! an authenticated user may run every command.
+//! like MongoDB's), each with a salted credential per mechanism (salt, iteration count,
+//! stored key, server key). This module must never store or log a password, and never
+//! hand-roll a hash: PBKDF2, HMAC, SHA-1, SHA-256 and MD5 come from their crates.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, Document, doc};
 use hmac::{Hmac, KeyInit, Mac};
+use md5::Md5;
 use rand::RngCore as _;
+use sha1::Sha1;
 use sha2::{Digest, Sha256};
 use spillway::Database;
 
+use crate::roles::Grants;
+
 /// The stored collection of users (database `admin`, collection `system.users`).
 pub(crate) const USERS_COLLECTION: &str = "admin.system.users";
-/// The one mechanism offered.
-pub(crate) const MECHANISM: &str = "SCRAM-SHA-256";
-/// PBKDF2 iterations of a new credential (MongoDB's default for SCRAM-SHA-256).
-const ITERATIONS: u32 = 15_000;
 /// The commands a connection may run before it authenticates.
 const OPEN_COMMANDS: &[&str] = &[
     "hello",
@@ -40,17 +43,137 @@ const OPEN_COMMANDS: &[&str] = &[
     "endSessions",
 ];
 
-/// One connection's authentication: who it is, and a SCRAM conversation in progress.
+/// A SCRAM mechanism: its hash decides every step of the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mechanism {
+    /// SCRAM-SHA-1, over MongoDB's digest of the password (`MD5("user:mongo:password")` in
+    /// hex), as MongoDB derives it.
+    Sha1,
+    /// SCRAM-SHA-256, over the SASLprep'd password.
+    Sha256,
+}
+
+impl Mechanism {
+    /// Both, in the order MongoDB lists them.
+    pub(crate) const ALL: [Mechanism; 2] = [Mechanism::Sha1, Mechanism::Sha256];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Mechanism::Sha1 => "SCRAM-SHA-1",
+            Mechanism::Sha256 => "SCRAM-SHA-256",
+        }
+    }
+
+    pub(crate) fn parse(name: &str) -> Option<Mechanism> {
+        Mechanism::ALL
+            .into_iter()
+            .find(|mechanism| mechanism.name() == name)
+    }
+
+    /// MongoDB's default iteration counts (`scramIterationCount`, `scramSHA256IterationCount`).
+    fn iterations(self) -> u32 {
+        match self {
+            Mechanism::Sha1 => 10_000,
+            Mechanism::Sha256 => 15_000,
+        }
+    }
+
+    fn hmac(self, key: &[u8], input: &[u8]) -> Vec<u8> {
+        match self {
+            Mechanism::Sha1 => {
+                let mut mac =
+                    <Hmac<Sha1> as KeyInit>::new_from_slice(key).expect("HMAC takes any key");
+                mac.update(input);
+                mac.finalize().into_bytes().to_vec()
+            }
+            Mechanism::Sha256 => {
+                let mut mac =
+                    <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key");
+                mac.update(input);
+                mac.finalize().into_bytes().to_vec()
+            }
+        }
+    }
+
+    fn hash(self, input: &[u8]) -> Vec<u8> {
+        match self {
+            Mechanism::Sha1 => Sha1::digest(input).to_vec(),
+            Mechanism::Sha256 => Sha256::digest(input).to_vec(),
+        }
+    }
+
+    /// The salted password: PBKDF2 over what the mechanism takes as the password.
+    fn salted_password(
+        self,
+        user: &str,
+        password: &str,
+        salt: &[u8],
+        iteration_count: u32,
+    ) -> Result<Vec<u8>, String> {
+        match self {
+            Mechanism::Sha1 => {
+                let digest = Md5::digest(format!("{user}:mongo:{password}").as_bytes());
+                let hex = digest.iter().fold(String::new(), |mut hex, byte| {
+                    let _ = write!(hex, "{byte:02x}");
+                    hex
+                });
+                let mut salted = vec![0u8; 20];
+                pbkdf2::pbkdf2::<Hmac<Sha1>>(hex.as_bytes(), salt, iteration_count, &mut salted)
+                    .map_err(|error| format!("PBKDF2: {error}"))?;
+                Ok(salted)
+            }
+            Mechanism::Sha256 => {
+                let prepared = stringprep::saslprep(password)
+                    .map_err(|_| "the password is not valid under SASLprep".to_owned())?;
+                let mut salted = vec![0u8; 32];
+                pbkdf2::pbkdf2::<Hmac<Sha256>>(
+                    prepared.as_bytes(),
+                    salt,
+                    iteration_count,
+                    &mut salted,
+                )
+                .map_err(|error| format!("PBKDF2: {error}"))?;
+                Ok(salted)
+            }
+        }
+    }
+}
+
+/// One connection's authentication: who it is, what it may do, and a SCRAM conversation in
+/// progress.
 #[derive(Debug, Default)]
 pub(crate) struct AuthState {
     /// `(user, database)` pairs authenticated on this connection.
     pub(crate) users: Vec<(String, String)>,
+    /// What those users may do, resolved from their roles, with the generation of the users
+    /// and roles it was resolved from (`roles::generation`).
+    pub(crate) grants: Option<(u64, Arc<Grants>)>,
     conversation: Option<Conversation>,
+}
+
+impl AuthState {
+    /// Forgets who logged in (`logout`).
+    pub(crate) fn log_out(&mut self) {
+        self.users.clear();
+        self.grants = None;
+    }
+
+    fn log_in(&mut self, user: String, database: String) {
+        if !self
+            .users
+            .iter()
+            .any(|(known, db)| *known == user && *db == database)
+        {
+            self.users.push((user, database));
+        }
+        self.grants = None;
+    }
 }
 
 /// A SCRAM conversation between `saslStart` and its last `saslContinue`.
 #[derive(Debug)]
 struct Conversation {
+    mechanism: Mechanism,
     user: String,
     database: String,
     gs2_header: String,
@@ -63,9 +186,9 @@ struct Conversation {
     verified: bool,
 }
 
-/// A salted SCRAM-SHA-256 credential, as stored.
+/// A salted SCRAM credential, as stored.
 #[derive(Debug, Clone)]
-struct Credential {
+pub(crate) struct Credential {
     iteration_count: u32,
     salt: Vec<u8>,
     stored_key: Vec<u8>,
@@ -73,22 +196,26 @@ struct Credential {
 }
 
 impl Credential {
-    fn derive(password: &str, salt: Vec<u8>, iteration_count: u32) -> Result<Credential, String> {
-        let prepared = stringprep::saslprep(password)
-            .map_err(|_| "the password is not valid under SASLprep".to_owned())?;
-        let mut salted = [0u8; 32];
-        pbkdf2::pbkdf2::<Hmac<Sha256>>(prepared.as_bytes(), &salt, iteration_count, &mut salted)
-            .map_err(|error| format!("PBKDF2: {error}"))?;
-        let client_key = hmac(&salted, b"Client Key");
+    /// A new credential of `mechanism` for `user`'s `password`, with a fresh salt.
+    pub(crate) fn new(
+        mechanism: Mechanism,
+        user: &str,
+        password: &str,
+    ) -> Result<Credential, String> {
+        let mut salt = vec![0u8; if mechanism == Mechanism::Sha1 { 16 } else { 28 }];
+        rand::rng().fill_bytes(&mut salt);
+        let iteration_count = mechanism.iterations();
+        let salted = mechanism.salted_password(user, password, &salt, iteration_count)?;
+        let client_key = mechanism.hmac(&salted, b"Client Key");
         Ok(Credential {
             iteration_count,
             salt,
-            stored_key: Sha256::digest(&client_key).to_vec(),
-            server_key: hmac(&salted, b"Server Key"),
+            stored_key: mechanism.hash(&client_key),
+            server_key: mechanism.hmac(&salted, b"Server Key"),
         })
     }
 
-    fn to_document(&self) -> Document {
+    pub(crate) fn to_document(&self) -> Document {
         doc! {
             "iterationCount": self.iteration_count as i32,
             "salt": BASE64.encode(&self.salt),
@@ -108,10 +235,30 @@ impl Credential {
     }
 }
 
-fn hmac(key: &[u8], input: &[u8]) -> Vec<u8> {
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key");
-    mac.update(input);
-    mac.finalize().into_bytes().to_vec()
+/// The `credentials` document of a user with `password` for each of `mechanisms`.
+pub(crate) fn credentials(
+    user: &str,
+    password: &str,
+    mechanisms: &[Mechanism],
+) -> Result<Document, String> {
+    let mut credentials = Document::new();
+    for mechanism in mechanisms {
+        credentials.insert(
+            mechanism.name(),
+            Credential::new(*mechanism, user, password)?.to_document(),
+        );
+    }
+    Ok(credentials)
+}
+
+/// The mechanisms a stored user has credentials for.
+pub(crate) fn mechanisms_of(stored: &Document) -> Vec<Bson> {
+    let credentials = stored.get_document("credentials").ok();
+    Mechanism::ALL
+        .into_iter()
+        .filter(|mechanism| credentials.is_some_and(|c| c.contains_key(mechanism.name())))
+        .map(|mechanism| Bson::String(mechanism.name().to_owned()))
+        .collect()
 }
 
 /// Compares without an early exit, so that timing says nothing about where keys differ.
@@ -153,10 +300,10 @@ pub(crate) fn any_user(database: &Database) -> bool {
 /// `saslSupportedMechs` in `hello`: the mechanisms of user `db.user`, if it exists.
 pub(crate) fn supported_mechanisms(database: &Database, qualified: &str) -> Option<Vec<Bson>> {
     let (db, user) = qualified.split_once('.')?;
-    find_user(database, db, user).map(|_| vec![Bson::String(MECHANISM.to_owned())])
+    find_user(database, db, user).map(|stored| mechanisms_of(&stored))
 }
 
-fn find_user(database: &Database, db: &str, user: &str) -> Option<Document> {
+pub(crate) fn find_user(database: &Database, db: &str, user: &str) -> Option<Document> {
     database
         .collection::<Document>(USERS_COLLECTION)
         .find_one(doc! { "_id": format!("{db}.{user}") })
@@ -165,7 +312,7 @@ fn find_user(database: &Database, db: &str, user: &str) -> Option<Document> {
         .flatten()
 }
 
-fn failure(code: i32, code_name: &str, message: impl Into<String>) -> Document {
+pub(crate) fn failure(code: i32, code_name: &str, message: impl Into<String>) -> Document {
     doc! { "ok": 0.0, "errmsg": message.into(), "code": code, "codeName": code_name }
 }
 
@@ -195,16 +342,16 @@ pub(crate) fn sasl_start(
     state: &mut AuthState,
 ) -> Document {
     state.conversation = None;
-    let mechanism = command.get_str("mechanism").unwrap_or_default();
-    if mechanism != MECHANISM {
+    let requested = command.get_str("mechanism").unwrap_or_default();
+    let Some(mechanism) = Mechanism::parse(requested) else {
         return failure(
-            2,
-            "BadValue",
+            334,
+            "MechanismUnavailable",
             format!(
-                "Received authentication for mechanism {mechanism} which is not enabled (only {MECHANISM})"
+                "Received authentication for mechanism {requested} which is not enabled (SCRAM-SHA-1 and SCRAM-SHA-256 are)"
             ),
         );
-    }
+    };
     let Some(message) = payload_bytes(command).and_then(|bytes| String::from_utf8(bytes).ok())
     else {
         return failure(17, "ProtocolError", "saslStart needs a payload");
@@ -230,16 +377,34 @@ pub(crate) fn sasl_start(
         );
     };
     let db = command.get_str("$db").unwrap_or("admin").to_owned();
-    let Some(credential) = find_user(database, &db, &user).and_then(|stored| {
-        Credential::from_document(
-            stored
-                .get_document("credentials")
-                .ok()?
-                .get_document(MECHANISM)
-                .ok()?,
-        )
-    }) else {
+    // An unknown user and a wrong password get the same answer, so that the reply never says
+    // which users exist.
+    let Some(stored) = find_user(database, &db, &user) else {
         return authentication_failed();
+    };
+    let Some(stored_credential) = stored
+        .get_document("credentials")
+        .ok()
+        .and_then(|credentials| credentials.get_document(mechanism.name()).ok())
+    else {
+        let name = mechanism.name();
+        return failure(
+            334,
+            "MechanismUnavailable",
+            format!(
+                "Unable to use {name} based authentication for user without any {name} credentials registered"
+            ),
+        );
+    };
+    let Some(credential) = Credential::from_document(stored_credential) else {
+        return failure(
+            18,
+            "AuthenticationFailed",
+            format!(
+                "Unable to validate {} authentication due to corrupted stored credentials",
+                mechanism.name()
+            ),
+        );
     };
     let mut random = [0u8; 24];
     rand::rng().fill_bytes(&mut random);
@@ -261,6 +426,7 @@ pub(crate) fn sasl_start(
         "ok": 1.0,
     };
     state.conversation = Some(Conversation {
+        mechanism,
         user,
         database: db,
         gs2_header: gs2_header.to_owned(),
@@ -272,6 +438,20 @@ pub(crate) fn sasl_start(
         verified: false,
     });
     reply
+}
+
+/// The `saslStart` a handshake's `speculativeAuthenticate` carries (`{ saslStart: 1,
+/// mechanism, payload, db }`), as a command on its database; `None` for anything else (x.509's
+/// `authenticate`), which the handshake then answers without.
+pub(crate) fn speculative_start(speculative: &Document) -> Option<Document> {
+    if !speculative.contains_key("saslStart") {
+        return None;
+    }
+    let mut start = speculative.clone();
+    let db = start.get_str("db").unwrap_or("admin").to_owned();
+    start.remove("db");
+    start.insert("$db", db);
+    Some(start)
 }
 
 fn split_gs2(message: &str) -> Option<(&str, &str)> {
@@ -291,7 +471,7 @@ pub(crate) fn sasl_continue(command: &Document, state: &mut AuthState) -> Docume
     };
     if conversation.verified {
         // The client's empty last message, when it did not ask to skip it.
-        state.users.push((conversation.user, conversation.database));
+        state.log_in(conversation.user, conversation.database);
         return doc! { "conversationId": 1, "done": true, "payload": payload(""), "ok": 1.0 };
     }
     let Some(message) = payload_bytes(command).and_then(|bytes| String::from_utf8(bytes).ok())
@@ -324,7 +504,8 @@ pub(crate) fn sasl_continue(command: &Document, state: &mut AuthState) -> Docume
         conversation.client_first_bare, conversation.server_first
     );
     let credential = &conversation.credential;
-    let client_signature = hmac(&credential.stored_key, auth_message.as_bytes());
+    let mechanism = conversation.mechanism;
+    let client_signature = mechanism.hmac(&credential.stored_key, auth_message.as_bytes());
     if proof.len() != client_signature.len() {
         return authentication_failed();
     }
@@ -333,174 +514,16 @@ pub(crate) fn sasl_continue(command: &Document, state: &mut AuthState) -> Docume
         .zip(&client_signature)
         .map(|(a, b)| a ^ b)
         .collect();
-    if !constant_time_eq(&Sha256::digest(&client_key), &credential.stored_key) {
+    if !constant_time_eq(&mechanism.hash(&client_key), &credential.stored_key) {
         return authentication_failed();
     }
-    let server_signature = hmac(&credential.server_key, auth_message.as_bytes());
+    let server_signature = mechanism.hmac(&credential.server_key, auth_message.as_bytes());
     let server_final = format!("v={}", BASE64.encode(server_signature));
     if conversation.skip_empty_exchange {
-        state.users.push((conversation.user, conversation.database));
+        state.log_in(conversation.user, conversation.database);
         return doc! { "conversationId": 1, "done": true, "payload": payload(&server_final), "ok": 1.0 };
     }
     conversation.verified = true;
     state.conversation = Some(conversation);
     doc! { "conversationId": 1, "done": false, "payload": payload(&server_final), "ok": 1.0 }
-}
-
-/// `createUser`: a salted credential for `pwd`, stored; never the password.
-pub(crate) fn create_user(database: &Database, command: &Document) -> Document {
-    let Ok(user) = command.get_str("createUser") else {
-        return failure(2, "BadValue", "createUser needs a user name (a string)");
-    };
-    if user.is_empty() {
-        return failure(2, "BadValue", "User name must be non-empty");
-    }
-    let Ok(password) = command.get_str("pwd") else {
-        return failure(
-            2,
-            "BadValue",
-            "createUser needs a password (pwd): only SCRAM-SHA-256 users are supported",
-        );
-    };
-    if password.is_empty() {
-        return failure(2, "BadValue", "Password must be non-empty");
-    }
-    let offers_sha256 = command.get_array("mechanisms").map_or(true, |mechanisms| {
-        mechanisms
-            .iter()
-            .any(|mechanism| mechanism.as_str() == Some(MECHANISM))
-    });
-    if !offers_sha256 {
-        return failure(2, "BadValue", format!("only {MECHANISM} is supported"));
-    }
-    let db = command.get_str("$db").unwrap_or("admin");
-    let mut salt = vec![0u8; 28];
-    rand::rng().fill_bytes(&mut salt);
-    let credential = match Credential::derive(password, salt, ITERATIONS) {
-        Ok(credential) => credential,
-        Err(message) => return failure(2, "BadValue", message),
-    };
-    // A role named by a string is a role of the user's database, as MongoDB stores it.
-    let roles: Vec<Bson> = command
-        .get_array("roles")
-        .map(|roles| {
-            roles
-                .iter()
-                .map(|role| match role {
-                    Bson::String(name) => Bson::Document(doc! { "role": name.clone(), "db": db }),
-                    other => other.clone(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut record = doc! {
-        "_id": format!("{db}.{user}"),
-        "userId": Bson::Binary(Binary::from_uuid(bson::Uuid::new())),
-        "user": user,
-        "db": db,
-        "credentials": { MECHANISM: credential.to_document() },
-        "roles": roles,
-    };
-    if let Ok(custom) = command.get_document("customData") {
-        record.insert("customData", custom.clone());
-    }
-    match database
-        .collection::<Document>(USERS_COLLECTION)
-        .insert_one(record)
-        .run()
-    {
-        Ok(_) => doc! { "ok": 1.0 },
-        Err(error) if error.is_duplicate_key() => failure(
-            51003,
-            "Location51003",
-            format!("User \"{user}@{db}\" already exists"),
-        ),
-        Err(error) => failure(
-            1,
-            "InternalError",
-            format!("cannot store the user: {error}"),
-        ),
-    }
-}
-
-/// `dropUser`.
-pub(crate) fn drop_user(database: &Database, command: &Document) -> Document {
-    let Ok(user) = command.get_str("dropUser") else {
-        return failure(2, "BadValue", "dropUser needs a user name (a string)");
-    };
-    let db = command.get_str("$db").unwrap_or("admin");
-    match database
-        .collection::<Document>(USERS_COLLECTION)
-        .delete_one(doc! { "_id": format!("{db}.{user}") })
-        .run()
-    {
-        Ok(result) if result.deleted_count == 1 => doc! { "ok": 1.0 },
-        Ok(_) => failure(11, "UserNotFound", format!("User '{user}@{db}' not found")),
-        Err(error) => failure(1, "InternalError", format!("cannot drop the user: {error}")),
-    }
-}
-
-/// `usersInfo`: `1` (every user of the database), a name, `{ user, db }`, a list of those, or
-/// `forAllDBs: true`. Credentials are never shown.
-pub(crate) fn users_info(database: &Database, command: &Document) -> Document {
-    let db = command.get_str("$db").unwrap_or("admin");
-    let filter = match command.get("usersInfo") {
-        Some(Bson::Document(spec)) if spec.contains_key("forAllDBs") => doc! {},
-        Some(Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_)) => doc! { "db": db },
-        Some(Bson::String(user)) => doc! { "_id": format!("{db}.{user}") },
-        Some(Bson::Document(spec)) => match (spec.get_str("user"), spec.get_str("db")) {
-            (Ok(user), Ok(user_db)) => doc! { "_id": format!("{user_db}.{user}") },
-            _ => {
-                return failure(
-                    2,
-                    "BadValue",
-                    "usersInfo: a user document needs user and db",
-                );
-            }
-        },
-        Some(Bson::Array(users)) => {
-            let ids: Vec<Bson> = users
-                .iter()
-                .filter_map(|user| match user {
-                    Bson::String(name) => Some(Bson::String(format!("{db}.{name}"))),
-                    Bson::Document(spec) => Some(Bson::String(format!(
-                        "{}.{}",
-                        spec.get_str("db").unwrap_or(db),
-                        spec.get_str("user").ok()?
-                    ))),
-                    _ => None,
-                })
-                .collect();
-            doc! { "_id": { "$in": ids } }
-        }
-        _ => {
-            return failure(
-                2,
-                "BadValue",
-                "usersInfo takes 1, a user name, { user, db } or a list",
-            );
-        }
-    };
-    let filter = if command.get_bool("forAllDBs").unwrap_or(false) {
-        doc! {}
-    } else {
-        filter
-    };
-    let cursor = match database
-        .collection::<Document>(USERS_COLLECTION)
-        .find(filter)
-        .sort(doc! { "_id": 1 })
-        .run()
-    {
-        Ok(cursor) => cursor,
-        Err(error) => return failure(1, "InternalError", format!("cannot read users: {error}")),
-    };
-    let mut users = Vec::new();
-    for stored in cursor {
-        let Ok(mut stored) = stored else { continue };
-        stored.remove("credentials");
-        stored.insert("mechanisms", vec![Bson::String(MECHANISM.to_owned())]);
-        users.push(Bson::Document(stored));
-    }
-    doc! { "users": users, "ok": 1.0 }
 }

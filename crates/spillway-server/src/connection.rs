@@ -20,6 +20,7 @@ use crate::failpoint::Action;
 use crate::server::{ConnectionInfo, ServerState};
 use crate::wire::{self, HEADER_LEN, Header, MAX_MESSAGE_SIZE, Request};
 use crate::{admin, handshake};
+use crate::{authorization, users};
 
 /// The first allocation for a message's bytes; it grows as they arrive.
 const INITIAL_BUFFER: usize = 64 * 1024;
@@ -376,19 +377,30 @@ async fn answer(
             return auth::unauthorized(&name);
         }
     }
-    let is_user_command = matches!(
-        name.as_str(),
-        "saslStart" | "saslContinue" | "createUser" | "dropUser" | "usersInfo"
-    );
-    if let Some(database) = database.clone().filter(|_| is_user_command) {
+    if state.options.auth && !auth_state.users.is_empty() {
+        if let Some(database) = database
+            .clone()
+            .filter(|_| authorization::stale(auth_state))
+        {
+            let users = auth_state.users.clone();
+            match blocking(move || authorization::resolve(&database, &users)).await {
+                Ok(grants) => auth_state.grants = Some(grants),
+                Err(problem) => return internal_error(connection, "resolving roles", &problem),
+            }
+        }
+        if let Some(refused) = authorization::decide(commands.as_ref(), &command, auth_state) {
+            return refused;
+        }
+    }
+    let is_auth_command = matches!(name.as_str(), "saslStart" | "saslContinue")
+        || users::USER_COMMANDS.contains(&name.as_str());
+    if let Some(database) = database.clone().filter(|_| is_auth_command) {
         let mut moved = std::mem::take(auth_state);
         let answered = blocking(move || {
             let reply = match name.as_str() {
                 "saslStart" => auth::sasl_start(&database, &command, &mut moved),
                 "saslContinue" => auth::sasl_continue(&command, &mut moved),
-                "createUser" => auth::create_user(&database, &command),
-                "dropUser" => auth::drop_user(&database, &command),
-                _ => auth::users_info(&database, &command),
+                _ => users::answer(&database, &name, &command),
             };
             (reply, moved)
         })
@@ -402,7 +414,7 @@ async fn answer(
         };
     }
     if name == "logout" {
-        auth_state.users.clear();
+        auth_state.log_out();
         return doc! { "ok": 1.0 };
     }
     if name == "configureFailPoint" && state.options.enable_test_commands {
@@ -424,8 +436,33 @@ async fn answer(
         state,
         connection,
         commands.as_ref(),
-        &auth_state.users,
+        auth_state,
     ) {
+        if let (true, Ok(speculative), Some(database)) = (
+            is_hello,
+            command.get_document("speculativeAuthenticate"),
+            database.clone(),
+        ) {
+            // The first SCRAM step inside the handshake (MongoDB 4.4's speculative
+            // authentication): the client continues with `saslContinue` only.
+            let speculative = auth::speculative_start(speculative);
+            let mut moved = std::mem::take(auth_state);
+            if let Ok((started, moved)) = blocking(move || {
+                let started =
+                    speculative.map(|start| auth::sasl_start(&database, &start, &mut moved));
+                (started, moved)
+            })
+            .await
+            {
+                *auth_state = moved;
+                if let Some(mut started) =
+                    started.filter(|reply| reply.get_f64("ok").is_ok_and(|ok| ok > 0.5))
+                {
+                    started.remove("ok");
+                    reply.insert("speculativeAuthenticate", started);
+                }
+            }
+        }
         if let (true, Ok(qualified), Some(database)) =
             (is_hello, command.get_str("saslSupportedMechs"), database)
         {
@@ -442,8 +479,14 @@ async fn answer(
         return reply;
     }
     let layer = Arc::clone(commands);
+    let list_databases = (state.options.auth && name == "listDatabases").then(|| command.clone());
     match blocking(move || layer.execute(command)).await {
-        Ok(reply) => reply,
+        Ok(mut reply) => {
+            if let Some(command) = list_databases {
+                authorization::filter_databases(&command, auth_state, &mut reply);
+            }
+            reply
+        }
         Err(problem) => internal_error(connection, &format!("command '{name}'"), &problem),
     }
 }

@@ -7,7 +7,7 @@
 
 use bson::Document;
 use spillway::Database;
-use spillway::command::Commands;
+use spillway::command::{Commands, Privilege};
 
 /// Executes command documents into reply documents (see [`Commands::execute`]).
 pub trait Executor: Send + Sync + 'static {
@@ -28,6 +28,13 @@ pub trait Executor: Send + Sync + 'static {
     /// The database, where users are stored (`admin.system.users`); `None` for a stand-in
     /// without one, which then has no users and cannot serve `--auth`.
     fn database(&self) -> Option<Database> {
+        None
+    }
+
+    /// What `command` needs to be allowed under `--auth` (MongoDB's actions on resources), or
+    /// `None` for a command this executor does not know, which only a role that may do
+    /// anything may run.
+    fn required_privileges(&self, _command: &Document) -> Option<Vec<Privilege>> {
         None
     }
 }
@@ -51,5 +58,9 @@ impl Executor for Commands {
 
     fn database(&self) -> Option<Database> {
         Some(Commands::database(self).clone())
+    }
+
+    fn required_privileges(&self, command: &Document) -> Option<Vec<Privilege>> {
+        Commands::required_privileges(self, command)
     }
 }

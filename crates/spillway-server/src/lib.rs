@@ -9,8 +9,11 @@
 //! - `connection`: one client's loop, commands run on the blocking pool through
 //!   [`spillway::command::Commands`].
 //! - `server`: the accept loop, the limits, the reaper ticker and the clean shutdown;
-//!   `tls`: TLS with rustls when a certificate and key are given; `auth`: SCRAM-SHA-256 users
-//!   and `--auth`'s gate.
+//!   `tls`: TLS with rustls when a certificate and key are given.
+//! - `--auth`: `auth` (SCRAM-SHA-1 and SCRAM-SHA-256 conversations, the gate before login),
+//!   `users` (the user and role commands), `roles` (MongoDB's built-in roles and user-defined
+//!   ones, resolved to grants) and `authorization` (each command checked against the grants,
+//!   with what it needs from the command layer: `spillway::command::Privilege`).
 //! - `failpoint`: MongoDB's fail points (`configureFailPoint`), a test facility that exists
 //!   only with `--enable-test-commands`, for drivers' test suites.
 //!
@@ -29,14 +32,17 @@
 
 mod admin;
 mod auth;
+mod authorization;
 mod connection;
 mod error;
 mod executor;
 mod failpoint;
 pub mod fuzzing;
 mod handshake;
+mod roles;
 mod server;
 mod tls;
+mod users;
 pub mod wire;
 
 pub use admin::SERVER_COMMANDS;

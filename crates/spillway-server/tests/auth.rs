@@ -1,4 +1,4 @@
-//! `--auth`: SCRAM-SHA-256 with the official Rust driver. Before authenticating, only the
+//! `--auth`: SCRAM with the official Rust driver. Before authenticating, only the
 //! handshake runs; the first user comes from loopback (the localhost exception); users are
 //! stored salted in `admin.system.users`, never with their password.
 
@@ -139,7 +139,11 @@ async fn scram_sha_256_users_and_the_gate_of_auth() {
         );
         assert_eq!(
             user.get_array("mechanisms").unwrap(),
-            &vec![Bson::String("SCRAM-SHA-256".into())]
+            &vec![
+                Bson::String("SCRAM-SHA-1".into()),
+                Bson::String("SCRAM-SHA-256".into())
+            ],
+            "both mechanisms by default, as MongoDB creates users"
         );
     }
     let one = admin

@@ -18,6 +18,7 @@
 //! | `collectionless` | database-level `aggregate: 1`: `$documents`, `$listLocalSessions`, `$currentOp` |
 //! | `operations` | the commands in progress: `currentOp`, `killOp`, which interrupts their scripts |
 //! | `let_vars` | `let` of the write commands, bound around the expressions that read it |
+//! | `privileges` | what each command needs to be allowed: MongoDB's actions on resources |
 //! | `read`, `write`, `ddl`, `patterns` | the commands themselves |
 //!
 //! This module must never know sockets or message framing: it takes a command document and
@@ -35,6 +36,7 @@ mod let_vars;
 mod namespace;
 mod operations;
 mod patterns;
+mod privileges;
 mod profile;
 mod read;
 mod sessions;
@@ -50,6 +52,7 @@ use spillway_doc::javascript;
 pub use error::CommandError;
 pub use labels::{add_error_labels, error_labels, is_retryable_code};
 pub use namespace::{Namespaces, STORED_VIEW_PREFIX};
+pub use privileges::{ActionType, Privilege, Resource, unauthorized_message};
 
 use self::args::Args;
 use self::cursors::CursorTable;
@@ -292,6 +295,8 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("collMod", false, ddl::coll_mod),
     ("deleteIndexes", false, ddl::drop_indexes),
     ("dbStats", false, ddl::db_stats),
+    // MongoDB's alias, which pymongo's tests send.
+    ("dbstats", false, ddl::db_stats),
     ("validate", false, ddl::validate),
     ("fsync", false, ddl::fsync),
     ("collStats", false, ddl::coll_stats),
