@@ -54,9 +54,12 @@ print("setPattern ok:", db.runCommand({
 printjson(db.runCommand({ getPatterns: "products" }).patterns);
 printjson(db.runCommand({ verifyPatterns: 1 }).violations);
 
-// The product page reads one small document: the 10 newest reviews.
-const page = db.products.findOne({ _id: productId }, { name: 1, "reviews.review_id": 1 });
-printjson(page);
+// The product page reads one small document: the 10 newest reviews, asked for in MongoDB's
+// own syntax ({reviews: {$slice: 10}}, the same query on plain MongoDB). A read without the
+// $slice returns every review, as a plain collection would.
+const page = db.products.findOne({ _id: productId }, { name: 1, reviews: { $slice: 10 } });
+printjson({ name: page.name, reviews: page.reviews.map((r) => r.review_id) });
+print("reviews in a plain findOne:", db.products.findOne({ _id: productId }).reviews.length);
 printjson(db.runCommand({ arrayLength: "products", _id: productId, field: "reviews" }).length);
 printjson(db.runCommand({ arrayPage: "products", _id: productId, field: "reviews", skip: 9, limit: 2 })
   .elements.map((r) => r.review_id));
@@ -72,7 +75,7 @@ printjson(db.products.find({ "reviews.review_author": "Hans" }, { name: 1 }).toA
 db.products.updateOne({ _id: productId }, {
   $push: { reviews: { review_id: 787, review_author: "Ada", review_text: "Still the best widget.", published_date: ISODate("2019-02-19") } }
 });
-printjson(db.products.findOne({}, { _id: 0, "reviews.review_id": 1 }).reviews.map((r) => r.review_id));
+printjson(db.products.findOne({}, { _id: 0, reviews: { $slice: 10 } }).reviews.map((r) => r.review_id));
 print("reviews now:", db.runCommand({ arrayLength: "products", _id: productId, field: "reviews" }).length,
       "archived:", db.review.countDocuments());
 
