@@ -140,7 +140,7 @@ impl Context<'_> {
 /// other field, so `db.command({"arrayPage": "sales", "_id": 2, ...})` arrives as
 /// `{_id: 2, arrayPage: "sales", ...}`; no command is named `_id`, so the field after it is
 /// the name.
-fn name_first(command: Document) -> Document {
+pub(crate) fn name_first(command: Document) -> Document {
     if command.keys().next().map(String::as_str) != Some("_id") || command.len() < 2 {
         return command;
     }

@@ -230,7 +230,7 @@ impl Commands {
     /// user whose roles do not allow any action everywhere.
     pub fn required_privileges(&self, command: &Document) -> Option<Vec<Privilege>> {
         let mut needs = Needs::default();
-        self.gather(command, &mut needs)?;
+        self.gather(&super::name_first(command.clone()), &mut needs)?;
         Some(needs.0)
     }
 
@@ -314,6 +314,8 @@ impl Commands {
             "dbStats" | "dbstats" => needs.add(database_resource(), &[A::DbStats]),
             "validate" => needs.on_named(database, Some(value), &[A::Validate]),
             "fsync" => needs.add(Resource::Cluster, &[A::Fsync]),
+            "currentOp" => needs.add(Resource::Cluster, &[A::Inprog]),
+            "killOp" => needs.add(Resource::Cluster, &[A::Killop]),
             "collStats" => needs.on_named(database, Some(value), &[A::CollStats]),
             "profile" => needs.add(database_resource(), &[A::EnableProfiler]),
             // A session's own transactions and sessions: any authenticated user, as in MongoDB.
