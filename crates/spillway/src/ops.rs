@@ -602,14 +602,13 @@ pub(crate) fn find_one_and_delete(
         patterned::delete(txn, store, engine, &before, &mut statement)?;
         patterned::finish(statement, txn, store)?;
         return Ok(Some(returned));
-    } else {
-        let change = DocumentChange {
-            id_key: &found.id_key,
-            old: Some(&before),
-            new: None,
-        };
-        write_statement(txn, store, collection, &role, vec![change])?;
     }
+    let change = DocumentChange {
+        id_key: &found.id_key,
+        old: Some(&before),
+        new: None,
+    };
+    write_statement(txn, store, collection, &role, vec![change])?;
     project(projection, filter, before).map(Some)
 }
 

@@ -326,8 +326,9 @@ fn a_logical_document_over_16_mib_is_refused_on_read_never_cut() {
 }
 
 fn command_ok(commands: &Commands, command: Document) -> Document {
-    let reply = commands.execute(command.clone());
-    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{command} -> {reply}");
+    let shown = command.to_string();
+    let reply = commands.execute(command);
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{shown} -> {reply}");
     reply
 }
 

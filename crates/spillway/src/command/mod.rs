@@ -363,10 +363,6 @@ impl Commands {
 
     /// Executes one command (its first key names it, `$db` its database) and returns the
     /// reply document. Never fails: an error is a reply with `ok: 0`.
-    #[expect(
-        clippy::needless_pass_by_value,
-        reason = "the caller hands the decoded command over; it is not used after"
-    )]
     pub fn execute(&self, command: Document) -> Document {
         let command = name_first(command);
         let mut reply = match write_concern_error(&command) {
