@@ -1114,7 +1114,14 @@ pub(crate) fn projection_input(
 ) -> Result<Vec<u8>> {
     let mut stored = storage::decode(bytes)?;
     for (field, read) in reads {
-        if !matches!(stored.get(field), Some(Bson::Array(_))) {
+        let Some(Bson::Array(prefix)) = stored.get_mut(field) else {
+            continue;
+        };
+        // The stored main array is a prefix of the logical array (an outlier's first
+        // elements, a subset's top ones): a window inside it reads nothing else.
+        if let Some((start, end)) = window_in_prefix(read, prefix.len()) {
+            prefix.truncate(end);
+            prefix.drain(..start);
             continue;
         }
         let length =
@@ -1128,6 +1135,23 @@ pub(crate) fn projection_input(
     }
     remove_reserved_fields(reader.catalog(), collection, &mut stored);
     storage::encode(&stored)
+}
+
+/// The window of a `$slice` read (`$slice: k` or `[skip, n]`, both from the front) when it
+/// lies inside the first `prefix` elements, so that neither the logical length nor a bucket
+/// is needed; `None` otherwise.
+fn window_in_prefix(read: &ArrayRead, prefix: usize) -> Option<(usize, usize)> {
+    let ArrayRead::Slice { skip, limit } = *read else {
+        return None;
+    };
+    let (start, count) = match limit {
+        None if skip >= 0 => (0, skip),
+        Some(limit) if skip >= 0 => (skip, limit),
+        _ => return None,
+    };
+    let start = usize::try_from(start).ok()?;
+    let end = start.checked_add(usize::try_from(count).ok()?)?;
+    (end <= prefix).then_some((start, end))
 }
 
 /// Inserts a logical document into a main collection ([`writes::insert_main`]).
