@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use clap::builder::RangedU64ValueParser;
 use spillway::Durability;
 use spillway_server::wire::{MAX_BSON_DEPTH, MAX_MESSAGE_SIZE};
 use spillway_server::{
@@ -42,10 +43,10 @@ pub struct ServeArgs {
     bind: String,
     /// Connections served at once; one more is closed at once, with a log line.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000).map(|n| n as usize))]
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections: usize,
     /// Connections one client address may hold at once [default: half of --max-connections].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_connections_per_address: Option<usize>,
     /// The last N slots of --max-connections go only to addresses holding fewer than 10
     /// connections, so that new clients get in while a few addresses hold the rest
@@ -58,13 +59,13 @@ pub struct ServeArgs {
     /// The largest message, header included (announced to drivers as maxMessageSizeBytes); a
     /// larger length closes the connection from the header alone.
     #[arg(long, value_name = "BYTES", default_value_t = MAX_MESSAGE_SIZE,
-          value_parser = clap::value_parser!(u64).range(4096..=MAX_MESSAGE_SIZE as u64).map(|n| n as usize))]
+          value_parser = RangedU64ValueParser::<usize>::new().range(4096..=MAX_MESSAGE_SIZE as u64))]
     max_message_size: usize,
     /// Levels of embedded documents and arrays allowed below a command's top level
     /// (MongoDB's maxBSONDepth, 21 to 200); a deeper message is answered with Overflow (15),
     /// checked before it is decoded.
     #[arg(long, value_name = "N", default_value_t = MAX_BSON_DEPTH,
-          value_parser = clap::value_parser!(u64).range(21..=MAX_BSON_DEPTH as u64).map(|n| n as usize))]
+          value_parser = RangedU64ValueParser::<usize>::new().range(21..=MAX_BSON_DEPTH as u64))]
     max_bson_depth: usize,
     /// Once a message's header has arrived, the rest must arrive within this many seconds,
     /// and a reply must be taken by the client within it.
@@ -74,11 +75,11 @@ pub struct ServeArgs {
     /// Bytes of partly received messages held across all connections (beyond each message's
     /// first 64 KiB); a connection that needs more waits, unread, within its message timeout.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BUFFERED_BYTES,
-          value_parser = clap::value_parser!(u64).range(1_048_576..).map(|n| n as usize))]
+          value_parser = RangedU64ValueParser::<usize>::new().range(1_048_576..))]
     max_buffered_bytes: usize,
     /// With --auth: the largest message of a connection that has not logged in.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_SIZE_BEFORE_AUTH,
-          value_parser = clap::value_parser!(u64).range(4096..=MAX_MESSAGE_SIZE as u64).map(|n| n as usize))]
+          value_parser = RangedU64ValueParser::<usize>::new().range(4096..=MAX_MESSAGE_SIZE as u64))]
     max_message_size_before_auth: usize,
     /// With --auth: a connection that has not logged in is closed after this many seconds
     /// without a message, and each of its messages must arrive within it.
