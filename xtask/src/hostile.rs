@@ -64,7 +64,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     ensure!(idle <= 20_000, "--idle must be at most 20,000");
     ensure!(slow <= 2_000, "--slow must be at most 2,000");
     ensure!(tricklers <= 500, "--tricklers must be at most 500");
-    ensure!((1..=48).contains(&trickle_mb), "--trickle-mb must be 1 to 48");
+    ensure!(
+        (1..=48).contains(&trickle_mb),
+        "--trickle-mb must be 1 to 48"
+    );
     let nofile = raise_open_file_limit(idle + slow + tricklers + 2_000)?;
     let program = build_spillway()?;
     let python = client_python_for_other_task()?;

@@ -164,7 +164,7 @@ impl ConnectionSlots {
         let mut held = self
             .held
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let from_address = held.by_address.get(&address).copied().unwrap_or(0);
         if held.total >= self.max {
             return Err(Refusal::Full { max: self.max });
@@ -194,7 +194,7 @@ impl ConnectionSlots {
     pub(crate) fn total(&self) -> usize {
         self.held
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .total
     }
 }
@@ -212,7 +212,7 @@ impl Drop for Slot {
             .slots
             .held
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         held.total -= 1;
         if let Some(count) = held.by_address.get_mut(&self.address) {
             *count -= 1;

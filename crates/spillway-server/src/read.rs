@@ -248,9 +248,9 @@ mod tests {
                 op_code: 2012
             }))
         ));
-        let big = 4 << 20;
+        let big: i32 = 4 << 20;
         let mut header = ping(1)[..16].to_vec();
-        header[..4].copy_from_slice(&(big as i32).to_le_bytes());
+        header[..4].copy_from_slice(&big.to_le_bytes());
         assert!(matches!(
             read_message(&mut &header[..], limits(8 << 20), &budget).await,
             Err(ReadError::OverBudget { .. })
