@@ -122,23 +122,30 @@ def nesting_cases(limit):
         "both": lambda step: step % 2 == 1,
     }
     cases = []
+    made = {}
+
+    def deep_once(levels, container_name):
+        if (levels, container_name) not in made:
+            made[(levels, container_name)] = deep(levels, containers[container_name])
+        return made[(levels, container_name)]
+
     for command_levels in (limit, limit + 1, 2000, 100_000):
-        for container_name, arrays in containers.items():
+        for container_name in containers:
             for position in ("first", "middle", "last"):
 
                 def ordered(named, deep_field):
                     fields = list(named)
-                    at = {"first": 0, "middle": len(fields) // 2 + 1, "last": len(fields)}[position]
+                    at = {"first": 0, "middle": len(fields) // 2, "last": len(fields)}[position]
                     fields.insert(min(at, len(fields)), deep_field)
                     return document(fields)
 
-                kind, value = deep(command_levels - 1, arrays)
+                kind, value = deep_once(command_levels - 1, container_name)
                 body = ordered(
                     [element(0x02, "find", string("c")), element(0x02, "$db", string("test"))],
                     element(kind, "filter", value),
                 )
                 cases.append((f"body/{container_name}/{position}", op_msg(1, body), command_levels))
-                kind, value = deep(command_levels - 3, arrays)
+                kind, value = deep_once(command_levels - 3, container_name)
                 inserted = ordered(
                     [element(0x10, "_id", int32(1)), element(0x10, "y", int32(2))],
                     element(kind, "d", value),
@@ -153,7 +160,7 @@ def nesting_cases(limit):
                         command_levels,
                     )
                 )
-                kind, value = deep(command_levels - 1, arrays)
+                kind, value = deep_once(command_levels - 1, container_name)
                 query = ordered(
                     [element(0x10, "isMaster", int32(1)), element(0x08, "helloOk", b"\1")],
                     element(kind, "client", value),

@@ -129,10 +129,11 @@ pub fn nesting_levels(document: &bson::Document) -> usize {
     deepest
 }
 
-/// The nesting check against the recursive decoder on one document's bytes (small inputs
-/// only, so that the recursive decoder itself cannot overflow the fuzzer's stack): a
-/// document the check accepts decodes (or fails) as before and nests within `max_levels`;
-/// one it calls bad BSON does not decode either; one it calls too deep really nests deeper.
+/// The nesting check against the recursive decoders on one document's bytes (small inputs
+/// only, so that the recursive decoders themselves cannot overflow the fuzzer's stack): the
+/// server's decoder and `bson`'s agree; a document the check accepts nests within
+/// `max_levels`; one it calls bad BSON does not decode either; one it calls too deep really
+/// nests deeper.
 pub fn check_nesting_agrees(bytes: &[u8], max_levels: usize) {
     let Ok(raw) = bson::RawDocument::from_bytes(bytes) else {
         return;
@@ -142,6 +143,17 @@ pub fn check_nesting_agrees(bytes: &[u8], max_levels: usize) {
         return;
     }
     let decoded = bson::Document::try_from(raw);
+    // The server's decoder (one pass over the bytes) and `bson`'s agree, compared as bytes
+    // (a NaN is not equal to itself).
+    let ours = spillway_doc::decode::document(raw);
+    assert_eq!(ours.is_ok(), decoded.is_ok(), "the decoders disagree");
+    if let (Ok(ours), Ok(theirs)) = (&ours, &decoded) {
+        assert_eq!(
+            ours.to_vec().ok(),
+            theirs.to_vec().ok(),
+            "the decoders disagree"
+        );
+    }
     match (checked, decoded) {
         (Ok(()), Ok(document)) => assert!(nesting_levels(&document) <= max_levels),
         (Ok(()), Err(_)) => {}

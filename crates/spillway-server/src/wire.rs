@@ -537,7 +537,9 @@ impl<'a> Reader<'a> {
 
     /// One BSON document: its declared length must fit what is left, its nesting must stay
     /// within `max_levels` (checked on the raw bytes before the recursive decoder runs), and
-    /// its content must be valid BSON.
+    /// its content must be valid BSON. Decoded by `spillway_doc::decode`, which reads each
+    /// value once from the message's bytes (`bson`'s own conversion copies every embedded
+    /// document once per level above it: memory of depth times size).
     fn document(&mut self, what: &'static str, max_levels: usize) -> Result<Document, WireError> {
         let Some(length_bytes) = self.bytes.first_chunk::<4>() else {
             return Err(WireError::Truncated { what });
@@ -555,7 +557,7 @@ impl<'a> Reader<'a> {
             message: error.to_string(),
         })?;
         check_nesting(raw, max_levels, what)?;
-        Document::try_from(raw).map_err(|error| WireError::BadBson {
+        spillway_doc::decode::document(raw).map_err(|error| WireError::BadBson {
             what,
             message: error.to_string(),
         })
