@@ -67,10 +67,11 @@ def int32(value):
     return struct.pack("<i", value)
 
 
-def deep(levels, arrays):
-    """A value nesting `levels` containers around {x: 1}; level i is an array when
-    `arrays(i)`. Returns (element type, bytes)."""
-    leaf = document([element(0x10, "x", int32(1))])
+def deep(levels, arrays, leaf=None):
+    """A value nesting `levels` containers around `leaf` (default {x: 1}); level i is an array
+    when `arrays(i)`. Returns (element type, bytes)."""
+    if leaf is None:
+        leaf = document([element(0x10, "x", int32(1))])
     kind = lambda step: 0x04 if arrays(step) else 0x03
     out = bytearray()
     for step in reversed(range(levels)):
@@ -171,6 +172,17 @@ def nesting_cases(limit):
                 cases.append(
                     (f"selector/{container_name}/{position}", op_query(1, hello, selector), command_levels)
                 )
+    # As deep as allowed around a large value: decoded in one pass, never copied per level.
+    large = document([element(0x02, "s", string("x" * 20_000_000))])
+    kind, value = deep(limit - 1, containers["both"], large)
+    body = document(
+        [
+            element(0x02, "find", string("c")),
+            element(kind, "filter", value),
+            element(0x02, "$db", string("test")),
+        ]
+    )
+    cases.append(("body/both/20 MB at the bottom", op_msg(1, body), limit))
     return cases
 
 

@@ -80,7 +80,7 @@ commands:
                          (default 5000), slow senders (200), tricklers of 40 MB
                          messages (60) for N seconds (default 90) while a pymongo
                          client works; fails if it stops getting answers, the server
-                         dies or its peak RSS passes the bound (default 512 MiB);
+                         dies or its peak RSS passes the bound (default 768 MiB);
                          --bounded: CI's 20 s form with 1000 idle connections
   serve-bench [--repetitions N] [--peer]
                          pymongo insert_one, find_one, update_one, insert_many(1000)
