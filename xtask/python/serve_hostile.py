@@ -40,6 +40,8 @@ import pymongo
 from pymongo.errors import PyMongoError
 
 OP_REPLY, OP_QUERY, OP_COMPRESSED, OP_MSG = 1, 2004, 2012, 2013
+# How long a malformed message's answer may take: more than the server's message timeout.
+REPLY_WAIT = 90
 
 
 # --- BSON and messages as bytes, built with loops (any depth) --------------------------------
@@ -247,7 +249,9 @@ async def malformed(port, deadline, limit, stats):
             try:
                 reader, writer = await open_from("127.0.0.5", port)
                 writer.write(data)
-                reply = await asyncio.wait_for(read_reply(reader), timeout=20)
+                # A message over 64 KiB may wait for the shared buffer budget while the
+                # tricklers hold it: up to the server's message timeout (60 s by default).
+                reply = await asyncio.wait_for(read_reply(reader), timeout=REPLY_WAIT)
                 code = reply.get("code")
                 if levels > limit:
                     if code != 15:
