@@ -2,8 +2,9 @@
 //! fuzz smoke run, the tasks that need `../shared`, pymongo's tests against
 //! `spillway serve` (`cargo xtask pymongo --ci`), mongosh's examples and an interactive
 //! mongosh session (`cargo xtask mongosh`), issue 27's checks through pymongo, the Node.js
-//! driver and Mongoose (`cargo xtask clients --ci`), and short kill -9 and load runs of the
-//! server (`serve-crash --iterations 5`, `serve-load --seconds 5`).
+//! driver and Mongoose (`cargo xtask clients --ci`), short kill -9 and load runs of the
+//! server (`serve-crash --iterations 5`, `serve-load --seconds 5`), and hostile clients beside
+//! a good one (`serve-hostile --bounded`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -75,6 +76,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     println!("\n== spillway serve: kill -9 and load, bounded (serve-crash, serve-load)");
     crate::serve_tasks::crash(&["--iterations".to_string(), "5".to_string()])?;
     crate::serve_tasks::load(&["--seconds".to_string(), "5".to_string()])?;
+    // Hostile clients beside a good one, bounded (about 40 s; the full run is
+    // `cargo xtask serve-hostile`).
+    println!("\n== spillway serve: hostile clients, bounded (serve-hostile --bounded)");
+    crate::hostile::run(&["--bounded".to_string()])?;
 
     println!("\nci: all checks passed in {:.0?}", started.elapsed());
     Ok(())

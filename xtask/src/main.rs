@@ -2,7 +2,7 @@
 //!
 //! | command | what it does |
 //! |---|---|
-//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, the tasks that need `../shared`, then `pymongo --ci`, `mongosh`, `clients --ci`, `serve-crash --iterations 5` and `serve-load --seconds 5` |
+//! | `ci` | everything CI checks, in order, failing fast: fmt, clippy, tests (snapshots in check mode, unreferenced snapshots rejected), docs, a fuzz smoke run, the tasks that need `../shared`, then `pymongo --ci`, `mongosh`, `clients --ci`, `serve-crash --iterations 5`, `serve-load --seconds 5` and `serve-hostile --bounded` |
 //! | `conformance` | MongoDB's CRUD v1 tests (`../shared/conformance/crud-v1`) against the reference model and through the command layer, and the unified-format CRUD and transactions tests through the command layer |
 //! | `realdata` | the outlier and subset policies on OpenFlights routes and MovieLens ratings from `../shared/data`: logical equality, `verify_patterns`, stored sizes |
 //! | `bench` | the criterion benchmarks in `benches/` |
@@ -11,6 +11,7 @@
 //! | `pymongo` | pymongo's own test files, unmodified, against `spillway serve` (and SecantusDB with `--peer`), counted from JUnit XML |
 //! | `serve-crash` | kill -9 of `spillway serve` under pymongo writers, N times: every acknowledged write survives, no transaction half-applied |
 //! | `serve-load` | 32 concurrent pymongo clients, mixed reads and writes, ops/s and p50/p99 (SecantusDB beside with `--peer`) |
+//! | `serve-hostile` | malformed messages, thousands of idle connections, slow senders and tricklers against `spillway serve` while a pymongo client keeps working: its p99, the server's peak RSS within a bound |
 //! | `serve-bench` | pymongo insert_one, find_one, update_one, insert_many(1000) timings (SecantusDB beside with `--peer`) |
 //! | `memory-bench` | product pages of a subset-pattern database against plain documents, with a cold page cache inside cgroup memory limits (issue 14's table) |
 //! | `mongosh` | the real mongosh from npm against `spillway serve`: a ping, the mongosh examples against their snapshots, an interactive session through tmux |
@@ -22,6 +23,7 @@
 mod ci;
 mod clients;
 mod conformance;
+mod hostile;
 mod memory_bench;
 mod mongosh;
 mod pymongo;
@@ -40,7 +42,8 @@ const USAGE: &str = "usage: cargo xtask <command> [options]
 commands:
   ci                     fmt, clippy, tests, docs, fuzz smoke, the ../shared tasks,
                          then pymongo --ci, mongosh, clients --ci,
-                         serve-crash --iterations 5, serve-load --seconds 5
+                         serve-crash --iterations 5, serve-load --seconds 5,
+                         serve-hostile --bounded
   conformance [--verbose] [--update-known-failures]
                          run MongoDB's CRUD v1 and unified-format conformance tests
                          through the command layer (needs ../shared)
@@ -81,6 +84,15 @@ commands:
   serve-load [--seconds N] [--clients N] [--threads] [--peer]
                          N pymongo clients (default 32, processes) of mixed work for
                          N seconds (default 60); table in target/serve-load-report.md
+  serve-hostile [--bounded] [--seconds N] [--idle N] [--slow N] [--tricklers N]
+                [--trickle-mb N] [--rss-bound-mib N]
+                         malformed messages (deep nesting at every place, bad lengths,
+                         opcodes, checksums, OP_COMPRESSED), N idle connections
+                         (default 5000), slow senders (200), tricklers of 40 MB
+                         messages (60) for N seconds (default 90) while a pymongo
+                         client works; fails if it stops getting answers, the server
+                         dies or its peak RSS passes the bound (default 768 MiB);
+                         --bounded: CI's 20 s form with 1000 idle connections
   serve-bench [--repetitions N] [--peer]
                          pymongo insert_one, find_one, update_one, insert_many(1000)
                          against spillway serve (and SecantusDB), best of N (default 5)
@@ -117,6 +129,7 @@ fn run(args: &[String]) -> Result<()> {
         "serve-crash" => serve_tasks::crash(rest),
         "serve-load" => serve_tasks::load(rest),
         "serve-bench" => serve_tasks::bench(rest),
+        "serve-hostile" => hostile::run(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

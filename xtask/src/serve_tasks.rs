@@ -26,18 +26,18 @@ const WRITER_GRACE: Duration = Duration::from_secs(30);
 /// How long a script may run beyond what it was asked to run.
 const SCRIPT_GRACE: Duration = Duration::from_secs(120);
 
-fn script(name: &str) -> PathBuf {
+pub(crate) fn script(name: &str) -> PathBuf {
     repo_root().join("xtask").join("python").join(name)
 }
 
 /// Reads `--NAME VALUE` numbers and bare flags from `args`.
-struct Args<'a> {
-    task: &'static str,
-    rest: &'a [String],
+pub(crate) struct Args<'a> {
+    pub(crate) task: &'static str,
+    pub(crate) rest: &'a [String],
 }
 
 impl Args<'_> {
-    fn number(&self, name: &str, default: u64) -> Result<u64> {
+    pub(crate) fn number(&self, name: &str, default: u64) -> Result<u64> {
         match self.rest.iter().position(|arg| arg == name) {
             None => Ok(default),
             Some(index) => {
@@ -52,11 +52,11 @@ impl Args<'_> {
         }
     }
 
-    fn flag(&self, name: &str) -> bool {
+    pub(crate) fn flag(&self, name: &str) -> bool {
         self.rest.iter().any(|arg| arg == name)
     }
 
-    fn check(&self, numbers: &[&str], flags: &[&str]) -> Result<()> {
+    pub(crate) fn check(&self, numbers: &[&str], flags: &[&str]) -> Result<()> {
         let mut rest = self.rest.iter();
         while let Some(arg) = rest.next() {
             if numbers.contains(&arg.as_str()) {
@@ -87,7 +87,7 @@ impl Moments {
     }
 }
 
-fn run_json(mut command: Command, what: &str, limit: Duration) -> Result<Value> {
+pub(crate) fn run_json(mut command: Command, what: &str, limit: Duration) -> Result<Value> {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -112,7 +112,7 @@ fn run_json(mut command: Command, what: &str, limit: Duration) -> Result<Value> 
     Ok(value)
 }
 
-fn logs_dir(task: &str) -> Result<PathBuf> {
+pub(crate) fn logs_dir(task: &str) -> Result<PathBuf> {
     let dir = target_dir().join(task);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)
@@ -376,7 +376,12 @@ mod tests {
 
     #[test]
     fn the_client_scripts_are_checked_in() {
-        for name in ["serve_crash.py", "serve_load.py", "serve_bench.py"] {
+        for name in [
+            "serve_crash.py",
+            "serve_load.py",
+            "serve_bench.py",
+            "serve_hostile.py",
+        ] {
             assert!(script(name).is_file(), "{name} is missing");
         }
     }

@@ -95,16 +95,31 @@ impl RunningServer {
     /// Starts `program` on a free loopback port and waits for its `listening on` line; every
     /// line it prints goes to `log`.
     pub(crate) fn start(program: &ServerProgram, log: &Path) -> Result<Self> {
-        Self::start_with(program, None, log)
+        Self::start_with(program, None, &[], log)
+    }
+
+    /// Like [`RunningServer::start`], with `extra` arguments after spillway's own (the peer
+    /// ignores them).
+    pub(crate) fn start_with_args(
+        program: &ServerProgram,
+        extra: &[String],
+        log: &Path,
+    ) -> Result<Self> {
+        Self::start_with(program, None, extra, log)
     }
 
     /// Like [`RunningServer::start`], but the server stores its data in `dir` (kept when the
     /// server stops, so that a restart finds the same data).
     pub(crate) fn start_in(program: &ServerProgram, dir: &Path, log: &Path) -> Result<Self> {
-        Self::start_with(program, Some(dir), log)
+        Self::start_with(program, Some(dir), &[], log)
     }
 
-    fn start_with(program: &ServerProgram, dir: Option<&Path>, log: &Path) -> Result<Self> {
+    fn start_with(
+        program: &ServerProgram,
+        dir: Option<&Path>,
+        extra: &[String],
+        log: &Path,
+    ) -> Result<Self> {
         let mut command = Command::new(&program.executable);
         let data_dir = match program.kind {
             ServerKind::Spillway if dir.is_some() => {
@@ -129,6 +144,7 @@ impl RunningServer {
                     "127.0.0.1",
                     "--enable-test-commands",
                 ]);
+                command.args(extra);
                 Some(dir)
             }
             ServerKind::Secantus => {
@@ -206,6 +222,11 @@ impl RunningServer {
     /// The loopback port the server listens on.
     pub(crate) fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Whether the server is still running (a test file that crashed it shows up here).

@@ -83,6 +83,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "doc_raw_append",
     "cli_statement",
     "server_frame",
+    "server_message",
 ];
 
 /// `fuzz [--seconds N] [--runs N] [TARGET...]`: each target under libFuzzer for N seconds

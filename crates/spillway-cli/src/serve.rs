@@ -11,8 +11,14 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use clap::builder::RangedU64ValueParser;
 use spillway::Durability;
-use spillway_server::{DEFAULT_MAX_CONNECTIONS, ServerOptions, TlsFiles};
+use spillway_server::wire::{MAX_BSON_DEPTH, MAX_MESSAGE_SIZE};
+use spillway_server::{
+    DEFAULT_AUTH_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_SIZE_BEFORE_AUTH, DEFAULT_MESSAGE_TIMEOUT, Limits,
+    ServerOptions, TlsFiles, default_max_connections_per_address, default_reserved_connections,
+};
 
 use crate::app::{Access, DurabilityChoice, open_database};
 
@@ -36,11 +42,50 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1")]
     bind: String,
     /// Connections served at once; one more is closed at once, with a log line.
-    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_name = "N",
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections: usize,
-    /// Close a connection that sends nothing for this many seconds (default: never).
-    #[arg(long, value_name = "SECONDS")]
-    idle_timeout: Option<u64>,
+    /// Connections one client address may hold at once [default: half of --max-connections].
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_connections_per_address: Option<usize>,
+    /// The last N slots of --max-connections go only to addresses holding fewer than 10
+    /// connections, so that new clients get in while a few addresses hold the rest
+    /// [default: a tenth of --max-connections].
+    #[arg(long, value_name = "N")]
+    reserved_connections: Option<usize>,
+    /// Close a connection that sends nothing for this many seconds; 0: never.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_IDLE_TIMEOUT.as_secs())]
+    idle_timeout: u64,
+    /// The largest message, header included (announced to drivers as maxMessageSizeBytes); a
+    /// larger length closes the connection from the header alone.
+    #[arg(long, value_name = "BYTES", default_value_t = MAX_MESSAGE_SIZE,
+          value_parser = RangedU64ValueParser::<usize>::new().range(4096..=MAX_MESSAGE_SIZE as u64))]
+    max_message_size: usize,
+    /// Levels of embedded documents and arrays allowed below a command's top level
+    /// (MongoDB's maxBSONDepth, 21 to 200); a deeper message is answered with Overflow (15),
+    /// checked before it is decoded.
+    #[arg(long, value_name = "N", default_value_t = MAX_BSON_DEPTH,
+          value_parser = RangedU64ValueParser::<usize>::new().range(21..=MAX_BSON_DEPTH as u64))]
+    max_bson_depth: usize,
+    /// Once a message's header has arrived, the rest must arrive within this many seconds,
+    /// and a reply must be taken by the client within it.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_MESSAGE_TIMEOUT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    message_timeout: u64,
+    /// Bytes of partly received messages held across all connections (beyond each message's
+    /// first 64 KiB); a connection that needs more waits, unread, within its message timeout.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BUFFERED_BYTES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1_048_576..))]
+    max_buffered_bytes: usize,
+    /// With --auth: the largest message of a connection that has not logged in.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_SIZE_BEFORE_AUTH,
+          value_parser = RangedU64ValueParser::<usize>::new().range(4096..=MAX_MESSAGE_SIZE as u64))]
+    max_message_size_before_auth: usize,
+    /// With --auth: a connection that has not logged in is closed after this many seconds
+    /// without a message, and each of its messages must arrive within it.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_AUTH_TIMEOUT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    auth_timeout: u64,
     /// Serve TLS only, with this certificate chain (PEM); needs --tls-key.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -88,6 +133,25 @@ fn test_commands_enabled(args: &ServeArgs) -> Result<bool> {
     Ok(enabled)
 }
 
+/// The limits the flags ask for; the per-address cap and the reserve follow
+/// `--max-connections` unless given.
+fn limits(args: &ServeArgs) -> Limits {
+    Limits {
+        max_message_size: args.max_message_size,
+        max_bson_depth: args.max_bson_depth,
+        message_timeout: Duration::from_secs(args.message_timeout),
+        max_buffered_bytes: args.max_buffered_bytes,
+        max_connections_per_address: args
+            .max_connections_per_address
+            .unwrap_or_else(|| default_max_connections_per_address(args.max_connections)),
+        reserved_connections: args
+            .reserved_connections
+            .unwrap_or_else(|| default_reserved_connections(args.max_connections)),
+        max_message_size_before_auth: args.max_message_size_before_auth,
+        auth_timeout: Duration::from_secs(args.auth_timeout),
+    }
+}
+
 /// Runs the server until Ctrl-C or SIGTERM. Prints `listening on ADDRESS` on standard output
 /// once clients can connect, and returns after the database is closed.
 pub fn run(args: &ServeArgs) -> Result<ExitCode> {
@@ -112,7 +176,8 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
             bind: args.bind.clone(),
             port: args.port,
             max_connections: args.max_connections,
-            idle_timeout: args.idle_timeout.map(Duration::from_secs),
+            idle_timeout: (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout)),
+            limits: limits(args),
             advertised_host: None,
             database_path: database_path
                 .as_ref()

@@ -156,3 +156,112 @@ fn serve_refuses_an_unknown_set_parameter() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("notAParameter=1"), "{stderr}");
 }
+
+#[test]
+fn serve_help_lists_every_limit_with_its_default() {
+    let output = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    for (flag, default) in [
+        ("--max-connections <N>", "[default: 1000]"),
+        (
+            "--max-connections-per-address <N>",
+            "[default: half of --max-connections]",
+        ),
+        (
+            "--reserved-connections <N>",
+            "[default: a tenth of --max-connections]",
+        ),
+        ("--idle-timeout <SECONDS>", "[default: 1800]"),
+        ("--max-message-size <BYTES>", "[default: 48000000]"),
+        ("--max-bson-depth <N>", "[default: 200]"),
+        ("--message-timeout <SECONDS>", "[default: 60]"),
+        ("--max-buffered-bytes <BYTES>", "[default: 268435456]"),
+        (
+            "--max-message-size-before-auth <BYTES>",
+            "[default: 1048576]",
+        ),
+        ("--auth-timeout <SECONDS>", "[default: 30]"),
+    ] {
+        let at = help
+            .find(flag)
+            .unwrap_or_else(|| panic!("{flag} is missing from serve --help:\n{help}"));
+        let next_flag = help[at + flag.len()..]
+            .find("\n      --")
+            .map_or(help.len(), |end| at + flag.len() + end);
+        assert!(
+            help[at..next_flag].contains(default),
+            "{flag} does not show {default}:\n{}",
+            &help[at..next_flag]
+        );
+    }
+}
+
+#[test]
+fn serve_refuses_a_limit_out_of_range() {
+    for args in [
+        ["--max-bson-depth", "1000"],
+        ["--max-bson-depth", "5"],
+        ["--max-message-size", "100"],
+        ["--max-buffered-bytes", "0"],
+        ["--message-timeout", "0"],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_spillway"))
+            .args(["serve", "--in-memory", "--port", "0"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?} was accepted");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(args[0]), "{args:?}: {stderr}");
+    }
+}
+
+/// The limits given as flags reach the server: `hello` announces the message size, and a
+/// command deeper than `--max-bson-depth` is answered with Overflow (15) on a connection that
+/// goes on.
+#[test]
+fn serve_applies_the_limits_given_as_flags() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["serve", "--in-memory", "--port", "0"])
+        .args(["--max-message-size", "100000", "--max-bson-depth", "30"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let address = line.trim().strip_prefix("listening on ").map(str::to_owned);
+    let replies = address.map(|address| {
+        let mut stream = TcpStream::connect(&address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        stream
+            .write_all(&op_msg(1, &doc! { "hello": 1, "$db": "admin" }))
+            .unwrap();
+        let hello = read_reply(&mut stream);
+        let mut filter = doc! { "x": 1 };
+        for _ in 0..30 {
+            filter = doc! { "n": filter };
+        }
+        let find = doc! { "find": "c", "filter": filter, "$db": "test" };
+        stream.write_all(&op_msg(2, &find)).unwrap();
+        let deep = read_reply(&mut stream);
+        stream
+            .write_all(&op_msg(3, &doc! { "ping": 1, "$db": "admin" }))
+            .unwrap();
+        (hello, deep, read_reply(&mut stream))
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (hello, deep, ping) =
+        replies.unwrap_or_else(|| panic!("a 'listening on' line, got {line:?}"));
+    assert_eq!(hello.get_i32("maxMessageSizeBytes").ok(), Some(100_000));
+    assert_eq!(deep.get_i32("code").ok(), Some(15), "{deep}");
+    assert_eq!(ping.get_f64("ok").ok(), Some(1.0));
+}

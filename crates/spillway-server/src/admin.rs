@@ -123,6 +123,11 @@ fn server_status(state: &ServerState) -> Document {
             "available": available as i32,
             "totalCreated": state.connections_created.load(Ordering::Relaxed) as i64,
         },
+        // Bytes of partly received messages counted in the shared budget (--max-buffered-bytes).
+        "network": {
+            "bufferedBytes": state.budget.in_use() as i64,
+            "maxBufferedBytes": state.budget.total() as i64,
+        },
         "storageEngine": {
             "name": STORAGE_ENGINE,
             "supportsCommittedReads": true,

@@ -1,46 +1,30 @@
-//! One client connection: read a message (header first, its length checked before the body is
-//! allocated), decode it, answer it (server-level commands here, every other command on the
-//! blocking pool through the command layer), write the reply unless `moreToCome` said not to.
+//! One client connection: read a message within the limits (`read.rs`: header first, its
+//! length checked before the body is allocated, tighter limits before authentication),
+//! decode it (its nesting checked before anything recursive reads it), answer it
+//! (server-level commands here, every other command on the blocking pool through the command
+//! layer), write the reply unless `moreToCome` said not to.
 //!
 //! A message that cannot be decoded, a stalled or idle client, closes this connection with one
-//! log line on stderr naming the peer and the problem; nothing here may panic or stop the
+//! log line on stderr naming the peer and the problem; a message nested too deep is answered
+//! with `Overflow` (15) and the connection goes on; nothing here may panic or stop the
 //! server. The command layer's own panics come back as an InternalError reply.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{Bson, Document, doc};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::watch;
 
 use crate::auth::{self, AuthState};
 use crate::error::WireError;
 use crate::executor::Executor;
 use crate::failpoint::Action;
+use crate::read::{ReadError, ReadLimits, Received, read_message};
 use crate::server::{ConnectionInfo, ServerState};
-use crate::wire::{self, HEADER_LEN, Header, MAX_MESSAGE_SIZE, Request};
+use crate::wire::{self, Request};
 use crate::{admin, handshake};
 use crate::{authorization, users};
-
-/// The first allocation for a message's bytes; it grows as they arrive.
-const INITIAL_BUFFER: usize = 64 * 1024;
-
-/// Once a header has arrived, the rest of its message must arrive within this time.
-const BODY_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Why a connection stops reading.
-enum ReadError {
-    /// The client closed the connection between messages.
-    Closed,
-    /// Nothing arrived for the idle timeout.
-    Idle(Duration),
-    /// The body did not arrive within [`BODY_TIMEOUT`].
-    Stalled,
-    /// A socket error.
-    Io(std::io::Error),
-    /// The bytes are not a message.
-    Wire(WireError),
-}
 
 /// Serves one connection until the client closes it, a message is malformed, or the server
 /// stops (`stop` becomes true; a command in flight finishes and its reply goes out first).
@@ -69,39 +53,53 @@ async fn serve_messages<S>(
 {
     let peer = connection.peer;
     let mut client = ClientState::default();
+    let write_timeout = state.options.limits.message_timeout;
     loop {
+        let before_auth = !client.authenticated(state.options.auth);
+        let limits = read_limits(state, before_auth);
         let read = tokio::select! {
-            read = read_message(stream, state.options.idle_timeout) => read,
+            read = read_message(stream, limits, &state.budget) => read,
             _ = stop.wait_for(|stopped| *stopped) => return,
         };
-        let (header, request) = match read {
-            Ok(message) => message,
-            Err(ReadError::Closed) => return,
-            Err(ReadError::Idle(timeout)) => {
-                eprintln!(
-                    "spillway serve: {peer}: closing the connection: idle for {} s",
-                    timeout.as_secs()
-                );
-                return;
-            }
-            Err(ReadError::Stalled) => {
-                eprintln!(
-                    "spillway serve: {peer}: closing the connection: a message's body did not arrive within {} s",
-                    BODY_TIMEOUT.as_secs()
-                );
-                return;
-            }
-            Err(ReadError::Io(error)) => {
-                if !is_disconnect(&error) {
-                    eprintln!("spillway serve: {peer}: closing the connection: {error}");
-                }
-                return;
-            }
-            Err(ReadError::Wire(error)) => {
-                eprintln!("spillway serve: {peer}: closing the connection: {error}");
+        let Received {
+            header,
+            bytes,
+            budget: _held_until_answered,
+        } = match read {
+            Ok(received) => received,
+            Err(error) => {
+                log_read_error(&peer, &error, before_auth);
                 return;
             }
         };
+        let request =
+            match wire::decode_message_with_depth(&bytes, state.options.limits.max_bson_depth) {
+                Ok(request) => request,
+                Err(error @ WireError::TooDeep { .. }) => {
+                    // Well framed but refused: answered, and the connection goes on.
+                    let more_to_come = wire::op_msg_flags(&bytes)
+                        .is_some_and(|flags| flags & wire::FLAG_MORE_TO_COME != 0);
+                    if more_to_come {
+                        continue;
+                    }
+                    let refusal = too_deep(&error);
+                    let reply = if header.op_code == wire::OP_QUERY {
+                        wire::encode_op_reply(state.next_request_id(), header.request_id, &refusal)
+                    } else {
+                        wire::encode_reply(state.next_request_id(), header.request_id, &refusal)
+                    };
+                    if let Err(error) = write_reply(stream, &reply, write_timeout).await {
+                        log_write_error(&peer, &error);
+                        return;
+                    }
+                    continue;
+                }
+                Err(error) => {
+                    eprintln!("spillway serve: {peer}: closing the connection: {error}");
+                    return;
+                }
+            };
+        drop(bytes);
         let reply = match request {
             Request::Msg(message) => {
                 let more_to_come = message.more_to_come();
@@ -140,6 +138,7 @@ async fn serve_messages<S>(
                         state,
                         connection: &connection,
                         commands,
+                        write_timeout,
                     };
                     if exhaust
                         .stream(stream, header.request_id, reply, &mut stop, &mut client)
@@ -187,14 +186,86 @@ async fn serve_messages<S>(
                 wire::encode_op_reply(state.next_request_id(), header.request_id, &reply)
             }
         };
-        if let Err(error) = write_reply(stream, &reply).await {
-            if !is_disconnect(&error) {
-                eprintln!(
-                    "spillway serve: {peer}: closing the connection: cannot send a reply: {error}"
-                );
-            }
+        if let Err(error) = write_reply(stream, &reply, write_timeout).await {
+            log_write_error(&peer, &error);
             return;
         }
+    }
+}
+
+/// The limits of the next read: the server's, or with `--auth` before the connection has
+/// logged in, the smaller message size and the auth timeout as idle and message timeouts.
+fn read_limits(state: &ServerState, before_auth: bool) -> ReadLimits {
+    let limits = &state.options.limits;
+    let mut read = ReadLimits {
+        idle: state.options.idle_timeout,
+        max_message_size: limits.max_message_size,
+        message_timeout: limits.message_timeout,
+    };
+    if before_auth {
+        read.idle = Some(
+            read.idle
+                .map_or(limits.auth_timeout, |idle| idle.min(limits.auth_timeout)),
+        );
+        read.max_message_size = read
+            .max_message_size
+            .min(limits.max_message_size_before_auth);
+        read.message_timeout = read.message_timeout.min(limits.auth_timeout);
+    }
+    read
+}
+
+/// The one log line of a connection that stops reading (none for a client that went away).
+fn log_read_error(peer: &std::net::SocketAddr, error: &ReadError, before_auth: bool) {
+    let unauthenticated = if before_auth {
+        " before authentication"
+    } else {
+        ""
+    };
+    let why = match error {
+        ReadError::Closed => return,
+        ReadError::Io(error) if is_disconnect(error) => return,
+        ReadError::Idle(timeout) => {
+            format!("idle for {} s{unauthenticated}", timeout.as_secs_f64())
+        }
+        ReadError::Stalled {
+            timeout,
+            waiting_for_budget: false,
+        } => format!(
+            "a message did not arrive whole within {} s{unauthenticated}",
+            timeout.as_secs_f64()
+        ),
+        ReadError::Stalled {
+            timeout,
+            waiting_for_budget: true,
+        } => format!(
+            "a message waited {} s for room in the buffer budget shared by all connections \
+             (--max-buffered-bytes)",
+            timeout.as_secs_f64()
+        ),
+        ReadError::OverBudget { length, budget } => format!(
+            "message length {length} can never fit the buffer budget of {budget} bytes \
+             (--max-buffered-bytes)"
+        ),
+        ReadError::Io(error) => error.to_string(),
+        ReadError::Wire(error) => format!("{error}{unauthenticated}"),
+    };
+    eprintln!("spillway serve: {peer}: closing the connection: {why}");
+}
+
+fn log_write_error(peer: &std::net::SocketAddr, error: &std::io::Error) {
+    if !is_disconnect(error) {
+        eprintln!("spillway serve: {peer}: closing the connection: cannot send a reply: {error}");
+    }
+}
+
+/// MongoDB's answer to a command nested deeper than `maxBSONDepth`.
+fn too_deep(error: &WireError) -> Document {
+    doc! {
+        "ok": 0.0,
+        "errmsg": error.to_string(),
+        "code": 15,
+        "codeName": "Overflow",
     }
 }
 
@@ -205,6 +276,14 @@ struct ClientState {
     auth: AuthState,
     /// `client.application.name` of the handshake, which fail points may match.
     app_name: Option<String>,
+}
+
+impl ClientState {
+    /// Whether the connection may use the limits of a logged-in client: always without
+    /// `--auth`.
+    fn authenticated(&self, auth_required: bool) -> bool {
+        !auth_required || !self.auth.users.is_empty()
+    }
 }
 
 /// Answers one command, or `None` when a fail point closes the connection without a reply.
@@ -284,6 +363,7 @@ struct Exhaust<'a> {
     state: &'a ServerState,
     connection: &'a ConnectionInfo,
     commands: &'a Arc<dyn Executor>,
+    write_timeout: Duration,
 }
 
 impl Exhaust<'_> {
@@ -309,13 +389,8 @@ impl Exhaust<'_> {
             let id = self.state.next_request_id();
             let flags = if open { wire::FLAG_MORE_TO_COME } else { 0 };
             let bytes = wire::encode_reply_with_flags(id, response_to, flags, &reply);
-            if let Err(error) = write_reply(stream, &bytes).await {
-                if !is_disconnect(&error) {
-                    eprintln!(
-                        "spillway serve: {}: closing the connection: cannot send a reply: {error}",
-                        self.connection.peer
-                    );
-                }
+            if let Err(error) = write_reply(stream, &bytes, self.write_timeout).await {
+                log_write_error(&self.connection.peer, &error);
                 return Err(());
             }
             if !open {
@@ -550,74 +625,24 @@ fn panic_payload_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Reads one whole message: the header (within the idle timeout), its length checked before
-/// anything is allocated, then the body (within [`BODY_TIMEOUT`]), then decodes it.
-async fn read_message<S>(
-    stream: &mut S,
-    idle_timeout: Option<Duration>,
-) -> Result<(Header, Request), ReadError>
-where
-    S: AsyncRead + Unpin,
-{
-    let mut header_bytes = [0u8; HEADER_LEN];
-    let read_header = read_header(stream, &mut header_bytes);
-    match idle_timeout {
-        Some(timeout) => tokio::time::timeout(timeout, read_header)
-            .await
-            .map_err(|_| ReadError::Idle(timeout))??,
-        None => read_header.await?,
-    }
-    let header = Header::parse(&header_bytes, MAX_MESSAGE_SIZE).map_err(ReadError::Wire)?;
-    // The buffer grows with the bytes that actually arrive, so that a client announcing
-    // 48 MB and sending nothing more costs 64 KiB, not 48 MB.
-    let mut message = Vec::with_capacity(header.length.min(INITIAL_BUFFER));
-    message.extend_from_slice(&header_bytes);
-    let body_len = (header.length - HEADER_LEN) as u64;
-    let mut body = (&mut *stream).take(body_len);
-    tokio::time::timeout(BODY_TIMEOUT, body.read_to_end(&mut message))
-        .await
-        .map_err(|_| ReadError::Stalled)?
-        .map_err(ReadError::Io)?;
-    if message.len() != header.length {
-        return Err(ReadError::Wire(WireError::Truncated {
-            what: "the body (the client closed the connection)",
-        }));
-    }
-    let request = wire::decode_message(&message).map_err(ReadError::Wire)?;
-    Ok((header, request))
-}
-
-/// Fills `header`; a close before its first byte is a clean close, inside it a truncation.
-async fn read_header<S>(stream: &mut S, header: &mut [u8; HEADER_LEN]) -> Result<(), ReadError>
-where
-    S: AsyncRead + Unpin,
-{
-    let mut filled = 0;
-    while filled < HEADER_LEN {
-        let read = stream
-            .read(&mut header[filled..])
-            .await
-            .map_err(ReadError::Io)?;
-        if read == 0 {
-            return Err(if filled == 0 {
-                ReadError::Closed
-            } else {
-                ReadError::Wire(WireError::Truncated {
-                    what: "the header (the client closed the connection)",
-                })
-            });
-        }
-        filled += read;
-    }
-    Ok(())
-}
-
-async fn write_reply<S>(stream: &mut S, reply: &[u8]) -> std::io::Result<()>
+/// Writes a reply, which the client must take within `timeout`.
+async fn write_reply<S>(stream: &mut S, reply: &[u8], timeout: Duration) -> std::io::Result<()>
 where
     S: AsyncWrite + Unpin,
 {
-    stream.write_all(reply).await?;
-    stream.flush().await
+    let write = async {
+        stream.write_all(reply).await?;
+        stream.flush().await
+    };
+    tokio::time::timeout(timeout, write).await.map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "the client took no reply within {} s",
+                timeout.as_secs_f64()
+            ),
+        )
+    })?
 }
 
 /// The client went away: not worth a log line.

@@ -60,6 +60,14 @@ pub enum WireError {
         /// What was being read.
         what: &'static str,
     },
+    /// A document nested deeper than the limit (found on its raw bytes, before decoding).
+    /// The connection answers it with MongoDB's `Overflow` (15) and goes on.
+    TooDeep {
+        /// Where it was.
+        what: &'static str,
+        /// The levels allowed below that document.
+        limit: usize,
+    },
     /// A document that is not valid BSON.
     BadBson {
         /// Where it was.
@@ -132,6 +140,10 @@ impl fmt::Display for WireError {
             WireError::BadCString { what } => {
                 write!(f, "{what} is not a NUL-terminated UTF-8 string")
             }
+            WireError::TooDeep { what, limit } => write!(
+                f,
+                "BSONObj exceeded maximum nested object depth: {what} nests more than {limit} levels"
+            ),
             WireError::BadBson { what, message } => write!(f, "bad BSON in {what}: {message}"),
             WireError::ChecksumMismatch { expected, actual } => write!(
                 f,

@@ -10,7 +10,6 @@ use std::time::{Duration, SystemTime};
 use bson::{Bson, DateTime, Document, Timestamp, doc};
 
 use crate::server::{ConnectionInfo, ServerState};
-use crate::wire::MAX_MESSAGE_SIZE;
 
 /// The replica set's name, in `hello` (`setName`).
 pub const REPLICA_SET_NAME: &str = "spillway";
@@ -77,7 +76,10 @@ pub(crate) fn hello(
         },
     );
     reply.insert("maxBsonObjectSize", MAX_BSON_OBJECT_SIZE);
-    reply.insert("maxMessageSizeBytes", MAX_MESSAGE_SIZE as i32);
+    reply.insert(
+        "maxMessageSizeBytes",
+        i32::try_from(state.options.limits.max_message_size).unwrap_or(i32::MAX),
+    );
     reply.insert("maxWriteBatchSize", MAX_WRITE_BATCH_SIZE);
     reply.insert("localTime", now_date);
     reply.insert(

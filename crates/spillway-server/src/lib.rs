@@ -8,6 +8,9 @@
 //!   sessions and transactions.
 //! - `connection`: one client's loop, commands run on the blocking pool through
 //!   [`spillway::command::Commands`].
+//! - `limits` and `read`: what holds before any command runs (message size and nesting,
+//!   buffered bytes, connections per address, the limits before authentication) and the
+//!   reading of one message within them.
 //! - `server`: the accept loop, the limits, the reaper ticker and the clean shutdown;
 //!   `tls`: TLS with rustls when a certificate and key are given.
 //! - `--auth`: `auth` (SCRAM-SHA-1 and SCRAM-SHA-256 conversations, the gate before login),
@@ -39,6 +42,8 @@ mod executor;
 mod failpoint;
 pub mod fuzzing;
 mod handshake;
+mod limits;
+mod read;
 mod roles;
 mod server;
 mod tls;
@@ -49,5 +54,11 @@ pub use admin::SERVER_COMMANDS;
 pub use error::{ServerError, WireError};
 pub use executor::Executor;
 pub use handshake::{MAX_WIRE_VERSION, MONGODB_VERSION, REPLICA_SET_NAME};
+pub use limits::{
+    DEFAULT_AUTH_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_MESSAGE_SIZE_BEFORE_AUTH, DEFAULT_MESSAGE_TIMEOUT, Limits,
+    RESERVED_SLOTS_FOR_ADDRESSES_UNDER, UNCOUNTED_BYTES, WORKER_STACK_SIZE,
+    default_max_connections_per_address, default_reserved_connections,
+};
 pub use server::{DEFAULT_MAX_CONNECTIONS, Server, ServerOptions, serve_blocking};
 pub use tls::TlsFiles;

@@ -15,7 +15,7 @@ use bson::oid::ObjectId;
 use spillway::Database;
 use spillway::command::Commands;
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 
@@ -23,6 +23,7 @@ use crate::connection;
 use crate::error::ServerError;
 use crate::executor::Executor;
 use crate::failpoint::FailPoints;
+use crate::limits::{ConnectionSlots, DEFAULT_IDLE_TIMEOUT, Limits, MemoryBudget};
 use crate::tls::{self, TlsFiles};
 
 /// A client must finish its TLS handshake within this time.
@@ -40,8 +41,12 @@ pub struct ServerOptions {
     pub port: u16,
     /// Connections served at once; one more is closed at once, with a log line.
     pub max_connections: usize,
-    /// A connection that sends nothing for this long is closed (default: never).
+    /// A connection that sends nothing for this long is closed (default: 30 minutes;
+    /// `None`: never).
     pub idle_timeout: Option<Duration>,
+    /// Message size and nesting, buffered bytes, connections per address, the limits before
+    /// authentication (see [`Limits`]).
+    pub limits: Limits,
     /// `host:port` announced in `hello` (`hosts`, `me`, `primary`); default `bind:port` (the
     /// port bound when 0 was asked), or `localhost:port` when binding every interface.
     pub advertised_host: Option<String>,
@@ -64,7 +69,8 @@ impl Default for ServerOptions {
             bind: "127.0.0.1".to_owned(),
             port: 27017,
             max_connections: DEFAULT_MAX_CONNECTIONS,
-            idle_timeout: None,
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
+            limits: Limits::default(),
             advertised_host: None,
             database_path: None,
             argv: Vec::new(),
@@ -89,6 +95,10 @@ pub(crate) struct ServerState {
     pub(crate) connections_created: AtomicU64,
     /// The fail points `configureFailPoint` arms (with `enable_test_commands` only).
     pub(crate) fail_points: FailPoints,
+    /// The connections held, in all and per client address.
+    pub(crate) slots: Arc<ConnectionSlots>,
+    /// The bytes of partly received messages, across connections.
+    pub(crate) budget: MemoryBudget,
     next_request_id: AtomicI32,
     next_connection_id: AtomicI32,
 }
@@ -158,6 +168,11 @@ impl Server {
             }
         });
         let state = ServerState {
+            slots: Arc::new(ConnectionSlots::new(
+                options.max_connections,
+                &options.limits,
+            )),
+            budget: MemoryBudget::new(options.limits.max_buffered_bytes),
             options,
             local_address,
             advertised_host,
@@ -194,7 +209,6 @@ impl Server {
             tls,
         } = self;
         let (stop_sender, stop) = watch::channel(false);
-        let permits = Arc::new(Semaphore::new(state.options.max_connections));
         let mut connections = JoinSet::new();
         let reaper = tokio::spawn(reap_every_second(Arc::clone(&commands), stop.clone()));
         tokio::pin!(shutdown);
@@ -216,13 +230,13 @@ impl Server {
                             source,
                         }),
                     };
-                    let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-                        eprintln!(
-                            "spillway serve: {peer}: refusing the connection: the limit of {} connections is reached",
-                            state.options.max_connections
-                        );
-                        drop(stream);
-                        continue;
+                    let permit = match state.slots.admit(peer.ip()) {
+                        Ok(slot) => slot,
+                        Err(refusal) => {
+                            eprintln!("spillway serve: {peer}: refusing the connection: {refusal}");
+                            drop(stream);
+                            continue;
+                        }
                     };
                     let _ = stream.set_nodelay(true);
                     let info = ConnectionInfo {
@@ -330,6 +344,7 @@ pub fn serve_blocking(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("spillway-serve")
+        .thread_stack_size(crate::limits::WORKER_STACK_SIZE)
         .build()
         .map_err(ServerError::Runtime)?;
     runtime.block_on(async move {

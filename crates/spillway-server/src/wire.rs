@@ -3,18 +3,27 @@
 //! send for their first handshake, and the OP_MSG and OP_REPLY replies.
 //!
 //! Everything here is pure bytes in, values out: no sockets, no commands. Every decoder must
-//! return an error (never panic, never allocate more than the message it was given) on
-//! arbitrary input, because the input comes straight from the network.
+//! return an error (never panic, never allocate more than the message it was given, never
+//! recurse deeper than the nesting limit) on arbitrary input, because the input comes straight
+//! from the network: the nesting depth of every document is measured on its raw bytes, with a
+//! loop and a bounded stack ([`check_nesting`]), before the recursive decoder sees it.
 
-use bson::{Document, RawDocument};
+use bson::spec::ElementType;
+use bson::{Document, RawBsonRef, RawDocument};
 
 use crate::error::WireError;
 
 /// The size of a message header: length, request id, response-to id, opcode.
 pub const HEADER_LEN: usize = 16;
 
-/// The largest message accepted (and announced as `maxMessageSizeBytes`).
+/// The largest message accepted by default (and announced as `maxMessageSizeBytes`).
 pub const MAX_MESSAGE_SIZE: usize = 48_000_000;
+
+/// The deepest nesting accepted in a message by default: MongoDB's `maxBSONDepth` (200),
+/// counted as MongoDB counts it, in levels of embedded documents and arrays below a
+/// message's top-level document (a flat document has none). A kind-1 section's documents
+/// are counted where the command puts them, two levels down (`{documents: [doc]}`).
+pub const MAX_BSON_DEPTH: usize = 200;
 
 /// OP_REPLY: the legacy reply to an OP_QUERY.
 pub const OP_REPLY: i32 = 1;
@@ -212,9 +221,24 @@ impl OpQuery {
     }
 }
 
+/// Whether the server reads the body of a message with this opcode: OP_MSG and OP_QUERY.
+/// Every other opcode (OP_COMPRESSED, which is never negotiated, the removed legacy opcodes)
+/// is refused from the header, before its body is read or allocated.
+pub fn is_request_opcode(op_code: i32) -> bool {
+    matches!(op_code, OP_MSG | OP_QUERY)
+}
+
 /// Decodes one whole message (header included, exactly `header.length` bytes), verifying
-/// the OP_MSG checksum when one is present. OP_COMPRESSED and every other opcode are refused.
+/// the OP_MSG checksum when one is present, with the default nesting limit
+/// ([`MAX_BSON_DEPTH`]). OP_COMPRESSED and every other opcode are refused.
 pub fn decode_message(message: &[u8]) -> Result<Request, WireError> {
+    decode_message_with_depth(message, MAX_BSON_DEPTH)
+}
+
+/// [`decode_message`] with a nesting limit of `max_depth` levels below each command's
+/// top-level document: a deeper document is [`WireError::TooDeep`], found by a loop over its
+/// raw bytes before anything recursive reads it.
+pub fn decode_message_with_depth(message: &[u8], max_depth: usize) -> Result<Request, WireError> {
     let Some(header_bytes) = message.first_chunk::<HEADER_LEN>() else {
         return Err(WireError::Truncated { what: "header" });
     };
@@ -226,13 +250,67 @@ pub fn decode_message(message: &[u8]) -> Result<Request, WireError> {
         });
     }
     match header.op_code {
-        OP_MSG => decode_op_msg(message).map(Request::Msg),
-        OP_QUERY => decode_op_query(&message[HEADER_LEN..]).map(Request::Query),
+        OP_MSG => decode_op_msg(message, max_depth).map(Request::Msg),
+        OP_QUERY => decode_op_query(&message[HEADER_LEN..], max_depth).map(Request::Query),
         op_code => Err(WireError::UnsupportedOpcode { op_code }),
     }
 }
 
-fn decode_op_msg(message: &[u8]) -> Result<OpMsg, WireError> {
+/// The flag bits of an OP_MSG (`None` for another opcode or a message too short to have
+/// them): read without decoding, so that an error reply can honour `moreToCome`.
+pub fn op_msg_flags(message: &[u8]) -> Option<u32> {
+    let header = message.first_chunk::<HEADER_LEN>()?;
+    if read_i32(header, 12) != OP_MSG || message.len() < HEADER_LEN + 4 {
+        return None;
+    }
+    Some(read_u32(message, HEADER_LEN))
+}
+
+/// Checks that `document` nests no more than `max_levels` levels of embedded documents and
+/// arrays (a JavaScript scope counts as a document) below itself, with a loop whose stack is
+/// at most `max_levels + 1` iterators long: no recursion, whatever the bytes. An element the
+/// walk has to open and cannot is reported as bad BSON.
+pub fn check_nesting(
+    document: &RawDocument,
+    max_levels: usize,
+    what: &'static str,
+) -> Result<(), WireError> {
+    let bad = |error: bson::error::Error| WireError::BadBson {
+        what,
+        message: error.to_string(),
+    };
+    let mut open = vec![document.iter_elements()];
+    while let Some(innermost) = open.last_mut() {
+        let Some(element) = innermost.next() else {
+            open.pop();
+            continue;
+        };
+        let element = element.map_err(bad)?;
+        let nested = match element.element_type() {
+            ElementType::EmbeddedDocument
+            | ElementType::Array
+            | ElementType::JavaScriptCodeWithScope => element.value().map_err(bad)?,
+            _ => continue,
+        };
+        // `open` holds the top-level document and every level above this element's value.
+        if open.len() > max_levels {
+            return Err(WireError::TooDeep {
+                what,
+                limit: max_levels,
+            });
+        }
+        let elements = match nested {
+            RawBsonRef::Document(inner) => inner.iter_elements(),
+            RawBsonRef::Array(inner) => inner.iter_elements(),
+            RawBsonRef::JavaScriptCodeWithScope(code) => code.scope.iter_elements(),
+            _ => continue,
+        };
+        open.push(elements);
+    }
+    Ok(())
+}
+
+fn decode_op_msg(message: &[u8], max_depth: usize) -> Result<OpMsg, WireError> {
     let mut reader = Reader::new(&message[HEADER_LEN..]);
     let flags = reader.u32("the flag bits")?;
     if flags & REQUIRED_FLAGS_MASK & !KNOWN_FLAGS != 0 {
@@ -258,7 +336,7 @@ fn decode_op_msg(message: &[u8]) -> Result<OpMsg, WireError> {
     while !reader.is_empty() {
         match reader.u8("section kind")? {
             0 => {
-                let document = reader.document("the body section")?;
+                let document = reader.document("the body section", max_depth)?;
                 if body.replace(document).is_some() {
                     return Err(WireError::DuplicateBody);
                 }
@@ -274,8 +352,10 @@ fn decode_op_msg(message: &[u8]) -> Result<OpMsg, WireError> {
                 let mut section = Reader::new(reader.take(content_len, "a document sequence")?);
                 let identifier = section.cstring("a document sequence's identifier")?;
                 let mut documents = Vec::new();
+                // Each document lands two levels down in the command: `{identifier: [doc]}`.
+                let levels = max_depth.saturating_sub(2);
                 while !section.is_empty() {
-                    documents.push(section.document("a document sequence")?);
+                    documents.push(section.document("a document sequence", levels)?);
                 }
                 sequences.push((identifier, documents));
             }
@@ -290,17 +370,17 @@ fn decode_op_msg(message: &[u8]) -> Result<OpMsg, WireError> {
     })
 }
 
-fn decode_op_query(bytes: &[u8]) -> Result<OpQuery, WireError> {
+fn decode_op_query(bytes: &[u8], max_depth: usize) -> Result<OpQuery, WireError> {
     let mut reader = Reader::new(bytes);
     let flags = reader.i32("OP_QUERY flags")?;
     let full_collection_name = reader.cstring("OP_QUERY namespace")?;
     let number_to_skip = reader.i32("OP_QUERY numberToSkip")?;
     let number_to_return = reader.i32("OP_QUERY numberToReturn")?;
-    let query = reader.document("the OP_QUERY query")?;
+    let query = reader.document("the OP_QUERY query", max_depth)?;
     let return_fields_selector = if reader.is_empty() {
         None
     } else {
-        Some(reader.document("the OP_QUERY field selector")?)
+        Some(reader.document("the OP_QUERY field selector", max_depth)?)
     };
     if !reader.is_empty() {
         return Err(WireError::TrailingBytes {
@@ -455,9 +535,12 @@ impl<'a> Reader<'a> {
             .map_err(|_| WireError::BadCString { what })
     }
 
-    /// One BSON document: its declared length must fit what is left, and its content must
-    /// be valid BSON.
-    fn document(&mut self, what: &'static str) -> Result<Document, WireError> {
+    /// One BSON document: its declared length must fit what is left, its nesting must stay
+    /// within `max_levels` (checked on the raw bytes before the recursive decoder runs), and
+    /// its content must be valid BSON. Decoded by `spillway_doc::decode`, which reads each
+    /// value once from the message's bytes (`bson`'s own conversion copies every embedded
+    /// document once per level above it: memory of depth times size).
+    fn document(&mut self, what: &'static str, max_levels: usize) -> Result<Document, WireError> {
         let Some(length_bytes) = self.bytes.first_chunk::<4>() else {
             return Err(WireError::Truncated { what });
         };
@@ -473,7 +556,8 @@ impl<'a> Reader<'a> {
             what,
             message: error.to_string(),
         })?;
-        Document::try_from(raw).map_err(|error| WireError::BadBson {
+        check_nesting(raw, max_levels, what)?;
+        spillway_doc::decode::document(raw).map_err(|error| WireError::BadBson {
             what,
             message: error.to_string(),
         })

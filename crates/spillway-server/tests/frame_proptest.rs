@@ -1,11 +1,13 @@
-//! The framing decoder on random input (the same entry point as the `server_frame` fuzz
-//! target): it never panics, whatever arrives; valid messages survive encode and decode; and
-//! with a checksum, any flipped byte of the sections is caught.
+//! The framing decoder on random input (the same entry points as the `server_frame` and
+//! `server_message` fuzz targets): it never panics, whatever arrives; valid messages survive
+//! encode and decode; with a checksum, any flipped byte of the sections is caught; the
+//! nesting limit refuses exactly the messages deeper than it, and the iterative check agrees
+//! with the recursive decoder.
 
 use bson::{Bson, Document};
 use proptest::prelude::*;
-use spillway_server::fuzzing::decode_frame;
-use spillway_server::wire::{self, OpMsg, Request};
+use spillway_server::fuzzing::{check_nesting_agrees, decode_frame, nested_message, serve_bytes};
+use spillway_server::wire::{self, MAX_BSON_DEPTH, OpMsg, Request};
 
 fn value() -> impl Strategy<Value = Bson> {
     let leaf = prop_oneof![
@@ -109,6 +111,63 @@ proptest! {
             bytes[at] = byte;
         }
         decode_frame(&bytes);
+    }
+}
+
+// The read path and the nesting limit: fewer cases, each reads whole streams.
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_stream_of_random_bytes_is_read_as_a_connection_reads_it(
+        bytes in prop::collection::vec(any::<u8>(), 0..300),
+    ) {
+        serve_bytes(&bytes);
+    }
+
+    #[test]
+    fn a_stream_of_valid_and_mutated_messages_never_panics(
+        messages in prop::collection::vec(op_msg(), 1..4),
+        mutation in (any::<prop::sample::Index>(), any::<u8>()),
+    ) {
+        let mut bytes = Vec::new();
+        for message in &messages {
+            bytes.extend(message.encode(5, 0).unwrap());
+        }
+        let served = serve_bytes(&bytes);
+        prop_assert_eq!(served.accepted, messages.len());
+        prop_assert_eq!(served.closed_by, None);
+        let at = mutation.0.index(bytes.len());
+        bytes[at] = mutation.1;
+        serve_bytes(&bytes);
+    }
+
+    #[test]
+    fn nesting_is_refused_exactly_past_the_limit(
+        levels in prop_oneof![
+            (MAX_BSON_DEPTH - 6)..(MAX_BSON_DEPTH + 4),
+            0usize..3_000,
+        ],
+        shape in any::<u32>(),
+    ) {
+        let (bytes, command_levels) = nested_message(levels, shape, &[]);
+        let served = serve_bytes(&bytes);
+        if command_levels > MAX_BSON_DEPTH {
+            prop_assert_eq!(served.too_deep, 1);
+        } else {
+            prop_assert_eq!(served.accepted, 1);
+        }
+        prop_assert_eq!(served.closed_by, None);
+    }
+
+    #[test]
+    fn the_nesting_check_agrees_with_the_decoder(document in document(), cut in any::<prop::sample::Index>(), byte in any::<u8>()) {
+        let mut bytes = document.to_vec().unwrap();
+        check_nesting_agrees(&bytes, 1);
+        check_nesting_agrees(&bytes, MAX_BSON_DEPTH);
+        let at = cut.index(bytes.len());
+        bytes[at] = byte;
+        check_nesting_agrees(&bytes, 1);
     }
 }
 
