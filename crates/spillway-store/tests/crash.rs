@@ -126,7 +126,13 @@ fn copy_store(dir: &Path, copy: &Path) {
 /// Damages the current checkpoint of the store copied into `copy` and opens it: from the
 /// fallback, it must hold exactly `expected`. Returns false if there is no checkpoint yet.
 fn check_fallback(copy: &Path, expected: &BTreeMap<Vec<u8>, Vec<u8>>, iteration: u32) -> bool {
-    let manifest = std::fs::read(copy.join("MANIFEST")).expect("read manifest");
+    let manifest = match std::fs::read(copy.join("MANIFEST")) {
+        Ok(manifest) => manifest,
+        // Killed before the new store wrote its first manifest (a slow start on a loaded
+        // machine): there is nothing to fall back to yet.
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return false,
+        Err(error) => panic!("iteration {iteration}: read manifest: {error}"),
+    };
     let named = spillway_store::fuzzing::manifest_files(&manifest).expect("valid manifest");
     let Some(current) = named.checkpoint else {
         return false;
