@@ -3,7 +3,7 @@
 //! status 0 and no message, as Unix tools do (Rust ignores SIGPIPE, so a write fails with
 //! `BrokenPipe` where `println!` would panic).
 //!
-//! Every line the CLI prints to stdout goes through [`outln!`](crate::outln) (or [`write`]);
+//! Every line the CLI prints to stdout goes through [`outln!`](crate::outln) (or [`write()`]);
 //! writers that return errors instead (`export`, `advise`, `demo`) let them reach `main`,
 //! which treats a broken pipe the same way ([`is_broken_pipe`]). Stderr is not routed here.
 
@@ -32,7 +32,7 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
-/// `println!` through [`write`]: a closed pipe ends the process quietly.
+/// `println!` through [`write()`]: a closed pipe ends the process quietly.
 #[macro_export]
 macro_rules! outln {
     () => {
@@ -43,7 +43,7 @@ macro_rules! outln {
     };
 }
 
-/// `print!` through [`write`].
+/// `print!` through [`write()`].
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {
