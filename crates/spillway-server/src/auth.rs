@@ -24,9 +24,8 @@ use sha2::{Digest, Sha256};
 use spillway::Database;
 
 use crate::roles::Grants;
+pub(crate) use crate::roles::USERS_COLLECTION;
 
-/// The stored collection of users (database `admin`, collection `system.users`).
-pub(crate) const USERS_COLLECTION: &str = "admin.system.users";
 /// The commands a connection may run before it authenticates.
 const OPEN_COMMANDS: &[&str] = &[
     "hello",

@@ -17,8 +17,9 @@ use bson::{Bson, Document, doc};
 use spillway::Database;
 use spillway::command::{ActionType, Privilege, Resource};
 
-use crate::auth::USERS_COLLECTION;
-
+/// The stored collection of users (database `admin`, collection `system.users`), whose
+/// `roles` the grants are resolved from.
+pub(crate) const USERS_COLLECTION: &str = "admin.system.users";
 /// The stored collection of user-defined roles (database `admin`, collection `system.roles`).
 pub(crate) const ROLES_COLLECTION: &str = "admin.system.roles";
 

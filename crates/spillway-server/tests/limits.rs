@@ -537,7 +537,7 @@ async fn an_unauthenticated_connection_is_closed_after_the_auth_timeout() {
     assert_eq!(hello.get_f64("ok").ok(), Some(1.0));
     let started = Instant::now();
     assert_closed(&mut lingering, "an unauthenticated connection").await;
-    assert!(started.elapsed() >= timeout - Duration::from_millis(100));
+    assert!(started.elapsed() >= timeout.saturating_sub(Duration::from_millis(100)));
     assert!(started.elapsed() < timeout + Duration::from_secs(5));
     // The logged-in client stayed connected past it and keeps working.
     let names = client.list_database_names().await.expect("still logged in");
