@@ -84,10 +84,13 @@ impl ChangeLog {
             .next()
             .transpose()?
             .map(|(key, _)| record_number(key));
+        // With a single record, `next` has taken it and `next_back` finds nothing: the
+        // last record is then the first.
         let last = records
             .next_back()
             .transpose()?
-            .map(|(key, _)| record_number(key));
+            .map(|(key, _)| record_number(key))
+            .or(first);
         let first = first.unwrap_or(1);
         self.first.store(first, Ordering::SeqCst);
         self.next.store(

@@ -199,6 +199,42 @@ fn a_stream_resumes_after_a_restart_without_a_gap_or_a_duplicate() {
     assert_eq!(resumed.try_next().unwrap(), None);
 }
 
+/// A restart with exactly one change recorded: the next change gets a new number and the
+/// first stays readable (it was once overwritten, losing the first event).
+#[test]
+fn a_restart_after_a_single_change_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(dir.path()).unwrap();
+        drop(db.watch().run().unwrap());
+        let books = db.collection::<Document>("books");
+        books.insert_one(doc! { "_id": 1 }).run().unwrap();
+    }
+    let db = Database::open(dir.path()).unwrap();
+    let books = db.collection::<Document>("books");
+    books.insert_one(doc! { "_id": 2 }).run().unwrap();
+    let mut everything = db
+        .watch()
+        .start_at_operation_time(spillway::bson::Timestamp {
+            time: 0,
+            increment: 0,
+        })
+        .run()
+        .unwrap();
+    let ids: Vec<Bson> = (0..2)
+        .map(|_| {
+            next(&mut everything)
+                .get_document("documentKey")
+                .unwrap()
+                .get("_id")
+                .unwrap()
+                .clone()
+        })
+        .collect();
+    assert_eq!(ids, vec![Bson::Int32(1), Bson::Int32(2)]);
+    assert_eq!(everything.try_next().unwrap(), None);
+}
+
 #[test]
 fn a_token_that_is_not_spillways_is_bad_value() {
     let db = Database::open_in_memory().unwrap();
