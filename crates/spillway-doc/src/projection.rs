@@ -199,20 +199,35 @@ impl Projection {
         reads
     }
 
-    /// This projection with the `$slice` of the top-level `field` keeping the whole array:
-    /// for a document whose `field` already holds the window (read without the rest of the
-    /// array).
+    /// This projection with the `$slice` of top-level `field` taken as done by the caller
+    /// (who read only that window): the field is then kept whole, by leaving it out of an
+    /// exclusion or including it in an inclusion.
     pub fn with_slice_done(&self, field: &str) -> Projection {
         let mut projection = self.clone();
-        for (name, action) in &mut projection.root.fields {
-            if name == field && matches!(action, Action::Slice { .. }) {
-                *action = Action::Slice {
-                    skip: 0,
-                    limit: Some(i64::MAX),
-                };
+        let sliced = |(name, action): &(String, Action)| {
+            name == field && matches!(action, Action::Slice { .. })
+        };
+        match projection.mode {
+            Mode::Exclusion => projection.root.fields.retain(|entry| !sliced(entry)),
+            Mode::Inclusion => {
+                for entry in &mut projection.root.fields {
+                    if sliced(entry) {
+                        entry.1 = Action::Include;
+                    }
+                }
             }
         }
         projection
+    }
+
+    /// Whether applying the projection returns every document as it is (an exclusion of
+    /// nothing, as `with_slice_done` leaves `{field: {$slice: n}}`).
+    pub fn is_identity(&self) -> bool {
+        self.mode == Mode::Exclusion
+            && self.root.fields.is_empty()
+            && self.elem_matches.is_empty()
+            && self.positional.is_none()
+            && self.text_score_fields.is_empty()
     }
 
     /// Applies the projection to a document. Fails if the projection is positional (use

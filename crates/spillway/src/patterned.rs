@@ -15,10 +15,12 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
+use bson::spec::ElementType;
 use bson::{Bson, DateTime, Document, RawDocument, RawDocumentBuf};
 use spillway_doc::filter::Filter;
 use spillway_doc::key;
 use spillway_doc::projection::{ArrayRead, Projection, slice_window};
+use spillway_doc::raw::{self, Writer as RawWriter};
 use spillway_doc::sort::SortSpec;
 use spillway_doc::update::Update;
 use spillway_pattern::{
@@ -1022,7 +1024,7 @@ pub(crate) fn expand_matches(
 /// from the layout ([`projection_input`]), the policies' flags removed either way.
 pub(crate) struct LogicalOutput {
     /// The projection to apply to what the read returns (a `$slice` already done by the read
-    /// keeps its window whole).
+    /// keeps its window whole); `None` when nothing is left to do.
     pub(crate) projection: Option<Arc<Projection>>,
     /// The managed arrays read partly, when the documents are not expanded.
     pub(crate) array_reads: Vec<(String, ArrayRead)>,
@@ -1071,7 +1073,8 @@ pub(crate) fn logical_output(
         }
     }
     LogicalOutput {
-        projection: Some(Arc::new(adjusted)),
+        // `{field: {$slice: k}}` alone has nothing left to do once the read did the window.
+        projection: (!adjusted.is_identity()).then(|| Arc::new(adjusted)),
         array_reads: reads,
         expand: false,
     }
@@ -1104,43 +1107,83 @@ pub(crate) fn logical_matches(
 }
 
 /// The stored document `bytes` of `collection` with each array of `reads` replaced by what
-/// the projection reads of the logical array, and without the policies' flags: the `$slice` window, read from the buckets or
-/// archive documents that hold it, or every element for `$elemMatch` and `field.$`.
+/// the projection reads of the logical array, and without the policies' flags: the `$slice`
+/// window, read from the buckets or archive documents that hold it, or every element for
+/// `$elemMatch` and `field.$`. Written from raw BSON: the other fields' bytes are copied as
+/// they are, and a window inside the stored main array (the typical `$slice: k`) is copied
+/// element by element; the stored document is decoded only for a window that needs the
+/// side documents.
 pub(crate) fn projection_input(
     reader: &dyn Reader,
     collection: &str,
     reads: &[(String, ArrayRead)],
     bytes: &[u8],
 ) -> Result<Vec<u8>> {
-    let mut stored = storage::decode(bytes)?;
-    for (field, read) in reads {
-        let Some(Bson::Array(prefix)) = stored.get_mut(field) else {
+    let catalog = reader.catalog();
+    let corrupt = |message: String| {
+        Error::corruption(format!(
+            "a stored document of '{collection}' is malformed: {message}"
+        ))
+    };
+    let flags: Vec<&str> = catalog
+        .policies
+        .iter()
+        .filter(|policy| policy.pattern.collection() == collection)
+        .flat_map(|policy| policy.pattern.reserved_main_fields())
+        .collect();
+    let mut decoded: Option<Document> = None;
+    let mut output = RawWriter::with_capacity(bytes.len());
+    for element in raw::elements(bytes) {
+        let (key, kind, value) = element.map_err(corrupt)?;
+        if flags.iter().any(|flag| flag.as_bytes() == key) {
+            continue;
+        }
+        let read = reads.iter().find(|(field, _)| field.as_bytes() == key);
+        let (Some((field, read)), ElementType::Array) = (read, kind) else {
+            output.field(key, kind, value);
             continue;
         };
         // The stored main array is a prefix of the logical array (an outlier's first
         // elements, a subset's top ones): a window inside it reads nothing else.
-        if let Some((start, end)) = window_in_prefix(read, prefix.len()) {
-            prefix.truncate(end);
-            prefix.drain(..start);
-            continue;
+        if let Some((start, end)) = window_from_front(read) {
+            let mut window = RawWriter::with_capacity(value.len());
+            let mut prefix = 0;
+            for element in raw::elements(value).take(end) {
+                let (_, kind, element) = element.map_err(corrupt)?;
+                if prefix >= start {
+                    window.element(kind, element);
+                }
+                prefix += 1;
+            }
+            if prefix == end {
+                output.field(key, ElementType::Array, &window.finish());
+                continue;
+            }
         }
+        let stored = match &mut decoded {
+            Some(stored) => stored,
+            None => decoded.insert(storage::decode(bytes)?),
+        };
         let length =
-            usize::try_from(array_len(reader, collection, field, &stored)?).unwrap_or(usize::MAX);
+            usize::try_from(array_len(reader, collection, field, stored)?).unwrap_or(usize::MAX);
         let (start, end) = match read {
             ArrayRead::Slice { skip, limit } => slice_window(length, *skip, *limit),
             ArrayRead::Elements => (0, length),
         };
-        let elements = array_page(reader, collection, field, &stored, start, end - start)?;
-        stored.insert(field.clone(), Bson::Array(elements));
+        let elements = array_page(reader, collection, field, stored, start, end - start)?;
+        let window = elements
+            .into_iter()
+            .map(bson::RawBson::try_from)
+            .collect::<std::result::Result<bson::RawArrayBuf, _>>()
+            .map_err(|error| corrupt(error.to_string()))?;
+        output.field(key, ElementType::Array, window.as_bytes());
     }
-    remove_reserved_fields(reader.catalog(), collection, &mut stored);
-    storage::encode(&stored)
+    Ok(output.finish())
 }
 
-/// The window of a `$slice` read (`$slice: k` or `[skip, n]`, both from the front) when it
-/// lies inside the first `prefix` elements, so that neither the logical length nor a bucket
-/// is needed; `None` otherwise.
-fn window_in_prefix(read: &ArrayRead, prefix: usize) -> Option<(usize, usize)> {
+/// The window `start..end` of a `$slice` read counted from the front (`$slice: k` or
+/// `[skip, n]` with `skip >= 0`), which needs no logical length; `None` for the other reads.
+fn window_from_front(read: &ArrayRead) -> Option<(usize, usize)> {
     let ArrayRead::Slice { skip, limit } = *read else {
         return None;
     };
@@ -1151,7 +1194,7 @@ fn window_in_prefix(read: &ArrayRead, prefix: usize) -> Option<(usize, usize)> {
     };
     let start = usize::try_from(start).ok()?;
     let end = start.checked_add(usize::try_from(count).ok()?)?;
-    (end <= prefix).then_some((start, end))
+    Some((start, end))
 }
 
 /// Inserts a logical document into a main collection ([`writes::insert_main`]).
