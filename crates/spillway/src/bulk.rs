@@ -34,36 +34,8 @@ use std::collections::BTreeMap;
 use bson::{Bson, Document};
 
 use crate::database::{Database, Transaction};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{BulkWriteFailure, Error, ErrorKind, Result};
 use crate::results::{BulkWriteResult, WriteModel};
-
-/// The operations of a bulk write that failed, and what the others did
-/// ([`ErrorKind::BulkWrite`]).
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct BulkWriteFailure {
-    /// Each failed operation's error, by operation index (one at most when ordered).
-    pub write_errors: BTreeMap<usize, Error>,
-    /// What the operations that succeeded did.
-    pub partial_result: BulkWriteResult,
-}
-
-impl std::fmt::Display for BulkWriteFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "bulk write: {} operation(s) failed",
-            self.write_errors.len()
-        )?;
-        for (index, error) in self.write_errors.iter().take(3) {
-            write!(f, "; operation {index}: {error}")?;
-        }
-        if self.write_errors.len() > 3 {
-            write!(f, "; ...")?;
-        }
-        Ok(())
-    }
-}
 
 impl Database {
     /// Runs many writes, to any collections, in one call (the driver's `bulk_write`):

@@ -24,6 +24,7 @@ use spillway_doc::sort::SortSpec;
 use spillway_store::Store;
 
 use crate::aggregate;
+use crate::catalog::geo::GeoIndex;
 use crate::catalog::{
     Catalog, ID_INDEX_NAME, IndexSettings, ParsedFilter, validate_collection_name,
 };
@@ -32,7 +33,6 @@ use crate::cursor::{Cursor, LogicalRead};
 use crate::database::{Database, Transaction};
 use crate::error::{Error, Result};
 use crate::exec::{Execution, Match};
-use crate::geo_index::GeoIndex;
 use crate::ops::{self, FindAndModify, UpdateKind};
 use crate::patterned;
 use crate::planner::{self, HintedScan};

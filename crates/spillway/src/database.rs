@@ -24,18 +24,22 @@ use spillway_store::{
     CompactionReport, Durability, KeyspaceId, RecoveryReport, Store, StoreOptions,
 };
 
+use crate::catalog::timeseries::{not_supported_on_timeseries, timeseries_layout};
 use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
     validate_collection_name,
 };
-use crate::changes::{ChangeLog, Scope, Watch};
+use crate::change_log::ChangeLog;
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::maintenance::{self, DatabaseStats, RepairReport, VerifyReport};
 use crate::patterned::{ReaderBackend, TxnBackend};
 use crate::storage;
-use crate::timeseries;
 use crate::txn::{Published, WriteTxn};
 use crate::write_history::WriteHistory;
+
+/// How often the TTL reaper runs unless `DatabaseOptions::ttl_interval` says otherwise:
+/// every 60 seconds, as MongoDB's TTL monitor (`ttlMonitorSleepSecs`).
+pub const DEFAULT_TTL_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Options of [`Database::open_with`].
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +60,7 @@ impl Default for DatabaseOptions {
         DatabaseOptions {
             durability: Durability::SyncEveryCommit,
             segment_size: None,
-            ttl_interval: crate::options::DEFAULT_TTL_INTERVAL,
+            ttl_interval: DEFAULT_TTL_INTERVAL,
         }
     }
 }
@@ -292,7 +296,7 @@ impl Database {
         let store = Store::open_read_only(path)?;
         let snapshot = store.snapshot();
         let catalog = Catalog::load(&store, &snapshot)?;
-        Database::with_catalog(store, catalog, crate::options::DEFAULT_TTL_INTERVAL)
+        Database::with_catalog(store, catalog, DEFAULT_TTL_INTERVAL)
     }
 
     /// A fresh database in memory, for tests: nothing is persisted.
@@ -305,7 +309,7 @@ impl Database {
     /// keyspaces (left by a crash between creating a keyspace and committing the catalog)
     /// are dropped.
     pub fn from_store(store: Store) -> Result<Database> {
-        Database::from_store_with(store, crate::options::DEFAULT_TTL_INTERVAL)
+        Database::from_store_with(store, DEFAULT_TTL_INTERVAL)
     }
 
     fn from_store_with(store: Store, ttl_interval: Duration) -> Result<Database> {
@@ -395,12 +399,6 @@ impl Database {
     /// True if the database was opened with [`Database::open_read_only`].
     pub fn is_read_only(&self) -> bool {
         self.inner.store.is_read_only()
-    }
-
-    /// Opens a change stream of every collection of the database (see
-    /// [`crate::Collection::watch`]); dropping a collection does not end it.
-    pub fn watch(&self) -> Watch<'_> {
-        Watch::new(self, Scope::Prefix(String::new()))
     }
 
     /// Creates collection `name` if it does not exist (no options).
@@ -861,8 +859,8 @@ impl Database {
         pattern.validate()?;
         let state = self.inner.published();
         for name in [pattern.collection(), pattern.side_collection()] {
-            if timeseries::of(&state.catalog, name).is_some() {
-                return Err(timeseries::not_supported(name, "a pattern policy"));
+            if timeseries_layout(&state.catalog, name).is_some() {
+                return Err(not_supported_on_timeseries(name, "a pattern policy"));
             }
         }
         drop(state);

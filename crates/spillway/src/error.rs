@@ -9,12 +9,14 @@
 //! string and lose its kind.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use bson::Bson;
 use spillway_doc::DocError;
 use spillway_doc::error::{MAX_SHOWN_CHARS, abbreviate, echo};
+
+use crate::results::BulkWriteResult;
 
 /// The result type of every fallible facade operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -158,7 +160,7 @@ pub enum ErrorKind {
     },
     /// Operations of a `Database::bulk_write` failed: each one's own error by operation
     /// index, and what the others did. [`Error::code`] is the first failure's.
-    BulkWrite(crate::bulk::BulkWriteFailure),
+    BulkWrite(BulkWriteFailure),
     /// A transaction handle's commit found that a commit after the transaction began changed
     /// what it writes (snapshot isolation, first committer wins: see
     /// [`crate::Transaction`]). Nothing of the transaction was committed; running it again
@@ -671,6 +673,34 @@ fn update_code(error: &DocError) -> i32 {
         DocError::DocumentTooLarge { .. } => 10334,
         DocError::Expression { code, .. } | DocError::Pipeline { code, .. } => *code,
         _ => codes::FAILED_TO_PARSE,
+    }
+}
+
+/// The operations of a bulk write that failed, and what the others did
+/// ([`ErrorKind::BulkWrite`], from `Database::bulk_write`).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct BulkWriteFailure {
+    /// Each failed operation's error, by operation index (one at most when ordered).
+    pub write_errors: BTreeMap<usize, Error>,
+    /// What the operations that succeeded did.
+    pub partial_result: BulkWriteResult,
+}
+
+impl std::fmt::Display for BulkWriteFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bulk write: {} operation(s) failed",
+            self.write_errors.len()
+        )?;
+        for (index, error) in self.write_errors.iter().take(3) {
+            write!(f, "; operation {index}: {error}")?;
+        }
+        if self.write_errors.len() > 3 {
+            write!(f, "; ...")?;
+        }
+        Ok(())
     }
 }
 

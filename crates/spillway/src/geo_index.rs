@@ -1,4 +1,4 @@
-//! Geospatial indexes (`2d` and `2dsphere`) and the order of `$near` queries.
+//! Geospatial indexes (`2d` and `2dsphere`): the keys their field gives a document.
 //!
 //! A geospatial index validates and marks its field: every document written must hold valid
 //! locations there (or nothing, or `null`: such a document gets no entry, as in MongoDB), or
@@ -10,202 +10,18 @@
 //! evaluated on every document a plan fetches (`spillway_doc::geospatial`), a collection scan
 //! when nothing else narrows the query. A query with `$near` or `$nearSphere` needs such an
 //! index on its field (MongoDB's error otherwise), fetches every match and orders them by
-//! distance, nearest first, before its skip and limit ([`order_by_distance`]).
+//! distance, nearest first, before its skip and limit ([`crate::near`]).
 //!
-//! This module must never read or write the store: it computes keys and orders matches.
+//! This module must never read or write the store: it computes keys.
 
-use bson::{Bson, Document, RawDocument};
+use bson::{Bson, Document};
 use spillway_doc::error::{MAX_SHOWN_CHARS, abbreviate};
-use spillway_doc::geospatial::{self, NearQuery, Shape};
+use spillway_doc::geospatial::{self, Shape};
 use spillway_doc::path::FieldPath;
 
-use crate::catalog::{Catalog, IndexMeta};
+use crate::catalog::IndexMeta;
+use crate::catalog::geo::{GeoIndex, GeoKind, SPHERE_BITS};
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::Match;
-use crate::results::GeoIndexOptions;
-
-/// The key pattern value of a flat geospatial field.
-pub(crate) const FLAT: &str = "2d";
-/// The key pattern value of a spherical geospatial field.
-pub(crate) const SPHERE: &str = "2dsphere";
-/// The `2dsphereIndexVersion` Spillway implements and lists.
-pub(crate) const SPHERE_INDEX_VERSION: i32 = 3;
-/// The bits per coordinate of a `2dsphere` index's cells.
-const SPHERE_BITS: u32 = 26;
-
-/// Whether a key pattern value names a geospatial field (`"2d"`, `"2dsphere"`).
-pub(crate) fn is_geo_kind(value: &Bson) -> bool {
-    matches!(value.as_str(), Some(FLAT | SPHERE))
-}
-
-/// The geospatial field of an index.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct GeoIndex {
-    /// The position of the field in the key pattern.
-    pub(crate) position: usize,
-    pub(crate) kind: GeoKind,
-}
-
-/// How a geospatial field reads its locations.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum GeoKind {
-    /// `2d`: legacy pairs on a flat plane bounded by `[min, max]` on both axes.
-    Flat {
-        min: f64,
-        max: f64,
-        bits: u32,
-        /// Whether `min`, `max` and `bits` were given (they are listed then).
-        given: [bool; 3],
-    },
-    /// `2dsphere`: GeoJSON objects and legacy pairs as longitude and latitude.
-    Sphere,
-}
-
-impl GeoIndex {
-    /// The geospatial field of the key pattern `keys`, with its options, checked: one
-    /// geospatial field per index, a `2d` field first, no hashed field beside it, `bits`
-    /// between 1 and 32, `min` below `max`. `None` for an index without one (which must then
-    /// have no geospatial option).
-    pub(crate) fn from_spec(
-        collection: &str,
-        keys: &Document,
-        options: Option<&GeoIndexOptions>,
-    ) -> Result<Option<GeoIndex>> {
-        let invalid = |message: &str| Error::invalid_index(collection, message.to_string());
-        let geo_fields: Vec<(usize, &str)> = keys
-            .values()
-            .enumerate()
-            .filter(|(_, value)| is_geo_kind(value))
-            .map(|(position, value)| (position, value.as_str().unwrap_or_default()))
-            .collect();
-        let options = options.cloned().unwrap_or_default();
-        let Some(&(position, kind)) = geo_fields.first() else {
-            if options != GeoIndexOptions::default() {
-                return Err(invalid(
-                    "min, max, bits and 2dsphereIndexVersion apply only to 2d and 2dsphere indexes",
-                ));
-            }
-            return Ok(None);
-        };
-        if geo_fields.len() > 1 {
-            return Err(invalid(
-                "an index may have only one 2d or 2dsphere field in Spillway",
-            ));
-        }
-        if keys
-            .values()
-            .any(|value| value.as_str() == Some(crate::catalog::HASHED))
-        {
-            return Err(invalid(
-                "an index cannot have both a hashed and a geospatial field",
-            ));
-        }
-        if kind == SPHERE {
-            if options.min.is_some() || options.max.is_some() || options.bits.is_some() {
-                return Err(invalid("min, max and bits apply only to 2d indexes"));
-            }
-            if let Some(version) = options.sphere_version
-                && version != SPHERE_INDEX_VERSION
-            {
-                return Err(Error::invalid_index(
-                    collection,
-                    format!(
-                        "2dsphereIndexVersion {version} is not supported (Spillway implements version {SPHERE_INDEX_VERSION})"
-                    ),
-                ));
-            }
-            return Ok(Some(GeoIndex {
-                position,
-                kind: GeoKind::Sphere,
-            }));
-        }
-        if position != 0 {
-            return Err(invalid("2d has to be first in index").with_code(13023));
-        }
-        if options.sphere_version.is_some() {
-            return Err(invalid(
-                "2dsphereIndexVersion applies only to 2dsphere indexes",
-            ));
-        }
-        let bits = options.bits.unwrap_or(26);
-        if !(1..=32).contains(&bits) {
-            return Err(invalid("bits in geo index must be between 1 and 32").with_code(13028));
-        }
-        let (min, max) = (options.min.unwrap_or(-180.0), options.max.unwrap_or(180.0));
-        if !(min.is_finite() && max.is_finite() && min < max) {
-            return Err(invalid("a 2d index's min must be below its max").with_code(13022));
-        }
-        Ok(Some(GeoIndex {
-            position,
-            kind: GeoKind::Flat {
-                min,
-                max,
-                bits,
-                given: [
-                    options.min.is_some(),
-                    options.max.is_some(),
-                    options.bits.is_some(),
-                ],
-            },
-        }))
-    }
-
-    /// The options as `list_indexes` shows them: `2dsphereIndexVersion` for `2dsphere`, the
-    /// given ones of `min`, `max` and `bits` for `2d` (as MongoDB lists them).
-    pub(crate) fn options(&self) -> GeoIndexOptions {
-        match self.kind {
-            GeoKind::Sphere => GeoIndexOptions {
-                sphere_version: Some(SPHERE_INDEX_VERSION),
-                ..GeoIndexOptions::default()
-            },
-            GeoKind::Flat {
-                min,
-                max,
-                bits,
-                given,
-            } => GeoIndexOptions {
-                min: given[0].then_some(min),
-                max: given[1].then_some(max),
-                bits: given[2].then_some(bits),
-                sphere_version: None,
-            },
-        }
-    }
-
-    /// The catalog record of the options (`None` when there is nothing to record).
-    pub(crate) fn to_record(&self) -> Option<Document> {
-        let options = self.options();
-        let mut record = Document::new();
-        if let Some(min) = options.min {
-            record.insert("min", min);
-        }
-        if let Some(max) = options.max {
-            record.insert("max", max);
-        }
-        if let Some(bits) = options.bits {
-            record.insert("bits", i64::from(bits));
-        }
-        (!record.is_empty()).then_some(record)
-    }
-
-    /// Reads [`GeoIndex::to_record`] back.
-    pub(crate) fn from_record(
-        collection: &str,
-        keys: &Document,
-        record: Option<&Document>,
-    ) -> Result<Option<GeoIndex>> {
-        let options = record.map(|record| GeoIndexOptions {
-            min: record.get_f64("min").ok(),
-            max: record.get_f64("max").ok(),
-            bits: record
-                .get_i64("bits")
-                .ok()
-                .and_then(|bits| u32::try_from(bits).ok()),
-            sphere_version: None,
-        });
-        GeoIndex::from_spec(collection, keys, options.as_ref())
-    }
-}
 
 /// The keys the geospatial field `path` of `index` gives `document`: one Z-order cell per
 /// location, sorted and deduplicated. Empty when the field is missing or `null` (the
@@ -430,64 +246,4 @@ fn cell(
         interleaved = (interleaved << 2) | (((qx >> bit) & 1) << 1) | ((qy >> bit) & 1);
     }
     i64::from_ne_bytes(interleaved.to_ne_bytes())
-}
-
-/// Checks that a `$near` query on `path` has the index it needs: a `2dsphere` index on the
-/// field for a GeoJSON point, a `2d` or `2dsphere` one for a legacy pair (MongoDB's error 291
-/// otherwise).
-pub(crate) fn check_near_index(
-    catalog: &Catalog,
-    collection: &str,
-    path: &FieldPath,
-    near: &NearQuery,
-) -> Result<()> {
-    let indexed = catalog.collections.get(collection).is_some_and(|meta| {
-        meta.indexes.iter().any(|index| {
-            index.settings.geo.as_ref().is_some_and(|geo| {
-                index.fields[geo.position].0.as_str() == path.as_str()
-                    && (!near.is_geojson() || geo.kind == GeoKind::Sphere)
-            })
-        })
-    });
-    if indexed {
-        return Ok(());
-    }
-    let wanted = if near.is_geojson() {
-        "a 2dsphere index"
-    } else {
-        "a 2d or 2dsphere index"
-    };
-    Err(Error::new(ErrorKind::InvalidFilter(
-        spillway_doc::DocError::InvalidFilter {
-            path: path.as_str().to_string(),
-            message: format!(
-                "unable to find index for $geoNear query: {} on '{path}' needs {wanted} on the field",
-                near.operator
-            ),
-        },
-    ))
-    .with_code(291))
-}
-
-/// Orders matches by their distance to the `$near` point, nearest first (ties in the order
-/// they came, `_id` order for a scan).
-pub(crate) fn order_by_distance(
-    matches: &mut Vec<Match>,
-    path: &FieldPath,
-    near: &NearQuery,
-) -> Result<()> {
-    let mut measured = Vec::with_capacity(matches.len());
-    for found in matches.drain(..) {
-        let document = RawDocument::from_bytes(&found.bytes).map_err(|error| {
-            Error::corruption(format!("a stored document is not BSON: {error}"))
-        })?;
-        let distance = near
-            .distance_in(path, document)
-            .map_err(Error::filter)?
-            .unwrap_or(f64::INFINITY);
-        measured.push((distance, found));
-    }
-    measured.sort_by(|a, b| a.0.total_cmp(&b.0));
-    matches.extend(measured.into_iter().map(|(_, found)| found));
-    Ok(())
 }

@@ -45,6 +45,7 @@ mod aggregate;
 mod bulk;
 mod catalog;
 mod catalog_repair;
+mod change_log;
 mod changes;
 mod collection;
 pub mod command;
@@ -56,6 +57,7 @@ mod exec;
 mod geo_index;
 mod index_keys;
 mod maintenance;
+mod near;
 mod ops;
 mod options;
 mod patterned;
@@ -81,12 +83,12 @@ pub use action_options::{
 pub use aggregate::STORED_DOCUMENTS_STAGE;
 pub use bson;
 pub use bson::doc;
-pub use bulk::{BulkWrite, BulkWriteFailure};
+pub use bulk::BulkWrite;
+pub use catalog::timeseries::TimeseriesOptions;
 pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN, ValidationAction, ValidationLevel};
 pub use catalog_repair::RebuiltCollection;
-pub use changes::{
-    ChangeStream, ChangeStreamOptions, FullDocument, RETAINED as CHANGE_LOG_RETAINED, Watch,
-};
+pub use change_log::RETAINED as CHANGE_LOG_RETAINED;
+pub use changes::{ChangeStream, ChangeStreamOptions, FullDocument, Watch};
 pub use collection::{
     Aggregate, Collection, CountDocuments, CreateIndex, CreateIndexes, Delete, Distinct,
     DropCollection, DropIndex, DropIndexes, EstimatedDocumentCount, Find, FindOne,
@@ -94,14 +96,14 @@ pub use collection::{
     UpdateAction,
 };
 pub use cursor::Cursor;
-pub use database::{Database, DatabaseOptions, Transaction};
+pub use database::{DEFAULT_TTL_INTERVAL, Database, DatabaseOptions, Transaction};
 pub use database_actions::{CreateCollection, DropDatabase, ListCollectionNames};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{BulkWriteFailure, Error, ErrorKind, Result};
 pub use maintenance::{
     CollectionStats, DatabaseStats, DocumentSize, IndexStats, LARGEST_DOCUMENTS_LISTED, Problem,
     RepairReport, RolledBackDocument, VerifyReport,
 };
-pub use options::{CollectionOptions, DEFAULT_TTL_INTERVAL, IndexModification};
+pub use options::{CollectionOptions, IndexModification};
 pub use results::{
     BulkWriteResult, CreateIndexResult, DeleteResult, Explain, GeoIndexOptions, Hint, IndexModel,
     IndexModelBuilder, IndexOptions, IndexOptionsBuilder, InsertManyResult, InsertOneResult,
@@ -119,4 +121,3 @@ pub use spillway_store::{
     CheckpointFallback, CompactionReport, Damage, Durability, LostWriteEffect, RecoveryReport,
     Store, TornTail,
 };
-pub use timeseries::TimeseriesOptions;

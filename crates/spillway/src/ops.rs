@@ -24,10 +24,11 @@ use spillway_doc::update::{ApplyContext, Update};
 use spillway_pattern::{Role, Statement};
 use spillway_store::Store;
 
+use crate::catalog::timeseries::{not_supported_on_timeseries, timeseries_layout};
 use crate::catalog::{IndexSettings, validate_collection_name};
 use crate::error::{Error, Result};
 use crate::exec::{Match, stored_document};
-use crate::geo_index;
+use crate::near;
 use crate::patterned;
 use crate::planner::HintedScan;
 use crate::results::UpdateModifications;
@@ -57,12 +58,12 @@ pub(crate) fn query(
     limit: Option<usize>,
 ) -> Result<QueryRun> {
     if let Some((path, near)) = filter.near() {
-        geo_index::check_near_index(reader.catalog(), collection, path, near)?;
+        near::check_near_index(reader.catalog(), collection, path, near)?;
         // Without a sort of its own, a `$near` query returns its matches nearest first; a
         // sort replaces that order, as in MongoDB.
         if sort.is_none() {
             let mut run = query_unordered(reader, collection, filter, None, 0, None)?;
-            geo_index::order_by_distance(&mut run.matches, path, near)?;
+            near::order_by_distance(&mut run.matches, path, near)?;
             let skip = usize::try_from(skip).unwrap_or(usize::MAX);
             run.matches.drain(..skip.min(run.matches.len()));
             if let Some(limit) = limit {
@@ -168,7 +169,7 @@ pub(crate) fn insert(
     document: Document,
 ) -> Result<(Bson, Document)> {
     let catalog = txn.catalog_arc();
-    if let Some(layout) = timeseries::of(&catalog, collection) {
+    if let Some(layout) = timeseries_layout(&catalog, collection) {
         return timeseries::insert(txn, store, layout, document);
     }
     match patterned::role(&catalog, collection) {
@@ -262,9 +263,9 @@ pub(crate) fn update_sorted(
     sort: Option<&SortSpec>,
 ) -> Result<UpdateCounts> {
     let catalog = txn.catalog_arc();
-    if let Some(layout) = timeseries::of(&catalog, collection) {
+    if let Some(layout) = timeseries_layout(&catalog, collection) {
         if sort.is_some() {
-            return Err(timeseries::not_supported(
+            return Err(not_supported_on_timeseries(
                 collection,
                 "an update with a sort",
             ));
@@ -409,7 +410,7 @@ pub(crate) fn delete(
     filter: &Filter,
     multi: bool,
 ) -> Result<u64> {
-    if let Some(layout) = timeseries::of(&txn.catalog_arc(), collection) {
+    if let Some(layout) = timeseries_layout(&txn.catalog_arc(), collection) {
         return timeseries::delete(txn, store, layout, filter, multi);
     }
     let sort = id_order();
@@ -463,8 +464,8 @@ pub(crate) fn find_one_and_modify(
     update: &Update,
     options: &FindAndModify<'_>,
 ) -> Result<Option<Document>> {
-    if timeseries::of(txn.catalog(), collection).is_some() {
-        return Err(timeseries::not_supported(collection, "findAndModify"));
+    if timeseries_layout(txn.catalog(), collection).is_some() {
+        return Err(not_supported_on_timeseries(collection, "findAndModify"));
     }
     if update.is_replacement() && !txn.replacing {
         return txn.as_replacement(|txn| {
@@ -581,8 +582,8 @@ pub(crate) fn find_one_and_delete(
     sort: Option<&SortSpec>,
     projection: Option<&Projection>,
 ) -> Result<Option<Document>> {
-    if timeseries::of(txn.catalog(), collection).is_some() {
-        return Err(timeseries::not_supported(collection, "findAndModify"));
+    if timeseries_layout(txn.catalog(), collection).is_some() {
+        return Err(not_supported_on_timeseries(collection, "findAndModify"));
     }
     let id_sort = id_order();
     let sort = sort.unwrap_or(&id_sort);
@@ -693,7 +694,7 @@ pub(crate) fn create_index(
     name: Option<&str>,
     settings: IndexSettings,
 ) -> Result<String> {
-    if let Some(layout) = timeseries::of(&txn.catalog_arc(), collection) {
+    if let Some(layout) = timeseries_layout(&txn.catalog_arc(), collection) {
         return timeseries::create_index(
             txn, store, collection, layout, keys, unique, name, &settings,
         );
@@ -707,7 +708,7 @@ pub(crate) fn create_index(
 /// cannot be dropped while its policy exists; a main collection's policies go with it.
 pub(crate) fn drop_collection(txn: &mut WriteTxn, store: &Store, collection: &str) -> Result<bool> {
     validate_collection_name(collection)?;
-    if let Some(layout) = timeseries::of(txn.catalog(), collection) {
+    if let Some(layout) = timeseries_layout(txn.catalog(), collection) {
         let buckets = layout.buckets.clone();
         storage::drop_collection(txn, &buckets)?;
     }

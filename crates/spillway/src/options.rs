@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use bson::{Bson, DateTime, Document, doc};
 
+use crate::catalog::timeseries::{Timeseries, TimeseriesOptions};
+use crate::catalog::view::ViewDefinition;
 use crate::catalog::{
     BUCKETS_PREFIX, CappedLimits, ParsedFilter, Validation, ValidationAction, ValidationLevel,
     validate_collection_name,
@@ -22,13 +24,9 @@ use crate::database::Database;
 use crate::error::{Error, ErrorKind, Result};
 use crate::results::IndexOptions;
 use crate::storage;
-use crate::timeseries::{self, Timeseries, TimeseriesOptions};
+use crate::timeseries;
 use crate::txn::Reader;
-use crate::views::{self, ViewDefinition};
-
-/// How often the TTL reaper runs unless `DatabaseOptions::ttl_interval` says otherwise:
-/// every 60 seconds, as MongoDB's TTL monitor (`ttlMonitorSleepSecs`).
-pub const DEFAULT_TTL_INTERVAL: Duration = Duration::from_secs(60);
+use crate::views;
 
 /// How often the reaper thread checks that its database is still open.
 const REAPER_TICK: Duration = Duration::from_millis(100);

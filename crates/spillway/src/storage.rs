@@ -21,6 +21,7 @@ use spillway_doc::size::check_id;
 use spillway_doc::sort::{Direction, SortKey, SortSpec};
 use spillway_store::Store;
 
+use crate::catalog::timeseries::not_supported_on_timeseries;
 use crate::catalog::{
     CappedLimits, Catalog, CollectionMeta, DOCS_KEYSPACE_PREFIX, ID_INDEX_NAME,
     INDEX_KEYSPACE_PREFIX, IndexMeta, IndexSettings, MAX_INDEX_NAME_LEN, Validation,
@@ -255,7 +256,7 @@ pub(crate) fn write_documents(
     }
     if meta.timeseries.is_some() {
         // Time series writes are routed to the buckets first (`ops`); the same guard.
-        return Err(crate::timeseries::not_supported(
+        return Err(not_supported_on_timeseries(
             collection,
             "a direct document write",
         ));
@@ -654,7 +655,7 @@ fn check_settings(collection: &str, fields: usize, settings: &IndexSettings) -> 
 /// index other than one with the same fields ascending.
 fn geo_kinds(keys: &Document) -> Vec<(&str, &Bson)> {
     keys.iter()
-        .filter(|(_, value)| crate::geo_index::is_geo_kind(value))
+        .filter(|(_, value)| crate::catalog::geo::is_geo_kind(value))
         .map(|(field, value)| (field.as_str(), value))
         .collect()
 }

@@ -15,9 +15,10 @@
 
 use std::collections::HashMap;
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, Document};
 use spillway_doc::pipeline::{Pipeline, PipelineOptions};
 
+use crate::catalog::view::ViewDefinition;
 use crate::catalog::{Catalog, validate_collection_name};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -32,36 +33,6 @@ const VIEW_DEPTH_LIMIT_EXCEEDED: i32 = 149;
 const OPTION_NOT_SUPPORTED_ON_VIEW: i32 = 167;
 /// MongoDB's `InvalidNamespace`.
 const INVALID_NAMESPACE: i32 = 73;
-
-/// What a view reads: the collection (or view) it is defined on and the stages it runs on
-/// that one's documents. Names are stored collection names.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ViewDefinition {
-    pub(crate) view_on: String,
-    pub(crate) pipeline: Vec<Document>,
-}
-
-impl ViewDefinition {
-    /// The catalog record's `view` field.
-    pub(crate) fn to_record(&self) -> Document {
-        doc! { "viewOn": &self.view_on, "pipeline": self.pipeline.clone() }
-    }
-
-    /// Reads a catalog record's `view` field; `None` if it is not one.
-    pub(crate) fn from_record(record: &Document) -> Option<ViewDefinition> {
-        let view_on = record.get_str("viewOn").ok()?.to_string();
-        let pipeline = record
-            .get_array("pipeline")
-            .ok()?
-            .iter()
-            .map(|stage| match stage {
-                Bson::Document(stage) => Some(stage.clone()),
-                _ => None,
-            })
-            .collect::<Option<Vec<_>>>()?;
-        Some(ViewDefinition { view_on, pipeline })
-    }
-}
 
 /// A refused view definition, with MongoDB's code.
 fn invalid(view: &str, code: i32, message: String) -> Error {

@@ -31,9 +31,13 @@ use spillway_pattern::{Pattern, Policy, Progress};
 use spillway_store::{KeyspaceId, Snapshot, Store};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::geo_index::GeoIndex;
-use crate::timeseries::Timeseries;
-use crate::views::ViewDefinition;
+pub(crate) mod geo;
+pub(crate) mod timeseries;
+pub(crate) mod view;
+
+use self::geo::GeoIndex;
+use self::timeseries::Timeseries;
+use self::view::ViewDefinition;
 
 /// The store keyspace holding the catalog.
 pub(crate) const CATALOG_KEYSPACE: &str = "catalog";
@@ -311,7 +315,7 @@ pub(crate) fn parse_index_keys(
         }
         let direction = match value {
             // Checked as a whole by `GeoIndex::from_spec`.
-            geo if crate::geo_index::is_geo_kind(geo) => Direction::Ascending,
+            geo if geo::is_geo_kind(geo) => Direction::Ascending,
             Bson::String(kind) if kind == HASHED => {
                 if keys
                     .values()
@@ -440,7 +444,7 @@ pub(crate) fn default_index_name(keys: &Document) -> String {
             Some(Direction::Descending) => "-1",
             _ if value.as_str() == Some(HASHED) => HASHED,
             _ if value.as_str() == Some(TEXT) => TEXT,
-            _ if crate::geo_index::is_geo_kind(value) => value.as_str().unwrap_or_default(),
+            _ if geo::is_geo_kind(value) => value.as_str().unwrap_or_default(),
             _ => "1",
         };
         name.push_str(field);
