@@ -276,6 +276,42 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     components
 }
 
+/// The modules of an acyclic `graph` by layer, bottom first: each layer's modules use only
+/// modules of the layers before it (printed with `SPILLWAY_PRINT_LAYERS=1`, for
+/// ARCHITECTURE.md).
+fn layers(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let nodes: BTreeSet<&String> = graph.keys().chain(graph.values().flatten()).collect();
+    let mut placed: BTreeSet<&String> = BTreeSet::new();
+    let mut layers = Vec::new();
+    while placed.len() < nodes.len() {
+        let layer: Vec<&String> = nodes
+            .iter()
+            .copied()
+            .filter(|node| !placed.contains(node))
+            .filter(|node| {
+                graph
+                    .get(*node)
+                    .into_iter()
+                    .flatten()
+                    .all(|used| placed.contains(used))
+            })
+            .collect();
+        if layer.is_empty() {
+            layers.push("(cycle)".to_string());
+            break;
+        }
+        layers.push(
+            layer
+                .iter()
+                .map(|node| node.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        placed.extend(layer);
+    }
+    layers
+}
+
 /// One edge of each cycle's modules, to say where the loop closes.
 fn describe(
     graph: &BTreeMap<String, BTreeSet<String>>,
@@ -330,6 +366,13 @@ fn no_crate_has_a_module_cycle() {
             }
         }
         for (scope, graph) in &scopes {
+            if std::env::var_os("SPILLWAY_PRINT_LAYERS").is_some() {
+                println!(
+                    "{krate} {}: {}",
+                    scope.join("::"),
+                    layers(graph).join(" < ")
+                );
+            }
             for component in cycles(graph) {
                 let scope_name = if scope.is_empty() {
                     format!("{krate} (root)")
