@@ -205,7 +205,12 @@ fn load(db: &Database, collection: &str, field: &str, grouped: &Grouped) -> Resu
 fn stored_sizes(db: &Database, collection: &str) -> Result<(usize, usize)> {
     let mut count = 0;
     let mut largest = 0;
-    for document in db.collection::<Document>(collection).find(doc! {}).run()? {
+    for document in db
+        .collection::<Document>(collection)
+        .find(doc! {})
+        .stored(true)
+        .run()?
+    {
         count += 1;
         largest = largest.max(bson_size(&document?)?);
     }
@@ -373,7 +378,12 @@ fn check_subset(
             );
         }
     }
-    for stored in db.collection::<Document>("movies").find(doc! {}).run()? {
+    for stored in db
+        .collection::<Document>("movies")
+        .find(doc! {})
+        .stored(true)
+        .run()?
+    {
         let stored = stored?;
         let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
         let main = stored
