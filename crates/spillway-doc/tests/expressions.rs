@@ -306,6 +306,11 @@ fn dates() {
         (
             bson!({ "$hour": { "date": "$date", "timezone": "Europe/Paris" } }),
             d.clone(),
+            0,
+        ),
+        (
+            bson!({ "$hour": { "date": "$date", "timezone": "Mars/Olympus" } }),
+            d.clone(),
             40485,
         ),
         (bson!({ "$year": "$missing" }), d.clone(), 0),

@@ -3,54 +3,20 @@
 //!
 //! `bson::DateTime::parse_rfc3339_str` needs a full RFC 3339 timestamp; mongosh also accepts
 //! `ISODate("2024-01-31")` and timestamps without a zone (meaning UTC), so parsing is done
-//! here, with the proleptic Gregorian calendar arithmetic of Howard Hinnant's
-//! `days_from_civil`. This module must never consult the local time zone.
+//! here, the calendar arithmetic (proleptic Gregorian) being jiff's. This module must never
+//! consult the local time zone: every conversion is at a fixed offset.
 
-const MILLIS_PER_DAY: i64 = 86_400_000;
+use jiff::SignedDuration;
+use jiff::civil::{Date, DateTime, Time};
+
+/// 1970-01-01T00:00:00, read in UTC. (Not `jiff::Timestamp`: its range stops a day short of
+/// 9999-12-31 to leave room for any offset, and ISODate prints that last day.)
+const EPOCH: DateTime = DateTime::constant(1970, 1, 1, 0, 0, 0, 0);
 
 /// Milliseconds since the Unix epoch of the earliest date `ISODate` prints: 0000-01-01.
 pub(crate) const FIRST_PRINTABLE_MILLIS: i64 = -62_167_219_200_000;
 /// Milliseconds since the Unix epoch of the last millisecond `ISODate` prints: 9999-12-31.
 pub(crate) const LAST_PRINTABLE_MILLIS: i64 = 253_402_300_799_999;
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month_from_march = (month + 9) % 12;
-    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
-}
-
-/// The proleptic Gregorian date `(year, month, day)` of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let days = days + 719_468;
-    let era = days.div_euclid(146_097);
-    let day_of_era = days - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
 
 /// Formats milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`, or `None` outside
 /// years 0000 to 9999.
@@ -58,12 +24,18 @@ pub(crate) fn format_millis(millis: i64) -> Option<String> {
     if !(FIRST_PRINTABLE_MILLIS..=LAST_PRINTABLE_MILLIS).contains(&millis) {
         return None;
     }
-    let (year, month, day) = civil_from_days(millis.div_euclid(MILLIS_PER_DAY));
-    let millis_of_day = millis.rem_euclid(MILLIS_PER_DAY);
-    let (hour, minute) = (millis_of_day / 3_600_000, millis_of_day / 60_000 % 60);
-    let (second, milli) = (millis_of_day / 1000 % 60, millis_of_day % 1000);
+    let at = EPOCH
+        .checked_add(SignedDuration::from_millis(millis))
+        .ok()?;
     Some(format!(
-        "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{milli:03}Z"
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        at.year(),
+        at.month(),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.millisecond()
     ))
 }
 
@@ -115,9 +87,8 @@ pub(crate) fn parse_millis(text: &str) -> Option<i64> {
     let month = date.number(2)?;
     date.eat(b"-")?;
     let day = date.number(2)?;
-    if !(1..=12).contains(&month) || !(1..=days_in_month(year, month)).contains(&day) {
-        return None;
-    }
+    // jiff refuses a month or day that does not exist (2023-02-29, 2024-13-01).
+    let calendar_date = Date::new(year as i16, month as i8, day as i8).ok()?;
     let (mut hour, mut minute, mut second, mut milli) = (0, 0, 0, 0);
     let mut offset_minutes = 0;
     if date.eat(b"T ").is_some() {
@@ -159,9 +130,11 @@ pub(crate) fn parse_millis(text: &str) -> Option<i64> {
     if !date.at_end() {
         return None;
     }
-    let days = days_from_civil(year, month, day);
-    let seconds_of_day = hour * 3600 + minute * 60 + second - offset_minutes * 60;
-    Some(days * MILLIS_PER_DAY + seconds_of_day * 1000 + milli)
+    let time = Time::new(hour as i8, minute as i8, second as i8, 0).ok()?;
+    let utc_millis = DateTime::from_parts(calendar_date, time)
+        .duration_since(EPOCH)
+        .as_millis();
+    Some(utc_millis as i64 - offset_minutes * 60_000 + milli)
 }
 
 #[cfg(test)]
