@@ -275,11 +275,11 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     components
 }
 
-/// The modules of an acyclic `graph` by layer, bottom first: each layer's modules use only
+/// The `modules` of a scope by layer, bottom first, from its acyclic sibling `graph`: each layer's modules use only
 /// modules of the layers before it (printed with `SPILLWAY_PRINT_LAYERS=1`, for
 /// ARCHITECTURE.md).
-fn layers(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
-    let nodes: BTreeSet<&String> = graph.keys().chain(graph.values().flatten()).collect();
+fn layers(graph: &BTreeMap<String, BTreeSet<String>>, modules: &BTreeSet<String>) -> Vec<String> {
+    let nodes: BTreeSet<&String> = modules.iter().collect();
     let mut placed: BTreeSet<&String> = BTreeSet::new();
     let mut layers = Vec::new();
     while placed.len() < nodes.len() {
@@ -332,30 +332,42 @@ fn describe(
     lines.join("\n")
 }
 
-#[test]
-fn no_crate_has_a_module_cycle() {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let mut problems = Vec::new();
-    for (krate, root) in crate_roots(workspace) {
+/// One crate's modules and, per scope, the sibling edges between them.
+struct CrateGraph {
+    name: String,
+    /// Every module's path.
+    known: BTreeSet<ModulePath>,
+    /// Scope -> sibling graph.
+    scopes: BTreeMap<ModulePath, BTreeMap<String, BTreeSet<String>>>,
+    /// Scope -> (from, to) -> the modules whose references make that edge.
+    because: BTreeMap<ModulePath, BTreeMap<(String, String), BTreeSet<String>>>,
+}
+
+impl CrateGraph {
+    fn read(name: String, root: &Path) -> CrateGraph {
         let mut modules = Vec::new();
-        read_module(&root, Vec::new(), &mut modules);
+        read_module(root, Vec::new(), &mut modules);
         let known: BTreeSet<ModulePath> =
             modules.iter().map(|module| module.path.clone()).collect();
-        // scope -> sibling graph, and the modules behind each edge.
-        let mut scopes: BTreeMap<ModulePath, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-        let mut because: BTreeMap<ModulePath, BTreeMap<(String, String), BTreeSet<String>>> =
-            BTreeMap::new();
+        let mut graph = CrateGraph {
+            name,
+            known,
+            scopes: BTreeMap::new(),
+            because: BTreeMap::new(),
+        };
         for module in &modules {
             for reference in &module.references {
-                let target = module_of(reference, &known);
+                let target = module_of(reference, &graph.known);
                 if let Some((scope, from, to)) = sibling_edge(&module.path, &target) {
-                    scopes
+                    graph
+                        .scopes
                         .entry(scope.clone())
                         .or_default()
                         .entry(from.clone())
                         .or_default()
                         .insert(to.clone());
-                    because
+                    graph
+                        .because
                         .entry(scope)
                         .or_default()
                         .entry((from, to))
@@ -364,24 +376,56 @@ fn no_crate_has_a_module_cycle() {
                 }
             }
         }
-        for (scope, graph) in &scopes {
+        graph
+    }
+
+    /// The child modules of `scope`.
+    fn children(&self, scope: &ModulePath) -> BTreeSet<String> {
+        self.known
+            .iter()
+            .filter(|path| path.len() == scope.len() + 1 && path.starts_with(scope))
+            .map(|path| path.last().unwrap().clone())
+            .collect()
+    }
+
+    /// How a scope is named in messages and in ARCHITECTURE.md: `crate` or `crate::a::b`.
+    fn scope_name(&self, scope: &ModulePath) -> String {
+        std::iter::once(self.name.clone())
+            .chain(scope.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("::")
+    }
+}
+
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+fn crate_graphs() -> Vec<CrateGraph> {
+    crate_roots(workspace())
+        .into_iter()
+        .map(|(name, root)| CrateGraph::read(name, &root))
+        .collect()
+}
+
+#[test]
+fn no_crate_has_a_module_cycle() {
+    let mut problems = Vec::new();
+    for krate in crate_graphs() {
+        for (scope, graph) in &krate.scopes {
             if std::env::var_os("SPILLWAY_PRINT_LAYERS").is_some() {
                 println!(
-                    "{krate} {}: {}",
-                    scope.join("::"),
-                    layers(graph).join(" < ")
+                    "Layers of `{}`: `{}`",
+                    krate.scope_name(scope),
+                    layers(graph, &krate.children(scope)).join(" < ")
                 );
             }
             for component in cycles(graph) {
-                let scope_name = if scope.is_empty() {
-                    format!("{krate} (root)")
-                } else {
-                    format!("{krate}::{}", scope.join("::"))
-                };
                 problems.push(format!(
-                    "{scope_name}: modules {} form a cycle:\n{}",
+                    "{}: modules {} form a cycle:\n{}",
+                    krate.scope_name(scope),
                     component.join(", "),
-                    describe(graph, &component, &because[scope])
+                    describe(graph, &component, &krate.because[scope])
                 ));
             }
         }
@@ -389,6 +433,82 @@ fn no_crate_has_a_module_cycle() {
     assert!(
         problems.is_empty(),
         "module cycles (a module may use the modules below it, never one that uses it back):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The layer orders ARCHITECTURE.md declares: lines holding ``Layers of `scope`: `a b < c` ``.
+fn declared_layers(text: &str) -> BTreeMap<String, Vec<BTreeSet<String>>> {
+    let mut declared = BTreeMap::new();
+    for line in text.lines() {
+        let Some(at) = line.find("Layers of `") else {
+            continue;
+        };
+        let rest = &line[at + "Layers of `".len()..];
+        let Some((scope, rest)) = rest.split_once("`: `") else {
+            continue;
+        };
+        let Some((order, _)) = rest.split_once('`') else {
+            continue;
+        };
+        let layers = order
+            .split('<')
+            .map(|layer| layer.split_whitespace().map(str::to_string).collect())
+            .collect();
+        declared.insert(scope.to_string(), layers);
+    }
+    declared
+}
+
+/// ARCHITECTURE.md gives each crate's layers (and those of the directory modules it names),
+/// and the code follows them: every module is listed, and none uses a module of its own
+/// layer or a later one.
+#[test]
+fn architecture_md_gives_the_layers_the_code_has() {
+    let text = fs::read_to_string(workspace().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let declared = declared_layers(&text);
+    let mut problems = Vec::new();
+    for krate in crate_graphs() {
+        let root_children = krate.children(&Vec::new());
+        if root_children.len() > 1 && !declared.contains_key(&krate.name) {
+            problems.push(format!(
+                "ARCHITECTURE.md gives no layers of `{}` (add the line the test prints with SPILLWAY_PRINT_LAYERS=1)",
+                krate.name
+            ));
+        }
+        let scopes: BTreeSet<&ModulePath> = krate.scopes.keys().collect();
+        for scope in scopes.into_iter().chain(std::iter::once(&Vec::new())) {
+            let name = krate.scope_name(scope);
+            let Some(layers) = declared.get(&name) else {
+                continue;
+            };
+            let rank: BTreeMap<&String, usize> = layers
+                .iter()
+                .enumerate()
+                .flat_map(|(rank, layer)| layer.iter().map(move |module| (module, rank)))
+                .collect();
+            let listed: BTreeSet<String> = rank.keys().map(|module| (*module).clone()).collect();
+            let actual = krate.children(scope);
+            if listed != actual {
+                problems.push(format!(
+                    "ARCHITECTURE.md's layers of `{name}` list {:?} but the modules are {:?}",
+                    listed.difference(&actual).collect::<Vec<_>>(),
+                    actual.difference(&listed).collect::<Vec<_>>()
+                ));
+                continue;
+            }
+            for ((from, to), witnesses) in krate.because.get(scope).into_iter().flatten() {
+                if rank[to] >= rank[from] {
+                    problems.push(format!(
+                        "`{name}`: {from} uses {to} (in {witnesses:?}), which ARCHITECTURE.md puts in the same layer or above it"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "ARCHITECTURE.md and the code disagree:\n{}",
         problems.join("\n")
     );
 }
@@ -413,5 +533,13 @@ fn a_cycle_of_two_siblings_is_found_and_a_parent_child_pair_is_not() {
     assert_eq!(
         sibling_edge(&path("command::find"), &path("command::namespace")),
         Some((path("command"), "find".into(), "namespace".into()))
+    );
+    let declared = declared_layers("- **x**: text.\n  Layers of `x::y`: `a b < c`, then prose");
+    assert_eq!(
+        declared["x::y"],
+        vec![
+            BTreeSet::from(["a".to_string(), "b".to_string()]),
+            BTreeSet::from(["c".to_string()])
+        ]
     );
 }
