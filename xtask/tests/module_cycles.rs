@@ -99,14 +99,13 @@ fn read_items(items: &[syn::Item], directory: &Path, path: ModulePath, modules: 
                 let name = module.ident.to_string();
                 let mut child = path.clone();
                 child.push(name.clone());
-                match &module.content {
-                    Some((_, inner)) => read_items(inner, &directory.join(&name), child, modules),
-                    None => {
-                        let flat = directory.join(format!("{name}.rs"));
-                        let nested = directory.join(&name).join("mod.rs");
-                        let file = if flat.is_file() { flat } else { nested };
-                        read_module(&file, child, modules);
-                    }
+                if let Some((_, inner)) = &module.content {
+                    read_items(inner, &directory.join(&name), child, modules);
+                } else {
+                    let flat = directory.join(format!("{name}.rs"));
+                    let nested = directory.join(&name).join("mod.rs");
+                    let file = if flat.is_file() { flat } else { nested };
+                    read_module(&file, child, modules);
                 }
             }
             other => collector.visit_item(other),
@@ -325,7 +324,7 @@ fn no_crate_has_a_module_cycle() {
                         .or_default()
                         .entry((from, to))
                         .or_default()
-                        .insert(format!("{}", module.path.join("::")));
+                        .insert(module.path.join("::"));
                 }
             }
         }
