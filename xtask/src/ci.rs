@@ -8,12 +8,12 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
 use crate::shared::{repo_root, shared_dir};
+use crate::step::{cargo, step};
 
 /// Runs every check CI runs, in order, stopping at the first failure.
 pub(crate) fn run(args: &[String]) -> Result<()> {
@@ -95,51 +95,6 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
         command.arg("--").args(args);
     }
     step("benchmarks", command)
-}
-
-pub(crate) fn cargo(root: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    command.current_dir(root).args(args);
-    command
-}
-
-pub(crate) fn step(name: &str, mut command: Command) -> Result<()> {
-    println!("\n== {name}: {}", describe(&command));
-    let started = Instant::now();
-    let status = command
-        .status()
-        .with_context(|| format!("could not start {name}"))?;
-    if !status.success() {
-        bail!("{name} failed ({status})");
-    }
-    println!("== {name}: ok in {:.0?}", started.elapsed());
-    Ok(())
-}
-
-/// Like [`step`], but captures the command's standard output (echoed once it ends, standard
-/// error streams through) and returns it.
-pub(crate) fn step_capturing(name: &str, mut command: Command) -> Result<String> {
-    println!("\n== {name}: {}", describe(&command));
-    let started = Instant::now();
-    let output = command
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .with_context(|| format!("could not start {name}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    print!("{stdout}");
-    if !output.status.success() {
-        bail!("{name} failed ({})", output.status);
-    }
-    println!("== {name}: ok in {:.0?}", started.elapsed());
-    Ok(stdout)
-}
-
-fn describe(command: &Command) -> String {
-    let args: Vec<_> = command
-        .get_args()
-        .map(|arg| arg.to_string_lossy().into_owned())
-        .collect();
-    format!("cargo {}", args.join(" "))
 }
 
 /// `cargo test --workspace` with insta in check mode (a missing or changed snapshot fails its

@@ -17,6 +17,10 @@
 //! | `mongosh` | the real mongosh from npm against `spillway serve`: a ping, the mongosh examples against their snapshots, an interactive session through tmux |
 //! | `clients` | issue 27's transparency checks through pymongo, the official Node.js driver and Mongoose (pinned, from PyPI and npm): a collection with a policy answers as a plain one |
 //!
+//! Modules are layered, each using only those below it (bottom first): `shared`, `step` →
+//! `conformance`, `realdata`, `servers`, `tasks` → `memory_bench`, `pymongo` → `clients`,
+//! `mongosh`, `serve_tasks` → `hostile` → `ci`.
+//!
 //! xtask only orchestrates: it never contains product logic. Every check it runs is also a
 //! plain `#[test]` somewhere, so `cargo test --workspace` alone covers the same ground.
 
@@ -31,6 +35,7 @@ mod realdata;
 mod serve_tasks;
 mod servers;
 mod shared;
+mod step;
 mod tasks;
 
 use std::process::ExitCode;

@@ -26,8 +26,8 @@ use bson::{Bson, Document, doc};
 use spillway::{Database, Pattern};
 use spillway_doc::key::to_key;
 
-use crate::ci::{cargo, step};
 use crate::shared::{repo_root, shared_dir};
+use crate::step::{cargo, step};
 
 /// Documents inserted per `insert_many` (one commit each).
 const LOAD_CHUNK: usize = 500;

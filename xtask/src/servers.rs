@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use tempfile::TempDir;
 
-use crate::ci::{cargo, step};
 use crate::shared::{repo_root, target_dir};
+use crate::step::{cargo, step};
 
 /// The flag that turns authentication on, the same for both servers.
 const AUTH_FLAG: &str = "--auth";

@@ -8,8 +8,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::ci::{cargo, step, step_capturing};
 use crate::shared::repo_root;
+use crate::step::{cargo, step, step_capturing};
 
 /// The kill -9 loops `crash` runs: (package, test target, what it checks).
 const CRASH_LOOPS: &[(&str, &str, &str)] = &[

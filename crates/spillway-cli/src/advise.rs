@@ -21,7 +21,7 @@ use spillway::bson::{Document, doc};
 use spillway::{Collection, Database, Pattern};
 use spillway_advisor::{AdviceError, AdviceReport, Advisor, ProposalKind};
 
-use crate::maintenance::open_existing;
+use crate::database::open_existing;
 use crate::patterns;
 
 /// The arguments of `spillway advise`.

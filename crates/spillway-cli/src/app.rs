@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand, ValueEnum};
-use spillway::{Database, DatabaseOptions, Durability};
+use clap::{Parser, Subcommand};
+use spillway::Database;
 
+use crate::database::{Access, open_database};
 use crate::shell::{ConsoleTranscript, Executor, RunOptions, Session};
 use crate::{export, import, maintenance, repl};
 
@@ -104,72 +105,6 @@ enum Command {
         #[arg(long, default_value_t = crate::demo::DEFAULT_PUSHES)]
         pushes: usize,
     },
-}
-
-/// How durable the command's writes are: interactive and script writes fsync each commit
-/// (the default); imports batch many documents per commit anyway.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum DurabilityChoice {
-    /// fsync every commit.
-    Sync,
-    /// Leave flushing to the operating system, fsync once at the end.
-    Buffered,
-}
-
-/// How a command opens its database.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Access {
-    /// Reads and writes, commits as durable as this.
-    ReadWrite(Durability),
-    /// `--read-only`: `Database::open_read_only`, nothing on disk changes.
-    ReadOnly,
-}
-
-impl Access {
-    /// Read-only if `read_only`, else writable with fsync on every commit.
-    pub(crate) fn from_flag(read_only: bool) -> Access {
-        if read_only {
-            Access::ReadOnly
-        } else {
-            Access::ReadWrite(Durability::SyncEveryCommit)
-        }
-    }
-}
-
-/// Opens the database in `path`, or a fresh in-memory one. When recovery dropped something
-/// (the torn tail a crash left), says so in one line on stderr.
-pub(crate) fn open_database(path: Option<&PathBuf>, access: Access) -> Result<Database> {
-    let Some(path) = path else {
-        if access == Access::ReadOnly {
-            bail!("--read-only needs a database directory");
-        }
-        return Ok(Database::open_in_memory()?);
-    };
-    let database = match access {
-        Access::ReadWrite(durability) => {
-            Database::open_with(path, &DatabaseOptions::default().durability(durability))
-        }
-        Access::ReadOnly => Database::open_read_only(path),
-    }
-    .with_context(|| format!("cannot open the database in {}", path.display()))?;
-    let recovery = database.recovery_report();
-    if let Some(torn) = &recovery.torn_tail {
-        let ignored = if database.is_read_only() {
-            " (ignored: opened read-only)"
-        } else {
-            ""
-        };
-        eprintln!("recovery: {torn}{ignored}");
-    }
-    if let Some(fell_back) = &recovery.checkpoint_fallback {
-        let healed = if database.is_read_only() {
-            " (opened read-only: the damaged file stays until a writable open)"
-        } else {
-            ""
-        };
-        eprintln!("recovery: {fell_back}{healed}");
-    }
-    Ok(database)
 }
 
 /// Runs the parsed command line and returns the process's exit code.

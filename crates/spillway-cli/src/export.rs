@@ -18,9 +18,9 @@ use anyhow::{Context, Result, bail};
 use spillway::bson::{Bson, Document};
 use spillway_doc::shell::{parse_document, to_canonical_extjson_string, to_relaxed_extjson_string};
 
-use crate::app::{Access, open_database};
 use crate::columns::{field_file_names, split_field_list};
 use crate::csv::csv_field;
+use crate::database::{Access, open_database};
 
 /// The formats `export` writes (`--format`, Spillway's older spelling).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

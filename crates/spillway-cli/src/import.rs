@@ -35,12 +35,12 @@ use spillway::{Collection, Database, Durability, Transaction};
 use spillway_doc::DocError;
 use spillway_doc::shell::{Dialect, Parser, TokenKind, evaluate, parse_extjson};
 
-use crate::app::{Access, open_database};
 use crate::columns::{
     ColumnType, ParseGrace, RowOutcome, RowReader, field_file_names, parse_columns,
     split_field_list,
 };
 use crate::csv::{CsvError, CsvRecords, CsvRow, tsv_rows};
+use crate::database::{Access, open_database};
 use crate::excerpt::pointer;
 
 /// The formats `import` reads (`--format`, Spillway's older spelling of `--type`).

@@ -6,30 +6,14 @@
 //! `repair` return; it never reads database files itself.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use spillway::{Database, DatabaseOptions, LostWriteEffect};
 use spillway_doc::shell::to_shell_string;
 
-use crate::app::{Access, open_database};
-
-fn existing(db: &Path) -> Result<PathBuf> {
-    if !db.is_dir() {
-        bail!(
-            "no database in {}: the directory does not exist",
-            db.display()
-        );
-    }
-    Ok(db.to_path_buf())
-}
-
-/// Opens the database in `db` (read-only with `read_only`), refusing a directory that does
-/// not exist.
-pub(crate) fn open_existing(db: &Path, read_only: bool) -> Result<Database> {
-    open_database(Some(&existing(db)?), Access::from_flag(read_only))
-}
+use crate::database::{existing, open_existing};
 
 /// `spillway verify DB`: exit code 1 when anything is wrong, in the store, the indexes or
 /// the pattern policies' layouts.

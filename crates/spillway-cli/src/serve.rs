@@ -20,7 +20,7 @@ use spillway_server::{
     ServerOptions, TlsFiles, default_max_connections_per_address, default_reserved_connections,
 };
 
-use crate::app::{Access, DurabilityChoice, open_database};
+use crate::database::{Access, DurabilityChoice, open_database};
 
 /// The database directory when none is given.
 pub const DEFAULT_DIR: &str = "spillway-data";

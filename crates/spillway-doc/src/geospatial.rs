@@ -24,15 +24,12 @@
 //! (`$minDistance`, `$maxDistance`); ordering the results by distance is the caller's job
 //! ([`NearQuery::distance_in`]).
 
-use bson::{Bson, Document, RawBsonRef, RawDocument};
+use bson::{Bson, Document, RawBsonRef};
 use geo::line_measures::{Distance, Euclidean, HaversineMeasure};
 use geo::{
     BoundingRect, Closest, Coord, Covers, Geometry, GeometryCollection, HaversineClosestPoint,
     Intersects, LineString, MultiLineString, MultiPoint, MultiPolygon, Point, Polygon, Rect,
 };
-
-use crate::error::Result;
-use crate::path::FieldPath;
 
 /// The radius of the Earth MongoDB converts radians to meters with (6378.1 km).
 pub const EARTH_RADIUS_METERS: f64 = 6_378_100.0;
@@ -498,21 +495,6 @@ impl NearQuery {
     pub fn in_range(&self, distance: f64) -> bool {
         self.min_distance.is_none_or(|min| distance >= min)
             && self.max_distance.is_none_or(|max| distance <= max)
-    }
-
-    /// The distance to the nearest location at `path` in `document` within the bounds, if
-    /// there is one: what a `$near` query sorts by.
-    pub fn distance_in(&self, path: &FieldPath, document: &RawDocument) -> Result<Option<f64>> {
-        let mut nearest: Option<f64> = None;
-        crate::filter::for_each_value(document, path.parts(), |value| {
-            if let Some(distance) = Shape::from_raw(value).and_then(|shape| self.distance(&shape))
-                && self.in_range(distance)
-                && nearest.is_none_or(|known| distance < known)
-            {
-                nearest = Some(distance);
-            }
-        })?;
-        Ok(nearest)
     }
 
     /// Whether `shape` is within the bounds (what `$near` matches as a filter).

@@ -26,6 +26,11 @@
 //! | [`text`] | text search: tokens, stems, `$text` matching and scores |
 //! | [`timeseries`] | time series buckets: MongoDB's bucket format, packed and unpacked |
 //! | [`model`] | a plain in-memory collection with MongoDB semantics: the reference model |
+//!
+//! Modules are layered, each using only those below it (bottom first): `error`, `number`,
+//! `decode`, `geospatial` → `path`, `collation`, `size`, `regex_matcher`, `javascript`,
+//! `shell`, `text` → `compare` → `expr`, `key`, `sort`, `timeseries` → `filter` →
+//! `pipeline`, `projection` → `update` → `model`.
 
 // MongoDB's error codes (5439014...) are written as MongoDB's documentation writes them.
 #![allow(clippy::unreadable_literal)]
@@ -45,6 +50,7 @@ pub mod path;
 pub mod pipeline;
 pub mod projection;
 pub mod raw;
+mod regex_matcher;
 pub mod shell;
 pub mod size;
 pub mod sort;

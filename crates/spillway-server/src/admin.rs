@@ -11,11 +11,12 @@ use std::time::SystemTime;
 use bson::{Bson, DateTime, Document, doc};
 
 use crate::auth::AuthState;
+use crate::command_option::truthy;
 use crate::executor::Executor;
 use crate::handshake::{
     self, MAX_BSON_OBJECT_SIZE, MAX_WIRE_VERSION, MONGODB_VERSION, MONGODB_VERSION_ARRAY,
 };
-use crate::server::{ConnectionInfo, ServerState};
+use crate::state::{ConnectionInfo, ServerState};
 
 /// The commands answered here, for `listCommands` and the dispatch.
 pub const SERVER_COMMANDS: &[&str] = &[
@@ -251,7 +252,7 @@ fn connection_status(command: &Document, auth: &AuthState) -> Document {
         "authenticatedUsers": users,
         "authenticatedUserRoles": roles,
     };
-    if command.get("showPrivileges").is_some_and(handshake::truthy) {
+    if command.get("showPrivileges").is_some_and(truthy) {
         let privileges = grants
             .map(|grants| grants.to_documents())
             .unwrap_or_default();

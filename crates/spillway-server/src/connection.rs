@@ -21,7 +21,7 @@ use crate::error::WireError;
 use crate::executor::Executor;
 use crate::failpoint::Action;
 use crate::read::{ReadError, ReadLimits, Received, read_message};
-use crate::server::{ConnectionInfo, ServerState};
+use crate::state::{ConnectionInfo, ServerState};
 use crate::wire::{self, Request};
 use crate::{admin, handshake};
 use crate::{authorization, users};

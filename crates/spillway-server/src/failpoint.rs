@@ -31,6 +31,8 @@ use std::time::Duration;
 use bson::{Bson, Document, doc};
 use spillway::command::CommandError;
 
+use crate::command_option::truthy;
+
 /// The commands a write fail point (`onPrimaryTransactionalWrite`) applies to, with the field
 /// holding their statements (`None`: one statement).
 const WRITE_COMMANDS: &[(&str, Option<&str>)] = &[
@@ -450,7 +452,7 @@ fn parse_fail_command(data: &Document) -> Result<FailCommand, CommandError> {
             _ => Err(bad("'failCommands' must be an array of command names")),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let flag = |field: &str| data.get(field).is_some_and(crate::handshake::truthy);
+    let flag = |field: &str| data.get(field).is_some_and(truthy);
     let error_code = match data.get("errorCode") {
         None => None,
         Some(code) => Some(
@@ -511,9 +513,7 @@ fn parse_primary_write(data: &Document) -> Result<PrimaryWrite, CommandError> {
         ),
     };
     Ok(PrimaryWrite {
-        close_connection: data
-            .get("closeConnection")
-            .is_none_or(crate::handshake::truthy),
+        close_connection: data.get("closeConnection").is_none_or(truthy),
         fail_before_commit,
     })
 }

@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime};
 
 use bson::{Bson, DateTime, Document, Timestamp, doc};
 
-use crate::server::{ConnectionInfo, ServerState};
+use crate::command_option::truthy;
+use crate::state::{ConnectionInfo, ServerState};
 
 /// The replica set's name, in `hello` (`setName`).
 pub const REPLICA_SET_NAME: &str = "spillway";
@@ -110,18 +111,6 @@ pub(crate) fn await_time(command: &Document, state: &ServerState) -> Option<Dura
     }
     let millis = u64::try_from(max_await_ms).ok()?;
     Some(Duration::from_millis(millis).min(MAX_AWAIT))
-}
-
-/// Whether a command option is "on" (`true`, or a non-zero number), as MongoDB reads them.
-pub(crate) fn truthy(value: &Bson) -> bool {
-    match value {
-        Bson::Boolean(flag) => *flag,
-        Bson::Int32(number) => *number != 0,
-        Bson::Int64(number) => *number != 0,
-        Bson::Double(number) => *number != 0.0,
-        Bson::Null | Bson::Undefined => false,
-        _ => true,
-    }
 }
 
 fn as_i64(value: &Bson) -> Option<i64> {

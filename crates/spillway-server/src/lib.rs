@@ -11,6 +11,8 @@
 //! - `limits` and `read`: what holds before any command runs (message size and nesting,
 //!   buffered bytes, connections per address, the limits before authentication) and the
 //!   reading of one message within them.
+//! - `state`: what the server and every connection share (the options, the identity
+//!   presented in `hello`, counters, fail points, connection slots and buffer budget).
 //! - `server`: the accept loop, the limits, the reaper ticker and the clean shutdown;
 //!   `tls`: TLS with rustls when a certificate and key are given.
 //! - `--auth`: `auth` (SCRAM-SHA-1 and SCRAM-SHA-256 conversations, the gate before login),
@@ -19,6 +21,10 @@
 //!   with what it needs from the command layer: `spillway::command::Privilege`).
 //! - `failpoint`: MongoDB's fail points (`configureFailPoint`), a test facility that exists
 //!   only with `--enable-test-commands`, for drivers' test suites.
+//!
+//! Modules are layered, each using only those below it (bottom first): `command_option`,
+//! `error`, `executor`, `roles` → `auth`, `failpoint`, `tls`, `wire` → `authorization`,
+//! `limits`, `users` → `read`, `state` → `handshake` → `admin` → `connection` → `server`.
 //!
 //! This crate must never interpret a database command: everything but the server-level
 //! commands goes to the command layer, which knows no sockets.
@@ -36,6 +42,7 @@
 mod admin;
 mod auth;
 mod authorization;
+mod command_option;
 mod connection;
 mod error;
 mod executor;
@@ -46,6 +53,7 @@ mod limits;
 mod read;
 mod roles;
 mod server;
+mod state;
 mod tls;
 mod users;
 pub mod wire;
@@ -56,9 +64,10 @@ pub use executor::Executor;
 pub use handshake::{MAX_WIRE_VERSION, MONGODB_VERSION, REPLICA_SET_NAME};
 pub use limits::{
     DEFAULT_AUTH_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
-    DEFAULT_MAX_MESSAGE_SIZE_BEFORE_AUTH, DEFAULT_MESSAGE_TIMEOUT, Limits,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_SIZE_BEFORE_AUTH, DEFAULT_MESSAGE_TIMEOUT, Limits,
     RESERVED_SLOTS_FOR_ADDRESSES_UNDER, UNCOUNTED_BYTES, WORKER_STACK_SIZE,
     default_max_connections_per_address, default_reserved_connections,
 };
-pub use server::{DEFAULT_MAX_CONNECTIONS, Server, ServerOptions, serve_blocking};
+pub use server::{Server, serve_blocking};
+pub use state::ServerOptions;
 pub use tls::TlsFiles;

@@ -55,6 +55,9 @@ pub fn default_reserved_connections(max_connections: usize) -> usize {
     max_connections / 10
 }
 
+/// The default connection limit.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
+
 /// The limits a server enforces before any command runs. `Default` is the safe setting
 /// `spillway serve` uses (for the default 1,000 connections).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +90,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        let connections = crate::server::DEFAULT_MAX_CONNECTIONS;
+        let connections = DEFAULT_MAX_CONNECTIONS;
         Limits {
             max_message_size: MAX_MESSAGE_SIZE,
             max_bson_depth: MAX_BSON_DEPTH,

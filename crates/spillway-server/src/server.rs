@@ -8,10 +8,9 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-use bson::oid::ObjectId;
 use spillway::Database;
 use spillway::command::Commands;
 use tokio::net::TcpListener;
@@ -22,102 +21,11 @@ use tokio_rustls::TlsAcceptor;
 use crate::connection;
 use crate::error::ServerError;
 use crate::executor::Executor;
-use crate::failpoint::FailPoints;
-use crate::limits::{ConnectionSlots, DEFAULT_IDLE_TIMEOUT, Limits, MemoryBudget};
-use crate::tls::{self, TlsFiles};
+use crate::state::{ConnectionInfo, ServerOptions, ServerState};
+use crate::tls;
 
 /// A client must finish its TLS handshake within this time.
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The default connection limit.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
-
-/// How the server listens and what it allows.
-#[derive(Debug, Clone)]
-pub struct ServerOptions {
-    /// The address to bind (default `127.0.0.1`: loopback only).
-    pub bind: String,
-    /// The port (default 27017; 0 picks a free one).
-    pub port: u16,
-    /// Connections served at once; one more is closed at once, with a log line.
-    pub max_connections: usize,
-    /// A connection that sends nothing for this long is closed (default: 30 minutes;
-    /// `None`: never).
-    pub idle_timeout: Option<Duration>,
-    /// Message size and nesting, buffered bytes, connections per address, the limits before
-    /// authentication (see [`Limits`]).
-    pub limits: Limits,
-    /// `host:port` announced in `hello` (`hosts`, `me`, `primary`); default `bind:port` (the
-    /// port bound when 0 was asked), or `localhost:port` when binding every interface.
-    pub advertised_host: Option<String>,
-    /// The database directory, for `getCmdLineOpts`.
-    pub database_path: Option<String>,
-    /// The process's arguments, for `getCmdLineOpts`.
-    pub argv: Vec<String>,
-    /// Serve TLS only, with this certificate and key (default: plain TCP).
-    pub tls: Option<TlsFiles>,
-    /// Require SCRAM-SHA-256 authentication before any command but the handshake's.
-    pub auth: bool,
-    /// Accept MongoDB's test commands (`configureFailPoint`): for drivers' test suites only,
-    /// never in production (any client could make the server fail on purpose).
-    pub enable_test_commands: bool,
-}
-
-impl Default for ServerOptions {
-    fn default() -> ServerOptions {
-        ServerOptions {
-            bind: "127.0.0.1".to_owned(),
-            port: 27017,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
-            limits: Limits::default(),
-            advertised_host: None,
-            database_path: None,
-            argv: Vec::new(),
-            tls: None,
-            auth: false,
-            enable_test_commands: false,
-        }
-    }
-}
-
-/// What every connection shares: the options, the identity presented in `hello`, counters.
-#[derive(Debug)]
-pub(crate) struct ServerState {
-    pub(crate) options: ServerOptions,
-    pub(crate) local_address: SocketAddr,
-    pub(crate) advertised_host: String,
-    pub(crate) started: Instant,
-    /// `topologyVersion.processId`: new at every start.
-    pub(crate) process_id: ObjectId,
-    pub(crate) election_id: ObjectId,
-    pub(crate) connections_current: AtomicUsize,
-    pub(crate) connections_created: AtomicU64,
-    /// The fail points `configureFailPoint` arms (with `enable_test_commands` only).
-    pub(crate) fail_points: FailPoints,
-    /// The connections held, in all and per client address.
-    pub(crate) slots: Arc<ConnectionSlots>,
-    /// The bytes of partly received messages, across connections.
-    pub(crate) budget: MemoryBudget,
-    next_request_id: AtomicI32,
-    next_connection_id: AtomicI32,
-}
-
-impl ServerState {
-    /// A fresh id for a reply's header.
-    pub(crate) fn next_request_id(&self) -> i32 {
-        self.next_request_id.fetch_add(1, Ordering::Relaxed)
-    }
-}
-
-/// One connection's identity.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ConnectionInfo {
-    /// `connectionId` in `hello`, counted from 1.
-    pub(crate) id: i32,
-    /// The client's address.
-    pub(crate) peer: SocketAddr,
-}
 
 /// A bound server, ready to run.
 pub struct Server {
@@ -167,24 +75,7 @@ impl Server {
                 local_address.to_string()
             }
         });
-        let state = ServerState {
-            slots: Arc::new(ConnectionSlots::new(
-                options.max_connections,
-                &options.limits,
-            )),
-            budget: MemoryBudget::new(options.limits.max_buffered_bytes),
-            options,
-            local_address,
-            advertised_host,
-            started: Instant::now(),
-            process_id: ObjectId::new(),
-            election_id: ObjectId::from_bytes([0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1]),
-            connections_current: AtomicUsize::new(0),
-            connections_created: AtomicU64::new(0),
-            fail_points: FailPoints::default(),
-            next_request_id: AtomicI32::new(1),
-            next_connection_id: AtomicI32::new(1),
-        };
+        let state = ServerState::new(options, local_address, advertised_host);
         Ok(Server {
             listener,
             state: Arc::new(state),
@@ -240,7 +131,7 @@ impl Server {
                     };
                     let _ = stream.set_nodelay(true);
                     let info = ConnectionInfo {
-                        id: state.next_connection_id.fetch_add(1, Ordering::Relaxed),
+                        id: state.next_connection_id(),
                         peer,
                     };
                     state.connections_created.fetch_add(1, Ordering::Relaxed);

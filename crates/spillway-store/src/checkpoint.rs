@@ -14,9 +14,11 @@
 //!
 //! A checkpoint is untrusted input: this module must never read an archive it has not checked
 //! (CRC first, then `rkyv` bytecheck, then the semantic checks below), never use unchecked
-//! `rkyv` access itself (the one place that does, `map::MappedArchive::get`, only does so on
+//! `rkyv` access itself (the one place that does, `mapped::MappedArchive::get`, only does so on
 //! bytes that passed all three), and never build a directory whose locations point outside the
 //! segments that exist.
+//!
+//! [`CheckpointBody`]: crate::checkpoint_archive::CheckpointBody
 
 use std::collections::HashSet;
 use std::io;
@@ -30,10 +32,16 @@ use rkyv::vec::{ArchivedVec, VecResolver};
 use rkyv::{Archive, Place, Serialize};
 
 use crate::backend::{Backend, BackendFile};
-use crate::directory::{Base, Directory, KeyspaceState, LiveBytes, ValueLoc};
+use crate::checkpoint_archive::{
+    ArchivedCheckpointBody, ArchivedCheckpointBodyV1, ArchivedCheckpointEntry,
+    ArchivedCheckpointKeyspace, ArchivedCheckpointKeyspaceV1, BaseKeys, CheckpointArchive,
+    CheckpointBodyV1, CheckpointEntry, CheckpointKeyspace, CheckpointKeyspaceV1, FENCE_EVERY,
+    SegmentLive, key_prefix,
+};
+use crate::directory::{Base, Directory, KeyspaceState, LiveBytes};
 use crate::error::{Error, Result};
 use crate::format::{ALIGN, FRAME_HEADER_LEN, FormatError, OP_HEADER_LEN, SEGMENT_HEADER_LEN};
-use crate::map::MappedArchive;
+use crate::mapped::MappedArchive;
 
 pub(crate) const CHECKPOINT_MAGIC: [u8; 8] = *b"SPWYCKP\0";
 pub(crate) const CHECKPOINT_HEADER_LEN: usize = 32;
@@ -43,100 +51,6 @@ const CHECKPOINT_VERSION_1: u32 = 1;
 /// the keys; mapped and read in place.
 const CHECKPOINT_VERSION: u32 = 2;
 
-/// The archived body of a version 1 checkpoint file.
-#[derive(Archive, Serialize, Debug)]
-pub(crate) struct CheckpointBodyV1 {
-    /// Sequence number of the first log frame after the checkpoint.
-    pub(crate) next_seq: u64,
-    /// Log position the checkpoint covers up to: segment id and offset of the next frame.
-    pub(crate) log_segment: u32,
-    pub(crate) log_offset: u64,
-    pub(crate) next_keyspace_id: u32,
-    pub(crate) keyspaces: Vec<CheckpointKeyspaceV1>,
-}
-
-/// One keyspace of a version 1 checkpoint.
-#[derive(Archive, Serialize, Debug)]
-pub(crate) struct CheckpointKeyspaceV1 {
-    pub(crate) id: u32,
-    pub(crate) name: String,
-    pub(crate) key_bytes: Vec<u8>,
-    pub(crate) entries: Vec<CheckpointEntry>,
-}
-
-/// The archived body of a version 2 checkpoint file: version 1's fields, then the live bytes
-/// of every segment the directory points into.
-///
-/// The definition of the format: the store reads [`ArchivedCheckpointBody`] and writes one by
-/// streaming a [`CheckpointBodySource`]; only the tests' in-memory reference encoder builds
-/// this struct itself.
-#[derive(Archive, Serialize, Debug)]
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "written by streaming a `CheckpointBodySource`")
-)]
-pub(crate) struct CheckpointBody {
-    pub(crate) next_seq: u64,
-    pub(crate) log_segment: u32,
-    pub(crate) log_offset: u64,
-    pub(crate) next_keyspace_id: u32,
-    pub(crate) keyspaces: Vec<CheckpointKeyspace>,
-    pub(crate) live: Vec<SegmentLive>,
-}
-
-/// One keyspace: its keys concatenated, one entry per key in key order, and a fence per
-/// [`FENCE_EVERY`] keys.
-#[derive(Archive, Serialize, Debug)]
-pub(crate) struct CheckpointKeyspace {
-    pub(crate) id: u32,
-    pub(crate) name: String,
-    pub(crate) key_bytes: Vec<u8>,
-    pub(crate) entries: Vec<CheckpointEntry>,
-    /// `fences[j]` is [`key_prefix`] of key `j * FENCE_EVERY`: a lookup binary-searches this
-    /// small, contiguous array first, then one block of entries, instead of striding over the
-    /// whole entry and key arrays (a cache and TLB miss per step).
-    pub(crate) fences: Vec<u64>,
-}
-
-/// Keys per fence.
-pub(crate) const FENCE_EVERY: usize = 64;
-
-/// The first 8 bytes of `key` as a big-endian integer, zero-padded: never decreases as keys
-/// increase, so fences order blocks.
-pub(crate) fn key_prefix(key: &[u8]) -> u64 {
-    let mut bytes = [0u8; 8];
-    let len = key.len().min(8);
-    bytes[..len].copy_from_slice(&key[..len]);
-    u64::from_be_bytes(bytes)
-}
-
-/// Byte order, as the slices compare, most often decided by one integer compare of the keys'
-/// [`key_prefix`]es. Where two prefixes differ they order the keys as their bytes do: up to
-/// the shorter key's end a prefix holds the key's bytes, and past it the shorter key's prefix
-/// has zeroes where the longer key, equal so far, is greater as a slice too.
-pub(crate) fn compare_keys(left: &[u8], right: &[u8]) -> std::cmp::Ordering {
-    key_prefix(left)
-        .cmp(&key_prefix(right))
-        .then_with(|| left.cmp(right))
-}
-
-/// One key: where it ends in `key_bytes`, and where its value is.
-#[derive(Archive, Serialize, Debug, Clone, Copy)]
-pub(crate) struct CheckpointEntry {
-    pub(crate) key_end: u64,
-    pub(crate) segment: u32,
-    pub(crate) offset: u32,
-    pub(crate) len: u32,
-    pub(crate) crc: u32,
-}
-
-/// Bytes of live records in one segment.
-#[derive(Archive, Serialize, Debug, Clone, Copy)]
-pub(crate) struct SegmentLive {
-    pub(crate) segment: u32,
-    pub(crate) bytes: u64,
-}
-
 /// A loaded checkpoint.
 #[derive(Debug)]
 pub(crate) struct LoadedCheckpoint {
@@ -145,106 +59,6 @@ pub(crate) struct LoadedCheckpoint {
     pub(crate) next_seq: u64,
     pub(crate) log_segment: u32,
     pub(crate) log_offset: usize,
-}
-
-/// A mapped version 2 checkpoint: the keys of its keyspaces are read in place.
-pub(crate) struct CheckpointArchive {
-    archive: MappedArchive<ArchivedCheckpointBody>,
-}
-
-impl std::fmt::Debug for CheckpointArchive {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CheckpointArchive")
-            .field("archive", &self.archive)
-            .finish()
-    }
-}
-
-impl CheckpointArchive {
-    /// The keys of the keyspace at `index` of the archive.
-    pub(crate) fn keys(&self, index: usize) -> BaseKeys<'_> {
-        match self.archive.get().keyspaces.get(index) {
-            Some(keyspace) => BaseKeys {
-                key_bytes: keyspace.key_bytes.as_slice(),
-                entries: keyspace.entries.as_slice(),
-                fences: keyspace.fences.as_slice(),
-            },
-            None => BaseKeys {
-                key_bytes: &[],
-                entries: &[],
-                fences: &[],
-            },
-        }
-    }
-}
-
-/// The sorted keys of one archived keyspace and their value locations, read in place.
-#[derive(Clone, Copy)]
-pub(crate) struct BaseKeys<'a> {
-    key_bytes: &'a [u8],
-    entries: &'a [ArchivedCheckpointEntry],
-    /// Empty when there are none (version 1, read into memory): the search covers all keys.
-    fences: &'a [rkyv::rend::u64_le],
-}
-
-impl<'a> BaseKeys<'a> {
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Key `index` (`index < len`). The bounds were validated at open; an out-of-range key
-    /// (impossible after validation) reads as empty rather than panicking.
-    pub(crate) fn key(&self, index: usize) -> &'a [u8] {
-        let start = match index.checked_sub(1) {
-            Some(previous) => self.entries[previous].key_end.to_native(),
-            None => 0,
-        };
-        let end = self.entries[index].key_end.to_native();
-        usize::try_from(start)
-            .ok()
-            .zip(usize::try_from(end).ok())
-            .and_then(|(start, end)| self.key_bytes.get(start..end))
-            .unwrap_or(&[])
-    }
-
-    pub(crate) fn loc(&self, index: usize) -> ValueLoc {
-        let entry = &self.entries[index];
-        ValueLoc {
-            segment: entry.segment.to_native(),
-            offset: entry.offset.to_native(),
-            len: entry.len.to_native(),
-            crc: entry.crc.to_native(),
-        }
-    }
-
-    /// The first index whose key is not less than `key` (`Ok` if equal).
-    pub(crate) fn search(&self, key: &[u8]) -> std::result::Result<usize, usize> {
-        let (mut low, mut high) = (0, self.len());
-        if !self.fences.is_empty() {
-            // Fences below the key's prefix: their keys are below it, so the answer is past
-            // the last of them; fences above it: the answer is at most the first of them.
-            let prefix = key_prefix(key);
-            let below = self.fences.partition_point(|f| f.to_native() < prefix);
-            let not_above = self.fences.partition_point(|f| f.to_native() <= prefix);
-            low = below.saturating_sub(1) * FENCE_EVERY;
-            high = (not_above * FENCE_EVERY).min(self.len());
-        }
-        let prefix = key_prefix(key);
-        while low < high {
-            let middle = low + (high - low) / 2;
-            let found = self.key(middle);
-            match key_prefix(found).cmp(&prefix).then_with(|| found.cmp(key)) {
-                std::cmp::Ordering::Less => low = middle + 1,
-                std::cmp::Ordering::Greater => high = middle,
-                std::cmp::Ordering::Equal => return Ok(middle),
-            }
-        }
-        Err(low)
-    }
-
-    pub(crate) fn get(&self, key: &[u8]) -> Option<ValueLoc> {
-        self.search(key).ok().map(|index| self.loc(index))
-    }
 }
 
 /// The keyspaces of `directory` in checkpoint form, and the live bytes per segment, all in
@@ -338,6 +152,8 @@ const WRITE_BUFFER_LEN: usize = 2 << 20;
 /// [`WRITE_BUFFER_LEN`] bytes of buffer: 32 zero bytes where the header goes (so that the file
 /// never has a hole), the body, computing its CRC on the way, and last the header at offset 0.
 /// The caller fsyncs; until a manifest names the file, a crash at any point leaves an orphan.
+///
+/// [`CheckpointBody`]: crate::checkpoint_archive::CheckpointBody
 pub(crate) fn write(
     file: &dyn BackendFile,
     directory: &Directory,
@@ -421,6 +237,8 @@ fn keyspace_sources(directory: &Directory) -> (Vec<KeyspaceSource<'_>>, Vec<Segm
 /// `omit_bounds` on the fields whose types are this module's: the derived `T: Archive` bound
 /// would hide from the compiler which archived type `T` has, which `as = ...` needs to know;
 /// what their serialisers need is stated in `serialize_bounds` instead.
+///
+/// [`CheckpointBody`]: crate::checkpoint_archive::CheckpointBody
 #[derive(Archive, Serialize)]
 #[rkyv(
     as = ArchivedCheckpointBody,
@@ -580,7 +398,7 @@ pub(crate) fn encode(
     log_offset: usize,
 ) -> Vec<u8> {
     let (keyspaces, live) = keyspaces_of(directory);
-    let body = CheckpointBody {
+    let body = crate::checkpoint_archive::CheckpointBody {
         next_seq,
         log_segment,
         log_offset: log_offset as u64,
@@ -1074,6 +892,7 @@ mod tests {
 
     use super::*;
     use crate::backend::MemoryBackend;
+    use crate::format::ValueLoc;
 
     const DIR: &str = "/checkpoint";
 

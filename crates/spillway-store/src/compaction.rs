@@ -8,8 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::backend::Backend;
-use crate::directory::{Key, ValueLoc};
+use crate::directory::Key;
 use crate::error::{Error, Result};
+use crate::format::ValueLoc;
 use crate::format::{
     self, FRAME_HEADER_LEN, OpKind, SEGMENT_HEADER_LEN, SegmentKind, align_up, encode_op,
     seal_frame,

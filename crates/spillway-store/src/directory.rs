@@ -22,17 +22,8 @@ use imbl::OrdMap;
 use imbl::ordmap::DiffItem;
 use imbl::shared_ptr::DefaultSharedPtr;
 
-use crate::checkpoint::{BaseKeys, CheckpointArchive, compare_keys};
-use crate::format::{Op, OpKind, op_len};
-
-/// Where a value lives: segment id, offset and length inside it, and its CRC-32.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct ValueLoc {
-    pub(crate) segment: u32,
-    pub(crate) offset: u32,
-    pub(crate) len: u32,
-    pub(crate) crc: u32,
-}
+use crate::checkpoint_archive::{BaseKeys, CheckpointArchive, compare_keys};
+use crate::format::{Op, OpKind, ValueLoc, op_len};
 
 /// Longest key stored inline in a directory node.
 const INLINE_KEY_LEN: usize = 30;

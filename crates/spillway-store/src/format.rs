@@ -6,6 +6,15 @@
 
 use std::fmt;
 
+/// Where a value lives: segment id, offset and length inside it, and its CRC-32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ValueLoc {
+    pub(crate) segment: u32,
+    pub(crate) offset: u32,
+    pub(crate) len: u32,
+    pub(crate) crc: u32,
+}
+
 /// Every frame, op and value starts at a multiple of this many bytes inside a segment.
 pub(crate) const ALIGN: usize = 8;
 

@@ -33,6 +33,12 @@
 //!
 //! This crate knows nothing about documents or BSON: keys and values are opaque bytes.
 //!
+//! Modules are layered, each using only those below it (bottom first): `error`, `format`,
+//! `map` (a file's read-only view) → `backend`, `batch` → `mapped` (published bytes of a
+//! mapped file) → `checkpoint_archive` (the archive's layout), `segment` → `directory` →
+//! `checkpoint`, `compaction`, `snapshot` → `recovery` (opening, and its report), `fuzzing` →
+//! `salvage` (repair, and its report) → `store`.
+//!
 //! ```
 //! use spillway_store::{Store, WriteBatch};
 //!
@@ -54,6 +60,7 @@
 pub mod backend;
 mod batch;
 mod checkpoint;
+mod checkpoint_archive;
 mod compaction;
 mod directory;
 mod error;
@@ -61,6 +68,7 @@ mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 mod map;
+mod mapped;
 mod recovery;
 mod salvage;
 mod segment;
@@ -70,10 +78,11 @@ mod store;
 pub use batch::WriteBatch;
 pub use error::{Error, Result};
 pub use format::SegmentKind;
+pub use recovery::{CheckpointFallback, RecoveryReport, TornTail};
+pub use salvage::{Damage, LostWrite, LostWriteEffect, RepairReport};
 pub use snapshot::{Range, Snapshot, ValueVersion};
 pub use store::{
-    CLOSE_CHECKPOINT_MIN_BYTES, CheckpointFallback, CompactionReport, Damage, Durability,
-    KeyspaceId, KeyspaceStats, LostWrite, LostWriteEffect, MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE,
-    RecoveryReport, RepairReport, SMALL_DISK_SEGMENT_SIZE, SegmentStats, Store, StoreOptions,
-    StoreStats, TornTail, VerifyReport,
+    CLOSE_CHECKPOINT_MIN_BYTES, CompactionReport, Durability, KeyspaceId, KeyspaceStats,
+    MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, SMALL_DISK_SEGMENT_SIZE, SegmentStats, Store, StoreOptions,
+    StoreStats, VerifyReport,
 };

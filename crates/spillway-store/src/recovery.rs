@@ -23,7 +23,6 @@ use crate::format::{
     checkpoint_file_name, decode_frame, segment_file_name, written_limit_for,
 };
 use crate::segment::{Access, Segment};
-use crate::store::{CheckpointFallback, RecoveryReport};
 
 pub(crate) struct Loaded {
     pub(crate) manifest: Manifest,
@@ -691,6 +690,86 @@ pub(crate) fn remove_orphans(
             .map_err(|e| Error::io("fsync store directory", dir, e))?;
     }
     Ok(removed)
+}
+
+/// What opening the store found and fixed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// True if a checkpoint was loaded (only the log after it was replayed).
+    pub checkpoint_loaded: bool,
+    /// Log frames replayed.
+    pub frames_replayed: u64,
+    /// Bytes of log replayed (the frames after the checkpoint, or every frame without one).
+    pub log_bytes_replayed: u64,
+    /// A torn tail of the active segment (a partly written or checksum-failing last frame,
+    /// with no intact frame after it) that was dropped: zeroed, or, on a read-only open,
+    /// ignored in memory. Damage followed by intact frames is not a torn tail: it fails the open.
+    pub torn_tail: Option<TornTail>,
+    /// The current checkpoint was damaged, and the open used the fallback instead (the
+    /// previous checkpoint and the log after it, or the whole log): the same contents, a
+    /// longer replay. The damaged file is left in place until the next checkpoint replaces
+    /// it, and `verify` reports it meanwhile.
+    pub checkpoint_fallback: Option<CheckpointFallback>,
+    /// Files no manifest refers to (left by a crash mid-rotation or mid-compaction), deleted.
+    pub orphans_removed: Vec<String>,
+}
+
+/// A damaged current checkpoint that the open replaced with the fallback.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointFallback {
+    /// The damaged checkpoint file.
+    pub damaged: PathBuf,
+    /// Offset of the damage inside it (0 if the file could not be read at all).
+    pub offset: u64,
+    /// What was wrong with it.
+    pub reason: String,
+    /// The previous checkpoint that was loaded instead, or `None` if the log was replayed
+    /// from its start.
+    pub fallback: Option<PathBuf>,
+}
+
+impl std::fmt::Display for CheckpointFallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "checkpoint {} is damaged at offset {} ({}); opened from ",
+            self.damaged.display(),
+            self.offset,
+            self.reason
+        )?;
+        match &self.fallback {
+            Some(path) => write!(
+                f,
+                "the previous checkpoint {} and the log after it",
+                path.display()
+            ),
+            None => f.write_str("the whole log"),
+        }?;
+        f.write_str("; a writable open replaces it with a new checkpoint at once")
+    }
+}
+
+/// The dropped tail of the active segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TornTail {
+    /// The segment file.
+    pub path: PathBuf,
+    /// Offset of the first dropped byte: the log ends here now.
+    pub offset: u64,
+    /// Bytes from `offset` to the last non-zero byte, zeroed (ignored on a read-only open).
+    pub bytes_dropped: u64,
+}
+
+impl std::fmt::Display for TornTail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "dropped a torn tail of {} bytes at offset {} in {}",
+            self.bytes_dropped,
+            self.offset,
+            self.path.display()
+        )
+    }
 }
 
 #[cfg(test)]

@@ -35,16 +35,16 @@ use crate::format::{
 use crate::recovery::{dirty_end, write_checkpoint_file, write_manifest};
 use crate::segment::{Access, Segment};
 use crate::snapshot::{SegmentTable, read_value};
-use crate::store::{Damage, LostWrite, LostWriteEffect, RepairReport, StoreOptions};
 
 /// Prefix of the name given to a keyspace whose create op was lost.
 const SALVAGED_KEYSPACE_PREFIX: &str = "salvaged-";
 
-/// Salvages the store in `dir`: see [`crate::Store::repair`].
+/// Salvages the store in `dir` into log segments of `segment_size` bytes: see
+/// [`crate::Store::repair`].
 pub(crate) fn repair(
     backend: &Arc<dyn Backend>,
     dir: &Path,
-    options: &StoreOptions,
+    segment_size: usize,
 ) -> Result<RepairReport> {
     let dir = dir.to_path_buf();
     let _lock = backend
@@ -151,8 +151,7 @@ pub(crate) fn repair(
         id
     };
     let directory = state.directory;
-    let mut output =
-        CompactionOutput::new(backend, &dir, options.segment_size as usize, &mut allocate);
+    let mut output = CompactionOutput::new(backend, &dir, segment_size, &mut allocate);
     for (&keyspace_id, keyspace) in &directory.keyspaces {
         for (key, loc) in keyspace.iter() {
             let value = read_value(&table, &loc)?;
@@ -182,7 +181,7 @@ pub(crate) fn repair(
         &dir,
         log_id,
         SegmentKind::Log,
-        options.segment_size as usize,
+        segment_size,
     )?);
     let checkpoint_id = allocate();
     write_checkpoint_file(backend.as_ref(), &dir, checkpoint_id, |file| {
@@ -226,7 +225,7 @@ pub(crate) fn repair(
         next_segment_id: allocate(),
         checkpoint: Some(checkpoint_id),
         fallback: Fallback::None,
-        active_written_limit: written_limit_for(SEGMENT_HEADER_LEN, options.segment_size as usize),
+        active_written_limit: written_limit_for(SEGMENT_HEADER_LEN, segment_size),
         segments: new_segments,
     };
     write_manifest(backend.as_ref(), &dir, &new_manifest)?;
@@ -1053,4 +1052,105 @@ fn apply_leniently(
             }
         }
     }
+}
+
+/// One problem found by [`Store::verify`](crate::Store::verify) or skipped by
+/// [`Store::repair`](crate::Store::repair).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// The damaged file.
+    pub path: PathBuf,
+    /// Offset of the damage inside it.
+    pub offset: u64,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl Damage {
+    /// `error` as damage: its file and offset if it is [`Error::Corrupt`], else `path` and
+    /// its text.
+    pub(crate) fn of(error: Error, path: PathBuf) -> Damage {
+        match error {
+            Error::Corrupt {
+                path,
+                offset,
+                reason,
+            } => Damage {
+                path,
+                offset,
+                reason,
+            },
+            other => Damage {
+                path,
+                offset: 0,
+                reason: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Result of [`Store::repair`](crate::Store::repair).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepairReport {
+    /// True if a valid checkpoint was the starting point; false means every segment was
+    /// scanned, and keys deleted long ago may reappear if their tombstones were compacted away.
+    pub checkpoint_used: bool,
+    /// Intact frames applied.
+    pub frames_salvaged: u64,
+    /// Everything found wrong (damaged regions skipped, missing or misnamed files, keys
+    /// dropped because their value was damaged), with the file and offset of each. Empty when
+    /// the store was intact.
+    pub damage: Vec<Damage>,
+    /// Keys in the repaired store.
+    pub keys_recovered: u64,
+    /// Keys dropped because their value was damaged or gone.
+    pub values_dropped: u64,
+    /// The keys dropped, as (keyspace name, key).
+    pub dropped_keys: Vec<(String, Vec<u8>)>,
+    /// True if the active log segment was missing (a fresh one was started).
+    pub active_segment_missing: bool,
+    /// Commits known to be dropped: missing from the sequence between intact log frames, or
+    /// damaged frames whose header still reads after the last intact one.
+    pub commits_dropped: u64,
+    /// The writes of dropped commits that the repaired store does not hold, as far as the
+    /// damaged bytes still show their ops, with what each loss left visible. A write a later
+    /// intact commit overwrote is not listed (nothing of it is visible either way).
+    pub lost_writes: Vec<LostWrite>,
+    /// True when `lost_writes` names every write of every dropped commit: every damaged byte
+    /// range of the replayed log was read op by op and no log bytes are missing. False when
+    /// log bytes are gone (a shortened or missing log segment) or unreadable, so commits may
+    /// have been dropped whose keys cannot be known.
+    pub lost_writes_complete: bool,
+    /// Files moved to `backup_dir` (the manifest is copied there, then replaced).
+    pub files_moved: Vec<String>,
+    /// Where the old files were moved (inside the store directory); `None` when nothing was
+    /// damaged and no file was changed.
+    pub backup_dir: Option<PathBuf>,
+}
+
+/// A write of a commit that [`Store::repair`](crate::Store::repair) dropped, read from the
+/// damaged bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LostWrite {
+    /// The keyspace's name in the repaired store.
+    pub keyspace: String,
+    /// The key written.
+    pub key: Vec<u8>,
+    /// What the repaired store shows instead.
+    pub effect: LostWriteEffect,
+    /// The value a lost put wrote, when its bytes survive and match their own checksum (the
+    /// frame around it failed its checks).
+    pub lost_value: Option<Vec<u8>>,
+}
+
+/// What the loss of a write left visible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum LostWriteEffect {
+    /// A put was lost and an older value of the key is visible.
+    RolledBack,
+    /// A put was lost and the key has no value (it was new, or its older value was deleted).
+    Vanished,
+    /// A delete was lost: the key's older value is visible again.
+    Undeleted,
 }

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::format::{
     SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, segment_file_name, written_limit_for,
 };
-use crate::map::MappedFile;
+use crate::mapped::MappedFile;
 
 /// How a segment file is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

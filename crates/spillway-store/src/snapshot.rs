@@ -12,9 +12,10 @@ use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 use crate::KeyspaceId;
-use crate::directory::{Directory, Entries, KeyspaceState, ValueLoc};
+use crate::directory::{Directory, Entries, KeyspaceState};
 use crate::error::{Error, Result};
 use crate::format::SegmentKind;
+use crate::format::ValueLoc;
 use crate::segment::Segment;
 
 /// Segments by id.

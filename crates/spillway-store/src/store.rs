@@ -34,9 +34,10 @@ use crate::format::{
     written_limit_for,
 };
 use crate::recovery::{
-    dirty_end, initialise, load, remove_orphans, write_checkpoint_file, write_manifest,
+    RecoveryReport, TornTail, dirty_end, initialise, load, remove_orphans, write_checkpoint_file,
+    write_manifest,
 };
-use crate::salvage;
+use crate::salvage::{self, Damage, RepairReport};
 use crate::segment::{Access, Segment};
 use crate::snapshot::{SegmentTable, Snapshot, read_value};
 
@@ -120,120 +121,6 @@ pub(crate) fn segment_size_for_space(configured: u64, available: Option<u64>) ->
 /// Largest accepted segment size (offsets inside a segment are 32-bit).
 pub const MAX_SEGMENT_SIZE: u64 = 1 << 31;
 
-/// What opening the store found and fixed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RecoveryReport {
-    /// True if a checkpoint was loaded (only the log after it was replayed).
-    pub checkpoint_loaded: bool,
-    /// Log frames replayed.
-    pub frames_replayed: u64,
-    /// Bytes of log replayed (the frames after the checkpoint, or every frame without one).
-    pub log_bytes_replayed: u64,
-    /// A torn tail of the active segment (a partly written or checksum-failing last frame,
-    /// with no intact frame after it) that was dropped: zeroed, or, on a read-only open,
-    /// ignored in memory. Damage followed by intact frames is not a torn tail: it fails the open.
-    pub torn_tail: Option<TornTail>,
-    /// The current checkpoint was damaged, and the open used the fallback instead (the
-    /// previous checkpoint and the log after it, or the whole log): the same contents, a
-    /// longer replay. The damaged file is left in place until the next checkpoint replaces
-    /// it, and `verify` reports it meanwhile.
-    pub checkpoint_fallback: Option<CheckpointFallback>,
-    /// Files no manifest refers to (left by a crash mid-rotation or mid-compaction), deleted.
-    pub orphans_removed: Vec<String>,
-}
-
-/// A damaged current checkpoint that the open replaced with the fallback.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CheckpointFallback {
-    /// The damaged checkpoint file.
-    pub damaged: PathBuf,
-    /// Offset of the damage inside it (0 if the file could not be read at all).
-    pub offset: u64,
-    /// What was wrong with it.
-    pub reason: String,
-    /// The previous checkpoint that was loaded instead, or `None` if the log was replayed
-    /// from its start.
-    pub fallback: Option<PathBuf>,
-}
-
-impl std::fmt::Display for CheckpointFallback {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "checkpoint {} is damaged at offset {} ({}); opened from ",
-            self.damaged.display(),
-            self.offset,
-            self.reason
-        )?;
-        match &self.fallback {
-            Some(path) => write!(
-                f,
-                "the previous checkpoint {} and the log after it",
-                path.display()
-            ),
-            None => f.write_str("the whole log"),
-        }?;
-        f.write_str("; a writable open replaces it with a new checkpoint at once")
-    }
-}
-
-/// The dropped tail of the active segment.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TornTail {
-    /// The segment file.
-    pub path: PathBuf,
-    /// Offset of the first dropped byte: the log ends here now.
-    pub offset: u64,
-    /// Bytes from `offset` to the last non-zero byte, zeroed (ignored on a read-only open).
-    pub bytes_dropped: u64,
-}
-
-impl std::fmt::Display for TornTail {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "dropped a torn tail of {} bytes at offset {} in {}",
-            self.bytes_dropped,
-            self.offset,
-            self.path.display()
-        )
-    }
-}
-
-/// One problem found by [`Store::verify`] or skipped by [`Store::repair`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Damage {
-    /// The damaged file.
-    pub path: PathBuf,
-    /// Offset of the damage inside it.
-    pub offset: u64,
-    /// What is wrong.
-    pub reason: String,
-}
-
-impl Damage {
-    /// `error` as damage: its file and offset if it is [`Error::Corrupt`], else `path` and
-    /// its text.
-    fn of(error: Error, path: PathBuf) -> Damage {
-        match error {
-            Error::Corrupt {
-                path,
-                offset,
-                reason,
-            } => Damage {
-                path,
-                offset,
-                reason,
-            },
-            other => Damage {
-                path,
-                offset: 0,
-                reason: other.to_string(),
-            },
-        }
-    }
-}
-
 /// Result of [`Store::verify`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VerifyReport {
@@ -254,71 +141,6 @@ impl VerifyReport {
     pub fn is_clean(&self) -> bool {
         self.damage.is_empty()
     }
-}
-
-/// Result of [`Store::repair`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RepairReport {
-    /// True if a valid checkpoint was the starting point; false means every segment was
-    /// scanned, and keys deleted long ago may reappear if their tombstones were compacted away.
-    pub checkpoint_used: bool,
-    /// Intact frames applied.
-    pub frames_salvaged: u64,
-    /// Everything found wrong (damaged regions skipped, missing or misnamed files, keys
-    /// dropped because their value was damaged), with the file and offset of each. Empty when
-    /// the store was intact.
-    pub damage: Vec<Damage>,
-    /// Keys in the repaired store.
-    pub keys_recovered: u64,
-    /// Keys dropped because their value was damaged or gone.
-    pub values_dropped: u64,
-    /// The keys dropped, as (keyspace name, key).
-    pub dropped_keys: Vec<(String, Vec<u8>)>,
-    /// True if the active log segment was missing (a fresh one was started).
-    pub active_segment_missing: bool,
-    /// Commits known to be dropped: missing from the sequence between intact log frames, or
-    /// damaged frames whose header still reads after the last intact one.
-    pub commits_dropped: u64,
-    /// The writes of dropped commits that the repaired store does not hold, as far as the
-    /// damaged bytes still show their ops, with what each loss left visible. A write a later
-    /// intact commit overwrote is not listed (nothing of it is visible either way).
-    pub lost_writes: Vec<LostWrite>,
-    /// True when `lost_writes` names every write of every dropped commit: every damaged byte
-    /// range of the replayed log was read op by op and no log bytes are missing. False when
-    /// log bytes are gone (a shortened or missing log segment) or unreadable, so commits may
-    /// have been dropped whose keys cannot be known.
-    pub lost_writes_complete: bool,
-    /// Files moved to `backup_dir` (the manifest is copied there, then replaced).
-    pub files_moved: Vec<String>,
-    /// Where the old files were moved (inside the store directory); `None` when nothing was
-    /// damaged and no file was changed.
-    pub backup_dir: Option<PathBuf>,
-}
-
-/// A write of a commit that [`Store::repair`] dropped, read from the damaged bytes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LostWrite {
-    /// The keyspace's name in the repaired store.
-    pub keyspace: String,
-    /// The key written.
-    pub key: Vec<u8>,
-    /// What the repaired store shows instead.
-    pub effect: LostWriteEffect,
-    /// The value a lost put wrote, when its bytes survive and match their own checksum (the
-    /// frame around it failed its checks).
-    pub lost_value: Option<Vec<u8>>,
-}
-
-/// What the loss of a write left visible.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
-pub enum LostWriteEffect {
-    /// A put was lost and an older value of the key is visible.
-    RolledBack,
-    /// A put was lost and the key has no value (it was new, or its older value was deleted).
-    Vanished,
-    /// A delete was lost: the key's older value is visible again.
-    Undeleted,
 }
 
 /// Result of [`Store::compact`].
@@ -762,7 +584,7 @@ impl Store {
         dir: impl AsRef<Path>,
         options: StoreOptions,
     ) -> Result<RepairReport> {
-        salvage::repair(&backend, dir.as_ref(), &options)
+        salvage::repair(&backend, dir.as_ref(), options.segment_size as usize)
     }
 
     /// The store directory.

@@ -16,7 +16,7 @@ use bson::{Bson, doc};
 use super::num::{Num, is_nullish, type_name};
 use super::{Expr, Named, Operator, OperatorBox, Scope, expect_args, expression_error};
 use crate::error::Result;
-use crate::filter::{RegexMatch, RegexMatcher};
+use crate::regex_matcher::{RegexMatch, RegexMatcher};
 
 type Values = Vec<Option<Bson>>;
 

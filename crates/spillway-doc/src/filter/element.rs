@@ -7,12 +7,13 @@
 use bson::{Bson, RawBson, RawBsonRef};
 
 use super::parse::{is_operator_document, parse_filter_nested, parse_operators};
-use super::predicate::{Operand, Predicate, RegexMatcher};
+use super::predicate::{Operand, Predicate};
 use super::{Filter, eval};
 use crate::collation::Collation;
 use crate::compare::values_equal_raw;
 use crate::error::{DocError, Result};
 use crate::path::FieldPath;
+use crate::regex_matcher::RegexMatcher;
 
 /// A parsed condition on one array element, with MongoDB's `$pull` semantics:
 ///

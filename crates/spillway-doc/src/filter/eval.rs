@@ -32,8 +32,8 @@ use crate::collation::Collation;
 use crate::compare::{CanonicalType, canonical_type_raw, compare_raw, compare_raw_collated};
 use crate::error::Result;
 use crate::expr::{Variables, is_truthy};
-use crate::geospatial::Shape;
-use crate::path::array_index;
+use crate::geospatial::{NearQuery, Shape};
+use crate::path::{FieldPath, array_index};
 
 /// What a path reaches: a value or nothing.
 #[derive(Debug, Clone, Copy)]
@@ -420,9 +420,49 @@ pub(super) fn first_matching_element(
     Ok(None)
 }
 
+impl Predicate {
+    /// Whether this predicate evaluates to true on one value, *without* array traversal: the
+    /// semantics of a condition inside `{$elemMatch: {...operators...}}` and of `$pull`
+    /// conditions. `{$gt: 1}` does not look inside an array value here.
+    pub fn matches_value(&self, value: RawBsonRef<'_>) -> Result<bool> {
+        test_value(self, value, &Collation::simple())
+    }
+
+    /// Whether this predicate holds for a field that is absent (the same as MongoDB's
+    /// "missing" value: `{$eq: null}`, `{$exists: false}`, `{$ne: 5}`...).
+    pub fn matches_missing(&self) -> bool {
+        test_missing(self)
+    }
+}
+
+impl ElemMatch {
+    /// The index of the first element of `array` that satisfies this `$elemMatch`. Fails
+    /// only on malformed BSON.
+    pub fn first_match(&self, array: &RawArray) -> Result<Option<usize>> {
+        first_matching_element(self, array, &Collation::simple())
+    }
+}
+
+impl NearQuery {
+    /// The distance to the nearest location at `path` in `document` within the bounds, if
+    /// there is one: what a `$near` query sorts by.
+    pub fn distance_in(&self, path: &FieldPath, document: &RawDocument) -> Result<Option<f64>> {
+        let mut nearest: Option<f64> = None;
+        for_each_value(document, path.parts(), |value| {
+            if let Some(distance) = Shape::from_raw(value).and_then(|shape| self.distance(&shape))
+                && self.in_range(distance)
+                && nearest.is_none_or(|known| distance < known)
+            {
+                nearest = Some(distance);
+            }
+        })?;
+        Ok(nearest)
+    }
+}
+
 /// Calls `visit` with every value `parts` reaches in `document` (array elements, then the
 /// array itself), as a positive predicate sees them.
-pub(crate) fn for_each_value<'a>(
+fn for_each_value<'a>(
     document: &'a RawDocument,
     parts: &[String],
     mut visit: impl FnMut(RawBsonRef<'a>),

@@ -31,6 +31,11 @@
 //!
 //! This module must never decode a whole stored document to evaluate a filter, and never
 //! mutate one: updates and projections build on it, not the other way round.
+//!
+//! Submodules, bottom first: `predicate` (the parsed shape) → `eval` (which also gives
+//! [`Predicate`], [`ElemMatch`] and [`geospatial::NearQuery`](crate::geospatial::NearQuery)
+//! their methods that walk values), `parse` → `element`. Regular expressions come from the
+//! crate's `regex_matcher`, which aggregation expressions share.
 
 mod element;
 mod eval;
@@ -42,11 +47,10 @@ use std::sync::Arc;
 use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 
 pub use element::ElementMatcher;
-pub(crate) use eval::for_each_value;
 pub(crate) use parse::whole_number;
-pub use predicate::{
-    BACKTRACK_LIMIT, ElemMatch, InList, Operand, Predicate, RegexMatch, RegexMatcher, TypeSet,
-};
+pub use predicate::{ElemMatch, InList, Operand, Predicate, TypeSet};
+
+pub use crate::regex_matcher::{BACKTRACK_LIMIT, RegexMatch, RegexMatcher};
 
 use crate::collation::Collation;
 use crate::error::Result;

@@ -9,13 +9,14 @@ use std::cmp::Ordering;
 use bson::spec::ElementType;
 use bson::{Bson, Document};
 
-use super::predicate::{ElemMatch, InList, Operand, Predicate, RegexMatcher, TypeSet};
+use super::predicate::{ElemMatch, InList, Operand, Predicate, TypeSet};
 use super::{Clause, Filter};
 use crate::compare::compare;
 use crate::error::{DocError, Result};
 use crate::geospatial;
 use crate::javascript::WhereFunction;
 use crate::path::{FieldPath, describe};
+use crate::regex_matcher::RegexMatcher;
 use crate::text::{TextQuery, TextSearch};
 
 /// Top-level operators MongoDB has and Spillway does not.

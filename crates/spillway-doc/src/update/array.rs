@@ -12,10 +12,10 @@ use std::cmp::Ordering;
 
 use bson::{Bson, doc};
 
-use super::parse::{check_storable, invalid};
+use super::check_storable;
 use super::target::child;
 use crate::compare::{compare, values_equal};
-use crate::error::Result;
+use crate::error::{DocError, Result};
 use crate::filter::Filter;
 use crate::path::FieldPath;
 use crate::sort::Direction;
@@ -46,7 +46,7 @@ const PUSH_MODIFIERS: [&str; 4] = ["$each", "$position", "$slice", "$sort"];
 
 /// Parses `$push: { <field>: <operand> }`.
 pub(super) fn parse_push(field: &str, operand: &Bson) -> Result<PushSpec> {
-    let context = |message: String| invalid(format!("$push: field '{field}': {message}"));
+    let context = |message: String| DocError::update(format!("$push: field '{field}': {message}"));
     let Bson::Document(modifiers) = operand else {
         check_storable("$push", field, operand)?;
         return Ok(PushSpec {
@@ -116,7 +116,7 @@ pub(super) fn parse_push(field: &str, operand: &Bson) -> Result<PushSpec> {
 }
 
 fn parse_push_sort(field: &str, value: &Bson) -> Result<PushSort> {
-    let context = |message: String| invalid(format!("$push: field '{field}': {message}"));
+    let context = |message: String| DocError::update(format!("$push: field '{field}': {message}"));
     if let Some(direction) = Direction::from_bson(value) {
         return Ok(PushSort::Whole(direction));
     }
@@ -236,7 +236,7 @@ pub(super) fn parse_add_to_set(field: &str, operand: &Bson) -> Result<Vec<Bson>>
                     .filter(|key| *key != "$each")
                     .map(String::as_str)
                     .collect();
-                return Err(invalid(format!(
+                return Err(DocError::update(format!(
                     "$addToSet: field '{field}': $each cannot be combined with {} ($addToSet takes no other modifier)",
                     extra.join(", ")
                 )));
@@ -244,7 +244,7 @@ pub(super) fn parse_add_to_set(field: &str, operand: &Bson) -> Result<Vec<Bson>>
             match &modifiers["$each"] {
                 Bson::Array(values) => values.clone(),
                 other => {
-                    return Err(invalid(format!(
+                    return Err(DocError::update(format!(
                         "$addToSet: field '{field}': $each must be an array, not {}",
                         super::describe_value(other)
                     )));
@@ -306,10 +306,10 @@ const NON_PATH_OPERATORS: [&str; 9] = [
 pub(super) fn parse_pull(field: &str, operand: &Bson) -> Result<PullMatcher> {
     let context = |error: crate::DocError| match error {
         // The wrapper field is ours, not the user's: do not name it.
-        crate::DocError::InvalidFilter { path, message } if path == PULL_FIELD => invalid(format!(
-            "$pull: field '{field}': invalid condition: {message}"
-        )),
-        other => invalid(format!("$pull: field '{field}': {other}")),
+        crate::DocError::InvalidFilter { path, message } if path == PULL_FIELD => DocError::update(
+            format!("$pull: field '{field}': invalid condition: {message}"),
+        ),
+        other => DocError::update(format!("$pull: field '{field}': {other}")),
     };
     match operand {
         Bson::Document(condition) => {
@@ -356,7 +356,7 @@ impl PullMatcher {
 pub(super) fn parse_pull_all(field: &str, operand: &Bson) -> Result<Vec<Bson>> {
     match operand {
         Bson::Array(values) => Ok(values.clone()),
-        other => Err(invalid(format!(
+        other => Err(DocError::update(format!(
             "$pullAll: field '{field}': the operand must be an array of values, not {}",
             super::describe_value(other)
         ))),

@@ -22,6 +22,10 @@
 //! and array indexes numerically, so that new fields appear in that order whatever order the
 //! update lists them in. This module must never know about storage or collections, and never
 //! generate an `_id` (the database does that when it inserts).
+//!
+//! Submodules, bottom first: `arith`, `target` (positional paths and exact-path access) →
+//! `array` (the array operators' operands) → `parse` → `upsert`; what several of them share
+//! (`check_storable`, `describe_value`) is here.
 
 mod arith;
 mod array;
@@ -43,6 +47,7 @@ use crate::error::{DocError, Result};
 use crate::expr::Variables;
 use crate::filter::Filter;
 use crate::pipeline::{Pipeline, PipelineOptions, Source};
+use crate::size::{DOLLAR_NAMES_REFUSED, dollar_prefixed_field};
 
 /// A parsed update: a replacement document or a list of operator updates.
 #[derive(Debug, Clone, PartialEq)]
@@ -707,6 +712,19 @@ fn identical_documents(a: &Document, b: &Document) -> bool {
         && a.iter().zip(b).all(|((a_key, a_value), (b_key, b_value))| {
             a_key == b_key && identical(a_value, b_value)
         })
+}
+
+/// Fails when a value an operator would store contains a field name starting with `$`
+/// ([`crate::size::dollar_prefixed_field`]): in an operator's value it is far more likely a
+/// misplaced operator or modifier than data. Inserts, replacements and pipeline updates may
+/// store such names (MongoDB 5.0+); update operators may not.
+fn check_storable(operator: &str, field: &str, value: &Bson) -> Result<()> {
+    match dollar_prefixed_field(value) {
+        Some((_, key)) => Err(DocError::update(format!(
+            "{operator}: field '{field}': the value contains the field name '{key}'; {DOLLAR_NAMES_REFUSED}"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A value's type for messages: `a string`, `an array`, `null`...

@@ -14,48 +14,15 @@ use std::collections::HashMap;
 use bson::{Bson, Document};
 
 use super::array::{self, PullMatcher, PushSpec};
-use super::describe_value;
+use super::target::{Part, UpdatePath};
+use super::{check_storable, describe_value};
 use crate::error::{DocError, Result};
 use crate::filter::Filter;
 use crate::path::{FieldPath, array_index};
-use crate::size::{DOLLAR_NAMES_REFUSED, dollar_prefixed_field};
 
 /// Shorthand for an [`DocError::InvalidUpdate`].
 pub(super) fn invalid(message: impl Into<String>) -> DocError {
     DocError::update(message)
-}
-
-/// One component of an update path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Part {
-    /// A field name or array index.
-    Field(String),
-    /// `$`: the array element the query matched.
-    Positional,
-    /// `$[]`: every element of the array.
-    AllElements,
-    /// `$[<identifier>]`: the elements that match the identifier's array filter.
-    Filtered(String),
-}
-
-/// A parsed update path, possibly with positional components.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct UpdatePath {
-    /// The path as written.
-    pub(super) dotted: String,
-    /// Its components.
-    pub(super) parts: Vec<Part>,
-}
-
-impl UpdatePath {
-    /// The components as written (`$[i]` stays `$[i]`), for ordering and conflict checks.
-    fn written_parts(&self) -> Vec<&str> {
-        self.dotted.split('.').collect()
-    }
-
-    pub(super) fn is_plain(&self) -> bool {
-        self.parts.iter().all(|part| matches!(part, Part::Field(_)))
-    }
 }
 
 /// The kind of date `$currentDate` stores.
@@ -516,18 +483,5 @@ fn collect_identifiers(filter: &Document, identifiers: &mut Vec<String>) {
             let identifier = key.split('.').next().unwrap_or(key);
             identifiers.push(identifier.to_string());
         }
-    }
-}
-
-/// Fails when a value an operator would store contains a field name starting with `$`
-/// ([`crate::size::dollar_prefixed_field`]): in an operator's value it is far more likely a
-/// misplaced operator or modifier than data. Inserts, replacements and pipeline updates may
-/// store such names (MongoDB 5.0+); update operators may not.
-pub(super) fn check_storable(operator: &str, field: &str, value: &Bson) -> Result<()> {
-    match dollar_prefixed_field(value) {
-        Some((_, key)) => Err(invalid(format!(
-            "{operator}: field '{field}': the value contains the field name '{key}'; {DOLLAR_NAMES_REFUSED}"
-        ))),
-        None => Ok(()),
     }
 }

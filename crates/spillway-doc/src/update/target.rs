@@ -13,10 +13,42 @@ use std::collections::HashMap;
 
 use bson::{Bson, Document, doc};
 
-use super::parse::{Part, UpdatePath};
 use super::{ApplyContext, describe_value};
 use crate::filter::Filter;
 use crate::path::array_index;
+
+/// One component of an update path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Part {
+    /// A field name or array index.
+    Field(String),
+    /// `$`: the array element the query matched.
+    Positional,
+    /// `$[]`: every element of the array.
+    AllElements,
+    /// `$[<identifier>]`: the elements that match the identifier's array filter.
+    Filtered(String),
+}
+
+/// A parsed update path, possibly with positional components.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct UpdatePath {
+    /// The path as written.
+    pub(super) dotted: String,
+    /// Its components.
+    pub(super) parts: Vec<Part>,
+}
+
+impl UpdatePath {
+    /// The components as written (`$[i]` stays `$[i]`), for ordering and conflict checks.
+    pub(super) fn written_parts(&self) -> Vec<&str> {
+        self.dotted.split('.').collect()
+    }
+
+    pub(super) fn is_plain(&self) -> bool {
+        self.parts.iter().all(|part| matches!(part, Part::Field(_)))
+    }
+}
 
 /// MongoDB refuses to pad an array with more than this many nulls in one write.
 const MAX_ARRAY_PADDING: usize = 1_500_000;
