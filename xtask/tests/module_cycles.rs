@@ -41,11 +41,14 @@ fn crate_roots(workspace: &Path) -> Vec<(String, PathBuf)> {
     members.sort();
     for member in members {
         let src = member.join("src");
-        for root in ["lib.rs", "main.rs"] {
-            if src.join(root).is_file() {
-                let name = member.file_name().unwrap().to_string_lossy().into_owned();
-                roots.push((name, src.join(root)));
-            }
+        // A crate with a library keeps its modules there (its `main.rs` only calls it).
+        if let Some(root) = ["lib.rs", "main.rs"]
+            .iter()
+            .map(|root| src.join(root))
+            .find(|root| root.is_file())
+        {
+            let name = member.file_name().unwrap().to_string_lossy().into_owned();
+            roots.push((name, root));
         }
     }
     roots

@@ -199,11 +199,11 @@ impl Projection {
         reads
     }
 
-    /// This projection with the `$slice` of top-level `field` taken as done by the caller
-    /// (who read only that window): the field is then kept whole, by leaving it out of an
-    /// exclusion or including it in an inclusion.
-    pub fn with_slice_done(&self, field: &str) -> Projection {
-        let mut projection = self.clone();
+    /// Takes the `$slice` of top-level `field` as done by the caller (who read only that
+    /// window): the field is then kept whole, by leaving it out of an exclusion or including
+    /// it in an inclusion.
+    pub fn slice_done(&mut self, field: &str) {
+        let projection = self;
         let sliced = |(name, action): &(String, Action)| {
             name == field && matches!(action, Action::Slice { .. })
         };
@@ -217,11 +217,10 @@ impl Projection {
                 }
             }
         }
-        projection
     }
 
     /// Whether applying the projection returns every document as it is (an exclusion of
-    /// nothing, as `with_slice_done` leaves `{field: {$slice: n}}`).
+    /// nothing, as `slice_done` leaves `{field: {$slice: n}}`).
     pub fn is_identity(&self) -> bool {
         self.mode == Mode::Exclusion
             && self.root.fields.is_empty()

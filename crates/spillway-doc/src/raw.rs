@@ -147,18 +147,9 @@ impl Writer {
     /// The next element of an array, keyed by its index.
     pub fn element(&mut self, kind: ElementType, value: &[u8]) {
         let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut index = self.count;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (index % 10) as u8;
-            index /= 10;
-            if index == 0 {
-                break;
-            }
-        }
         self.bytes.push(kind as u8);
-        self.bytes.extend_from_slice(&digits[at..]);
+        self.bytes
+            .extend_from_slice(index_key(self.count, &mut digits));
         self.bytes.push(0);
         self.bytes.extend_from_slice(value);
         self.count += 1;
@@ -245,6 +236,47 @@ pub fn append_to_array(
         spliced[at..at + 4].copy_from_slice(&length.to_le_bytes());
     }
     Ok(Some(spliced))
+}
+
+/// The key of array element `index` (its decimal digits), written into `digits`.
+fn index_key(index: usize, digits: &mut [u8; 20]) -> &[u8] {
+    let mut at = digits.len();
+    let mut rest = index;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    &digits[at..]
+}
+
+/// The first `count` elements of the array `array` (its bytes) as an array of their own,
+/// copied in one piece, keys and all (an array's keys are its indexes `0..count`; readers
+/// go by position). `None` when the array holds fewer elements.
+///
+/// # Errors
+/// A message naming the problem when `array` is malformed BSON.
+pub fn array_prefix(array: &[u8], count: usize) -> Result<Option<Vec<u8>>, String> {
+    let mut walk = elements(array);
+    for _ in 0..count {
+        match walk.next() {
+            Some(element) => {
+                element?;
+            }
+            None => return Ok(None),
+        }
+    }
+    let end = walk.at;
+    let mut prefix = Vec::with_capacity(end + 1);
+    prefix.extend_from_slice(&array[..end]);
+    prefix.push(0);
+    let length = i32::try_from(prefix.len())
+        .map_err(|_| format!("an array prefix of {} bytes", prefix.len()))?;
+    prefix[..4].copy_from_slice(&length.to_le_bytes());
+    Ok(Some(prefix))
 }
 
 /// How many elements `array` holds, counted by walking it (no value is decoded).
@@ -437,5 +469,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A prefix is the array of the first elements, byte for byte what encoding them gives;
+    /// an array too short has none.
+    #[test]
+    fn an_array_prefix_is_its_first_elements() {
+        let array: RawArrayBuf = [
+            RawBson::Int32(1),
+            RawBson::String("two".into()),
+            RawBson::Int64(3),
+        ]
+        .into_iter()
+        .collect();
+        let first_two: RawArrayBuf = [RawBson::Int32(1), RawBson::String("two".into())]
+            .into_iter()
+            .collect();
+        let prefix = super::array_prefix(array.as_bytes(), 2).unwrap().unwrap();
+        assert_eq!(prefix, first_two.as_bytes());
+        let empty = super::array_prefix(array.as_bytes(), 0).unwrap().unwrap();
+        assert_eq!(empty, RawArrayBuf::new().as_bytes());
+        let whole = super::array_prefix(array.as_bytes(), 3).unwrap().unwrap();
+        assert_eq!(whole, array.as_bytes());
+        assert_eq!(super::array_prefix(array.as_bytes(), 4).unwrap(), None);
     }
 }

@@ -98,16 +98,16 @@ impl<'a> Engine<'a> {
     /// [`PatternError::Refused`] naming the field.
     pub fn check_document(&self, document: &Document) -> Result<(), PatternError> {
         for policy in &self.policies {
-            for reserved in policy.pattern.reserved_main_fields() {
-                if document.contains_key(reserved) {
-                    return Err(refused(
-                        &policy.pattern,
-                        format!(
-                            "'{reserved}' is maintained by the policy and cannot be written; a document that carries it was read from the stored layout (namespace system.stored.<collection>), whose '{field}' holds only its first elements: write the logical document, as a default read returns it",
-                            field = policy.pattern.field,
-                        ),
-                    ));
-                }
+            if let Some(reserved) = policy.pattern.reserved_main_field()
+                && document.contains_key(reserved)
+            {
+                return Err(refused(
+                    &policy.pattern,
+                    format!(
+                        "'{reserved}' is maintained by the policy and cannot be written; a document that carries it was read from the stored layout (namespace system.stored.<collection>), whose '{field}' holds only its first elements: write the logical document, as a default read returns it",
+                        field = policy.pattern.field,
+                    ),
+                ));
             }
         }
         Ok(())
@@ -122,7 +122,7 @@ impl<'a> Engine<'a> {
         for policy in &self.policies {
             for (operator, path) in operations {
                 let head = path.split('.').next().unwrap_or(path);
-                if policy.pattern.reserved_main_fields().contains(&head) {
+                if policy.pattern.reserved_main_field() == Some(head) {
                     return Err(refused(
                         &policy.pattern,
                         format!("{operator} of '{path}': the field is maintained by the policy"),

@@ -32,8 +32,8 @@ fn refuse(pattern: &Pattern, message: String) -> PatternError {
 
 /// The main document fields a policy writes: its array and its flag.
 fn main_fields(pattern: &Pattern) -> Vec<&str> {
-    let mut fields = pattern.reserved_main_fields();
-    fields.push(&pattern.field);
+    let mut fields = vec![pattern.field.as_str()];
+    fields.extend(pattern.reserved_main_field());
     fields
 }
 

@@ -161,11 +161,11 @@ impl Pattern {
         }
     }
 
-    /// The main document fields this policy owns besides the array (the outlier flag).
-    pub fn reserved_main_fields(&self) -> Vec<&str> {
+    /// The main document field this policy owns besides the array: the outlier's flag.
+    pub fn reserved_main_field(&self) -> Option<&str> {
         match &self.shape {
-            Shape::Outlier { flag_field, .. } => vec![flag_field.as_str()],
-            Shape::Subset { .. } => Vec::new(),
+            Shape::Outlier { flag_field, .. } => Some(flag_field.as_str()),
+            Shape::Subset { .. } => None,
         }
     }
 

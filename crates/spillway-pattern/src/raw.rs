@@ -182,7 +182,7 @@ impl Engine<'_> {
     ) -> Result<Option<RawDocumentBuf>, PatternError> {
         let flags: Vec<&str> = self
             .policies()
-            .flat_map(|policy| policy.pattern.reserved_main_fields())
+            .filter_map(|policy| policy.pattern.reserved_main_field())
             .filter(|flag| matches!(document.get(flag), Ok(Some(_))))
             .collect();
         if flags.is_empty() {

@@ -503,7 +503,7 @@ pub(crate) fn is_reserved_path(catalog: &Catalog, collection: &str, path: &str) 
     let head = path.split('.').next().unwrap_or(path);
     catalog.policies.iter().any(|policy| {
         policy.pattern.collection() == collection
-            && policy.pattern.reserved_main_fields().contains(&head)
+            && policy.pattern.reserved_main_field() == Some(head)
     })
 }
 
@@ -525,10 +525,10 @@ pub(crate) fn managed_fields(catalog: &Catalog, collection: &str) -> Vec<String>
 /// arrays (the outlier's flag), which logical documents do not have.
 pub(crate) fn remove_reserved_fields(catalog: &Catalog, collection: &str, document: &mut Document) {
     for policy in &catalog.policies {
-        if policy.pattern.collection() == collection {
-            for reserved in policy.pattern.reserved_main_fields() {
-                document.remove(reserved);
-            }
+        if policy.pattern.collection() == collection
+            && let Some(reserved) = policy.pattern.reserved_main_field()
+        {
+            document.remove(reserved);
         }
     }
 }
@@ -1069,7 +1069,7 @@ pub(crate) fn logical_output(
     let mut adjusted = (*projection).clone();
     for (field, read) in &reads {
         if matches!(read, ArrayRead::Slice { .. }) {
-            adjusted = adjusted.with_slice_done(field);
+            adjusted.slice_done(field);
         }
     }
     LogicalOutput {
@@ -1125,17 +1125,20 @@ pub(crate) fn projection_input(
             "a stored document of '{collection}' is malformed: {message}"
         ))
     };
-    let flags: Vec<&str> = catalog
-        .policies
-        .iter()
-        .filter(|policy| policy.pattern.collection() == collection)
-        .flat_map(|policy| policy.pattern.reserved_main_fields())
-        .collect();
+    let is_flag = |key: &[u8]| {
+        catalog.policies.iter().any(|policy| {
+            policy.pattern.collection() == collection
+                && policy
+                    .pattern
+                    .reserved_main_field()
+                    .is_some_and(|flag| flag.as_bytes() == key)
+        })
+    };
     let mut decoded: Option<Document> = None;
     let mut output = RawWriter::with_capacity(bytes.len());
     for element in raw::elements(bytes) {
         let (key, kind, value) = element.map_err(corrupt)?;
-        if flags.iter().any(|flag| flag.as_bytes() == key) {
+        if is_flag(key) {
             continue;
         }
         let read = reads.iter().find(|(field, _)| field.as_bytes() == key);
@@ -1146,6 +1149,13 @@ pub(crate) fn projection_input(
         // The stored main array is a prefix of the logical array (an outlier's first
         // elements, a subset's top ones): a window inside it reads nothing else.
         if let Some((start, end)) = window_from_front(read) {
+            // The typical `$slice: k`: the first k elements, copied in one piece.
+            if start == 0
+                && let Some(window) = raw::array_prefix(value, end).map_err(corrupt)?
+            {
+                output.field(key, ElementType::Array, &window);
+                continue;
+            }
             let mut window = RawWriter::with_capacity(value.len());
             let mut prefix = 0;
             for element in raw::elements(value).take(end) {
