@@ -216,8 +216,8 @@ impl Timeseries {
     }
 
     /// The key pattern, in the measurements' terms, of the buckets' index `bucket_keys`
-    /// (what [`create_index`] made of it); `None` for the buckets' internal indexes (the TTL
-    /// index on `control.max`) and anything else.
+    /// (what [`crate::timeseries::create_index`] made of it); `None` for the buckets'
+    /// internal indexes (the TTL index on `control.max`) and anything else.
     pub(crate) fn user_index_keys(&self, bucket_keys: &Document) -> Option<Document> {
         let min = format!("control.min.{}", self.spec.time_field);
         let max = format!("control.max.{}", self.spec.time_field);
