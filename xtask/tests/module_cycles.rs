@@ -1,7 +1,7 @@
 //! The layering rule every crate of the workspace keeps: **no module cycle**.
 //!
-//! Each crate's modules form a tree. A reference from module `m` to module `t` (a `use`, or a
-//! path such as `crate::ops::query` in code) is lifted to the two siblings under their
+//! Each crate's modules form a tree. A reference from module `m` to module `t` (a `use`, a path
+//! such as `crate::ops::query` in code, or an intra-doc link to one) is lifted to the two siblings under their
 //! nearest common ancestor, the scope both belong to: `command::find` using `error` is an edge
 //! `command -> error` at the crate's root, `command::find` using `command::namespace` an edge
 //! `find -> namespace` inside `command`. A module using its own ancestors (`super::X`) or
@@ -77,10 +77,17 @@ fn read_module(file: &Path, path: ModulePath, modules: &mut Vec<Module>) {
         Some("lib.rs" | "main.rs" | "mod.rs") => file.parent().unwrap().to_path_buf(),
         _ => file.with_extension(""),
     };
-    read_items(&parsed.items, &directory, path, modules);
+    read_items(&parsed.attrs, &parsed.items, &directory, path, modules);
 }
 
-fn read_items(items: &[syn::Item], directory: &Path, path: ModulePath, modules: &mut Vec<Module>) {
+/// Reads a module's inner attributes (its `//!` docs) and items into `modules`.
+fn read_items(
+    attributes: &[syn::Attribute],
+    items: &[syn::Item],
+    directory: &Path,
+    path: ModulePath,
+    modules: &mut Vec<Module>,
+) {
     let children: BTreeSet<String> = items
         .iter()
         .filter_map(|item| match item {
@@ -93,6 +100,9 @@ fn read_items(items: &[syn::Item], directory: &Path, path: ModulePath, modules: 
         children: &children,
         found: Vec::new(),
     };
+    for attribute in attributes {
+        collector.visit_attribute(attribute);
+    }
     for item in items {
         match item {
             syn::Item::Mod(module) => {
@@ -103,7 +113,7 @@ fn read_items(items: &[syn::Item], directory: &Path, path: ModulePath, modules: 
                 let mut child = path.clone();
                 child.push(name.clone());
                 if let Some((_, inner)) = &module.content {
-                    read_items(inner, &directory.join(&name), child, modules);
+                    read_items(&module.attrs, inner, &directory.join(&name), child, modules);
                 } else {
                     let flat = directory.join(format!("{name}.rs"));
                     let nested = directory.join(&name).join("mod.rs");
@@ -204,6 +214,38 @@ impl<'ast> Visit<'ast> for References<'_> {
     fn visit_item_fn(&mut self, function: &'ast syn::ItemFn) {
         if !is_cfg_test(&function.attrs) {
             syn::visit::visit_item_fn(self, function);
+        }
+    }
+
+    /// Intra-doc links (`[`crate::ops::query`]`) point a reader at a module as a `use` does.
+    fn visit_attribute(&mut self, attribute: &'ast syn::Attribute) {
+        if !attribute.path().is_ident("doc") {
+            return;
+        }
+        let syn::Meta::NameValue(syn::MetaNameValue {
+            value:
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(text),
+                    ..
+                }),
+            ..
+        }) = &attribute.meta
+        else {
+            return;
+        };
+        let text = text.value();
+        for (at, _) in text.match_indices("crate::") {
+            let segments: Vec<String> = text[at..]
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .next()
+                .unwrap_or_default()
+                .split("::")
+                .filter(|segment| !segment.is_empty())
+                .map(str::to_string)
+                .collect();
+            if let Some(resolved) = self.resolve(&segments) {
+                self.found.push(resolved);
+            }
         }
     }
 

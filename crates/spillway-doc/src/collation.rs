@@ -3,7 +3,7 @@
 //! A [`Collation`] is parsed once from MongoDB's collation document
 //! (`{ locale: "en_US", strength: 2 }`) and then orders strings for filters, sorts and
 //! `distinct`: under strength 2, `"PING"` equals `"ping"`; under strength 1, `"café"` also
-//! equals `"cafe"`. Every other type still compares as [`crate::compare`] says. The comparison
+//! equals `"cafe"`. Every other type still compares as the `compare` module says. The comparison
 //! itself is the Unicode Collation Algorithm with CLDR's locale tailorings, from ICU4X
 //! (`icu_collator`), the same algorithm and data MongoDB's ICU uses.
 //!

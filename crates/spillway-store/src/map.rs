@@ -2,7 +2,7 @@
 //!
 //! [`Map`] is either a real `memmap2` map of a file on disk or a shared buffer of the
 //! in-memory backend. It is the bottom of the store's layers: backends create maps, and
-//! `mapped` ([`crate::mapped::MappedFile`]) decides which of its bytes may be borrowed. See
+//! `mapped` (its `MappedFile`) decides which of its bytes may be borrowed. See
 //! `UNSAFE.md` at the repository root for the whole argument.
 //!
 //! This module must never write through a map and never create a map longer than its file.

@@ -1,5 +1,5 @@
 //! The change log: the document changes of every commit, recorded durably as numbered
-//! records that [`crate::changes`] reads back as MongoDB's change events.
+//! records that the `changes` module reads back as MongoDB's change events.
 //!
 //! Recording starts the first time a change stream is opened on a database: from then on
 //! every commit also writes one record per changed document (and per dropped or renamed
@@ -22,7 +22,7 @@
 //! end is a truncated array, as MongoDB's events do (MongoDB names the dotted paths an
 //! operator touched in other cases too).
 //!
-//! The log sits below [`crate::database`], which records each commit through it; this module
+//! The log sits below the `database` module, which records each commit through it; this module
 //! must never change a document: it only records.
 
 use std::collections::BTreeMap;

@@ -10,7 +10,7 @@
 //! evaluated on every document a plan fetches (`spillway_doc::geospatial`), a collection scan
 //! when nothing else narrows the query. A query with `$near` or `$nearSphere` needs such an
 //! index on its field (MongoDB's error otherwise), fetches every match and orders them by
-//! distance, nearest first, before its skip and limit ([`crate::near`]).
+//! distance, nearest first, before its skip and limit (the `near` module, above this one).
 //!
 //! This module must never read or write the store: it computes keys.
 

@@ -1,6 +1,6 @@
 //! What the catalog records of a geospatial index (`2d`, `2dsphere`): its field's position,
 //! kind and options ([`GeoIndex`]), checked when the index is created. Computing keys and
-//! ordering `$near` matches is [`crate::geo_index`]'s.
+//! ordering `$near` matches is the `geo_index` module's, above the catalog.
 
 use bson::{Bson, Document};
 

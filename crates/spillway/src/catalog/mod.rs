@@ -222,7 +222,7 @@ pub(crate) struct IndexSettings {
     pub(crate) echoed: Document,
     /// A text index: its weights and languages. Its key pattern is MongoDB's
     /// `{ _fts: "text", _ftsx: 1 }`, with no B-tree field: entries are terms
-    /// ([`crate::index_keys`]).
+    /// (the `index_keys` module).
     pub(crate) text: Option<Arc<TextIndex>>,
     /// The geospatial field of a `2d` or `2dsphere` index, with its options.
     pub(crate) geo: Option<GeoIndex>,
@@ -242,7 +242,7 @@ pub(crate) struct IndexMeta {
     /// (as in MongoDB). A multikey index cannot provide a sort order nor intersect ranges.
     pub(crate) multikey: bool,
     /// The position in `fields` of the hashed field (`{ a: "hashed" }`): its entries hold
-    /// a hash of the value ([`crate::index_keys`]), which answers equality only.
+    /// a hash of the value (the `index_keys` module), which answers equality only.
     pub(crate) hashed: Option<usize>,
     pub(crate) settings: IndexSettings,
 }

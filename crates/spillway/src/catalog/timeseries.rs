@@ -1,7 +1,7 @@
 //! What the catalog records of a time series collection: its options as `create` takes
 //! them ([`TimeseriesOptions`]) and the layout they resolve to ([`Timeseries`]), checked as
 //! MongoDB checks them. The writes that route measurements into buckets are
-//! [`crate::timeseries`]'s, above the storage layer.
+//! the `timeseries` module's, above the storage layer.
 
 use bson::{Document, doc};
 use spillway_doc::timeseries::BucketSpec;
@@ -216,7 +216,7 @@ impl Timeseries {
     }
 
     /// The key pattern, in the measurements' terms, of the buckets' index `bucket_keys`
-    /// (what [`crate::timeseries::create_index`] made of it); `None` for the buckets'
+    /// (what `timeseries::create_index` made of it); `None` for the buckets'
     /// internal indexes (the TTL index on `control.max`) and anything else.
     pub(crate) fn user_index_keys(&self, bucket_keys: &Document) -> Option<Document> {
         let min = format!("control.min.{}", self.spec.time_field);

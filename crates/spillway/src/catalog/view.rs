@@ -1,5 +1,5 @@
 //! What the catalog records of a view: the collection it is defined on and its pipeline
-//! ([`ViewDefinition`]). Checking and resolving definitions is [`crate::views`]'s.
+//! ([`ViewDefinition`]). Checking and resolving definitions is the `views` module's.
 
 use bson::{Bson, Document, doc};
 
