@@ -253,21 +253,27 @@ fn index_key(index: usize, digits: &mut [u8; 20]) -> &[u8] {
     &digits[at..]
 }
 
-/// The first `count` elements of the array `array` (its bytes) as an array of their own,
-/// copied in one piece, keys and all (an array's keys are its indexes `0..count`; readers
-/// go by position). `None` when the array holds fewer elements.
+/// Elements `start..end` of the array `array` (its bytes) as an array of their own; `None`
+/// when the array holds fewer than `end` elements. A window from the front (the typical
+/// `$slice: k`) is copied in one piece, keys and all (an array's keys are its indexes, and
+/// readers go by position); a later one is renumbered from 0.
 ///
 /// # Errors
 /// A message naming the problem when `array` is malformed BSON.
-pub fn array_prefix(array: &[u8], count: usize) -> Result<Option<Vec<u8>>, String> {
+pub fn array_window(array: &[u8], start: usize, end: usize) -> Result<Option<Vec<u8>>, String> {
     let mut walk = elements(array);
-    for _ in 0..count {
-        match walk.next() {
-            Some(element) => {
-                element?;
-            }
-            None => return Ok(None),
+    let mut window = Writer::with_capacity(if start == 0 { 0 } else { array.len() });
+    for index in 0..end {
+        let Some(element) = walk.next() else {
+            return Ok(None);
+        };
+        let (_, kind, value) = element?;
+        if start > 0 && index >= start {
+            window.element(kind, value);
         }
+    }
+    if start > 0 {
+        return Ok(Some(window.finish()));
     }
     let end = walk.at;
     let mut prefix = Vec::with_capacity(end + 1);
@@ -471,10 +477,10 @@ mod tests {
         }
     }
 
-    /// A prefix is the array of the first elements, byte for byte what encoding them gives;
+    /// A window is byte for byte what encoding its elements gives, from the front or later;
     /// an array too short has none.
     #[test]
-    fn an_array_prefix_is_its_first_elements() {
+    fn an_array_window_is_its_elements_encoded() {
         let array: RawArrayBuf = [
             RawBson::Int32(1),
             RawBson::String("two".into()),
@@ -485,12 +491,26 @@ mod tests {
         let first_two: RawArrayBuf = [RawBson::Int32(1), RawBson::String("two".into())]
             .into_iter()
             .collect();
-        let prefix = super::array_prefix(array.as_bytes(), 2).unwrap().unwrap();
+        let prefix = super::array_window(array.as_bytes(), 0, 2)
+            .unwrap()
+            .unwrap();
         assert_eq!(prefix, first_two.as_bytes());
-        let empty = super::array_prefix(array.as_bytes(), 0).unwrap().unwrap();
+        let empty = super::array_window(array.as_bytes(), 0, 0)
+            .unwrap()
+            .unwrap();
         assert_eq!(empty, RawArrayBuf::new().as_bytes());
-        let whole = super::array_prefix(array.as_bytes(), 3).unwrap().unwrap();
+        let whole = super::array_window(array.as_bytes(), 0, 3)
+            .unwrap()
+            .unwrap();
         assert_eq!(whole, array.as_bytes());
-        assert_eq!(super::array_prefix(array.as_bytes(), 4).unwrap(), None);
+        assert_eq!(super::array_window(array.as_bytes(), 0, 4).unwrap(), None);
+        let last_two: RawArrayBuf = [RawBson::String("two".into()), RawBson::Int64(3)]
+            .into_iter()
+            .collect();
+        let later = super::array_window(array.as_bytes(), 1, 3)
+            .unwrap()
+            .unwrap();
+        assert_eq!(later, last_two.as_bytes());
+        assert_eq!(super::array_window(array.as_bytes(), 1, 4).unwrap(), None);
     }
 }

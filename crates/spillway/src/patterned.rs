@@ -1148,27 +1148,11 @@ pub(crate) fn projection_input(
         };
         // The stored main array is a prefix of the logical array (an outlier's first
         // elements, a subset's top ones): a window inside it reads nothing else.
-        if let Some((start, end)) = window_from_front(read) {
-            // The typical `$slice: k`: the first k elements, copied in one piece.
-            if start == 0
-                && let Some(window) = raw::array_prefix(value, end).map_err(corrupt)?
-            {
-                output.field(key, ElementType::Array, &window);
-                continue;
-            }
-            let mut window = RawWriter::with_capacity(value.len());
-            let mut prefix = 0;
-            for element in raw::elements(value).take(end) {
-                let (_, kind, element) = element.map_err(corrupt)?;
-                if prefix >= start {
-                    window.element(kind, element);
-                }
-                prefix += 1;
-            }
-            if prefix == end {
-                output.field(key, ElementType::Array, &window.finish());
-                continue;
-            }
+        if let Some((start, end)) = window_from_front(read)
+            && let Some(window) = raw::array_window(value, start, end).map_err(corrupt)?
+        {
+            output.field(key, ElementType::Array, &window);
+            continue;
         }
         let stored = match &mut decoded {
             Some(stored) => stored,

@@ -13,6 +13,20 @@ fn next(stream: &mut spillway::ChangeStream) -> Document {
         .expect("an event within 5 s")
 }
 
+/// The `_id`s of the documents the next `count` events are about.
+fn next_ids(stream: &mut spillway::ChangeStream, count: usize) -> Vec<Bson> {
+    (0..count)
+        .map(|_| {
+            next(stream)
+                .get_document("documentKey")
+                .unwrap()
+                .get("_id")
+                .unwrap()
+                .clone()
+        })
+        .collect()
+}
+
 fn kinds(events: &[Document]) -> Vec<&str> {
     events
         .iter()
@@ -185,16 +199,7 @@ fn a_stream_resumes_after_a_restart_without_a_gap_or_a_duplicate() {
     let books = db.collection::<Document>("books");
     books.insert_one(doc! { "_id": 4 }).run().unwrap();
     let mut resumed = books.watch().resume_after(token).run().unwrap();
-    let ids: Vec<Bson> = (0..3)
-        .map(|_| {
-            next(&mut resumed)
-                .get_document("documentKey")
-                .unwrap()
-                .get("_id")
-                .unwrap()
-                .clone()
-        })
-        .collect();
+    let ids = next_ids(&mut resumed, 3);
     assert_eq!(ids, vec![Bson::Int32(2), Bson::Int32(3), Bson::Int32(4)]);
     assert_eq!(resumed.try_next().unwrap(), None);
 }
@@ -221,16 +226,7 @@ fn a_restart_after_a_single_change_keeps_it() {
         })
         .run()
         .unwrap();
-    let ids: Vec<Bson> = (0..2)
-        .map(|_| {
-            next(&mut everything)
-                .get_document("documentKey")
-                .unwrap()
-                .get("_id")
-                .unwrap()
-                .clone()
-        })
-        .collect();
+    let ids = next_ids(&mut everything, 2);
     assert_eq!(ids, vec![Bson::Int32(1), Bson::Int32(2)]);
     assert_eq!(everything.try_next().unwrap(), None);
 }
