@@ -8,7 +8,7 @@ use spillway::bson::Document;
 use spillway::{Database, doc};
 use spillway_store::{Store, StoreOptions, WriteBatch};
 
-mod common;
+use crate::common;
 
 use common::{spillway, stderr, stdout};
 

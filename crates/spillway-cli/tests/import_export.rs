@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 use common::{spillway, stderr, stdout};
 

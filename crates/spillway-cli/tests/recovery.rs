@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use spillway::{Database, DatabaseOptions};
 
-mod common;
+use crate::common;
 
 use common::{spillway, stderr, stdout};
 

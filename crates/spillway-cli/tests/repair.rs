@@ -8,7 +8,7 @@ use std::path::Path;
 use spillway::bson::Document;
 use spillway::{Database, IndexModel, doc};
 
-mod common;
+use crate::common;
 
 use common::{spillway, stdout};
 

@@ -3,7 +3,7 @@
 //! `_id`s of several types, across migration batches), and what a `$push` costs in commands
 //! and bytes as the array grows (measured with the driver's command monitoring).
 
-mod common;
+use crate::common;
 
 use mongodb::bson::oid::ObjectId;
 use spillway_mongodb::bson::{Bson, Document, doc};

@@ -10,7 +10,7 @@
 //! Cases of the central property: 16 by default (each step is several round trips to a
 //! debug build of the server); `PROPTEST_CASES` overrides.
 
-mod common;
+use crate::common;
 
 use mongodb::sync::Client;
 use spillway_mongodb::bson::Document;

@@ -10,7 +10,7 @@
 //!   processes of one application starting together): all succeed, one policy is stored,
 //!   the migration finishes and every logical document is unchanged.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::time::Instant;

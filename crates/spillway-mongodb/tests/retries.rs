@@ -5,7 +5,7 @@
 //! reply is lost is sent again and applies once; an error that is not transient reaches the
 //! caller at once with its code, nothing applied; the time limit ends the retries.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! handshake runs; the first user comes from loopback (the localhost exception); users are
 //! stored salted in `admin.system.users`, never with their password.
 
-mod common;
+use crate::common;
 
 use bson::{Bson, Document, doc};
 use mongodb::Client;

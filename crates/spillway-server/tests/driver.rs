@@ -2,7 +2,7 @@
 //! one-node replica set, pings, opens sessions; and, over the command layer, does CRUD, a
 //! transaction and a pattern command (each as soon as the layer knows its commands).
 
-mod common;
+use crate::common;
 
 use bson::{Document, doc};
 use mongodb::Client;

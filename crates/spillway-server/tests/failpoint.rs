@@ -3,7 +3,7 @@
 //! write concern error, blocking, application name, modes) and the error labels a retryable
 //! write or a transaction gets.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

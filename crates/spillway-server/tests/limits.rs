@@ -3,7 +3,7 @@
 //! header, the shared buffer budget, the message and idle timeouts, the limits before
 //! authentication, and the connections per address with room left for other addresses.
 
-mod common;
+use crate::common;
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};

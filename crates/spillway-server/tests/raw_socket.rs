@@ -1,7 +1,7 @@
 //! The wire protocol byte by byte over a real socket: hand-built messages, the replies a
 //! driver relies on, and every kind of malformed message closing only its own connection.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! Unauthorized; user-defined roles; grants that change while a connection is open; SCRAM-SHA-1
 //! and the codes of authentication errors.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -2,7 +2,7 @@
 //! connections while another client's plain `find`s stay fast, each loop ends at the
 //! script time budget without `maxTimeMS`, and `killOp` stops a running script.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! certificate; a plain-text client is refused (its connection only); unusable files are an
 //! error at start that names the file.
 
-mod common;
+use crate::common;
 
 use bson::doc;
 use mongodb::Client;

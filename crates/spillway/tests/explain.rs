@@ -1,6 +1,6 @@
 //! Snapshots of `explain` output: they guard which plan the planner chooses and what it
-//! examines. Update with `INSTA_UPDATE=always cargo test -p spillway --test explain`, then
-//! review the `.snap` files.
+//! examines. Update with `INSTA_UPDATE=always cargo test -p spillway --test integration
+//! explain::`, then review the `.snap` files.
 
 use spillway::bson::Document;
 use spillway::{Database, IndexModel, IndexOptions, doc};
