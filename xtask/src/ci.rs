@@ -4,7 +4,8 @@
 //! mongosh session (`cargo xtask mongosh`), issue 27's checks through pymongo, the Node.js
 //! driver and Mongoose (`cargo xtask clients --ci`), short kill -9 and load runs of the
 //! server (`serve-crash --iterations 5`, `serve-load --seconds 5`), and hostile clients beside
-//! a good one (`serve-hostile --bounded`).
+//! a good one (`serve-hostile --bounded`). Between steps it reports the disk the builds take
+//! and, when `.ci/run` asks, removes the builds no later step uses.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -42,9 +43,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut doc = cargo(&root, &["doc", "--workspace", "--no-deps"]);
     doc.env("RUSTDOCFLAGS", "-D warnings");
     step("docs", doc)?;
+    // Nothing after this point builds in the debug profile (the tasks below build release).
+    throw_away(&root, "target/debug", "the tests and docs")?;
 
     // A short smoke run of every fuzz target under libFuzzer; `cargo xtask fuzz` runs longer.
     crate::tasks::fuzz(&["--seconds".to_string(), "10".to_string()])?;
+    throw_away(&root, "fuzz/target", "the fuzz smoke run")?;
 
     println!("\n== tasks that need ../shared");
     match shared_dir() {
@@ -81,8 +85,62 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     println!("\n== spillway serve: hostile clients, bounded (serve-hostile --bounded)");
     crate::hostile::run(&["--bounded".to_string()])?;
 
+    report_disk(&root, "the last step");
     println!("\nci: all checks passed in {:.0?}", started.elapsed());
     Ok(())
+}
+
+/// Set (to `1`) by `.ci/run`: a clean clone keeps no build for later, so [`throw_away`]
+/// removes each build once the steps that use it are done. A developer's `cargo xtask ci`
+/// keeps them for the next run.
+const FREE_DISK_VARIABLE: &str = "XTASK_CI_FREE_DISK";
+
+/// Reports the disk the builds take after `steps`, then removes `build` (a directory under
+/// the repository) when [`FREE_DISK_VARIABLE`] asks for it. A CI machine's disk is not ours
+/// to size: CI once failed for want of space in its last build.
+fn throw_away(root: &Path, build: &str, steps: &str) -> Result<()> {
+    report_disk(root, steps);
+    if std::env::var_os(FREE_DISK_VARIABLE).is_some_and(|value| value == "1") {
+        let dir = root.join(build);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+            println!("== removed {build}/: no later step uses it ({FREE_DISK_VARIABLE}=1)");
+        }
+    }
+    Ok(())
+}
+
+/// Prints what `target/` and `fuzz/target/` take on disk and what the disk has left.
+fn report_disk(root: &Path, steps: &str) {
+    let gib = |bytes: u64| format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30));
+    let free = rustix::fs::statvfs(root)
+        .map(|stats| gib(stats.f_bavail.saturating_mul(stats.f_frsize)))
+        .unwrap_or_else(|error| format!("unknown ({error})"));
+    println!(
+        "== disk after {steps}: target/ {}, fuzz/target/ {}; {free} free",
+        gib(disk_usage(&root.join("target"))),
+        gib(disk_usage(&root.join("fuzz/target"))),
+    );
+}
+
+/// The bytes the files under `path` occupy (allocated blocks, so sparse files count what they
+/// use); 0 when it does not exist. Symbolic links are not followed.
+fn disk_usage(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(metadata) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    let own = metadata.blocks().saturating_mul(512);
+    if !metadata.is_dir() {
+        return own;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return own;
+    };
+    entries
+        .flatten()
+        .map(|entry| disk_usage(&entry.path()))
+        .fold(own, u64::saturating_add)
 }
 
 /// Runs the benchmarks; extra arguments go to criterion. Only `spillway-benches` is built:
