@@ -8,6 +8,9 @@
 //! descendants adds no edge. Inside every scope the sibling edges must form no cycle, so that
 //! each scope's modules can be read, tested and moved bottom up.
 //!
+//! One decision has one place too: the facade resolves what a statement's collection is
+//! (plain, main or side collection of policies, view, time series) in its `route` module only.
+//!
 //! Test modules (`#[cfg(test)]`) are left out: they sit beside the code they test and may use
 //! anything. Paths are read with `syn` from the sources, so the rule holds for the code as
 //! written, whatever the compiler would accept.
@@ -586,5 +589,42 @@ fn a_cycle_of_two_siblings_is_found_and_a_parent_child_pair_is_not() {
             BTreeSet::from(["a".to_string(), "b".to_string()]),
             BTreeSet::from(["c".to_string()])
         ]
+    );
+}
+
+/// The facade decides what a statement's collection is in `route.rs` alone: no other module
+/// asks the pattern layer for a collection's role (`Role`), so no two parts of a statement can
+/// route it differently.
+#[test]
+fn the_facade_routes_a_statement_in_one_place() {
+    fn visit(dir: &Path, found: &mut Vec<String>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                visit(&path, found);
+            } else if path.extension().is_some_and(|ext| ext == "rs")
+                && path.file_name().is_some_and(|name| name != "route.rs")
+            {
+                let text = fs::read_to_string(&path).unwrap();
+                for (number, line) in text.lines().enumerate() {
+                    if line.contains("Role::") || line.contains("spillway_pattern::Role") {
+                        found.push(format!(
+                            "{}:{}: {}",
+                            path.display(),
+                            number + 1,
+                            line.trim()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    visit(&workspace().join("crates/spillway/src"), &mut found);
+    assert!(
+        found.is_empty(),
+        "route a statement with crate::route::Route (resolved once), not the pattern layer's \
+         Role:\n{}",
+        found.join("\n")
     );
 }

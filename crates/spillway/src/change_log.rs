@@ -33,11 +33,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bson::{Bson, DateTime, Document, doc};
 use spillway_doc::DocError;
 use spillway_doc::key;
-use spillway_pattern::Role;
 use spillway_store::{KeyspaceId, Store};
 
 use crate::error::{Error, Result};
 use crate::patterned;
+use crate::route::Route;
 use crate::storage::decode;
 use crate::txn::{KeyRange, Published, Reader, WriteTxn};
 
@@ -219,7 +219,7 @@ fn changes_of(txn: &WriteTxn, current: &Published) -> Result<Vec<Document>> {
                 .collections
                 .values()
                 .any(|other| other.docs == meta.docs);
-        let role = patterned::role(&after, &meta.name);
+        let route = Route::of(&after, &meta.name);
         for (key, value) in overlay {
             let old = if existed {
                 current
@@ -228,12 +228,12 @@ fn changes_of(txn: &WriteTxn, current: &Published) -> Result<Vec<Document>> {
             } else {
                 None
             };
-            match &role {
-                Role::Main(_) => {
+            match &route {
+                Route::Main(_) => {
                     let replaced = txn.was_replaced(meta.docs, key);
                     *logical.entry((meta.name.clone(), key.clone())).or_default() |= replaced;
                 }
-                Role::Side(policies) => {
+                Route::Side(policies) => {
                     for stored in [old.as_deref(), value.as_deref()].into_iter().flatten() {
                         let stored = decode(stored)?;
                         for policy in policies {
@@ -244,7 +244,7 @@ fn changes_of(txn: &WriteTxn, current: &Published) -> Result<Vec<Document>> {
                         }
                     }
                 }
-                Role::Plain => {
+                Route::Plain | Route::View | Route::TimeSeries(_) => {
                     let old = old.as_deref().map(decode).transpose()?;
                     let new = value.as_deref().map(decode).transpose()?;
                     let replaced = txn.was_replaced(meta.docs, key);

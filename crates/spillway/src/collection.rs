@@ -40,6 +40,7 @@ use crate::results::{
     CreateIndexResult, DeleteResult, Explain, Hint, IndexModel, IndexOptions, InsertManyResult,
     InsertOneResult, ReturnDocument, UpdateModifications, UpdateResult, WriteModel,
 };
+use crate::route::Route;
 use crate::storage;
 use crate::txn::{Reader, WriteTxn};
 use crate::views;
@@ -1009,7 +1010,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
             patterned::read_shape(&state.catalog, name, &filter)?
         };
         let logical_sort =
-            !stored && patterned::is_logical_sort(&state.catalog, name, sort.as_ref());
+            !stored && Route::of(&state.catalog, name).is_logical_sort(sort.as_ref());
         let plan = match hinted {
             Some(hinted) if shape.has_policies && hinted.has_bounds() => {
                 return Err(ops::min_max_on_logical(name));

@@ -20,12 +20,12 @@ use bson::{Document, RawDocumentBuf};
 use serde::de::DeserializeOwned;
 use spillway_doc::filter::Filter;
 use spillway_doc::projection::{ArrayRead, Projection};
-use spillway_pattern::Role;
 
 use crate::error::{Error, Result};
 use crate::exec::{Execution, Match, stored_document};
 use crate::ops;
 use crate::patterned;
+use crate::route::Route;
 use crate::storage;
 use crate::txn::Published;
 
@@ -72,7 +72,7 @@ impl LogicalRead {
 
     /// `found` as the read returns it, or `None` when its logical view does not match.
     fn apply(&self, state: &Published, filter: &Filter, found: Match) -> Result<Option<Match>> {
-        let Role::Main(engine) = patterned::role(&state.catalog, &self.collection) else {
+        let Route::Main(engine) = Route::of(&state.catalog, &self.collection) else {
             return Ok(Some(found));
         };
         let stored = stored_document(&found.bytes)?;

@@ -24,7 +24,7 @@ use spillway_store::{
     CompactionReport, Durability, KeyspaceId, RecoveryReport, Store, StoreOptions,
 };
 
-use crate::catalog::timeseries::{not_supported_on_timeseries, timeseries_layout};
+use crate::catalog::timeseries::not_supported_on_timeseries;
 use crate::catalog::{
     CATALOG_KEYSPACE, Catalog, DOCS_KEYSPACE_PREFIX, INDEX_KEYSPACE_PREFIX,
     validate_collection_name,
@@ -33,6 +33,7 @@ use crate::change_log::ChangeLog;
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::maintenance::{self, DatabaseStats, RepairReport, VerifyReport};
 use crate::patterned::{ReaderBackend, TxnBackend};
+use crate::route::Route;
 use crate::storage;
 use crate::txn::{Published, WriteTxn};
 use crate::write_history::WriteHistory;
@@ -859,7 +860,7 @@ impl Database {
         pattern.validate()?;
         let state = self.inner.published();
         for name in [pattern.collection(), pattern.side_collection()] {
-            if timeseries_layout(&state.catalog, name).is_some() {
+            if let Route::TimeSeries(_) = Route::of(&state.catalog, name) {
                 return Err(not_supported_on_timeseries(name, "a pattern policy"));
             }
         }

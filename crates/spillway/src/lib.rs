@@ -63,6 +63,7 @@ mod options;
 mod patterned;
 mod planner;
 mod results;
+mod route;
 mod session;
 mod session_records;
 mod storage;

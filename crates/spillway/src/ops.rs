@@ -21,10 +21,10 @@ use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
 use spillway_doc::sort::SortSpec;
 use spillway_doc::update::{ApplyContext, Update};
-use spillway_pattern::{Role, Statement};
+use spillway_pattern::Statement;
 use spillway_store::Store;
 
-use crate::catalog::timeseries::{not_supported_on_timeseries, timeseries_layout};
+use crate::catalog::timeseries::not_supported_on_timeseries;
 use crate::catalog::{IndexSettings, validate_collection_name};
 use crate::error::{Error, Result};
 use crate::exec::{Match, stored_document};
@@ -32,12 +32,14 @@ use crate::near;
 use crate::patterned;
 use crate::planner::HintedScan;
 use crate::results::UpdateModifications;
+use crate::route::Route;
 use crate::storage::{
     self, DocumentChange, QueryRun, check_storable, decode, encode, id_order, insert_stored,
     query_stored, write_documents,
 };
 use crate::timeseries;
 use crate::txn::{Reader, WriteTxn};
+use crate::views;
 
 /// `limit` as MongoDB reads it: 0 is none, a negative value its absolute value.
 pub(crate) fn effective_limit(limit: i64) -> Option<usize> {
@@ -57,12 +59,26 @@ pub(crate) fn query(
     skip: u64,
     limit: Option<usize>,
 ) -> Result<QueryRun> {
+    let route = Route::of(reader.catalog(), collection);
+    query_routed(reader, &route, collection, filter, sort, skip, limit)
+}
+
+/// [`query`] on the route of `collection`.
+fn query_routed(
+    reader: &dyn Reader,
+    route: &Route<'_>,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    skip: u64,
+    limit: Option<usize>,
+) -> Result<QueryRun> {
     if let Some((path, near)) = filter.near() {
         near::check_near_index(reader.catalog(), collection, path, near)?;
         // Without a sort of its own, a `$near` query returns its matches nearest first; a
         // sort replaces that order, as in MongoDB.
         if sort.is_none() {
-            let mut run = query_unordered(reader, collection, filter, None, 0, None)?;
+            let mut run = query_unordered(reader, route, collection, filter, None, 0, None)?;
             near::order_by_distance(&mut run.matches, path, near)?;
             let skip = usize::try_from(skip).unwrap_or(usize::MAX);
             run.matches.drain(..skip.min(run.matches.len()));
@@ -72,30 +88,33 @@ pub(crate) fn query(
             return Ok(run);
         }
     }
-    query_unordered(reader, collection, filter, sort, skip, limit)
+    query_unordered(reader, route, collection, filter, sort, skip, limit)
 }
 
 /// [`query`] without the order of a `$near`.
 fn query_unordered(
     reader: &dyn Reader,
+    route: &Route<'_>,
     collection: &str,
     filter: &Filter,
     sort: Option<&SortSpec>,
     skip: u64,
     limit: Option<usize>,
 ) -> Result<QueryRun> {
-    if let Some(sort) =
-        sort.filter(|_| patterned::is_logical_sort(reader.catalog(), collection, sort))
+    if let (Some(sort), Some(engine)) = (sort, route.engine())
+        && route.is_logical_sort(Some(sort))
     {
         // The order needs every match's logical array: sorted whole, then cut.
-        let mut run = query_unordered(reader, collection, filter, None, 0, None)?;
-        patterned::sort_logically(reader, collection, &mut run.matches, sort)?;
+        let mut run = query_unordered(reader, route, collection, filter, None, 0, None)?;
+        patterned::sort_logically(reader, engine, &mut run.matches, sort)?;
         let skip = usize::try_from(skip).unwrap_or(usize::MAX);
         run.matches = storage::skip_and_limit(run.matches, skip, limit);
         return Ok(run);
     }
-    if patterned::is_logical_query(reader.catalog(), collection, filter) {
-        return patterned::query(reader, collection, filter, sort, skip, limit);
+    if let Some(engine) = route.engine()
+        && route.is_logical_query(filter)
+    {
+        return patterned::query(reader, engine, collection, filter, sort, skip, limit);
     }
     query_stored(reader, collection, filter, sort, skip, limit)
 }
@@ -113,13 +132,13 @@ pub(crate) fn query_hinted(
     limit: Option<usize>,
     hint: Option<HintedScan<'_>>,
 ) -> Result<QueryRun> {
-    let logical = patterned::is_logical_query(reader.catalog(), collection, filter)
-        || patterned::is_logical_sort(reader.catalog(), collection, sort);
+    let route = Route::of(reader.catalog(), collection);
+    let logical = route.is_logical_query(filter) || route.is_logical_sort(sort);
     if logical && hint.is_some_and(|hint| hint.has_bounds()) {
         return Err(min_max_on_logical(collection));
     }
     if hint.is_none() || filter.near().is_some() || logical {
-        return query(reader, collection, filter, sort, skip, limit);
+        return query_routed(reader, &route, collection, filter, sort, skip, limit);
     }
     storage::query_stored_hinted(reader, collection, filter, sort, skip, limit, hint)
 }
@@ -169,13 +188,14 @@ pub(crate) fn insert(
     document: Document,
 ) -> Result<(Bson, Document)> {
     let catalog = txn.catalog_arc();
-    if let Some(layout) = timeseries_layout(&catalog, collection) {
-        return timeseries::insert(txn, store, layout, document);
-    }
-    match patterned::role(&catalog, collection) {
-        Role::Main(engine) => patterned::insert(txn, store, &engine, document),
-        Role::Side(policies) => patterned::insert_side(txn, store, collection, &policies, document),
-        Role::Plain => insert_stored(txn, store, collection, document),
+    match Route::of(&catalog, collection) {
+        Route::TimeSeries(layout) => timeseries::insert(txn, store, layout, document),
+        Route::Main(engine) => patterned::insert(txn, store, &engine, document),
+        Route::Side(policies) => {
+            patterned::insert_side(txn, store, collection, &policies, document)
+        }
+        Route::View => Err(views::not_supported_on_view(collection)),
+        Route::Plain => insert_stored(txn, store, collection, document),
     }
 }
 
@@ -263,7 +283,8 @@ pub(crate) fn update_sorted(
     sort: Option<&SortSpec>,
 ) -> Result<UpdateCounts> {
     let catalog = txn.catalog_arc();
-    if let Some(layout) = timeseries_layout(&catalog, collection) {
+    let route = Route::of(&catalog, collection);
+    if let Route::TimeSeries(layout) = route {
         if sort.is_some() {
             return Err(not_supported_on_timeseries(
                 collection,
@@ -304,9 +325,7 @@ pub(crate) fn update_sorted(
         }
         return Ok(counts);
     }
-    let catalog = txn.catalog_arc();
-    let role = patterned::role(&catalog, collection);
-    if let Role::Main(engine) = &role {
+    if let Route::Main(engine) = &route {
         // Each main document is one logical write through the pattern engine; the statement
         // stages them together, so unique indexes see its final state here too.
         let mut statement = Statement::default();
@@ -350,7 +369,7 @@ pub(crate) fn update_sorted(
             new: Some((after, bytes.clone())),
         })
         .collect();
-    write_statement(txn, store, collection, &role, changes)?;
+    write_statement(txn, store, collection, &route, changes)?;
     Ok(UpdateCounts {
         matched_count: matches.len() as u64,
         modified_count,
@@ -364,13 +383,18 @@ fn write_statement(
     txn: &mut WriteTxn,
     store: &Store,
     collection: &str,
-    role: &Role<'_>,
+    route: &Route<'_>,
     changes: Vec<DocumentChange<'_>>,
 ) -> Result<()> {
-    if let Role::Side(policies) = role {
-        return patterned::write_side_documents(txn, store, collection, policies, changes);
+    match route {
+        Route::Side(policies) => {
+            patterned::write_side_documents(txn, store, collection, policies, changes)
+        }
+        Route::View => Err(views::not_supported_on_view(collection)),
+        Route::Plain | Route::Main(_) | Route::TimeSeries(_) => {
+            write_documents(txn, collection, changes)
+        }
     }
-    write_documents(txn, collection, changes)
 }
 
 /// Applies `update` to one matched document; returns the document before and after, and the
@@ -410,7 +434,9 @@ pub(crate) fn delete(
     filter: &Filter,
     multi: bool,
 ) -> Result<u64> {
-    if let Some(layout) = timeseries_layout(&txn.catalog_arc(), collection) {
+    let catalog = txn.catalog_arc();
+    let route = Route::of(&catalog, collection);
+    if let Route::TimeSeries(layout) = route {
         return timeseries::delete(txn, store, layout, filter, multi);
     }
     let sort = id_order();
@@ -419,9 +445,7 @@ pub(crate) fn delete(
     } else {
         query(txn, collection, filter, Some(&sort), 0, Some(1))?.matches
     };
-    let catalog = txn.catalog_arc();
-    let role = patterned::role(&catalog, collection);
-    if let Role::Main(engine) = &role {
+    if let Route::Main(engine) = &route {
         let mut statement = Statement::default();
         for found in &matches {
             let before = decode(&found.bytes)?;
@@ -443,7 +467,7 @@ pub(crate) fn delete(
             new: None,
         })
         .collect();
-    write_statement(txn, store, collection, &role, changes)?;
+    write_statement(txn, store, collection, &route, changes)?;
     Ok(matches.len() as u64)
 }
 
@@ -464,7 +488,9 @@ pub(crate) fn find_one_and_modify(
     update: &Update,
     options: &FindAndModify<'_>,
 ) -> Result<Option<Document>> {
-    if timeseries_layout(txn.catalog(), collection).is_some() {
+    let catalog = txn.catalog_arc();
+    let route = Route::of(&catalog, collection);
+    if let Route::TimeSeries(_) = route {
         return Err(not_supported_on_timeseries(collection, "findAndModify"));
     }
     if update.is_replacement() && !txn.replacing {
@@ -491,9 +517,7 @@ pub(crate) fn find_one_and_modify(
         }
         return project(options.projection, filter, inserted).map(Some);
     };
-    let catalog = txn.catalog_arc();
-    let role = patterned::role(&catalog, collection);
-    if let Role::Main(engine) = &role {
+    if let Route::Main(engine) = &route {
         // The logical document is returned, before or after: read before the update changes
         // the side documents, or after it.
         let before = if options.return_after {
@@ -542,7 +566,7 @@ pub(crate) fn find_one_and_modify(
                 old: Some(&before),
                 new: Some((&after, bytes)),
             };
-            write_statement(txn, store, collection, &role, vec![change])?;
+            write_statement(txn, store, collection, &route, vec![change])?;
             if options.return_after { after } else { before }
         }
         None => decode(&found.bytes)?,
@@ -582,7 +606,9 @@ pub(crate) fn find_one_and_delete(
     sort: Option<&SortSpec>,
     projection: Option<&Projection>,
 ) -> Result<Option<Document>> {
-    if timeseries_layout(txn.catalog(), collection).is_some() {
+    let catalog = txn.catalog_arc();
+    let route = Route::of(&catalog, collection);
+    if let Route::TimeSeries(_) = route {
         return Err(not_supported_on_timeseries(collection, "findAndModify"));
     }
     let id_sort = id_order();
@@ -594,9 +620,7 @@ pub(crate) fn find_one_and_delete(
         return Ok(None);
     };
     let before = decode(&found.bytes)?;
-    let catalog = txn.catalog_arc();
-    let role = patterned::role(&catalog, collection);
-    if let Role::Main(engine) = &role {
+    if let Route::Main(engine) = &route {
         // The logical document, read before its side documents go.
         let returned = returned_document(&*txn, collection, &found, projection, filter)?;
         let mut statement = Statement::default();
@@ -609,7 +633,7 @@ pub(crate) fn find_one_and_delete(
         old: Some(&before),
         new: None,
     };
-    write_statement(txn, store, collection, &role, vec![change])?;
+    write_statement(txn, store, collection, &route, vec![change])?;
     project(projection, filter, before).map(Some)
 }
 
@@ -640,8 +664,7 @@ pub(crate) fn distinct(
 ) -> Result<Vec<Bson>> {
     let path = FieldPath::parse(field).map_err(Error::argument)?;
     let mut values: Vec<Bson> = Vec::new();
-    let logical =
-        !stored && patterned::is_managed_path(reader.catalog(), collection, path.as_str());
+    let logical = !stored && Route::of(reader.catalog(), collection).is_managed_path(path.as_str());
     let query = if stored { query_stored } else { query };
     for found in query(reader, collection, filter, None, 0, None)?.matches {
         let mut document = decode(&found.bytes)?;
@@ -694,7 +717,8 @@ pub(crate) fn create_index(
     name: Option<&str>,
     settings: IndexSettings,
 ) -> Result<String> {
-    if let Some(layout) = timeseries_layout(&txn.catalog_arc(), collection) {
+    let catalog = txn.catalog_arc();
+    if let Route::TimeSeries(layout) = Route::of(&catalog, collection) {
         return timeseries::create_index(
             txn, store, collection, layout, keys, unique, name, &settings,
         );
@@ -708,7 +732,8 @@ pub(crate) fn create_index(
 /// cannot be dropped while its policy exists; a main collection's policies go with it.
 pub(crate) fn drop_collection(txn: &mut WriteTxn, store: &Store, collection: &str) -> Result<bool> {
     validate_collection_name(collection)?;
-    if let Some(layout) = timeseries_layout(txn.catalog(), collection) {
+    let catalog = txn.catalog_arc();
+    if let Route::TimeSeries(layout) = Route::of(&catalog, collection) {
         let buckets = layout.buckets.clone();
         storage::drop_collection(txn, &buckets)?;
     }

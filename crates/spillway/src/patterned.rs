@@ -24,8 +24,7 @@ use spillway_doc::raw::{self, Writer as RawWriter};
 use spillway_doc::sort::SortSpec;
 use spillway_doc::update::Update;
 use spillway_pattern::{
-    Engine, Policy, Query, ReadBackend, Role, Statement, Write, WriteBackend, matching, migration,
-    writes,
+    Engine, Policy, Query, ReadBackend, Statement, Write, WriteBackend, matching, migration, writes,
 };
 use spillway_store::Store;
 
@@ -33,6 +32,7 @@ use crate::catalog::{Catalog, ID_INDEX_NAME};
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Execution, Match, Matcher, stored_document};
 use crate::planner;
+use crate::route::Route;
 use crate::storage::{self, QueryRun};
 use crate::txn::{KeyRange, Reader, WriteTxn};
 
@@ -485,18 +485,6 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
     Ok(())
 }
 
-/// The role of `collection` in `catalog`, with the engine of a main collection.
-pub(crate) fn role<'c>(catalog: &'c Catalog, collection: &'c str) -> Role<'c> {
-    Role::of(collection, &catalog.policies)
-}
-
-/// Whether `path` reaches into a field a policy of `collection` manages.
-pub(crate) fn is_managed_path(catalog: &Catalog, collection: &str, path: &str) -> bool {
-    role(catalog, collection)
-        .engine()
-        .is_some_and(|engine| engine.is_managed_path(path))
-}
-
 /// Whether `path` reaches into a field a policy of `collection` owns besides its array (the
 /// outlier's flag): stored documents have it, logical documents do not.
 pub(crate) fn is_reserved_path(catalog: &Catalog, collection: &str, path: &str) -> bool {
@@ -509,7 +497,7 @@ pub(crate) fn is_reserved_path(catalog: &Catalog, collection: &str, path: &str) 
 
 /// The top-level fields the policies of `collection` manage.
 pub(crate) fn managed_fields(catalog: &Catalog, collection: &str) -> Vec<String> {
-    role(catalog, collection)
+    Route::of(catalog, collection)
         .engine()
         .map(|engine| {
             engine
@@ -533,42 +521,20 @@ pub(crate) fn remove_reserved_fields(catalog: &Catalog, collection: &str, docume
     }
 }
 
-/// Whether `sort` orders `collection` by a managed field: the order then depends on the
-/// whole logical array (MongoDB's array sort key is its smallest element ascending, its
-/// largest descending), which the stored prefix does not hold.
-pub(crate) fn is_logical_sort(
-    catalog: &Catalog,
-    collection: &str,
-    sort: Option<&SortSpec>,
-) -> bool {
-    let Some(sort) = sort else {
-        return false;
-    };
-    role(catalog, collection).engine().is_some_and(|engine| {
-        sort.keys()
-            .iter()
-            .any(|key| engine.is_managed_path(key.path.as_str()))
-    })
-}
-
-/// Sorts stored main documents of `collection` by `sort` on their logical views: each
-/// document whose stored form may differ from its logical one is expanded once, for the
+/// Sorts stored main documents of `engine`'s collection by `sort` on their logical views:
+/// each document whose stored form may differ from its logical one is expanded once, for the
 /// comparison only; the matches keep their stored bytes.
 pub(crate) fn sort_logically(
     reader: &dyn Reader,
-    collection: &str,
+    engine: &Engine<'_>,
     matches: &mut Vec<Match>,
     sort: &SortSpec,
 ) -> Result<()> {
-    let catalog = reader.catalog();
-    let Role::Main(engine) = role(catalog, collection) else {
-        return storage::sort_matches(matches, sort);
-    };
     let mut keyed = Vec::with_capacity(matches.len());
     for found in matches.drain(..) {
         let stored = stored_document(&found.bytes)?;
         let view = if engine.may_differ_raw(stored) {
-            expand_raw(reader, &engine, stored, false)?
+            expand_raw(reader, engine, stored, false)?
         } else {
             None
         };
@@ -585,13 +551,6 @@ pub(crate) fn sort_logically(
     });
     matches.extend(keyed.into_iter().map(|(_, found)| found));
     Ok(())
-}
-
-/// Whether `filter` must be answered on logical documents: it touches a managed field.
-pub(crate) fn is_logical_query(catalog: &Catalog, collection: &str, filter: &Filter) -> bool {
-    role(catalog, collection)
-        .engine()
-        .is_some_and(|engine| matching::is_logical_query(engine, filter))
 }
 
 /// Evaluates a filter on the logical document of every main document whose stored form may
@@ -623,6 +582,7 @@ pub(crate) fn matches_logical(
 /// logical documents.
 pub(crate) fn query(
     reader: &dyn Reader,
+    engine: &Engine<'_>,
     collection: &str,
     filter: &Filter,
     sort: Option<&SortSpec>,
@@ -630,16 +590,15 @@ pub(crate) fn query(
     limit: Option<usize>,
 ) -> Result<QueryRun> {
     let catalog = reader.catalog();
-    let engine = Engine::new(collection, &catalog.policies);
-    let planning = matching::planning_filter(&engine, filter);
+    let planning = matching::planning_filter(engine, filter);
     let plan = planner::plan(catalog.collections.get(collection), &planning, sort);
     let mut execution = Execution::new(Arc::clone(&plan.access), plan.docs);
     let matcher = LogicalMatcher {
         reader,
-        engine: &engine,
+        engine,
         filter,
     };
-    if let Some(run) = index_union(reader, &engine, filter, &matcher, sort, skip, limit)? {
+    if let Some(run) = index_union(reader, engine, filter, &matcher, sort, skip, limit)? {
         return Ok(run);
     }
     let mut matches = execution.collect(reader, &matcher)?;
@@ -688,8 +647,8 @@ pub(crate) fn read_shape(
     collection: &str,
     filter: &Arc<Filter>,
 ) -> Result<ReadShape> {
-    let role = role(catalog, collection);
-    let Some(engine) = role.engine() else {
+    let route = Route::of(catalog, collection);
+    let Some(engine) = route.engine() else {
         return Ok(ReadShape::plain(filter));
     };
     let logical_filter = matching::is_logical_query(engine, filter);
@@ -1001,8 +960,7 @@ pub(crate) fn expand_matches(
     collection: &str,
     matches: &mut [Match],
 ) -> Result<()> {
-    let catalog = reader.catalog();
-    let Role::Main(engine) = role(catalog, collection) else {
+    let Route::Main(engine) = Route::of(reader.catalog(), collection) else {
         return Ok(());
     };
     for found in matches {
@@ -1039,8 +997,8 @@ pub(crate) fn logical_output(
     collection: &str,
     projection: Option<Arc<Projection>>,
 ) -> LogicalOutput {
-    let role = role(catalog, collection);
-    let Some(engine) = role.engine() else {
+    let route = Route::of(catalog, collection);
+    let Some(engine) = route.engine() else {
         return LogicalOutput {
             projection,
             array_reads: Vec::new(),
@@ -1092,8 +1050,7 @@ pub(crate) fn logical_matches(
     if output.expand {
         return expand_matches(reader, collection, matches);
     }
-    let catalog = reader.catalog();
-    let Role::Main(engine) = role(catalog, collection) else {
+    let Route::Main(engine) = Route::of(reader.catalog(), collection) else {
         return Ok(());
     };
     for found in matches {

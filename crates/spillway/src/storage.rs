@@ -32,6 +32,7 @@ use crate::error::{Error, ErrorKind, Result, codes};
 use crate::exec::{Execution, Match, stored_document};
 use crate::index_keys::{index_entries, key_values};
 use crate::planner::{self, HintedScan, Plan};
+use crate::route::Route;
 use crate::txn::{Reader, WriteTxn};
 
 /// What a query returned and how it ran.
@@ -856,13 +857,8 @@ pub(crate) fn index_position(txn: &WriteTxn, collection: &str, name: &str) -> Re
 pub(crate) fn drop_index(txn: &mut WriteTxn, collection: &str, name: &str) -> Result<()> {
     validate_collection_name(collection)?;
     // A time series' indexes are its buckets' (`timeseries::create_index`).
-    if let Some(buckets) = txn
-        .catalog()
-        .collections
-        .get(collection)
-        .and_then(|meta| meta.timeseries.as_ref())
-        .map(|layout| layout.buckets.clone())
-    {
+    if let Route::TimeSeries(layout) = Route::of(txn.catalog(), collection) {
+        let buckets = layout.buckets.clone();
         return drop_index(txn, &buckets, name);
     }
     if name == ID_INDEX_NAME {

@@ -29,6 +29,7 @@ use bson::{Bson, Document, doc};
 use super::single_stage;
 use crate::error::Result;
 use crate::patterned;
+use crate::route::Route;
 use crate::txn::Reader;
 
 /// How many elements of a managed array an unwound chunk holds.
@@ -90,7 +91,7 @@ impl LogicalInput {
             return Ok(LogicalInput::default());
         }
         let policy_path = |path: &str| {
-            patterned::is_managed_path(catalog, collection, path)
+            Route::of(catalog, collection).is_managed_path(path)
                 || patterned::is_reserved_path(catalog, collection, path)
         };
         let reads_policy_fields = |stages: &[Document]| -> Result<bool> {

@@ -40,6 +40,7 @@ use crate::exec::Execution;
 use crate::ops;
 use crate::patterned;
 use crate::planner;
+use crate::route::Route;
 use crate::storage;
 use crate::txn::{Published, Reader, WriteTxn};
 use crate::views;
@@ -267,11 +268,8 @@ impl Request {
         );
         // A sort on a managed array compares whole logical arrays: the input is sorted whole.
         let logical_sort = !self.stored
-            && patterned::is_logical_sort(
-                &state.catalog,
-                &self.collection,
-                self.prefix.sort.as_ref(),
-            );
+            && Route::of(&state.catalog, &self.collection)
+                .is_logical_sort(self.prefix.sort.as_ref());
         if plan.sort.is_some() || shape.as_ref().is_some_and(|shape| shape.union) || logical_sort {
             return Ok(Cursor::materialised(
                 self.query(&**state)?,

@@ -6,7 +6,6 @@
 use bson::{Document, doc};
 use spillway_doc::timeseries::BucketSpec;
 
-use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 
 /// The longest `bucketMaxSpanSeconds` and `bucketRoundingSeconds` MongoDB accepts (a year).
@@ -256,14 +255,6 @@ impl Timeseries {
         keys.insert(format!("control.max.{}", self.spec.time_field), 1);
         keys
     }
-}
-
-/// The layout of `collection` if it is a time series collection.
-pub(crate) fn timeseries_layout<'c>(
-    catalog: &'c Catalog,
-    collection: &str,
-) -> Option<&'c Timeseries> {
-    catalog.collections.get(collection)?.timeseries.as_ref()
 }
 
 /// MongoDB's error for what a time series collection does not take.
