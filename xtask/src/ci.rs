@@ -113,9 +113,10 @@ fn throw_away(root: &Path, build: &str, steps: &str) -> Result<()> {
 /// Prints what `target/` and `fuzz/target/` take on disk and what the disk has left.
 fn report_disk(root: &Path, steps: &str) {
     let gib = |bytes: u64| format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30));
-    let free = rustix::fs::statvfs(root)
-        .map(|stats| gib(stats.f_bavail.saturating_mul(stats.f_frsize)))
-        .unwrap_or_else(|error| format!("unknown ({error})"));
+    let free = rustix::fs::statvfs(root).map_or_else(
+        |error| format!("unknown ({error})"),
+        |stats| gib(stats.f_bavail.saturating_mul(stats.f_frsize)),
+    );
     println!(
         "== disk after {steps}: target/ {}, fuzz/target/ {}; {free} free",
         gib(disk_usage(&root.join("target"))),
@@ -207,7 +208,19 @@ fn find_snapshots(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{cargo, repo_root};
+    use super::{cargo, disk_usage, repo_root};
+
+    /// The disk report counts what files occupy, below every directory, and nothing for a
+    /// path that is not there.
+    #[test]
+    fn disk_usage_counts_files_in_subdirectories() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::fs::write(dir.path().join("a/b/data"), vec![7u8; 1 << 20]).unwrap();
+        let used = disk_usage(dir.path());
+        assert!((1 << 20..4 << 20).contains(&used), "{used} bytes");
+        assert_eq!(disk_usage(&dir.path().join("missing")), 0);
+    }
 
     /// `cargo xtask bench` and CI must never build the PoloDB peer: it stays out of the
     /// workspace, and the workspace still resolves without it.
