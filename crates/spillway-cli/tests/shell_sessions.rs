@@ -535,3 +535,51 @@ db.sales.aggregate([]).sort({ a: 1 })
 "
     ));
 }
+
+/// One front end: the shell passes every option it does not read itself to the command layer,
+/// so it takes what `spillway serve` takes (a TTL index, a sparse index, collations on reads
+/// and writes) and refuses what the server refuses, with the server's own message.
+#[test]
+fn the_shell_takes_and_refuses_the_options_the_command_layer_does() {
+    use spillway::bson::doc;
+    use spillway::command::{Commands, Namespaces};
+
+    let text = transcript(
+        r"
+db.e.insertMany([{ _id: 1, ts: 1, name: 'Anna' }, { _id: 2, ts: 2, name: 'anna' }, { _id: 3, name: 'Bob' }])
+db.e.createIndex({ ts: 1 }, { expireAfterSeconds: 3600 })
+db.e.createIndex({ name: 1 }, { name: 'by_name', sparse: true })
+db.e.getIndexes()
+db.e.countDocuments({ name: 'ANNA' }, { collation: { locale: 'en', strength: 2 } })
+db.e.distinct('name', { name: 'ANNA' }, { collation: { locale: 'en', strength: 2 } })
+db.e.updateMany({ name: 'ANNA' }, { $set: { seen: true } }, { collation: { locale: 'en', strength: 2 } })
+db.e.deleteOne({ name: 'BOB' }, { collation: { locale: 'en', strength: 2 } })
+db.e.find({}, { _id: 1, seen: 1 })
+db.e.find({}, {}, { bogus: 1 })
+db.e.createIndex({ x: 1 }, { bogus: 1 })
+",
+    );
+    for expected in [
+        "name: 'ts_1', expireAfterSeconds: 3600",
+        "name: 'by_name', sparse: true",
+        "[ 'Anna' ]",
+        "modifiedCount: 2",
+        "deletedCount: 1",
+        "[ { _id: 1, seen: true }, { _id: 2, seen: true } ]",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in:\n{text}");
+    }
+    assert!(!text.contains("unknown option"), "{text}");
+
+    // The refusals are the command layer's own messages.
+    let database = spillway::Database::open_in_memory().unwrap();
+    let commands = Commands::with_namespaces(database, Namespaces::Flat);
+    for command in [
+        doc! { "find": "e", "filter": {}, "bogus": 1 },
+        doc! { "createIndexes": "e", "indexes": [{ "key": { "x": 1 }, "name": "x_1", "bogus": 1 }] },
+    ] {
+        let reply = commands.execute(command);
+        let message = reply.get_str("errmsg").unwrap();
+        assert!(text.contains(message), "{message:?} not in:\n{text}");
+    }
+}

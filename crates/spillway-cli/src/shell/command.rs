@@ -1,8 +1,11 @@
 //! The statements the shell understands, as data: what the parser produces and the executor
 //! runs.
 //!
-//! Every argument is already evaluated (documents are `bson::Document`s, options are typed
-//! fields), so the executor never sees syntax. A new shell command is a new variant here, a
+//! Every argument is already evaluated (documents are `bson::Document`s, the options the
+//! shell reads itself are typed fields), so the executor never sees syntax. Every other option
+//! is *passed*: it goes into the command as given, and the command layer applies or refuses it
+//! with the server's own message, so the shell takes exactly the options `spillway serve`
+//! takes. A new shell command is a new variant here, a
 //! case in the parser that builds it and one in the executor that runs it. This module must
 //! never touch a database.
 
@@ -83,6 +86,8 @@ pub enum Operation {
     InsertOne {
         /// The document.
         document: Document,
+        /// The options as given, for the command layer to apply or refuse.
+        passed: Document,
     },
     /// `insertMany([documents])`, or `insertOne([documents])` (see `written_as_insert_one`).
     InsertMany {
@@ -91,6 +96,8 @@ pub enum Operation {
         /// The statement was `insertOne` with an array, which mongosh refuses and the seeds
         /// use: it runs as `insertMany` and says so.
         written_as_insert_one: bool,
+        /// The other options as given, for the command layer to apply or refuse.
+        passed: Document,
     },
     /// `find(filter, projection)` with its cursor methods.
     Find(FindQuery),
@@ -106,6 +113,8 @@ pub enum Operation {
         sort: Option<Document>,
         /// How many matching documents to pass over.
         skip: u64,
+        /// The other options as given, for the command layer to apply or refuse.
+        passed: Document,
     },
     /// `updateOne` / `updateMany(filter, update, options)`.
     Update {
@@ -119,6 +128,8 @@ pub enum Operation {
         upsert: bool,
         /// `{arrayFilters: [...]}`.
         array_filters: Vec<Document>,
+        /// The other options as given, for the command layer to apply or refuse.
+        passed: Document,
     },
     /// `replaceOne(filter, replacement, options)`.
     Replace {
@@ -128,13 +139,17 @@ pub enum Operation {
         replacement: Document,
         /// `{upsert: true}`.
         upsert: bool,
+        /// The other options as given, for the command layer to apply or refuse.
+        passed: Document,
     },
-    /// `deleteOne` / `deleteMany(filter)`.
+    /// `deleteOne` / `deleteMany(filter, options)`.
     Delete {
         /// The filter.
         filter: Document,
         /// `deleteMany` rather than `deleteOne`.
         multi: bool,
+        /// The other options as given, for the command layer to apply or refuse.
+        passed: Document,
     },
     /// `findOneAndUpdate(filter, update, options)`.
     FindOneAndUpdate {
@@ -162,6 +177,8 @@ pub enum Operation {
         sort: Option<Document>,
         /// Which fields of the deleted document to return.
         projection: Option<Document>,
+        /// The other options as given, for the command layer to apply or refuse.
+        passed: Document,
     },
     /// `countDocuments(filter, options)`.
     CountDocuments {
@@ -171,24 +188,29 @@ pub enum Operation {
         skip: u64,
         /// `{limit: n}`; 0 means no limit.
         limit: u64,
+        /// The other options as given, for the command layer to apply or refuse.
+        passed: Document,
     },
     /// `estimatedDocumentCount()`.
     EstimatedDocumentCount,
-    /// `distinct(field, filter)`.
+    /// `distinct(field, filter, options)`.
     Distinct {
         /// The dotted field path.
         field: String,
         /// The filter.
         filter: Document,
+        /// The other options as given, for the command layer to apply or refuse.
+        passed: Document,
     },
     /// `createIndex(keys, options)`.
     CreateIndex {
         /// The key pattern.
         keys: Document,
-        /// `{unique: true}`.
-        unique: bool,
-        /// `{name: '...'}`.
-        name: Option<String>,
+        /// The options as given (`unique`, `name`, `expireAfterSeconds`, `sparse`,
+        /// `partialFilterExpression`, `collation`...): each goes into the index specification
+        /// (`commitQuorum` and `comment` into the command), where the command layer applies or
+        /// refuses it.
+        options: Document,
     },
     /// `getIndexes()`.
     GetIndexes,
@@ -288,6 +310,9 @@ pub struct FindQuery {
     pub limit: i64,
     /// `.explain()`: show the plan instead of the documents.
     pub explain: bool,
+    /// The other options as given (`collation`, `hint`, `maxTimeMS`...), for the command
+    /// layer to apply or refuse.
+    pub passed: Document,
 }
 
 /// An `aggregate` with the cursor methods chained after it.
@@ -299,6 +324,8 @@ pub struct AggregateQuery {
     pub let_vars: Option<Document>,
     /// `.explain()` or `{explain: true}`: show the plan instead of the documents.
     pub explain: bool,
+    /// The other options as given, for the command layer to apply or refuse.
+    pub passed: Document,
 }
 
 /// Options of `findOneAndUpdate` and `findOneAndReplace`.
@@ -315,6 +342,9 @@ pub struct FindAndModifyOptions {
     pub return_after: bool,
     /// `{arrayFilters: [...]}` (updates only).
     pub array_filters: Vec<Document>,
+    /// The other options as given (`collation`, `hint`, `let`...), for the command layer to
+    /// apply or refuse.
+    pub passed: Document,
 }
 
 /// Which index `dropIndex` drops.

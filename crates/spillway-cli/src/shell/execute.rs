@@ -400,17 +400,21 @@ impl Executor {
 
     fn run_operation(&mut self, name: &str, operation: &Operation) -> Result<Outcome, Failure> {
         let reply = match operation {
-            Operation::InsertOne { document } => {
+            Operation::InsertOne { document, passed } => {
                 let document = with_id(document);
                 let id = document.get("_id").cloned().unwrap_or_default();
-                self.run_write(doc! { "insert": name, "documents": [document] })?;
+                self.run_write(with_passed(
+                    doc! { "insert": name, "documents": [document] },
+                    passed,
+                )?)?;
                 Bson::Document(doc! { "acknowledged": true, "insertedId": id })
             }
             Operation::InsertMany {
                 documents,
                 written_as_insert_one,
+                passed,
             } => {
-                let reply = self.insert_many(name, documents)?;
+                let reply = self.insert_many(name, documents, passed)?;
                 if *written_as_insert_one {
                     return Ok(Outcome {
                         notes: vec![format!(
@@ -429,6 +433,7 @@ impl Executor {
                 projection,
                 sort,
                 skip,
+                passed,
             } => {
                 let mut find = doc! {
                     "find": name,
@@ -441,7 +446,7 @@ impl Executor {
                 if *skip > 0 {
                     find.insert("skip", count_value(*skip));
                 }
-                let reply = self.run(find)?;
+                let reply = self.run(with_passed(find, passed)?)?;
                 first_batch(&reply)
                     .into_iter()
                     .next()
@@ -453,6 +458,7 @@ impl Executor {
                 multi,
                 upsert,
                 array_filters,
+                passed,
             } => {
                 let mut statement = doc! {
                     "q": filter.clone(),
@@ -463,21 +469,28 @@ impl Executor {
                 if !array_filters.is_empty() {
                     statement.insert("arrayFilters", array_filters.clone());
                 }
-                update_reply(&self.run_write(doc! { "update": name, "updates": [statement] })?)
+                let command = statement_command("update", name, "updates", statement, passed)?;
+                update_reply(&self.run_write(command)?)
             }
             Operation::Replace {
                 filter,
                 replacement,
                 upsert,
-            } => update_reply(&self.run_write(doc! {
-                "update": name,
-                "updates": [{ "q": filter.clone(), "u": replacement.clone(), "upsert": *upsert }],
-            })?),
-            Operation::Delete { filter, multi } => {
-                let reply = self.run_write(doc! {
-                    "delete": name,
-                    "deletes": [{ "q": filter.clone(), "limit": i32::from(!*multi) }],
-                })?;
+                passed,
+            } => {
+                let statement =
+                    doc! { "q": filter.clone(), "u": replacement.clone(), "upsert": *upsert };
+                let command = statement_command("update", name, "updates", statement, passed)?;
+                update_reply(&self.run_write(command)?)
+            }
+            Operation::Delete {
+                filter,
+                multi,
+                passed,
+            } => {
+                let statement = doc! { "q": filter.clone(), "limit": i32::from(!*multi) };
+                let command = statement_command("delete", name, "deletes", statement, passed)?;
+                let reply = self.run_write(command)?;
                 Bson::Document(doc! {
                     "acknowledged": true,
                     "deletedCount": count_value(count_of(&reply, "n")),
@@ -493,7 +506,10 @@ impl Executor {
                 if !options.array_filters.is_empty() {
                     command.insert("arrayFilters", options.array_filters.clone());
                 }
-                self.run(command)?.get("value").cloned().unwrap_or_default()
+                self.run(with_passed(command, &options.passed)?)?
+                    .get("value")
+                    .cloned()
+                    .unwrap_or_default()
             }
             Operation::FindOneAndReplace {
                 filter,
@@ -502,23 +518,31 @@ impl Executor {
             } => {
                 let mut command = find_and_modify(name, filter, options);
                 command.insert("update", replacement.clone());
-                self.run(command)?.get("value").cloned().unwrap_or_default()
+                self.run(with_passed(command, &options.passed)?)?
+                    .get("value")
+                    .cloned()
+                    .unwrap_or_default()
             }
             Operation::FindOneAndDelete {
                 filter,
                 sort,
                 projection,
+                passed,
             } => {
                 let mut command =
                     doc! { "findAndModify": name, "query": filter.clone(), "remove": true };
                 insert_some(&mut command, "sort", sort.as_ref());
                 insert_some(&mut command, "fields", projection.as_ref());
-                self.run(command)?.get("value").cloned().unwrap_or_default()
+                self.run(with_passed(command, passed)?)?
+                    .get("value")
+                    .cloned()
+                    .unwrap_or_default()
             }
             Operation::CountDocuments {
                 filter,
                 skip,
                 limit,
+                passed,
             } => {
                 let mut pipeline = vec![doc! { "$match": filter.clone() }];
                 if *skip > 0 {
@@ -528,11 +552,10 @@ impl Executor {
                     pipeline.push(doc! { "$limit": count_value(*limit) });
                 }
                 pipeline.push(doc! { "$group": { "_id": 1, "n": { "$sum": 1 } } });
-                let reply = self.run(doc! {
-                    "aggregate": name,
-                    "pipeline": pipeline,
-                    "cursor": {},
-                })?;
+                let reply = self.run(with_passed(
+                    doc! { "aggregate": name, "pipeline": pipeline, "cursor": {} },
+                    passed,
+                )?)?;
                 first_batch(&reply)
                     .first()
                     .and_then(|group| group.get("n").cloned())
@@ -543,24 +566,27 @@ impl Executor {
                 .get("n")
                 .cloned()
                 .unwrap_or(Bson::Int32(0)),
-            Operation::Distinct { field, filter } => self
-                .run(doc! { "distinct": name, "key": field, "query": filter.clone() })?
+            Operation::Distinct {
+                field,
+                filter,
+                passed,
+            } => self
+                .run(with_passed(
+                    doc! { "distinct": name, "key": field, "query": filter.clone() },
+                    passed,
+                )?)?
                 .get("values")
                 .cloned()
                 .unwrap_or_else(|| Bson::Array(Vec::new())),
-            Operation::CreateIndex {
-                keys,
-                unique,
-                name: index_name,
-            } => {
-                let mut index = doc! { "key": keys.clone() };
-                if let Some(index_name) = index_name {
-                    index.insert("name", index_name);
-                }
-                if *unique {
-                    index.insert("unique", true);
-                }
-                self.run(doc! { "createIndexes": name, "indexes": [index] })?;
+            Operation::CreateIndex { keys, options } => {
+                let index_name = options.get_str("name").ok();
+                let (index, passed) = split_options(
+                    doc! { "key": keys.clone() },
+                    options,
+                    &["commitQuorum", "comment"],
+                );
+                let command = doc! { "createIndexes": name, "indexes": [index] };
+                self.run(with_passed(command, &passed)?)?;
                 let created = self
                     .indexes(name)?
                     .into_iter()
@@ -671,9 +697,15 @@ impl Executor {
 
     /// `insertMany`: ordered, as mongosh sends it; the documents before a failure stay, and
     /// the error says how many.
-    fn insert_many(&self, name: &str, documents: &[Document]) -> Result<Bson, Failure> {
+    fn insert_many(
+        &self,
+        name: &str,
+        documents: &[Document],
+        passed: &Document,
+    ) -> Result<Bson, Failure> {
         let documents: Vec<Document> = documents.iter().map(with_id).collect();
-        let reply = self.run(doc! { "insert": name, "documents": documents.clone() })?;
+        let command = doc! { "insert": name, "documents": documents.clone() };
+        let reply = self.run(with_passed(command, passed)?)?;
         if let Ok(errors) = reply.get_array("writeErrors")
             && let Some(error) = errors.first().and_then(Bson::as_document)
         {
@@ -716,6 +748,7 @@ impl Executor {
         if query.limit != 0 {
             find.insert("limit", query.limit);
         }
+        let mut find = with_passed(find, &query.passed)?;
         if query.explain {
             return self.explain(find);
         }
@@ -733,6 +766,7 @@ impl Executor {
             "cursor": { "batchSize": self.fetch_size_value() },
         };
         insert_some(&mut aggregate, "let", query.let_vars.as_ref());
+        let mut aggregate = with_passed(aggregate, &query.passed)?;
         if query.explain {
             aggregate.remove("cursor");
             return self.explain(aggregate);
@@ -775,6 +809,64 @@ fn with_id(document: &Document) -> Document {
     let mut with_id = doc! { "_id": ObjectId::new() };
     with_id.extend(document.clone());
     with_id
+}
+
+/// `command` with the options the shell passed on as given, for the command layer to apply
+/// or refuse. An option naming a field the shell set itself is refused here: one of the two
+/// would otherwise be lost.
+fn with_passed(mut command: Document, passed: &Document) -> Result<Document, Failure> {
+    for (option, value) in passed {
+        if command.contains_key(option) {
+            return Err(Failure::Usage(format!(
+                "option '{option}' cannot be given here: the shell sets it from the statement"
+            )));
+        }
+        command.insert(option.clone(), value.clone());
+    }
+    Ok(command)
+}
+
+/// Splits the options of one statement of a write command (or one index of
+/// `createIndexes`): those in `command_level` are the command's, every other goes into
+/// `statement` as given. Returns the statement and the command's options.
+fn split_options(
+    mut statement: Document,
+    options: &Document,
+    command_level: &[&str],
+) -> (Document, Document) {
+    let mut command = Document::new();
+    for (option, value) in options {
+        let target = if command_level.contains(&option.as_str()) {
+            &mut command
+        } else {
+            &mut statement
+        };
+        target.insert(option.clone(), value.clone());
+    }
+    (statement, command)
+}
+
+/// A write command (`update`, `delete`) of one `statement`: MongoDB's per-statement options
+/// (`collation`, `hint`, `sort`) go into the statement, every other option to the command,
+/// for the command layer to apply or refuse.
+fn statement_command(
+    verb: &str,
+    collection: &str,
+    statements: &str,
+    statement: Document,
+    passed: &Document,
+) -> Result<Document, Failure> {
+    let per_statement = ["collation", "hint", "sort"];
+    let command_level: Vec<&str> = passed
+        .keys()
+        .map(String::as_str)
+        .filter(|option| !per_statement.contains(option))
+        .collect();
+    let (statement, command_options) = split_options(statement, passed, &command_level);
+    with_passed(
+        doc! { verb: collection, statements: [statement] },
+        &command_options,
+    )
 }
 
 fn insert_some(command: &mut Document, key: &str, value: Option<&Document>) {
@@ -858,7 +950,7 @@ fn help_lines() -> Vec<String> {
         "  db.<collection>.<method>(...)        also db.collection('<name>').<method>(...) and db['<name>']".to_owned(),
         format!("  collection methods: {}", COLLECTION_METHODS.join(", ")),
         format!("  after find(...): {}", CURSOR_METHODS.join(", ")),
-        "  options as in mongosh: {upsert: true}, {arrayFilters: [...]}, {returnDocument: 'after'}, {unique: true}".to_owned(),
+        "  options as in mongosh, every one the server takes: {upsert: true}, {collation: {...}}, {returnDocument: 'after'}, {expireAfterSeconds: 3600}...".to_owned(),
         format!("  db.<method>(): {}", DATABASE_METHODS.join(", ")),
         "  patterns: db.<coll>.setPattern({outlier: '<field>', threshold: 50, ...}) or ({subset: '<field>', keep: 10, sortBy: {...}, ...}),".to_owned(),
         "            removePattern('<field>'), arrayLength(id, '<field>'), arrayPage(id, '<field>', {skip, limit}), advise(),".to_owned(),

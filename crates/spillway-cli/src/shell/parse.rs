@@ -532,21 +532,21 @@ fn parse_operation(
     let operation = match method {
         "insertOne" => {
             arguments.at_most(2)?;
-            arguments.no_options(1)?;
+            let passed = arguments.passing_options(1)?.passed();
             match arguments.required(0, "the document to insert")? {
-                Bson::Document(document) => Operation::InsertOne { document },
+                Bson::Document(document) => Operation::InsertOne { document, passed },
                 Bson::Array(elements) => Operation::InsertMany {
                     documents: arguments.documents_of(0, elements)?,
                     written_as_insert_one: true,
+                    passed,
                 },
                 other => return Err(arguments.wrong_type(0, "a document", &other)),
             }
         }
         "insertMany" => {
             arguments.at_most(2)?;
-            if let Some(mut options) = arguments.options(1, &["ordered"])?
-                && !options.bool("ordered")?.unwrap_or(true)
-            {
+            let mut options = arguments.passing_options(1)?;
+            if !options.bool("ordered")?.unwrap_or(true) {
                 return Err(options.refuse(
                     "ordered",
                     "'ordered: false' is not supported: insertMany is ordered (it stops at the first failure and keeps the documents inserted before it)",
@@ -556,6 +556,7 @@ fn parse_operation(
                 Bson::Array(elements) => Operation::InsertMany {
                     documents: arguments.documents_of(0, elements)?,
                     written_as_insert_one: false,
+                    passed: options.passed(),
                 },
                 other => return Err(arguments.wrong_type(0, "an array of documents", &other)),
             }
@@ -567,16 +568,16 @@ fn parse_operation(
                 projection: arguments.optional_document(1, "a projection")?,
                 ..FindQuery::default()
             };
-            if let Some(mut options) =
-                arguments.options(2, &["sort", "skip", "limit", "projection"])?
-            {
-                query.sort = options.document("sort")?;
-                query.skip = options.count("skip")?.unwrap_or(0);
-                query.limit = options.integer("limit")?.unwrap_or(0);
-                if let Some(projection) = options.document("projection")? {
-                    query.projection = Some(projection);
-                }
+            let mut options = arguments.passing_options(2)?;
+            query.sort = options.document("sort")?;
+            query.skip = options.count("skip")?.unwrap_or(0);
+            query.limit = options.integer("limit")?.unwrap_or(0);
+            if let Some(projection) = options.document("projection")? {
+                query.projection = Some(projection);
             }
+            // The shell pages the cursor itself (`it`), with its own batch size.
+            options.integer("batchSize")?;
+            query.passed = options.passed();
             Operation::Find(query)
         }
         "aggregate" => {
@@ -591,74 +592,64 @@ fn parse_operation(
                 pipeline,
                 ..AggregateQuery::default()
             };
-            if let Some(mut options) = arguments.options(
-                1,
-                &["let", "allowDiskUse", "batchSize", "explain", "comment"],
-            )? {
-                query.let_vars = options.document("let")?;
-                options.bool("allowDiskUse")?;
-                query.explain = options.bool("explain")?.unwrap_or(false);
-            }
+            let mut options = arguments.passing_options(1)?;
+            query.let_vars = options.document("let")?;
+            query.explain = options.bool("explain")?.unwrap_or(false);
+            // The shell pages the cursor itself (`it`), with its own batch size.
+            options.integer("batchSize")?;
+            query.passed = options.passed();
             Operation::Aggregate(query)
         }
         "findOne" => {
             arguments.at_most(3)?;
             let filter = arguments.filter(0)?;
             let mut projection = arguments.optional_document(1, "a projection")?;
-            let mut sort = None;
-            let mut skip = 0;
-            if let Some(mut options) = arguments.options(2, &["sort", "skip", "projection"])? {
-                sort = options.document("sort")?;
-                skip = options.count("skip")?.unwrap_or(0);
-                if let Some(given) = options.document("projection")? {
-                    projection = Some(given);
-                }
+            let mut options = arguments.passing_options(2)?;
+            let sort = options.document("sort")?;
+            let skip = options.count("skip")?.unwrap_or(0);
+            if let Some(given) = options.document("projection")? {
+                projection = Some(given);
             }
             Operation::FindOne {
                 filter,
                 projection,
                 sort,
                 skip,
+                passed: options.passed(),
             }
         }
         "updateOne" | "updateMany" => {
             arguments.at_most(3)?;
             let filter = arguments.required_document(0, "a filter")?;
             let update = arguments.update(1)?;
-            let mut upsert = false;
-            let mut array_filters = Vec::new();
-            if let Some(mut options) = arguments.options(2, &["upsert", "arrayFilters"])? {
-                upsert = options.bool("upsert")?.unwrap_or(false);
-                array_filters = options.documents("arrayFilters")?.unwrap_or_default();
-            }
+            let mut options = arguments.passing_options(2)?;
             Operation::Update {
                 filter,
                 update,
                 multi: method == "updateMany",
-                upsert,
-                array_filters,
+                upsert: options.bool("upsert")?.unwrap_or(false),
+                array_filters: options.documents("arrayFilters")?.unwrap_or_default(),
+                passed: options.passed(),
             }
         }
         "replaceOne" => {
             arguments.at_most(3)?;
             let filter = arguments.required_document(0, "a filter")?;
             let replacement = arguments.required_document(1, "the replacement document")?;
-            let mut upsert = false;
-            if let Some(mut options) = arguments.options(2, &["upsert"])? {
-                upsert = options.bool("upsert")?.unwrap_or(false);
-            }
+            let mut options = arguments.passing_options(2)?;
             Operation::Replace {
                 filter,
                 replacement,
-                upsert,
+                upsert: options.bool("upsert")?.unwrap_or(false),
+                passed: options.passed(),
             }
         }
         "deleteOne" | "deleteMany" => {
             arguments.at_most(2)?;
-            arguments.no_options(1)?;
             Operation::Delete {
                 filter: arguments.required_document(0, "a filter")?,
                 multi: method == "deleteMany",
+                passed: arguments.passing_options(1)?.passed(),
             }
         }
         "findOneAndUpdate" => {
@@ -680,31 +671,23 @@ fn parse_operation(
         "findOneAndDelete" => {
             arguments.at_most(2)?;
             let filter = arguments.required_document(0, "a filter")?;
-            let mut sort = None;
-            let mut projection = None;
-            if let Some(mut options) = arguments.options(1, &["sort", "projection"])? {
-                sort = options.document("sort")?;
-                projection = options.document("projection")?;
-            }
+            let mut options = arguments.passing_options(1)?;
             Operation::FindOneAndDelete {
                 filter,
-                sort,
-                projection,
+                sort: options.document("sort")?,
+                projection: options.document("projection")?,
+                passed: options.passed(),
             }
         }
         "countDocuments" => {
             arguments.at_most(2)?;
             let filter = arguments.filter(0)?;
-            let mut skip = 0;
-            let mut limit = 0;
-            if let Some(mut options) = arguments.options(1, &["skip", "limit"])? {
-                skip = options.count("skip")?.unwrap_or(0);
-                limit = options.count("limit")?.unwrap_or(0);
-            }
+            let mut options = arguments.passing_options(1)?;
             Operation::CountDocuments {
                 filter,
-                skip,
-                limit,
+                skip: options.count("skip")?.unwrap_or(0),
+                limit: options.count("limit")?.unwrap_or(0),
+                passed: options.passed(),
             }
         }
         "estimatedDocumentCount" => {
@@ -713,7 +696,7 @@ fn parse_operation(
             Operation::EstimatedDocumentCount
         }
         "distinct" => {
-            arguments.at_most(2)?;
+            arguments.at_most(3)?;
             let field = match arguments.required(0, "a field name")? {
                 Bson::String(field) => field,
                 other => return Err(arguments.wrong_type(0, "a field name as a string", &other)),
@@ -721,18 +704,16 @@ fn parse_operation(
             Operation::Distinct {
                 field,
                 filter: arguments.filter(1)?,
+                passed: arguments.passing_options(2)?.passed(),
             }
         }
         "createIndex" => {
             arguments.at_most(2)?;
             let keys = arguments.required_document(0, "a key pattern such as {year: 1}")?;
-            let mut unique = false;
-            let mut name = None;
-            if let Some(mut options) = arguments.options(1, &["unique", "name"])? {
-                unique = options.bool("unique")?.unwrap_or(false);
-                name = options.string("name")?;
+            Operation::CreateIndex {
+                keys,
+                options: arguments.passing_options(1)?.passed(),
             }
-            Operation::CreateIndex { keys, unique, name }
         }
         "getIndexes" => {
             arguments.at_most(0)?;
@@ -1138,6 +1119,24 @@ impl Arguments<'_> {
         }
     }
 
+    /// The options document at `index` (empty when there is none), of a method whose options
+    /// go to the command layer: what the shell does not read from it is passed on
+    /// ([`Options::passed`]) for the command layer to apply or refuse.
+    fn passing_options(&self, index: usize) -> Result<Options<'_>> {
+        let document = match self.value(index)? {
+            None | Some(Bson::Null | Bson::Undefined) => Document::new(),
+            Some(Bson::Document(document)) => document,
+            Some(other) => return Err(self.wrong_type(index, "an options document", &other)),
+        };
+        Ok(Options {
+            arguments: self,
+            index,
+            document,
+        })
+    }
+
+    /// The options document at `index` of a method the shell runs alone, which knows only
+    /// the `supported` options.
     fn options(&self, index: usize, supported: &[&'static str]) -> Result<Option<Options<'_>>> {
         let document = match self.value(index)? {
             None | Some(Bson::Null | Bson::Undefined) => return Ok(None),
@@ -1239,20 +1238,8 @@ impl Arguments<'_> {
     }
 
     fn find_and_modify_options(&self, index: usize, update: bool) -> Result<FindAndModifyOptions> {
-        let mut supported = vec![
-            "sort",
-            "projection",
-            "upsert",
-            "returnDocument",
-            "returnNewDocument",
-        ];
-        if update {
-            supported.push("arrayFilters");
-        }
         let mut result = FindAndModifyOptions::default();
-        let Some(mut options) = self.options(index, &supported)? else {
-            return Ok(result);
-        };
+        let mut options = self.passing_options(index)?;
         result.sort = options.document("sort")?;
         result.projection = options.document("projection")?;
         result.upsert = options.bool("upsert")?.unwrap_or(false);
@@ -1271,6 +1258,7 @@ impl Arguments<'_> {
         if update {
             result.array_filters = options.documents("arrayFilters")?.unwrap_or_default();
         }
+        result.passed = options.passed();
         Ok(result)
     }
 }
@@ -1283,6 +1271,12 @@ struct Options<'a> {
 }
 
 impl Options<'_> {
+    /// The options not read yet, as given: for the command, where the command layer applies
+    /// or refuses each.
+    fn passed(self) -> Document {
+        self.document
+    }
+
     fn refuse(&self, option: &str, message: &str) -> ShellError {
         self.arguments.usage(
             self.index,
