@@ -81,10 +81,7 @@ fn query_routed(
             let mut run = query_unordered(reader, route, collection, filter, None, 0, None)?;
             near::order_by_distance(&mut run.matches, path, near)?;
             let skip = usize::try_from(skip).unwrap_or(usize::MAX);
-            run.matches.drain(..skip.min(run.matches.len()));
-            if let Some(limit) = limit {
-                run.matches.truncate(limit);
-            }
+            run.matches = storage::skip_and_limit(run.matches, skip, limit);
             return Ok(run);
         }
     }
