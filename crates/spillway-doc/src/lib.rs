@@ -1,9 +1,6 @@
-//! MongoDB's document language on top of the [`bson`] crate.
+#![doc = include_str!("../README.md")]
 //!
-//! `spillway-doc` knows nothing about storage, collections or patterns: it evaluates
-//! MongoDB filters, updates, projections and sorts over `bson` documents (raw or decoded),
-//! orders BSON values the way MongoDB does (and encodes them as byte keys with the same
-//! order, for indexes), and reads Extended JSON and mongosh-style literals.
+//! ## Modules
 //!
 //! | module | what it does |
 //! |---|---|
@@ -27,25 +24,12 @@
 //! | [`timeseries`] | time series buckets: MongoDB's bucket format, packed and unpacked |
 //! | [`model`] | a plain in-memory collection with MongoDB semantics: the reference model |
 //!
-//! ## Features
-//!
-//! None is on by default, so that the rest builds alone and without a C compiler:
-//!
-//! | feature | brings | dependencies |
-//! |---|---|---|
-//! | `js` | `$where` | `rquickjs` (QuickJS, compiled from C) |
-//! | `collation` | collations other than `simple` | `icu_collator`, `icu_locale_core` |
-//! | `geo` | `$geoWithin`, `$geoIntersects`, `$near`, `$nearSphere` | `geo` |
-//! | `text` | `$text` | `rust-stemmers`, `icu_normalizer` |
-//!
 //! Without a feature, its module keeps its name and the types the rest of the crate
-//! mentions, and a filter or collation that needs it is refused when parsed, with an error
-//! naming the operator and the feature (`$where needs spillway-doc's `js` feature`): a
-//! [`DocError::InvalidFilter`] or [`DocError::InvalidCollation`], which the facade answers
-//! with MongoDB's BadValue (2). The `spillway` facade turns all four on.
+//! mentions, from the private `disabled` module, which holds every stand-in (a collation's is
+//! in `collation`, whose simple comparison is always there).
 //!
 //! Modules are layered, each using only those below it (bottom first): `error`, `number`,
-//! `decode`, `geospatial` → `path`, `collation`, `size`, `regex_matcher`, `javascript`,
+//! `decode`, `geospatial`, `disabled` → `path`, `collation`, `size`, `regex_matcher`, `javascript`,
 //! `shell`, `text` → `compare` → `expr`, `key`, `sort`, `timeseries` → `filter` →
 //! `pipeline`, `projection` → `update` → `model`.
 
