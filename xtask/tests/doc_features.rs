@@ -24,7 +24,14 @@ fn dependency_names(features: &[&str]) -> Vec<String> {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let output = Command::new(cargo)
         .current_dir(workspace)
-        .args(["tree", "--locked", "-p", "spillway-doc", "-e", "normal,build"])
+        .args([
+            "tree",
+            "--locked",
+            "-p",
+            "spillway-doc",
+            "-e",
+            "normal,build",
+        ])
         .args(["--prefix", "none"])
         .args(features)
         .output()

@@ -3,12 +3,12 @@
 //! `js`, `geo` and `text` (and `collation`) are off by default, so that the document model,
 //! filters, updates, projections and the expression language build alone, without a C
 //! compiler. Each submodule here stands in for one module left out and keeps its name and
-//! the types the rest of the crate mentions ([`crate::filter::Clause::Where`] holds a
-//! [`WhereFunction`](crate::javascript::WhereFunction) either way), so that no code outside
+//! the types the rest of the crate mentions (the filter's `Clause::Where` holds a
+//! `javascript::WhereFunction` either way), so that no code outside
 //! this module needs a `#[cfg]`. Those types wrap [`NotBuilt`]: no value of them can exist,
 //! so their methods are never called. Only the parsers can run, and they refuse the operator
 //! with an error that names it and the missing feature, where the operator's other parse
-//! errors come from: a [`DocError::InvalidFilter`](crate::DocError::InvalidFilter) for
+//! errors come from: a [`DocError::InvalidFilter`](crate::error::DocError::InvalidFilter) for
 //! `$where`, `$text`, `$geoWithin`, `$geoIntersects`, `$near` and `$nearSphere` (a filter
 //! error, answered with MongoDB's BadValue (2) by the facade and the wire server, as an
 //! unknown operator is). Collations are refused in the `collation` module itself, whose

@@ -29,8 +29,8 @@
 //! in `collation`, whose simple comparison is always there).
 //!
 //! Modules are layered, each using only those below it (bottom first): `error`, `number`,
-//! `decode`, `geospatial`, `disabled` → `path`, `collation`, `size`, `regex_matcher`, `javascript`,
-//! `shell`, `text` → `compare` → `expr`, `key`, `sort`, `timeseries` → `filter` →
+//! `decode`, `geospatial` → `path`, `disabled`, `size`, `regex_matcher`, `javascript`, `text`
+//! → `collation`, `shell` → `compare` → `expr`, `key`, `sort`, `timeseries` → `filter` →
 //! `pipeline`, `projection` → `update` → `model`.
 
 // MongoDB's error codes (5439014...) are written as MongoDB's documentation writes them.

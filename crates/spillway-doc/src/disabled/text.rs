@@ -35,6 +35,10 @@ impl TextQuery {
 
 impl TextSearch {
     /// An unbound search for `query` (never called: no query exists).
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "the signature of the real `TextSearch::new`"
+    )]
     pub fn new(query: TextQuery) -> TextSearch {
         match query.0 {}
     }
