@@ -7,6 +7,9 @@
 //! itself is the Unicode Collation Algorithm with CLDR's locale tailorings, from ICU4X
 //! (`icu_collator`), the same algorithm and data MongoDB's ICU uses.
 //!
+//! The collator needs the `collation` feature (ICU4X and its data); without it, parsing any
+//! collation other than `simple` fails with an error that says so.
+//!
 //! The default, `Collation::simple()` (and `{ locale: "simple" }`), compares strings by code
 //! point, and costs nothing: a collated comparison is only made when the collation says so.
 //!
@@ -21,11 +24,41 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
-use icu_collator::options::{AlternateHandling, CaseLevel, CollatorOptions, MaxVariable, Strength};
-use icu_collator::preferences::{CollationCaseFirst, CollationNumericOrdering};
-use icu_collator::{Collator, CollatorBorrowed, CollatorPreferences};
 
 use crate::error::{DocError, Result};
+
+/// The collator of a non-simple collation: ICU4X's with the `collation` feature.
+#[cfg(feature = "collation")]
+mod icu;
+
+/// Without the `collation` feature: no collator, so that a collation other than `simple` is
+/// refused when parsed (the only place this build differs).
+#[cfg(not(feature = "collation"))]
+mod icu {
+    use std::cmp::Ordering;
+
+    use super::{Spec, invalid};
+    use crate::disabled::{NotBuilt, needs_feature};
+    use crate::error::Result;
+
+    /// A collator, which this build cannot make: no value exists.
+    pub(super) struct Collator(NotBuilt);
+
+    impl Collator {
+        /// Compares two strings (never called: no value exists).
+        pub(super) fn compare(&self, _a: &str, _b: &str) -> Ordering {
+            match self.0 {}
+        }
+    }
+
+    /// Refuses every locale: collating needs the `collation` feature.
+    pub(super) fn build_collator(spec: &Spec) -> Result<Collator> {
+        Err(invalid(format!(
+            "{} (only the simple collation is built in)",
+            needs_feature(&format!("collation locale '{}'", spec.locale), "collation")
+        )))
+    }
+}
 
 /// The ICU version MongoDB reports in a resolved collation; drivers echo it back, so a
 /// collation read from `listIndexes` can be sent again.
@@ -43,7 +76,7 @@ pub struct Collation {
 /// A non-simple collation: its resolved specification and the collator built from it.
 struct Collated {
     spec: Spec,
-    collator: CollatorBorrowed<'static>,
+    collator: icu::Collator,
 }
 
 /// The fields of a collation document, with MongoDB's defaults filled in.
@@ -143,7 +176,7 @@ impl Collation {
             ));
         }
         parsed.locale = locale;
-        let collator = build_collator(&parsed)?;
+        let collator = icu::build_collator(&parsed)?;
         Ok(Collation {
             collated: Some(Arc::new(Collated {
                 spec: parsed,
@@ -219,86 +252,6 @@ impl fmt::Debug for Collation {
     }
 }
 
-/// Builds the ICU4X collator for a resolved specification.
-fn build_collator(spec: &Spec) -> Result<CollatorBorrowed<'static>> {
-    // MongoDB writes locales ICU's way (`en_US`, `de@collation=phonebook`); ICU4X reads
-    // BCP 47 (`en-US`, `de-u-co-phonebk`).
-    let tag = bcp47(&spec.locale)
-        .ok_or_else(|| invalid(format!("collation locale '{}' is not valid", spec.locale)))?;
-    let locale: icu_locale_core::Locale = tag
-        .parse()
-        .map_err(|_| invalid(format!("collation locale '{}' is not valid", spec.locale)))?;
-    let mut preferences = CollatorPreferences::from(&locale);
-    preferences.case_first = Some(match spec.case_first.as_str() {
-        "upper" => CollationCaseFirst::Upper,
-        "lower" => CollationCaseFirst::Lower,
-        _ => CollationCaseFirst::False,
-    });
-    preferences.numeric_ordering = Some(if spec.numeric_ordering {
-        CollationNumericOrdering::True
-    } else {
-        CollationNumericOrdering::False
-    });
-    let mut options = CollatorOptions::default();
-    options.strength = Some(match spec.strength {
-        1 => Strength::Primary,
-        2 => Strength::Secondary,
-        3 => Strength::Tertiary,
-        4 => Strength::Quaternary,
-        _ => Strength::Identical,
-    });
-    options.case_level = Some(if spec.case_level {
-        CaseLevel::On
-    } else {
-        CaseLevel::Off
-    });
-    options.alternate_handling = Some(if spec.alternate == "shifted" {
-        AlternateHandling::Shifted
-    } else {
-        AlternateHandling::NonIgnorable
-    });
-    options.max_variable = Some(if spec.max_variable == "space" {
-        MaxVariable::Space
-    } else {
-        MaxVariable::Punctuation
-    });
-    Collator::try_new(preferences, options).map_err(|error| {
-        invalid(format!(
-            "no collation data for locale '{}': {error}",
-            spec.locale
-        ))
-    })
-}
-
-/// ICU's locale syntax (`en_US`, `de@collation=phonebook`) as a BCP 47 tag; `None` for a
-/// keyword this module does not translate.
-fn bcp47(locale: &str) -> Option<String> {
-    let (language, keywords) = match locale.split_once('@') {
-        Some((language, keywords)) => (language, Some(keywords)),
-        None => (locale, None),
-    };
-    let mut tag = language.replace('_', "-");
-    if let Some(keywords) = keywords {
-        let mut extension = String::new();
-        for keyword in keywords.split(';') {
-            let (key, value) = keyword.split_once('=')?;
-            let value = match (key, value) {
-                ("collation", "phonebook") => "phonebk",
-                ("collation", "dictionary") => "dict",
-                ("collation", "traditional") => "trad",
-                ("collation", "gb2312han") => "gb2312",
-                ("collation", other) => other,
-                _ => return None,
-            };
-            extension.push_str("-co-");
-            extension.push_str(value);
-        }
-        tag.push_str("-u");
-        tag.push_str(&extension);
-    }
-    Some(tag)
-}
-
 fn invalid(message: impl Into<String>) -> DocError {
     DocError::InvalidCollation {
         message: message.into(),
@@ -340,6 +293,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(feature = "collation")]
     fn strength_two_ignores_case_and_strength_one_accents() {
         let secondary = Collation::parse(&doc! { "locale": "en_US", "strength": 2 }).unwrap();
         assert_eq!(secondary.compare_strings("PING", "ping"), Ordering::Equal);
@@ -354,6 +308,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "collation")]
     fn numeric_ordering_compares_digits_as_numbers() {
         let numeric = Collation::parse(&doc! { "locale": "en", "numericOrdering": true }).unwrap();
         assert_eq!(numeric.compare_strings("10", "9"), Ordering::Greater);
@@ -378,6 +333,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "collation")]
     fn the_resolved_spec_has_every_field_and_reparses_to_the_same_collation() {
         let collation = Collation::parse(&doc! { "locale": "fr", "strength": 1 }).unwrap();
         let spec = collation.to_document();
@@ -387,6 +343,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "collation")]
     fn bad_specifications_name_the_problem() {
         for (spec, expected) in [
             (doc! { "strength": 2 }, "has no 'locale'"),
@@ -409,12 +366,25 @@ mod tests {
     }
 
     #[test]
-    fn icu_keywords_become_bcp47_extensions() {
-        assert_eq!(bcp47("en_US").as_deref(), Some("en-US"));
+    #[cfg(not(feature = "collation"))]
+    fn a_locale_needs_the_collation_feature_and_simple_does_not() {
+        let error = Collation::parse(&doc! { "locale": "fr", "strength": 1 }).unwrap_err();
         assert_eq!(
-            bcp47("de@collation=phonebook").as_deref(),
-            Some("de-u-co-phonebk")
+            error.to_string(),
+            "invalid collation: collation locale 'fr' needs spillway-doc's `collation` feature \
+             (only the simple collation is built in)"
         );
-        assert_eq!(bcp47("de@colour=blue"), None);
+        // What is checked before a collator is built is still checked.
+        let error = Collation::parse(&doc! { "locale": "fr", "colour": 1 }).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("unknown collation field 'colour'")
+        );
+        assert!(
+            Collation::parse(&doc! { "locale": "simple" })
+                .unwrap()
+                .is_simple()
+        );
     }
 }

@@ -459,6 +459,12 @@ pub struct NearQuery {
 }
 
 impl NearQuery {
+    /// `$near` or `$nearSphere` (the field, for code that also builds without the `geo`
+    /// feature, where `NearQuery` has no fields).
+    pub fn operator(&self) -> &'static str {
+        self.operator
+    }
+
     /// Whether the point was given as GeoJSON (`$geometry`): such a query needs a `2dsphere`
     /// index, a legacy one either kind.
     pub fn is_geojson(&self) -> bool {

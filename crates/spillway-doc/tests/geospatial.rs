@@ -1,6 +1,9 @@
 //! Geospatial query operators: which stored locations `$geoWithin`, `$geoIntersects`, `$near`
 //! and `$nearSphere` match, and what they refuse. Polygons crossing the antimeridian are not
 //! supported (see `spillway_doc::geospatial`), so no case here crosses it.
+//! Without the `geo` feature these operators are refused (see `filter_errors.rs`).
+
+#![cfg(feature = "geo")]
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
 use spillway_doc::filter::Filter;

@@ -1,10 +1,9 @@
-//! spillway-pattern: MongoDB's Outlier and Subset schema patterns, applied automatically.
+#![doc = include_str!("../README.md")]
 //!
-//! The application declares a [`Pattern`] once; the engine then keeps every main document
-//! small while the *logical* document (what the application would have stored without the
-//! pattern) stays whole and reachable. It works over any storage that implements the small
-//! [`ReadBackend`] / [`WriteBackend`] traits: the embedded `spillway` database today, a MongoDB
-//! deployment through the official driver later.
+//! ## Modules
+//!
+//! The engine works through [`Pattern`], the [`ReadBackend`] / [`WriteBackend`] traits and
+//! [`Layer`]; [`MemoryBackend`] is the reference backend.
 //!
 //! | module | what it holds |
 //! |---|---|

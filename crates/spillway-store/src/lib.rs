@@ -1,4 +1,6 @@
-//! `spillway-store`: a memory-mapped, append-only key-value log store.
+#![doc = include_str!("../README.md")]
+//!
+//! ## What it does
 //!
 //! - **Keyspaces** of ordered byte keys to byte values ([`Store::keyspace`]).
 //! - **Atomic write batches** across keyspaces ([`WriteBatch`], [`Store::commit`]): each batch
@@ -38,24 +40,6 @@
 //! mapped file) → `checkpoint_archive` (the archive's layout), `segment` → `directory` →
 //! `checkpoint`, `compaction`, `snapshot` → `recovery` (opening, and its report), `fuzzing` →
 //! `salvage` (repair, and its report) → `store`.
-//!
-//! ```
-//! use spillway_store::{Store, WriteBatch};
-//!
-//! let store = Store::open_in_memory()?;
-//! let sales = store.keyspace("c:sales")?;
-//! let mut batch = WriteBatch::new();
-//! batch.put(sales, b"2026-11-01", b"12").put(sales, b"2026-11-02", b"7");
-//! store.commit(batch)?;
-//!
-//! let snapshot = store.snapshot();
-//! let november: Vec<_> = snapshot
-//!     .prefix(sales, b"2026-11")?
-//!     .map(|entry| entry.map(|(key, value)| (key.to_vec(), value.to_vec())))
-//!     .collect::<Result<_, _>>()?;
-//! assert_eq!(november.len(), 2);
-//! # Ok::<(), spillway_store::Error>(())
-//! ```
 
 pub mod backend;
 mod batch;

@@ -95,7 +95,7 @@ impl Predicate {
             Predicate::Not(_) => "$not",
             Predicate::GeoWithin(_) => "$geoWithin",
             Predicate::GeoIntersects(_) => "$geoIntersects",
-            Predicate::Near(near) => near.operator,
+            Predicate::Near(near) => near.operator(),
         }
     }
 }
