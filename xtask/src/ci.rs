@@ -167,6 +167,12 @@ fn run_tests(root: &Path) -> Result<()> {
         .env("INSTA_UPDATE", "no")
         .env("INSTA_SNAPSHOT_REFERENCES_FILE", &references);
     step("tests", command)?;
+    // The workspace build turns on every feature of spillway-doc (the facade needs them all);
+    // its default build, without QuickJS, ICU, geo or stemmers, is tested on its own.
+    step(
+        "tests of spillway-doc with its default features",
+        cargo(root, &["test", "--package", "spillway-doc"]),
+    )?;
 
     let referenced: BTreeSet<PathBuf> = std::fs::read_to_string(&references)
         .unwrap_or_default()
