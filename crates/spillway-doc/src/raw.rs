@@ -43,12 +43,14 @@ impl<'a> Elements<'a> {
     }
 
     /// The length of the NUL-terminated string at `at`, its NUL included.
+    #[inline]
     fn cstring_len(&self, at: usize) -> Option<usize> {
         let rest = self.bytes.get(at..)?;
         rest.iter().position(|&byte| byte == 0).map(|nul| nul + 1)
     }
 
     /// The little-endian `i32` at `at` as a length of at least `minimum`.
+    #[inline]
     fn length_at(&self, at: usize, minimum: usize) -> Option<usize> {
         let raw = self.bytes.get(at..at + 4)?;
         let length = i32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]);
@@ -58,6 +60,7 @@ impl<'a> Elements<'a> {
     }
 
     /// How many bytes the value of type `kind` at `at` takes.
+    #[inline]
     fn value_len(&self, kind: ElementType, at: usize) -> Option<usize> {
         Some(match kind {
             ElementType::Double | ElementType::DateTime | ElementType::Int64 => 8,
@@ -89,6 +92,9 @@ impl<'a> Elements<'a> {
 impl<'a> Iterator for Elements<'a> {
     type Item = Result<Element<'a>, String>;
 
+    // Inlined into the loops that copy every element of an array (a splice walks a hundred
+    // thousand of them).
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
             return None;
@@ -125,7 +131,7 @@ impl<'a> Iterator for Elements<'a> {
 /// A BSON document or array written element by element.
 pub struct Writer {
     bytes: Vec<u8>,
-    count: usize,
+    next_key: IndexKey,
 }
 
 impl Writer {
@@ -133,7 +139,10 @@ impl Writer {
     pub fn with_capacity(capacity: usize) -> Writer {
         let mut bytes = Vec::with_capacity(capacity + 5);
         bytes.extend_from_slice(&[0; 4]);
-        Writer { bytes, count: 0 }
+        Writer {
+            bytes,
+            next_key: IndexKey::default(),
+        }
     }
 
     /// The next field of a document: its key, its type and its value's bytes.
@@ -146,22 +155,47 @@ impl Writer {
 
     /// The next element of an array, keyed by its index.
     pub fn element(&mut self, kind: ElementType, value: &[u8]) {
-        let mut digits = [0u8; 20];
         self.bytes.push(kind as u8);
-        self.bytes
-            .extend_from_slice(index_key(self.count, &mut digits));
-        self.bytes.push(0);
+        self.next_key.write_terminated(&mut self.bytes);
         self.bytes.extend_from_slice(value);
-        self.count += 1;
+        self.next_key.increment();
     }
 
-    /// Appends every element of `array` under the next indexes.
+    /// Appends every element of `array` under the next indexes: each element's type and
+    /// value bytes are copied as they are, only the key is rewritten.
     pub fn extend(&mut self, array: &RawArray) -> Result<(), String> {
-        for element in elements(array.as_bytes()) {
+        let bytes = array.as_bytes();
+        self.bytes.reserve(bytes.len());
+        for element in elements(bytes) {
             let (_, kind, value) = element?;
             self.element(kind, value);
         }
         Ok(())
+    }
+
+    /// Opens the array field `key` of a document: the elements written next (with
+    /// [`element`](Self::element) or [`extend`](Self::extend)) go into it, numbered from 0,
+    /// until [`close_array`](Self::close_array), so that an array assembled from pieces is
+    /// written in place, not copied in afterwards.
+    pub fn open_array(&mut self, key: &[u8]) -> OpenArray {
+        self.bytes.push(ElementType::Array as u8);
+        self.bytes.extend_from_slice(key);
+        self.bytes.push(0);
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(&[0; 4]);
+        OpenArray {
+            at,
+            outer_key: std::mem::take(&mut self.next_key),
+        }
+    }
+
+    /// Closes the array `open` (its terminating NUL, its length); what is written next goes
+    /// where it went before the array was opened.
+    pub fn close_array(&mut self, open: OpenArray) {
+        self.bytes.push(0);
+        let length = i32::try_from(self.bytes.len() - open.at).unwrap_or(i32::MAX);
+        self.bytes[open.at..open.at + 4].copy_from_slice(&length.to_le_bytes());
+        self.next_key = open.outer_key;
     }
 
     /// The bytes: the elements with the length in front and the terminating NUL.
@@ -170,6 +204,90 @@ impl Writer {
         let length = i32::try_from(self.bytes.len()).unwrap_or(i32::MAX);
         self.bytes[..4].copy_from_slice(&length.to_le_bytes());
         self.bytes
+    }
+}
+
+/// An array field a [`Writer`] is writing ([`Writer::open_array`]).
+#[must_use = "an open array is closed with Writer::close_array"]
+pub struct OpenArray {
+    /// Where its length goes.
+    at: usize,
+    /// The next key of what holds it.
+    outer_key: IndexKey,
+}
+
+/// The key of the next array element: its index as ASCII decimal digits, counted up in
+/// place (a carry rewrites the trailing nines) rather than formatted anew for each element.
+#[derive(Debug, Clone)]
+struct IndexKey {
+    /// The digits, right-aligned to [`IndexKey::END`] (the ones before `start` are `b'0'`),
+    /// then NULs: the key's terminator, and room for [`IndexKey::write_terminated`] to copy
+    /// a fixed number of bytes.
+    buffer: [u8; IndexKey::END + IndexKey::CHUNK],
+    start: usize,
+}
+
+impl Default for IndexKey {
+    /// The key of index 0.
+    fn default() -> IndexKey {
+        IndexKey::at(0)
+    }
+}
+
+impl IndexKey {
+    /// Where the digits end: `usize` has at most 20.
+    const END: usize = 20;
+    /// How many bytes a short key and its NUL are copied as.
+    const CHUNK: usize = 8;
+
+    /// The key of index `index`.
+    fn at(index: usize) -> IndexKey {
+        let mut digits = [0; IndexKey::END];
+        let written = index_key(index, &mut digits).len();
+        let mut buffer = [b'0'; IndexKey::END + IndexKey::CHUNK];
+        buffer[IndexKey::END..].fill(0);
+        let start = IndexKey::END - written;
+        buffer[start..IndexKey::END].copy_from_slice(&digits[start..]);
+        IndexKey { buffer, start }
+    }
+
+    /// The current index's digits.
+    #[cfg(test)]
+    fn digits(&self) -> &[u8] {
+        &self.buffer[self.start..IndexKey::END]
+    }
+
+    /// Appends the current key and its NUL to `out`. A key shorter than
+    /// [`IndexKey::CHUNK`] bytes (an index below ten million) goes as one fixed-size copy,
+    /// the bytes after its NUL taken back: no length-dependent copy for each element.
+    fn write_terminated(&self, out: &mut Vec<u8>) {
+        let written = IndexKey::END - self.start + 1;
+        match self.buffer[self.start..].first_chunk::<{ IndexKey::CHUNK }>() {
+            Some(chunk) if written <= IndexKey::CHUNK => {
+                out.extend_from_slice(chunk);
+                out.truncate(out.len() - (IndexKey::CHUNK - written));
+            }
+            _ => out.extend_from_slice(&self.buffer[self.start..=IndexKey::END]),
+        }
+    }
+
+    /// Moves on to the next index.
+    fn increment(&mut self) {
+        let mut at = IndexKey::END;
+        loop {
+            at -= 1;
+            if self.buffer[at] < b'9' {
+                self.buffer[at] += 1;
+                break;
+            }
+            self.buffer[at] = b'0';
+            if at == self.start {
+                // All nines: one digit more (`usize` has at most 20, so `start` stays > 0).
+                self.start -= 1;
+                self.buffer[self.start] = b'1';
+                break;
+            }
+        }
     }
 }
 
@@ -222,7 +340,7 @@ pub fn append_to_array(
     }
     let mut spliced = Writer {
         bytes: Vec::with_capacity(bytes.len() + 2 * values.as_bytes().len()),
-        count,
+        next_key: IndexKey::at(count),
     };
     spliced.bytes.extend_from_slice(&bytes[..array_end - 1]);
     spliced.extend(values)?;
@@ -475,6 +593,88 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The counted-up key is the decimal index at every step, across the carries
+    /// (9 to 10, 99 to 100, 999 to 1000, ...), from 0 or from any starting index.
+    #[test]
+    fn index_keys_count_up_in_decimal_across_every_carry() {
+        let mut key = super::IndexKey::default();
+        for index in 0..=100_001_usize {
+            assert_eq!(key.digits(), index.to_string().as_bytes(), "index {index}");
+            key.increment();
+        }
+        for start in [
+            9_usize,
+            99,
+            999,
+            9_999,
+            10_usize.pow(18) - 1,
+            10_usize.pow(19) - 1,
+        ] {
+            let mut key = super::IndexKey::at(start);
+            for index in start..start + 3 {
+                assert_eq!(key.digits(), index.to_string().as_bytes(), "index {index}");
+                key.increment();
+            }
+        }
+        // Written with its NUL after what is there, short (one fixed-size copy) or long.
+        for index in [0, 7, 999_999, 1_000_000, 9_999_999, 10_000_000, usize::MAX] {
+            let mut out = b"xy".to_vec();
+            super::IndexKey::at(index).write_terminated(&mut out);
+            assert_eq!(out, format!("xy{index}\0").into_bytes(), "index {index}");
+        }
+    }
+
+    /// Extending renumbers every element after the ones already written, across the
+    /// carries, and copies each value's bytes as they are.
+    #[test]
+    fn extend_renumbers_the_elements_it_appends() {
+        let every = every_type();
+        let values: Vec<Bson> = bson::deserialize_from_slice::<Document>(every.as_bytes())
+            .unwrap()
+            .into_iter()
+            .map(|(_, value)| value)
+            .collect();
+        let parts: Vec<Vec<Bson>> = (0..60).map(|_| values.clone()).collect();
+        let mut writer = super::Writer::with_capacity(0);
+        for part in &parts {
+            let part: RawArrayBuf = part
+                .iter()
+                .map(|value| RawBson::try_from(value.clone()).unwrap())
+                .collect();
+            writer.extend(&part).unwrap();
+        }
+        let all: Vec<Bson> = parts.concat();
+        assert!(all.len() > 1_000);
+        let expected = bson::serialize_to_vec(&doc! { "a": all }).unwrap();
+        let expected = bson::RawDocument::from_bytes(&expected)
+            .unwrap()
+            .get_array("a")
+            .unwrap()
+            .as_bytes()
+            .to_vec();
+        assert_eq!(writer.finish(), expected);
+    }
+
+    /// An array opened inside a document is written in place: the document is what
+    /// encoding it gives, numbered from 0, and the fields after it go on as before.
+    #[test]
+    fn an_open_array_is_written_in_place() {
+        let first: RawArrayBuf = [RawBson::Int32(1), RawBson::String("two".into())]
+            .into_iter()
+            .collect();
+        let second: RawArrayBuf = [RawBson::Int64(3)].into_iter().collect();
+        let mut writer = super::Writer::with_capacity(0);
+        writer.field(b"a", bson::spec::ElementType::Int32, &7_i32.to_le_bytes());
+        let open = writer.open_array(b"list");
+        writer.extend(&first).unwrap();
+        writer.element(bson::spec::ElementType::Int32, &4_i32.to_le_bytes());
+        writer.extend(&second).unwrap();
+        writer.close_array(open);
+        writer.field(b"z", bson::spec::ElementType::Boolean, &[1]);
+        let expected = doc! { "a": 7, "list": [1, "two", 4, 3_i64], "z": true };
+        assert_eq!(writer.finish(), bson::serialize_to_vec(&expected).unwrap());
     }
 
     /// A window is byte for byte what encoding its elements gives, from the front or later;

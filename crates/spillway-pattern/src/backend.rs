@@ -11,7 +11,7 @@
 //!
 //! [`MemoryBackend`]: crate::MemoryBackend
 
-use bson::{Bson, Document, RawDocumentBuf, doc};
+use bson::{Bson, Document, RawDocument, RawDocumentBuf, doc};
 
 use crate::error::PatternError;
 use crate::policy::Policy;
@@ -145,6 +145,25 @@ pub trait ReadBackend {
                 })
             })
             .collect()
+    }
+
+    /// Shows the stored documents matching `query`, in its order, to `visit` as raw BSON,
+    /// stopping at its first error: what an expanded read splices, each document read where
+    /// it lies when the backend holds raw bytes (no copy of each into a buffer of its own).
+    /// The default visits what [`find_raw`](Self::find_raw) returns.
+    ///
+    /// # Errors
+    /// The backend's, when it cannot read, or the first of `visit`'s.
+    fn for_each_raw(
+        &self,
+        collection: &str,
+        query: &Query,
+        visit: &mut dyn FnMut(&RawDocument) -> Result<(), Self::Error>,
+    ) -> Result<(), Self::Error> {
+        for document in self.find_raw(collection, query)? {
+            visit(&document)?;
+        }
+        Ok(())
     }
 
     /// Of the stored documents of `collection` whose `field` equals `value`, the one with the

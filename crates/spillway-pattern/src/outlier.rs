@@ -15,9 +15,10 @@
 //! alone. With unbounded buckets there is one overflow document without a `bucket` field, as
 //! in the seed.
 
-use bson::{Bson, Document, RawBsonRef, doc, oid::ObjectId};
+use bson::{Bson, Document, RawBsonRef, RawDocument, doc, oid::ObjectId};
 use spillway_doc::compare::values_equal;
 use spillway_doc::raw::{array_len, document_id, top_level_array};
+use spillway_doc::size::MAX_DOCUMENT_SIZE;
 
 use crate::backend::{Query, ReadBackend, Write};
 use crate::error::PatternError;
@@ -175,7 +176,42 @@ impl<'p> Outlier<'p> {
             _ => 0,
         };
         let id = document_id(&bucket);
-        Ok(Some(LastBucket { id, number, len }))
+        Ok(Some(LastBucket {
+            id,
+            number,
+            len,
+            array_bytes: elements.as_bytes().len(),
+        }))
+    }
+
+    /// About how many bytes the logical document of the flagged main document `stored` of
+    /// `link` takes, from its last bucket alone (buckets are dense: each one before it holds
+    /// `capacity` elements, taken to be as large as its own), so that the expanded read
+    /// writes into one allocation. Each element is counted with its old key and its new one,
+    /// so a read of elements of even size fits; at most the size a document may have.
+    pub(crate) fn expanded_size_hint<R: ReadBackend>(
+        &self,
+        backend: &R,
+        link: &Bson,
+        stored: &RawDocument,
+    ) -> Result<usize, R::Error> {
+        let stored_bytes = stored.as_bytes().len();
+        let Some(last) = self.last_bucket(backend, link)? else {
+            return Ok(stored_bytes);
+        };
+        let overflow = last
+            .number
+            .saturating_mul(self.capacity.unwrap_or(0))
+            .saturating_add(last.len);
+        let logical = self.threshold.saturating_add(overflow);
+        let key_digits = logical
+            .checked_ilog10()
+            .map_or(1, |digits| digits as usize + 1);
+        let element_bytes = last.array_bytes / last.len.max(1) + key_digits;
+        // A document past the limit is refused once read: no need to reserve beyond it.
+        Ok(stored_bytes
+            .saturating_add(overflow.saturating_mul(element_bytes))
+            .min(MAX_DOCUMENT_SIZE))
     }
 
     fn elements_of<'b>(
@@ -608,6 +644,8 @@ struct LastBucket {
     number: usize,
     /// How many elements it holds.
     len: usize,
+    /// How many bytes its array takes.
+    array_bytes: usize,
 }
 
 #[cfg(test)]

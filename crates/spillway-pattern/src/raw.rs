@@ -89,49 +89,64 @@ impl Outlier<'_> {
         Ok(true)
     }
 
-    /// The logical array of a flagged main document: its main array, then every bucket's
-    /// elements in bucket order.
-    fn spliced<R: ReadBackend>(
+    /// The logical document of the flagged main document `stored`, without the fields in
+    /// `drop`: its fields in order, the managed array spliced in place from the main array
+    /// and then every bucket's elements in bucket order, renumbered. Each element's bytes
+    /// are copied once, straight into the output, from the bucket where it lies in the
+    /// backend ([`ReadBackend::for_each_raw`]).
+    fn expanded<R: ReadBackend>(
         &self,
         backend: &R,
         stored: &RawDocument,
-    ) -> Result<Vec<u8>, R::Error> {
+        drop: &[&str],
+    ) -> Result<RawDocumentBuf, R::Error> {
         let pattern = self.pattern;
         let link = document_id(stored);
-        let buckets = backend.find_raw(
-            &pattern.side_collection,
-            &Query {
-                filter: doc! { pattern.link_field.as_str(): link.clone() },
-                sort: Some(doc! { BUCKET_FIELD: 1 }),
-                ..Query::default()
-            },
-        )?;
         let corrupt = |message: String| damaged(&pattern.side_collection, &link, message);
-        let Ok(Some(RawBsonRef::Array(main))) = stored.get(&pattern.field) else {
+        let field = pattern.field.as_bytes();
+        let buckets = Query {
+            filter: doc! { pattern.link_field.as_str(): link.clone() },
+            sort: Some(doc! { BUCKET_FIELD: 1 }),
+            ..Query::default()
+        };
+        let mut out = Writer::with_capacity(self.expanded_size_hint(backend, &link, stored)?);
+        let mut spliced = false;
+        for element in elements(stored.as_bytes()) {
+            let (key, kind, value) = element.map_err(&corrupt)?;
+            if drop.iter().any(|dropped| dropped.as_bytes() == key) {
+                continue;
+            }
+            if key != field {
+                out.field(key, kind, value);
+                continue;
+            }
+            let Ok(Some(RawBsonRef::Array(main))) = stored.get(&pattern.field) else {
+                break;
+            };
+            let array = out.open_array(key);
+            out.extend(main).map_err(&corrupt)?;
+            backend.for_each_raw(&pattern.side_collection, &buckets, &mut |bucket| {
+                let Ok(Some(RawBsonRef::Array(items))) = bucket.get(self.overflow_field) else {
+                    return Err(corrupt(format!(
+                        "an overflow document has no array '{}'",
+                        self.overflow_field
+                    ))
+                    .into());
+                };
+                out.extend(items).map_err(|message| corrupt(message).into())
+            })?;
+            out.close_array(array);
+            spliced = true;
+        }
+        if !spliced {
             return Err(corrupt(format!(
                 "the main document has no array '{}'",
                 pattern.field
             ))
             .into());
-        };
-        let capacity = main.as_bytes().len()
-            + buckets
-                .iter()
-                .map(|bucket| bucket.as_bytes().len())
-                .sum::<usize>();
-        let mut array = Writer::with_capacity(capacity);
-        array.extend(main).map_err(corrupt)?;
-        for bucket in &buckets {
-            let Ok(Some(RawBsonRef::Array(items))) = bucket.get(self.overflow_field) else {
-                return Err(corrupt(format!(
-                    "an overflow document has no array '{}'",
-                    self.overflow_field
-                ))
-                .into());
-            };
-            array.extend(items).map_err(corrupt)?;
         }
-        Ok(array.finish())
+        RawDocumentBuf::from_bytes(out.finish())
+            .map_err(|error| damaged(&pattern.collection, &link, error.to_string()).into())
     }
 }
 
@@ -265,13 +280,7 @@ impl Engine<'_> {
                     let outlier = Outlier::of(pattern).expect("an outlier");
                     let drop: &[&str] = if keep_flags { &[] } else { &[flag_field] };
                     if outlier.is_flagged_raw(document) {
-                        let array = outlier.spliced(backend, document)?;
-                        Some(rebuild(
-                            document,
-                            drop,
-                            Some((&pattern.field, &array)),
-                            &pattern.collection,
-                        )?)
+                        Some(outlier.expanded(backend, document, drop)?)
                     } else if !keep_flags
                         && matches!(document.get(flag_field.as_str()), Ok(Some(_)))
                     {

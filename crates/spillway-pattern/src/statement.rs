@@ -9,7 +9,7 @@
 //! (it never reads what it wrote itself) and the main documents of one statement have
 //! disjoint side documents (a side document links to one main document).
 
-use bson::{Bson, Document, RawDocumentBuf};
+use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 
 use crate::backend::{Query, ReadBackend, Write, WriteBackend};
 use crate::policy::Policy;
@@ -61,6 +61,15 @@ impl<W: WriteBackend> ReadBackend for Buffered<'_, W> {
 
     fn find_raw(&self, collection: &str, query: &Query) -> Result<Vec<RawDocumentBuf>, W::Error> {
         self.backend.find_raw(collection, query)
+    }
+
+    fn for_each_raw(
+        &self,
+        collection: &str,
+        query: &Query,
+        visit: &mut dyn FnMut(&RawDocument) -> Result<(), W::Error>,
+    ) -> Result<(), W::Error> {
+        self.backend.for_each_raw(collection, query, visit)
     }
 
     fn find_last_raw(

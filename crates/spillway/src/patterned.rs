@@ -114,6 +114,33 @@ fn backend_find_raw(
         .collect()
 }
 
+/// [`backend_find_raw`]'s documents shown to `visit` one by one, each read where it lies
+/// in the reader when the query has no skip or limit and its plan streams
+/// ([`storage::for_each_stored`]).
+fn backend_for_each_raw(
+    reader: &dyn Reader,
+    collection: &str,
+    query: &Query,
+    visit: &mut dyn FnMut(&RawDocument) -> Result<()>,
+) -> Result<()> {
+    if query.skip != 0 || query.limit.is_some() {
+        for document in backend_find_raw(reader, collection, query)? {
+            visit(&document)?;
+        }
+        return Ok(());
+    }
+    let filter = Filter::parse(&query.filter).map_err(Error::filter)?;
+    let sort = query
+        .sort
+        .as_ref()
+        .map(SortSpec::parse)
+        .transpose()
+        .map_err(Error::argument)?;
+    storage::for_each_stored(reader, collection, &filter, sort.as_ref(), |bytes| {
+        visit(stored_document(bytes)?)
+    })
+}
+
 /// The outlier pattern's last bucket: the first entry of one index range
 /// ([`planner::last_in_group`]) and its document, or the query when no index answers it so.
 fn backend_find_last_raw(
@@ -208,6 +235,15 @@ macro_rules! reads_over {
 
             fn find_raw(&$self, collection: &str, query: &Query) -> Result<Vec<RawDocumentBuf>> {
                 backend_find_raw($reader, collection, query)
+            }
+
+            fn for_each_raw(
+                &$self,
+                collection: &str,
+                query: &Query,
+                visit: &mut dyn FnMut(&RawDocument) -> Result<()>,
+            ) -> Result<()> {
+                backend_for_each_raw($reader, collection, query, visit)
             }
 
             fn find_last_raw(

@@ -106,6 +106,30 @@ pub(crate) fn query_stored_hinted(
     })
 }
 
+/// The stored documents of `collection` that match `filter`, in `sort` order, shown to
+/// `visit` one by one as their stored bytes: borrowed where they lie when the plan streams
+/// (no order asked, or its index gives it), collected and sorted in memory otherwise.
+pub(crate) fn for_each_stored(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    mut visit: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let meta = reader.catalog().collections.get(collection);
+    let (bound_filter, bound_sort) = bind_text(meta, filter, sort)?;
+    let filter = bound_filter.as_ref().unwrap_or(filter);
+    let sort = bound_sort.as_ref().or(sort);
+    let plan = planner::plan(meta, filter, sort);
+    let mut execution = Execution::new(Arc::clone(&plan.access), plan.docs);
+    if let Some(sort) = &plan.sort {
+        let mut matches = execution.collect(reader, filter)?;
+        sort_matches(&mut matches, sort)?;
+        return matches.iter().try_for_each(|found| visit(&found.bytes));
+    }
+    execution.for_each(reader, filter, |_, bytes| visit(bytes))
+}
+
 /// A filter whose `$text` clause is not bound yet, bound to the collection's text index, and
 /// a sort on `{ $meta: "textScore" }` given the filter's scorer (`None`: as given). A text
 /// score sort without a `$text` query is MongoDB's error 40218.
