@@ -81,11 +81,8 @@ fn backend_find(reader: &dyn Reader, collection: &str, query: &Query) -> Result<
         .collect()
 }
 
-fn backend_find_raw(
-    reader: &dyn Reader,
-    collection: &str,
-    query: &Query,
-) -> Result<Vec<RawDocumentBuf>> {
+/// A backend query's filter and sort, parsed.
+fn parse_query(query: &Query) -> Result<(Filter, Option<SortSpec>)> {
     let filter = Filter::parse(&query.filter).map_err(Error::filter)?;
     let sort = query
         .sort
@@ -93,6 +90,15 @@ fn backend_find_raw(
         .map(SortSpec::parse)
         .transpose()
         .map_err(Error::argument)?;
+    Ok((filter, sort))
+}
+
+fn backend_find_raw(
+    reader: &dyn Reader,
+    collection: &str,
+    query: &Query,
+) -> Result<Vec<RawDocumentBuf>> {
+    let (filter, sort) = parse_query(query)?;
     let limit = query
         .limit
         .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX));
@@ -129,13 +135,7 @@ fn backend_for_each_raw(
         }
         return Ok(());
     }
-    let filter = Filter::parse(&query.filter).map_err(Error::filter)?;
-    let sort = query
-        .sort
-        .as_ref()
-        .map(SortSpec::parse)
-        .transpose()
-        .map_err(Error::argument)?;
+    let (filter, sort) = parse_query(query)?;
     storage::for_each_stored(reader, collection, &filter, sort.as_ref(), |bytes| {
         visit(stored_document(bytes)?)
     })
