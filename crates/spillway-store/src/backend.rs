@@ -114,20 +114,39 @@ pub trait Backend: Send + Sync + fmt::Debug {
 /// The file every writer also locks, for versions that locked only it.
 const LOCK_FILE_NAME: &str = "LOCK";
 
-/// `flock` without waiting; a held lock is `ErrorKind::WouldBlock`.
+/// How long a lock attempt waits for a holder to let go before it reports the lock as held.
+///
+/// A lock can look held for a moment after its holder closed it: `flock` belongs to the open
+/// file, and a process that another thread of the holder's process is spawning shares that file
+/// until its `exec` closes it. Reopening a database right after closing it, in a program that
+/// also starts processes, would otherwise fail now and then. A real second holder is still
+/// reported, this much later.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// `flock`, retried for up to [`LOCK_PATIENCE`]; a lock still held is `ErrorKind::WouldBlock`.
 fn try_lock(file: &File, shared: bool) -> io::Result<()> {
-    let result = if shared {
-        file.try_lock_shared()
-    } else {
-        file.try_lock()
-    };
-    match result {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(io::Error::new(
-            io::ErrorKind::WouldBlock,
-            "lock held by another process",
-        )),
-        Err(std::fs::TryLockError::Error(error)) => Err(error),
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        let result = if shared {
+            file.try_lock_shared()
+        } else {
+            file.try_lock()
+        };
+        match result {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_PATIENCE => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "lock held by another process",
+                ));
+            }
+            Err(std::fs::TryLockError::Error(error)) => return Err(error),
+        }
     }
 }
 

@@ -24,7 +24,8 @@
 //! - **Compaction** ([`Store::compact`]): live records of mostly-dead segments are copied into
 //!   new segments, installed through an atomically replaced manifest; the old segments are kept
 //!   for the fallback until the next checkpoint, and deleted only when no snapshot maps them.
-//! - **Exclusive lock** on the directory itself: a second writer gets [`Error::Locked`].
+//! - **Exclusive lock** on the directory itself: a second writer gets [`Error::Locked`]
+//!   (after waiting 200 ms for a holder that is just letting go).
 //!   [`Store::open_read_only`] shares the lock with other readers and writes nothing.
 //! - **Allocated segments**: a full disk is an error on the call that needs space
 //!   ([`Error::is_disk_full`]), never a SIGBUS from a mapped hole.

@@ -166,6 +166,33 @@ fn keyspaces_clear_drop_and_unknown_ids() {
     ));
 }
 
+/// A program that closes a store and opens it again while another of its threads starts
+/// processes: each child shares the lock's open file from `fork` until its `exec`, so the lock
+/// can look held for a moment after the close. The reopen must wait that moment out.
+#[test]
+fn reopening_while_another_thread_spawns_processes_is_not_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spawner = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut children = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::process::Command::new("true").status().unwrap();
+                children += 1;
+            }
+            children
+        })
+    };
+    for round in 0..300 {
+        let store = Store::open(dir.path(), small_options())
+            .unwrap_or_else(|error| panic!("reopen {round}: {error}"));
+        drop(store);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(spawner.join().unwrap() > 0);
+}
+
 #[test]
 fn second_open_is_refused_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
