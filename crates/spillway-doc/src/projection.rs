@@ -219,6 +219,21 @@ impl Projection {
         }
     }
 
+    /// Whether the projection is nothing but `$slice`s of fields that `done` says the read
+    /// has already cut: what [`is_identity`](Self::is_identity) would answer after
+    /// [`slice_done`](Self::slice_done) on each, without a copy to change.
+    pub fn is_only_slices(&self, done: impl Fn(&str) -> bool) -> bool {
+        self.mode == Mode::Exclusion
+            && self
+                .root
+                .fields
+                .iter()
+                .all(|(name, action)| matches!(action, Action::Slice { .. }) && done(name))
+            && self.elem_matches.is_empty()
+            && self.positional.is_none()
+            && self.text_score_fields.is_empty()
+    }
+
     /// Whether applying the projection returns every document as it is (an exclusion of
     /// nothing, as `slice_done` leaves `{field: {$slice: n}}`).
     pub fn is_identity(&self) -> bool {

@@ -198,6 +198,49 @@ impl Writer {
         self.next_key = open.outer_key;
     }
 
+    /// Writes elements `start..end` of the array `array` (its bytes) as the array field
+    /// `key`, or those it has when it holds fewer than `end` and `clip` is set; when it holds
+    /// fewer and `clip` is not set, writes nothing and answers `false`.
+    ///
+    /// A window from the front (the typical `$slice: k`) is copied in one piece, keys and
+    /// all (an array's keys are its indexes); a later one is renumbered from 0.
+    ///
+    /// # Errors
+    /// A message naming the problem when `array` is malformed BSON.
+    pub fn array_window(
+        &mut self,
+        key: &[u8],
+        array: &[u8],
+        start: usize,
+        end: usize,
+        clip: bool,
+    ) -> Result<bool, String> {
+        let mut walk = elements(array);
+        for _ in 0..end {
+            match walk.next() {
+                Some(element) => {
+                    element?;
+                }
+                None if clip => break,
+                None => return Ok(false),
+            }
+        }
+        let open = self.open_array(key);
+        if start == 0 {
+            // The elements before `end`, as they are: from after the length to where the
+            // walk stopped.
+            self.bytes
+                .extend_from_slice(array.get(4..walk.at).unwrap_or_default());
+        } else {
+            for element in elements(array).skip(start).take(end.saturating_sub(start)) {
+                let (_, kind, value) = element?;
+                self.element(kind, value);
+            }
+        }
+        self.close_array(open);
+        Ok(true)
+    }
+
     /// The bytes: the elements with the length in front and the terminating NUL.
     pub fn finish(mut self) -> Vec<u8> {
         self.bytes.push(0);
@@ -371,38 +414,6 @@ fn index_key(index: usize, digits: &mut [u8; 20]) -> &[u8] {
     &digits[at..]
 }
 
-/// Elements `start..end` of the array `array` (its bytes) as an array of their own; `None`
-/// when the array holds fewer than `end` elements. A window from the front (the typical
-/// `$slice: k`) is copied in one piece, keys and all (an array's keys are its indexes, and
-/// readers go by position); a later one is renumbered from 0.
-///
-/// # Errors
-/// A message naming the problem when `array` is malformed BSON.
-pub fn array_window(array: &[u8], start: usize, end: usize) -> Result<Option<Vec<u8>>, String> {
-    let mut walk = elements(array);
-    let mut window = Writer::with_capacity(if start == 0 { 0 } else { array.len() });
-    for index in 0..end {
-        let Some(element) = walk.next() else {
-            return Ok(None);
-        };
-        let (_, kind, value) = element?;
-        if start > 0 && index >= start {
-            window.element(kind, value);
-        }
-    }
-    if start > 0 {
-        return Ok(Some(window.finish()));
-    }
-    let end = walk.at;
-    let mut prefix = Vec::with_capacity(end + 1);
-    prefix.extend_from_slice(&array[..end]);
-    prefix.push(0);
-    let length = i32::try_from(prefix.len())
-        .map_err(|_| format!("an array prefix of {} bytes", prefix.len()))?;
-    prefix[..4].copy_from_slice(&length.to_le_bytes());
-    Ok(Some(prefix))
-}
-
 /// How many elements `array` holds, counted by walking it (no value is decoded).
 ///
 /// # Errors
@@ -419,6 +430,22 @@ pub fn document_id(document: &RawDocument) -> Bson {
         .flatten()
         .and_then(|value| Bson::try_from(value).ok())
         .unwrap_or(Bson::Null)
+}
+
+/// The type and value bytes of `document`'s top-level field `field`, found by [`elements`]
+/// (keys compared as bytes, nothing validated again); `None` when it has no such field or
+/// is malformed before it.
+///
+/// The per-document checks of a read (is a policy's flag there, how long is a main array)
+/// use it: `bson`'s `RawDocument::get` validates every key and string it passes as UTF-8.
+pub fn top_level_field<'d>(
+    document: &'d RawDocument,
+    field: &str,
+) -> Option<(ElementType, &'d [u8])> {
+    elements(document.as_bytes())
+        .map_while(Result::ok)
+        .find(|(key, _, _)| *key == field.as_bytes())
+        .map(|(_, kind, value)| (kind, value))
 }
 
 /// The array `field` of `document`, when it is one.
@@ -688,29 +715,26 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let first_two: RawArrayBuf = [RawBson::Int32(1), RawBson::String("two".into())]
-            .into_iter()
-            .collect();
-        let prefix = super::array_window(array.as_bytes(), 0, 2)
-            .unwrap()
-            .unwrap();
-        assert_eq!(prefix, first_two.as_bytes());
-        let empty = super::array_window(array.as_bytes(), 0, 0)
-            .unwrap()
-            .unwrap();
-        assert_eq!(empty, RawArrayBuf::new().as_bytes());
-        let whole = super::array_window(array.as_bytes(), 0, 3)
-            .unwrap()
-            .unwrap();
-        assert_eq!(whole, array.as_bytes());
-        assert_eq!(super::array_window(array.as_bytes(), 0, 4).unwrap(), None);
-        let last_two: RawArrayBuf = [RawBson::String("two".into()), RawBson::Int64(3)]
-            .into_iter()
-            .collect();
-        let later = super::array_window(array.as_bytes(), 1, 3)
-            .unwrap()
-            .unwrap();
-        assert_eq!(later, last_two.as_bytes());
-        assert_eq!(super::array_window(array.as_bytes(), 1, 4).unwrap(), None);
+        // `{a: <window>}` as written, or `None` when the writer refused the window.
+        let window = |start, end, clip| {
+            let mut writer = super::Writer::with_capacity(0);
+            let written = writer
+                .array_window(b"a", array.as_bytes(), start, end, clip)
+                .unwrap();
+            written.then(|| writer.finish())
+        };
+        let expected = |values: Bson| Some(doc! { "a": values }.to_vec().unwrap());
+        assert_eq!(window(0, 2, false), expected(bson::bson!([1, "two"])));
+        assert_eq!(window(0, 0, false), expected(bson::bson!([])));
+        assert_eq!(
+            window(0, 3, false),
+            expected(bson::bson!([1, "two", 3_i64]))
+        );
+        assert_eq!(window(0, 4, false), None);
+        assert_eq!(window(0, 4, true), expected(bson::bson!([1, "two", 3_i64])));
+        assert_eq!(window(1, 3, false), expected(bson::bson!(["two", 3_i64])));
+        assert_eq!(window(1, 4, false), None);
+        assert_eq!(window(1, 4, true), expected(bson::bson!(["two", 3_i64])));
+        assert_eq!(window(5, 7, true), expected(bson::bson!([])));
     }
 }

@@ -61,6 +61,7 @@ pub use policy::{
     OutlierPattern, Pattern, PatternKind, Policy, Progress, SEQUENCE_FIELD, SUBSET_OPTIONS, Shape,
     SubsetPattern,
 };
+pub use raw::RawState;
 pub use role::Role;
 pub use statement::{Buffered, Statement};
 pub use verify::{Violation, verify};

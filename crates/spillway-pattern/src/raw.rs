@@ -12,7 +12,9 @@
 use bson::raw::{RawBsonRef, RawDocument, RawDocumentBuf};
 use bson::spec::ElementType;
 use bson::{Bson, doc};
-use spillway_doc::raw::{Writer, array_len, document_id, elements, top_level_array};
+use spillway_doc::raw::{
+    Writer, array_len, document_id, elements, top_level_array, top_level_field,
+};
 
 use crate::backend::{Query, ReadBackend, Write, WriteBackend};
 use crate::engine::Engine;
@@ -58,8 +60,8 @@ fn rebuild(
 impl Outlier<'_> {
     fn is_flagged_raw(&self, stored: &RawDocument) -> bool {
         matches!(
-            stored.get(self.flag_field),
-            Ok(Some(RawBsonRef::Boolean(true)))
+            top_level_field(stored, self.flag_field),
+            Some((ElementType::Boolean, [1]))
         )
     }
 
@@ -185,6 +187,15 @@ impl Subset<'_> {
     }
 }
 
+/// What [`Engine::raw_state`] found in a raw stored main document.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RawState {
+    /// It may differ from its logical document: expand it to read it logically.
+    pub may_differ: bool,
+    /// It carries a policy's flag, which a logical read removes.
+    pub has_flags: bool,
+}
+
 impl Engine<'_> {
     /// `document` without the policies' flags (a logical view made for a filter, returned
     /// as the logical document); `None` when it has none.
@@ -195,10 +206,13 @@ impl Engine<'_> {
         &self,
         document: &RawDocument,
     ) -> Result<Option<RawDocumentBuf>, PatternError> {
+        if !self.raw_state(document).has_flags {
+            return Ok(None);
+        }
         let flags: Vec<&str> = self
             .policies()
             .filter_map(|policy| policy.pattern.reserved_main_field())
-            .filter(|flag| matches!(document.get(flag), Ok(Some(_))))
+            .filter(|flag| top_level_field(document, flag).is_some())
             .collect();
         if flags.is_empty() {
             return Ok(None);
@@ -248,15 +262,36 @@ impl Engine<'_> {
     /// Whether a raw stored main document may differ from its logical document (the raw
     /// form of [`Engine::may_differ`]).
     pub fn may_differ_raw(&self, stored: &RawDocument) -> bool {
-        self.policies().any(|policy| match &policy.pattern.shape {
-            Shape::Outlier { .. } => {
-                Outlier::of(&policy.pattern).is_some_and(|outlier| outlier.is_flagged_raw(stored))
+        self.raw_state(stored).may_differ
+    }
+
+    /// What a read must do with the raw stored main document `stored`, found in one walk of
+    /// its top-level fields: whether it may differ from its logical document (an outlier's
+    /// flag is set, a subset's array is full) and whether it carries any policy's flag.
+    ///
+    /// Every document a logical read returns goes through this, most of them documents that
+    /// are their own logical document: one walk comparing keys as bytes keeps that cheap.
+    pub fn raw_state(&self, stored: &RawDocument) -> RawState {
+        let mut state = RawState::default();
+        for (key, kind, value) in elements(stored.as_bytes()).map_while(Result::ok) {
+            for policy in self.policies() {
+                let pattern = &policy.pattern;
+                match &pattern.shape {
+                    Shape::Outlier { flag_field, .. } if key == flag_field.as_bytes() => {
+                        state.has_flags = true;
+                        state.may_differ |= kind == ElementType::Boolean && value == [1];
+                    }
+                    Shape::Subset { keep, .. }
+                        if kind == ElementType::Array && key == pattern.field.as_bytes() =>
+                    {
+                        state.may_differ |=
+                            elements(value).take(*keep).map_while(Result::ok).count() >= *keep;
+                    }
+                    _ => {}
+                }
             }
-            Shape::Subset { keep, .. } => matches!(
-                stored.get(&policy.pattern.field),
-                Ok(Some(RawBsonRef::Array(items))) if items.into_iter().count() >= *keep
-            ),
-        })
+        }
+        state
     }
 
     /// The logical document of a raw stored main document, as raw BSON: every element of
@@ -281,9 +316,7 @@ impl Engine<'_> {
                     let drop: &[&str] = if keep_flags { &[] } else { &[flag_field] };
                     if outlier.is_flagged_raw(document) {
                         Some(outlier.expanded(backend, document, drop)?)
-                    } else if !keep_flags
-                        && matches!(document.get(flag_field.as_str()), Ok(Some(_)))
-                    {
+                    } else if !keep_flags && top_level_field(document, flag_field).is_some() {
                         Some(rebuild(document, drop, None, &pattern.collection)?)
                     } else {
                         None

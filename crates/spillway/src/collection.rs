@@ -991,7 +991,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
                     let meta = reader.catalog().collections.get(name.as_str());
                     let (bound, _) = storage::bind_text(meta, &filter, None)?;
                     let filter = Arc::new(bound.unwrap_or_else(|| filter.clone()));
-                    let output = read_output(reader.catalog(), name, projection, stored);
+                    let route = Route::of(reader.catalog(), name);
+                    let output = read_output(&route, projection, stored);
                     let matches = materialise(reader, &filter, &output, hinted)?;
                     Ok((matches, output.projection, filter))
                 })?;
@@ -1001,16 +1002,17 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
         let meta = state.catalog.collections.get(name.as_str());
         let (bound, _) = storage::bind_text(meta, &filter, None)?;
         let filter = Arc::new(bound.unwrap_or(filter));
-        let output = read_output(&state.catalog, name, projection, stored);
+        // The statement's one routing decision.
+        let route = Route::of(&state.catalog, name);
+        let output = read_output(&route, projection, stored);
         // On a main collection with policies, the plan scans with the clauses on unmanaged
         // fields and the cursor matches and expands each candidate on its logical view.
         let shape = if stored {
             patterned::ReadShape::plain(&filter)
         } else {
-            patterned::read_shape(&state.catalog, name, &filter)?
+            patterned::read_shape(&state.catalog, &route, &filter)?
         };
-        let logical_sort =
-            !stored && Route::of(&state.catalog, name).is_logical_sort(sort.as_ref());
+        let logical_sort = !stored && route.is_logical_sort(sort.as_ref());
         let plan = match hinted {
             Some(hinted) if shape.has_policies && hinted.has_bounds() => {
                 return Err(ops::min_max_on_logical(name));
@@ -1077,8 +1079,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
 /// How a find returns documents: as stored when it asked for the stored layout, else as
 /// the collection's logical read with `projection` ([`patterned::logical_output`]).
 fn read_output(
-    catalog: &Catalog,
-    collection: &str,
+    route: &Route<'_>,
     projection: Option<Arc<Projection>>,
     stored: bool,
 ) -> patterned::LogicalOutput {
@@ -1089,7 +1090,7 @@ fn read_output(
             expand: false,
         };
     }
-    patterned::logical_output(catalog, collection, projection)
+    patterned::logical_output(route, projection)
 }
 
 /// A find's hint with its `min`/`max` bounds, after checking they go together.

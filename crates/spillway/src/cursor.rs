@@ -90,7 +90,7 @@ impl LogicalRead {
             } else {
                 Some(patterned::projection_input(
                     state,
-                    &self.collection,
+                    &engine,
                     &self.array_reads,
                     &found.bytes,
                 )?)
@@ -103,8 +103,10 @@ impl LogicalRead {
                 None => found,
             }));
         }
-        // Expanded: the view is spliced anyway, and matched there.
-        let view = if engine.may_differ_raw(stored) {
+        // Expanded: the view is spliced anyway, and matched there. Most documents are their
+        // own logical document, which one walk of the top-level keys tells.
+        let raw_state = engine.raw_state(stored);
+        let view = if raw_state.may_differ {
             patterned::expand_raw(state, &engine, stored, self.check)?
         } else {
             None
@@ -113,9 +115,16 @@ impl LogicalRead {
         if self.check && !filter.matches(document).map_err(Error::filter)? {
             return Ok(None);
         }
-        let logical = match engine.remove_flags_raw(document)? {
-            Some(logical) => Some(logical),
-            None => view,
+        // A view spliced for the filter kept the flags; a stored document may carry some.
+        let flags_left = if view.is_some() {
+            self.check
+        } else {
+            raw_state.has_flags
+        };
+        let logical = if flags_left {
+            engine.remove_flags_raw(document)?.or(view)
+        } else {
+            view
         };
         Ok(Some(match logical {
             Some(logical) => Match {

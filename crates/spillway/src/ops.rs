@@ -581,8 +581,7 @@ fn returned_document(
     filter: &Filter,
 ) -> Result<Document> {
     let output = patterned::logical_output(
-        reader.catalog(),
-        collection,
+        &Route::of(reader.catalog(), collection),
         projection.cloned().map(std::sync::Arc::new),
     );
     let mut returned = [found.clone()];

@@ -680,10 +680,9 @@ impl ReadShape {
 /// The [`ReadShape`] of a read of `collection` with `filter`.
 pub(crate) fn read_shape(
     catalog: &Catalog,
-    collection: &str,
+    route: &Route<'_>,
     filter: &Arc<Filter>,
 ) -> Result<ReadShape> {
-    let route = Route::of(catalog, collection);
     let Some(engine) = route.engine() else {
         return Ok(ReadShape::plain(filter));
     };
@@ -1001,9 +1000,16 @@ pub(crate) fn expand_matches(
     };
     for found in matches {
         let stored = stored_document(&found.bytes)?;
-        let logical = match expand_raw(reader, &engine, stored, false)? {
+        let raw_state = engine.raw_state(stored);
+        let expanded = if raw_state.may_differ {
+            expand_raw(reader, &engine, stored, false)?
+        } else {
+            None
+        };
+        let logical = match expanded {
             Some(logical) => Some(check_returnable(&engine, logical)?),
-            None => engine.remove_flags_raw(stored)?,
+            None if raw_state.has_flags => engine.remove_flags_raw(stored)?,
+            None => None,
         };
         if let Some(logical) = logical {
             found.bytes = logical.into_bytes();
@@ -1026,14 +1032,12 @@ pub(crate) struct LogicalOutput {
     pub(crate) expand: bool,
 }
 
-/// The [`LogicalOutput`] of a read of `collection` with `projection`. On a collection that is
-/// no policy's main collection the documents are returned as stored.
+/// The [`LogicalOutput`] of a read with `projection` of the collection `route` leads to. On a
+/// collection that is no policy's main collection the documents are returned as stored.
 pub(crate) fn logical_output(
-    catalog: &Catalog,
-    collection: &str,
+    route: &Route<'_>,
     projection: Option<Arc<Projection>>,
 ) -> LogicalOutput {
-    let route = Route::of(catalog, collection);
     let Some(engine) = route.engine() else {
         return LogicalOutput {
             projection,
@@ -1060,6 +1064,19 @@ pub(crate) fn logical_output(
             expand: true,
         };
     }
+    let sliced = |field: &str| {
+        reads
+            .iter()
+            .any(|(read, kind)| read == field && matches!(kind, ArrayRead::Slice { .. }))
+    };
+    // `{field: {$slice: k}}` alone has nothing left to do once the read did the window.
+    if projection.is_only_slices(sliced) {
+        return LogicalOutput {
+            projection: None,
+            array_reads: reads,
+            expand: false,
+        };
+    }
     let mut adjusted = (*projection).clone();
     for (field, read) in &reads {
         if matches!(read, ArrayRead::Slice { .. }) {
@@ -1067,7 +1084,6 @@ pub(crate) fn logical_output(
         }
     }
     LogicalOutput {
-        // `{field: {$slice: k}}` alone has nothing left to do once the read did the window.
         projection: (!adjusted.is_identity()).then(|| Arc::new(adjusted)),
         array_reads: reads,
         expand: false,
@@ -1091,7 +1107,7 @@ pub(crate) fn logical_matches(
     };
     for found in matches {
         if !output.array_reads.is_empty() {
-            found.bytes = projection_input(reader, collection, &output.array_reads, &found.bytes)?;
+            found.bytes = projection_input(reader, &engine, &output.array_reads, &found.bytes)?;
         } else if let Some(logical) = engine.remove_flags_raw(stored_document(&found.bytes)?)? {
             found.bytes = logical.into_bytes();
         }
@@ -1099,34 +1115,37 @@ pub(crate) fn logical_matches(
     Ok(())
 }
 
-/// The stored document `bytes` of `collection` with each array of `reads` replaced by what
-/// the projection reads of the logical array, and without the policies' flags: the `$slice`
-/// window, read from the buckets or archive documents that hold it, or every element for
-/// `$elemMatch` and `field.$`. Written from raw BSON: the other fields' bytes are copied as
-/// they are, and a window inside the stored main array (the typical `$slice: k`) is copied
-/// element by element; the stored document is decoded only for a window that needs the
-/// side documents.
+/// The stored main document `bytes` of `engine`'s collection with each array of `reads`
+/// replaced by what the projection reads of the logical array, and without the policies'
+/// flags: the `$slice` window, read from the buckets or archive documents that hold it, or
+/// every element for `$elemMatch` and `field.$`.
+///
+/// Written from raw BSON: the other fields' bytes are copied as they are. A window the stored
+/// array holds (the typical `$slice: k`, or any window of a document that is its own logical
+/// document) is written from it; the stored document is decoded only for a window that needs
+/// the side documents.
 pub(crate) fn projection_input(
     reader: &dyn Reader,
-    collection: &str,
+    engine: &Engine<'_>,
     reads: &[(String, ArrayRead)],
     bytes: &[u8],
 ) -> Result<Vec<u8>> {
-    let catalog = reader.catalog();
+    let collection = engine.collection();
     let corrupt = |message: String| {
         Error::corruption(format!(
             "a stored document of '{collection}' is malformed: {message}"
         ))
     };
     let is_flag = |key: &[u8]| {
-        catalog.policies.iter().any(|policy| {
-            policy.pattern.collection() == collection
-                && policy
-                    .pattern
-                    .reserved_main_field()
-                    .is_some_and(|flag| flag.as_bytes() == key)
+        engine.policies().any(|policy| {
+            policy
+                .pattern
+                .reserved_main_field()
+                .is_some_and(|flag| flag.as_bytes() == key)
         })
     };
+    // Not flagged and no subset array full: every stored array is its whole logical array.
+    let stored_is_logical = !engine.raw_state(stored_document(bytes)?).may_differ;
     let mut decoded: Option<Document> = None;
     let mut output = RawWriter::with_capacity(bytes.len());
     for element in raw::elements(bytes) {
@@ -1139,12 +1158,24 @@ pub(crate) fn projection_input(
             output.field(key, kind, value);
             continue;
         };
+        if stored_is_logical && *read == ArrayRead::Elements {
+            output.field(key, kind, value);
+            continue;
+        }
         // The stored main array is a prefix of the logical array (an outlier's first
         // elements, a subset's top ones): a window inside it reads nothing else.
-        if let Some((start, end)) = window_from_front(read)
-            && let Some(window) = raw::array_window(value, start, end).map_err(corrupt)?
+        let window = match read {
+            ArrayRead::Slice { skip, limit } if stored_is_logical => {
+                let length = raw::elements(value).count();
+                Some(slice_window(length, *skip, *limit))
+            }
+            _ => window_from_front(read),
+        };
+        if let Some((start, end)) = window
+            && output
+                .array_window(key, value, start, end, stored_is_logical)
+                .map_err(corrupt)?
         {
-            output.field(key, ElementType::Array, &window);
             continue;
         }
         let stored = match &mut decoded {

@@ -253,7 +253,7 @@ impl Request {
         } else {
             Some(patterned::read_shape(
                 &state.catalog,
-                &self.collection,
+                &Route::of(&state.catalog, &self.collection),
                 &filter,
             )?)
         };
