@@ -168,6 +168,78 @@ mod tests {
     }
 
     #[test]
+    fn every_command_of_the_documentation_parses() {
+        for line in [
+            "ci",
+            "conformance --verbose --update-known-failures",
+            "realdata",
+            "bench",
+            "crash --iterations 5",
+            "fuzz --seconds 20 store_frame doc_shell",
+            "fuzz --runs 100",
+            "pymongo --peer --peer-only --auth --timeout 600",
+            "pymongo --ci --files test_bulk.py,asynchronous/test_bulk.py",
+            "memory-bench --products 10 --reviews 3 --pages 5 --timeout 60",
+            "mongosh --peer",
+            "mongosh --update",
+            "clients --only pymongo,node-driver,mongoose --peer --control --ci --timeout 9",
+            "serve-crash --iterations 100 --seed 7",
+            "serve-load --seconds 60 --clients 32 --threads --peer",
+            "serve-hostile --bounded --seconds 20 --idle 10 --slow 1 --tricklers 1 --trickle-mb 1 --rss-bound-mib 512",
+            "serve-bench --peer --repetitions 3",
+        ] {
+            let args: Vec<&str> = line.split(' ').collect();
+            if let Err(error) = parse(&args) {
+                panic!("{line}: {error}");
+            }
+        }
+    }
+
+    #[test]
+    fn bench_passes_what_follows_to_criterion() {
+        let Command::Bench(options) = parse(&["bench", "--", "--noplot", "patterns"]).unwrap()
+        else {
+            panic!("bench parses as bench");
+        };
+        assert_eq!(options.criterion, ["--noplot", "patterns"]);
+        let Command::Bench(options) =
+            parse(&["bench", "patterns", "--save-baseline", "x"]).unwrap()
+        else {
+            panic!("bench parses as bench");
+        };
+        assert_eq!(options.criterion, ["patterns", "--save-baseline", "x"]);
+        // A first argument with hyphens goes to criterion too (only `-h`/`--help` is xtask's).
+        let Command::Bench(options) = parse(&["bench", "--noplot", "patterns"]).unwrap() else {
+            panic!("bench parses as bench");
+        };
+        assert_eq!(options.criterion, ["--noplot", "patterns"]);
+    }
+
+    #[test]
+    fn fuzz_takes_known_targets_only() {
+        let Command::Fuzz(options) = parse(&["fuzz", "--seconds", "1", "store_frame"]).unwrap()
+        else {
+            panic!("fuzz parses as fuzz");
+        };
+        assert_eq!((options.seconds, options.runs), (Some(1), None));
+        assert_eq!(options.targets, ["store_frame"]);
+        let error = parse(&["fuzz", "--seconds", "1", "--runs", "10", "nosuchtarget"])
+            .err()
+            .expect("an unknown target is refused");
+        assert_eq!(error.kind(), clap::error::ErrorKind::InvalidValue);
+    }
+
+    #[test]
+    fn pymongo_files_are_a_comma_list() {
+        let Command::Pymongo(options) = parse(&["pymongo", "--files", "a.py,b.py"]).unwrap() else {
+            panic!("pymongo parses as pymongo");
+        };
+        assert_eq!(options.files, ["a.py", "b.py"]);
+        assert!(parse(&["pymongo", "--ci", "--peer-only"]).is_err());
+        assert!(parse(&["pymongo", "--ci", "--auth"]).is_err());
+    }
+
+    #[test]
     fn mongosh_update_cannot_be_combined_with_the_peer() {
         assert!(parse(&["mongosh", "--peer", "--update"]).is_err());
         assert!(parse(&["mongosh", "--bogus"]).is_err());
@@ -175,5 +247,79 @@ mod tests {
             panic!("mongosh parses as mongosh");
         };
         assert!(options.update && !options.peer);
+    }
+
+    #[test]
+    fn defaults_are_those_of_the_hand_written_parsers() {
+        let Command::Crash(crash) = parse(&["crash"]).unwrap() else {
+            panic!("crash");
+        };
+        assert_eq!(crash.iterations, 200);
+        let Command::ServeCrash(serve_crash) = parse(&["serve-crash"]).unwrap() else {
+            panic!("serve-crash");
+        };
+        assert_eq!((serve_crash.iterations, serve_crash.seed), (100, None));
+        assert!(parse(&["serve-crash", "--iterations", "0"]).is_err());
+        let Command::ServeBench(serve_bench) = parse(&["serve-bench"]).unwrap() else {
+            panic!("serve-bench");
+        };
+        assert_eq!((serve_bench.repetitions, serve_bench.peer), (5, false));
+        let Command::MemoryBench(memory) = parse(&["memory-bench"]).unwrap() else {
+            panic!("memory-bench");
+        };
+        assert_eq!(
+            (
+                memory.products,
+                memory.reviews,
+                memory.pages,
+                memory.timeout_seconds
+            ),
+            (10_000, 150, 2_000, 600)
+        );
+        assert!(parse(&["memory-bench", "--pages", "0"]).is_err());
+        // A bare command parses to the same options as the tasks' `Default`, which CI builds
+        // its calls from.
+        let Command::ServeLoad(load) = parse(&["serve-load"]).unwrap() else {
+            panic!("serve-load");
+        };
+        let default = crate::serve_tasks::LoadOptions::default();
+        assert_eq!(
+            (load.seconds, load.clients, load.threads, load.peer),
+            (
+                default.seconds,
+                default.clients,
+                default.threads,
+                default.peer
+            )
+        );
+        assert!(parse(&["serve-load", "--seconds", "0"]).is_err());
+        let Command::ServeHostile(hostile) = parse(&["serve-hostile"]).unwrap() else {
+            panic!("serve-hostile");
+        };
+        let default = crate::hostile::Options::default();
+        assert_eq!(
+            (hostile.bounded, hostile.seconds, hostile.idle, hostile.slow),
+            (default.bounded, default.seconds, default.idle, default.slow)
+        );
+        assert_eq!(
+            (hostile.tricklers, hostile.trickle_mb, hostile.rss_bound_mib),
+            (default.tricklers, default.trickle_mb, default.rss_bound_mib)
+        );
+        assert!(parse(&["serve-hostile", "--seconds", "4"]).is_err());
+        for (command, parsed) in [
+            ("pymongo", parse(&["pymongo"])),
+            ("clients", parse(&["clients"])),
+            ("mongosh", parse(&["mongosh"])),
+            ("conformance", parse(&["conformance"])),
+        ] {
+            assert!(parsed.is_ok(), "{command}");
+        }
+    }
+
+    #[test]
+    fn a_bare_command_line_asks_for_the_help() {
+        let cli = Cli::try_parse_from(["xtask"]).unwrap();
+        assert!(cli.command.is_none());
+        assert!(parse(&["nosuchcommand"]).is_err());
     }
 }
