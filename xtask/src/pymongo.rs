@@ -96,7 +96,8 @@ const CI_FILE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// The checked-in list of tests that must pass under `--ci`, relative to the repository.
 const EXPECTED_LIST: &str = "xtask/pymongo-expected.txt";
 
-/// `cargo xtask pymongo [--peer] [--peer-only] [--auth] [--files a.py,b.py] [--ci] [--timeout SECS]`.
+/// `cargo xtask pymongo [--peer] [--peer-only] [--auth] [--files a.py,b.py] [--ci]
+/// [--timeout SECS]`.
 #[derive(clap::Args, Default)]
 pub(crate) struct Options {
     /// Run SecantusDB beside spillway serve
