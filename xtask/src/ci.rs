@@ -16,11 +16,24 @@ use anyhow::{Context, Result, bail};
 use crate::shared::{repo_root, shared_dir};
 use crate::step::{cargo, step};
 
+/// `cargo xtask ci` takes no options.
+#[derive(clap::Args)]
+pub(crate) struct Options {}
+
+/// `cargo xtask bench [-- CRITERION ARGS]`.
+#[derive(clap::Args)]
+pub(crate) struct BenchOptions {
+    /// Arguments for criterion, passed on unchanged (e.g. `-- --noplot patterns`)
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CRITERION ARGS"
+    )]
+    pub(crate) criterion: Vec<String>,
+}
+
 /// Runs every check CI runs, in order, stopping at the first failure.
-pub(crate) fn run(args: &[String]) -> Result<()> {
-    if let Some(extra) = args.first() {
-        bail!("ci takes no arguments, got '{extra}'");
-    }
+pub(crate) fn run(_options: &Options) -> Result<()> {
     let root = repo_root();
     let started = Instant::now();
 
@@ -47,15 +60,19 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     throw_away(&root, "target/debug", "the tests and docs")?;
 
     // A short smoke run of every fuzz target under libFuzzer; `cargo xtask fuzz` runs longer.
-    crate::tasks::fuzz(&["--seconds".to_string(), "10".to_string()])?;
+    crate::tasks::fuzz(&crate::tasks::FuzzOptions {
+        seconds: Some(10),
+        runs: None,
+        targets: Vec::new(),
+    })?;
     throw_away(&root, "fuzz/target", "the fuzz smoke run")?;
 
     println!("\n== tasks that need ../shared");
     match shared_dir() {
         Some(dir) => {
             println!("shared material found at {}", dir.display());
-            crate::conformance::run(&[])?;
-            crate::realdata::run(&[])?;
+            crate::conformance::run(&crate::conformance::Options::default())?;
+            crate::realdata::run(&crate::realdata::Options {})?;
         }
         None => println!(
             "SKIPPED: ../shared is not beside the repository (set SPILLWAY_SHARED to point at it); \
@@ -65,25 +82,40 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     // pymongo's own tests over the wire: a bounded subset, failing only on the tests that
     // xtask/pymongo-expected.txt lists (it needs python3 and PyPI).
     println!("\n== pymongo's tests against spillway serve (cargo xtask pymongo --ci)");
-    crate::pymongo::run(&["--ci".to_string()])?;
+    crate::pymongo::run(&crate::pymongo::Options {
+        ci: true,
+        ..crate::pymongo::Options::default()
+    })?;
     // The real mongosh: the mongosh examples against their snapshots, and an interactive
     // session typed through tmux (npm and tmux needed; about four minutes with the install).
     println!("\n== mongosh against spillway serve (cargo xtask mongosh)");
-    crate::mongosh::run(&[])?;
+    crate::mongosh::run(&crate::mongosh::Options::default())?;
     // Issue 27's transparency checks through pymongo, the official Node.js driver and
     // Mongoose: a few seconds each once installed (npm ci of two packages, about 20 s, is
     // reused from target/clients/ while the pins are unchanged), 120 s at most per client.
     println!("\n== real clients against spillway serve (cargo xtask clients --ci)");
-    crate::clients::run(&["--ci".to_string()])?;
+    crate::clients::run(&crate::clients::Options {
+        ci: true,
+        ..crate::clients::Options::default()
+    })?;
     // The server under kill -9 and under load, briefly (about half a minute together; the
     // full runs are `cargo xtask serve-crash` and `cargo xtask serve-load`).
     println!("\n== spillway serve: kill -9 and load, bounded (serve-crash, serve-load)");
-    crate::serve_tasks::crash(&["--iterations".to_string(), "5".to_string()])?;
-    crate::serve_tasks::load(&["--seconds".to_string(), "5".to_string()])?;
+    crate::serve_tasks::crash(&crate::serve_tasks::CrashOptions {
+        iterations: 5,
+        seed: None,
+    })?;
+    crate::serve_tasks::load(&crate::serve_tasks::LoadOptions {
+        seconds: 5,
+        ..crate::serve_tasks::LoadOptions::default()
+    })?;
     // Hostile clients beside a good one, bounded (about 40 s; the full run is
     // `cargo xtask serve-hostile`).
     println!("\n== spillway serve: hostile clients, bounded (serve-hostile --bounded)");
-    crate::hostile::run(&["--bounded".to_string()])?;
+    crate::hostile::run(&crate::hostile::Options {
+        bounded: true,
+        ..crate::hostile::Options::default()
+    })?;
 
     report_disk(&root, "the last step");
     println!("\nci: all checks passed in {:.0?}", started.elapsed());
@@ -147,11 +179,11 @@ fn disk_usage(path: &Path) -> u64 {
 /// Runs the benchmarks; extra arguments go to criterion. Only `spillway-benches` is built:
 /// the PoloDB peer (`benches/polodb-peer`, outside the workspace because it compiles RocksDB for
 /// about 15 minutes) is run by hand, see docs/benchmarks.md.
-pub(crate) fn bench(args: &[String]) -> Result<()> {
+pub(crate) fn bench(options: &BenchOptions) -> Result<()> {
     let root = repo_root();
     let mut command = cargo(&root, &["bench", "--package", "spillway-benches"]);
-    if !args.is_empty() {
-        command.arg("--").args(args);
+    if !options.criterion.is_empty() {
+        command.arg("--").args(&options.criterion);
     }
     step("benchmarks", command)
 }

@@ -42,8 +42,8 @@ const CI_TIMEOUT: Duration = Duration::from_secs(120);
 const NODE_MINIMUM: (u32, u32) = (20, 19);
 
 /// A client and the script that drives it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Client {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Client {
     Pymongo,
     NodeDriver,
     Mongoose,
@@ -76,15 +76,6 @@ impl Client {
             Client::Mongoose => format!("mongoose {}", versions.mongoose),
         }
     }
-
-    fn parse(name: &str) -> Result<Client> {
-        Client::ALL
-            .into_iter()
-            .find(|client| client.name() == name)
-            .with_context(|| {
-                format!("unknown client '{name}' (known: pymongo, node-driver, mongoose)")
-            })
-    }
 }
 
 /// Which checks a script runs: everything, or the control (no policy; checks the harness).
@@ -103,74 +94,83 @@ impl Mode {
     }
 }
 
-struct Options {
-    clients: Vec<Client>,
-    peer: bool,
-    control: bool,
-    timeout: Duration,
+/// `cargo xtask clients [--only pymongo,node-driver,mongoose] [--peer] [--control] [--ci]
+/// [--timeout SECS]`.
+#[derive(clap::Args, Default)]
+pub(crate) struct Options {
+    /// The clients to run (a comma-separated list) [default: all three]
+    #[arg(long, value_name = "CLIENTS", value_delimiter = ',')]
+    pub(crate) only: Vec<Client>,
+    /// Run the control against SecantusDB too
+    #[arg(long)]
+    pub(crate) peer: bool,
+    /// Run the checks with no policy too (checks the harness)
+    #[arg(long)]
+    pub(crate) control: bool,
+    /// CI's form: 120 s per client unless --timeout says otherwise
+    #[arg(long)]
+    pub(crate) ci: bool,
+    /// Seconds one client's script may take [default: 300; 120 with --ci]
+    #[arg(long, value_name = "SECS")]
+    pub(crate) timeout: Option<u64>,
 }
 
-fn parse_options(args: &[String]) -> Result<Options> {
-    let mut options = Options {
-        clients: Vec::new(),
-        peer: false,
-        control: false,
-        timeout: DEFAULT_TIMEOUT,
-    };
-    let mut explicit_timeout = None;
-    let mut ci = false;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--peer" => options.peer = true,
-            "--control" => options.control = true,
-            "--ci" => ci = true,
-            "--only" => {
-                let list = rest.next().context("--only needs a comma-separated list")?;
-                for name in list
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|name| !name.is_empty())
-                {
-                    options.clients.push(Client::parse(name)?);
-                }
-            }
-            "--timeout" => {
-                let value = rest.next().context("--timeout needs a number of seconds")?;
-                let seconds: u64 = value
-                    .parse()
-                    .with_context(|| format!("--timeout takes whole seconds, got '{value}'"))?;
-                explicit_timeout = Some(Duration::from_secs(seconds));
-            }
-            other => bail!(
-                "clients takes --only pymongo,node-driver,mongoose, --peer, --control, --ci and --timeout SECS, got '{other}'"
-            ),
+impl Options {
+    /// The clients to run: those named, or all of them.
+    fn clients(&self) -> Vec<Client> {
+        if self.only.is_empty() {
+            Client::ALL.to_vec()
+        } else {
+            self.only.clone()
         }
     }
-    if options.clients.is_empty() {
-        options.clients = Client::ALL.to_vec();
+
+    /// How long one client's script may take.
+    fn timeout(&self) -> Duration {
+        self.timeout.map_or(
+            if self.ci { CI_TIMEOUT } else { DEFAULT_TIMEOUT },
+            Duration::from_secs,
+        )
     }
-    options.timeout = explicit_timeout.unwrap_or(if ci { CI_TIMEOUT } else { DEFAULT_TIMEOUT });
-    Ok(options)
+
+    /// The options as they would be typed, for the report.
+    fn command_line(&self) -> String {
+        let mut words = Vec::new();
+        if !self.only.is_empty() {
+            let names: Vec<&str> = self.only.iter().map(|client| client.name()).collect();
+            words.push(format!("--only {}", names.join(",")));
+        }
+        for (given, flag) in [
+            (self.peer, "--peer"),
+            (self.control, "--control"),
+            (self.ci, "--ci"),
+        ] {
+            if given {
+                words.push(flag.to_string());
+            }
+        }
+        if let Some(seconds) = self.timeout {
+            words.push(format!("--timeout {seconds}"));
+        }
+        words.join(" ")
+    }
 }
 
 /// Runs the task; see the module documentation.
-pub(crate) fn run(args: &[String]) -> Result<()> {
-    let options = parse_options(args)?;
+pub(crate) fn run(options: &Options) -> Result<()> {
+    let clients = options.clients();
+    let timeout = options.timeout();
     let work = target_dir().join("clients");
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
 
-    let needs_node = options
-        .clients
-        .iter()
-        .any(|client| *client != Client::Pymongo);
+    let needs_node = clients.iter().any(|client| *client != Client::Pymongo);
     let versions = NodeVersions::pinned()?;
     let node_modules = if needs_node {
         Some(ensure_node_packages(&work, &versions)?)
     } else {
         None
     };
-    let python = if options.clients.contains(&Client::Pymongo) {
+    let python = if clients.contains(&Client::Pymongo) {
         Some(crate::pymongo::client_python_for_other_task()?)
     } else {
         None
@@ -190,16 +190,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
 
     let mut rows = Vec::new();
     for (program, mode) in &servers {
-        for client in &options.clients {
+        for client in &clients {
             let started = Instant::now();
-            let outcome = run_client(
-                *client,
-                program,
-                *mode,
-                &interpreters,
-                &work,
-                options.timeout,
-            );
+            let outcome = run_client(*client, program, *mode, &interpreters, &work, timeout);
             let seconds = started.elapsed().as_secs_f64();
             rows.push(Row {
                 client: client.describe(&versions),
@@ -217,7 +210,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         &report,
         format!(
             "# Issue 27's checks through real clients\n\n`cargo xtask clients {}`; each script's whole output is in target/clients/.\n\n{table}",
-            args.join(" ")
+            options.command_line()
         ),
     )
     .with_context(|| format!("writing {}", report.display()))?;
@@ -650,16 +643,29 @@ mod tests {
         assert_eq!(node_version("twenty"), None);
     }
 
+    /// `cargo xtask clients ARGS`'s options, parsed as the binary parses them.
+    fn parsed(args: &[&str]) -> Result<Options, clap::Error> {
+        match crate::tests::parse(&[&["clients"], args].concat())? {
+            crate::Command::Clients(options) => Ok(options),
+            _ => unreachable!("clients parses as clients"),
+        }
+    }
+
     #[test]
     fn options_select_clients_and_the_ci_timeout() {
-        let options =
-            parse_options(&["--only".into(), "mongoose,pymongo".into(), "--ci".into()]).unwrap();
-        assert_eq!(options.clients, [Client::Mongoose, Client::Pymongo]);
-        assert_eq!(options.timeout, CI_TIMEOUT);
-        assert!(parse_options(&["--only".into(), "java".into()]).is_err());
-        let options = parse_options(&["--ci".into(), "--timeout".into(), "9".into()]).unwrap();
-        assert_eq!(options.timeout, Duration::from_secs(9));
-        assert_eq!(parse_options(&[]).unwrap().clients, Client::ALL);
+        let options = parsed(&["--only", "mongoose,pymongo", "--ci"]).unwrap();
+        assert_eq!(options.clients(), [Client::Mongoose, Client::Pymongo]);
+        assert_eq!(options.timeout(), CI_TIMEOUT);
+        assert_eq!(options.command_line(), "--only mongoose,pymongo --ci");
+        assert!(parsed(&["--only", "java"]).is_err());
+        let options = parsed(&["--ci", "--timeout", "9"]).unwrap();
+        assert_eq!(options.timeout(), Duration::from_secs(9));
+        assert_eq!(
+            parsed(&["--only", "node-driver"]).unwrap().clients(),
+            [Client::NodeDriver]
+        );
+        assert_eq!(parsed(&[]).unwrap().clients(), Client::ALL);
+        assert_eq!(parsed(&[]).unwrap().timeout(), DEFAULT_TIMEOUT);
     }
 
     #[test]

@@ -41,19 +41,23 @@ pub(crate) use targets::{CommandTarget, ModelTarget};
 
 use crate::shared::shared_dir;
 
+/// `cargo xtask conformance [--verbose] [--update-known-failures]`.
+#[derive(clap::Args, Default)]
+pub(crate) struct Options {
+    /// Print the passing tests too, not only the failures and skips
+    #[arg(long)]
+    pub(crate) verbose: bool,
+    /// Rewrite xtask/conformance-known-failures.txt with this run's unified-format failures
+    #[arg(long)]
+    pub(crate) update_known_failures: bool,
+}
+
 /// Runs the suite against every target and fails when any test of any target fails.
-pub(crate) fn run(args: &[String]) -> Result<()> {
-    let mut verbose = false;
-    let mut update_known = false;
-    for arg in args {
-        match arg.as_str() {
-            "--verbose" => verbose = true,
-            "--update-known-failures" => update_known = true,
-            other => {
-                bail!("conformance takes --verbose and --update-known-failures, got {other:?}")
-            }
-        }
-    }
+pub(crate) fn run(options: &Options) -> Result<()> {
+    let Options {
+        verbose,
+        update_known_failures: update_known,
+    } = *options;
     let Some(shared) = shared_dir() else {
         bail!(
             "the shared material is missing: expected ../shared beside the repository (or \

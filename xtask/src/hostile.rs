@@ -22,7 +22,7 @@ use anyhow::{Context, Result, bail, ensure};
 use serde_json::Value;
 
 use crate::pymongo::client_python_for_other_task;
-use crate::serve_tasks::{Args, logs_dir, run_json, script};
+use crate::serve_tasks::{logs_dir, run_json, script};
 use crate::servers::{RunningServer, build_spillway};
 use crate::shared::target_dir;
 
@@ -37,32 +37,67 @@ const MAX_BSON_DEPTH: u64 = 200;
 /// Without the limits, 60 connections sending 40 MB took 2.4 GB, and one 47 MB message
 /// nested 199 levels about 9 GB.
 const DEFAULT_RSS_BOUND_MIB: u64 = 768;
+/// The default slow senders, tricklers and size of a trickled message (MB).
+const DEFAULT_SLOW: u64 = 200;
+const DEFAULT_TRICKLERS: u64 = 60;
+const DEFAULT_TRICKLE_MB: u64 = 40;
 
 /// `cargo xtask serve-hostile [--bounded] [--seconds N] [--idle N] [--slow N] [--tricklers N]
 /// [--trickle-mb N] [--rss-bound-mib N]`.
-pub(crate) fn run(args: &[String]) -> Result<()> {
-    let args = Args {
-        task: "serve-hostile",
-        rest: args,
-    };
-    args.check(
-        &[
-            "--seconds",
-            "--idle",
-            "--slow",
-            "--tricklers",
-            "--trickle-mb",
-            "--rss-bound-mib",
-        ],
-        &["--bounded"],
-    )?;
-    let bounded = args.flag("--bounded");
-    let seconds = args.number("--seconds", if bounded { 20 } else { 90 })?;
-    let idle = args.number("--idle", if bounded { 1_000 } else { 5_000 })?;
-    let slow = args.number("--slow", 200)?;
-    let tricklers = args.number("--tricklers", 60)?;
-    let trickle_mb = args.number("--trickle-mb", 40)?;
-    let bound_mib = args.number("--rss-bound-mib", DEFAULT_RSS_BOUND_MIB)?;
+#[derive(clap::Args)]
+pub(crate) struct Options {
+    /// CI's form: 20 s, 1000 idle connections, and the server's message timeout shortened to
+    /// 10 s
+    #[arg(long)]
+    pub(crate) bounded: bool,
+    /// Seconds the hostile clients run [default: 90; 20 with --bounded]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(5..=1800))]
+    pub(crate) seconds: Option<u64>,
+    /// Idle connections [default: 5000; 1000 with --bounded]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=20_000))]
+    pub(crate) idle: Option<u64>,
+    /// Slow senders
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_SLOW,
+          value_parser = clap::value_parser!(u64).range(..=2_000))]
+    pub(crate) slow: u64,
+    /// Connections trickling large messages
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TRICKLERS,
+          value_parser = clap::value_parser!(u64).range(..=500))]
+    pub(crate) tricklers: u64,
+    /// The size of each trickled message, in MB
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TRICKLE_MB,
+          value_parser = clap::value_parser!(u64).range(1..=48))]
+    pub(crate) trickle_mb: u64,
+    /// The bound on the server's peak RSS, in MiB
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RSS_BOUND_MIB)]
+    pub(crate) rss_bound_mib: u64,
+}
+
+impl Default for Options {
+    /// The options of a bare `cargo xtask serve-hostile`.
+    fn default() -> Self {
+        Options {
+            bounded: false,
+            seconds: None,
+            idle: None,
+            slow: DEFAULT_SLOW,
+            tricklers: DEFAULT_TRICKLERS,
+            trickle_mb: DEFAULT_TRICKLE_MB,
+            rss_bound_mib: DEFAULT_RSS_BOUND_MIB,
+        }
+    }
+}
+
+/// Runs the hostile clients and the good one against a fresh server; see the module
+/// documentation.
+pub(crate) fn run(options: &Options) -> Result<()> {
+    let bounded = options.bounded;
+    let seconds = options.seconds.unwrap_or(if bounded { 20 } else { 90 });
+    let idle = options.idle.unwrap_or(if bounded { 1_000 } else { 5_000 });
+    let slow = options.slow;
+    let tricklers = options.tricklers;
+    let trickle_mb = options.trickle_mb;
+    let bound_mib = options.rss_bound_mib;
     ensure!((5..=1800).contains(&seconds), "--seconds must be 5 to 1800");
     ensure!(idle <= 20_000, "--idle must be at most 20,000");
     ensure!(slow <= 2_000, "--slow must be at most 2,000");

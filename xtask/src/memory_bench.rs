@@ -34,42 +34,23 @@ use crate::shared::target_dir;
 /// The memory limits of the table, in MiB (`None`: no limit).
 const LIMITS_MIB: &[Option<u64>] = &[None, Some(1024), Some(512), Some(256), Some(128)];
 
-struct Options {
-    products: u64,
-    reviews: u64,
-    pages: u64,
-    timeout: Duration,
-}
-
-fn parse(args: &[String]) -> Result<Options> {
-    let mut options = Options {
-        products: 10_000,
-        reviews: 150,
-        pages: 2_000,
-        timeout: Duration::from_secs(600),
-    };
-    let mut args = args.iter();
-    while let Some(flag) = args.next() {
-        let value = |name: &str, value: Option<&String>| -> Result<u64> {
-            value
-                .with_context(|| format!("{name} needs a number"))?
-                .parse()
-                .with_context(|| format!("{name} needs a number"))
-        };
-        match flag.as_str() {
-            "--products" => options.products = value(flag, args.next())?,
-            "--reviews" => options.reviews = value(flag, args.next())?,
-            "--pages" => options.pages = value(flag, args.next())?,
-            "--timeout" => options.timeout = Duration::from_secs(value(flag, args.next())?),
-            other => bail!(
-                "memory-bench takes --products N, --reviews N, --pages N and --timeout SECS, got '{other}'"
-            ),
-        }
-    }
-    if options.products == 0 || options.pages == 0 {
-        bail!("memory-bench needs at least one product and one page");
-    }
-    Ok(options)
+/// `cargo xtask memory-bench [--products N] [--reviews N] [--pages N] [--timeout SECS]`.
+#[derive(clap::Args)]
+pub(crate) struct Options {
+    /// Products in the data set
+    #[arg(long, value_name = "N", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) products: u64,
+    /// Reviews of each product
+    #[arg(long, value_name = "N", default_value_t = 150)]
+    pub(crate) reviews: u64,
+    /// Random product pages each run reads (the same ids for both databases)
+    #[arg(long, value_name = "N", default_value_t = 2_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) pages: u64,
+    /// Seconds after which a run is reported as not finished
+    #[arg(long = "timeout", value_name = "SECS", default_value_t = 600)]
+    pub(crate) timeout_seconds: u64,
 }
 
 /// A small deterministic generator (SplitMix64), so that every run reads the same data.
@@ -251,8 +232,7 @@ fn timed_pages(
     }
 }
 
-pub(crate) fn run(args: &[String]) -> Result<()> {
-    let options = parse(args)?;
+pub(crate) fn run(options: &Options) -> Result<()> {
     let dir = target_dir().join("memory-bench");
     fs::create_dir_all(&dir)?;
     let spillway = build_spillway()?.executable;
@@ -263,13 +243,13 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     ));
     if !data.is_file() {
         println!("== writing {}", data.display());
-        write_products(&data, &options)?;
+        write_products(&data, options)?;
     }
     let pages = dir.join(format!(
         "pages-{}-of-{}.js",
         options.pages, options.products
     ));
-    write_pages(&pages, &options)?;
+    write_pages(&pages, options)?;
     let plain = dir.join(format!("plain-{}x{}", options.products, options.reviews));
     let subset = dir.join(format!("subset-{}x{}", options.products, options.reviews));
     for database in [&plain, &subset] {
@@ -333,7 +313,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                 database,
                 &pages,
                 cgroup.as_ref(),
-                options.timeout,
+                Duration::from_secs(options.timeout_seconds),
             )?;
             println!(
                 "{:>8} {:>7}: {cell}",

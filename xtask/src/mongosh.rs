@@ -47,33 +47,20 @@ const TMUX_STEP_TIMEOUT: Duration = Duration::from_secs(60);
 /// mongosh's global configuration: telemetry off for good, no update checks.
 const GLOBAL_CONFIG: &str = "mongosh:\n  forceDisableTelemetry: true\n  updateURL: \"\"\n";
 
-struct Options {
-    peer: bool,
-    update: bool,
-}
-
-fn parse_options(args: &[String]) -> Result<Options> {
-    let mut options = Options {
-        peer: false,
-        update: false,
-    };
-    for arg in args {
-        match arg.as_str() {
-            "--peer" => options.peer = true,
-            "--update" => options.update = true,
-            other => bail!("mongosh takes --peer and --update, got '{other}'"),
-        }
-    }
-    ensure!(
-        !(options.peer && options.update),
-        "--update writes Spillway's snapshots: it cannot be combined with --peer"
-    );
-    Ok(options)
+/// `cargo xtask mongosh [--peer] [--update]`.
+#[derive(clap::Args, Default)]
+pub(crate) struct Options {
+    /// Run against SecantusDB instead (a ping and the interactive session; checks the harness)
+    #[arg(long)]
+    pub(crate) peer: bool,
+    /// Rewrite the examples' snapshots in xtask/mongosh-expected/ (Spillway's, so not with
+    /// --peer)
+    #[arg(long, conflicts_with = "peer")]
+    pub(crate) update: bool,
 }
 
 /// Runs the task; see the module documentation.
-pub(crate) fn run(args: &[String]) -> Result<()> {
-    let options = parse_options(args)?;
+pub(crate) fn run(options: &Options) -> Result<()> {
     let work = target_dir().join("mongosh");
     let mongosh = ensure_mongosh(&work)?;
     let program = if options.peer {
@@ -480,13 +467,5 @@ mod tests {
         let screen = "test> let total = 0\n\ntest> total\n300\ntest> ";
         assert_eq!(prompt_count(screen), 3);
         assert_eq!(prompt_count("Current Mongosh Log ID: 1\n"), 0);
-    }
-
-    #[test]
-    fn update_cannot_be_combined_with_the_peer() {
-        assert!(parse_options(&["--peer".to_owned(), "--update".to_owned()]).is_err());
-        assert!(parse_options(&["--bogus".to_owned()]).is_err());
-        let options = parse_options(&["--update".to_owned()]).unwrap();
-        assert!(options.update && !options.peer);
     }
 }

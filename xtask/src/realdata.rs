@@ -32,11 +32,12 @@ use crate::step::{cargo, step};
 /// Documents inserted per `insert_many` (one commit each).
 const LOAD_CHUNK: usize = 500;
 
+/// `cargo xtask realdata` takes no options.
+#[derive(clap::Args)]
+pub(crate) struct Options {}
+
 /// Runs the task and fails on any mismatch.
-pub(crate) fn run(args: &[String]) -> Result<()> {
-    if let Some(extra) = args.first() {
-        bail!("realdata takes no arguments, got '{extra}'");
-    }
+pub(crate) fn run(_options: &Options) -> Result<()> {
     let Some(shared) = shared_dir() else {
         bail!(
             "the shared material is missing: expected ../shared beside the repository (or \

@@ -30,50 +30,6 @@ pub(crate) fn script(name: &str) -> PathBuf {
     repo_root().join("xtask").join("python").join(name)
 }
 
-/// Reads `--NAME VALUE` numbers and bare flags from `args`.
-pub(crate) struct Args<'a> {
-    pub(crate) task: &'static str,
-    pub(crate) rest: &'a [String],
-}
-
-impl Args<'_> {
-    pub(crate) fn number(&self, name: &str, default: u64) -> Result<u64> {
-        match self.rest.iter().position(|arg| arg == name) {
-            None => Ok(default),
-            Some(index) => {
-                let value = self
-                    .rest
-                    .get(index + 1)
-                    .with_context(|| format!("{name} needs a number"))?;
-                value
-                    .parse()
-                    .with_context(|| format!("{name} takes a whole number, got '{value}'"))
-            }
-        }
-    }
-
-    pub(crate) fn flag(&self, name: &str) -> bool {
-        self.rest.iter().any(|arg| arg == name)
-    }
-
-    pub(crate) fn check(&self, numbers: &[&str], flags: &[&str]) -> Result<()> {
-        let mut rest = self.rest.iter();
-        while let Some(arg) = rest.next() {
-            if numbers.contains(&arg.as_str()) {
-                rest.next();
-            } else if !flags.contains(&arg.as_str()) {
-                bail!(
-                    "{} takes {} {}, got '{arg}'",
-                    self.task,
-                    numbers.join(" N, "),
-                    flags.join(", ")
-                );
-            }
-        }
-        Ok(())
-    }
-}
-
 /// A small xorshift generator for the kill moments; seeded from the clock (printed, and
 /// settable with `--seed`) so that a failing run can be repeated.
 struct Moments(u64);
@@ -119,21 +75,29 @@ pub(crate) fn logs_dir(task: &str) -> Result<PathBuf> {
 }
 
 /// `cargo xtask serve-crash [--iterations N] [--seed S]`.
-pub(crate) fn crash(args: &[String]) -> Result<()> {
-    let args = Args {
-        task: "serve-crash",
-        rest: args,
-    };
-    args.check(&["--iterations", "--seed"], &[])?;
-    let iterations = args.number("--iterations", 100)?;
+#[derive(clap::Args)]
+pub(crate) struct CrashOptions {
+    /// Kills of the server
+    #[arg(long, value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) iterations: u64,
+    /// The seed of the kill moments, to repeat a run (printed by every run) [default: from the
+    /// clock]
+    #[arg(long, value_name = "S")]
+    pub(crate) seed: Option<u64>,
+}
+
+/// Kills `spillway serve` under pymongo writers, N times; every acknowledged write must
+/// survive.
+pub(crate) fn crash(options: &CrashOptions) -> Result<()> {
+    let iterations = options.iterations;
     ensure!(iterations > 0, "--iterations must be at least 1");
-    let seed = args.number(
-        "--seed",
+    let seed = options.seed.unwrap_or_else(|| {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(1, |elapsed| elapsed.as_nanos() as u64)
-            | 1,
-    )?;
+            | 1
+    });
     let program = build_spillway()?;
     let python = client_python_for_other_task()?;
     let logs = logs_dir("serve-crash")?;
@@ -220,23 +184,72 @@ fn programs(peer: bool) -> Result<Vec<ServerProgram>> {
     Ok(programs)
 }
 
+/// `serve-load`'s default duration and number of clients.
+const DEFAULT_LOAD_SECONDS: u64 = 60;
+const DEFAULT_LOAD_CLIENTS: u64 = 32;
+
 /// `cargo xtask serve-load [--seconds N] [--clients N] [--threads] [--peer]`.
-pub(crate) fn load(args: &[String]) -> Result<()> {
-    let args = Args {
-        task: "serve-load",
-        rest: args,
-    };
-    args.check(&["--seconds", "--clients"], &["--peer", "--threads"])?;
-    let seconds = args.number("--seconds", 60)?;
-    let clients = args.number("--clients", 32)?;
+#[derive(clap::Args)]
+pub(crate) struct LoadOptions {
+    /// Seconds of load against each server
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LOAD_SECONDS,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub(crate) seconds: u64,
+    /// Concurrent pymongo clients
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LOAD_CLIENTS,
+          value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub(crate) clients: u64,
+    /// Clients as threads of one process, not as processes
+    #[arg(long)]
+    pub(crate) threads: bool,
+    /// Load SecantusDB too, beside spillway serve
+    #[arg(long)]
+    pub(crate) peer: bool,
+}
+
+impl Default for LoadOptions {
+    /// The options of a bare `cargo xtask serve-load`.
+    fn default() -> Self {
+        LoadOptions {
+            seconds: DEFAULT_LOAD_SECONDS,
+            clients: DEFAULT_LOAD_CLIENTS,
+            threads: false,
+            peer: false,
+        }
+    }
+}
+
+impl LoadOptions {
+    /// The options as they would be typed, for the report (the defaults left out).
+    fn command_line(&self) -> String {
+        let defaults = LoadOptions::default();
+        let mut words = Vec::new();
+        if self.seconds != defaults.seconds {
+            words.push(format!("--seconds {}", self.seconds));
+        }
+        if self.clients != defaults.clients {
+            words.push(format!("--clients {}", self.clients));
+        }
+        if self.threads {
+            words.push("--threads".to_string());
+        }
+        if self.peer {
+            words.push("--peer".to_string());
+        }
+        words.join(" ")
+    }
+}
+
+/// `clients` pymongo clients of mixed work for `seconds` against each server; fails when
+/// spillway fails an operation.
+pub(crate) fn load(options: &LoadOptions) -> Result<()> {
+    let LoadOptions {
+        seconds, clients, ..
+    } = *options;
     ensure!((1..=3600).contains(&seconds), "--seconds must be 1 to 3600");
     ensure!((1..=256).contains(&clients), "--clients must be 1 to 256");
-    let mode = if args.flag("--threads") {
-        "thread"
-    } else {
-        "process"
-    };
-    let programs = programs(args.flag("--peer"))?;
+    let mode = if options.threads { "thread" } else { "process" };
+    let programs = programs(options.peer)?;
     let python = client_python_for_other_task()?;
     let logs = logs_dir("serve-load")?;
     let mut results = Vec::new();
@@ -274,7 +287,7 @@ pub(crate) fn load(args: &[String]) -> Result<()> {
     println!("\n{table}");
     let text = format!(
         "# spillway serve under load\n\n`cargo xtask serve-load {}`: {clients} pymongo clients ({mode}es), {seconds} s each, 50% find_one by _id, 20% update_one, 20% insert_one, 10% two-collection transaction.\n\n{table}",
-        args.rest.join(" ")
+        options.command_line()
     );
     let report = target_dir().join("serve-load-report.md");
     std::fs::write(&report, text).with_context(|| format!("writing {}", report.display()))?;
@@ -303,18 +316,25 @@ fn row(table: &mut String, label: &str, kind: &str, numbers: &Value) {
 }
 
 /// `cargo xtask serve-bench [--repetitions N] [--peer]`.
-pub(crate) fn bench(args: &[String]) -> Result<()> {
-    let args = Args {
-        task: "serve-bench",
-        rest: args,
-    };
-    args.check(&["--repetitions"], &["--peer"])?;
-    let repetitions = args.number("--repetitions", 5)?;
+#[derive(clap::Args)]
+pub(crate) struct BenchOptions {
+    /// Repetitions of each timing; the best counts
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub(crate) repetitions: u64,
+    /// Time SecantusDB too, beside spillway serve
+    #[arg(long)]
+    pub(crate) peer: bool,
+}
+
+/// pymongo's single operations timed against each server, best of `repetitions`.
+pub(crate) fn bench(options: &BenchOptions) -> Result<()> {
+    let repetitions = options.repetitions;
     ensure!(
         (1..=100).contains(&repetitions),
         "--repetitions must be 1 to 100"
     );
-    let programs = programs(args.flag("--peer"))?;
+    let programs = programs(options.peer)?;
     let python = client_python_for_other_task()?;
     let logs = logs_dir("serve-bench")?;
     let mut results = Vec::new();

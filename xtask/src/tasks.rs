@@ -27,17 +27,19 @@ const CRASH_LOOPS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// `crash [--iterations N]`: the kill -9 loops of the storage engine, of the database facade
-/// and of the pattern layer, in release mode, N kills each (a quarter of that for interrupted
-/// migrations); then the counts each loop reported.
-pub(crate) fn crash(args: &[String]) -> Result<()> {
-    let iterations = match args {
-        [] => 200,
-        [flag, count] if flag == "--iterations" => count
-            .parse::<u64>()
-            .with_context(|| format!("--iterations takes a whole number, got '{count}'"))?,
-        other => bail!("crash takes only --iterations N, got {other:?}"),
-    };
+/// `crash [--iterations N]`.
+#[derive(clap::Args)]
+pub(crate) struct CrashOptions {
+    /// Kills each loop runs (a quarter of that for interrupted migrations)
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub(crate) iterations: u64,
+}
+
+/// The kill -9 loops of the storage engine, of the database facade and of the pattern layer,
+/// in release mode, N kills each (a quarter of that for interrupted migrations); then the
+/// counts each loop reported.
+pub(crate) fn crash(options: &CrashOptions) -> Result<()> {
+    let iterations = options.iterations;
     let mut summaries = Vec::new();
     for &(package, test, what) in CRASH_LOOPS {
         let mut command = cargo(&repo_root(), &[]);
@@ -86,43 +88,37 @@ const FUZZ_TARGETS: &[&str] = &[
     "server_message",
 ];
 
-/// `fuzz [--seconds N] [--runs N] [TARGET...]`: each target under libFuzzer for N seconds
-/// (default 20), or for N executions with `--runs` (libFuzzer's `-runs`; then no time limit
-/// unless `--seconds` is given too). libFuzzer's closing line ("Done N runs in S second(s)")
-/// is the execution count. Installs cargo-fuzz when it is missing. cargo-fuzz passes nightly-only flags to rustc;
-/// `RUSTC_BOOTSTRAP=1` lets this project's stable toolchain accept them.
-pub(crate) fn fuzz(args: &[String]) -> Result<()> {
-    let mut seconds = None;
-    let mut runs = None;
-    let mut targets = Vec::new();
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        if arg == "--seconds" {
-            let value = rest.next().context("--seconds needs a number")?;
-            seconds = Some(
-                value
-                    .parse::<u64>()
-                    .with_context(|| format!("--seconds takes a whole number, got '{value}'"))?,
-            );
-        } else if arg == "--runs" {
-            let value = rest.next().context("--runs needs a number")?;
-            runs = Some(
-                value
-                    .parse::<u64>()
-                    .with_context(|| format!("--runs takes a whole number, got '{value}'"))?,
-            );
-        } else if FUZZ_TARGETS.contains(&arg.as_str()) {
-            targets.push(arg.as_str());
-        } else {
-            bail!(
-                "unknown fuzz target '{arg}' (targets: {})",
-                FUZZ_TARGETS.join(", ")
-            );
-        }
-    }
-    if targets.is_empty() {
-        targets = FUZZ_TARGETS.to_vec();
-    }
+/// `fuzz [--seconds N] [--runs N] [TARGET...]`.
+#[derive(clap::Args)]
+pub(crate) struct FuzzOptions {
+    /// Seconds each target runs [default: 20, or no time limit with --runs]
+    #[arg(long, value_name = "N")]
+    pub(crate) seconds: Option<u64>,
+    /// Executions each target runs (libFuzzer's -runs)
+    #[arg(long, value_name = "N")]
+    pub(crate) runs: Option<u64>,
+    /// The targets to run [default: all of them]
+    #[arg(value_name = "TARGET", value_parser = clap::builder::PossibleValuesParser::new(FUZZ_TARGETS))]
+    pub(crate) targets: Vec<String>,
+}
+
+/// Each target under libFuzzer for N seconds (default 20), or for N executions with `--runs`
+/// (libFuzzer's `-runs`; then no time limit unless `--seconds` is given too). libFuzzer's
+/// closing line ("Done N runs in S second(s)") is the execution count. Installs cargo-fuzz
+/// when it is missing. cargo-fuzz passes nightly-only flags to rustc; `RUSTC_BOOTSTRAP=1` lets
+/// this project's stable toolchain accept them.
+pub(crate) fn fuzz(options: &FuzzOptions) -> Result<()> {
+    let FuzzOptions {
+        seconds,
+        runs,
+        targets,
+    } = options;
+    let (seconds, runs) = (*seconds, *runs);
+    let targets: Vec<&str> = if targets.is_empty() {
+        FUZZ_TARGETS.to_vec()
+    } else {
+        targets.iter().map(String::as_str).collect()
+    };
     ensure_cargo_fuzz()?;
     let fuzz_dir = repo_root().join("fuzz");
     for target in targets {
