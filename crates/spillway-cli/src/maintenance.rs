@@ -213,6 +213,24 @@ fn repair_text(db: &Path, report: &spillway::RepairReport) -> Result<String> {
         )?;
         return Ok(text);
     }
+    write_salvage_summary(&mut text, report)?;
+    write_losses(&mut text, report)?;
+    write_rebuilds(&mut text, report)?;
+    write_pattern_repairs(&mut text, report)?;
+    match &report.backup_dir {
+        Some(backup) => writeln!(
+            text,
+            "moved aside: {} to {}",
+            report.files_moved.join(", "),
+            backup.display()
+        )?,
+        None => writeln!(text, "no file was moved: the files were intact")?,
+    }
+    Ok(text)
+}
+
+/// Where the salvage started, what it kept and dropped, and the damage it found.
+fn write_salvage_summary(text: &mut String, report: &spillway::RepairReport) -> Result<()> {
     writeln!(
         text,
         "started from {}; {} intact frame(s) applied",
@@ -269,6 +287,11 @@ fn repair_text(db: &Path, report: &spillway::RepairReport) -> Result<String> {
             "rebuilt: a fresh active log segment (the old one was missing)"
         )?;
     }
+    Ok(())
+}
+
+/// The documents, catalog records, keyspaces and indexes lost or rolled back, one line each.
+fn write_losses(text: &mut String, report: &spillway::RepairReport) -> Result<()> {
     for (collection, documents) in &report.documents_lost {
         writeln!(
             text,
@@ -322,6 +345,11 @@ fn repair_text(db: &Path, report: &spillway::RepairReport) -> Result<String> {
     for (index, reason) in &report.indexes_lost {
         writeln!(text, "lost: index {index}: {reason}")?;
     }
+    Ok(())
+}
+
+/// The collections and indexes rebuilt, and the indexes dropped, one line each.
+fn write_rebuilds(text: &mut String, report: &spillway::RepairReport) -> Result<()> {
     for collection in &report.collections_rebuilt {
         writeln!(
             text,
@@ -338,6 +366,11 @@ fn repair_text(db: &Path, report: &spillway::RepairReport) -> Result<String> {
             "dropped: index {index}: it could not be rebuilt: {reason}"
         )?;
     }
+    Ok(())
+}
+
+/// What the pattern layer's repair resynced and removed, and the violations it left.
+fn write_pattern_repairs(text: &mut String, report: &spillway::RepairReport) -> Result<()> {
     for (collection, id) in &report.pattern_documents_resynced {
         writeln!(
             text,
@@ -362,14 +395,5 @@ fn repair_text(db: &Path, report: &spillway::RepairReport) -> Result<String> {
             report.pattern_violations_left.len()
         )?;
     }
-    match &report.backup_dir {
-        Some(backup) => writeln!(
-            text,
-            "moved aside: {} to {}",
-            report.files_moved.join(", "),
-            backup.display()
-        )?,
-        None => writeln!(text, "no file was moved: the files were intact")?,
-    }
-    Ok(text)
+    Ok(())
 }

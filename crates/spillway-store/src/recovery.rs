@@ -279,6 +279,81 @@ fn replay_segment(
 /// segment's torn tail is an error (repair is `salvage::repair`). Changes no file (with
 /// [`Access::ReadWrite`], segment blocks are allocated, which changes no byte).
 pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Result<Loaded> {
+    let manifest = read_manifest(backend, dir)?;
+
+    // Open every segment of the current state (checks headers). Segments retained only for
+    // the fallback are opened only if the open falls back to it: damage in them must not stop
+    // an open that does not need them.
+    let mut segments = BTreeMap::new();
+    for entry in manifest.segments.iter().filter(|s| !s.retained) {
+        segments.insert(entry.id, open_listed_segment(backend, dir, entry, access)?);
+    }
+
+    // Checkpoint: the current one, or if it is damaged the fallback.
+    let mut report = RecoveryReport::default();
+    let (loaded_checkpoint, basis) =
+        load_checkpoint(backend, dir, &manifest, access, &mut segments, &mut report)?;
+    let (mut directory, mut live, mut next_seq, start) = match loaded_checkpoint {
+        Some(loaded) => {
+            report.checkpoint_loaded = true;
+            (
+                loaded.directory,
+                loaded.live,
+                loaded.next_seq,
+                Some((loaded.log_segment, loaded.log_offset)),
+            )
+        }
+        None => (Directory::default(), LiveBytes::default(), 1, None),
+    };
+    let replayed = replay_log(
+        &manifest,
+        &mut segments,
+        start,
+        report.checkpoint_fallback.as_ref(),
+        &mut directory,
+        &mut live,
+        &mut next_seq,
+    )?;
+    if let Some((log_segment, _)) = start
+        && !manifest
+            .segments
+            .iter()
+            .any(|s| s.id == log_segment && s.kind == SegmentKind::Log)
+    {
+        return Err(Error::corrupt(
+            dir.join(checkpoint_file_name(basis.checkpoint().unwrap_or(0))),
+            0,
+            format!("checkpoint log segment {log_segment} is not a log segment of the manifest"),
+        ));
+    }
+    let mut manifest = manifest;
+    if report.checkpoint_fallback.is_some() {
+        // The state now derives from the fallback, which may point into the retained segments
+        // and whose replay read their frames: they are segments of the current state again
+        // (mapped, compactable), and never deleted as retained ones. Only the memory copy
+        // changes; a manifest written later lists them as ordinary segments, which is safe
+        // whichever checkpoint the next open loads (a listed segment is never deleted).
+        for entry in &mut manifest.segments {
+            entry.retained = false;
+        }
+    }
+    report.frames_replayed = replayed.frames;
+    report.log_bytes_replayed = replayed.log_bytes;
+    Ok(Loaded {
+        manifest,
+        segments,
+        directory,
+        live,
+        next_seq,
+        active_head: replayed.active_head,
+        active_dirty_end: replayed.active_dirty_end,
+        basis,
+        report,
+    })
+}
+
+/// Reads and decodes the manifest of `dir`, which must exist and list a segment.
+fn read_manifest(backend: &Arc<dyn Backend>, dir: &Path) -> Result<Manifest> {
     let names = backend
         .list_dir(dir)
         .map_err(|e| Error::io("list store directory", dir, e))?;
@@ -299,17 +374,18 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
             "no segment could be found",
         ));
     }
+    Ok(manifest)
+}
 
-    // Open every segment of the current state (checks headers). Segments retained only for
-    // the fallback are opened only if the open falls back to it: damage in them must not stop
-    // an open that does not need them.
-    let mut segments = BTreeMap::new();
-    for entry in manifest.segments.iter().filter(|s| !s.retained) {
-        segments.insert(entry.id, open_listed_segment(backend, dir, entry, access)?);
-    }
-
-    // Checkpoint: the current one, or if it is damaged the fallback.
-    let mut report = RecoveryReport::default();
+/// The current checkpoint, or the fallback when it is damaged (noted in `report`), and its basis.
+fn load_checkpoint(
+    backend: &Arc<dyn Backend>,
+    dir: &Path,
+    manifest: &Manifest,
+    access: Access,
+    segments: &mut BTreeMap<u32, Segment>,
+    report: &mut RecoveryReport,
+) -> Result<(Option<LoadedCheckpoint>, Fallback)> {
     let current = match manifest.checkpoint {
         None => Ok(None),
         Some(id) => {
@@ -323,7 +399,7 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
             .map(Some)
         }
     };
-    let (loaded_checkpoint, basis) = match current {
+    Ok(match current {
         Ok(loaded) => {
             let basis = manifest
                 .checkpoint
@@ -333,7 +409,7 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         Err(error) => {
             let damaged_id = manifest.checkpoint.expect("only a named checkpoint fails");
             let damaged = describe(&error, &dir.join(checkpoint_file_name(damaged_id)));
-            let loaded = load_fallback(backend, dir, &manifest, access, &mut segments, &damaged)?;
+            let loaded = load_fallback(backend, dir, manifest, access, segments, &damaged)?;
             report.checkpoint_fallback = Some(CheckpointFallback {
                 damaged: damaged.path.clone(),
                 offset: damaged.offset,
@@ -345,19 +421,29 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
             });
             (loaded, manifest.fallback)
         }
-    };
-    let (mut directory, mut live, mut next_seq, start) = match loaded_checkpoint {
-        Some(loaded) => {
-            report.checkpoint_loaded = true;
-            (
-                loaded.directory,
-                loaded.live,
-                loaded.next_seq,
-                Some((loaded.log_segment, loaded.log_offset)),
-            )
-        }
-        None => (Directory::default(), LiveBytes::default(), 1, None),
-    };
+    })
+}
+
+/// What [`replay_log`] read besides the state it rebuilt.
+struct ReplayedLog {
+    frames: u64,
+    log_bytes: u64,
+    /// Where the log ends in the active segment.
+    active_head: usize,
+    /// Just past the last non-zero byte of the active segment at or after `active_head`.
+    active_dirty_end: usize,
+}
+
+/// Replays the opened log segments from `start` into `directory`, `live` and `next_seq`.
+fn replay_log(
+    manifest: &Manifest,
+    segments: &mut BTreeMap<u32, Segment>,
+    start: Option<(u32, usize)>,
+    fallback: Option<&CheckpointFallback>,
+    directory: &mut Directory,
+    live: &mut LiveBytes,
+    next_seq: &mut u64,
+) -> Result<ReplayedLog> {
     let mut frames = 0;
     let mut log_bytes = 0;
 
@@ -413,9 +499,9 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
                 &view,
                 from,
                 sealed_end,
-                &mut directory,
-                &mut live,
-                &mut next_seq,
+                directory,
+                live,
+                next_seq,
                 &mut frames,
             )?;
             let dirty = if is_active {
@@ -430,7 +516,7 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         let (end, dirty) = match replayed {
             Ok(Ok(replayed)) => replayed,
             Ok(Err(error)) | Err(error) => {
-                return Err(match &report.checkpoint_fallback {
+                return Err(match fallback {
                     Some(fallback) => after_fallback(error, fallback),
                     None => error,
                 });
@@ -442,41 +528,11 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
             active_dirty_end = dirty;
         }
     }
-    if let Some((log_segment, _)) = start
-        && !manifest
-            .segments
-            .iter()
-            .any(|s| s.id == log_segment && s.kind == SegmentKind::Log)
-    {
-        return Err(Error::corrupt(
-            dir.join(checkpoint_file_name(basis.checkpoint().unwrap_or(0))),
-            0,
-            format!("checkpoint log segment {log_segment} is not a log segment of the manifest"),
-        ));
-    }
-    let mut manifest = manifest;
-    if report.checkpoint_fallback.is_some() {
-        // The state now derives from the fallback, which may point into the retained segments
-        // and whose replay read their frames: they are segments of the current state again
-        // (mapped, compactable), and never deleted as retained ones. Only the memory copy
-        // changes; a manifest written later lists them as ordinary segments, which is safe
-        // whichever checkpoint the next open loads (a listed segment is never deleted).
-        for entry in &mut manifest.segments {
-            entry.retained = false;
-        }
-    }
-    report.frames_replayed = frames;
-    report.log_bytes_replayed = log_bytes;
-    Ok(Loaded {
-        manifest,
-        segments,
-        directory,
-        live,
-        next_seq,
+    Ok(ReplayedLog {
+        frames,
+        log_bytes,
         active_head,
         active_dirty_end,
-        basis,
-        report,
     })
 }
 

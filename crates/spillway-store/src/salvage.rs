@@ -77,44 +77,8 @@ pub(crate) fn repair(
         .into_iter()
         .map(|(id, segment)| (id, Arc::new(segment)))
         .collect();
-    let mut values_dropped = 0;
-    let mut dropped_keys = Vec::new();
-    let mut lost = Vec::new();
-    // Dropped values by file, keyspace and reason: (first offset, count).
-    let mut dropped: BTreeMap<(PathBuf, String, String), (u64, u64)> = BTreeMap::new();
-    for (&keyspace_id, keyspace) in &state.directory.keyspaces {
-        for (key, loc) in keyspace.iter() {
-            if let Err(error) = read_value(&table, &loc) {
-                let path = match table.get(&loc.segment) {
-                    Some(segment) => segment.path.clone(),
-                    None => dir.join(segment_file_name(loc.segment)),
-                };
-                let entry = dropped
-                    .entry((path, keyspace.name.to_string(), error_reason(&error)))
-                    .or_insert((u64::from(loc.offset), 0));
-                entry.0 = entry.0.min(u64::from(loc.offset));
-                entry.1 += 1;
-                lost.push((keyspace_id, key.to_vec()));
-                values_dropped += 1;
-                dropped_keys.push((keyspace.name.to_string(), key.to_vec()));
-            }
-        }
-    }
-    for ((path, keyspace, reason), (offset, count)) in dropped {
-        let reason = if count == 1 {
-            format!("the value of a key in keyspace {keyspace:?} is dropped: {reason}")
-        } else {
-            format!(
-                "{count} values of keys in keyspace {keyspace:?} are dropped, the first at this offset: {reason}"
-            )
-        };
-        salvage.damaged(path, offset, reason);
-    }
-    for (keyspace_id, key) in lost {
-        if let Some(keyspace) = state.directory.keyspaces.get_mut(&keyspace_id) {
-            keyspace.delete(&key);
-        }
-    }
+    let (values_dropped, dropped_keys) =
+        salvage.drop_unreadable_values(&mut state.directory, &table);
 
     let mut report = RepairReport {
         checkpoint_used: state.checkpoint_used,
@@ -137,43 +101,21 @@ pub(crate) fn repair(
     report.damage = salvage.damage;
 
     // Rewrite every intact value into fresh compacted segments, after every id in use.
-    let highest_id = names
-        .iter()
-        .filter_map(|name| file_id(name, "seg-").or_else(|| file_id(name, "ckpt-")))
-        .chain(table.keys().copied())
-        .chain(manifest.as_ref().map(|m| m.next_segment_id))
-        .max()
-        .unwrap_or(0);
-    let mut next_id = highest_id.saturating_add(1);
+    let mut next_id = first_unused_id(&names, &table, manifest.as_ref());
     let mut allocate = || {
         let id = next_id;
         next_id = next_id.saturating_add(1);
         id
     };
     let directory = state.directory;
-    let mut output = CompactionOutput::new(backend, &dir, segment_size, &mut allocate);
-    for (&keyspace_id, keyspace) in &directory.keyspaces {
-        for (key, loc) in keyspace.iter() {
-            let value = read_value(&table, &loc)?;
-            output.add(keyspace_id, &keyspace.name, key, value, loc)?;
-        }
-    }
-    let (written, moves) = output.finish()?;
-    let mut rebuilt = Directory {
-        next_keyspace_id: directory.next_keyspace_id,
-        ..Directory::default()
-    };
-    for (&id, keyspace) in &directory.keyspaces {
-        rebuilt.names.insert(keyspace.name.clone(), id);
-        rebuilt
-            .keyspaces
-            .insert(id, KeyspaceState::new(keyspace.name.clone()));
-    }
-    for moved in moves {
-        if let Some(keyspace) = rebuilt.keyspaces.get_mut(&moved.keyspace) {
-            keyspace.put(&moved.key, moved.new);
-        }
-    }
+    let (written, rebuilt) = rewrite_values(
+        backend,
+        &dir,
+        segment_size,
+        &table,
+        &directory,
+        &mut allocate,
+    )?;
 
     let log_id = allocate();
     drop(Segment::create(
@@ -191,24 +133,7 @@ pub(crate) fn repair(
     // Keep a copy of the old manifest, switch to the new one atomically, then move the old
     // files aside. A crash before the switch leaves the old store as it was; a crash after
     // it leaves old files behind as orphans that the next open deletes.
-    let mut backup_index = 1;
-    while names.contains(&format!("repair-backup-{backup_index}")) {
-        backup_index += 1;
-    }
-    let backup = dir.join(format!("repair-backup-{backup_index}"));
-    backend
-        .create_dir_all(&backup)
-        .map_err(|e| Error::io("create backup directory", &backup, e))?;
-    if let Ok(old_manifest) = backend.read_file(&dir.join(MANIFEST_FILE_NAME)) {
-        let copy = backup.join(MANIFEST_FILE_NAME);
-        let file = backend
-            .create_file(&copy)
-            .map_err(|e| Error::io("create manifest backup", &copy, e))?;
-        file.write_all_at(&old_manifest, 0)
-            .and_then(|()| file.sync_data())
-            .map_err(|e| Error::io("write manifest backup", &copy, e))?;
-        report.files_moved.push(MANIFEST_FILE_NAME.to_string());
-    }
+    let backup = back_up_manifest(backend, &dir, &names, &mut report)?;
     let mut new_segments: Vec<ManifestSegment> = written
         .iter()
         .map(|s| ManifestSegment::new(s.id, SegmentKind::Compacted, s.capacity() as u64))
@@ -231,6 +156,94 @@ pub(crate) fn repair(
     write_manifest(backend.as_ref(), &dir, &new_manifest)?;
     drop(table);
     drop(written);
+    move_old_files_aside(backend, &dir, &names, &backup, &mut report)?;
+    report.backup_dir = Some(backup);
+    Ok(report)
+}
+
+/// The first file id after every id in the file names, the segments and the manifest.
+fn first_unused_id(names: &[String], table: &SegmentTable, manifest: Option<&Manifest>) -> u32 {
+    let highest_id = names
+        .iter()
+        .filter_map(|name| file_id(name, "seg-").or_else(|| file_id(name, "ckpt-")))
+        .chain(table.keys().copied())
+        .chain(manifest.map(|m| m.next_segment_id))
+        .max()
+        .unwrap_or(0);
+    highest_id.saturating_add(1)
+}
+
+/// Rewrites every value of `directory` into fresh compacted segments, and the directory of them.
+fn rewrite_values(
+    backend: &Arc<dyn Backend>,
+    dir: &Path,
+    segment_size: usize,
+    table: &SegmentTable,
+    directory: &Directory,
+    allocate: &mut dyn FnMut() -> u32,
+) -> Result<(Vec<Segment>, Directory)> {
+    let mut output = CompactionOutput::new(backend, dir, segment_size, allocate);
+    for (&keyspace_id, keyspace) in &directory.keyspaces {
+        for (key, loc) in keyspace.iter() {
+            let value = read_value(table, &loc)?;
+            output.add(keyspace_id, &keyspace.name, key, value, loc)?;
+        }
+    }
+    let (written, moves) = output.finish()?;
+    let mut rebuilt = Directory {
+        next_keyspace_id: directory.next_keyspace_id,
+        ..Directory::default()
+    };
+    for (&id, keyspace) in &directory.keyspaces {
+        rebuilt.names.insert(keyspace.name.clone(), id);
+        rebuilt
+            .keyspaces
+            .insert(id, KeyspaceState::new(keyspace.name.clone()));
+    }
+    for moved in moves {
+        if let Some(keyspace) = rebuilt.keyspaces.get_mut(&moved.keyspace) {
+            keyspace.put(&moved.key, moved.new);
+        }
+    }
+    Ok((written, rebuilt))
+}
+
+/// Creates the next free `repair-backup-N/` and copies the old manifest into it, synced.
+fn back_up_manifest(
+    backend: &Arc<dyn Backend>,
+    dir: &Path,
+    names: &[String],
+    report: &mut RepairReport,
+) -> Result<PathBuf> {
+    let mut backup_index = 1;
+    while names.contains(&format!("repair-backup-{backup_index}")) {
+        backup_index += 1;
+    }
+    let backup = dir.join(format!("repair-backup-{backup_index}"));
+    backend
+        .create_dir_all(&backup)
+        .map_err(|e| Error::io("create backup directory", &backup, e))?;
+    if let Ok(old_manifest) = backend.read_file(&dir.join(MANIFEST_FILE_NAME)) {
+        let copy = backup.join(MANIFEST_FILE_NAME);
+        let file = backend
+            .create_file(&copy)
+            .map_err(|e| Error::io("create manifest backup", &copy, e))?;
+        file.write_all_at(&old_manifest, 0)
+            .and_then(|()| file.sync_data())
+            .map_err(|e| Error::io("write manifest backup", &copy, e))?;
+        report.files_moved.push(MANIFEST_FILE_NAME.to_string());
+    }
+    Ok(backup)
+}
+
+/// Moves the old segment and checkpoint files into `backup`, then syncs both directories.
+fn move_old_files_aside(
+    backend: &Arc<dyn Backend>,
+    dir: &Path,
+    names: &[String],
+    backup: &Path,
+    report: &mut RepairReport,
+) -> Result<()> {
     for name in names.iter().filter(|name| is_store_file(name)) {
         backend
             .rename(&dir.join(name), &backup.join(name))
@@ -238,11 +251,10 @@ pub(crate) fn repair(
         report.files_moved.push(name.clone());
     }
     backend
-        .sync_dir(&backup)
-        .and_then(|()| backend.sync_dir(&dir))
-        .map_err(|e| Error::io("fsync backup directory", &backup, e))?;
-    report.backup_dir = Some(backup);
-    Ok(report)
+        .sync_dir(backup)
+        .and_then(|()| backend.sync_dir(dir))
+        .map_err(|e| Error::io("fsync backup directory", backup, e))?;
+    Ok(())
 }
 
 /// `seg-*.spw` and `ckpt-*.spw`: the files a repair replaces and moves aside.
@@ -438,6 +450,53 @@ fn next_frame_magic(bytes: &[u8], from: usize) -> usize {
 }
 
 impl Salvage {
+    /// Drops and reports every value that does not read back with its checksum: count and keys.
+    fn drop_unreadable_values(
+        &mut self,
+        directory: &mut Directory,
+        table: &SegmentTable,
+    ) -> (u64, Vec<(String, Vec<u8>)>) {
+        let mut values_dropped = 0;
+        let mut dropped_keys = Vec::new();
+        let mut lost = Vec::new();
+        // Dropped values by file, keyspace and reason: (first offset, count).
+        let mut dropped: BTreeMap<(PathBuf, String, String), (u64, u64)> = BTreeMap::new();
+        for (&keyspace_id, keyspace) in &directory.keyspaces {
+            for (key, loc) in keyspace.iter() {
+                if let Err(error) = read_value(table, &loc) {
+                    let path = match table.get(&loc.segment) {
+                        Some(segment) => segment.path.clone(),
+                        None => self.dir.join(segment_file_name(loc.segment)),
+                    };
+                    let entry = dropped
+                        .entry((path, keyspace.name.to_string(), error_reason(&error)))
+                        .or_insert((u64::from(loc.offset), 0));
+                    entry.0 = entry.0.min(u64::from(loc.offset));
+                    entry.1 += 1;
+                    lost.push((keyspace_id, key.to_vec()));
+                    values_dropped += 1;
+                    dropped_keys.push((keyspace.name.to_string(), key.to_vec()));
+                }
+            }
+        }
+        for ((path, keyspace, reason), (offset, count)) in dropped {
+            let reason = if count == 1 {
+                format!("the value of a key in keyspace {keyspace:?} is dropped: {reason}")
+            } else {
+                format!(
+                    "{count} values of keys in keyspace {keyspace:?} are dropped, the first at this offset: {reason}"
+                )
+            };
+            self.damaged(path, offset, reason);
+        }
+        for (keyspace_id, key) in lost {
+            if let Some(keyspace) = directory.keyspaces.get_mut(&keyspace_id) {
+                keyspace.delete(&key);
+            }
+        }
+        (values_dropped, dropped_keys)
+    }
+
     fn damaged(&mut self, path: impl Into<PathBuf>, offset: u64, reason: impl Into<String>) {
         self.damage.push(Damage {
             path: path.into(),

@@ -331,6 +331,107 @@ fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Refuses options outside their ranges (segment size, live ratio, a zero sync interval).
+fn check_options(options: &StoreOptions) -> Result<()> {
+    if !(MIN_SEGMENT_SIZE..=MAX_SEGMENT_SIZE).contains(&options.segment_size) {
+        return Err(Error::InvalidOptions(format!(
+            "segment_size {} is outside {MIN_SEGMENT_SIZE}..={MAX_SEGMENT_SIZE}",
+            options.segment_size
+        )));
+    }
+    if !(0.0..=1.0).contains(&options.compaction_live_ratio) {
+        return Err(Error::InvalidOptions(format!(
+            "compaction_live_ratio {} is outside 0..=1",
+            options.compaction_live_ratio
+        )));
+    }
+    if let Durability::SyncInterval(interval) = options.durability
+        && interval.is_zero()
+    {
+        return Err(Error::InvalidOptions(
+            "sync interval must not be zero".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Initialises a store in `dir` if it has no manifest (refused with segment files or read-only).
+fn initialise_if_new(
+    backend: &Arc<dyn Backend>,
+    dir: &Path,
+    segment_size: u64,
+    read_only: bool,
+) -> Result<()> {
+    let names = backend
+        .list_dir(dir)
+        .map_err(|e| Error::io("list store directory", dir, e))?;
+    if names.iter().any(|n| n == MANIFEST_FILE_NAME) {
+        return Ok(());
+    }
+
+    let store_files: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("seg-") || n.starts_with("ckpt-"))
+        .collect();
+    // A crash between creating the first segment and writing the first manifest leaves
+    // exactly one segment with no frame (nothing can be committed before the manifest
+    // exists): that is an interrupted creation, not a damaged store.
+    let interrupted_creation = match store_files.as_slice() {
+        [only] if **only == segment_file_name(1) => backend
+            .read_file(&dir.join(segment_file_name(1)))
+            .is_ok_and(|bytes| bytes.iter().skip(SEGMENT_HEADER_LEN).all(|&b| b == 0)),
+        _ => false,
+    };
+    if !store_files.is_empty() && !interrupted_creation {
+        return Err(Error::corrupt(
+            dir.join(MANIFEST_FILE_NAME),
+            0,
+            "segment files exist but the manifest is missing (run repair)",
+        ));
+    }
+    if read_only {
+        return Err(Error::io(
+            "open read-only",
+            dir.join(MANIFEST_FILE_NAME),
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "there is no database here (no manifest), and a read-only open creates none",
+            ),
+        ));
+    }
+    let available = backend
+        .available_space(dir)
+        .map_err(|e| Error::io("measure free space", dir, e))?;
+    initialise(
+        backend,
+        dir,
+        segment_size_for_space(segment_size, available),
+    )?;
+    Ok(())
+}
+
+/// Zeroes the torn tail between `head` and `dirty` (durably, unless read-only): the tail, if any.
+fn drop_torn_tail(
+    active: &Segment,
+    head: usize,
+    dirty: usize,
+    read_only: bool,
+) -> Result<Option<TornTail>> {
+    if dirty <= head {
+        return Ok(None);
+    }
+    if !read_only {
+        let zeroes = vec![0u8; align_up(dirty - head).min(active.capacity() - head)];
+        active.write_at(head, &zeroes)?;
+        active.sync()?;
+    }
+    Ok(Some(TornTail {
+        path: active.path.clone(),
+        offset: head as u64,
+        bytes_dropped: (dirty - head) as u64,
+    }))
+}
+
 impl Store {
     /// Opens (or creates) the store in directory `dir` on the real file system.
     pub fn open(dir: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
@@ -386,25 +487,7 @@ impl Store {
     ) -> Result<Store> {
         let dir = dir.to_path_buf();
         let read_only = access == Access::ReadOnly;
-        if !(MIN_SEGMENT_SIZE..=MAX_SEGMENT_SIZE).contains(&options.segment_size) {
-            return Err(Error::InvalidOptions(format!(
-                "segment_size {} is outside {MIN_SEGMENT_SIZE}..={MAX_SEGMENT_SIZE}",
-                options.segment_size
-            )));
-        }
-        if !(0.0..=1.0).contains(&options.compaction_live_ratio) {
-            return Err(Error::InvalidOptions(format!(
-                "compaction_live_ratio {} is outside 0..=1",
-                options.compaction_live_ratio
-            )));
-        }
-        if let Durability::SyncInterval(interval) = options.durability
-            && interval.is_zero()
-        {
-            return Err(Error::InvalidOptions(
-                "sync interval must not be zero".into(),
-            ));
-        }
+        check_options(&options)?;
         if !read_only {
             backend
                 .create_dir_all(&dir)
@@ -417,49 +500,7 @@ impl Store {
         };
         let dir_lock = locked.map_err(|e| Error::lock_failed(&dir, e))?;
 
-        let names = backend
-            .list_dir(&dir)
-            .map_err(|e| Error::io("list store directory", &dir, e))?;
-        if !names.iter().any(|n| n == MANIFEST_FILE_NAME) {
-            let store_files: Vec<&String> = names
-                .iter()
-                .filter(|n| n.starts_with("seg-") || n.starts_with("ckpt-"))
-                .collect();
-            // A crash between creating the first segment and writing the first manifest leaves
-            // exactly one segment with no frame (nothing can be committed before the manifest
-            // exists): that is an interrupted creation, not a damaged store.
-            let interrupted_creation = match store_files.as_slice() {
-                [only] if **only == segment_file_name(1) => backend
-                    .read_file(&dir.join(segment_file_name(1)))
-                    .is_ok_and(|bytes| bytes.iter().skip(SEGMENT_HEADER_LEN).all(|&b| b == 0)),
-                _ => false,
-            };
-            if !store_files.is_empty() && !interrupted_creation {
-                return Err(Error::corrupt(
-                    dir.join(MANIFEST_FILE_NAME),
-                    0,
-                    "segment files exist but the manifest is missing (run repair)",
-                ));
-            }
-            if read_only {
-                return Err(Error::io(
-                    "open read-only",
-                    dir.join(MANIFEST_FILE_NAME),
-                    std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        "there is no database here (no manifest), and a read-only open creates none",
-                    ),
-                ));
-            }
-            let available = backend
-                .available_space(&dir)
-                .map_err(|e| Error::io("measure free space", &dir, e))?;
-            initialise(
-                &backend,
-                &dir,
-                segment_size_for_space(options.segment_size, available),
-            )?;
-        }
+        initialise_if_new(&backend, &dir, options.segment_size, read_only)?;
 
         // `load` changes nothing on disk: if it refuses (damage), the directory is untouched.
         let mut loaded = load(&backend, &dir, access)?;
@@ -479,18 +520,7 @@ impl Store {
         let head = loaded.active_head;
         let dirty = loaded.active_dirty_end;
         active.set_published(head);
-        if dirty > head {
-            if !read_only {
-                let zeroes = vec![0u8; align_up(dirty - head).min(active.capacity() - head)];
-                active.write_at(head, &zeroes)?;
-                active.sync()?;
-            }
-            loaded.report.torn_tail = Some(TornTail {
-                path: active.path.clone(),
-                offset: head as u64,
-                bytes_dropped: (dirty - head) as u64,
-            });
-        }
+        loaded.report.torn_tail = drop_torn_tail(&active, head, dirty, read_only)?;
         let active = Arc::new(active);
         let mut table: SegmentTable = loaded
             .segments

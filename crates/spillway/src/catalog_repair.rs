@@ -82,131 +82,24 @@ pub(crate) fn rebuild(store: &Store) -> Result<CatalogRepair> {
     let snapshot = store.snapshot();
     let keyspaces: BTreeMap<String, KeyspaceId> = snapshot.keyspaces().into_iter().collect();
     let mut batch = WriteBatch::new();
-    let create_keyspace = |name: &str, repair: &mut CatalogRepair| -> Result<KeyspaceId> {
-        repair.changed = true;
-        Ok(store.keyspace(name)?)
-    };
 
     // The catalog's records: from its keyspace, or from a keyspace that lost its name.
-    let mut records: BTreeMap<Vec<u8>, Document> = BTreeMap::new();
-    let catalog = if let Some(&catalog) = keyspaces.get(CATALOG_KEYSPACE) {
-        for (key, value) in entries(&snapshot, catalog)? {
-            if let Ok(record) = Document::from_reader(value.as_slice()) {
-                records.insert(key, record);
-            } else {
-                repair.records_lost.push(printable(&key));
-                batch.delete(catalog, &key);
-            }
-        }
-        catalog
-    } else {
-        let catalog = create_keyspace(CATALOG_KEYSPACE, &mut repair)?;
-        for (name, &id) in &keyspaces {
-            if !name.starts_with(SALVAGED_KEYSPACE_PREFIX) {
-                continue;
-            }
-            let found = entries(&snapshot, id)?;
-            let is_catalog = found.iter().any(|(key, _)| {
-                key == META_KEY || key.starts_with(COLLECTION_KEY_PREFIX.as_bytes())
-            });
-            if is_catalog {
-                for (key, value) in found {
-                    if let Ok(record) = Document::from_reader(value.as_slice()) {
-                        batch.put(catalog, &key, &value);
-                        records.insert(key, record);
-                    }
-                }
-                batch.drop_keyspace(id);
-                break;
-            }
-        }
-        catalog
-    };
-    let put_record = |batch: &mut WriteBatch, key: &[u8], record: &Document| -> Result<()> {
-        let bytes = storage::encode(record)?;
-        batch.put(catalog, key, &bytes);
-        Ok(())
-    };
+    let (catalog, records) = read_records(store, &snapshot, &keyspaces, &mut batch, &mut repair)?;
 
     // Collection records, with their keyspaces checked; the other records.
-    let mut next_id = 1_u64;
-    let mut meta_found = false;
-    let mut collections: BTreeMap<String, Record> = BTreeMap::new();
-    let mut referenced: BTreeSet<String> = BTreeSet::new();
-    for (key, record) in &records {
-        if key == META_KEY {
-            let version = record.get_i32("version").unwrap_or(0);
-            if version != CATALOG_VERSION {
-                return Err(Error::corruption(format!(
-                    "catalog format version {version} is not supported (this build reads version {CATALOG_VERSION}); repair leaves it alone"
-                )));
-            }
-            if let Ok(known) = record.get_i64("next_id") {
-                meta_found = true;
-                next_id = next_id.max(u64::try_from(known).unwrap_or(0));
-            }
-        } else if key.starts_with(PATTERN_KEY_PREFIX.as_bytes()) {
-            if policy_from_record(record).is_err() {
-                repair.records_lost.push(printable(key));
-                batch.delete(catalog, key);
-            }
-        } else if key.starts_with(COLLECTION_KEY_PREFIX.as_bytes()) {
-            let Some(mut parsed) = read_record(key, record) else {
-                repair.records_lost.push(printable(key));
-                batch.delete(catalog, key);
-                continue;
-            };
-            let mut rewrite = false;
-            if !keyspaces.contains_key(&parsed.keyspace) {
-                create_keyspace(&parsed.keyspace, &mut repair)?;
-                repair.collections_emptied.push(parsed.name.clone());
-            }
-            let mut kept = Vec::with_capacity(parsed.indexes.len());
-            for index in std::mem::take(&mut parsed.indexes) {
-                let (Ok(index_name), Ok(spec), Ok(index_keyspace)) = (
-                    index.get_str("name"),
-                    index.get_document("key"),
-                    index.get_str("keyspace"),
-                ) else {
-                    repair.indexes_lost.push((
-                        format!("{}.?", parsed.name),
-                        "its definition in the catalog record is incomplete".into(),
-                    ));
-                    rewrite = true;
-                    continue;
-                };
-                if parse_index_keys(&parsed.name, spec).is_err() {
-                    repair.indexes_lost.push((
-                        format!("{}.{index_name}", parsed.name),
-                        format!("its key pattern {spec} is not valid"),
-                    ));
-                    rewrite = true;
-                    continue;
-                }
-                if !keyspaces.contains_key(index_keyspace) {
-                    create_keyspace(index_keyspace, &mut repair)?;
-                }
-                referenced.insert(index_keyspace.to_string());
-                next_id = next_id.max(keyspace_number(index_keyspace).unwrap_or(0) + 1);
-                kept.push(index);
-            }
-            parsed.indexes = kept;
-            if rewrite {
-                put_record(&mut batch, key, &to_record(&parsed))?;
-            }
-            referenced.insert(parsed.keyspace.clone());
-            next_id = next_id.max(parsed.id + 1);
-            collections.insert(parsed.name.clone(), parsed);
-        } else {
-            repair.records_lost.push(printable(key));
-            batch.delete(catalog, key);
-        }
-    }
-    for name in keyspaces.keys() {
-        if let Some(number) = keyspace_number(name) {
-            next_id = next_id.max(number + 1);
-        }
-    }
+    let CheckedRecords {
+        mut next_id,
+        meta_found,
+        mut collections,
+        referenced,
+    } = check_records(
+        store,
+        &keyspaces,
+        catalog,
+        &records,
+        &mut batch,
+        &mut repair,
+    )?;
 
     // Documents keyspaces no record names: their records are rebuilt.
     let mut index_keyspaces = Vec::new();
@@ -222,20 +115,7 @@ pub(crate) fn rebuild(store: &Store) -> Result<CatalogRepair> {
         // The collection's name, its number, and the documents keyspace its record names.
         let (collection, number, keyspace) =
             if let Some(rest) = name.strip_prefix(DOCS_KEYSPACE_PREFIX) {
-                let parsed = rest.split_once('.').and_then(|(number, collection)| {
-                    Some((number.parse::<u64>().ok()?, collection))
-                });
-                match parsed {
-                    Some((number, collection)) if validate_collection_name(collection).is_ok() => {
-                        (collection.to_string(), number, name.clone())
-                    }
-                    Some((number, _)) => (format!("recovered-{number}"), number, name.clone()),
-                    None => {
-                        let number = next_id;
-                        next_id += 1;
-                        (format!("recovered-{number}"), number, name.clone())
-                    }
-                }
+                named_documents_keyspace(name, rest, &mut next_id)
             } else if name.starts_with(SALVAGED_KEYSPACE_PREFIX)
                 && holds_documents(&snapshot, id)?
                 && documents > 0
@@ -244,7 +124,7 @@ pub(crate) fn rebuild(store: &Store) -> Result<CatalogRepair> {
                 let number = next_id;
                 next_id += 1;
                 let docs_name = format!("{DOCS_KEYSPACE_PREFIX}{number}.{name}");
-                let docs = create_keyspace(&docs_name, &mut repair)?;
+                let docs = create_keyspace(store, &docs_name, &mut repair)?;
                 for (key, value) in entries(&snapshot, id)? {
                     batch.put(docs, &key, &value);
                 }
@@ -267,6 +147,7 @@ pub(crate) fn rebuild(store: &Store) -> Result<CatalogRepair> {
         };
         put_record(
             &mut batch,
+            catalog,
             &CollectionMeta::catalog_key(&record.name),
             &to_record(&record),
         )?;
@@ -281,46 +162,7 @@ pub(crate) fn rebuild(store: &Store) -> Result<CatalogRepair> {
     // Index keyspaces no record names: the index is recovered when its name spells its key
     // pattern, then built again from the documents; the old keyspace goes either way.
     for (name, id) in index_keyspaces {
-        let values = snapshot.len(id)? as u64;
-        batch.drop_keyspace(id);
-        let owner = name
-            .strip_prefix(INDEX_KEYSPACE_PREFIX)
-            .and_then(|rest| rest.split_once('.'))
-            .and_then(|(_, rest)| {
-                collections
-                    .values()
-                    .filter(|c| {
-                        rest.strip_prefix(c.name.as_str())
-                            .is_some_and(|tail| tail.len() > 1 && tail.starts_with('.'))
-                    })
-                    .max_by_key(|c| c.name.len())
-                    .map(|c| (c, rest[c.name.len() + 1..].to_string()))
-            });
-        let Some((collection, index_name)) = owner else {
-            repair.keyspaces_dropped.push((name, values));
-            continue;
-        };
-        let qualified = format!("{}.{index_name}", collection.name);
-        let known = collection
-            .indexes
-            .iter()
-            .any(|index| index.get_str("name").ok() == Some(index_name.as_str()));
-        if known {
-            repair.keyspaces_dropped.push((name, values));
-            continue;
-        }
-        match recover_index(&snapshot, collection, &index_name, id)? {
-            Some((spec, unique)) => repair.indexes_to_create.push(RecoveredIndex {
-                collection: collection.name.clone(),
-                name: index_name,
-                spec,
-                unique,
-            }),
-            None => repair.indexes_lost.push((
-                qualified,
-                "its definition was in a damaged catalog record and its name does not spell a key pattern".into(),
-            )),
-        }
+        recover_orphan_index(&snapshot, &collections, name, id, &mut batch, &mut repair)?;
     }
 
     let needs_meta = !meta_found && (!collections.is_empty() || !records.is_empty());
@@ -334,6 +176,7 @@ pub(crate) fn rebuild(store: &Store) -> Result<CatalogRepair> {
         }
         put_record(
             &mut batch,
+            catalog,
             META_KEY,
             &doc! { "version": CATALOG_VERSION, "next_id": next_id as i64 },
         )?;
@@ -343,6 +186,266 @@ pub(crate) fn rebuild(store: &Store) -> Result<CatalogRepair> {
         store.commit(batch)?;
     }
     Ok(repair)
+}
+
+/// What [`check_records`] kept of the catalog's records.
+struct CheckedRecords {
+    /// The next collection or index number: past every one in use.
+    next_id: u64,
+    /// Whether the meta record holds `next_id`.
+    meta_found: bool,
+    /// The collection records, by name.
+    collections: BTreeMap<String, Record>,
+    /// The keyspaces the collection records name.
+    referenced: BTreeSet<String>,
+}
+
+/// Checks the catalog's records, deleting bad ones and repairing collection records.
+fn check_records(
+    store: &Store,
+    keyspaces: &BTreeMap<String, KeyspaceId>,
+    catalog: KeyspaceId,
+    records: &BTreeMap<Vec<u8>, Document>,
+    batch: &mut WriteBatch,
+    repair: &mut CatalogRepair,
+) -> Result<CheckedRecords> {
+    let mut next_id = 1_u64;
+    let mut meta_found = false;
+    let mut collections: BTreeMap<String, Record> = BTreeMap::new();
+    let mut referenced: BTreeSet<String> = BTreeSet::new();
+    for (key, record) in records {
+        if key == META_KEY {
+            let version = record.get_i32("version").unwrap_or(0);
+            if version != CATALOG_VERSION {
+                return Err(Error::corruption(format!(
+                    "catalog format version {version} is not supported (this build reads version {CATALOG_VERSION}); repair leaves it alone"
+                )));
+            }
+            if let Ok(known) = record.get_i64("next_id") {
+                meta_found = true;
+                next_id = next_id.max(u64::try_from(known).unwrap_or(0));
+            }
+        } else if key.starts_with(PATTERN_KEY_PREFIX.as_bytes()) {
+            if policy_from_record(record).is_err() {
+                repair.records_lost.push(printable(key));
+                batch.delete(catalog, key);
+            }
+        } else if key.starts_with(COLLECTION_KEY_PREFIX.as_bytes()) {
+            let Some(mut parsed) = read_record(key, record) else {
+                repair.records_lost.push(printable(key));
+                batch.delete(catalog, key);
+                continue;
+            };
+            if !keyspaces.contains_key(&parsed.keyspace) {
+                create_keyspace(store, &parsed.keyspace, repair)?;
+                repair.collections_emptied.push(parsed.name.clone());
+            }
+            let rewrite = keep_valid_indexes(
+                store,
+                keyspaces,
+                &mut parsed,
+                repair,
+                &mut referenced,
+                &mut next_id,
+            )?;
+            if rewrite {
+                put_record(batch, catalog, key, &to_record(&parsed))?;
+            }
+            referenced.insert(parsed.keyspace.clone());
+            next_id = next_id.max(parsed.id + 1);
+            collections.insert(parsed.name.clone(), parsed);
+        } else {
+            repair.records_lost.push(printable(key));
+            batch.delete(catalog, key);
+        }
+    }
+    for name in keyspaces.keys() {
+        if let Some(number) = keyspace_number(name) {
+            next_id = next_id.max(number + 1);
+        }
+    }
+    Ok(CheckedRecords {
+        next_id,
+        meta_found,
+        collections,
+        referenced,
+    })
+}
+
+/// Creates keyspace `name` in `store`, noting that the repair changed something.
+fn create_keyspace(store: &Store, name: &str, repair: &mut CatalogRepair) -> Result<KeyspaceId> {
+    repair.changed = true;
+    Ok(store.keyspace(name)?)
+}
+
+/// Adds to `batch` the write of catalog record `record` at `key`.
+fn put_record(
+    batch: &mut WriteBatch,
+    catalog: KeyspaceId,
+    key: &[u8],
+    record: &Document,
+) -> Result<()> {
+    let bytes = storage::encode(record)?;
+    batch.put(catalog, key, &bytes);
+    Ok(())
+}
+
+/// The catalog keyspace and its readable records, recovered from a salvaged keyspace if gone.
+fn read_records(
+    store: &Store,
+    snapshot: &Snapshot,
+    keyspaces: &BTreeMap<String, KeyspaceId>,
+    batch: &mut WriteBatch,
+    repair: &mut CatalogRepair,
+) -> Result<(KeyspaceId, BTreeMap<Vec<u8>, Document>)> {
+    let mut records: BTreeMap<Vec<u8>, Document> = BTreeMap::new();
+    let catalog = if let Some(&catalog) = keyspaces.get(CATALOG_KEYSPACE) {
+        for (key, value) in entries(snapshot, catalog)? {
+            if let Ok(record) = Document::from_reader(value.as_slice()) {
+                records.insert(key, record);
+            } else {
+                repair.records_lost.push(printable(&key));
+                batch.delete(catalog, &key);
+            }
+        }
+        catalog
+    } else {
+        let catalog = create_keyspace(store, CATALOG_KEYSPACE, repair)?;
+        for (name, &id) in keyspaces {
+            if !name.starts_with(SALVAGED_KEYSPACE_PREFIX) {
+                continue;
+            }
+            let found = entries(snapshot, id)?;
+            let is_catalog = found.iter().any(|(key, _)| {
+                key == META_KEY || key.starts_with(COLLECTION_KEY_PREFIX.as_bytes())
+            });
+            if is_catalog {
+                for (key, value) in found {
+                    if let Ok(record) = Document::from_reader(value.as_slice()) {
+                        batch.put(catalog, &key, &value);
+                        records.insert(key, record);
+                    }
+                }
+                batch.drop_keyspace(id);
+                break;
+            }
+        }
+        catalog
+    };
+    Ok((catalog, records))
+}
+
+/// Keeps the valid index definitions of `parsed`: whether its record must be rewritten.
+fn keep_valid_indexes(
+    store: &Store,
+    keyspaces: &BTreeMap<String, KeyspaceId>,
+    parsed: &mut Record,
+    repair: &mut CatalogRepair,
+    referenced: &mut BTreeSet<String>,
+    next_id: &mut u64,
+) -> Result<bool> {
+    let mut rewrite = false;
+    let mut kept = Vec::with_capacity(parsed.indexes.len());
+    for index in std::mem::take(&mut parsed.indexes) {
+        let (Ok(index_name), Ok(spec), Ok(index_keyspace)) = (
+            index.get_str("name"),
+            index.get_document("key"),
+            index.get_str("keyspace"),
+        ) else {
+            repair.indexes_lost.push((
+                format!("{}.?", parsed.name),
+                "its definition in the catalog record is incomplete".into(),
+            ));
+            rewrite = true;
+            continue;
+        };
+        if parse_index_keys(&parsed.name, spec).is_err() {
+            repair.indexes_lost.push((
+                format!("{}.{index_name}", parsed.name),
+                format!("its key pattern {spec} is not valid"),
+            ));
+            rewrite = true;
+            continue;
+        }
+        if !keyspaces.contains_key(index_keyspace) {
+            create_keyspace(store, index_keyspace, repair)?;
+        }
+        referenced.insert(index_keyspace.to_string());
+        *next_id = (*next_id).max(keyspace_number(index_keyspace).unwrap_or(0) + 1);
+        kept.push(index);
+    }
+    parsed.indexes = kept;
+    Ok(rewrite)
+}
+
+/// Collection name, number and keyspace for an unnamed `docs.<rest>` keyspace.
+fn named_documents_keyspace(name: &str, rest: &str, next_id: &mut u64) -> (String, u64, String) {
+    let parsed = rest
+        .split_once('.')
+        .and_then(|(number, collection)| Some((number.parse::<u64>().ok()?, collection)));
+    match parsed {
+        Some((number, collection)) if validate_collection_name(collection).is_ok() => {
+            (collection.to_string(), number, name.to_string())
+        }
+        Some((number, _)) => (format!("recovered-{number}"), number, name.to_string()),
+        None => {
+            let number = *next_id;
+            *next_id += 1;
+            (format!("recovered-{number}"), number, name.to_string())
+        }
+    }
+}
+
+/// Drops an index keyspace no record names, recovering its index when its name spells the keys.
+fn recover_orphan_index(
+    snapshot: &Snapshot,
+    collections: &BTreeMap<String, Record>,
+    name: String,
+    id: KeyspaceId,
+    batch: &mut WriteBatch,
+    repair: &mut CatalogRepair,
+) -> Result<()> {
+    let values = snapshot.len(id)? as u64;
+    batch.drop_keyspace(id);
+    let owner = name
+        .strip_prefix(INDEX_KEYSPACE_PREFIX)
+        .and_then(|rest| rest.split_once('.'))
+        .and_then(|(_, rest)| {
+            collections
+                .values()
+                .filter(|c| {
+                    rest.strip_prefix(c.name.as_str())
+                        .is_some_and(|tail| tail.len() > 1 && tail.starts_with('.'))
+                })
+                .max_by_key(|c| c.name.len())
+                .map(|c| (c, rest[c.name.len() + 1..].to_string()))
+        });
+    let Some((collection, index_name)) = owner else {
+        repair.keyspaces_dropped.push((name, values));
+        return Ok(());
+    };
+    let qualified = format!("{}.{index_name}", collection.name);
+    let known = collection
+        .indexes
+        .iter()
+        .any(|index| index.get_str("name").ok() == Some(index_name.as_str()));
+    if known {
+        repair.keyspaces_dropped.push((name, values));
+        return Ok(());
+    }
+    match recover_index(snapshot, collection, &index_name, id)? {
+        Some((spec, unique)) => repair.indexes_to_create.push(RecoveredIndex {
+            collection: collection.name.clone(),
+            name: index_name,
+            spec,
+            unique,
+        }),
+        None => repair.indexes_lost.push((
+            qualified,
+            "its definition was in a damaged catalog record and its name does not spell a key pattern".into(),
+        )),
+    }
+    Ok(())
 }
 
 /// Every entry of a keyspace, copied.

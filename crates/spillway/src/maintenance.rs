@@ -427,54 +427,98 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
     };
     let mut changed = rebuilt.changed;
     let database = crate::Database::from_store(store)?;
-    {
-        let published = database.inner.published();
-        for (keyspace, key) in &salvaged.dropped_keys {
-            if keyspace == CATALOG_KEYSPACE {
-                report
-                    .catalog_records_lost
-                    .push(String::from_utf8_lossy(key).replace('\0', "/"));
-            } else if let Some(meta) = published
-                .catalog
-                .collections
-                .values()
-                .find(|meta| &meta.keyspace_name == keyspace)
-            {
-                match report.documents_lost.last_mut() {
-                    Some((name, count)) if *name == meta.name => *count += 1,
-                    _ => report.documents_lost.push((meta.name.clone(), 1)),
-                }
-            }
-        }
-        report.catalog_records_lost.sort();
-        report.catalog_records_lost.dedup();
-        for write in &salvaged.lost_writes {
-            if write.keyspace == CATALOG_KEYSPACE {
-                report.catalog_records_rolled_back.push((
-                    String::from_utf8_lossy(&write.key).replace('\0', "/"),
-                    write.effect,
-                ));
-            } else if let Some(meta) = published
-                .catalog
-                .collections
-                .values()
-                .find(|meta| meta.keyspace_name == write.keyspace)
-            {
-                let visible = published.get(meta.docs, &write.key)?;
-                let id = [visible.as_deref(), write.lost_value.as_deref()]
-                    .into_iter()
-                    .flatten()
-                    .find_map(|bytes| storage::decode(bytes).ok()?.remove("_id"));
-                report.documents_rolled_back.push(RolledBackDocument {
-                    collection: meta.name.clone(),
-                    id,
-                    key: write.key.clone(),
-                    effect: write.effect,
-                });
+    attribute_salvage_losses(
+        &database,
+        &salvaged.dropped_keys,
+        &salvaged.lost_writes,
+        &mut report,
+    )?;
+    if recreate_recovered_indexes(&database, rebuilt.indexes_to_create, &mut report) {
+        changed = true;
+    }
+    if rebuild_damaged_indexes(&database, &mut report)? {
+        changed = true;
+    }
+    // The pattern layer's invariants: side documents lost (or main documents rolled back)
+    // leave main documents out of step with their side documents.
+    if !database.verify_patterns()?.is_empty() {
+        let (resynced, orphans) = database
+            .inner
+            .write(patterned::restore_pattern_invariants)?;
+        changed |= !resynced.is_empty() || !orphans.is_empty();
+        report.pattern_documents_resynced = resynced;
+        report.pattern_orphans_removed = orphans;
+        report.pattern_violations_left = database.verify_patterns()?;
+    }
+    if changed {
+        database.checkpoint()?;
+    }
+    Ok(report)
+}
+
+/// Names in `report` the documents and catalog records the salvage dropped or rolled back.
+fn attribute_salvage_losses(
+    database: &crate::Database,
+    dropped_keys: &[(String, Vec<u8>)],
+    lost_writes: &[spillway_store::LostWrite],
+    report: &mut RepairReport,
+) -> Result<()> {
+    let published = database.inner.published();
+    for (keyspace, key) in dropped_keys {
+        if keyspace == CATALOG_KEYSPACE {
+            report
+                .catalog_records_lost
+                .push(String::from_utf8_lossy(key).replace('\0', "/"));
+        } else if let Some(meta) = published
+            .catalog
+            .collections
+            .values()
+            .find(|meta| &meta.keyspace_name == keyspace)
+        {
+            match report.documents_lost.last_mut() {
+                Some((name, count)) if *name == meta.name => *count += 1,
+                _ => report.documents_lost.push((meta.name.clone(), 1)),
             }
         }
     }
-    for index in rebuilt.indexes_to_create {
+    report.catalog_records_lost.sort();
+    report.catalog_records_lost.dedup();
+    for write in lost_writes {
+        if write.keyspace == CATALOG_KEYSPACE {
+            report.catalog_records_rolled_back.push((
+                String::from_utf8_lossy(&write.key).replace('\0', "/"),
+                write.effect,
+            ));
+        } else if let Some(meta) = published
+            .catalog
+            .collections
+            .values()
+            .find(|meta| meta.keyspace_name == write.keyspace)
+        {
+            let visible = published.get(meta.docs, &write.key)?;
+            let id = [visible.as_deref(), write.lost_value.as_deref()]
+                .into_iter()
+                .flatten()
+                .find_map(|bytes| storage::decode(bytes).ok()?.remove("_id"));
+            report.documents_rolled_back.push(RolledBackDocument {
+                collection: meta.name.clone(),
+                id,
+                key: write.key.clone(),
+                effect: write.effect,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Creates the indexes the catalog repair recovered: whether there were any.
+fn recreate_recovered_indexes(
+    database: &crate::Database,
+    indexes: Vec<catalog_repair::RecoveredIndex>,
+    report: &mut RepairReport,
+) -> bool {
+    let mut changed = false;
+    for index in indexes {
         changed = true;
         let qualified = format!("{}.{}", index.collection, index.name);
         let created = database.inner.write(|txn, store| {
@@ -493,6 +537,12 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
             Err(error) => report.indexes_dropped.push((qualified, error.to_string())),
         }
     }
+    changed
+}
+
+/// Rebuilds (or drops) every index verify finds damaged: whether there were any.
+fn rebuild_damaged_indexes(database: &crate::Database, report: &mut RepairReport) -> Result<bool> {
+    let mut changed = false;
     let mut check = VerifyReport::default();
     verify_collections(&database.inner.published(), &mut check)?;
     let mut damaged_indexes: Vec<(String, String)> = check
@@ -533,19 +583,5 @@ pub(crate) fn repair(path: &Path, options: StoreOptions) -> Result<RepairReport>
             }
         }
     }
-    // The pattern layer's invariants: side documents lost (or main documents rolled back)
-    // leave main documents out of step with their side documents.
-    if !database.verify_patterns()?.is_empty() {
-        let (resynced, orphans) = database
-            .inner
-            .write(patterned::restore_pattern_invariants)?;
-        changed |= !resynced.is_empty() || !orphans.is_empty();
-        report.pattern_documents_resynced = resynced;
-        report.pattern_orphans_removed = orphans;
-        report.pattern_violations_left = database.verify_patterns()?;
-    }
-    if changed {
-        database.checkpoint()?;
-    }
-    Ok(report)
+    Ok(changed)
 }

@@ -19,7 +19,7 @@ use spillway_doc::key;
 use spillway_doc::path::FieldPath;
 use spillway_doc::size::check_id;
 use spillway_doc::sort::{Direction, SortKey, SortSpec};
-use spillway_store::Store;
+use spillway_store::{KeyspaceId, Store};
 
 use crate::catalog::timeseries::not_supported_on_timeseries;
 use crate::catalog::{
@@ -698,37 +698,8 @@ pub(crate) fn create_index(
 ) -> Result<String> {
     validate_collection_name(collection)?;
     let text = settings.text.is_some();
-    let (fields, hashed) = if text {
-        if unique {
-            return Err(Error::invalid_index(
-                collection,
-                "a text index cannot be unique",
-            ));
-        }
-        (Vec::new(), None)
-    } else {
-        (parse_index_keys(collection, keys)?, hashed_field(keys))
-    };
-    check_settings(collection, fields.len(), &settings)?;
-    if settings.geo.is_some() && unique {
-        return Err(Error::invalid_index(
-            collection,
-            "a 2d or 2dsphere index cannot be unique in Spillway",
-        ));
-    }
-    if hashed.is_some() && unique {
-        return Err(Error::invalid_index(
-            collection,
-            "a hashed index cannot be unique (hashes of different values may collide)",
-        ));
-    }
-    let name = name.map_or_else(|| default_index_name(keys), str::to_string);
-    if name.is_empty() || name.len() > MAX_INDEX_NAME_LEN || name.contains('\0') {
-        return Err(Error::invalid_index(
-            collection,
-            format!("index name {name:?} must be 1 to {MAX_INDEX_NAME_LEN} bytes without NUL"),
-        ));
-    }
+    let (fields, hashed) = index_fields(collection, keys, unique, &settings)?;
+    let name = index_name(collection, keys, name)?;
     let same_keys = |spec: &Document| {
         // A collection has at most one text index: any other is "the same keys".
         if text || *spec == text_key_pattern() {
@@ -766,36 +737,16 @@ pub(crate) fn create_index(
     }
     ensure_collection(txn, store, collection)?;
     let meta = &txn.catalog().collections[collection];
-    for index in &meta.indexes {
-        let keys_match = same_keys(&index.spec);
-        if index.name == name || keys_match {
-            let same_options = index.unique == unique
-                && IndexSettings {
-                    echoed: Document::new(),
-                    ..index.settings.clone()
-                } == IndexSettings {
-                    echoed: Document::new(),
-                    ..settings.clone()
-                };
-            if index.name == name && keys_match && same_options {
-                return Ok(name);
-            }
-            // MongoDB's codes: the same name with other keys, or the same keys with another
-            // name or other options.
-            let code = if keys_match {
-                codes::INDEX_OPTIONS_CONFLICT
-            } else {
-                codes::INDEX_KEY_SPECS_CONFLICT
-            };
-            return Err(Error::invalid_index(
-                collection,
-                format!(
-                    "an index named '{}' with keys {} and other options exists already; it conflicts with '{name}' {keys} unique: {unique}",
-                    index.name, index.spec
-                ),
-            )
-            .with_code(code));
-        }
+    if existing_index(
+        collection,
+        &meta.indexes,
+        &same_keys,
+        &name,
+        keys,
+        unique,
+        &settings,
+    )? {
+        return Ok(name);
     }
     let docs = meta.docs;
     let id = txn.allocate_id();
@@ -817,34 +768,7 @@ pub(crate) fn create_index(
         hashed,
         settings,
     };
-    // Entries hold their key and their document's `_id` key, never the document: one copy of
-    // a document per entry made a 20,000-element array take tens of gigabytes.
-    let mut entries: Vec<(Vec<u8>, Arc<[u8]>)> = Vec::new();
-    for entry in txn.scan(docs, &crate::txn::KeyRange::all(), false)? {
-        let (id_key, bytes) = entry?;
-        let document = decode(&bytes)?;
-        let (document_entries, multikey) = index_entries(collection, &index, &document, &id_key)?;
-        index.multikey |= multikey;
-        let id_key: Arc<[u8]> = Arc::from(&id_key[..]);
-        entries.extend(
-            document_entries
-                .into_iter()
-                .map(|entry| (entry.key, Arc::clone(&id_key))),
-        );
-    }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    if unique {
-        for pair in entries.windows(2) {
-            if pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1 {
-                let document = stored_by_key(txn, collection, &pair[1].1)?.ok_or_else(|| {
-                    Error::corruption(format!(
-                        "collection '{collection}': a document the index build just read is gone"
-                    ))
-                })?;
-                return Err(duplicate(collection, &index, &document, &pair[1].0));
-            }
-        }
-    }
+    let entries = build_index_entries(txn, collection, &mut index, docs)?;
     for (key, id_key) in entries {
         txn.put(keyspace, key, id_key.to_vec());
     }
@@ -856,6 +780,140 @@ pub(crate) fn create_index(
         .push(index);
     txn.collection_changed(collection);
     Ok(name)
+}
+
+/// An index's key fields, as [`IndexMeta::fields`] holds them.
+type IndexFields = Vec<(FieldPath, Direction)>;
+
+/// Entries of an index being built: each key with its document's `_id` key.
+type BuiltEntries = Vec<(Vec<u8>, Arc<[u8]>)>;
+
+/// The key fields and hashed field of a new index, refusing kinds that cannot be unique.
+fn index_fields(
+    collection: &str,
+    keys: &Document,
+    unique: bool,
+    settings: &IndexSettings,
+) -> Result<(IndexFields, Option<usize>)> {
+    let (fields, hashed) = if settings.text.is_some() {
+        if unique {
+            return Err(Error::invalid_index(
+                collection,
+                "a text index cannot be unique",
+            ));
+        }
+        (Vec::new(), None)
+    } else {
+        (parse_index_keys(collection, keys)?, hashed_field(keys))
+    };
+    check_settings(collection, fields.len(), settings)?;
+    if settings.geo.is_some() && unique {
+        return Err(Error::invalid_index(
+            collection,
+            "a 2d or 2dsphere index cannot be unique in Spillway",
+        ));
+    }
+    if hashed.is_some() && unique {
+        return Err(Error::invalid_index(
+            collection,
+            "a hashed index cannot be unique (hashes of different values may collide)",
+        ));
+    }
+    Ok((fields, hashed))
+}
+
+/// The name of a new index: `name`, or the default name of `keys`, checked.
+fn index_name(collection: &str, keys: &Document, name: Option<&str>) -> Result<String> {
+    let name = name.map_or_else(|| default_index_name(keys), str::to_string);
+    if name.is_empty() || name.len() > MAX_INDEX_NAME_LEN || name.contains('\0') {
+        return Err(Error::invalid_index(
+            collection,
+            format!("index name {name:?} must be 1 to {MAX_INDEX_NAME_LEN} bytes without NUL"),
+        ));
+    }
+    Ok(name)
+}
+
+/// Whether the index exists already; an error when one shares its name or keys but differs.
+fn existing_index(
+    collection: &str,
+    indexes: &[IndexMeta],
+    same_keys: &dyn Fn(&Document) -> bool,
+    name: &str,
+    keys: &Document,
+    unique: bool,
+    settings: &IndexSettings,
+) -> Result<bool> {
+    for index in indexes {
+        let keys_match = same_keys(&index.spec);
+        if index.name == name || keys_match {
+            let same_options = index.unique == unique
+                && IndexSettings {
+                    echoed: Document::new(),
+                    ..index.settings.clone()
+                } == IndexSettings {
+                    echoed: Document::new(),
+                    ..settings.clone()
+                };
+            if index.name == name && keys_match && same_options {
+                return Ok(true);
+            }
+            // MongoDB's codes: the same name with other keys, or the same keys with another
+            // name or other options.
+            let code = if keys_match {
+                codes::INDEX_OPTIONS_CONFLICT
+            } else {
+                codes::INDEX_KEY_SPECS_CONFLICT
+            };
+            return Err(Error::invalid_index(
+                collection,
+                format!(
+                    "an index named '{}' with keys {} and other options exists already; it conflicts with '{name}' {keys} unique: {unique}",
+                    index.name, index.spec
+                ),
+            )
+            .with_code(code));
+        }
+    }
+    Ok(false)
+}
+
+/// A new index's entries for the documents in `docs`, sorted; refuses duplicates if unique.
+fn build_index_entries(
+    txn: &WriteTxn,
+    collection: &str,
+    index: &mut IndexMeta,
+    docs: KeyspaceId,
+) -> Result<BuiltEntries> {
+    // Entries hold their key and their document's `_id` key, never the document: one copy of
+    // a document per entry made a 20,000-element array take tens of gigabytes.
+    let mut entries: BuiltEntries = Vec::new();
+    for entry in txn.scan(docs, &crate::txn::KeyRange::all(), false)? {
+        let (id_key, bytes) = entry?;
+        let document = decode(&bytes)?;
+        let (document_entries, multikey) = index_entries(collection, index, &document, &id_key)?;
+        index.multikey |= multikey;
+        let id_key: Arc<[u8]> = Arc::from(&id_key[..]);
+        entries.extend(
+            document_entries
+                .into_iter()
+                .map(|entry| (entry.key, Arc::clone(&id_key))),
+        );
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    if index.unique {
+        for pair in entries.windows(2) {
+            if pair[0].0 == pair[1].0 && pair[0].1 != pair[1].1 {
+                let document = stored_by_key(txn, collection, &pair[1].1)?.ok_or_else(|| {
+                    Error::corruption(format!(
+                        "collection '{collection}': a document the index build just read is gone"
+                    ))
+                })?;
+                return Err(duplicate(collection, index, &document, &pair[1].0));
+            }
+        }
+    }
+    Ok(entries)
 }
 
 /// Where index `name` of `collection` sits in the catalog's list of its indexes

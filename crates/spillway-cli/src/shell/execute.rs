@@ -400,31 +400,13 @@ impl Executor {
 
     fn run_operation(&mut self, name: &str, operation: &Operation) -> Result<Outcome, Failure> {
         let reply = match operation {
-            Operation::InsertOne { document, passed } => {
-                let document = with_id(document);
-                let id = document.get("_id").cloned().unwrap_or_default();
-                self.run_write(with_passed(
-                    doc! { "insert": name, "documents": [document] },
-                    passed,
-                )?)?;
-                Bson::Document(doc! { "acknowledged": true, "insertedId": id })
-            }
+            Operation::InsertOne { document, passed } => self.insert_one(name, document, passed)?,
             Operation::InsertMany {
                 documents,
                 written_as_insert_one,
                 passed,
             } => {
-                let reply = self.insert_many(name, documents, passed)?;
-                if *written_as_insert_one {
-                    return Ok(Outcome {
-                        notes: vec![format!(
-                            "insertOne was given an array: its {} documents were inserted as insertMany would (mongosh refuses this; write insertMany)",
-                            documents.len()
-                        )],
-                        reply: Reply::Value(reply),
-                    });
-                }
-                reply
+                return self.insert_many_operation(name, documents, *written_as_insert_one, passed);
             }
             Operation::Find(query) => return self.find(name, query),
             Operation::Aggregate(query) => return self.aggregate(name, query),
@@ -434,24 +416,14 @@ impl Executor {
                 sort,
                 skip,
                 passed,
-            } => {
-                let mut find = doc! {
-                    "find": name,
-                    "filter": filter.clone(),
-                    "limit": 1_i64,
-                    "singleBatch": true,
-                };
-                insert_some(&mut find, "sort", sort.as_ref());
-                insert_some(&mut find, "projection", projection.as_ref());
-                if *skip > 0 {
-                    find.insert("skip", count_value(*skip));
-                }
-                let reply = self.run(with_passed(find, passed)?)?;
-                first_batch(&reply)
-                    .into_iter()
-                    .next()
-                    .map_or(Bson::Null, Bson::Document)
-            }
+            } => self.find_one(
+                name,
+                filter,
+                projection.as_ref(),
+                sort.as_ref(),
+                *skip,
+                passed,
+            )?,
             Operation::Update {
                 filter,
                 update,
@@ -460,17 +432,8 @@ impl Executor {
                 array_filters,
                 passed,
             } => {
-                let mut statement = doc! {
-                    "q": filter.clone(),
-                    "u": update.clone(),
-                    "multi": *multi,
-                    "upsert": *upsert,
-                };
-                if !array_filters.is_empty() {
-                    statement.insert("arrayFilters", array_filters.clone());
-                }
-                let command = statement_command("update", name, "updates", statement, passed)?;
-                update_reply(&self.run_write(command)?)
+                let statement = update_statement(filter, update, *multi, *upsert, array_filters);
+                self.update(name, statement, passed)?
             }
             Operation::Replace {
                 filter,
@@ -480,87 +443,37 @@ impl Executor {
             } => {
                 let statement =
                     doc! { "q": filter.clone(), "u": replacement.clone(), "upsert": *upsert };
-                let command = statement_command("update", name, "updates", statement, passed)?;
-                update_reply(&self.run_write(command)?)
+                self.update(name, statement, passed)?
             }
             Operation::Delete {
                 filter,
                 multi,
                 passed,
-            } => {
-                let statement = doc! { "q": filter.clone(), "limit": i32::from(!*multi) };
-                let command = statement_command("delete", name, "deletes", statement, passed)?;
-                let reply = self.run_write(command)?;
-                Bson::Document(doc! {
-                    "acknowledged": true,
-                    "deletedCount": count_value(count_of(&reply, "n")),
-                })
-            }
+            } => self.delete(name, filter, *multi, passed)?,
             Operation::FindOneAndUpdate {
                 filter,
                 update,
                 options,
-            } => {
-                let mut command = find_and_modify(name, filter, options);
-                command.insert("update", update.clone());
-                if !options.array_filters.is_empty() {
-                    command.insert("arrayFilters", options.array_filters.clone());
-                }
-                self.run(with_passed(command, &options.passed)?)?
-                    .get("value")
-                    .cloned()
-                    .unwrap_or_default()
-            }
+            } => self.find_one_and_update(name, filter, update, options)?,
             Operation::FindOneAndReplace {
                 filter,
                 replacement,
                 options,
-            } => {
-                let mut command = find_and_modify(name, filter, options);
-                command.insert("update", replacement.clone());
-                self.run(with_passed(command, &options.passed)?)?
-                    .get("value")
-                    .cloned()
-                    .unwrap_or_default()
-            }
+            } => self.find_one_and_replace(name, filter, replacement, options)?,
             Operation::FindOneAndDelete {
                 filter,
                 sort,
                 projection,
                 passed,
             } => {
-                let mut command =
-                    doc! { "findAndModify": name, "query": filter.clone(), "remove": true };
-                insert_some(&mut command, "sort", sort.as_ref());
-                insert_some(&mut command, "fields", projection.as_ref());
-                self.run(with_passed(command, passed)?)?
-                    .get("value")
-                    .cloned()
-                    .unwrap_or_default()
+                self.find_one_and_delete(name, filter, sort.as_ref(), projection.as_ref(), passed)?
             }
             Operation::CountDocuments {
                 filter,
                 skip,
                 limit,
                 passed,
-            } => {
-                let mut pipeline = vec![doc! { "$match": filter.clone() }];
-                if *skip > 0 {
-                    pipeline.push(doc! { "$skip": count_value(*skip) });
-                }
-                if *limit > 0 {
-                    pipeline.push(doc! { "$limit": count_value(*limit) });
-                }
-                pipeline.push(doc! { "$group": { "_id": 1, "n": { "$sum": 1 } } });
-                let reply = self.run(with_passed(
-                    doc! { "aggregate": name, "pipeline": pipeline, "cursor": {} },
-                    passed,
-                )?)?;
-                first_batch(&reply)
-                    .first()
-                    .and_then(|group| group.get("n").cloned())
-                    .unwrap_or(Bson::Int32(0))
-            }
+            } => self.count_documents(name, filter, *skip, *limit, passed)?,
             Operation::EstimatedDocumentCount => self
                 .run(doc! { "count": name })?
                 .get("n")
@@ -570,129 +483,350 @@ impl Executor {
                 field,
                 filter,
                 passed,
-            } => self
-                .run(with_passed(
-                    doc! { "distinct": name, "key": field, "query": filter.clone() },
-                    passed,
-                )?)?
-                .get("values")
-                .cloned()
-                .unwrap_or_else(|| Bson::Array(Vec::new())),
-            Operation::CreateIndex { keys, options } => {
-                let index_name = options.get_str("name").ok();
-                let (index, passed) = split_options(
-                    doc! { "key": keys.clone() },
-                    options,
-                    &["commitQuorum", "comment"],
-                );
-                let command = doc! { "createIndexes": name, "indexes": [index] };
-                self.run(with_passed(command, &passed)?)?;
-                let created = self
-                    .indexes(name)?
-                    .into_iter()
-                    .find(|listed| match index_name {
-                        Some(index_name) => listed.get_str("name").ok() == Some(index_name),
-                        None => listed.get_document("key").ok() == Some(keys),
-                    });
-                created
-                    .and_then(|listed| listed.get("name").cloned())
-                    .unwrap_or_default()
-            }
+            } => self.distinct(name, field, filter, passed)?,
+            Operation::CreateIndex { keys, options } => self.create_index(name, keys, options)?,
             Operation::GetIndexes => Bson::Array(
                 self.indexes(name)?
                     .into_iter()
                     .map(Bson::Document)
                     .collect(),
             ),
-            Operation::DropIndex(selector) => {
-                let index = match selector {
-                    IndexSelector::Name(index_name) => Bson::String(index_name.clone()),
-                    IndexSelector::Keys(keys) => Bson::Document(keys.clone()),
-                };
-                Bson::Document(as_shown(
-                    self.run(doc! { "dropIndexes": name, "index": index })?,
-                ))
-            }
-            Operation::Drop => {
-                let existed = self.collection_names()?.iter().any(|known| known == name);
-                if existed {
-                    self.run(doc! { "drop": name })?;
-                }
-                Bson::Boolean(existed)
-            }
+            Operation::DropIndex(selector) => self.drop_index(name, selector)?,
+            Operation::Drop => self.drop_collection(name)?,
             Operation::Stats => Bson::Document(as_shown(self.run(doc! { "collStats": name })?)),
             Operation::RenameCollection { to, drop_target } => {
-                let database = &self.database_name;
-                self.run(doc! {
-                    "renameCollection": format!("{database}.{name}"),
-                    "to": format!("{database}.{to}"),
-                    "dropTarget": *drop_target,
-                    "$db": "admin",
-                })?;
-                Bson::Document(doc! { "ok": 1 })
+                self.rename_collection(name, to, *drop_target)?
             }
-            Operation::SetPattern(pattern) => {
-                let mut command = doc! { "setPattern": name };
-                command.extend(patterns::options_document(pattern));
-                self.run(command)?;
-                let declared = self
-                    .patterns(Bson::String(name.to_owned()))?
-                    .into_iter()
-                    .find(|declared| declared.field() == pattern.field());
-                let mut reply = doc! { "ok": 1 };
-                if let Some(declared) = declared {
-                    reply.insert("pattern", patterns::pattern_document(&declared));
-                }
-                Bson::Document(reply)
-            }
-            Operation::RemovePattern { field } => {
-                let removed = self
-                    .patterns(Bson::String(name.to_owned()))?
-                    .into_iter()
-                    .find(|pattern| pattern.field() == field);
-                self.run(doc! { "removePattern": name, "field": field })?;
-                let mut reply = doc! { "ok": 1 };
-                if let Some(removed) = removed {
-                    reply.insert("removed", patterns::pattern_document(&removed));
-                }
-                Bson::Document(reply)
-            }
-            Operation::ArrayLength { id, field } => {
-                let reply =
-                    self.run(doc! { "arrayLength": name, "_id": id.clone(), "field": field })?;
-                match reply.get("length") {
-                    Some(Bson::Null) | None => Bson::Null,
-                    Some(_) => count_value(count_of(&reply, "length")),
-                }
-            }
+            Operation::SetPattern(pattern) => self.set_pattern(name, pattern)?,
+            Operation::RemovePattern { field } => self.remove_pattern(name, field)?,
+            Operation::ArrayLength { id, field } => self.array_length(name, id, field)?,
             Operation::ArrayPage {
                 id,
                 field,
                 skip,
                 limit,
-            } => self
-                .run(doc! {
-                    "arrayPage": name,
-                    "_id": id.clone(),
-                    "field": field,
-                    "skip": count_value(*skip as u64),
-                    "limit": count_value(*limit as u64),
-                })?
-                .get("elements")
-                .cloned()
-                .unwrap_or_default(),
-            Operation::Advise => {
-                let collection = self.database().collection::<Document>(name);
-                let report = crate::advise::report(&collection).map_err(|error| match error {
-                    crate::advise::AdviseError::Database(error) => Failure::from(error),
-                    other => Failure::Usage(other.to_string()),
-                })?;
-                return Ok(
-                    Reply::Lines(report.to_string().lines().map(str::to_owned).collect()).into(),
-                );
-            }
+            } => self.array_page(name, id, field, *skip, *limit)?,
+            Operation::Advise => return self.advise(name),
         };
         Ok(Reply::Value(reply).into())
+    }
+
+    /// `insertOne`: the document (given an `_id` if it has none) inserted; replies its `_id`.
+    fn insert_one(
+        &self,
+        name: &str,
+        document: &Document,
+        passed: &Document,
+    ) -> Result<Bson, Failure> {
+        let document = with_id(document);
+        let id = document.get("_id").cloned().unwrap_or_default();
+        self.run_write(with_passed(
+            doc! { "insert": name, "documents": [document] },
+            passed,
+        )?)?;
+        Ok(Bson::Document(
+            doc! { "acknowledged": true, "insertedId": id },
+        ))
+    }
+
+    /// `insertMany`, with a note when it was written as `insertOne` with an array.
+    fn insert_many_operation(
+        &self,
+        name: &str,
+        documents: &[Document],
+        written_as_insert_one: bool,
+        passed: &Document,
+    ) -> Result<Outcome, Failure> {
+        let reply = self.insert_many(name, documents, passed)?;
+        if written_as_insert_one {
+            return Ok(Outcome {
+                notes: vec![format!(
+                    "insertOne was given an array: its {} documents were inserted as insertMany would (mongosh refuses this; write insertMany)",
+                    documents.len()
+                )],
+                reply: Reply::Value(reply),
+            });
+        }
+        Ok(Reply::Value(reply).into())
+    }
+
+    /// `findOne`: a `find` of one document in a single batch; null when none matches.
+    fn find_one(
+        &self,
+        name: &str,
+        filter: &Document,
+        projection: Option<&Document>,
+        sort: Option<&Document>,
+        skip: u64,
+        passed: &Document,
+    ) -> Result<Bson, Failure> {
+        let mut find = doc! {
+            "find": name,
+            "filter": filter.clone(),
+            "limit": 1_i64,
+            "singleBatch": true,
+        };
+        insert_some(&mut find, "sort", sort);
+        insert_some(&mut find, "projection", projection);
+        if skip > 0 {
+            find.insert("skip", count_value(skip));
+        }
+        let reply = self.run(with_passed(find, passed)?)?;
+        Ok(first_batch(&reply)
+            .into_iter()
+            .next()
+            .map_or(Bson::Null, Bson::Document))
+    }
+
+    /// `deleteOne` (`multi` false) and `deleteMany`: replies the count deleted.
+    fn delete(
+        &self,
+        name: &str,
+        filter: &Document,
+        multi: bool,
+        passed: &Document,
+    ) -> Result<Bson, Failure> {
+        let statement = doc! { "q": filter.clone(), "limit": i32::from(!multi) };
+        let command = statement_command("delete", name, "deletes", statement, passed)?;
+        let reply = self.run_write(command)?;
+        Ok(Bson::Document(doc! {
+            "acknowledged": true,
+            "deletedCount": count_value(count_of(&reply, "n")),
+        }))
+    }
+
+    /// `updateOne`, `updateMany` and `replaceOne`: an `update` command of one `statement`.
+    fn update(&self, name: &str, statement: Document, passed: &Document) -> Result<Bson, Failure> {
+        let command = statement_command("update", name, "updates", statement, passed)?;
+        Ok(update_reply(&self.run_write(command)?))
+    }
+
+    /// `findOneAndUpdate`: replies the document before or after the update.
+    fn find_one_and_update(
+        &self,
+        name: &str,
+        filter: &Document,
+        update: &Document,
+        options: &FindAndModifyOptions,
+    ) -> Result<Bson, Failure> {
+        let mut command = find_and_modify(name, filter, options);
+        command.insert("update", update.clone());
+        if !options.array_filters.is_empty() {
+            command.insert("arrayFilters", options.array_filters.clone());
+        }
+        self.find_and_modify_value(command, &options.passed)
+    }
+
+    /// `findOneAndReplace`: replies the document before or after the replacement.
+    fn find_one_and_replace(
+        &self,
+        name: &str,
+        filter: &Document,
+        replacement: &Document,
+        options: &FindAndModifyOptions,
+    ) -> Result<Bson, Failure> {
+        let mut command = find_and_modify(name, filter, options);
+        command.insert("update", replacement.clone());
+        self.find_and_modify_value(command, &options.passed)
+    }
+
+    /// `findOneAndDelete`: replies the document deleted.
+    fn find_one_and_delete(
+        &self,
+        name: &str,
+        filter: &Document,
+        sort: Option<&Document>,
+        projection: Option<&Document>,
+        passed: &Document,
+    ) -> Result<Bson, Failure> {
+        let mut command = doc! { "findAndModify": name, "query": filter.clone(), "remove": true };
+        insert_some(&mut command, "sort", sort);
+        insert_some(&mut command, "fields", projection);
+        self.find_and_modify_value(command, passed)
+    }
+
+    /// Runs a `findAndModify` command with the options passed through: its `value`.
+    fn find_and_modify_value(&self, command: Document, passed: &Document) -> Result<Bson, Failure> {
+        Ok(self
+            .run(with_passed(command, passed)?)?
+            .get("value")
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// `countDocuments`: a `$match`, `$skip`, `$limit` and `$group` counting what is left.
+    fn count_documents(
+        &self,
+        name: &str,
+        filter: &Document,
+        skip: u64,
+        limit: u64,
+        passed: &Document,
+    ) -> Result<Bson, Failure> {
+        let mut pipeline = vec![doc! { "$match": filter.clone() }];
+        if skip > 0 {
+            pipeline.push(doc! { "$skip": count_value(skip) });
+        }
+        if limit > 0 {
+            pipeline.push(doc! { "$limit": count_value(limit) });
+        }
+        pipeline.push(doc! { "$group": { "_id": 1, "n": { "$sum": 1 } } });
+        let reply = self.run(with_passed(
+            doc! { "aggregate": name, "pipeline": pipeline, "cursor": {} },
+            passed,
+        )?)?;
+        Ok(first_batch(&reply)
+            .first()
+            .and_then(|group| group.get("n").cloned())
+            .unwrap_or(Bson::Int32(0)))
+    }
+
+    /// `distinct`: the distinct values of `field` in the documents `filter` matches.
+    fn distinct(
+        &self,
+        name: &str,
+        field: &str,
+        filter: &Document,
+        passed: &Document,
+    ) -> Result<Bson, Failure> {
+        Ok(self
+            .run(with_passed(
+                doc! { "distinct": name, "key": field, "query": filter.clone() },
+                passed,
+            )?)?
+            .get("values")
+            .cloned()
+            .unwrap_or_else(|| Bson::Array(Vec::new())))
+    }
+
+    /// `createIndex`: replies the name of the index created (or found identical).
+    fn create_index(
+        &self,
+        name: &str,
+        keys: &Document,
+        options: &Document,
+    ) -> Result<Bson, Failure> {
+        let index_name = options.get_str("name").ok();
+        let (index, passed) = split_options(
+            doc! { "key": keys.clone() },
+            options,
+            &["commitQuorum", "comment"],
+        );
+        let command = doc! { "createIndexes": name, "indexes": [index] };
+        self.run(with_passed(command, &passed)?)?;
+        let created = self
+            .indexes(name)?
+            .into_iter()
+            .find(|listed| match index_name {
+                Some(index_name) => listed.get_str("name").ok() == Some(index_name),
+                None => listed.get_document("key").ok() == Some(keys),
+            });
+        Ok(created
+            .and_then(|listed| listed.get("name").cloned())
+            .unwrap_or_default())
+    }
+
+    /// `dropIndex`, by name or by key pattern.
+    fn drop_index(&self, name: &str, selector: &IndexSelector) -> Result<Bson, Failure> {
+        let index = match selector {
+            IndexSelector::Name(index_name) => Bson::String(index_name.clone()),
+            IndexSelector::Keys(keys) => Bson::Document(keys.clone()),
+        };
+        Ok(Bson::Document(as_shown(
+            self.run(doc! { "dropIndexes": name, "index": index })?,
+        )))
+    }
+
+    /// `drop`: whether the collection existed (and was dropped).
+    fn drop_collection(&self, name: &str) -> Result<Bson, Failure> {
+        let existed = self.collection_names()?.iter().any(|known| known == name);
+        if existed {
+            self.run(doc! { "drop": name })?;
+        }
+        Ok(Bson::Boolean(existed))
+    }
+
+    /// `renameCollection` within the current database.
+    fn rename_collection(&self, name: &str, to: &str, drop_target: bool) -> Result<Bson, Failure> {
+        let database = &self.database_name;
+        self.run(doc! {
+            "renameCollection": format!("{database}.{name}"),
+            "to": format!("{database}.{to}"),
+            "dropTarget": drop_target,
+            "$db": "admin",
+        })?;
+        Ok(Bson::Document(doc! { "ok": 1 }))
+    }
+
+    /// `setPattern`: replies the pattern as declared.
+    fn set_pattern(&self, name: &str, pattern: &Pattern) -> Result<Bson, Failure> {
+        let mut command = doc! { "setPattern": name };
+        command.extend(patterns::options_document(pattern));
+        self.run(command)?;
+        let declared = self
+            .patterns(Bson::String(name.to_owned()))?
+            .into_iter()
+            .find(|declared| declared.field() == pattern.field());
+        let mut reply = doc! { "ok": 1 };
+        if let Some(declared) = declared {
+            reply.insert("pattern", patterns::pattern_document(&declared));
+        }
+        Ok(Bson::Document(reply))
+    }
+
+    /// `removePattern`: replies the pattern removed, if there was one.
+    fn remove_pattern(&self, name: &str, field: &str) -> Result<Bson, Failure> {
+        let removed = self
+            .patterns(Bson::String(name.to_owned()))?
+            .into_iter()
+            .find(|pattern| pattern.field() == field);
+        self.run(doc! { "removePattern": name, "field": field })?;
+        let mut reply = doc! { "ok": 1 };
+        if let Some(removed) = removed {
+            reply.insert("removed", patterns::pattern_document(&removed));
+        }
+        Ok(Bson::Document(reply))
+    }
+
+    /// `arrayLength`: the logical length of an array, null when the document has none.
+    fn array_length(&self, name: &str, id: &Bson, field: &str) -> Result<Bson, Failure> {
+        let reply = self.run(doc! { "arrayLength": name, "_id": id.clone(), "field": field })?;
+        Ok(match reply.get("length") {
+            Some(Bson::Null) | None => Bson::Null,
+            Some(_) => count_value(count_of(&reply, "length")),
+        })
+    }
+
+    /// `arrayPage`: `limit` elements of an array after `skip`.
+    fn array_page(
+        &self,
+        name: &str,
+        id: &Bson,
+        field: &str,
+        skip: usize,
+        limit: usize,
+    ) -> Result<Bson, Failure> {
+        Ok(self
+            .run(doc! {
+                "arrayPage": name,
+                "_id": id.clone(),
+                "field": field,
+                "skip": count_value(skip as u64),
+                "limit": count_value(limit as u64),
+            })?
+            .get("elements")
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// `advise`: the advisor's report on the collection, as lines.
+    fn advise(&self, name: &str) -> Result<Outcome, Failure> {
+        let collection = self.database().collection::<Document>(name);
+        let report = crate::advise::report(&collection).map_err(|error| match error {
+            crate::advise::AdviseError::Database(error) => Failure::from(error),
+            other => Failure::Usage(other.to_string()),
+        })?;
+        Ok(Reply::Lines(report.to_string().lines().map(str::to_owned).collect()).into())
     }
 
     /// `insertMany`: ordered, as mongosh sends it; the documents before a failure stay, and
@@ -844,6 +978,26 @@ fn split_options(
         target.insert(option.clone(), value.clone());
     }
     (statement, command)
+}
+
+/// The statement of an `update` command, with the array filters when there are some.
+fn update_statement(
+    filter: &Document,
+    update: &Document,
+    multi: bool,
+    upsert: bool,
+    array_filters: &[Document],
+) -> Document {
+    let mut statement = doc! {
+        "q": filter.clone(),
+        "u": update.clone(),
+        "multi": multi,
+        "upsert": upsert,
+    };
+    if !array_filters.is_empty() {
+        statement.insert("arrayFilters", array_filters.to_vec());
+    }
+    statement
 }
 
 /// A write command (`update`, `delete`) of one `statement`: MongoDB's per-statement options

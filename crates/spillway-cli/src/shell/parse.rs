@@ -279,34 +279,66 @@ fn parse_expression_statement(origin: &Origin, expr: &Expr) -> Result<Command> {
 }
 
 fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Result<Command> {
-    let (collection, rest) = match links {
-        [] => {
-            return Err(origin.usage(
-                root.span.end,
-                "'db' alone is not a statement: write db.<collection>.<method>(...)",
-            ));
+    if let Some(command) = parse_database_method(origin, links) {
+        return command;
+    }
+    let (collection, rest) = chain_collection(origin, root, links)?;
+    let (method, method_span, arguments, call_span, cursor_links) =
+        collection_method(origin, root, &collection, rest)?;
+    let arguments = Arguments {
+        origin: *origin,
+        method,
+        values: arguments,
+        call_end: call_span.end,
+    };
+    let operation = parse_operation(origin, &collection, method, method_span, &arguments)?;
+    let operation = match operation {
+        Operation::Find(query) => {
+            Operation::Find(apply_cursor_methods(origin, query, cursor_links)?)
         }
+        Operation::Aggregate(query) => {
+            Operation::Aggregate(apply_aggregate_cursor_methods(origin, query, cursor_links)?)
+        }
+        other => {
+            if let Some(link) = cursor_links.first() {
+                return Err(origin.usage(
+                    link_start(link),
+                    format!("{method}(...) returns a result, not a cursor: nothing can follow it"),
+                ));
+            }
+            other
+        }
+    };
+    Ok(Command::Collection {
+        collection,
+        operation,
+    })
+}
+
+/// `db.<method>(...)` of the database itself; `None` when `links` do not start with one.
+fn parse_database_method(origin: &Origin, links: &[Link<'_>]) -> Option<Result<Command>> {
+    Some(match links {
         [
             Link::Property {
                 name: "getCollectionNames",
                 ..
             },
             Link::Call { arguments: [], .. },
-        ] => return Ok(Command::GetCollectionNames),
+        ] => Ok(Command::GetCollectionNames),
         [
             Link::Property {
                 name: "getPatterns",
                 ..
             },
             Link::Call { arguments: [], .. },
-        ] => return Ok(Command::GetPatterns),
+        ] => Ok(Command::GetPatterns),
         [
             Link::Property {
                 name: "verifyPatterns",
                 ..
             },
             Link::Call { arguments: [], .. },
-        ] => return Ok(Command::VerifyPatterns),
+        ] => Ok(Command::VerifyPatterns),
         [
             Link::Property {
                 name: name @ ("createCollection" | "dropDatabase" | "stats" | "version" | "getName"),
@@ -323,7 +355,7 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
                 values: arguments,
                 call_end: call_span.end,
             };
-            return parse_database_operation(&arguments).map(Command::Database);
+            parse_database_operation(&arguments).map(Command::Database)
         }
         [
             Link::Property {
@@ -332,12 +364,10 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
             },
             Link::Call { .. },
             ..,
-        ] => {
-            return Err(origin.usage(
-                span.start,
-                format!("db.{name}() takes no arguments and nothing can follow it"),
-            ));
-        }
+        ] => Err(origin.usage(
+            span.start,
+            format!("db.{name}() takes no arguments and nothing can follow it"),
+        )),
         [
             Link::Property {
                 name: name @ ("createCollection" | "dropDatabase" | "stats" | "version" | "getName"),
@@ -345,10 +375,25 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
             },
             Link::Call { .. },
             ..,
-        ] => {
+        ] => Err(origin.usage(
+            span.start,
+            format!("db.{name}(...) returns a result: nothing can follow it"),
+        )),
+        _ => return None,
+    })
+}
+
+/// The collection a `db...` chain names (`db.c`, `db.collection("c")`, `db["c"]`) and the rest.
+fn chain_collection<'l, 'e>(
+    origin: &Origin,
+    root: &Expr,
+    links: &'l [Link<'e>],
+) -> Result<(String, &'l [Link<'e>])> {
+    Ok(match links {
+        [] => {
             return Err(origin.usage(
-                span.start,
-                format!("db.{name}(...) returns a result: nothing can follow it"),
+                root.span.end,
+                "'db' alone is not a statement: write db.<collection>.<method>(...)",
             ));
         }
         [
@@ -399,19 +444,28 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
                 position += 1;
             }
             if names.is_empty() {
-                let at = match links[0] {
-                    Link::Property { span, .. } | Link::Call { span, .. } => span.start,
-                    Link::Index { index } => index.span.start,
-                };
                 return Err(origin.usage(
-                    at,
+                    link_start(&links[0]),
                     "expected a collection after 'db.': db.<collection>.<method>(...)",
                 ));
             }
             (names.join("."), &links[position..])
         }
-    };
-    let (method, method_span, arguments, call_span, cursor_links) = match rest {
+    })
+}
+
+/// A method call in a chain: the method's name, the name's span, the arguments, the call's
+/// span and the links after the call.
+type MethodCall<'l, 'e> = (&'e str, Span, &'e [Expr], Span, &'l [Link<'e>]);
+
+/// The method called on the collection, its arguments and the links after the call.
+fn collection_method<'l, 'e>(
+    origin: &Origin,
+    root: &Expr,
+    collection: &str,
+    rest: &'l [Link<'e>],
+) -> Result<MethodCall<'l, 'e>> {
+    Ok(match rest {
         [
             Link::Property { name, span },
             Link::Call {
@@ -444,39 +498,15 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
         [Link::Call { span, .. }, ..] => {
             return Err(origin.usage(span.start, "expected '.<method>(...)' after the collection"));
         }
-    };
-    let arguments = Arguments {
-        origin: *origin,
-        method,
-        values: arguments,
-        call_end: call_span.end,
-    };
-    let operation = parse_operation(origin, &collection, method, method_span, &arguments)?;
-    let operation = match operation {
-        Operation::Find(query) => {
-            Operation::Find(apply_cursor_methods(origin, query, cursor_links)?)
-        }
-        Operation::Aggregate(query) => {
-            Operation::Aggregate(apply_aggregate_cursor_methods(origin, query, cursor_links)?)
-        }
-        other => {
-            if let Some(link) = cursor_links.first() {
-                let at = match link {
-                    Link::Property { span, .. } | Link::Call { span, .. } => span.start,
-                    Link::Index { index } => index.span.start,
-                };
-                return Err(origin.usage(
-                    at,
-                    format!("{method}(...) returns a result, not a cursor: nothing can follow it"),
-                ));
-            }
-            other
-        }
-    };
-    Ok(Command::Collection {
-        collection,
-        operation,
     })
+}
+
+/// Where a link starts, for error messages.
+fn link_start(link: &Link<'_>) -> Position {
+    match link {
+        Link::Property { span, .. } | Link::Call { span, .. } => span.start,
+        Link::Index { index } => index.span.start,
+    }
 }
 
 /// `db.<method>(...)` of the database itself.
@@ -530,120 +560,13 @@ fn parse_operation(
     arguments: &Arguments<'_>,
 ) -> Result<Operation> {
     let operation = match method {
-        "insertOne" => {
-            arguments.at_most(2)?;
-            let passed = arguments.passing_options(1)?.passed();
-            match arguments.required(0, "the document to insert")? {
-                Bson::Document(document) => Operation::InsertOne { document, passed },
-                Bson::Array(elements) => Operation::InsertMany {
-                    documents: arguments.documents_of(0, elements)?,
-                    written_as_insert_one: true,
-                    passed,
-                },
-                other => return Err(arguments.wrong_type(0, "a document", &other)),
-            }
-        }
-        "insertMany" => {
-            arguments.at_most(2)?;
-            let mut options = arguments.passing_options(1)?;
-            if !options.bool("ordered")?.unwrap_or(true) {
-                return Err(options.refuse(
-                    "ordered",
-                    "'ordered: false' is not supported: insertMany is ordered (it stops at the first failure and keeps the documents inserted before it)",
-                ));
-            }
-            match arguments.required(0, "an array of documents")? {
-                Bson::Array(elements) => Operation::InsertMany {
-                    documents: arguments.documents_of(0, elements)?,
-                    written_as_insert_one: false,
-                    passed: options.passed(),
-                },
-                other => return Err(arguments.wrong_type(0, "an array of documents", &other)),
-            }
-        }
-        "find" => {
-            arguments.at_most(3)?;
-            let mut query = FindQuery {
-                filter: arguments.filter(0)?,
-                projection: arguments.optional_document(1, "a projection")?,
-                ..FindQuery::default()
-            };
-            let mut options = arguments.passing_options(2)?;
-            query.sort = options.document("sort")?;
-            query.skip = options.count("skip")?.unwrap_or(0);
-            query.limit = options.integer("limit")?.unwrap_or(0);
-            if let Some(projection) = options.document("projection")? {
-                query.projection = Some(projection);
-            }
-            // The shell pages the cursor itself (`it`), with its own batch size.
-            options.integer("batchSize")?;
-            query.passed = options.passed();
-            Operation::Find(query)
-        }
-        "aggregate" => {
-            arguments.at_most(2)?;
-            let pipeline = match arguments.required(0, "a pipeline: an array of stages")? {
-                Bson::Array(stages) => arguments.documents_of(0, stages)?,
-                other => {
-                    return Err(arguments.wrong_type(0, "a pipeline: an array of stages", &other));
-                }
-            };
-            let mut query = AggregateQuery {
-                pipeline,
-                ..AggregateQuery::default()
-            };
-            let mut options = arguments.passing_options(1)?;
-            query.let_vars = options.document("let")?;
-            query.explain = options.bool("explain")?.unwrap_or(false);
-            // The shell pages the cursor itself (`it`), with its own batch size.
-            options.integer("batchSize")?;
-            query.passed = options.passed();
-            Operation::Aggregate(query)
-        }
-        "findOne" => {
-            arguments.at_most(3)?;
-            let filter = arguments.filter(0)?;
-            let mut projection = arguments.optional_document(1, "a projection")?;
-            let mut options = arguments.passing_options(2)?;
-            let sort = options.document("sort")?;
-            let skip = options.count("skip")?.unwrap_or(0);
-            if let Some(given) = options.document("projection")? {
-                projection = Some(given);
-            }
-            Operation::FindOne {
-                filter,
-                projection,
-                sort,
-                skip,
-                passed: options.passed(),
-            }
-        }
-        "updateOne" | "updateMany" => {
-            arguments.at_most(3)?;
-            let filter = arguments.required_document(0, "a filter")?;
-            let update = arguments.update(1)?;
-            let mut options = arguments.passing_options(2)?;
-            Operation::Update {
-                filter,
-                update,
-                multi: method == "updateMany",
-                upsert: options.bool("upsert")?.unwrap_or(false),
-                array_filters: options.documents("arrayFilters")?.unwrap_or_default(),
-                passed: options.passed(),
-            }
-        }
-        "replaceOne" => {
-            arguments.at_most(3)?;
-            let filter = arguments.required_document(0, "a filter")?;
-            let replacement = arguments.required_document(1, "the replacement document")?;
-            let mut options = arguments.passing_options(2)?;
-            Operation::Replace {
-                filter,
-                replacement,
-                upsert: options.bool("upsert")?.unwrap_or(false),
-                passed: options.passed(),
-            }
-        }
+        "insertOne" => parse_insert_one(arguments)?,
+        "insertMany" => parse_insert_many(arguments)?,
+        "find" => parse_find(arguments)?,
+        "aggregate" => parse_aggregate(arguments)?,
+        "findOne" => parse_find_one(arguments)?,
+        "updateOne" | "updateMany" => parse_update(arguments, method == "updateMany")?,
+        "replaceOne" => parse_replace_one(arguments)?,
         "deleteOne" | "deleteMany" => {
             arguments.at_most(2)?;
             Operation::Delete {
@@ -668,45 +591,14 @@ fn parse_operation(
                 options: arguments.find_and_modify_options(2, false)?,
             }
         }
-        "findOneAndDelete" => {
-            arguments.at_most(2)?;
-            let filter = arguments.required_document(0, "a filter")?;
-            let mut options = arguments.passing_options(1)?;
-            Operation::FindOneAndDelete {
-                filter,
-                sort: options.document("sort")?,
-                projection: options.document("projection")?,
-                passed: options.passed(),
-            }
-        }
-        "countDocuments" => {
-            arguments.at_most(2)?;
-            let filter = arguments.filter(0)?;
-            let mut options = arguments.passing_options(1)?;
-            Operation::CountDocuments {
-                filter,
-                skip: options.count("skip")?.unwrap_or(0),
-                limit: options.count("limit")?.unwrap_or(0),
-                passed: options.passed(),
-            }
-        }
+        "findOneAndDelete" => parse_find_one_and_delete(arguments)?,
+        "countDocuments" => parse_count_documents(arguments)?,
         "estimatedDocumentCount" => {
             arguments.at_most(1)?;
             arguments.no_options(0)?;
             Operation::EstimatedDocumentCount
         }
-        "distinct" => {
-            arguments.at_most(3)?;
-            let field = match arguments.required(0, "a field name")? {
-                Bson::String(field) => field,
-                other => return Err(arguments.wrong_type(0, "a field name as a string", &other)),
-            };
-            Operation::Distinct {
-                field,
-                filter: arguments.filter(1)?,
-                passed: arguments.passing_options(2)?.passed(),
-            }
-        }
+        "distinct" => parse_distinct(arguments)?,
         "createIndex" => {
             arguments.at_most(2)?;
             let keys = arguments.required_document(0, "a key pattern such as {year: 1}")?;
@@ -719,16 +611,7 @@ fn parse_operation(
             arguments.at_most(0)?;
             Operation::GetIndexes
         }
-        "dropIndex" => {
-            arguments.at_most(1)?;
-            match arguments.required(0, "an index name or key pattern")? {
-                Bson::String(name) => Operation::DropIndex(IndexSelector::Name(name)),
-                Bson::Document(keys) => Operation::DropIndex(IndexSelector::Keys(keys)),
-                other => {
-                    return Err(arguments.wrong_type(0, "an index name or key pattern", &other));
-                }
-            }
-        }
+        "dropIndex" => parse_drop_index(arguments)?,
         "drop" => {
             arguments.at_most(0)?;
             Operation::Drop
@@ -737,27 +620,7 @@ fn parse_operation(
             arguments.at_most(0)?;
             Operation::Stats
         }
-        "renameCollection" => {
-            arguments.at_most(2)?;
-            let to = match arguments.required(0, "the new name")? {
-                Bson::String(to) if !to.is_empty() => to,
-                other => {
-                    return Err(arguments.wrong_type(
-                        0,
-                        "the new name as a non-empty string",
-                        &other,
-                    ));
-                }
-            };
-            let drop_target = match arguments.value(1)? {
-                None | Some(Bson::Null | Bson::Undefined) => false,
-                Some(Bson::Boolean(drop_target)) => drop_target,
-                Some(other) => {
-                    return Err(arguments.wrong_type(1, "dropTarget: true or false", &other));
-                }
-            };
-            Operation::RenameCollection { to, drop_target }
-        }
+        "renameCollection" => parse_rename_collection(arguments)?,
         "setPattern" => {
             arguments.at_most(1)?;
             Operation::SetPattern(arguments.pattern(0, collection)?)
@@ -775,24 +638,7 @@ fn parse_operation(
                 field: arguments.field_name(1)?,
             }
         }
-        "arrayPage" => {
-            arguments.at_most(3)?;
-            let id = arguments.required(0, "the document's _id")?;
-            let field = arguments.field_name(1)?;
-            let mut skip = 0;
-            let mut limit = DEFAULT_ARRAY_PAGE;
-            if let Some(mut options) = arguments.options(2, &["skip", "limit"])? {
-                skip = options.count("skip")?.unwrap_or(0);
-                limit = options.count("limit")?.unwrap_or(DEFAULT_ARRAY_PAGE);
-            }
-            let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-            Operation::ArrayPage {
-                id,
-                field,
-                skip: to_usize(skip),
-                limit: to_usize(limit),
-            }
-        }
+        "arrayPage" => parse_array_page(arguments)?,
         "advise" => {
             arguments.at_most(0)?;
             Operation::Advise
@@ -808,6 +654,227 @@ fn parse_operation(
         }
     };
     Ok(operation)
+}
+
+/// `insertOne(document)`; an array is taken as `insertMany` would take it.
+fn parse_insert_one(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(2)?;
+    let passed = arguments.passing_options(1)?.passed();
+    Ok(match arguments.required(0, "the document to insert")? {
+        Bson::Document(document) => Operation::InsertOne { document, passed },
+        Bson::Array(elements) => Operation::InsertMany {
+            documents: arguments.documents_of(0, elements)?,
+            written_as_insert_one: true,
+            passed,
+        },
+        other => return Err(arguments.wrong_type(0, "a document", &other)),
+    })
+}
+
+/// `insertMany(documents)`, which is always ordered.
+fn parse_insert_many(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(2)?;
+    let mut options = arguments.passing_options(1)?;
+    if !options.bool("ordered")?.unwrap_or(true) {
+        return Err(options.refuse(
+            "ordered",
+            "'ordered: false' is not supported: insertMany is ordered (it stops at the first failure and keeps the documents inserted before it)",
+        ));
+    }
+    Ok(match arguments.required(0, "an array of documents")? {
+        Bson::Array(elements) => Operation::InsertMany {
+            documents: arguments.documents_of(0, elements)?,
+            written_as_insert_one: false,
+            passed: options.passed(),
+        },
+        other => return Err(arguments.wrong_type(0, "an array of documents", &other)),
+    })
+}
+
+/// `find(filter, projection, options)`.
+fn parse_find(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(3)?;
+    let mut query = FindQuery {
+        filter: arguments.filter(0)?,
+        projection: arguments.optional_document(1, "a projection")?,
+        ..FindQuery::default()
+    };
+    let mut options = arguments.passing_options(2)?;
+    query.sort = options.document("sort")?;
+    query.skip = options.count("skip")?.unwrap_or(0);
+    query.limit = options.integer("limit")?.unwrap_or(0);
+    if let Some(projection) = options.document("projection")? {
+        query.projection = Some(projection);
+    }
+    // The shell pages the cursor itself (`it`), with its own batch size.
+    options.integer("batchSize")?;
+    query.passed = options.passed();
+    Ok(Operation::Find(query))
+}
+
+/// `aggregate(pipeline, options)`.
+fn parse_aggregate(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(2)?;
+    let pipeline = match arguments.required(0, "a pipeline: an array of stages")? {
+        Bson::Array(stages) => arguments.documents_of(0, stages)?,
+        other => {
+            return Err(arguments.wrong_type(0, "a pipeline: an array of stages", &other));
+        }
+    };
+    let mut query = AggregateQuery {
+        pipeline,
+        ..AggregateQuery::default()
+    };
+    let mut options = arguments.passing_options(1)?;
+    query.let_vars = options.document("let")?;
+    query.explain = options.bool("explain")?.unwrap_or(false);
+    // The shell pages the cursor itself (`it`), with its own batch size.
+    options.integer("batchSize")?;
+    query.passed = options.passed();
+    Ok(Operation::Aggregate(query))
+}
+
+/// `findOne(filter, projection, options)`.
+fn parse_find_one(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(3)?;
+    let filter = arguments.filter(0)?;
+    let mut projection = arguments.optional_document(1, "a projection")?;
+    let mut options = arguments.passing_options(2)?;
+    let sort = options.document("sort")?;
+    let skip = options.count("skip")?.unwrap_or(0);
+    if let Some(given) = options.document("projection")? {
+        projection = Some(given);
+    }
+    Ok(Operation::FindOne {
+        filter,
+        projection,
+        sort,
+        skip,
+        passed: options.passed(),
+    })
+}
+
+/// `updateOne` and `updateMany(filter, update, options)`.
+fn parse_update(arguments: &Arguments<'_>, multi: bool) -> Result<Operation> {
+    arguments.at_most(3)?;
+    let filter = arguments.required_document(0, "a filter")?;
+    let update = arguments.update(1)?;
+    let mut options = arguments.passing_options(2)?;
+    Ok(Operation::Update {
+        filter,
+        update,
+        multi,
+        upsert: options.bool("upsert")?.unwrap_or(false),
+        array_filters: options.documents("arrayFilters")?.unwrap_or_default(),
+        passed: options.passed(),
+    })
+}
+
+/// `replaceOne(filter, replacement, options)`.
+fn parse_replace_one(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(3)?;
+    let filter = arguments.required_document(0, "a filter")?;
+    let replacement = arguments.required_document(1, "the replacement document")?;
+    let mut options = arguments.passing_options(2)?;
+    Ok(Operation::Replace {
+        filter,
+        replacement,
+        upsert: options.bool("upsert")?.unwrap_or(false),
+        passed: options.passed(),
+    })
+}
+
+/// `findOneAndDelete(filter, options)`.
+fn parse_find_one_and_delete(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(2)?;
+    let filter = arguments.required_document(0, "a filter")?;
+    let mut options = arguments.passing_options(1)?;
+    Ok(Operation::FindOneAndDelete {
+        filter,
+        sort: options.document("sort")?,
+        projection: options.document("projection")?,
+        passed: options.passed(),
+    })
+}
+
+/// `countDocuments(filter, options)`.
+fn parse_count_documents(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(2)?;
+    let filter = arguments.filter(0)?;
+    let mut options = arguments.passing_options(1)?;
+    Ok(Operation::CountDocuments {
+        filter,
+        skip: options.count("skip")?.unwrap_or(0),
+        limit: options.count("limit")?.unwrap_or(0),
+        passed: options.passed(),
+    })
+}
+
+/// `distinct(field, filter, options)`.
+fn parse_distinct(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(3)?;
+    let field = match arguments.required(0, "a field name")? {
+        Bson::String(field) => field,
+        other => return Err(arguments.wrong_type(0, "a field name as a string", &other)),
+    };
+    Ok(Operation::Distinct {
+        field,
+        filter: arguments.filter(1)?,
+        passed: arguments.passing_options(2)?.passed(),
+    })
+}
+
+/// `dropIndex(name or key pattern)`.
+fn parse_drop_index(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(1)?;
+    Ok(
+        match arguments.required(0, "an index name or key pattern")? {
+            Bson::String(name) => Operation::DropIndex(IndexSelector::Name(name)),
+            Bson::Document(keys) => Operation::DropIndex(IndexSelector::Keys(keys)),
+            other => {
+                return Err(arguments.wrong_type(0, "an index name or key pattern", &other));
+            }
+        },
+    )
+}
+
+/// `renameCollection(name, dropTarget)`.
+fn parse_rename_collection(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(2)?;
+    let to = match arguments.required(0, "the new name")? {
+        Bson::String(to) if !to.is_empty() => to,
+        other => {
+            return Err(arguments.wrong_type(0, "the new name as a non-empty string", &other));
+        }
+    };
+    let drop_target = match arguments.value(1)? {
+        None | Some(Bson::Null | Bson::Undefined) => false,
+        Some(Bson::Boolean(drop_target)) => drop_target,
+        Some(other) => {
+            return Err(arguments.wrong_type(1, "dropTarget: true or false", &other));
+        }
+    };
+    Ok(Operation::RenameCollection { to, drop_target })
+}
+
+/// `arrayPage(_id, field, {skip, limit})`.
+fn parse_array_page(arguments: &Arguments<'_>) -> Result<Operation> {
+    arguments.at_most(3)?;
+    let id = arguments.required(0, "the document's _id")?;
+    let field = arguments.field_name(1)?;
+    let mut skip = 0;
+    let mut limit = DEFAULT_ARRAY_PAGE;
+    if let Some(mut options) = arguments.options(2, &["skip", "limit"])? {
+        skip = options.count("skip")?.unwrap_or(0);
+        limit = options.count("limit")?.unwrap_or(DEFAULT_ARRAY_PAGE);
+    }
+    let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Ok(Operation::ArrayPage {
+        id,
+        field,
+        skip: to_usize(skip),
+        limit: to_usize(limit),
+    })
 }
 
 /// The `.method(arguments)` calls chained after a cursor-returning method, in order.

@@ -356,172 +356,19 @@ enum Named3 {
 impl Operator for Named3 {
     fn evaluate(&self, context: &mut super::Context<'_>) -> Result<Option<Bson>> {
         match self {
-            Named3::Trim { name, input, chars } => {
-                let input = input.evaluate(context)?;
-                let Some(text) = string(name, &input, 50699)? else {
-                    return Ok(Some(Bson::Null));
-                };
-                let chars: Option<Vec<char>> = match chars {
-                    None => None,
-                    Some(chars) => match chars.evaluate(context)? {
-                        value if is_nullish(value.as_ref()) => return Ok(Some(Bson::Null)),
-                        Some(Bson::String(chars)) => Some(chars.chars().collect()),
-                        other => {
-                            return Err(expression_error(
-                                50700,
-                                format!(
-                                    "{name} requires 'chars' to be a string, found: {}",
-                                    type_name(other.as_ref())
-                                ),
-                            ));
-                        }
-                    },
-                };
-                let trimmed = |c: char| match &chars {
-                    Some(set) => set.contains(&c),
-                    None => c.is_whitespace() || c == '\0',
-                };
-                let result = match *name {
-                    "$ltrim" => text.trim_start_matches(trimmed),
-                    "$rtrim" => text.trim_end_matches(trimmed),
-                    _ => text.trim_matches(trimmed),
-                };
-                Ok(Some(Bson::String(result.to_string())))
-            }
+            Named3::Trim { name, input, chars } => trim(name, input, chars.as_ref(), context),
             Named3::Regex {
                 name,
                 input,
                 regex,
                 options,
-            } => {
-                let input = input.evaluate(context)?;
-                let regex = regex.evaluate(context)?;
-                let options = match options {
-                    Some(options) => options.evaluate(context)?,
-                    None => None,
-                };
-                let (pattern, mut flags) = match &regex {
-                    Some(Bson::String(pattern)) => (pattern.clone(), String::new()),
-                    Some(Bson::RegularExpression(regex)) => {
-                        (regex.pattern.to_string(), regex.options.to_string())
-                    }
-                    value if is_nullish(value.as_ref()) => {
-                        return Ok(Some(if *name == "$regexMatch" {
-                            Bson::Boolean(false)
-                        } else if *name == "$regexFind" {
-                            Bson::Null
-                        } else {
-                            Bson::Array(Vec::new())
-                        }));
-                    }
-                    other => {
-                        return Err(expression_error(
-                            51105,
-                            format!(
-                                "{name} needs 'regex' to be of type string or regex, found {}",
-                                type_name(other.as_ref())
-                            ),
-                        ));
-                    }
-                };
-                match &options {
-                    Some(Bson::String(given)) => flags.push_str(given),
-                    value if is_nullish(value.as_ref()) => {}
-                    other => {
-                        return Err(expression_error(
-                            51106,
-                            format!(
-                                "{name} needs 'options' to be of type string, found {}",
-                                type_name(other.as_ref())
-                            ),
-                        ));
-                    }
-                }
-                let text = match &input {
-                    Some(Bson::String(text)) => text.clone(),
-                    value if is_nullish(value.as_ref()) => {
-                        return Ok(Some(if *name == "$regexMatch" {
-                            Bson::Boolean(false)
-                        } else if *name == "$regexFind" {
-                            Bson::Null
-                        } else {
-                            Bson::Array(Vec::new())
-                        }));
-                    }
-                    other => {
-                        return Err(expression_error(
-                            51104,
-                            format!(
-                                "{name} needs 'input' to be of type string, found {}",
-                                type_name(other.as_ref())
-                            ),
-                        ));
-                    }
-                };
-                let matcher = RegexMatcher::new(&pattern, &flags)
-                    .map_err(|error| expression_error(51111, format!("{name}: {error}")))?;
-                if *name == "$regexMatch" {
-                    return Ok(Some(Bson::Boolean(matcher.is_match(&text))));
-                }
-                let describe = |found: RegexMatch| -> Bson {
-                    let captures: Vec<Bson> = found
-                        .captures
-                        .into_iter()
-                        .map(|group| group.map_or(Bson::Null, Bson::String))
-                        .collect();
-                    Bson::Document(doc! {
-                        "match": found.text,
-                        "idx": text[..found.start].chars().count() as i32,
-                        "captures": captures,
-                    })
-                };
-                let all = *name == "$regexFindAll";
-                let mut found = matcher.find(&text, all).into_iter().map(describe);
-                if all {
-                    return Ok(Some(Bson::Array(found.collect())));
-                }
-                Ok(Some(found.next().unwrap_or(Bson::Null)))
-            }
+            } => regex_operator(name, input, regex, options.as_ref(), context),
             Named3::Replace {
                 all,
                 input,
                 find,
                 replacement,
-            } => {
-                let name = if *all { "$replaceAll" } else { "$replaceOne" };
-                let input = input.evaluate(context)?;
-                let find = find.evaluate(context)?;
-                let replacement = replacement.evaluate(context)?;
-                let parts = [
-                    ("input", &input),
-                    ("find", &find),
-                    ("replacement", &replacement),
-                ];
-                for (what, value) in parts {
-                    if !is_nullish(value.as_ref()) && !matches!(value, Some(Bson::String(_))) {
-                        return Err(expression_error(
-                            51746,
-                            format!(
-                                "{name} requires that '{what}' be a string, found: {}",
-                                type_name(value.as_ref())
-                            ),
-                        ));
-                    }
-                }
-                let (
-                    Some(Bson::String(input)),
-                    Some(Bson::String(find)),
-                    Some(Bson::String(replacement)),
-                ) = (input, find, replacement)
-                else {
-                    return Ok(Some(Bson::Null));
-                };
-                Ok(Some(Bson::String(if *all {
-                    input.replace(&find, &replacement)
-                } else {
-                    input.replacen(&find, &replacement, 1)
-                })))
-            }
+            } => replace(*all, input, find, replacement, context),
         }
     }
 
@@ -546,4 +393,175 @@ impl Operator for Named3 {
             } => vec![input, find, replacement],
         }
     }
+}
+
+/// `$trim`, `$ltrim` and `$rtrim`: strips `chars` (whitespace and NUL by default) from the ends.
+fn trim(
+    name: &str,
+    input: &Expr,
+    chars: Option<&Expr>,
+    context: &mut super::Context<'_>,
+) -> Result<Option<Bson>> {
+    let input = input.evaluate(context)?;
+    let Some(text) = string(name, &input, 50699)? else {
+        return Ok(Some(Bson::Null));
+    };
+    let chars: Option<Vec<char>> = match chars {
+        None => None,
+        Some(chars) => match chars.evaluate(context)? {
+            value if is_nullish(value.as_ref()) => return Ok(Some(Bson::Null)),
+            Some(Bson::String(chars)) => Some(chars.chars().collect()),
+            other => {
+                return Err(expression_error(
+                    50700,
+                    format!(
+                        "{name} requires 'chars' to be a string, found: {}",
+                        type_name(other.as_ref())
+                    ),
+                ));
+            }
+        },
+    };
+    let trimmed = |c: char| match &chars {
+        Some(set) => set.contains(&c),
+        None => c.is_whitespace() || c == '\0',
+    };
+    let result = match name {
+        "$ltrim" => text.trim_start_matches(trimmed),
+        "$rtrim" => text.trim_end_matches(trimmed),
+        _ => text.trim_matches(trimmed),
+    };
+    Ok(Some(Bson::String(result.to_string())))
+}
+
+/// What `$regexMatch`, `$regexFind` or `$regexFindAll` gives for a missing regex or input.
+fn regex_nothing(name: &str) -> Bson {
+    if name == "$regexMatch" {
+        Bson::Boolean(false)
+    } else if name == "$regexFind" {
+        Bson::Null
+    } else {
+        Bson::Array(Vec::new())
+    }
+}
+
+/// `$regexMatch`, `$regexFind` and `$regexFindAll`: `regex` (with `options`) over `input`.
+fn regex_operator(
+    name: &str,
+    input: &Expr,
+    regex: &Expr,
+    options: Option<&Expr>,
+    context: &mut super::Context<'_>,
+) -> Result<Option<Bson>> {
+    let input = input.evaluate(context)?;
+    let regex = regex.evaluate(context)?;
+    let options = match options {
+        Some(options) => options.evaluate(context)?,
+        None => None,
+    };
+    let (pattern, mut flags) = match &regex {
+        Some(Bson::String(pattern)) => (pattern.clone(), String::new()),
+        Some(Bson::RegularExpression(regex)) => {
+            (regex.pattern.to_string(), regex.options.to_string())
+        }
+        value if is_nullish(value.as_ref()) => return Ok(Some(regex_nothing(name))),
+        other => {
+            return Err(expression_error(
+                51105,
+                format!(
+                    "{name} needs 'regex' to be of type string or regex, found {}",
+                    type_name(other.as_ref())
+                ),
+            ));
+        }
+    };
+    match &options {
+        Some(Bson::String(given)) => flags.push_str(given),
+        value if is_nullish(value.as_ref()) => {}
+        other => {
+            return Err(expression_error(
+                51106,
+                format!(
+                    "{name} needs 'options' to be of type string, found {}",
+                    type_name(other.as_ref())
+                ),
+            ));
+        }
+    }
+    let text = match &input {
+        Some(Bson::String(text)) => text.clone(),
+        value if is_nullish(value.as_ref()) => return Ok(Some(regex_nothing(name))),
+        other => {
+            return Err(expression_error(
+                51104,
+                format!(
+                    "{name} needs 'input' to be of type string, found {}",
+                    type_name(other.as_ref())
+                ),
+            ));
+        }
+    };
+    let matcher = RegexMatcher::new(&pattern, &flags)
+        .map_err(|error| expression_error(51111, format!("{name}: {error}")))?;
+    if name == "$regexMatch" {
+        return Ok(Some(Bson::Boolean(matcher.is_match(&text))));
+    }
+    let describe = |found: RegexMatch| -> Bson {
+        let captures: Vec<Bson> = found
+            .captures
+            .into_iter()
+            .map(|group| group.map_or(Bson::Null, Bson::String))
+            .collect();
+        Bson::Document(doc! {
+            "match": found.text,
+            "idx": text[..found.start].chars().count() as i32,
+            "captures": captures,
+        })
+    };
+    let all = name == "$regexFindAll";
+    let mut found = matcher.find(&text, all).into_iter().map(describe);
+    if all {
+        return Ok(Some(Bson::Array(found.collect())));
+    }
+    Ok(Some(found.next().unwrap_or(Bson::Null)))
+}
+
+/// `$replaceOne` (`all` false) and `$replaceAll`: replaces `find` in `input` by `replacement`.
+fn replace(
+    all: bool,
+    input: &Expr,
+    find: &Expr,
+    replacement: &Expr,
+    context: &mut super::Context<'_>,
+) -> Result<Option<Bson>> {
+    let name = if all { "$replaceAll" } else { "$replaceOne" };
+    let input = input.evaluate(context)?;
+    let find = find.evaluate(context)?;
+    let replacement = replacement.evaluate(context)?;
+    let parts = [
+        ("input", &input),
+        ("find", &find),
+        ("replacement", &replacement),
+    ];
+    for (what, value) in parts {
+        if !is_nullish(value.as_ref()) && !matches!(value, Some(Bson::String(_))) {
+            return Err(expression_error(
+                51746,
+                format!(
+                    "{name} requires that '{what}' be a string, found: {}",
+                    type_name(value.as_ref())
+                ),
+            ));
+        }
+    }
+    let (Some(Bson::String(input)), Some(Bson::String(find)), Some(Bson::String(replacement))) =
+        (input, find, replacement)
+    else {
+        return Ok(Some(Bson::Null));
+    };
+    Ok(Some(Bson::String(if all {
+        input.replace(&find, &replacement)
+    } else {
+        input.replacen(&find, &replacement, 1)
+    })))
 }

@@ -9,8 +9,11 @@ use super::shape::set_path;
 use super::{Bucket, Lookup, Pipeline, Source, Stage, pipeline_error};
 use crate::compare::{canonical_type, compare};
 use crate::error::Result;
-use crate::expr::Variables;
+use crate::expr::{Expression, Variables};
+use crate::filter::Filter;
 use crate::path::{FieldPath, get};
+use crate::sort::SortSpec;
+use crate::timeseries::BucketSpec;
 
 /// A stream of documents between stages.
 type Stream<'a> = Box<dyn Iterator<Item = Result<Document>> + Send + 'a>;
@@ -54,112 +57,19 @@ fn apply<'a>(
 ) -> Stream<'a> {
     let variables = variables.clone();
     match stage {
-        Stage::Match(filter) => Box::new(input.filter_map(move |item| {
-            match item {
-                Ok(document) => match RawDocumentBuf::try_from(&document)
-                    .map_err(Into::into)
-                    .and_then(|raw| filter.matches_with(&raw, &variables))
-                {
-                    Ok(true) => Some(Ok(document)),
-                    Ok(false) => None,
-                    Err(error) => Some(Err(error)),
-                },
-                Err(error) => Some(Err(error)),
-            }
-        })),
+        Stage::Match(filter) => match_stage(filter, input, variables),
         Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(_) => Box::new(
             input.map(move |item| item.and_then(|document| reshape(&stage, document, &variables))),
         ),
-        Stage::Redact(expression) => Box::new(input.filter_map(move |item| match item {
-            Ok(document) => match redact(&expression, document, &variables) {
-                Ok(Some(document)) => Some(Ok(document)),
-                Ok(None) => None,
-                Err(error) => Some(Err(error)),
-            },
-            Err(error) => Some(Err(error)),
-        })),
-        Stage::UnpackBucket(spec) => Box::new(input.flat_map(
-            move |item| -> Box<dyn Iterator<Item = Result<Document>> + Send> {
-                match item.and_then(|bucket| spec.unpack(&bucket)) {
-                    Ok(measurements) => Box::new(measurements.into_iter().map(Ok)),
-                    Err(error) => Box::new(std::iter::once(Err(error))),
-                }
-            },
-        )),
-        Stage::Skip(skip) => {
-            let mut remaining = skip;
-            Box::new(input.filter(move |item| {
-                if item.is_ok() && remaining > 0 {
-                    remaining -= 1;
-                    return false;
-                }
-                true
-            }))
-        }
-        Stage::Limit(limit) => {
-            let mut remaining = limit;
-            Box::new(std::iter::from_fn({
-                let mut input = input;
-                move || {
-                    if remaining == 0 {
-                        return None;
-                    }
-                    let item = input.next()?;
-                    if item.is_ok() {
-                        remaining -= 1;
-                    }
-                    Some(item)
-                }
-            }))
-        }
-        Stage::Sort(sort) => deferred(input, move |input| {
-            let mut documents: Vec<Document> = Vec::new();
-            for document in input {
-                documents.push(document?);
-                if let Some(limit) = limit
-                    && documents.len() >= limit.saturating_mul(2).max(64)
-                {
-                    documents.sort_by(|a, b| sort.compare(a, b));
-                    documents.truncate(limit);
-                }
-            }
-            documents.sort_by(|a, b| sort.compare(a, b));
-            if let Some(limit) = limit {
-                documents.truncate(limit);
-            }
-            Ok(documents)
-        }),
-        Stage::Count(field) => deferred(input, move |input| {
-            let mut count: i64 = 0;
-            for document in input {
-                document?;
-                count += 1;
-            }
-            if count == 0 {
-                return Ok(Vec::new());
-            }
-            let mut out = Document::new();
-            out.insert(field, crate::expr::num::Num::from_i64(count).to_bson());
-            Ok(vec![out])
-        }),
+        Stage::Redact(expression) => redact_stage(expression, input, variables),
+        Stage::UnpackBucket(spec) => unpack_bucket_stage(spec, input),
+        Stage::Skip(skip) => skip_stage(skip, input),
+        Stage::Limit(limit) => limit_stage(limit, input),
+        Stage::Sort(sort) => deferred(input, move |input| run_sort(&sort, input, limit)),
+        Stage::Count(field) => deferred(input, move |input| run_count(field, input)),
         Stage::Group(group) => deferred(input, move |mut input| group.run(&mut input, &variables)),
-        Stage::SortByCount(expression) => deferred(input, move |mut input| {
-            let group = Group::parse(
-                &Bson::Document(doc! { "_id": Bson::Null, "count": { "$sum": 1 } }),
-                &[],
-            )?;
-            let group = Group {
-                id: expression,
-                fields: group.fields,
-            };
-            let mut groups = group.run(&mut input, &variables)?;
-            groups.sort_by(|a, b| {
-                compare(
-                    b.get("count").unwrap_or(&Bson::Null),
-                    a.get("count").unwrap_or(&Bson::Null),
-                )
-            });
-            Ok(groups)
+        Stage::SortByCount(expression) => deferred(input, move |input| {
+            run_sort_by_count(expression, input, &variables)
         }),
         Stage::Bucket(bucket) => {
             deferred(input, move |input| run_bucket(&bucket, input, &variables))
@@ -169,103 +79,15 @@ fn apply<'a>(
             buckets,
             output,
         } => deferred(input, move |input| {
-            let mut keyed = Vec::new();
-            for document in input {
-                let document = document?;
-                let key = group_by
-                    .evaluate(&document, &variables)?
-                    .unwrap_or(Bson::Null);
-                keyed.push((key, document));
-            }
-            keyed.sort_by(|a, b| compare(&a.0, &b.0));
-            let total = keyed.len();
-            let per_bucket = total.div_ceil(buckets.max(1)).max(1);
-            let mut out = Vec::new();
-            let mut start = 0;
-            while start < total {
-                let mut end = (start + per_bucket).min(total);
-                while end < total && compare(&keyed[end].0, &keyed[end - 1].0).is_eq() {
-                    end += 1;
-                }
-                let mut states = Vec::new();
-                for (_, document) in &keyed[start..end] {
-                    output.fold_into(&mut states, 0, document, &variables)?;
-                }
-                let max = if end < total {
-                    keyed[end].0.clone()
-                } else {
-                    keyed[end - 1].0.clone()
-                };
-                let mut result = doc! { "_id": { "min": keyed[start].0.clone(), "max": max } };
-                output.finish_into(states.pop().unwrap_or_default(), &mut result);
-                out.push(result);
-                start = end;
-            }
-            Ok(out)
+            run_bucket_auto(&group_by, buckets, &output, input, &variables)
         }),
-        Stage::Sample(size) => deferred(input, move |input| {
-            let mut rng = seed();
-            let mut kept: Vec<Document> = Vec::new();
-            for (seen, document) in input.enumerate() {
-                let document = document?;
-                if kept.len() < size {
-                    kept.push(document);
-                } else {
-                    let slot = (next_random(&mut rng) % (seen as u64 + 1)) as usize;
-                    if slot < size {
-                        kept[slot] = document;
-                    }
-                }
-            }
-            // Shuffle what was kept: $sample's order is random too.
-            for position in (1..kept.len()).rev() {
-                let other = (next_random(&mut rng) % (position as u64 + 1)) as usize;
-                kept.swap(position, other);
-            }
-            Ok(kept)
-        }),
-        Stage::Facet(facets) => {
-            let source = Arc::clone(source);
-            let pipeline = Arc::clone(pipeline);
-            deferred(input, move |input| {
-                let documents = input.collect::<Result<Vec<_>>>()?;
-                let mut out = Document::new();
-                for (field, facet) in &facets {
-                    let inner = Arc::new(pipeline.with_stages(facet.stages().to_vec()));
-                    let results = run(
-                        inner,
-                        Box::new(documents.clone().into_iter().map(Ok)),
-                        Arc::clone(&source),
-                        variables.clone(),
-                    )
-                    .collect::<Result<Vec<_>>>()?;
-                    out.insert(
-                        field.clone(),
-                        results.into_iter().map(Bson::Document).collect::<Vec<_>>(),
-                    );
-                }
-                Ok(vec![out])
-            })
-        }
+        Stage::Sample(size) => deferred(input, move |input| run_sample(size, input)),
+        Stage::Facet(facets) => facet_stage(facets, input, source, pipeline, variables),
         Stage::Unwind {
             path,
             index_field,
             preserve,
-        } => {
-            let parts = FieldPath::parse(&path).expect("checked when parsed");
-            Box::new(input.flat_map(
-                move |item| -> Box<dyn Iterator<Item = Result<Document>> + Send> {
-                    match item {
-                        Err(error) => Box::new(std::iter::once(Err(error))),
-                        Ok(document) => Box::new(
-                            unwind(document, &parts, index_field.as_deref(), preserve)
-                                .into_iter()
-                                .map(Ok),
-                        ),
-                    }
-                },
-            ))
-        }
+        } => unwind_stage(&path, index_field, preserve, input),
         Stage::Lookup(lookup) => {
             let source = Arc::clone(source);
             Box::new(input.map(move |item| {
@@ -275,60 +97,322 @@ fn apply<'a>(
         Stage::UnionWith {
             collection,
             pipeline: inner,
-        } => {
-            let source = Arc::clone(source);
-            let mut union: Option<std::vec::IntoIter<Result<Document>>> = None;
-            let mut input = input;
-            Box::new(std::iter::from_fn(move || {
-                if union.is_none() {
-                    if let Some(item) = input.next() {
-                        return Some(item);
-                    }
-                    let results: Vec<Result<Document>> =
-                        match source.documents(&collection, &Document::new()) {
-                            Ok(documents) => match documents.collect::<Result<Vec<_>>>() {
-                                Ok(documents) => run(
-                                    Arc::new((*inner).clone()),
-                                    Box::new(documents.into_iter().map(Ok)),
-                                    Arc::clone(&source),
-                                    variables.clone(),
-                                )
-                                .collect(),
-                                Err(error) => vec![Err(error)],
-                            },
-                            Err(error) => vec![Err(error)],
-                        };
-                    union = Some(results.into_iter());
-                }
-                union.as_mut().and_then(Iterator::next)
-            }))
+        } => union_with_stage(collection, inner, input, source, variables),
+        Stage::Documents(expression) => documents_stage(&expression, input, &variables),
+    }
+}
+
+/// `$match`: keeps the documents `filter` matches.
+fn match_stage(filter: Filter, input: Stream<'_>, variables: Variables) -> Stream<'_> {
+    Box::new(input.filter_map(move |item| {
+        match item {
+            Ok(document) => match RawDocumentBuf::try_from(&document)
+                .map_err(Into::into)
+                .and_then(|raw| filter.matches_with(&raw, &variables))
+            {
+                Ok(true) => Some(Ok(document)),
+                Ok(false) => None,
+                Err(error) => Some(Err(error)),
+            },
+            Err(error) => Some(Err(error)),
         }
-        Stage::Documents(expression) => {
-            // `$documents` replaces the input.
-            drop(input);
-            match expression.evaluate(&Document::new(), &variables) {
-                Ok(Some(Bson::Array(items))) => {
-                    Box::new(items.into_iter().map(|item| match item {
-                        Bson::Document(document) => Ok(document),
-                        other => Err(pipeline_error(
-                            40228,
-                            format!(
-                                "$documents requires an array of objects, found {}",
-                                crate::path::describe(&other)
-                            ),
-                        )),
-                    }))
-                }
-                Ok(other) => Box::new(std::iter::once(Err(pipeline_error(
-                    5858203,
-                    format!(
-                        "$documents requires an array of objects, found {}",
-                        other.as_ref().map_or("missing", crate::path::describe)
-                    ),
-                )))),
+    }))
+}
+
+/// `$redact`: each document as [`redact`] leaves it, or dropped when pruned whole.
+fn redact_stage(expression: Expression, input: Stream<'_>, variables: Variables) -> Stream<'_> {
+    Box::new(input.filter_map(move |item| match item {
+        Ok(document) => match redact(&expression, document, &variables) {
+            Ok(Some(document)) => Some(Ok(document)),
+            Ok(None) => None,
+            Err(error) => Some(Err(error)),
+        },
+        Err(error) => Some(Err(error)),
+    }))
+}
+
+/// `$_internalUnpackBucket`: each time series bucket becomes its measurements.
+fn unpack_bucket_stage(spec: BucketSpec, input: Stream<'_>) -> Stream<'_> {
+    Box::new(input.flat_map(
+        move |item| -> Box<dyn Iterator<Item = Result<Document>> + Send> {
+            match item.and_then(|bucket| spec.unpack(&bucket)) {
+                Ok(measurements) => Box::new(measurements.into_iter().map(Ok)),
                 Err(error) => Box::new(std::iter::once(Err(error))),
             }
+        },
+    ))
+}
+
+/// `$skip`: drops the first `skip` documents (errors pass and are not counted).
+fn skip_stage(skip: u64, input: Stream<'_>) -> Stream<'_> {
+    let mut remaining = skip;
+    Box::new(input.filter(move |item| {
+        if item.is_ok() && remaining > 0 {
+            remaining -= 1;
+            return false;
         }
+        true
+    }))
+}
+
+/// `$limit`: stops pulling after `limit` documents (errors pass and are not counted).
+fn limit_stage(limit: u64, input: Stream<'_>) -> Stream<'_> {
+    let mut remaining = limit;
+    Box::new(std::iter::from_fn({
+        let mut input = input;
+        move || {
+            if remaining == 0 {
+                return None;
+            }
+            let item = input.next()?;
+            if item.is_ok() {
+                remaining -= 1;
+            }
+            Some(item)
+        }
+    }))
+}
+
+/// `$sort`, keeping only the top `limit` documents when a `$limit` follows.
+fn run_sort(sort: &SortSpec, input: Stream<'_>, limit: Option<usize>) -> Result<Vec<Document>> {
+    let mut documents: Vec<Document> = Vec::new();
+    for document in input {
+        documents.push(document?);
+        if let Some(limit) = limit
+            && documents.len() >= limit.saturating_mul(2).max(64)
+        {
+            documents.sort_by(|a, b| sort.compare(a, b));
+            documents.truncate(limit);
+        }
+    }
+    documents.sort_by(|a, b| sort.compare(a, b));
+    if let Some(limit) = limit {
+        documents.truncate(limit);
+    }
+    Ok(documents)
+}
+
+/// `$count`: one document with the number of inputs in `field`, or none for no input.
+fn run_count(field: String, input: Stream<'_>) -> Result<Vec<Document>> {
+    let mut count: i64 = 0;
+    for document in input {
+        document?;
+        count += 1;
+    }
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let mut out = Document::new();
+    out.insert(field, crate::expr::num::Num::from_i64(count).to_bson());
+    Ok(vec![out])
+}
+
+/// `$sortByCount`: a `$group` by `expression` counting each group, largest count first.
+fn run_sort_by_count(
+    expression: Expression,
+    mut input: Stream<'_>,
+    variables: &Variables,
+) -> Result<Vec<Document>> {
+    let group = Group::parse(
+        &Bson::Document(doc! { "_id": Bson::Null, "count": { "$sum": 1 } }),
+        &[],
+    )?;
+    let group = Group {
+        id: expression,
+        fields: group.fields,
+    };
+    let mut groups = group.run(&mut input, variables)?;
+    groups.sort_by(|a, b| {
+        compare(
+            b.get("count").unwrap_or(&Bson::Null),
+            a.get("count").unwrap_or(&Bson::Null),
+        )
+    });
+    Ok(groups)
+}
+
+/// `$bucketAuto`: about `buckets` buckets of equal size by `group_by`, equal keys never split.
+fn run_bucket_auto(
+    group_by: &Expression,
+    buckets: usize,
+    output: &Group,
+    input: Stream<'_>,
+    variables: &Variables,
+) -> Result<Vec<Document>> {
+    let mut keyed = Vec::new();
+    for document in input {
+        let document = document?;
+        let key = group_by
+            .evaluate(&document, variables)?
+            .unwrap_or(Bson::Null);
+        keyed.push((key, document));
+    }
+    keyed.sort_by(|a, b| compare(&a.0, &b.0));
+    let total = keyed.len();
+    let per_bucket = total.div_ceil(buckets.max(1)).max(1);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < total {
+        let mut end = (start + per_bucket).min(total);
+        while end < total && compare(&keyed[end].0, &keyed[end - 1].0).is_eq() {
+            end += 1;
+        }
+        let mut states = Vec::new();
+        for (_, document) in &keyed[start..end] {
+            output.fold_into(&mut states, 0, document, variables)?;
+        }
+        let max = if end < total {
+            keyed[end].0.clone()
+        } else {
+            keyed[end - 1].0.clone()
+        };
+        let mut result = doc! { "_id": { "min": keyed[start].0.clone(), "max": max } };
+        output.finish_into(states.pop().unwrap_or_default(), &mut result);
+        out.push(result);
+        start = end;
+    }
+    Ok(out)
+}
+
+/// `$sample`: `size` documents by reservoir sampling, in random order.
+fn run_sample(size: usize, input: Stream<'_>) -> Result<Vec<Document>> {
+    let mut rng = seed();
+    let mut kept: Vec<Document> = Vec::new();
+    for (seen, document) in input.enumerate() {
+        let document = document?;
+        if kept.len() < size {
+            kept.push(document);
+        } else {
+            let slot = (next_random(&mut rng) % (seen as u64 + 1)) as usize;
+            if slot < size {
+                kept[slot] = document;
+            }
+        }
+    }
+    // Shuffle what was kept: $sample's order is random too.
+    for position in (1..kept.len()).rev() {
+        let other = (next_random(&mut rng) % (position as u64 + 1)) as usize;
+        kept.swap(position, other);
+    }
+    Ok(kept)
+}
+
+/// `$facet`: one document with each facet's sub-pipeline run over the whole input.
+fn facet_stage<'a>(
+    facets: Vec<(String, Pipeline)>,
+    input: Stream<'a>,
+    source: &Arc<dyn Source + Send + Sync + 'a>,
+    pipeline: &Arc<Pipeline>,
+    variables: Variables,
+) -> Stream<'a> {
+    let source = Arc::clone(source);
+    let pipeline = Arc::clone(pipeline);
+    deferred(input, move |input| {
+        let documents = input.collect::<Result<Vec<_>>>()?;
+        let mut out = Document::new();
+        for (field, facet) in &facets {
+            let inner = Arc::new(pipeline.with_stages(facet.stages().to_vec()));
+            let results = run(
+                inner,
+                Box::new(documents.clone().into_iter().map(Ok)),
+                Arc::clone(&source),
+                variables.clone(),
+            )
+            .collect::<Result<Vec<_>>>()?;
+            out.insert(
+                field.clone(),
+                results.into_iter().map(Bson::Document).collect::<Vec<_>>(),
+            );
+        }
+        Ok(vec![out])
+    })
+}
+
+/// `$unwind`: each document once per element of the array at `path`, as [`unwind`] makes them.
+fn unwind_stage<'a>(
+    path: &str,
+    index_field: Option<String>,
+    preserve: bool,
+    input: Stream<'a>,
+) -> Stream<'a> {
+    let parts = FieldPath::parse(path).expect("checked when parsed");
+    Box::new(input.flat_map(
+        move |item| -> Box<dyn Iterator<Item = Result<Document>> + Send> {
+            match item {
+                Err(error) => Box::new(std::iter::once(Err(error))),
+                Ok(document) => Box::new(
+                    unwind(document, &parts, index_field.as_deref(), preserve)
+                        .into_iter()
+                        .map(Ok),
+                ),
+            }
+        },
+    ))
+}
+
+/// `$unionWith`: the input, then `inner` run over `collection` once the input is exhausted.
+fn union_with_stage<'a>(
+    collection: String,
+    inner: Box<Pipeline>,
+    input: Stream<'a>,
+    source: &Arc<dyn Source + Send + Sync + 'a>,
+    variables: Variables,
+) -> Stream<'a> {
+    let source = Arc::clone(source);
+    let mut union: Option<std::vec::IntoIter<Result<Document>>> = None;
+    let mut input = input;
+    Box::new(std::iter::from_fn(move || {
+        if union.is_none() {
+            if let Some(item) = input.next() {
+                return Some(item);
+            }
+            let results: Vec<Result<Document>> =
+                match source.documents(&collection, &Document::new()) {
+                    Ok(documents) => match documents.collect::<Result<Vec<_>>>() {
+                        Ok(documents) => run(
+                            Arc::new((*inner).clone()),
+                            Box::new(documents.into_iter().map(Ok)),
+                            Arc::clone(&source),
+                            variables.clone(),
+                        )
+                        .collect(),
+                        Err(error) => vec![Err(error)],
+                    },
+                    Err(error) => vec![Err(error)],
+                };
+            union = Some(results.into_iter());
+        }
+        union.as_mut().and_then(Iterator::next)
+    }))
+}
+
+/// `$documents`: replaces the input with the documents `expression` evaluates to.
+fn documents_stage<'a>(
+    expression: &Expression,
+    input: Stream<'a>,
+    variables: &Variables,
+) -> Stream<'a> {
+    // `$documents` replaces the input.
+    drop(input);
+    match expression.evaluate(&Document::new(), variables) {
+        Ok(Some(Bson::Array(items))) => Box::new(items.into_iter().map(|item| match item {
+            Bson::Document(document) => Ok(document),
+            other => Err(pipeline_error(
+                40228,
+                format!(
+                    "$documents requires an array of objects, found {}",
+                    crate::path::describe(&other)
+                ),
+            )),
+        })),
+        Ok(other) => Box::new(std::iter::once(Err(pipeline_error(
+            5858203,
+            format!(
+                "$documents requires an array of objects, found {}",
+                other.as_ref().map_or("missing", crate::path::describe)
+            ),
+        )))),
+        Err(error) => Box::new(std::iter::once(Err(error))),
     }
 }
 

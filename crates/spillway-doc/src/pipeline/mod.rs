@@ -317,189 +317,25 @@ fn field_path_argument(stage: &str, value: &str, code: i32) -> Result<String> {
 impl Stage {
     fn parse(name: &str, argument: &Bson, names: &[String]) -> Result<Stage> {
         Ok(match name {
-            "$match" => match argument {
-                Bson::Document(filter) => {
-                    let filter = Filter::parse_in(filter, names)?;
-                    if filter.near().is_some() {
-                        // A stage sees documents in the order they come; `$near` would
-                        // promise an order by distance that nothing gives it.
-                        return Err(pipeline_error(
-                            5626500,
-                            "$geoNear, $near, and $nearSphere are not allowed in this context, as these operators require sorting geospatial data; use $geoWithin if no sort is needed",
-                        ));
-                    }
-                    Stage::Match(filter)
-                }
-                _ => {
-                    return Err(pipeline_error(
-                        15959,
-                        "the match filter must be an expression in an object",
-                    ));
-                }
-            },
+            "$match" => parse_match(argument, names)?,
             "$project" => Stage::Project(Project::parse(argument, names)?),
             "$addFields" | "$set" => Stage::AddFields(AddFields::parse(name, argument, names)?),
             "$unset" => Stage::Project(Project::unset(argument)?),
-            "$replaceRoot" => match argument {
-                Bson::Document(spec) if spec.len() == 1 && spec.contains_key("newRoot") => {
-                    Stage::ReplaceRoot(Expression::parse_in(&spec["newRoot"], names)?)
-                }
-                _ => {
-                    return Err(pipeline_error(
-                        40231,
-                        "no newRoot specified for the $replaceRoot stage",
-                    ));
-                }
-            },
+            "$replaceRoot" => parse_replace_root(argument, names)?,
             "$replaceWith" => Stage::ReplaceRoot(Expression::parse_in(argument, names)?),
             "$group" => Stage::Group(Group::parse(argument, names)?),
-            "$sort" => match argument {
-                Bson::Document(spec) if !spec.is_empty() => Stage::Sort(
-                    SortSpec::parse(spec)
-                        .map_err(|error| pipeline_error(15974, format!("$sort: {error}")))?,
-                ),
-                _ => {
-                    return Err(pipeline_error(
-                        15973,
-                        "the $sort key specification must be an object",
-                    ));
-                }
-            },
+            "$sort" => parse_sort(argument)?,
             "$skip" => Stage::Skip(count_argument("$skip", argument, 15956)?),
-            "$limit" => {
-                let limit = count_argument("$limit", argument, 15958)?;
-                if limit == 0 {
-                    return Err(pipeline_error(15958, "the limit must be positive"));
-                }
-                Stage::Limit(limit)
-            }
-            "$count" => {
-                let field = match argument {
-                    Bson::String(field) => field.clone(),
-                    _ => {
-                        return Err(pipeline_error(
-                            40156,
-                            "the count field must be a non-empty string",
-                        ));
-                    }
-                };
-                if field.is_empty() {
-                    return Err(pipeline_error(
-                        40157,
-                        "the count field must be a non-empty string",
-                    ));
-                }
-                if field.starts_with('$') {
-                    return Err(pipeline_error(
-                        40158,
-                        "the count field cannot be a $-prefixed path",
-                    ));
-                }
-                if field.contains('.') {
-                    return Err(pipeline_error(40160, "the count field cannot contain '.'"));
-                }
-                Stage::Count(field)
-            }
+            "$limit" => parse_limit(argument)?,
+            "$count" => parse_count(argument)?,
             "$unwind" => parse_unwind(argument)?,
             "$lookup" => Stage::Lookup(Box::new(parse_lookup(argument, names)?)),
-            "$unionWith" => {
-                let (collection, pipeline) = match argument {
-                    Bson::String(collection) => (collection.clone(), Vec::new()),
-                    Bson::Document(spec) => {
-                        let collection =
-                            string_argument("$unionWith", "coll", spec.get("coll"), 40415)?;
-                        let pipeline = match spec.get("pipeline") {
-                            None => Vec::new(),
-                            Some(Bson::Array(stages)) => documents_of(stages, "$unionWith")?,
-                            Some(_) => {
-                                return Err(pipeline_error(
-                                    40415,
-                                    "$unionWith's 'pipeline' must be an array",
-                                ));
-                            }
-                        };
-                        (collection, pipeline)
-                    }
-                    _ => {
-                        return Err(pipeline_error(
-                            ErrorCode::FAILED_TO_PARSE,
-                            "$unionWith requires a string or an object argument",
-                        ));
-                    }
-                };
-                Stage::UnionWith {
-                    collection,
-                    pipeline: Box::new(Pipeline::parse_in(&pipeline, names, false)?),
-                }
-            }
-            "$facet" => {
-                let Bson::Document(spec) = argument else {
-                    return Err(pipeline_error(15947, "$facet requires an object"));
-                };
-                if spec.is_empty() {
-                    return Err(pipeline_error(
-                        40169,
-                        "the $facet specification must be a non-empty object",
-                    ));
-                }
-                let mut facets = Vec::new();
-                for (field, stages) in spec {
-                    let Bson::Array(stages) = stages else {
-                        return Err(pipeline_error(
-                            40170,
-                            format!("arguments to $facet must be arrays, {field} is not"),
-                        ));
-                    };
-                    facets.push((
-                        field.clone(),
-                        Pipeline::parse_in(&documents_of(stages, "$facet")?, names, false)?,
-                    ));
-                }
-                Stage::Facet(facets)
-            }
+            "$unionWith" => parse_union_with(argument, names)?,
+            "$facet" => parse_facet(argument, names)?,
             "$bucket" => Stage::Bucket(Box::new(parse_bucket(argument, names)?)),
-            "$bucketAuto" => {
-                let Bson::Document(spec) = argument else {
-                    return Err(pipeline_error(
-                        40240,
-                        "the argument to $bucketAuto must be an object",
-                    ));
-                };
-                let group_by = Expression::parse_in(
-                    spec.get("groupBy").ok_or_else(|| {
-                        pipeline_error(
-                            40246,
-                            "$bucketAuto requires 'groupBy' and 'buckets' to be specified",
-                        )
-                    })?,
-                    names,
-                )?;
-                let buckets = match spec
-                    .get("buckets")
-                    .map(|b| count_argument("$bucketAuto", b, 40243))
-                {
-                    Some(Ok(n)) if n > 0 => n as usize,
-                    _ => {
-                        return Err(pipeline_error(
-                            40243,
-                            "$bucketAuto 'buckets' field must be greater than 0",
-                        ));
-                    }
-                };
-                let output = parse_output(spec.get("output"), names, true)?;
-                Stage::BucketAuto {
-                    group_by,
-                    buckets,
-                    output,
-                }
-            }
+            "$bucketAuto" => parse_bucket_auto(argument, names)?,
             "$sortByCount" => Stage::SortByCount(Expression::parse_in(argument, names)?),
-            "$sample" => match argument {
-                Bson::Document(spec) if spec.contains_key("size") => {
-                    Stage::Sample(count_argument("$sample", &spec["size"], 28747)? as usize)
-                }
-                _ => return Err(pipeline_error(28749, "$sample stage must specify a size")),
-            },
+            "$sample" => parse_sample(argument)?,
             "$documents" => Stage::Documents(Expression::parse_in(argument, names)?),
             "$redact" => Stage::Redact(Expression::parse_in(argument, names)?),
             "$_internalUnpackBucket" => Stage::UnpackBucket(BucketSpec::parse_stage(argument)?),
@@ -647,6 +483,201 @@ fn documents_of(stages: &[Bson], stage: &str) -> Result<Vec<Document>> {
             )),
         })
         .collect()
+}
+
+/// `$match`: a filter in an object, without `$near` (a stage cannot sort by distance).
+fn parse_match(argument: &Bson, names: &[String]) -> Result<Stage> {
+    match argument {
+        Bson::Document(filter) => {
+            let filter = Filter::parse_in(filter, names)?;
+            if filter.near().is_some() {
+                // A stage sees documents in the order they come; `$near` would
+                // promise an order by distance that nothing gives it.
+                return Err(pipeline_error(
+                    5626500,
+                    "$geoNear, $near, and $nearSphere are not allowed in this context, as these operators require sorting geospatial data; use $geoWithin if no sort is needed",
+                ));
+            }
+            Ok(Stage::Match(filter))
+        }
+        _ => Err(pipeline_error(
+            15959,
+            "the match filter must be an expression in an object",
+        )),
+    }
+}
+
+/// `$replaceRoot`: an object with only `newRoot`, an expression.
+fn parse_replace_root(argument: &Bson, names: &[String]) -> Result<Stage> {
+    match argument {
+        Bson::Document(spec) if spec.len() == 1 && spec.contains_key("newRoot") => Ok(
+            Stage::ReplaceRoot(Expression::parse_in(&spec["newRoot"], names)?),
+        ),
+        _ => Err(pipeline_error(
+            40231,
+            "no newRoot specified for the $replaceRoot stage",
+        )),
+    }
+}
+
+/// `$sort`: a non-empty sort specification.
+fn parse_sort(argument: &Bson) -> Result<Stage> {
+    match argument {
+        Bson::Document(spec) if !spec.is_empty() => {
+            Ok(Stage::Sort(SortSpec::parse(spec).map_err(|error| {
+                pipeline_error(15974, format!("$sort: {error}"))
+            })?))
+        }
+        _ => Err(pipeline_error(
+            15973,
+            "the $sort key specification must be an object",
+        )),
+    }
+}
+
+/// `$limit`: a positive whole number.
+fn parse_limit(argument: &Bson) -> Result<Stage> {
+    let limit = count_argument("$limit", argument, 15958)?;
+    if limit == 0 {
+        return Err(pipeline_error(15958, "the limit must be positive"));
+    }
+    Ok(Stage::Limit(limit))
+}
+
+/// `$count`: the output field, a non-empty string that is neither `$`-prefixed nor dotted.
+fn parse_count(argument: &Bson) -> Result<Stage> {
+    let field = match argument {
+        Bson::String(field) => field.clone(),
+        _ => {
+            return Err(pipeline_error(
+                40156,
+                "the count field must be a non-empty string",
+            ));
+        }
+    };
+    if field.is_empty() {
+        return Err(pipeline_error(
+            40157,
+            "the count field must be a non-empty string",
+        ));
+    }
+    if field.starts_with('$') {
+        return Err(pipeline_error(
+            40158,
+            "the count field cannot be a $-prefixed path",
+        ));
+    }
+    if field.contains('.') {
+        return Err(pipeline_error(40160, "the count field cannot contain '.'"));
+    }
+    Ok(Stage::Count(field))
+}
+
+/// `$unionWith`: a collection name, or `{coll, pipeline}`.
+fn parse_union_with(argument: &Bson, names: &[String]) -> Result<Stage> {
+    let (collection, pipeline) = match argument {
+        Bson::String(collection) => (collection.clone(), Vec::new()),
+        Bson::Document(spec) => {
+            let collection = string_argument("$unionWith", "coll", spec.get("coll"), 40415)?;
+            let pipeline = match spec.get("pipeline") {
+                None => Vec::new(),
+                Some(Bson::Array(stages)) => documents_of(stages, "$unionWith")?,
+                Some(_) => {
+                    return Err(pipeline_error(
+                        40415,
+                        "$unionWith's 'pipeline' must be an array",
+                    ));
+                }
+            };
+            (collection, pipeline)
+        }
+        _ => {
+            return Err(pipeline_error(
+                ErrorCode::FAILED_TO_PARSE,
+                "$unionWith requires a string or an object argument",
+            ));
+        }
+    };
+    Ok(Stage::UnionWith {
+        collection,
+        pipeline: Box::new(Pipeline::parse_in(&pipeline, names, false)?),
+    })
+}
+
+/// `$facet`: a non-empty object of named sub-pipelines.
+fn parse_facet(argument: &Bson, names: &[String]) -> Result<Stage> {
+    let Bson::Document(spec) = argument else {
+        return Err(pipeline_error(15947, "$facet requires an object"));
+    };
+    if spec.is_empty() {
+        return Err(pipeline_error(
+            40169,
+            "the $facet specification must be a non-empty object",
+        ));
+    }
+    let mut facets = Vec::new();
+    for (field, stages) in spec {
+        let Bson::Array(stages) = stages else {
+            return Err(pipeline_error(
+                40170,
+                format!("arguments to $facet must be arrays, {field} is not"),
+            ));
+        };
+        facets.push((
+            field.clone(),
+            Pipeline::parse_in(&documents_of(stages, "$facet")?, names, false)?,
+        ));
+    }
+    Ok(Stage::Facet(facets))
+}
+
+/// `$bucketAuto`: `groupBy`, a positive number of `buckets` and an optional `output`.
+fn parse_bucket_auto(argument: &Bson, names: &[String]) -> Result<Stage> {
+    let Bson::Document(spec) = argument else {
+        return Err(pipeline_error(
+            40240,
+            "the argument to $bucketAuto must be an object",
+        ));
+    };
+    let group_by = Expression::parse_in(
+        spec.get("groupBy").ok_or_else(|| {
+            pipeline_error(
+                40246,
+                "$bucketAuto requires 'groupBy' and 'buckets' to be specified",
+            )
+        })?,
+        names,
+    )?;
+    let buckets = match spec
+        .get("buckets")
+        .map(|b| count_argument("$bucketAuto", b, 40243))
+    {
+        Some(Ok(n)) if n > 0 => n as usize,
+        _ => {
+            return Err(pipeline_error(
+                40243,
+                "$bucketAuto 'buckets' field must be greater than 0",
+            ));
+        }
+    };
+    let output = parse_output(spec.get("output"), names, true)?;
+    Ok(Stage::BucketAuto {
+        group_by,
+        buckets,
+        output,
+    })
+}
+
+/// `$sample`: an object with a whole number `size`.
+fn parse_sample(argument: &Bson) -> Result<Stage> {
+    match argument {
+        Bson::Document(spec) if spec.contains_key("size") => {
+            Ok(Stage::Sample(
+                count_argument("$sample", &spec["size"], 28747)? as usize,
+            ))
+        }
+        _ => Err(pipeline_error(28749, "$sample stage must specify a size")),
+    }
 }
 
 fn parse_unwind(argument: &Bson) -> Result<Stage> {

@@ -191,237 +191,31 @@ fn construct(callee: &Expr, arguments: &[Bson]) -> Result<Bson> {
     };
 
     match name {
-        "ObjectId" | "ObjectId.createFromHexString" => {
-            let arguments = call.expect_arguments(arguments, 0..=1)?;
-            let Some(hex) = arguments.first() else {
-                return Ok(Bson::ObjectId(ObjectId::new()));
-            };
-            let hex = call.string(hex, "24 hex digits")?;
-            let valid = hex.len() == 24 && hex.bytes().all(|byte| byte.is_ascii_hexdigit());
-            let oid = ObjectId::parse_str(&hex).ok().filter(|_| valid);
-            oid.map(Bson::ObjectId).ok_or_else(|| {
-                call.invalid(format!("expected 24 hex digits, found {}", quote(&hex)))
-            })
-        }
+        "ObjectId" | "ObjectId.createFromHexString" => object_id(call, arguments),
         "ISODate" | "Date" => date(call, &call.expect_arguments(arguments, 0..=7)?),
-        "NumberInt" | "Int32" => {
-            let arguments = call.expect_arguments(arguments, 1..=1)?;
-            let value = call.integer(
-                &arguments[0],
-                i32::MIN.into(),
-                i32::MAX.into(),
-                "an integer",
-            )?;
-            Ok(Bson::Int32(value as i32))
-        }
-        "NumberLong" | "Long" | "Long.fromString" => {
-            let arguments = call.expect_arguments(arguments, 1..=1)?;
-            let value = call.integer(
-                &arguments[0],
-                i64::MIN.into(),
-                i64::MAX.into(),
-                "an integer",
-            )?;
-            Ok(Bson::Int64(value as i64))
-        }
-        "Double" => {
-            let arguments = call.expect_arguments(arguments, 1..=1)?;
-            match &arguments[0] {
-                Bson::Int32(value) => Ok(Bson::Double(f64::from(*value))),
-                Bson::Int64(value) => Ok(Bson::Double(*value as f64)),
-                Bson::Double(value) => Ok(Bson::Double(*value)),
-                Bson::String(text) => {
-                    let parsed = match text.trim() {
-                        "Infinity" | "+Infinity" => Some(f64::INFINITY),
-                        "-Infinity" => Some(f64::NEG_INFINITY),
-                        "NaN" => Some(f64::NAN),
-                        other => other.parse::<f64>().ok().filter(|value| value.is_finite()),
-                    };
-                    parsed.map(Bson::Double).ok_or_else(|| {
-                        call.invalid(format!("expected a number, found {}", quote(text)))
-                    })
-                }
-                other => Err(call.invalid(format!(
-                    "expected a number, found {}",
-                    crate::path::describe(other)
-                ))),
-            }
-        }
-        "NumberDecimal" | "Decimal128" | "Decimal128.fromString" => {
-            let arguments = call.expect_arguments(arguments, 1..=1)?;
-            let text = match &arguments[0] {
-                Bson::String(text) => text.clone(),
-                Bson::Int32(value) => value.to_string(),
-                Bson::Int64(value) => value.to_string(),
-                Bson::Double(value) if value.is_finite() => value.to_string(),
-                other => {
-                    return Err(call.invalid(format!(
-                        "expected a decimal number as a string, found {}",
-                        super::to_shell_string(other)
-                    )));
-                }
-            };
-            text.parse::<Decimal128>()
-                .map(Bson::Decimal128)
-                .map_err(|_| {
-                    call.invalid(format!("expected a decimal number, found {}", quote(&text)))
-                })
-        }
-        "UUID" => {
-            let arguments = call.expect_arguments(arguments, 0..=1)?;
-            let Some(text) = arguments.first() else {
-                return Ok(Bson::Binary(Binary::from_uuid(bson::Uuid::new())));
-            };
-            let text = call.string(text, "a UUID")?;
-            let hex: String = text.chars().filter(|&c| c != '-').collect();
-            let uuid = (hex.len() == 32)
-                .then(|| decode_hex(&hex))
-                .flatten()
-                .and_then(|bytes| <[u8; 16]>::try_from(bytes).ok())
-                .ok_or_else(|| {
-                    call.invalid(format!(
-                        "expected 32 hex digits (dashes allowed), found {}",
-                        quote(&text)
-                    ))
-                })?;
-            Ok(Bson::Binary(Binary::from_uuid(bson::Uuid::from_bytes(
-                uuid,
-            ))))
-        }
-        "BinData" => {
-            let arguments = call.expect_arguments(arguments, 2..=2)?;
-            let subtype = call.integer(&arguments[0], 0, 255, "a binary subtype")?;
-            base64_binary(call, &arguments[1], subtype as u8)
-        }
-        "Binary.createFromBase64" => {
-            let arguments = call.expect_arguments(arguments, 1..=2)?;
-            let subtype = arguments.get(1).map_or(Ok(0), |subtype| {
-                call.integer(subtype, 0, 255, "a binary subtype")
-            })?;
-            base64_binary(call, &arguments[0], subtype as u8)
-        }
-        "HexData" | "Binary.createFromHexString" | "MD5" => {
-            let arguments =
-                call.expect_arguments(arguments, if name == "HexData" { 2..=2 } else { 1..=2 })?;
-            let (subtype, hex) = match (name, arguments.as_slice()) {
-                ("HexData", [subtype, hex]) => {
-                    (call.integer(subtype, 0, 255, "a binary subtype")?, hex)
-                }
-                ("MD5", [hex]) => (5, hex),
-                (_, [hex]) => (0, hex),
-                (_, [hex, subtype]) => (call.integer(subtype, 0, 255, "a binary subtype")?, hex),
-                _ => unreachable!("argument count checked above"),
-            };
-            let hex = call.string(hex, "hex digits")?;
-            let bytes = decode_hex(&hex).ok_or_else(|| {
-                call.invalid(format!(
-                    "expected an even number of hex digits, found {}",
-                    quote(&hex)
-                ))
-            })?;
-            Ok(Bson::Binary(Binary {
-                subtype: BinarySubtype::from(subtype as u8),
-                bytes,
-            }))
-        }
-        "Timestamp" => {
-            let arguments = call.expect_arguments(arguments, 0..=2)?;
-            let (time, increment) = match arguments.as_slice() {
-                [] => (Bson::Int32(0), Bson::Int32(0)),
-                [Bson::Document(parts)]
-                    if parts.len() == 2 && parts.contains_key("t") && parts.contains_key("i") =>
-                {
-                    (
-                        parts.get("t").cloned().unwrap_or(Bson::Null),
-                        parts.get("i").cloned().unwrap_or(Bson::Null),
-                    )
-                }
-                [time, increment] => (time.clone(), increment.clone()),
-                _ => {
-                    return Err(
-                        call.invalid("expected (t, i) or ({ t: <seconds>, i: <increment> })")
-                    );
-                }
-            };
-            let time = call.integer(&time, 0, u32::MAX.into(), "t")?;
-            let increment = call.integer(&increment, 0, u32::MAX.into(), "i")?;
-            Ok(Bson::Timestamp(Timestamp {
-                time: time as u32,
-                increment: increment as u32,
-            }))
-        }
+        "NumberInt" | "Int32" => number_int(call, arguments),
+        "NumberLong" | "Long" | "Long.fromString" => number_long(call, arguments),
+        "Double" => double(call, arguments),
+        "NumberDecimal" | "Decimal128" | "Decimal128.fromString" => decimal(call, arguments),
+        "UUID" => uuid(call, arguments),
+        "BinData" => bin_data(call, arguments),
+        "Binary.createFromBase64" => binary_from_base64(call, arguments),
+        "HexData" | "Binary.createFromHexString" | "MD5" => hex_data(call, arguments),
+        "Timestamp" => timestamp(call, arguments),
         "MinKey" => call
             .expect_arguments(arguments, 0..=0)
             .map(|_| Bson::MinKey),
         "MaxKey" => call
             .expect_arguments(arguments, 0..=0)
             .map(|_| Bson::MaxKey),
-        "RegExp" | "BSONRegExp" => {
-            let arguments = call.expect_arguments(arguments, 1..=2)?;
-            let flags = match arguments.get(1) {
-                Some(flags) => Some(call.string(flags, "flags")?),
-                None => None,
-            };
-            match &arguments[0] {
-                Bson::RegularExpression(existing) => regex(
-                    existing.pattern.as_str(),
-                    flags.as_deref().unwrap_or(existing.options.as_str()),
-                    name,
-                    call.span,
-                ),
-                pattern => regex(
-                    &call.string(pattern, "a pattern")?,
-                    flags.as_deref().unwrap_or(""),
-                    name,
-                    call.span,
-                ),
-            }
-        }
-        "Code" => {
-            let arguments = call.expect_arguments(arguments, 1..=2)?;
-            let code = call.string(&arguments[0], "JavaScript code")?;
-            match arguments.get(1) {
-                None => Ok(Bson::JavaScriptCode(code)),
-                Some(Bson::Document(scope)) => {
-                    Ok(Bson::JavaScriptCodeWithScope(JavaScriptCodeWithScope {
-                        code,
-                        scope: scope.clone(),
-                    }))
-                }
-                Some(other) => Err(call.invalid(format!(
-                    "expected a scope object, found {}",
-                    crate::path::describe(other)
-                ))),
-            }
-        }
+        "RegExp" | "BSONRegExp" => reg_exp(call, arguments),
+        "Code" => code(call, arguments),
         "BSONSymbol" => {
             let arguments = call.expect_arguments(arguments, 1..=1)?;
             Ok(Bson::Symbol(call.string(&arguments[0], "a symbol")?))
         }
-        "DBPointer" => {
-            let arguments = call.expect_arguments(arguments, 2..=2)?;
-            let namespace = call.string(&arguments[0], "a namespace")?;
-            let Bson::ObjectId(id) = &arguments[1] else {
-                return Err(call.invalid(format!(
-                    "expected an ObjectId, found {}",
-                    crate::path::describe(&arguments[1])
-                )));
-            };
-            // bson has no public constructor for this deprecated type: go through its
-            // Extended JSON decoder.
-            let json = serde_json::json!({ "$dbPointer": { "$ref": namespace, "$id": { "$oid": id.to_hex() } } });
-            Bson::try_from(json).map_err(|error| call.invalid(error))
-        }
-        "DBRef" => {
-            let arguments = call.expect_arguments(arguments, 2..=3)?;
-            let mut reference = Document::new();
-            reference.insert("$ref", call.string(&arguments[0], "a collection name")?);
-            reference.insert("$id", arguments[1].clone());
-            if let Some(database) = arguments.get(2) {
-                reference.insert("$db", call.string(database, "a database name")?);
-            }
-            Ok(Bson::Document(reference))
-        }
+        "DBPointer" => db_pointer(call, arguments),
+        "DBRef" => db_ref(call, arguments),
         _ => Err(syntax_error(
             call.span.start,
             format!(
@@ -430,6 +224,247 @@ fn construct(callee: &Expr, arguments: &[Bson]) -> Result<Bson> {
             ),
         )),
     }
+}
+
+/// `ObjectId(hex)`, or a fresh ObjectId without an argument.
+fn object_id(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 0..=1)?;
+    let Some(hex) = arguments.first() else {
+        return Ok(Bson::ObjectId(ObjectId::new()));
+    };
+    let hex = call.string(hex, "24 hex digits")?;
+    let valid = hex.len() == 24 && hex.bytes().all(|byte| byte.is_ascii_hexdigit());
+    let oid = ObjectId::parse_str(&hex).ok().filter(|_| valid);
+    oid.map(Bson::ObjectId)
+        .ok_or_else(|| call.invalid(format!("expected 24 hex digits, found {}", quote(&hex))))
+}
+
+/// `NumberInt(n)`: a 32-bit integer.
+fn number_int(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 1..=1)?;
+    let value = call.integer(
+        &arguments[0],
+        i32::MIN.into(),
+        i32::MAX.into(),
+        "an integer",
+    )?;
+    Ok(Bson::Int32(value as i32))
+}
+
+/// `NumberLong(n)`: a 64-bit integer.
+fn number_long(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 1..=1)?;
+    let value = call.integer(
+        &arguments[0],
+        i64::MIN.into(),
+        i64::MAX.into(),
+        "an integer",
+    )?;
+    Ok(Bson::Int64(value as i64))
+}
+
+/// `Double(x)`: a double from a number or a string (`Infinity` and `NaN` included).
+fn double(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 1..=1)?;
+    match &arguments[0] {
+        Bson::Int32(value) => Ok(Bson::Double(f64::from(*value))),
+        Bson::Int64(value) => Ok(Bson::Double(*value as f64)),
+        Bson::Double(value) => Ok(Bson::Double(*value)),
+        Bson::String(text) => {
+            let parsed = match text.trim() {
+                "Infinity" | "+Infinity" => Some(f64::INFINITY),
+                "-Infinity" => Some(f64::NEG_INFINITY),
+                "NaN" => Some(f64::NAN),
+                other => other.parse::<f64>().ok().filter(|value| value.is_finite()),
+            };
+            parsed
+                .map(Bson::Double)
+                .ok_or_else(|| call.invalid(format!("expected a number, found {}", quote(text))))
+        }
+        other => Err(call.invalid(format!(
+            "expected a number, found {}",
+            crate::path::describe(other)
+        ))),
+    }
+}
+
+/// `NumberDecimal(text)`: a Decimal128 from a string or a finite number.
+fn decimal(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 1..=1)?;
+    let text = match &arguments[0] {
+        Bson::String(text) => text.clone(),
+        Bson::Int32(value) => value.to_string(),
+        Bson::Int64(value) => value.to_string(),
+        Bson::Double(value) if value.is_finite() => value.to_string(),
+        other => {
+            return Err(call.invalid(format!(
+                "expected a decimal number as a string, found {}",
+                super::to_shell_string(other)
+            )));
+        }
+    };
+    text.parse::<Decimal128>()
+        .map(Bson::Decimal128)
+        .map_err(|_| call.invalid(format!("expected a decimal number, found {}", quote(&text))))
+}
+
+/// `UUID(text)`, or a fresh random UUID without an argument.
+fn uuid(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 0..=1)?;
+    let Some(text) = arguments.first() else {
+        return Ok(Bson::Binary(Binary::from_uuid(bson::Uuid::new())));
+    };
+    let text = call.string(text, "a UUID")?;
+    let hex: String = text.chars().filter(|&c| c != '-').collect();
+    let uuid = (hex.len() == 32)
+        .then(|| decode_hex(&hex))
+        .flatten()
+        .and_then(|bytes| <[u8; 16]>::try_from(bytes).ok())
+        .ok_or_else(|| {
+            call.invalid(format!(
+                "expected 32 hex digits (dashes allowed), found {}",
+                quote(&text)
+            ))
+        })?;
+    Ok(Bson::Binary(Binary::from_uuid(bson::Uuid::from_bytes(
+        uuid,
+    ))))
+}
+
+/// `BinData(subtype, base64)`.
+fn bin_data(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 2..=2)?;
+    let subtype = call.integer(&arguments[0], 0, 255, "a binary subtype")?;
+    base64_binary(call, &arguments[1], subtype as u8)
+}
+
+/// `Binary.createFromBase64(base64, subtype?)`.
+fn binary_from_base64(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 1..=2)?;
+    let subtype = arguments.get(1).map_or(Ok(0), |subtype| {
+        call.integer(subtype, 0, 255, "a binary subtype")
+    })?;
+    base64_binary(call, &arguments[0], subtype as u8)
+}
+
+/// `HexData(subtype, hex)`, `Binary.createFromHexString(hex, subtype?)` and `MD5(hex)`.
+fn hex_data(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let name = call.name;
+    let arguments =
+        call.expect_arguments(arguments, if name == "HexData" { 2..=2 } else { 1..=2 })?;
+    let (subtype, hex) = match (name, arguments.as_slice()) {
+        ("HexData", [subtype, hex]) => (call.integer(subtype, 0, 255, "a binary subtype")?, hex),
+        ("MD5", [hex]) => (5, hex),
+        (_, [hex]) => (0, hex),
+        (_, [hex, subtype]) => (call.integer(subtype, 0, 255, "a binary subtype")?, hex),
+        _ => unreachable!("argument count checked above"),
+    };
+    let hex = call.string(hex, "hex digits")?;
+    let bytes = decode_hex(&hex).ok_or_else(|| {
+        call.invalid(format!(
+            "expected an even number of hex digits, found {}",
+            quote(&hex)
+        ))
+    })?;
+    Ok(Bson::Binary(Binary {
+        subtype: BinarySubtype::from(subtype as u8),
+        bytes,
+    }))
+}
+
+/// `Timestamp(t, i)`, `Timestamp({t, i})` or `Timestamp()` (zero).
+fn timestamp(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 0..=2)?;
+    let (time, increment) = match arguments.as_slice() {
+        [] => (Bson::Int32(0), Bson::Int32(0)),
+        [Bson::Document(parts)]
+            if parts.len() == 2 && parts.contains_key("t") && parts.contains_key("i") =>
+        {
+            (
+                parts.get("t").cloned().unwrap_or(Bson::Null),
+                parts.get("i").cloned().unwrap_or(Bson::Null),
+            )
+        }
+        [time, increment] => (time.clone(), increment.clone()),
+        _ => {
+            return Err(call.invalid("expected (t, i) or ({ t: <seconds>, i: <increment> })"));
+        }
+    };
+    let time = call.integer(&time, 0, u32::MAX.into(), "t")?;
+    let increment = call.integer(&increment, 0, u32::MAX.into(), "i")?;
+    Ok(Bson::Timestamp(Timestamp {
+        time: time as u32,
+        increment: increment as u32,
+    }))
+}
+
+/// `RegExp(pattern, flags?)`, the pattern a string or a regular expression.
+fn reg_exp(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 1..=2)?;
+    let flags = match arguments.get(1) {
+        Some(flags) => Some(call.string(flags, "flags")?),
+        None => None,
+    };
+    match &arguments[0] {
+        Bson::RegularExpression(existing) => regex(
+            existing.pattern.as_str(),
+            flags.as_deref().unwrap_or(existing.options.as_str()),
+            call.name,
+            call.span,
+        ),
+        pattern => regex(
+            &call.string(pattern, "a pattern")?,
+            flags.as_deref().unwrap_or(""),
+            call.name,
+            call.span,
+        ),
+    }
+}
+
+/// `Code(code, scope?)`: JavaScript code, with a scope object when given one.
+fn code(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 1..=2)?;
+    let code = call.string(&arguments[0], "JavaScript code")?;
+    match arguments.get(1) {
+        None => Ok(Bson::JavaScriptCode(code)),
+        Some(Bson::Document(scope)) => Ok(Bson::JavaScriptCodeWithScope(JavaScriptCodeWithScope {
+            code,
+            scope: scope.clone(),
+        })),
+        Some(other) => Err(call.invalid(format!(
+            "expected a scope object, found {}",
+            crate::path::describe(other)
+        ))),
+    }
+}
+
+/// `DBPointer(namespace, oid)`.
+fn db_pointer(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 2..=2)?;
+    let namespace = call.string(&arguments[0], "a namespace")?;
+    let Bson::ObjectId(id) = &arguments[1] else {
+        return Err(call.invalid(format!(
+            "expected an ObjectId, found {}",
+            crate::path::describe(&arguments[1])
+        )));
+    };
+    // bson has no public constructor for this deprecated type: go through its
+    // Extended JSON decoder.
+    let json =
+        serde_json::json!({ "$dbPointer": { "$ref": namespace, "$id": { "$oid": id.to_hex() } } });
+    Bson::try_from(json).map_err(|error| call.invalid(error))
+}
+
+/// `DBRef(collection, id, database?)`: a `{$ref, $id, $db}` document.
+fn db_ref(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
+    let arguments = call.expect_arguments(arguments, 2..=3)?;
+    let mut reference = Document::new();
+    reference.insert("$ref", call.string(&arguments[0], "a collection name")?);
+    reference.insert("$id", arguments[1].clone());
+    if let Some(database) = arguments.get(2) {
+        reference.insert("$db", call.string(database, "a database name")?);
+    }
+    Ok(Bson::Document(reference))
 }
 
 fn date(call: Call<'_>, arguments: &[Bson]) -> Result<Bson> {
