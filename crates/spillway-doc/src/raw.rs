@@ -46,6 +46,15 @@ impl<'a> Elements<'a> {
     #[inline]
     fn cstring_len(&self, at: usize) -> Option<usize> {
         let rest = self.bytes.get(at..)?;
+        // Keys are short (an array's are its indexes): the first eight bytes are looked at
+        // as one word, the NUL found without a loop.
+        if let Some(word) = rest.first_chunk::<8>() {
+            let word = u64::from_le_bytes(*word);
+            let zeros = word.wrapping_sub(0x0101_0101_0101_0101) & !word & 0x8080_8080_8080_8080;
+            if zeros != 0 {
+                return Some(zeros.trailing_zeros() as usize / 8 + 1);
+            }
+        }
         rest.iter().position(|&byte| byte == 0).map(|nul| nul + 1)
     }
 
@@ -521,6 +530,27 @@ mod tests {
                 "value of {}",
                 element.key().as_str()
             );
+        }
+    }
+
+    /// Keys of every length from 0 to 20 (a key is found a word at a time when eight bytes
+    /// remain, byte by byte near the end), first, in the middle and last in a document.
+    #[test]
+    fn element_walk_finds_keys_of_every_length() {
+        for length in 0..=20 {
+            let key = "k".repeat(length);
+            for document in [
+                doc! { key.as_str(): 1 },
+                doc! { "a": "x", key.as_str(): true, "b": Bson::Null },
+                doc! { "long field name": [1, 2], key.as_str(): Bson::Null },
+            ] {
+                let raw = RawDocumentBuf::try_from(&document).unwrap();
+                let keys: Vec<&[u8]> = super::elements(raw.as_bytes())
+                    .map(|element| element.unwrap().0)
+                    .collect();
+                let expected: Vec<&[u8]> = document.keys().map(|key| key.as_bytes()).collect();
+                assert_eq!(keys, expected, "key of length {length}");
+            }
         }
     }
 

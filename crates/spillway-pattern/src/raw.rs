@@ -265,6 +265,24 @@ impl Engine<'_> {
         self.raw_state(stored).may_differ
     }
 
+    /// How many elements the stored array `field` of the raw main document `stored` holds,
+    /// when the layout says so without counting them: a flagged outlier's main array holds
+    /// exactly `threshold` (the invariant `verify` checks). `None` otherwise (an unflagged
+    /// document not yet migrated may hold more).
+    pub fn known_stored_len(&self, stored: &RawDocument, field: &str) -> Option<usize> {
+        let policy = self.policy_on(field)?;
+        let Shape::Outlier {
+            threshold,
+            flag_field,
+            ..
+        } = &policy.pattern.shape
+        else {
+            return None;
+        };
+        let flagged = top_level_field(stored, flag_field) == Some((ElementType::Boolean, &[1][..]));
+        flagged.then_some(*threshold)
+    }
+
     /// What a read must do with the raw stored main document `stored`, found in one walk of
     /// its top-level fields: whether it may differ from its logical document (an outlier's
     /// flag is set, a subset's array is full) and whether it carries any policy's flag.

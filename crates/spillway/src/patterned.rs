@@ -1145,7 +1145,17 @@ pub(crate) fn projection_input(
         })
     };
     // Not flagged and no subset array full: every stored array is its whole logical array.
-    let stored_is_logical = !engine.raw_state(stored_document(bytes)?).may_differ;
+    // Asked only when a window from the front does not settle it (the typical `$slice: k`
+    // fits in the stored array, whatever the document's state).
+    let mut stored_is_logical: Option<bool> = None;
+    let mut is_logical = || -> Result<bool> {
+        if let Some(known) = stored_is_logical {
+            return Ok(known);
+        }
+        let known = !engine.raw_state(stored_document(bytes)?).may_differ;
+        stored_is_logical = Some(known);
+        Ok(known)
+    };
     let mut decoded: Option<Document> = None;
     let mut output = RawWriter::with_capacity(bytes.len());
     for element in raw::elements(bytes) {
@@ -1158,24 +1168,32 @@ pub(crate) fn projection_input(
             output.field(key, kind, value);
             continue;
         };
-        if stored_is_logical && *read == ArrayRead::Elements {
-            output.field(key, kind, value);
-            continue;
-        }
         // The stored main array is a prefix of the logical array (an outlier's first
-        // elements, a subset's top ones): a window inside it reads nothing else.
-        let window = match read {
-            ArrayRead::Slice { skip, limit } if stored_is_logical => {
-                let length = raw::elements(value).count();
-                Some(slice_window(length, *skip, *limit))
+        // elements, a subset's top ones): a window from the front that it holds reads
+        // nothing else; one that is all of it (`$slice: threshold`) is copied whole.
+        if let Some((start, end)) = window_from_front(read) {
+            if start == 0 && engine.known_stored_len(stored_document(bytes)?, field) == Some(end) {
+                output.field(key, kind, value);
+                continue;
             }
-            _ => window_from_front(read),
-        };
-        if let Some((start, end)) = window
-            && output
-                .array_window(key, value, start, end, stored_is_logical)
+            if output
+                .array_window(key, value, start, end, false)
                 .map_err(corrupt)?
-        {
+            {
+                continue;
+            }
+        }
+        if is_logical()? {
+            match read {
+                ArrayRead::Elements => output.field(key, kind, value),
+                ArrayRead::Slice { skip, limit } => {
+                    let length = raw::elements(value).count();
+                    let (start, end) = slice_window(length, *skip, *limit);
+                    output
+                        .array_window(key, value, start, end, true)
+                        .map_err(corrupt)?;
+                }
+            }
             continue;
         }
         let stored = match &mut decoded {

@@ -297,6 +297,8 @@ fn projection() -> impl Strategy<Value = Option<Document>> {
     proptest::sample::select(vec![
         None,
         Some(doc! { "tags": { "$slice": 2 } }),
+        Some(doc! { "tags": { "$slice": THRESHOLD as i32 } }),
+        Some(doc! { "tags": { "$slice": [0, THRESHOLD as i32 + 1] } }),
         Some(doc! { "tags": { "$slice": -2 } }),
         Some(doc! { "tags": { "$slice": [1, 3] } }),
         Some(doc! { "tags": { "$slice": [-4, 2] }, "n": 1 }),

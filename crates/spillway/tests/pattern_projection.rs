@@ -1,8 +1,8 @@
 //! Projections of a managed array in a plain `find` answer on the logical array: `$slice`
 //! (both forms, negative too), `$elemMatch` and the positional `field.$`, on an outlier and
 //! a subset policy, compared with the same projection applied by `MemoryCollection` (no
-//! policy) to the logical documents. The stored document stays the result otherwise: its
-//! flag is there, and a plain inclusion of the managed field gives the stored main part.
+//! policy) to the logical documents. A window that is exactly the stored main array
+//! (`$slice: 50`, the threshold, on the split book) is copied from it whole.
 
 use spillway::bson::{Bson, Document, doc};
 use spillway::{Database, Pattern};
@@ -92,6 +92,11 @@ fn slice_in_both_forms_reads_the_logical_array() {
         }
     }
     slices.extend([Bson::Int32(-2), Bson::Int32(2), Bson::Int32(0)]);
+    // The threshold and the subset's `keep`: the whole stored array, and one more.
+    for count in [5, 6, 49, 50, 51] {
+        slices.push(Bson::Int32(count));
+        slices.push(Bson::Array(vec![Bson::Int32(0), Bson::Int32(count)]));
+    }
     for slice in slices {
         for projection in [
             doc! { "buyers": { "$slice": slice.clone() } },
