@@ -396,65 +396,8 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
             touched.len() - 1
         };
         let document = &mut touched[position];
-        let missing = |what: &str| {
-            Error::corruption(format!(
-                "collection '{}' has no document with _id {id} to {what}",
-                document.collection
-            ))
-        };
-        let no_array = |field: &str| {
-            Error::corruption(format!(
-                "the document with _id {id} of collection '{}' has no array '{field}' to append to",
-                document.collection
-            ))
-        };
-        document.after = match (
-            write,
-            std::mem::replace(&mut document.after, Version::Absent),
-        ) {
-            (Write::Insert { document: new, .. }, Version::Absent) => Version::Decoded(new),
-            (Write::Insert { .. }, _) => {
-                return Err(Error::new(ErrorKind::DuplicateKey {
-                    collection: document.collection.clone(),
-                    index: ID_INDEX_NAME.to_string(),
-                    key: id,
-                }));
-            }
-            (Write::Replace { .. }, Version::Absent) => return Err(missing("replace")),
-            (Write::Replace { document: new, .. }, _) => {
-                storage::check_storable(&new)?;
-                Version::Decoded(new)
-            }
-            (Write::Delete { .. }, _) => Version::Absent,
-            (Write::Claim { .. }, Version::Absent) => return Err(missing("claim")),
-            (Write::Claim { .. }, Version::Stored | Version::Claimed) => Version::Claimed,
-            (Write::Claim { .. }, changed) => changed,
-            (Write::Push { .. }, Version::Absent) => return Err(missing("append to")),
-            (Write::Push { field, values, .. }, Version::Decoded(mut current)) => {
-                let Some(Bson::Array(items)) = current.get_mut(field.as_str()) else {
-                    return Err(no_array(&field));
-                };
-                items.extend(values);
-                storage::check_storable(&current)?;
-                Version::Decoded(current)
-            }
-            (Write::Push { field, values, .. }, version) => {
-                let (appended, mut fields) = if let Version::Spliced { bytes, fields } = version {
-                    (storage::append_to_array(&bytes, &field, values)?, fields)
-                } else {
-                    let stored =
-                        storage::stored_bytes(&*txn, &document.collection, &document.id_key)?
-                            .ok_or_else(|| missing("append to"))?;
-                    (
-                        storage::append_to_array(&stored, &field, values)?,
-                        Vec::new(),
-                    )
-                };
-                let bytes = appended.ok_or_else(|| no_array(&field))?;
-                fields.push(field);
-                Version::Spliced { bytes, fields }
-            }
-        };
+        let before = std::mem::replace(&mut document.after, Version::Absent);
+        document.after = next_version(&*txn, document, before, write, id)?;
     }
     let mut collections: Vec<String> = Vec::new();
     for document in &touched {
@@ -463,59 +406,132 @@ fn apply_writes(txn: &mut WriteTxn, store: &Store, batch: Vec<Write>) -> Result<
         }
     }
     for collection in collections {
-        let catalog = txn.catalog_arc();
-        let meta = catalog.collections.get(&collection);
-        let mut versions = Vec::new();
-        let mut unindexed = Vec::new();
-        for document in touched
-            .iter_mut()
-            .filter(|document| document.collection == collection)
-        {
-            let new = match std::mem::replace(&mut document.after, Version::Absent) {
-                Version::Stored => continue,
-                Version::Claimed => {
-                    let bytes = storage::stored_bytes(&*txn, &collection, &document.id_key)?
-                        .expect("a claimed document exists");
+        stage_versions(txn, &mut touched, &collection)?;
+    }
+    Ok(())
+}
+
+/// The version of `document` (`_id` `id`) after `write`, from its version `before` it.
+fn next_version(
+    txn: &WriteTxn,
+    document: &Touched,
+    before: Version,
+    write: Write,
+    id: Bson,
+) -> Result<Version> {
+    let missing = |what: &str| {
+        Error::corruption(format!(
+            "collection '{}' has no document with _id {id} to {what}",
+            document.collection
+        ))
+    };
+    let no_array = |field: &str| {
+        Error::corruption(format!(
+            "the document with _id {id} of collection '{}' has no array '{field}' to append to",
+            document.collection
+        ))
+    };
+    Ok(match (write, before) {
+        (Write::Insert { document: new, .. }, Version::Absent) => Version::Decoded(new),
+        (Write::Insert { .. }, _) => {
+            return Err(Error::new(ErrorKind::DuplicateKey {
+                collection: document.collection.clone(),
+                index: ID_INDEX_NAME.to_string(),
+                key: id,
+            }));
+        }
+        (Write::Replace { .. }, Version::Absent) => return Err(missing("replace")),
+        (Write::Replace { document: new, .. }, _) => {
+            storage::check_storable(&new)?;
+            Version::Decoded(new)
+        }
+        (Write::Delete { .. }, _) => Version::Absent,
+        (Write::Claim { .. }, Version::Absent) => return Err(missing("claim")),
+        (Write::Claim { .. }, Version::Stored | Version::Claimed) => Version::Claimed,
+        (Write::Claim { .. }, changed) => changed,
+        (Write::Push { .. }, Version::Absent) => return Err(missing("append to")),
+        (Write::Push { field, values, .. }, Version::Decoded(mut current)) => {
+            let Some(Bson::Array(items)) = current.get_mut(field.as_str()) else {
+                return Err(no_array(&field));
+            };
+            items.extend(values);
+            storage::check_storable(&current)?;
+            Version::Decoded(current)
+        }
+        (Write::Push { field, values, .. }, version) => {
+            let (appended, mut fields) = if let Version::Spliced { bytes, fields } = version {
+                (storage::append_to_array(&bytes, &field, values)?, fields)
+            } else {
+                let stored = storage::stored_bytes(txn, &document.collection, &document.id_key)?
+                    .ok_or_else(|| missing("append to"))?;
+                (
+                    storage::append_to_array(&stored, &field, values)?,
+                    Vec::new(),
+                )
+            };
+            let bytes = appended.ok_or_else(|| no_array(&field))?;
+            fields.push(field);
+            Version::Spliced { bytes, fields }
+        }
+    })
+}
+
+/// Stages the final versions of the documents of `collection` among `touched`: the changes
+/// through `storage::write_documents` together, the appends no index reads and the claims
+/// put as they are.
+fn stage_versions(txn: &mut WriteTxn, touched: &mut [Touched], collection: &str) -> Result<()> {
+    let catalog = txn.catalog_arc();
+    let meta = catalog.collections.get(collection);
+    let mut versions = Vec::new();
+    let mut unindexed = Vec::new();
+    for document in touched
+        .iter_mut()
+        .filter(|document| document.collection == collection)
+    {
+        let new = match std::mem::replace(&mut document.after, Version::Absent) {
+            Version::Stored => continue,
+            Version::Claimed => {
+                let bytes = storage::stored_bytes(&*txn, collection, &document.id_key)?
+                    .expect("a claimed document exists");
+                unindexed.push((&document.id_key, bytes));
+                continue;
+            }
+            Version::Absent if !document.existed => continue,
+            Version::Absent => None,
+            Version::Decoded(after) => {
+                let bytes = storage::encode(&after)?;
+                Some((after, bytes))
+            }
+            Version::Spliced { bytes, fields } => {
+                let meta = meta.expect("a spliced document was stored");
+                if !storage::change_reads(meta, &fields) {
                     unindexed.push((&document.id_key, bytes));
                     continue;
                 }
-                Version::Absent if !document.existed => continue,
-                Version::Absent => None,
-                Version::Decoded(after) => {
-                    let bytes = storage::encode(&after)?;
-                    Some((after, bytes))
-                }
-                Version::Spliced { bytes, fields } => {
-                    let meta = meta.expect("a spliced document was stored");
-                    if !storage::change_reads(meta, &fields) {
-                        unindexed.push((&document.id_key, bytes));
-                        continue;
-                    }
-                    Some((storage::decode_for_change(meta, &bytes)?, bytes))
-                }
-            };
-            let before = if document.existed {
-                storage::stored_for_change(&*txn, &collection, &document.id_key)?
-            } else {
-                None
-            };
-            versions.push((&document.id_key, before, new));
-        }
-        let changes = versions
-            .iter_mut()
-            .map(|(id_key, old, new)| storage::DocumentChange {
-                id_key,
-                old: old.as_ref(),
-                new: new
-                    .as_mut()
-                    .map(|(document, bytes)| (&*document, std::mem::take(bytes))),
-            })
-            .collect();
-        storage::write_documents(txn, &collection, changes)?;
-        if let Some(meta) = meta {
-            for (id_key, bytes) in unindexed {
-                txn.put(meta.docs, id_key.clone(), bytes);
+                Some((storage::decode_for_change(meta, &bytes)?, bytes))
             }
+        };
+        let before = if document.existed {
+            storage::stored_for_change(&*txn, collection, &document.id_key)?
+        } else {
+            None
+        };
+        versions.push((&document.id_key, before, new));
+    }
+    let changes = versions
+        .iter_mut()
+        .map(|(id_key, old, new)| storage::DocumentChange {
+            id_key,
+            old: old.as_ref(),
+            new: new
+                .as_mut()
+                .map(|(document, bytes)| (&*document, std::mem::take(bytes))),
+        })
+        .collect();
+    storage::write_documents(txn, collection, changes)?;
+    if let Some(meta) = meta {
+        for (id_key, bytes) in unindexed {
+            txn.put(meta.docs, id_key.clone(), bytes);
         }
     }
     Ok(())
