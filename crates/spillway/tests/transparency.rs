@@ -314,6 +314,27 @@ fn a_logical_document_over_16_mib_is_refused_on_read_never_cut() {
         .unwrap()
         .unwrap();
     assert_eq!(without, doc! { "_id": 1 });
+    // findAndModify follows the same rule: a projection that leaves the arrays out, or
+    // pages them, returns what fits.
+    for (projection, expected) in [
+        (doc! { "blobs": 0 }, doc! { "_id": 1, "n": 1 }),
+        (doc! { "n": 1 }, doc! { "_id": 1, "n": 1 }),
+        (
+            doc! { "n": 1, "blobs": { "$slice": -1 } },
+            doc! { "_id": 1, "n": 1, "blobs": [&blob] },
+        ),
+    ] {
+        let returned = big
+            .find_one_and_update(doc! { "_id": 1 }, doc! { "$set": { "n": 1 } })
+            .projection(projection.clone())
+            .return_document(ReturnDocument::After)
+            .run()
+            .unwrap_or_else(|error| panic!("{projection}: {error}"));
+        assert_eq!(returned, Some(expected), "{projection}");
+    }
+    big.update_one(doc! { "_id": 1 }, doc! { "$unset": { "n": "" } })
+        .run()
+        .unwrap();
 
     // Over the wire: the same code, and a reply that was never cut.
     let commands = Commands::with_namespaces(db, Namespaces::Flat);
@@ -323,6 +344,15 @@ fn a_logical_document_over_16_mib_is_refused_on_read_never_cut() {
         "find": "big", "projection": { "blobs": { "$slice": 1 } }, "$db": "test",
     });
     assert_eq!(first_batch(&reply)[0].get_array("blobs").unwrap().len(), 1);
+    let reply = commands.execute(doc! {
+        "findAndModify": "big", "query": { "_id": 1 }, "update": { "$set": { "n": 2 } },
+        "fields": { "n": 1 }, "new": true, "$db": "test",
+    });
+    assert_eq!(
+        reply.get_document("value").ok(),
+        Some(&doc! { "_id": 1, "n": 2 }),
+        "{reply}"
+    );
 }
 
 fn command_ok(commands: &Commands, command: Document) -> Document {

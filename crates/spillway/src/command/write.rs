@@ -512,8 +512,11 @@ impl Modify {
         collection: &Collection<Document>,
         transaction: &mut Transaction,
     ) -> CommandResult {
+        // Only whether it exists: `_id` alone, so that a patterned document's arrays are not
+        // read (nor refused over 16 MiB) for the question.
         let mut probe = collection
             .find_one(self.filter.clone())
+            .projection(doc! { "_id": 1 })
             .collation(self.collation.clone())
             .session(transaction);
         if let Some(sort) = &self.sort {
@@ -534,6 +537,15 @@ impl Modify {
         if let Some(array_filters) = self.array_filters {
             action = action.array_filters(array_filters);
         }
+        // The projection is applied by the read itself (a patterned document is read only as
+        // far as it needs), except for an upsert that inserts: its `_id` is reported whole.
+        let fields = match self.fields {
+            Some(fields) if existed => {
+                action = action.projection(fields);
+                None
+            }
+            fields => fields,
+        };
         let value = action
             .upsert(self.upsert)
             .bypass_document_validation(self.bypass)
@@ -556,7 +568,7 @@ impl Modify {
             Some(_) if !self.return_new && !existed => None,
             other => other,
         };
-        let shown = match (shown, &self.fields) {
+        let shown = match (shown, &fields) {
             (Some(document), Some(fields)) => Some(
                 Projection::parse(fields)
                     .and_then(|projection| projection.apply(&document))
