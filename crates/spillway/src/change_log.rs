@@ -234,12 +234,15 @@ fn changes_of(txn: &WriteTxn, current: &Published) -> Result<Vec<Document>> {
                     *logical.entry((meta.name.clone(), key.clone())).or_default() |= replaced;
                 }
                 Route::Side(policies) => {
+                    // A side document written by a replacement of its main document (which
+                    // itself may not change) makes that main document's event a `replace`.
+                    let replaced = txn.was_replaced(meta.docs, key);
                     for stored in [old.as_deref(), value.as_deref()].into_iter().flatten() {
                         let stored = decode(stored)?;
                         for policy in policies {
                             if let Some(link) = stored.get(policy.pattern.link_field()) {
                                 let main = policy.pattern.collection().to_string();
-                                logical.entry((main, key::to_key(link))).or_default();
+                                *logical.entry((main, key::to_key(link))).or_default() |= replaced;
                             }
                         }
                     }

@@ -326,14 +326,19 @@ impl WriteTxn {
         }
     }
 
+    /// Notes whether the write of `key` being made is part of a replacement.
+    fn note_replacing(&mut self, keyspace: KeyspaceId, key: &[u8]) {
+        if self.replacing {
+            self.replaced.insert((keyspace, key.to_vec()));
+        } else if !self.replaced.is_empty() {
+            self.replaced.remove(&(keyspace, key.to_vec()));
+        }
+    }
+
     pub(crate) fn put(&mut self, keyspace: KeyspaceId, key: Vec<u8>, value: Vec<u8>) {
         self.n_ops += 1;
         self.record(keyspace, &key);
-        if self.replacing {
-            self.replaced.insert((keyspace, key.clone()));
-        } else if !self.replaced.is_empty() {
-            self.replaced.remove(&(keyspace, key.clone()));
-        }
+        self.note_replacing(keyspace, &key);
         self.overlays
             .entry(keyspace)
             .or_default()
@@ -343,6 +348,8 @@ impl WriteTxn {
     pub(crate) fn delete(&mut self, keyspace: KeyspaceId, key: Vec<u8>) {
         self.n_ops += 1;
         self.record(keyspace, &key);
+        // A replacement of a patterned document may only delete its side documents.
+        self.note_replacing(keyspace, &key);
         self.overlays.entry(keyspace).or_default().insert(key, None);
     }
 

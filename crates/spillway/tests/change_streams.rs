@@ -359,6 +359,47 @@ fn on_a_collection_with_a_policy_events_describe_logical_documents() {
     );
 }
 
+/// A replacement is a `replace` event whatever the policy stores: also when it only appends
+/// to a split array or only cuts it (the main document unchanged, a bucket written or
+/// deleted), as a plain collection reports it.
+#[test]
+fn replacing_a_document_with_a_policy_is_a_replace_event() {
+    let db = outlier_database();
+    let sales = db.collection::<Document>("sales");
+    let buyers =
+        |count: usize| -> Vec<Bson> { (0..count).map(|n| Bson::String(format!("u{n}"))).collect() };
+    sales
+        .insert_one(doc! { "_id": 1, "title": "Viral", "customers_purchased": buyers(7) })
+        .run()
+        .unwrap();
+    let mut stream = db.watch().run().unwrap();
+    for count in [8, 9, 7, 3, 2, 6] {
+        sales
+            .replace_one(
+                doc! { "_id": 1 },
+                doc! { "title": "Viral", "customers_purchased": buyers(count) },
+            )
+            .run()
+            .unwrap();
+        let event = next(&mut stream);
+        assert_eq!(
+            event.get_str("operationType").ok(),
+            Some("replace"),
+            "{count}: {event}"
+        );
+        assert_eq!(
+            event
+                .get_document("fullDocument")
+                .unwrap()
+                .get_array("customers_purchased")
+                .unwrap(),
+            &buyers(count)
+        );
+    }
+    assert_eq!(stream.try_next().unwrap(), None);
+    assert!(db.verify_patterns().unwrap().is_empty());
+}
+
 #[test]
 fn update_lookup_on_a_collection_with_a_policy_reads_the_logical_document() {
     let db = outlier_database();
