@@ -104,7 +104,7 @@ impl<'a> Engine<'a> {
                 return Err(refused(
                     &policy.pattern,
                     format!(
-                        "'{reserved}' is maintained by the policy and cannot be written; a document that carries it was read from the stored layout (namespace system.stored.<collection>), whose '{field}' holds only its first elements: write the logical document, as a default read returns it",
+                        "'{reserved}' is the flag field of the policy on '{field}' and only the policy writes it. If the document was read from the stored layout (namespace system.stored.<collection>), its '{field}' holds only the first elements: write the logical document, as a default read returns it. If '{reserved}' is a field of your own, give the policy another flag field (flagField)",
                         field = policy.pattern.field,
                     ),
                 ));
