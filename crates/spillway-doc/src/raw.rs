@@ -548,7 +548,7 @@ mod tests {
                 let keys: Vec<&[u8]> = super::elements(raw.as_bytes())
                     .map(|element| element.unwrap().0)
                     .collect();
-                let expected: Vec<&[u8]> = document.keys().map(|key| key.as_bytes()).collect();
+                let expected: Vec<&[u8]> = document.keys().map(String::as_bytes).collect();
                 assert_eq!(keys, expected, "key of length {length}");
             }
         }
