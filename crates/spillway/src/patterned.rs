@@ -1163,15 +1163,10 @@ pub(crate) fn projection_input(
     // Not flagged and no subset array full: every stored array is its whole logical array.
     // Asked only when a window from the front does not settle it (the typical `$slice: k`
     // fits in the stored array, whatever the document's state).
+    let raw_stored = stored_document(bytes)?;
     let mut stored_is_logical: Option<bool> = None;
-    let mut is_logical = || -> Result<bool> {
-        if let Some(known) = stored_is_logical {
-            return Ok(known);
-        }
-        let known = !engine.raw_state(stored_document(bytes)?).may_differ;
-        stored_is_logical = Some(known);
-        Ok(known)
-    };
+    let mut is_logical =
+        || *stored_is_logical.get_or_insert_with(|| !engine.raw_state(raw_stored).may_differ);
     let mut decoded: Option<Document> = None;
     let mut output = RawWriter::with_capacity(bytes.len());
     for element in raw::elements(bytes) {
@@ -1188,7 +1183,7 @@ pub(crate) fn projection_input(
         // elements, a subset's top ones): a window from the front that it holds reads
         // nothing else; one that is all of it (`$slice: threshold`) is copied whole.
         if let Some((start, end)) = window_from_front(read) {
-            if start == 0 && engine.known_stored_len(stored_document(bytes)?, field) == Some(end) {
+            if start == 0 && engine.known_stored_len(raw_stored, field) == Some(end) {
                 output.field(key, kind, value);
                 continue;
             }
@@ -1199,7 +1194,7 @@ pub(crate) fn projection_input(
                 continue;
             }
         }
-        if is_logical()? {
+        if is_logical() {
             match read {
                 ArrayRead::Elements => output.field(key, kind, value),
                 ArrayRead::Slice { skip, limit } => {
