@@ -51,9 +51,14 @@ async fn serve_messages<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    let served = Served {
+        state,
+        connection: &connection,
+        commands,
+        write_timeout: state.options.limits.message_timeout,
+    };
     let peer = connection.peer;
     let mut client = ClientState::default();
-    let write_timeout = state.options.limits.message_timeout;
     loop {
         let before_auth = !client.authenticated(state.options.auth);
         let limits = read_limits(state, before_auth);
@@ -72,123 +77,228 @@ async fn serve_messages<S>(
                 return;
             }
         };
-        let request =
-            match wire::decode_message_with_depth(&bytes, state.options.limits.max_bson_depth) {
-                Ok(request) => request,
-                Err(error @ WireError::TooDeep { .. }) => {
-                    // Well framed but refused: answered, and the connection goes on.
-                    let more_to_come = wire::op_msg_flags(&bytes)
-                        .is_some_and(|flags| flags & wire::FLAG_MORE_TO_COME != 0);
-                    if more_to_come {
-                        continue;
-                    }
-                    let refusal = too_deep(&error);
-                    let reply = if header.op_code == wire::OP_QUERY {
-                        wire::encode_op_reply(state.next_request_id(), header.request_id, &refusal)
-                    } else {
-                        wire::encode_reply(state.next_request_id(), header.request_id, &refusal)
-                    };
-                    if let Err(error) = write_reply(stream, &reply, write_timeout).await {
-                        log_write_error(&peer, &error);
-                        return;
-                    }
-                    continue;
-                }
-                Err(error) => {
-                    eprintln!("spillway serve: {peer}: closing the connection: {error}");
-                    return;
-                }
-            };
-        drop(bytes);
-        let reply = match request {
-            Request::Msg(message) => {
-                let more_to_come = message.more_to_come();
-                let exhaust_allowed = message.flags & wire::FLAG_EXHAUST_ALLOWED != 0;
-                let command = match message.into_command() {
-                    Ok(command) => command,
-                    Err(error) => {
-                        eprintln!("spillway serve: {peer}: closing the connection: {error}");
-                        return;
-                    }
-                };
-                // A getMore of a client that allows exhaust is kept, to be run again for
-                // each batch the server then streams.
-                let exhaust_get_more = (exhaust_allowed
-                    && command.keys().next().is_some_and(|name| name == "getMore"))
-                .then(|| command.clone());
-                let Some(reply) = run_command(
-                    command,
-                    state,
-                    &connection,
-                    commands,
-                    &mut stop,
-                    &mut client,
-                )
-                .await
-                else {
-                    // A fail point closes the connection without a reply.
-                    return;
-                };
-                if more_to_come {
-                    continue;
-                }
-                if let Some(get_more) = exhaust_get_more {
-                    let exhaust = Exhaust {
-                        get_more,
-                        state,
-                        connection: &connection,
-                        commands,
-                        write_timeout,
-                    };
-                    if exhaust
-                        .stream(stream, header.request_id, reply, &mut stop, &mut client)
-                        .await
-                        .is_err()
-                    {
-                        return;
-                    }
-                    continue;
-                }
-                wire::encode_reply(state.next_request_id(), header.request_id, &reply)
+        let decoded = wire::decode_message_with_depth(&bytes, state.options.limits.max_bson_depth);
+        let outcome = match decoded {
+            Ok(Request::Msg(message)) => {
+                drop(bytes);
+                served
+                    .answer_msg(stream, message, header.request_id, &mut stop, &mut client)
+                    .await
             }
-            Request::Query(query) => {
-                let reply = match query.command_database() {
-                    Some(database) => {
-                        let mut command = query.command();
-                        let name = command.keys().next().cloned().unwrap_or_default();
-                        if matches!(name.as_str(), "hello" | "isMaster" | "ismaster") {
-                            command.insert("$db", database);
-                            let Some(reply) = run_command(
-                                command,
-                                state,
-                                &connection,
-                                commands,
-                                &mut stop,
-                                &mut client,
-                            )
-                            .await
-                            else {
-                                return;
-                            };
-                            reply
-                        } else {
-                            unsupported_op_query(&format!(
-                                "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. \
-                                 OP_QUERY only carries the first hello/isMaster; use OP_MSG"
-                            ))
-                        }
-                    }
-                    None => unsupported_op_query(&format!(
-                        "OP_QUERY on {} is not supported: legacy reads were removed in MongoDB 6.0; use OP_MSG",
-                        query.full_collection_name
-                    )),
-                };
-                wire::encode_op_reply(state.next_request_id(), header.request_id, &reply)
+            Ok(Request::Query(query)) => {
+                drop(bytes);
+                served
+                    .answer_query(&query, header.request_id, &mut stop, &mut client)
+                    .await
+            }
+            Err(error @ WireError::TooDeep { .. }) => {
+                refuse_too_deep(state, &header, &bytes, &error)
+            }
+            Err(error) => {
+                eprintln!("spillway serve: {peer}: closing the connection: {error}");
+                Outcome::Close
             }
         };
-        if let Err(error) = write_reply(stream, &reply, write_timeout).await {
-            log_write_error(&peer, &error);
-            return;
+        match outcome {
+            Outcome::Reply(reply) => {
+                if let Err(error) = write_reply(stream, &reply, served.write_timeout).await {
+                    log_write_error(&peer, &error);
+                    return;
+                }
+            }
+            Outcome::Answered => {}
+            Outcome::Close => return,
+        }
+    }
+}
+
+/// What answering one message leaves to do.
+enum Outcome {
+    /// Send this encoded reply.
+    Reply(Vec<u8>),
+    /// Nothing to send: the client asked for no reply (`moreToCome`), or the replies went out
+    /// already (an exhaust cursor's stream).
+    Answered,
+    /// Close the connection.
+    Close,
+}
+
+/// A message well framed but nested deeper than `maxBSONDepth`: refused with `Overflow`, and
+/// the connection goes on.
+fn refuse_too_deep(
+    state: &ServerState,
+    header: &wire::Header,
+    bytes: &[u8],
+    error: &WireError,
+) -> Outcome {
+    let more_to_come =
+        wire::op_msg_flags(bytes).is_some_and(|flags| flags & wire::FLAG_MORE_TO_COME != 0);
+    if more_to_come {
+        return Outcome::Answered;
+    }
+    let refusal = too_deep(error);
+    Outcome::Reply(if header.op_code == wire::OP_QUERY {
+        wire::encode_op_reply(state.next_request_id(), header.request_id, &refusal)
+    } else {
+        wire::encode_reply(state.next_request_id(), header.request_id, &refusal)
+    })
+}
+
+/// What answering any message of a connection needs.
+struct Served<'a> {
+    state: &'a ServerState,
+    connection: &'a ConnectionInfo,
+    commands: &'a Arc<dyn Executor>,
+    /// How long one reply may take to send.
+    write_timeout: Duration,
+}
+
+impl Served<'_> {
+    /// An OP_MSG: its command run; a `getMore` of a client that allows exhaust streams every
+    /// batch that follows.
+    async fn answer_msg<S>(
+        &self,
+        stream: &mut S,
+        message: wire::OpMsg,
+        request_id: i32,
+        stop: &mut watch::Receiver<bool>,
+        client: &mut ClientState,
+    ) -> Outcome
+    where
+        S: AsyncWrite + Unpin,
+    {
+        let more_to_come = message.more_to_come();
+        let exhaust_allowed = message.flags & wire::FLAG_EXHAUST_ALLOWED != 0;
+        let command = match message.into_command() {
+            Ok(command) => command,
+            Err(error) => {
+                let peer = self.connection.peer;
+                eprintln!("spillway serve: {peer}: closing the connection: {error}");
+                return Outcome::Close;
+            }
+        };
+        // A getMore of a client that allows exhaust is kept, to be run again for each batch
+        // the server then streams.
+        let exhaust_get_more = (exhaust_allowed
+            && command.keys().next().is_some_and(|name| name == "getMore"))
+        .then(|| command.clone());
+        let Some(reply) = self.run_command(command, stop, client).await else {
+            // A fail point closes the connection without a reply.
+            return Outcome::Close;
+        };
+        if more_to_come {
+            return Outcome::Answered;
+        }
+        if let Some(get_more) = exhaust_get_more {
+            return match self
+                .stream_exhaust(stream, get_more, request_id, reply, stop, client)
+                .await
+            {
+                Ok(()) => Outcome::Answered,
+                Err(()) => Outcome::Close,
+            };
+        }
+        Outcome::Reply(wire::encode_reply(
+            self.state.next_request_id(),
+            request_id,
+            &reply,
+        ))
+    }
+
+    /// An OP_QUERY: only a driver's first `hello`/`isMaster` is answered; every other legacy
+    /// message gets MongoDB's refusal.
+    async fn answer_query(
+        &self,
+        query: &wire::OpQuery,
+        request_id: i32,
+        stop: &mut watch::Receiver<bool>,
+        client: &mut ClientState,
+    ) -> Outcome {
+        let reply = match query.command_database() {
+            Some(database) => {
+                let mut command = query.command();
+                let name = command.keys().next().cloned().unwrap_or_default();
+                if matches!(name.as_str(), "hello" | "isMaster" | "ismaster") {
+                    command.insert("$db", database);
+                    let Some(reply) = self.run_command(command, stop, client).await else {
+                        return Outcome::Close;
+                    };
+                    reply
+                } else {
+                    unsupported_op_query(&format!(
+                        "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. \
+                         OP_QUERY only carries the first hello/isMaster; use OP_MSG"
+                    ))
+                }
+            }
+            None => unsupported_op_query(&format!(
+                "OP_QUERY on {} is not supported: legacy reads were removed in MongoDB 6.0; use OP_MSG",
+                query.full_collection_name
+            )),
+        };
+        Outcome::Reply(wire::encode_op_reply(
+            self.state.next_request_id(),
+            request_id,
+            &reply,
+        ))
+    }
+
+    /// [`run_command`] for this connection.
+    async fn run_command(
+        &self,
+        command: Document,
+        stop: &mut watch::Receiver<bool>,
+        client: &mut ClientState,
+    ) -> Option<Document> {
+        run_command(
+            command,
+            self.state,
+            self.connection,
+            self.commands,
+            stop,
+            client,
+        )
+        .await
+    }
+
+    /// An exhaust cursor's stream: after a `getMore` whose message allowed exhaust
+    /// (`exhaustAllowed`), the server sends `first` and every following batch unasked, each
+    /// reply flagged `moreToCome` and answering the previous reply, until the cursor is
+    /// exhausted or fails. An error means the connection must close.
+    async fn stream_exhaust<S>(
+        &self,
+        stream: &mut S,
+        get_more: Document,
+        request_id: i32,
+        first: Document,
+        stop: &mut watch::Receiver<bool>,
+        client: &mut ClientState,
+    ) -> Result<(), ()>
+    where
+        S: AsyncWrite + Unpin,
+    {
+        let mut reply = first;
+        let mut response_to = request_id;
+        loop {
+            let open = reply
+                .get_document("cursor")
+                .and_then(|cursor| cursor.get_i64("id"))
+                .is_ok_and(|id| id != 0);
+            let id = self.state.next_request_id();
+            let flags = if open { wire::FLAG_MORE_TO_COME } else { 0 };
+            let bytes = wire::encode_reply_with_flags(id, response_to, flags, &reply);
+            if let Err(error) = write_reply(stream, &bytes, self.write_timeout).await {
+                log_write_error(&self.connection.peer, &error);
+                return Err(());
+            }
+            if !open {
+                return Ok(());
+            }
+            response_to = id;
+            let Some(next) = self.run_command(get_more.clone(), stop, client).await else {
+                return Err(());
+            };
+            reply = next;
         }
     }
 }
@@ -353,65 +463,6 @@ async fn run_command(
         None => spillway::command::add_error_labels(&kept, &mut reply),
     }
     Some(reply)
-}
-
-/// An exhaust cursor's stream: after a `getMore` whose message allowed exhaust
-/// (`exhaustAllowed`), the server sends every following batch unasked, each reply flagged
-/// `moreToCome` and answering the previous reply, until the cursor is exhausted or fails.
-struct Exhaust<'a> {
-    get_more: Document,
-    state: &'a ServerState,
-    connection: &'a ConnectionInfo,
-    commands: &'a Arc<dyn Executor>,
-    write_timeout: Duration,
-}
-
-impl Exhaust<'_> {
-    /// Sends `first` and the batches after it; an error means the connection must close.
-    async fn stream<S>(
-        &self,
-        stream: &mut S,
-        request_id: i32,
-        first: Document,
-        stop: &mut watch::Receiver<bool>,
-        client: &mut ClientState,
-    ) -> Result<(), ()>
-    where
-        S: AsyncWrite + Unpin,
-    {
-        let mut reply = first;
-        let mut response_to = request_id;
-        loop {
-            let open = reply
-                .get_document("cursor")
-                .and_then(|cursor| cursor.get_i64("id"))
-                .is_ok_and(|id| id != 0);
-            let id = self.state.next_request_id();
-            let flags = if open { wire::FLAG_MORE_TO_COME } else { 0 };
-            let bytes = wire::encode_reply_with_flags(id, response_to, flags, &reply);
-            if let Err(error) = write_reply(stream, &bytes, self.write_timeout).await {
-                log_write_error(&self.connection.peer, &error);
-                return Err(());
-            }
-            if !open {
-                return Ok(());
-            }
-            response_to = id;
-            let Some(next) = run_command(
-                self.get_more.clone(),
-                self.state,
-                self.connection,
-                self.commands,
-                stop,
-                client,
-            )
-            .await
-            else {
-                return Err(());
-            };
-            reply = next;
-        }
-    }
 }
 
 /// Answers one command: `--auth`'s gate first, then the user and authentication commands,

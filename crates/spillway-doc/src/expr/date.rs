@@ -780,157 +780,170 @@ impl DateOp {
             None => Ok(None),
         }
     }
+
+    /// `$year`, `$month`, ... `$isoDayOfWeek`: one part of the date's wall clock in the zone.
+    fn date_part(&self, part: Part, context: &mut Context<'_>) -> Result<Option<Bson>> {
+        let name = self.name;
+        let date = self.args[0].1.evaluate(context)?;
+        let timezone = match self.args.get(1) {
+            Some((_, expr)) => expr.evaluate(context)?,
+            None => None,
+        };
+        if is_nullish(date.as_ref()) || (self.args.len() > 1 && is_nullish(timezone.as_ref())) {
+            return Ok(Some(Bson::Null));
+        }
+        let millis = instant(name, date.as_ref().expect("checked"))?;
+        let (c, _, _) = zone_of(name, timezone.as_ref())?.wall(millis);
+        let value = match part {
+            Part::Year => c.year(),
+            Part::Month => c.month(),
+            Part::DayOfMonth => c.day(),
+            Part::Hour => c.hour(),
+            Part::Minute => c.minute(),
+            Part::Second => c.second(),
+            Part::Millisecond => c.millisecond(),
+            Part::DayOfWeek => c.day_of_week(),
+            Part::DayOfYear => c.day_of_year(),
+            Part::Week => c.week(),
+            Part::IsoWeek => c.iso_week().0,
+            Part::IsoWeekYear => return Ok(Some(Bson::Int64(c.iso_week().1))),
+            Part::IsoDayOfWeek => c.iso_day_of_week(),
+        };
+        Ok(Some(Bson::Int32(value as i32)))
+    }
+
+    /// `$dateToString`.
+    fn date_to_string(&self, context: &mut Context<'_>) -> Result<Option<Bson>> {
+        let name = self.name;
+        let date = self.value("date", context)?;
+        if is_nullish(date.as_ref()) {
+            return match self.argument("onNull") {
+                Some(on_null) => on_null.evaluate(context),
+                None => Ok(Some(Bson::Null)),
+            };
+        }
+        let timezone = self.value("timezone", context)?;
+        let format = match self.value("format", context)? {
+            None => None,
+            Some(Bson::String(format)) => Some(format),
+            Some(Bson::Null) => return Ok(Some(Bson::Null)),
+            Some(other) => {
+                return Err(expression_error(
+                    18533,
+                    format!(
+                        "{name} requires that 'format' be a string, found: {}",
+                        type_name(Some(&other))
+                    ),
+                ));
+            }
+        };
+        let millis = instant(name, date.as_ref().expect("checked"))?;
+        let zone = zone_of(name, timezone.as_ref())?;
+        let format = format.unwrap_or_else(|| {
+            if zone.is_utc() {
+                "%Y-%m-%dT%H:%M:%S.%LZ".to_string()
+            } else {
+                "%Y-%m-%dT%H:%M:%S.%L".to_string()
+            }
+        });
+        Ok(Some(Bson::String(format_date(
+            name, &format, millis, &zone,
+        )?)))
+    }
+
+    /// `$dateTrunc`.
+    fn date_trunc(&self, context: &mut Context<'_>) -> Result<Option<Bson>> {
+        let name = self.name;
+        let date = self.value("date", context)?;
+        let unit_value = self.value("unit", context)?;
+        if is_nullish(date.as_ref()) || is_nullish(unit_value.as_ref()) {
+            return Ok(Some(Bson::Null));
+        }
+        let millis = instant(name, date.as_ref().expect("checked"))?;
+        let unit = unit(name, unit_value.as_ref())?;
+        let bin = match self.value("binSize", context)? {
+            None => 1,
+            Some(value) => match Num::of(&value).and_then(Num::as_i64) {
+                Some(n) if n > 0 => n,
+                _ => {
+                    return Err(expression_error(
+                        5439017,
+                        format!("{name} requires 'binSize' to be a positive 64-bit integer"),
+                    ));
+                }
+            },
+        };
+        let zone = zone_of(name, self.value("timezone", context)?.as_ref())?;
+        let week_start = start_of_week(self.value("startOfWeek", context)?.as_ref())?;
+        Ok(Some(Bson::DateTime(bson::DateTime::from_millis(truncate(
+            millis, unit, bin, &zone, week_start,
+        )?))))
+    }
+
+    /// `$dateAdd` and `$dateSubtract`.
+    fn date_add_or_subtract(&self, context: &mut Context<'_>) -> Result<Option<Bson>> {
+        let name = self.name;
+        let start = self.value("startDate", context)?;
+        let unit_value = self.value("unit", context)?;
+        let amount = self.value("amount", context)?;
+        if is_nullish(start.as_ref())
+            || is_nullish(unit_value.as_ref())
+            || is_nullish(amount.as_ref())
+        {
+            return Ok(Some(Bson::Null));
+        }
+        let millis = instant(name, start.as_ref().expect("checked"))?;
+        let unit = unit(name, unit_value.as_ref())?;
+        let amount = amount
+            .as_ref()
+            .and_then(Num::of)
+            .and_then(Num::as_i64)
+            .ok_or_else(|| {
+                expression_error(
+                    5166402,
+                    format!("{name} expects integer amount of time units"),
+                )
+            })?;
+        let amount = if matches!(self.kind, Kind::Subtract) {
+            -amount
+        } else {
+            amount
+        };
+        let zone = zone_of(name, self.value("timezone", context)?.as_ref())?;
+        Ok(Some(Bson::DateTime(bson::DateTime::from_millis(date_add(
+            millis, unit, amount, &zone,
+        )?))))
+    }
+
+    /// `$dateDiff`.
+    fn date_diff(&self, context: &mut Context<'_>) -> Result<Option<Bson>> {
+        let name = self.name;
+        let start = self.value("startDate", context)?;
+        let end = self.value("endDate", context)?;
+        let unit_value = self.value("unit", context)?;
+        if is_nullish(start.as_ref()) || is_nullish(end.as_ref()) || is_nullish(unit_value.as_ref())
+        {
+            return Ok(Some(Bson::Null));
+        }
+        let start = instant(name, start.as_ref().expect("checked"))?;
+        let end = instant(name, end.as_ref().expect("checked"))?;
+        let unit = unit(name, unit_value.as_ref())?;
+        let zone = zone_of(name, self.value("timezone", context)?.as_ref())?;
+        let week_start = start_of_week(self.value("startOfWeek", context)?.as_ref())?;
+        Ok(Some(Bson::Int64(diff(
+            start, end, unit, &zone, week_start,
+        )?)))
+    }
 }
 
 impl Operator for DateOp {
     fn evaluate(&self, context: &mut Context<'_>) -> Result<Option<Bson>> {
-        let name = self.name;
         match self.kind {
-            Kind::Part(part) => {
-                let date = self.args[0].1.evaluate(context)?;
-                let timezone = match self.args.get(1) {
-                    Some((_, expr)) => expr.evaluate(context)?,
-                    None => None,
-                };
-                if is_nullish(date.as_ref())
-                    || (self.args.len() > 1 && is_nullish(timezone.as_ref()))
-                {
-                    return Ok(Some(Bson::Null));
-                }
-                let millis = instant(name, date.as_ref().expect("checked"))?;
-                let (c, _, _) = zone_of(name, timezone.as_ref())?.wall(millis);
-                let value = match part {
-                    Part::Year => c.year(),
-                    Part::Month => c.month(),
-                    Part::DayOfMonth => c.day(),
-                    Part::Hour => c.hour(),
-                    Part::Minute => c.minute(),
-                    Part::Second => c.second(),
-                    Part::Millisecond => c.millisecond(),
-                    Part::DayOfWeek => c.day_of_week(),
-                    Part::DayOfYear => c.day_of_year(),
-                    Part::Week => c.week(),
-                    Part::IsoWeek => c.iso_week().0,
-                    Part::IsoWeekYear => return Ok(Some(Bson::Int64(c.iso_week().1))),
-                    Part::IsoDayOfWeek => c.iso_day_of_week(),
-                };
-                Ok(Some(Bson::Int32(value as i32)))
-            }
-            Kind::ToString => {
-                let date = self.value("date", context)?;
-                if is_nullish(date.as_ref()) {
-                    return match self.argument("onNull") {
-                        Some(on_null) => on_null.evaluate(context),
-                        None => Ok(Some(Bson::Null)),
-                    };
-                }
-                let timezone = self.value("timezone", context)?;
-                let format = match self.value("format", context)? {
-                    None => None,
-                    Some(Bson::String(format)) => Some(format),
-                    Some(Bson::Null) => return Ok(Some(Bson::Null)),
-                    Some(other) => {
-                        return Err(expression_error(
-                            18533,
-                            format!(
-                                "{name} requires that 'format' be a string, found: {}",
-                                type_name(Some(&other))
-                            ),
-                        ));
-                    }
-                };
-                let millis = instant(name, date.as_ref().expect("checked"))?;
-                let zone = zone_of(name, timezone.as_ref())?;
-                let format = format.unwrap_or_else(|| {
-                    if zone.is_utc() {
-                        "%Y-%m-%dT%H:%M:%S.%LZ".to_string()
-                    } else {
-                        "%Y-%m-%dT%H:%M:%S.%L".to_string()
-                    }
-                });
-                Ok(Some(Bson::String(format_date(
-                    name, &format, millis, &zone,
-                )?)))
-            }
-            Kind::Trunc => {
-                let date = self.value("date", context)?;
-                let unit_value = self.value("unit", context)?;
-                if is_nullish(date.as_ref()) || is_nullish(unit_value.as_ref()) {
-                    return Ok(Some(Bson::Null));
-                }
-                let millis = instant(name, date.as_ref().expect("checked"))?;
-                let unit = unit(name, unit_value.as_ref())?;
-                let bin = match self.value("binSize", context)? {
-                    None => 1,
-                    Some(value) => match Num::of(&value).and_then(Num::as_i64) {
-                        Some(n) if n > 0 => n,
-                        _ => {
-                            return Err(expression_error(
-                                5439017,
-                                format!(
-                                    "{name} requires 'binSize' to be a positive 64-bit integer"
-                                ),
-                            ));
-                        }
-                    },
-                };
-                let zone = zone_of(name, self.value("timezone", context)?.as_ref())?;
-                let week_start = start_of_week(self.value("startOfWeek", context)?.as_ref())?;
-                Ok(Some(Bson::DateTime(bson::DateTime::from_millis(truncate(
-                    millis, unit, bin, &zone, week_start,
-                )?))))
-            }
-            Kind::Add | Kind::Subtract => {
-                let start = self.value("startDate", context)?;
-                let unit_value = self.value("unit", context)?;
-                let amount = self.value("amount", context)?;
-                if is_nullish(start.as_ref())
-                    || is_nullish(unit_value.as_ref())
-                    || is_nullish(amount.as_ref())
-                {
-                    return Ok(Some(Bson::Null));
-                }
-                let millis = instant(name, start.as_ref().expect("checked"))?;
-                let unit = unit(name, unit_value.as_ref())?;
-                let amount = amount
-                    .as_ref()
-                    .and_then(Num::of)
-                    .and_then(Num::as_i64)
-                    .ok_or_else(|| {
-                        expression_error(
-                            5166402,
-                            format!("{name} expects integer amount of time units"),
-                        )
-                    })?;
-                let amount = if matches!(self.kind, Kind::Subtract) {
-                    -amount
-                } else {
-                    amount
-                };
-                let zone = zone_of(name, self.value("timezone", context)?.as_ref())?;
-                Ok(Some(Bson::DateTime(bson::DateTime::from_millis(date_add(
-                    millis, unit, amount, &zone,
-                )?))))
-            }
-            Kind::Diff => {
-                let start = self.value("startDate", context)?;
-                let end = self.value("endDate", context)?;
-                let unit_value = self.value("unit", context)?;
-                if is_nullish(start.as_ref())
-                    || is_nullish(end.as_ref())
-                    || is_nullish(unit_value.as_ref())
-                {
-                    return Ok(Some(Bson::Null));
-                }
-                let start = instant(name, start.as_ref().expect("checked"))?;
-                let end = instant(name, end.as_ref().expect("checked"))?;
-                let unit = unit(name, unit_value.as_ref())?;
-                let zone = zone_of(name, self.value("timezone", context)?.as_ref())?;
-                let week_start = start_of_week(self.value("startOfWeek", context)?.as_ref())?;
-                Ok(Some(Bson::Int64(diff(
-                    start, end, unit, &zone, week_start,
-                )?)))
-            }
+            Kind::Part(part) => self.date_part(part, context),
+            Kind::ToString => self.date_to_string(context),
+            Kind::Trunc => self.date_trunc(context),
+            Kind::Add | Kind::Subtract => self.date_add_or_subtract(context),
+            Kind::Diff => self.date_diff(context),
         }
     }
 

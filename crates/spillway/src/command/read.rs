@@ -194,53 +194,80 @@ pub(crate) fn collation(args: &Args<'_>) -> CommandResult<Collation> {
         .map_err(|error| CommandError::bad_value(error.to_string()))
 }
 
+/// The options of one `find`, read and checked before the collection is touched.
+struct FindOptions {
+    collation: Collation,
+    filter: Document,
+    sort: Option<Document>,
+    projection: Option<Document>,
+    hint: Option<Hint>,
+    /// Index bounds; an empty bound is no bound, as in MongoDB.
+    min: Option<Document>,
+    max: Option<Document>,
+    tailable: bool,
+    await_data: bool,
+    skip: u64,
+    limit: u64,
+    batch_size: Option<u64>,
+    single_batch: bool,
+    no_cursor_timeout: bool,
+    let_vars: Option<Document>,
+}
+
+impl FindOptions {
+    fn parse(args: &Args<'_>) -> CommandResult<FindOptions> {
+        if args.get("expand").is_some() {
+            return Err(CommandError::bad_value(
+                "find's 'expand' option is gone: every read returns logical documents; read the stored layout from the namespace system.stored.<collection>",
+            ));
+        }
+        args.only(FIND_FIELDS)?;
+        for option in UNSUPPORTED_FIND_OPTIONS {
+            if args
+                .get(option)
+                .is_some_and(|value| value != &Bson::Boolean(false))
+            {
+                return Err(CommandError::not_supported(format!(
+                    "find option '{option}' is not supported by Spillway"
+                )));
+            }
+        }
+        let options = FindOptions {
+            collation: collation(args)?,
+            filter: args.document("filter")?.cloned().unwrap_or_default(),
+            sort: args
+                .document("sort")?
+                .cloned()
+                .map(natural_sort)
+                .transpose()?,
+            projection: args.document("projection")?.cloned(),
+            hint: hint(args)?,
+            min: args.document("min")?.filter(|min| !min.is_empty()).cloned(),
+            max: args.document("max")?.filter(|max| !max.is_empty()).cloned(),
+            tailable: args.bool("tailable")?.unwrap_or(false),
+            await_data: args.bool("awaitData")?.unwrap_or(false),
+            skip: args.count("skip")?.unwrap_or(0),
+            limit: args.count("limit")?.unwrap_or(0),
+            batch_size: args.count("batchSize")?,
+            single_batch: args.bool("singleBatch")?.unwrap_or(false),
+            no_cursor_timeout: args.bool("noCursorTimeout")?.unwrap_or(false),
+            let_vars: args.document("let")?.cloned(),
+        };
+        if options.await_data && !options.tailable {
+            return Err(CommandError::bad_value(
+                "Cannot set 'awaitData' without also setting 'tailable'",
+            ));
+        }
+        Ok(options)
+    }
+}
+
 /// `find`.
 pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
-    let args = &context.args;
-    if args.get("expand").is_some() {
-        return Err(CommandError::bad_value(
-            "find's 'expand' option is gone: every read returns logical documents; read the stored layout from the namespace system.stored.<collection>",
-        ));
-    }
-    args.only(FIND_FIELDS)?;
-    for option in UNSUPPORTED_FIND_OPTIONS {
-        if args
-            .get(option)
-            .is_some_and(|value| value != &Bson::Boolean(false))
-        {
-            return Err(CommandError::not_supported(format!(
-                "find option '{option}' is not supported by Spillway"
-            )));
-        }
-    }
-    let collation = collation(args)?;
-    let filter = args.document("filter")?.cloned().unwrap_or_default();
-    let sort = args
-        .document("sort")?
-        .cloned()
-        .map(natural_sort)
-        .transpose()?;
-    let projection = args.document("projection")?.cloned();
-    let hint = hint(args)?;
-    // An empty bound is no bound, as in MongoDB.
-    let min = args.document("min")?.filter(|min| !min.is_empty()).cloned();
-    let max = args.document("max")?.filter(|max| !max.is_empty()).cloned();
-    let tailable_requested = args.bool("tailable")?.unwrap_or(false);
-    let await_data = args.bool("awaitData")?.unwrap_or(false);
-    if await_data && !tailable_requested {
-        return Err(CommandError::bad_value(
-            "Cannot set 'awaitData' without also setting 'tailable'",
-        ));
-    }
-    let skip = args.count("skip")?.unwrap_or(0);
-    let limit = args.count("limit")?.unwrap_or(0);
-    let batch_size = args.count("batchSize")?;
-    let single_batch = args.bool("singleBatch")?.unwrap_or(false);
-    let immortal = args.bool("noCursorTimeout")?.unwrap_or(false);
-    let let_vars = args.document("let")?.cloned();
+    let mut options = FindOptions::parse(&context.args)?;
     let (collection, name, stored_layout) = read_collection(context)?;
     let namespace = context.namespace(&name);
-    if tailable_requested {
+    if options.tailable {
         let capped = context
             .commands
             .database
@@ -251,90 +278,23 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
                 "error processing query: ns={namespace} tailable cursor requested on non capped collection"
             )));
         }
+        // A tailable cursor reads in insertion order.
+        options.sort.get_or_insert_with(|| doc! { "_id": 1 });
+        // With a limit, a tailable cursor ends once it has returned that many: the plain
+        // find's cursor in natural order answers it.
+        if options.limit == 0 && !options.single_batch {
+            return open_tailing_cursor(context, collection, options, &namespace);
+        }
     }
-    // With a limit, a tailable cursor ends once it has returned that many: the plain find's
-    // cursor in natural order answers it.
-    let tailable = tailable_requested && limit == 0 && !single_batch;
-    let sort = match sort {
-        None if tailable_requested => Some(doc! { "_id": 1 }),
-        sort => sort,
-    };
-    if tailable {
-        let wait_ms = Arc::new(AtomicU64::new(0));
-        let stream: DocumentStream = Box::new(TailingStream {
-            collection,
-            filter,
-            projection,
-            skip,
-            buffered: VecDeque::new(),
-            last_id: None,
-            wait_ms: Arc::clone(&wait_ms),
-        });
-        let waits = await_data.then_some(wait_ms);
-        return CursorTable::open_tailable(
-            &context.commands.cursors,
-            &namespace,
-            stream,
-            batch_size,
-            waits,
-            None,
-        );
-    }
-    let stream: DocumentStream = if let Some(let_vars) = let_vars {
+    let (limit, batch_size, no_cursor_timeout) =
+        (options.limit, options.batch_size, options.no_cursor_timeout);
+    let single_batch =
+        options.single_batch || (limit > 0 && batch_size.is_some_and(|size| size >= limit));
+    let stream = match options.let_vars.take() {
         // `let` variables are read by `$expr`: run the find as the pipeline it is.
-        if min.is_some() || max.is_some() {
-            return Err(CommandError::not_supported(
-                "find with both 'let' and 'min'/'max' is not supported by Spillway",
-            ));
-        }
-        let mut pipeline = vec![doc! { "$match": filter }];
-        if stored_layout {
-            pipeline.insert(0, doc! { STORED_DOCUMENTS_STAGE: {} });
-        }
-        if let Some(sort) = sort {
-            pipeline.push(doc! { "$sort": sort });
-        }
-        if skip > 0 {
-            pipeline.push(doc! { "$skip": skip as i64 });
-        }
-        if limit > 0 {
-            pipeline.push(doc! { "$limit": limit as i64 });
-        }
-        if let Some(projection) = projection {
-            pipeline.push(doc! { "$project": projection });
-        }
-        let action = collection
-            .aggregate(pipeline)
-            .let_vars(let_vars)
-            .collation(collation);
-        Box::new(in_session!(action, context).run()?)
-    } else {
-        let mut action = collection
-            .find(filter)
-            .skip(skip)
-            .stored(stored_layout)
-            .collation(collation);
-        if let Some(hint) = hint {
-            action = action.hint(hint);
-        }
-        if let Some(min) = min {
-            action = action.min(min);
-        }
-        if let Some(max) = max {
-            action = action.max(max);
-        }
-        if limit > 0 {
-            action = action.limit(i64::try_from(limit).unwrap_or(i64::MAX));
-        }
-        if let Some(sort) = sort {
-            action = action.sort(sort);
-        }
-        if let Some(projection) = projection {
-            action = action.projection(projection);
-        }
-        Box::new(in_session!(action, context).run()?)
+        Some(let_vars) => find_as_pipeline(context, &collection, options, let_vars, stored_layout)?,
+        None => find_stream(context, &collection, options, stored_layout)?,
     };
-    let single_batch = single_batch || (limit > 0 && batch_size.is_some_and(|size| size >= limit));
     CursorTable::open_limited(
         &context.commands.cursors,
         &namespace,
@@ -342,8 +302,107 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         batch_size,
         Some(limit),
         single_batch,
-        immortal,
+        no_cursor_timeout,
     )
+}
+
+/// A tailable cursor on a capped collection: it waits for documents inserted later (with
+/// `awaitData`, each `getMore` waits up to its `maxTimeMS`).
+fn open_tailing_cursor(
+    context: &Context<'_>,
+    collection: Collection<Document>,
+    options: FindOptions,
+    namespace: &str,
+) -> CommandResult {
+    let wait_ms = Arc::new(AtomicU64::new(0));
+    let stream: DocumentStream = Box::new(TailingStream {
+        collection,
+        filter: options.filter,
+        projection: options.projection,
+        skip: options.skip,
+        buffered: VecDeque::new(),
+        last_id: None,
+        wait_ms: Arc::clone(&wait_ms),
+    });
+    let waits = options.await_data.then_some(wait_ms);
+    CursorTable::open_tailable(
+        &context.commands.cursors,
+        namespace,
+        stream,
+        options.batch_size,
+        waits,
+        None,
+    )
+}
+
+/// A find with `let` variables, run as the pipeline `$match`, `$sort`, `$skip`, `$limit`,
+/// `$project` it is.
+fn find_as_pipeline(
+    context: &mut Context<'_>,
+    collection: &Collection<Document>,
+    options: FindOptions,
+    let_vars: Document,
+    stored_layout: bool,
+) -> CommandResult<DocumentStream> {
+    if options.min.is_some() || options.max.is_some() {
+        return Err(CommandError::not_supported(
+            "find with both 'let' and 'min'/'max' is not supported by Spillway",
+        ));
+    }
+    let mut pipeline = vec![doc! { "$match": options.filter }];
+    if stored_layout {
+        pipeline.insert(0, doc! { STORED_DOCUMENTS_STAGE: {} });
+    }
+    if let Some(sort) = options.sort {
+        pipeline.push(doc! { "$sort": sort });
+    }
+    if options.skip > 0 {
+        pipeline.push(doc! { "$skip": options.skip as i64 });
+    }
+    if options.limit > 0 {
+        pipeline.push(doc! { "$limit": options.limit as i64 });
+    }
+    if let Some(projection) = options.projection {
+        pipeline.push(doc! { "$project": projection });
+    }
+    let action = collection
+        .aggregate(pipeline)
+        .let_vars(let_vars)
+        .collation(options.collation);
+    Ok(Box::new(in_session!(action, context).run()?))
+}
+
+/// A find through the facade's find action.
+fn find_stream(
+    context: &mut Context<'_>,
+    collection: &Collection<Document>,
+    options: FindOptions,
+    stored_layout: bool,
+) -> CommandResult<DocumentStream> {
+    let mut action = collection
+        .find(options.filter)
+        .skip(options.skip)
+        .stored(stored_layout)
+        .collation(options.collation);
+    if let Some(hint) = options.hint {
+        action = action.hint(hint);
+    }
+    if let Some(min) = options.min {
+        action = action.min(min);
+    }
+    if let Some(max) = options.max {
+        action = action.max(max);
+    }
+    if options.limit > 0 {
+        action = action.limit(i64::try_from(options.limit).unwrap_or(i64::MAX));
+    }
+    if let Some(sort) = options.sort {
+        action = action.sort(sort);
+    }
+    if let Some(projection) = options.projection {
+        action = action.projection(projection);
+    }
+    Ok(Box::new(in_session!(action, context).run()?))
 }
 
 /// `getMore`.
