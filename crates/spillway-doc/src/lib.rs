@@ -74,6 +74,7 @@ pub mod text;
 pub use disabled::text;
 pub mod timeseries;
 pub mod update;
+pub mod value_set;
 
 pub use bson;
 pub use error::{DocError, Result};

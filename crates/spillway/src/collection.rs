@@ -21,6 +21,7 @@ use spillway_doc::filter::Filter;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
 use spillway_doc::sort::SortSpec;
+use spillway_doc::value_set::ValueSet;
 use spillway_store::Store;
 
 use crate::aggregate;
@@ -1646,11 +1647,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Distinct<'a, T> {
             if let Some(transaction) = self.session {
                 action = action.session(transaction);
             }
-            let mut values = Vec::new();
+            let mut values = ValueSet::new(&self.collation);
             for document in action.run()? {
-                ops::add_distinct_values(&mut values, &document?, &path, &self.collation);
+                ops::add_distinct_values(&mut values, &document?, &path);
             }
-            return Ok(values);
+            return Ok(values.into_vec());
         }
         let name = &self.collection.name;
         self.collection.read(self.session.as_deref(), |reader| {

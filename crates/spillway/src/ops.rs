@@ -14,13 +14,12 @@
 
 use bson::{Bson, DateTime, Document};
 use spillway_doc::DocError;
-use spillway_doc::collation::Collation;
-use spillway_doc::compare::compare_collated;
 use spillway_doc::filter::Filter;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
 use spillway_doc::sort::SortSpec;
 use spillway_doc::update::{ApplyContext, Update};
+use spillway_doc::value_set::ValueSet;
 use spillway_pattern::Statement;
 use spillway_store::Store;
 
@@ -659,7 +658,7 @@ pub(crate) fn distinct(
     stored: bool,
 ) -> Result<Vec<Bson>> {
     let path = FieldPath::parse(field).map_err(Error::argument)?;
-    let mut values: Vec<Bson> = Vec::new();
+    let mut values = ValueSet::new(filter.collation());
     let logical = !stored && Route::of(reader.catalog(), collection).is_managed_path(path.as_str());
     let query = if stored { query_stored } else { query };
     for found in query(reader, collection, filter, None, 0, None)?.matches {
@@ -667,19 +666,14 @@ pub(crate) fn distinct(
         if logical {
             document = patterned::expand(reader, collection, &document)?;
         }
-        add_distinct_values(&mut values, &document, &path, filter.collation());
+        add_distinct_values(&mut values, &document, &path);
     }
-    Ok(values)
+    Ok(values.into_vec())
 }
 
-/// Adds the values of `path` in `document` (arrays unwound one level) that `values` does not
-/// hold yet: values equal under `collation` are one value, the first seen.
-pub(crate) fn add_distinct_values(
-    values: &mut Vec<Bson>,
-    document: &Document,
-    path: &FieldPath,
-    collation: &Collation,
-) {
+/// Adds to `values` the values of `path` in `document`, arrays unwound one level (the set
+/// keeps one of the values equal under its collation, the first seen).
+pub(crate) fn add_distinct_values(values: &mut ValueSet, document: &Document, path: &FieldPath) {
     let mut reached = Vec::new();
     if let Some((first, rest)) = path.parts().split_first()
         && let Some(child) = document.get(first)
@@ -687,16 +681,10 @@ pub(crate) fn add_distinct_values(
         spillway_doc::path::distinct_values(child, rest, &mut reached);
     }
     for value in reached {
-        let unwound = match value {
-            Bson::Array(items) => items,
-            other => vec![other],
-        };
-        for item in unwound {
-            if !values
-                .iter()
-                .any(|known| compare_collated(known, &item, collation).is_eq())
-            {
-                values.push(item);
+        match value {
+            Bson::Array(items) => values.extend(items),
+            other => {
+                values.insert(other);
             }
         }
     }

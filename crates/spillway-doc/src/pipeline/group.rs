@@ -6,12 +6,13 @@ use std::collections::HashMap;
 use bson::{Bson, Document};
 
 use super::pipeline_error;
-use crate::compare::{compare, values_equal};
+use crate::compare::compare;
 use crate::error::Result;
 use crate::expr::num::Num;
 use crate::expr::{Dependencies, Expression, Variables};
 use crate::key;
 use crate::sort::SortSpec;
+use crate::value_set::ValueSet;
 
 /// One accumulator of a `$group` output field.
 #[derive(Debug, Clone)]
@@ -206,6 +207,7 @@ impl Accumulator {
                 State::One(None, false)
             }
             Kind::MergeObjects => State::Object(Document::new()),
+            Kind::AddToSet => State::Set(ValueSet::default()),
             _ => State::Many(Vec::new()),
         }
     }
@@ -280,11 +282,9 @@ impl Accumulator {
                     items.push(value);
                 }
             }
-            (Kind::AddToSet, State::Many(items)) => {
-                if let Some(value) = value
-                    && !items.iter().any(|item| values_equal(item, &value))
-                {
-                    items.push(value);
+            (Kind::AddToSet, State::Set(set)) => {
+                if let Some(value) = value {
+                    set.insert(value);
                 }
             }
             (Kind::MergeObjects, State::Object(merged)) => match value {
@@ -398,6 +398,7 @@ impl Accumulator {
                     .collect(),
             ),
             (_, State::Many(items)) => Bson::Array(items),
+            (_, State::Set(set)) => Bson::Array(set.into_vec()),
             (_, State::Object(document)) => Bson::Document(document),
         }
     }
@@ -435,6 +436,8 @@ enum State {
     /// The value so far; whether one was seen.
     One(Option<Bson>, bool),
     Many(Vec<Bson>),
+    /// `$addToSet`'s values.
+    Set(ValueSet),
     Object(Document),
 }
 
