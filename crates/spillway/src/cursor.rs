@@ -271,11 +271,15 @@ impl<T> Cursor<T> {
                 scan_filter,
                 batch_size,
                 to_skip,
-                ..
+                logical,
             } = &mut self.source
             else {
                 return Ok(None);
             };
+            if logical.is_none() && *to_skip > 0 {
+                // An exact index scan passes over the skipped entries without reading them.
+                *to_skip -= execution.skip_without_reading(&**state, *to_skip)?;
+            }
             if execution.is_finished() {
                 return Ok(None);
             }

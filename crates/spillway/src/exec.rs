@@ -224,6 +224,61 @@ impl Execution {
         Ok(())
     }
 
+    /// Passes over up to `count` matches without reading their documents, when the access
+    /// path's entries are exactly the matches (an exact index scan, see
+    /// [`Access::IxScan`]'s `exact`); how many it passed over (fewer only at the end). Any
+    /// other access path passes over none: its matches are only known by reading them.
+    pub(crate) fn skip_without_reading(
+        &mut self,
+        reader: &dyn Reader,
+        count: usize,
+    ) -> Result<usize> {
+        let Access::IxScan {
+            keyspace,
+            ranges,
+            reverse,
+            exact: true,
+            ..
+        } = &*self.access
+        else {
+            return Ok(0);
+        };
+        let (keyspace, reverse) = (*keyspace, *reverse);
+        let mut skipped = 0;
+        while skipped < count && !self.finished {
+            if self.range_position >= ranges.len() {
+                self.finished = true;
+                break;
+            }
+            let position = if reverse {
+                ranges.len() - 1 - self.range_position
+            } else {
+                self.range_position
+            };
+            let range = resumed(&ranges[position], self.resume_after.as_deref(), reverse);
+            let mut last_key = None;
+            for entry in reader.scan(keyspace, &range, reverse)? {
+                let (key, _) = entry?;
+                self.keys_examined += 1;
+                skipped += 1;
+                if skipped == count {
+                    last_key = Some(key.into_owned());
+                    break;
+                }
+            }
+            if let Some(key) = last_key {
+                self.resume_after = Some(key);
+            } else {
+                self.range_position += 1;
+                self.resume_after = None;
+                if self.range_position >= ranges.len() {
+                    self.finished = true;
+                }
+            }
+        }
+        Ok(skipped)
+    }
+
     /// Runs to the end and returns every match.
     pub(crate) fn collect(
         &mut self,

@@ -45,7 +45,7 @@ use spillway_doc::key;
 use spillway_doc::sort::{Direction, SortSpec};
 use spillway_store::KeyspaceId;
 
-use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta};
 use crate::error::{Error, Result};
 use crate::index_keys::hashed_value;
 use crate::results::Hint;
@@ -79,6 +79,10 @@ pub(crate) enum Access {
         /// Whether the index is partial / sparse (shown by `explain`).
         partial: bool,
         sparse: bool,
+        /// Whether the ranges are the whole filter: every entry in them is a match, and each
+        /// match has one entry ([`answers_filter`]), so that entries can be skipped without
+        /// reading their documents.
+        exact: bool,
     },
 }
 
@@ -248,6 +252,16 @@ pub(crate) fn plan_hinted(
         },
         Hint::Name(name) => HintTarget::Name(name.as_str()),
     };
+    if let Some(reverse) = id_index_hint(&wanted) {
+        if hinted.has_bounds() {
+            return Err(Error::invalid_options(
+                &collection.name,
+                "min()/max() on the _id index is not supported by Spillway: bound a secondary index",
+            )
+            .with_code(crate::error::codes::COMMAND_NOT_SUPPORTED));
+        }
+        return Ok(id_index_plan(collection, filter, sort, reverse));
+    }
     let index = collection.indexes.iter().find(|index| match &wanted {
         HintTarget::Keys(keys) => crate::catalog::default_index_name(&index.spec) == *keys,
         HintTarget::Name(name) => index.name == *name,
@@ -278,7 +292,52 @@ pub(crate) fn plan_hinted(
     } else {
         Candidate::build(index, filter, sort)
     };
-    Ok(index_plan(index, candidate, docs, sort))
+    Ok(index_plan(index, candidate, docs, filter, sort))
+}
+
+/// Whether a hint names the `_id` index (`{_id: 1}`, `{_id: -1}` or `"_id_"`), and if so
+/// whether it is read backwards.
+fn id_index_hint(wanted: &HintTarget<'_>) -> Option<bool> {
+    match wanted {
+        HintTarget::Name(name) => (*name == ID_INDEX_NAME).then_some(false),
+        HintTarget::Keys(keys) => match keys.as_str() {
+            "_id_1" => Some(false),
+            "_id_-1" => Some(true),
+            _ => None,
+        },
+    }
+}
+
+/// The plan of a query hinted to the `_id` index: the collection is stored in `_id` order,
+/// so its point lookups when the filter pins `_id`, else a scan of every document in that
+/// order (backwards for `{_id: -1}`).
+fn id_index_plan(
+    collection: &CollectionMeta,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    reverse: bool,
+) -> Plan {
+    let id_sort = sort
+        .filter(|sort| sort.collation().is_simple() && !sort.has_text_score())
+        .and_then(id_sort_direction);
+    let access = match id_lookup(filter) {
+        Some(keys) => Access::IdHack {
+            keys,
+            reverse: id_sort.map_or(reverse, |direction| direction == Direction::Descending),
+        },
+        None => Access::CollScan {
+            reverse: id_sort.map_or(reverse, |direction| direction == Direction::Descending),
+        },
+    };
+    Plan {
+        access: Arc::new(access),
+        docs: Some(collection.docs),
+        sort: if id_sort.is_some() {
+            None
+        } else {
+            sort.cloned()
+        },
+    }
 }
 
 /// Which index a hint names.
@@ -293,9 +352,11 @@ fn index_plan(
     index: &IndexMeta,
     candidate: Candidate,
     docs: Option<KeyspaceId>,
+    filter: &Filter,
     sort: Option<&SortSpec>,
 ) -> Plan {
     let provides_sort = candidate.sort_reverse.is_some();
+    let exact = answers_filter(index, &candidate, filter);
     Plan {
         access: Arc::new(Access::IxScan {
             index: index.name.clone(),
@@ -314,10 +375,59 @@ fn index_plan(
             ranges: candidate.ranges,
             partial: index.settings.partial.is_some(),
             sparse: index.settings.sparse,
+            exact,
         }),
         docs,
         sort: if provides_sort { None } else { sort.cloned() },
     }
+}
+
+/// Whether scanning `index` as `candidate` says yields exactly the documents matching
+/// `filter`, one entry each: the filter is only equalities (`{a: 5}`, `{a: {$eq: 5}}`), one
+/// per field, on the leading fields of the index, each pinned to its point by a single range;
+/// every operand is a number (not NaN), a string, an ObjectId, a boolean or a date, whose key
+/// equality is the filter's equality (a string only under the simple collation, which the
+/// pinning already requires); and the index has one entry per document and holds every
+/// document (not multikey, sparse, partial, hashed, text or geospatial). Anything else is
+/// not exact, and every entry's document is read and checked.
+fn answers_filter(index: &IndexMeta, candidate: &Candidate, filter: &Filter) -> bool {
+    let plain_index = !index.multikey
+        && !index.settings.sparse
+        && index.settings.partial.is_none()
+        && index.hashed.is_none()
+        && index.settings.text.is_none()
+        && index.settings.geo.is_none();
+    if !plain_index || candidate.shown_bounds.is_some() || candidate.ranges.len() != 1 {
+        return false;
+    }
+    let mut pinned: Vec<&str> = Vec::new();
+    for clause in &filter.clauses {
+        let Clause::Field {
+            path,
+            predicate: Predicate::Eq(operand),
+        } = clause
+        else {
+            return false;
+        };
+        let key_equality = match operand.value() {
+            Bson::Double(number) => !number.is_nan(),
+            Bson::Int32(_)
+            | Bson::Int64(_)
+            | Bson::String(_)
+            | Bson::ObjectId(_)
+            | Bson::Boolean(_)
+            | Bson::DateTime(_) => true,
+            _ => false,
+        };
+        if !key_equality || pinned.contains(&path.as_str()) {
+            return false;
+        }
+        pinned.push(path.as_str());
+    }
+    pinned.len() <= candidate.n_points
+        && index.fields[..pinned.len()]
+            .iter()
+            .all(|(field, _)| pinned.contains(&field.as_str()))
 }
 
 /// Where the document with the greatest `order_by` among those whose `field` equals `value`
@@ -416,7 +526,7 @@ pub(crate) fn plan(
             .bound()
             .map(|bound| bound.lookup_terms().collect())
             .unwrap_or_default();
-        return index_plan(index, Candidate::text(&terms), docs, sort);
+        return index_plan(index, Candidate::text(&terms), docs, filter, sort);
     }
     let mut best: Option<(Candidate, &IndexMeta)> = None;
     let usable = |index: &&IndexMeta| {
@@ -458,7 +568,7 @@ pub(crate) fn plan(
             .find(|(candidate, _)| candidate.sort_reverse.is_some());
     }
     if let Some((candidate, index)) = best {
-        return index_plan(index, candidate, docs, sort);
+        return index_plan(index, candidate, docs, filter, sort);
     }
     Plan {
         access: Arc::new(Access::CollScan {

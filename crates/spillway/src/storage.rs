@@ -85,12 +85,14 @@ pub(crate) fn query_stored_hinted(
         None => planner::plan(meta, filter, sort),
     };
     let mut execution = Execution::new(Arc::clone(&plan.access), plan.docs);
-    let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+    let mut skip = usize::try_from(skip).unwrap_or(usize::MAX);
     let mut matches = Vec::new();
     if let Some(sort) = &plan.sort {
         matches = execution.collect(reader, filter)?;
         sort_matches(&mut matches, sort)?;
     } else {
+        // An exact index scan passes over the skipped entries without reading documents.
+        skip -= execution.skip_without_reading(reader, skip)?;
         let wanted = limit.map_or(usize::MAX / 2, |limit| skip.saturating_add(limit));
         while !execution.is_finished() && matches.len() < wanted {
             let missing = wanted - matches.len();

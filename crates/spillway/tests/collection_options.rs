@@ -984,6 +984,45 @@ fn a_hint_picks_the_index_or_fails() {
         .explain()
         .unwrap();
     assert_eq!(natural.winning_plan.get_str("stage").ok(), Some("COLLSCAN"));
+    // The `_id` index, which listIndexes shows as `_id_`, is hinted by name or key pattern: a
+    // scan in `_id` order (backwards for -1), or point lookups when the filter pins `_id`.
+    let nums = |hint: spillway::Hint, filter: Document| -> Vec<i32> {
+        items
+            .find(filter)
+            .hint(hint)
+            .run()
+            .unwrap()
+            .map(|item| item.unwrap().get_i32("num").unwrap())
+            .collect()
+    };
+    let ascending: Vec<i32> = (0..20).collect();
+    let descending: Vec<i32> = (0..20).rev().collect();
+    assert_eq!(
+        nums(spillway::Hint::Name("_id_".into()), doc! {}),
+        ascending
+    );
+    assert_eq!(
+        nums(spillway::Hint::Keys(doc! { "_id": 1 }), doc! {}),
+        ascending
+    );
+    assert_eq!(
+        nums(spillway::Hint::Keys(doc! { "_id": -1 }), doc! {}),
+        descending
+    );
+    assert_eq!(
+        nums(
+            spillway::Hint::Keys(doc! { "_id": 1 }),
+            doc! { "num": { "$gte": 18 } }
+        ),
+        [18, 19]
+    );
+    let pinned = items
+        .find(doc! { "_id": { "$in": [first.get("_id").cloned().unwrap()] } })
+        .hint(spillway::Hint::Name("_id_".into()))
+        .explain()
+        .unwrap();
+    assert_eq!(pinned.winning_plan.get_str("stage").ok(), Some("IDHACK"));
+    assert_eq!(pinned.n_returned, 1);
     db.modify_index(
         "items",
         "num_-1",

@@ -161,3 +161,73 @@ fn multikey_indexes_dedupe_and_do_not_intersect_ranges() {
         )
     );
 }
+
+/// A skip over an index scan whose entries are exactly the matches (equalities on the
+/// index's leading fields, an index with one entry per document) passes over the skipped
+/// entries without reading their documents, through `find` (the cursor) and `explain` (a
+/// query run to completion) alike; any other filter still reads each skipped document. Both
+/// return what a collection scan returns.
+#[test]
+fn a_skip_over_an_exact_index_scan_reads_no_skipped_document() {
+    use spillway::bson::Bson;
+
+    let db = Database::open_in_memory().unwrap();
+    let reviews = db.collection::<Document>("reviews");
+    let documents =
+        (0..600).map(|i| doc! { "_id": i, "product": i % 3, "at": 600 - i, "stars": i % 5 });
+    reviews.insert_many(documents).run().unwrap();
+    reviews
+        .create_index(IndexModel {
+            keys: doc! { "product": 1, "at": -1 },
+            options: None,
+        })
+        .run()
+        .unwrap();
+    let page = |filter: Document, skip: u64, hint: Option<Document>| -> Vec<Bson> {
+        let mut find = reviews
+            .find(filter)
+            .sort(doc! { "product": 1, "at": -1 })
+            .skip(skip)
+            .limit(10);
+        if let Some(hint) = hint {
+            find = find.hint(spillway::Hint::Keys(hint));
+        }
+        find.run()
+            .unwrap()
+            .map(|review| review.unwrap().get("_id").cloned().unwrap())
+            .collect()
+    };
+    let explained = |filter: Document, skip: u64| {
+        reviews
+            .find(filter)
+            .sort(doc! { "product": 1, "at": -1 })
+            .skip(skip)
+            .limit(10)
+            .explain()
+            .unwrap()
+    };
+    for (filter, exact) in [
+        (doc! { "product": 1 }, true),
+        (doc! { "product": 1_i64, "at": { "$lte": 1000 } }, false),
+        (doc! { "product": 1.0, "stars": { "$gte": 0 } }, false),
+        (doc! { "product": { "$in": [1] } }, false),
+    ] {
+        for skip in [0, 1, 9, 10, 190, 199, 200, 250] {
+            let expected = page(filter.clone(), skip, Some(doc! { "$natural": 1 }));
+            assert_eq!(
+                page(filter.clone(), skip, None),
+                expected,
+                "{filter} skip {skip}"
+            );
+            let explain = explained(filter.clone(), skip);
+            assert_eq!(explain.n_returned, expected.len() as u64);
+            let skipped = skip.min(200);
+            let read = if exact {
+                expected.len() as u64
+            } else {
+                skipped + expected.len() as u64
+            };
+            assert_eq!(explain.docs_examined, read, "{filter} skip {skip}");
+        }
+    }
+}
