@@ -256,7 +256,7 @@ macro_rules! apply {
     }};
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> Find<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'_, T> {
     /// Sets every option of `options` that is set (the driver's `with_options`).
     pub fn with_options(self, options: impl Into<Option<FindOptions>>) -> Self {
         let mut action = self;
@@ -271,7 +271,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> Find<'_, T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> FindOne<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOne<'_, T> {
     /// Sets every option of `options` that is set (the driver's `with_options`).
     pub fn with_options(self, options: impl Into<Option<FindOneOptions>>) -> Self {
         let mut action = self;
@@ -280,7 +280,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> FindOne<'_, T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> UpdateAction<'_, T> {
     /// Sets every option of `options` that is set (the driver's `with_options`): an
     /// [`UpdateOptions`] for `update_one`/`update_many`, a [`ReplaceOptions`] for
     /// `replace_one`.
@@ -340,7 +340,7 @@ impl From<Option<ReplaceOptions>> for UpdateActionOptions {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> Delete<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> Delete<'_, T> {
     /// Sets every option of `options` that is set (the driver's `with_options`).
     pub fn with_options(self, options: impl Into<Option<DeleteOptions>>) -> Self {
         let mut action = self;
@@ -349,7 +349,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> Delete<'_, T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> CountDocuments<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> CountDocuments<'_, T> {
     /// Sets every option of `options` that is set (the driver's `with_options`).
     pub fn with_options(self, options: impl Into<Option<CountOptions>>) -> Self {
         let mut action = self;
@@ -358,7 +358,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> CountDocuments<'_, T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> Distinct<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> Distinct<'_, T> {
     /// Sets every option of `options` that is set (the driver's `with_options`).
     pub fn with_options(self, options: impl Into<Option<DistinctOptions>>) -> Self {
         let mut action = self;
@@ -367,7 +367,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> Distinct<'_, T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> InsertOne<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> InsertOne<'_, T> {
     /// Sets every option of `options` that is set (the driver's `with_options`).
     pub fn with_options(self, options: impl Into<Option<InsertOneOptions>>) -> Self {
         let mut action = self;
@@ -376,7 +376,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> InsertOne<'_, T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> InsertMany<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> InsertMany<'_, T> {
     /// Sets every option of `options` that is set (the driver's `with_options`).
     pub fn with_options(self, options: impl Into<Option<InsertManyOptions>>) -> Self {
         let mut action = self;
@@ -385,7 +385,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> InsertMany<'_, T> {
     }
 }
 
-impl<R: DeserializeOwned> Aggregate<'_, R> {
+impl<R: DeserializeOwned + 'static> Aggregate<'_, R> {
     /// Sets every option of `options` that is set (the driver's `with_options`).
     pub fn with_options(self, options: impl Into<Option<AggregateOptions>>) -> Self {
         let mut action = self;
@@ -404,7 +404,7 @@ impl<R: DeserializeOwned> Aggregate<'_, R> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOneAndModify<'_, T> {
     /// Sets every option of `options` that is set (the driver's `with_options`): a
     /// [`FindOneAndUpdateOptions`] or a [`FindOneAndReplaceOptions`].
     pub fn with_options(self, options: impl Into<FindOneAndModifyOptions>) -> Self {
@@ -460,7 +460,7 @@ impl From<FindOneAndReplaceOptions> for FindOneAndModifyOptions {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> FindOneAndDelete<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOneAndDelete<'_, T> {
     /// Sets every option of `options` that is set (the driver's `with_options`).
     pub fn with_options(self, options: impl Into<Option<FindOneAndDeleteOptions>>) -> Self {
         let mut action = self;

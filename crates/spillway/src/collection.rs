@@ -49,7 +49,9 @@ use crate::views;
 /// How many documents a streaming cursor fetches at a time unless told otherwise.
 const DEFAULT_BATCH_SIZE: usize = 101;
 
-/// A collection of documents read and written as `T`.
+/// A collection of documents read and written as `T`: any owned (`'static`) serde type.
+/// With `T = Document` reads hand each document over as decoded from storage, without a
+/// pass through serde.
 pub struct Collection<T> {
     database: Database,
     name: String,
@@ -64,7 +66,7 @@ impl Database {
     /// the name is checked by every operation.
     pub fn collection<T>(&self, name: &str) -> Collection<T>
     where
-        T: Serialize + DeserializeOwned + Send + Sync,
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
     {
         Collection::new(self.clone(), name)
     }
@@ -93,9 +95,8 @@ fn to_document<T: Serialize>(value: &T) -> Result<Document> {
         .map_err(|error| Error::serialization(format!("cannot serialize a document: {error}")))
 }
 
-fn from_document<T: DeserializeOwned>(document: Document) -> Result<T> {
-    bson::deserialize_from_document(document)
-        .map_err(|error| Error::serialization(format!("cannot deserialize a document: {error}")))
+fn from_document<T: DeserializeOwned + 'static>(document: Document) -> Result<T> {
+    storage::document_as(document, "a document")
 }
 
 fn parse_filter(filter: &Document, collation: &Collation) -> Result<Filter> {
@@ -119,7 +120,7 @@ fn parse_projection(projection: Option<&Document>) -> Result<Option<Projection>>
 
 impl<T> Collection<T>
 where
-    T: Serialize + DeserializeOwned + Send + Sync,
+    T: Serialize + DeserializeOwned + Send + Sync + 'static,
 {
     pub(crate) fn new(database: Database, name: &str) -> Collection<T> {
         Collection {
@@ -747,7 +748,7 @@ pub struct InsertOne<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertOne<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> InsertOne<'a, T> {
     session_method!();
     bypass_method!();
 
@@ -773,7 +774,7 @@ pub struct InsertMany<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> InsertMany<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> InsertMany<'a, T> {
     session_method!();
     bypass_method!();
 
@@ -842,7 +843,7 @@ pub struct Find<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Find<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
     session_method!();
     collation_method!();
 
@@ -1129,7 +1130,7 @@ pub struct Aggregate<'a, R> {
     marker: PhantomData<fn() -> R>,
 }
 
-impl<'a, R: DeserializeOwned> Aggregate<'a, R> {
+impl<'a, R: DeserializeOwned + 'static> Aggregate<'a, R> {
     session_method!();
     bypass_method!();
     collation_method!();
@@ -1247,7 +1248,7 @@ pub struct FindOne<'a, T> {
     find: Find<'a, T>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOne<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOne<'a, T> {
     /// Runs the operation inside `transaction` (see `Database::transaction`).
     pub fn session(mut self, transaction: &'a mut Transaction) -> Self {
         self.find = self.find.session(transaction);
@@ -1306,7 +1307,7 @@ pub struct UpdateAction<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> UpdateAction<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> UpdateAction<'a, T> {
     fn new(
         collection: &'a Collection<T>,
         filter: Document,
@@ -1396,7 +1397,7 @@ pub struct Delete<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Delete<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Delete<'a, T> {
     session_method!();
     collation_method!();
 
@@ -1429,7 +1430,7 @@ pub struct FindOneAndModify<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndModify<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOneAndModify<'a, T> {
     fn new(
         collection: &'a Collection<T>,
         filter: Document,
@@ -1520,7 +1521,7 @@ pub struct FindOneAndDelete<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> FindOneAndDelete<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOneAndDelete<'a, T> {
     session_method!();
     collation_method!();
 
@@ -1567,7 +1568,7 @@ pub struct CountDocuments<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CountDocuments<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> CountDocuments<'a, T> {
     session_method!();
     collation_method!();
 
@@ -1625,7 +1626,7 @@ pub struct Distinct<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> Distinct<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Distinct<'a, T> {
     session_method!();
     collation_method!();
 
@@ -1668,7 +1669,7 @@ pub struct CreateIndex<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndex<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> CreateIndex<'a, T> {
     session_method!();
 
     /// Creates the index.
@@ -1704,7 +1705,7 @@ pub struct CreateIndexes<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> CreateIndexes<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> CreateIndexes<'a, T> {
     session_method!();
 
     /// Creates the indexes; returns their names in the order given.
@@ -1749,7 +1750,7 @@ pub struct DropIndexes<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropIndexes<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> DropIndexes<'a, T> {
     session_method!();
 
     /// Drops the indexes (nothing happens if the collection does not exist).
@@ -1839,7 +1840,7 @@ pub struct DropIndex<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropIndex<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> DropIndex<'a, T> {
     session_method!();
 
     /// Drops the index.
@@ -1859,7 +1860,7 @@ pub struct DropCollection<'a, T> {
     session: Option<&'a mut Transaction>,
 }
 
-impl<'a, T: Serialize + DeserializeOwned + Send + Sync> DropCollection<'a, T> {
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> DropCollection<'a, T> {
     session_method!();
 
     /// Drops the collection (or the view, and only the view).
@@ -1877,7 +1878,7 @@ pub struct EstimatedDocumentCount<'a, T> {
     collection: &'a Collection<T>,
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> EstimatedDocumentCount<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> EstimatedDocumentCount<'_, T> {
     /// The count.
     pub fn run(self) -> Result<u64> {
         let collection = self.collection;
@@ -1899,7 +1900,7 @@ pub struct ListIndexes<'a, T> {
     collection: &'a Collection<T>,
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> ListIndexes<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ListIndexes<'_, T> {
     /// A cursor over the indexes, read from one snapshot.
     pub fn run(self) -> Result<Cursor<IndexModel>> {
         let described: Vec<Result<Document>> = self
@@ -1918,7 +1919,7 @@ pub struct ListIndexNames<'a, T> {
     collection: &'a Collection<T>,
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync> ListIndexNames<'_, T> {
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ListIndexNames<'_, T> {
     /// The names, `_id_` first.
     pub fn run(self) -> Result<Vec<String>> {
         Ok(self

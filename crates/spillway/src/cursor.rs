@@ -292,38 +292,28 @@ impl<T> Cursor<T> {
 
     fn convert(&self, found: &Match) -> Result<T>
     where
-        T: DeserializeOwned,
+        T: DeserializeOwned + 'static,
     {
         match &self.projection {
-            None => bson::deserialize_from_slice(&found.bytes).map_err(|error| {
-                Error::serialization(format!("cannot deserialize a stored document: {error}"))
-            }),
+            None => storage::decode_as(&found.bytes, "a stored document"),
             Some(projection)
                 if !projection.needs_match_details() && !projection.needs_text_score() =>
             {
                 let projected = projection
                     .apply_raw(stored_document(&found.bytes)?, None)
                     .map_err(Error::argument)?;
-                bson::deserialize_from_document(projected).map_err(|error| {
-                    Error::serialization(format!(
-                        "cannot deserialize a projected document: {error}"
-                    ))
-                })
+                storage::document_as(projected, "a projected document")
             }
             Some(projection) => {
                 let document = storage::decode(&found.bytes)?;
                 let projected = ops::project(Some(projection), &self.filter, document)?;
-                bson::deserialize_from_document(projected).map_err(|error| {
-                    Error::serialization(format!(
-                        "cannot deserialize a projected document: {error}"
-                    ))
-                })
+                storage::document_as(projected, "a projected document")
             }
         }
     }
 }
 
-impl<T: DeserializeOwned> Iterator for Cursor<T> {
+impl<T: DeserializeOwned + 'static> Iterator for Cursor<T> {
     type Item = Result<T>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -332,11 +322,7 @@ impl<T: DeserializeOwned> Iterator for Cursor<T> {
         }
         let result = if let Source::Documents(documents) = &mut self.source {
             match documents.next()? {
-                Ok(document) => bson::deserialize_from_document(document).map_err(|error| {
-                    Error::serialization(format!(
-                        "cannot deserialize a pipeline's document: {error}"
-                    ))
-                }),
+                Ok(document) => storage::document_as(document, "a pipeline's document"),
                 Err(error) => Err(error),
             }
         } else {

@@ -8,11 +8,13 @@
 //! module; it must never call either. Like them, it never commits: everything is buffered in
 //! a `WriteTxn`, which the caller discards on error.
 
+use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use bson::{Bson, Document, RawDocument, oid::ObjectId};
+use serde::de::DeserializeOwned;
 use spillway_doc::DocError;
 use spillway_doc::filter::Filter;
 use spillway_doc::key;
@@ -194,6 +196,33 @@ pub(crate) fn sort_matches(matches: &mut [Match], sort: &SortSpec) -> Result<()>
 /// Decodes stored bytes.
 pub(crate) fn decode(bytes: &[u8]) -> Result<Document> {
     spillway_doc::decode::document_from_bytes(bytes).map_err(not_bson)
+}
+
+/// Stored bytes as `T`: decoded straight into a `Document` when `T` is one ([`decode`]: the
+/// command layer's type, and most applications'), through serde for any other type. `what`
+/// names the bytes in an error ("a stored document").
+pub(crate) fn decode_as<T: DeserializeOwned + 'static>(bytes: &[u8], what: &str) -> Result<T> {
+    if TypeId::of::<T>() == TypeId::of::<Document>() {
+        return document_as(decode(bytes)?, what);
+    }
+    bson::deserialize_from_slice(bytes)
+        .map_err(|error| Error::serialization(format!("cannot deserialize {what}: {error}")))
+}
+
+/// `document` as `T`: moved as it is when `T` is `Document`, never copied or re-encoded
+/// (serde would rebuild it value by value, and read `$`-prefixed fields such as `$oid` as
+/// extended JSON); through serde for any other type.
+pub(crate) fn document_as<T: DeserializeOwned + 'static>(
+    document: Document,
+    what: &str,
+) -> Result<T> {
+    let mut slot = Some(document);
+    if let Some(same) = (&mut slot as &mut dyn Any).downcast_mut::<Option<T>>() {
+        return Ok(same.take().expect("the slot holds the document"));
+    }
+    let document = slot.expect("the slot is only taken when T is Document");
+    bson::deserialize_from_document(document)
+        .map_err(|error| Error::serialization(format!("cannot deserialize {what}: {error}")))
 }
 
 fn not_bson(error: impl std::fmt::Display) -> Error {
