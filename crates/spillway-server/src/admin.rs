@@ -1,11 +1,12 @@
 //! The server-level commands the server answers itself (the handshake, `ping`, `buildInfo`,
 //! `serverStatus`, `getParameter`, `getCmdLineOpts`, `connectionStatus`, `hostInfo`,
-//! `whatsmyuri`, `listCommands`, `getLog`); every other command goes to the command layer.
+//! `whatsmyuri`, `listCommands`, `getLog`, and the one-member replica set's
+//! `replSetGetStatus` and `replSetGetConfig`); every other command goes to the command layer.
 //!
 //! These describe the process, not the data: this module must never touch the database, so
 //! that drivers' connection setup and monitoring never wait for a writer.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use bson::{Bson, DateTime, Document, doc};
@@ -34,6 +35,8 @@ pub const SERVER_COMMANDS: &[&str] = &[
     "whatsmyuri",
     "listCommands",
     "getLog",
+    "replSetGetStatus",
+    "replSetGetConfig",
     "saslStart",
     "saslContinue",
     "logout",
@@ -81,6 +84,8 @@ pub(crate) fn answer(
         "whatsmyuri" => doc! { "you": connection.peer.to_string(), "ok": 1.0 },
         "listCommands" => list_commands(executor, state),
         "getLog" => get_log(command),
+        "replSetGetStatus" => replica_set_status(state),
+        "replSetGetConfig" => replica_set_config(state),
         _ => return None,
     };
     Some(reply)
@@ -108,6 +113,8 @@ fn build_info() -> Document {
 
 fn server_status(state: &ServerState) -> Document {
     let uptime = state.started.elapsed();
+    let counters = &state.counters;
+    let counter = |value: &AtomicU64| value.load(Ordering::Relaxed) as i64;
     let current = state.connections_current.load(Ordering::Relaxed);
     let available = state.options.max_connections.saturating_sub(current);
     doc! {
@@ -126,9 +133,29 @@ fn server_status(state: &ServerState) -> Document {
         },
         // Bytes of partly received messages counted in the shared budget (--max-buffered-bytes).
         "network": {
+            "bytesIn": counter(&counters.bytes_in),
+            "bytesOut": counter(&counters.bytes_out),
+            "physicalBytesIn": counter(&counters.bytes_in),
+            "physicalBytesOut": counter(&counters.bytes_out),
+            "numRequests": counter(&counters.requests),
             "bufferedBytes": state.budget.in_use() as i64,
             "maxBufferedBytes": state.budget.total() as i64,
         },
+        "opcounters": {
+            "insert": counter(&counters.inserts),
+            "query": counter(&counters.queries),
+            "update": counter(&counters.updates),
+            "delete": counter(&counters.deletes),
+            "getmore": counter(&counters.get_mores),
+            "command": counter(&counters.commands),
+        },
+        // Spillway has no global lock: readers never wait, one writer at a time.
+        "globalLock": {
+            "totalTime": uptime.as_micros() as i64,
+            "currentQueue": { "total": 0, "readers": 0, "writers": 0 },
+            "activeClients": { "total": 0, "readers": 0, "writers": 0 },
+        },
+        "mem": memory(),
         "storageEngine": {
             "name": STORAGE_ENGINE,
             "supportsCommittedReads": true,
@@ -142,6 +169,102 @@ fn server_status(state: &ServerState) -> Document {
             "hosts": [state.advertised_host.clone()],
         },
         "ok": 1.0,
+    }
+}
+
+/// `replSetGetStatus` (mongosh's `rs.status()`): the one-member replica set `hello`
+/// announces, its member the primary since the server started.
+fn replica_set_status(state: &ServerState) -> Document {
+    let now = DateTime::now();
+    let op_time = handshake::op_time();
+    let uptime = state.started.elapsed().as_secs() as i64;
+    doc! {
+        "set": handshake::REPLICA_SET_NAME,
+        "date": now,
+        "myState": 1,
+        "term": 1_i64,
+        "heartbeatIntervalMillis": 2000_i64,
+        "majorityVoteCount": 1,
+        "writeMajorityCount": 1,
+        "votingMembersCount": 1,
+        "writableVotingMembersCount": 1,
+        "optimes": {
+            "lastCommittedOpTime": op_time.clone(),
+            "appliedOpTime": op_time.clone(),
+            "durableOpTime": op_time.clone(),
+        },
+        "members": [{
+            "_id": 0,
+            "name": state.advertised_host.clone(),
+            "health": 1.0,
+            "state": 1,
+            "stateStr": "PRIMARY",
+            "uptime": uptime,
+            "optime": op_time,
+            "optimeDate": now,
+            "electionDate": DateTime::from_system_time(SystemTime::now() - state.started.elapsed()),
+            "configVersion": 1,
+            "configTerm": 1,
+            "self": true,
+        }],
+        "ok": 1.0,
+    }
+}
+
+/// `replSetGetConfig` (mongosh's `rs.conf()`): the configuration of the one-member replica set.
+fn replica_set_config(state: &ServerState) -> Document {
+    doc! {
+        "config": {
+            "_id": handshake::REPLICA_SET_NAME,
+            "version": 1,
+            "term": 1,
+            "members": [{
+                "_id": 0,
+                "host": state.advertised_host.clone(),
+                "arbiterOnly": false,
+                "buildIndexes": true,
+                "hidden": false,
+                "priority": 1.0,
+                "tags": {},
+                "secondaryDelaySecs": 0_i64,
+                "votes": 1,
+            }],
+            "protocolVersion": 1_i64,
+            "writeConcernMajorityJournalDefault": true,
+            "settings": {
+                "chainingAllowed": true,
+                "heartbeatIntervalMillis": 2000,
+                "heartbeatTimeoutSecs": 10,
+                "electionTimeoutMillis": 10000,
+                "catchUpTimeoutMillis": -1,
+                "getLastErrorDefaults": { "w": 1, "wtimeout": 0 },
+            },
+        },
+        "ok": 1.0,
+    }
+}
+
+/// `serverStatus`' `mem`: the process's resident and virtual memory in MiB, as the kernel
+/// reports them (`/proc/self/status`); `supported: false` where it does not.
+fn memory() -> Document {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let mebibytes = |field: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(field))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<i64>()
+                    .ok()
+            })
+            .map(|kibibytes| kibibytes / 1024)
+    };
+    if let (Some(resident), Some(virtual_size)) = (mebibytes("VmRSS:"), mebibytes("VmSize:")) {
+        doc! { "bits": 64, "resident": resident, "virtual": virtual_size, "supported": true }
+    } else {
+        doc! { "bits": 64, "supported": false }
     }
 }
 

@@ -164,6 +164,8 @@ fn server_needs(name: &str, command: &Document, auth: &AuthState) -> Option<Vec<
         "getCmdLineOpts" => on_cluster(A::GetCmdLineOpts),
         "getLog" => on_cluster(A::GetLog),
         "getParameter" => on_cluster(A::GetParameter),
+        "replSetGetStatus" => on_cluster(A::ReplSetGetStatus),
+        "replSetGetConfig" => on_cluster(A::ReplSetGetConfig),
         // A test facility: only a role that may do anything.
         "configureFailPoint" => on_cluster(A::AnyAction),
         "createUser" => with_roles(A::CreateUser, A::GrantRole),

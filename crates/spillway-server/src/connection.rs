@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{Bson, Document, doc};
+use spillway::command::Commands;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::watch;
 
@@ -77,6 +78,7 @@ async fn serve_messages<S>(
                 return;
             }
         };
+        state.counters.count_request(bytes.len());
         let decoded = wire::decode_message_with_depth(&bytes, state.options.limits.max_bson_depth);
         let outcome = match decoded {
             Ok(Request::Msg(message)) => {
@@ -101,6 +103,7 @@ async fn serve_messages<S>(
         };
         match outcome {
             Outcome::Reply(reply) => {
+                state.counters.count_reply(reply.len());
                 if let Err(error) = write_reply(stream, &reply, served.write_timeout).await {
                     log_write_error(&peer, &error);
                     return;
@@ -287,6 +290,7 @@ impl Served<'_> {
             let id = self.state.next_request_id();
             let flags = if open { wire::FLAG_MORE_TO_COME } else { 0 };
             let bytes = wire::encode_reply_with_flags(id, response_to, flags, &reply);
+            self.state.counters.count_reply(bytes.len());
             if let Err(error) = write_reply(stream, &bytes, self.write_timeout).await {
                 log_write_error(&self.connection.peer, &error);
                 return Err(());
@@ -407,6 +411,7 @@ async fn run_command(
     stop: &mut watch::Receiver<bool>,
     client: &mut ClientState,
 ) -> Option<Document> {
+    state.counters.count_command(&command);
     let name = command.keys().next().cloned().unwrap_or_default();
     if client.app_name.is_none() && matches!(name.as_str(), "hello" | "isMaster" | "ismaster") {
         client.app_name = command
@@ -484,6 +489,9 @@ async fn answer(
             "code": 40571,
             "codeName": "Location40571",
         };
+    }
+    if let Some(refusal) = Commands::api_refusal(&command) {
+        return refusal;
     }
     let database = commands.database();
     if !auth::allowed(&name, auth_state, state.options.auth) {

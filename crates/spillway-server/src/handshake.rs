@@ -32,6 +32,14 @@ pub(crate) const LOGICAL_SESSION_TIMEOUT_MINUTES: i32 = 30;
 /// The longest an awaitable `hello` waits, whatever the client asks.
 const MAX_AWAIT: Duration = Duration::from_secs(60);
 
+/// The optime this server reports (`lastWrite`, `rs.status()`): the current second, term 1.
+pub(crate) fn op_time() -> Document {
+    let seconds = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs()) as u32;
+    doc! { "ts": Timestamp { time: seconds, increment: 1 }, "t": 1_i64 }
+}
+
 /// The reply to `hello`, `isMaster` or `ismaster` (`legacy`: the reply says `ismaster`
 /// instead of `isWritablePrimary`, as MongoDB does for the legacy names).
 pub(crate) fn hello(
@@ -40,12 +48,8 @@ pub(crate) fn hello(
     state: &ServerState,
     connection: &ConnectionInfo,
 ) -> Document {
-    let now = SystemTime::now();
-    let now_date = DateTime::from_system_time(now);
-    let seconds = now
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs()) as u32;
-    let op_time = doc! { "ts": Timestamp { time: seconds, increment: 1 }, "t": 1_i64 };
+    let now_date = DateTime::now();
+    let op_time = op_time();
     let host = state.advertised_host.clone();
     let mut reply = Document::new();
     if legacy {

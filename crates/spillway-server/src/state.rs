@@ -67,6 +67,54 @@ impl Default for ServerOptions {
     }
 }
 
+/// What the server has done since it started, as `serverStatus` reports it: operations by
+/// kind (MongoDB's `opcounters`: documents inserted, update and delete statements, queries,
+/// `getMore`s, every other command) and the bytes and requests of the wire.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) inserts: AtomicU64,
+    pub(crate) queries: AtomicU64,
+    pub(crate) updates: AtomicU64,
+    pub(crate) deletes: AtomicU64,
+    pub(crate) get_mores: AtomicU64,
+    pub(crate) commands: AtomicU64,
+    pub(crate) bytes_in: AtomicU64,
+    pub(crate) bytes_out: AtomicU64,
+    pub(crate) requests: AtomicU64,
+}
+
+impl Counters {
+    /// Counts one command as MongoDB's `opcounters` do, before it runs (a failed command
+    /// counts too).
+    pub(crate) fn count_command(&self, command: &bson::Document) {
+        let statements = |field: &str| {
+            command
+                .get_array(field)
+                .map_or(0, |statements| statements.len() as u64)
+        };
+        let (counter, amount) = match command.keys().next().map(String::as_str) {
+            Some("insert") => (&self.inserts, statements("documents")),
+            Some("update") => (&self.updates, statements("updates")),
+            Some("delete") => (&self.deletes, statements("deletes")),
+            Some("find") => (&self.queries, 1),
+            Some("getMore") => (&self.get_mores, 1),
+            _ => (&self.commands, 1),
+        };
+        counter.fetch_add(amount, Ordering::Relaxed);
+    }
+
+    /// Counts one message received of `bytes` bytes.
+    pub(crate) fn count_request(&self, bytes: usize) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.bytes_in.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Counts one reply sent of `bytes` bytes.
+    pub(crate) fn count_reply(&self, bytes: usize) {
+        self.bytes_out.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+}
+
 /// What every connection shares: the options, the identity presented in `hello`, counters.
 #[derive(Debug)]
 pub(crate) struct ServerState {
@@ -85,6 +133,8 @@ pub(crate) struct ServerState {
     pub(crate) slots: Arc<ConnectionSlots>,
     /// The bytes of partly received messages, across connections.
     pub(crate) budget: MemoryBudget,
+    /// `serverStatus`' `opcounters` and `network` figures since the start.
+    pub(crate) counters: Counters,
     next_request_id: AtomicI32,
     next_connection_id: AtomicI32,
 }
@@ -111,6 +161,7 @@ impl ServerState {
             election_id: ObjectId::from_bytes([0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1]),
             connections_current: AtomicUsize::new(0),
             connections_created: AtomicU64::new(0),
+            counters: Counters::default(),
             fail_points: FailPoints::default(),
             next_request_id: AtomicI32::new(1),
             next_connection_id: AtomicI32::new(1),

@@ -130,6 +130,84 @@ async fn server_commands_answer_what_drivers_and_test_suites_read() {
             .unwrap()
             >= 1
     );
+    // The counters admin tools chart: operations by kind and the wire's bytes, counted up
+    // to this request (buildInfo twice, then serverStatus itself).
+    let opcounters = status.get_document("opcounters").unwrap();
+    assert_eq!(opcounters.get_i64("command").ok(), Some(3), "{opcounters}");
+    assert_eq!(opcounters.get_i64("insert").ok(), Some(0));
+    let network = status.get_document("network").unwrap();
+    assert_eq!(network.get_i64("numRequests").ok(), Some(3), "{network}");
+    assert!(network.get_i64("bytesIn").unwrap() > 0);
+    assert!(network.get_i64("bytesOut").unwrap() > 0);
+    assert!(status.get_document("globalLock").is_ok());
+    let memory = status.get_document("mem").unwrap();
+    assert_eq!(memory.get_bool("supported").ok(), Some(true), "{memory}");
+    assert!(memory.get_i64("resident").unwrap() > 0);
+    let inserted = command(
+        &mut stream,
+        30,
+        &doc! { "insert": "c", "documents": [{ "_id": 1 }, { "_id": 2 }], "$db": "t" },
+    )
+    .await;
+    assert_eq!(inserted.get_i32("n").ok(), Some(2));
+    command(&mut stream, 31, &doc! { "find": "c", "$db": "t" }).await;
+    let status = command(&mut stream, 32, &admin("serverStatus")).await;
+    let opcounters = status.get_document("opcounters").unwrap();
+    assert_eq!(
+        (
+            opcounters.get_i64("insert").ok(),
+            opcounters.get_i64("query").ok()
+        ),
+        (Some(2), Some(1)),
+        "{opcounters}"
+    );
+    // mongosh's rs.status() and rs.conf(): the one-member replica set hello announces.
+    let hello = command(&mut stream, 33, &admin("hello")).await;
+    let status = command(&mut stream, 34, &admin("replSetGetStatus")).await;
+    assert_eq!(status.get_str("set").ok(), hello.get_str("setName").ok());
+    let members = status.get_array("members").unwrap();
+    let member = members[0].as_document().unwrap();
+    assert_eq!(
+        (
+            members.len(),
+            member.get_str("stateStr").ok(),
+            member.get_str("name").ok()
+        ),
+        (1, Some("PRIMARY"), hello.get_str("primary").ok())
+    );
+    // The Stable API applies to the commands the server answers itself too.
+    let refused = command(
+        &mut stream,
+        36,
+        &doc! { "ping": 1, "apiVersion": "server_will_never_support_this_api_version", "$db": "admin" },
+    )
+    .await;
+    assert_eq!(refused.get_i32("code").ok(), Some(322), "{refused}");
+    let refused = command(
+        &mut stream,
+        37,
+        &doc! { "ping": 1, "apiStrict": true, "$db": "admin" },
+    )
+    .await;
+    assert_eq!(refused.get_i32("code").ok(), Some(4_886_600), "{refused}");
+    let strict = command(
+        &mut stream,
+        38,
+        &doc! { "serverStatus": 1, "apiVersion": "1", "apiStrict": true, "$db": "admin" },
+    )
+    .await;
+    assert_eq!(strict.get_i32("code").ok(), Some(323), "{strict}");
+    let config = command(&mut stream, 35, &admin("replSetGetConfig")).await;
+    let config = config.get_document("config").unwrap();
+    assert_eq!(config.get_str("_id").ok(), hello.get_str("setName").ok());
+    assert_eq!(
+        config.get_array("members").unwrap()[0]
+            .as_document()
+            .unwrap()
+            .get_str("host")
+            .ok(),
+        hello.get_str("primary").ok()
+    );
 
     let parameters = command(
         &mut stream,

@@ -31,7 +31,7 @@ use crate::catalog::{
 };
 use crate::change_log::ChangeLog;
 use crate::error::{Error, ErrorKind, Result, codes};
-use crate::maintenance::{self, DatabaseStats, RepairReport, VerifyReport};
+use crate::maintenance::{self, CollectionStats, DatabaseStats, RepairReport, VerifyReport};
 use crate::patterned::{ReaderBackend, TxnBackend};
 use crate::route::Route;
 use crate::storage;
@@ -546,6 +546,16 @@ impl Database {
             live_bytes: sum(|segment| segment.live_bytes),
             dead_bytes: sum(|segment| segment.dead_bytes),
         })
+    }
+
+    /// The figures of one collection (as [`Database::stats`] gives them for every collection),
+    /// reading that collection only; `None` when it does not exist.
+    pub fn collection_stats(&self, name: &str) -> Result<Option<CollectionStats>> {
+        let state = self.inner.published();
+        match state.catalog.collections.get(name) {
+            Some(meta) => maintenance::stats_of(&state, meta).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Rewrites the live records of mostly-dead log segments into new ones and deletes the

@@ -809,6 +809,8 @@ pub(crate) mod codes {
         (291, "NoQueryExecutionPlans"),
         (292, "CursorInUse"),
         (301, "DataCorruptionDetected"),
+        (322, "APIVersionError"),
+        (323, "APIStrictError"),
         (9001, "SocketException"),
         (10107, "NotWritablePrimary"),
         (10334, "BSONObjectTooLarge"),

@@ -118,6 +118,9 @@ pub struct CollectionStats {
     pub document_bytes: u64,
     /// The largest documents, largest first (at most [`LARGEST_DOCUMENTS_LISTED`]).
     pub largest_documents: Vec<DocumentSize>,
+    /// Bytes of the documents' `_id` keys: what the collection's own `_id` order costs (MongoDB
+    /// reports it as the size of the `_id_` index).
+    pub id_key_bytes: u64,
     /// Secondary indexes and their entry counts, in creation order.
     pub indexes: Vec<IndexStats>,
 }
@@ -138,6 +141,8 @@ pub struct IndexStats {
     pub name: String,
     /// Entries in the index (more than documents for a multikey index).
     pub entries: u64,
+    /// Bytes of its entries (keys and the document references they hold).
+    pub bytes: u64,
 }
 
 /// What [`Database::repair`](crate::Database::repair) did.
@@ -346,52 +351,69 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Per-collection figures of `state`.
 pub(crate) fn collection_stats(state: &Published) -> Result<Vec<CollectionStats>> {
-    let mut all = Vec::with_capacity(state.catalog.collections.len());
-    for meta in state.catalog.collections.values() {
-        let mut documents = 0_u64;
-        let mut document_bytes = 0_u64;
-        // (size, _id key) of the largest documents so far, smallest first.
-        let mut largest: Vec<(u64, Vec<u8>)> = Vec::new();
-        for entry in state.scan(meta.docs, &KeyRange::all(), false)? {
-            let (id_key, bytes) = entry?;
-            documents += 1;
-            let size = bytes.len() as u64;
-            document_bytes += size;
-            if largest.len() < LARGEST_DOCUMENTS_LISTED || size > largest[0].0 {
-                if largest.len() == LARGEST_DOCUMENTS_LISTED {
-                    largest.remove(0);
-                }
-                let position = largest.partition_point(|(known, _)| *known <= size);
-                largest.insert(position, (size, id_key.into_owned()));
+    state
+        .catalog
+        .collections
+        .values()
+        .map(|meta| stats_of(state, meta))
+        .collect()
+}
+
+/// The figures of one collection: a walk of its documents' and its indexes' entries, sizes
+/// only (nothing decoded but the largest documents' `_id`s).
+pub(crate) fn stats_of(state: &Published, meta: &CollectionMeta) -> Result<CollectionStats> {
+    let mut documents = 0_u64;
+    let mut document_bytes = 0_u64;
+    let mut id_key_bytes = 0_u64;
+    // (size, _id key) of the largest documents so far, smallest first.
+    let mut largest: Vec<(u64, Vec<u8>)> = Vec::new();
+    for entry in state.scan(meta.docs, &KeyRange::all(), false)? {
+        let (id_key, bytes) = entry?;
+        documents += 1;
+        let size = bytes.len() as u64;
+        document_bytes += size;
+        id_key_bytes += id_key.len() as u64;
+        if largest.len() < LARGEST_DOCUMENTS_LISTED || size > largest[0].0 {
+            if largest.len() == LARGEST_DOCUMENTS_LISTED {
+                largest.remove(0);
             }
+            let position = largest.partition_point(|(known, _)| *known <= size);
+            largest.insert(position, (size, id_key.into_owned()));
         }
-        let mut largest_documents = Vec::with_capacity(largest.len());
-        for (size, id_key) in largest.into_iter().rev() {
-            let Some(bytes) = state.get(meta.docs, &id_key)? else {
-                continue;
-            };
-            let id = storage::decode(&bytes)
-                .ok()
-                .and_then(|mut document| document.remove("_id"))
-                .unwrap_or(Bson::Null);
-            largest_documents.push(DocumentSize { id, bytes: size });
+    }
+    let mut largest_documents = Vec::with_capacity(largest.len());
+    for (size, id_key) in largest.into_iter().rev() {
+        let Some(bytes) = state.get(meta.docs, &id_key)? else {
+            continue;
+        };
+        let id = storage::decode(&bytes)
+            .ok()
+            .and_then(|mut document| document.remove("_id"))
+            .unwrap_or(Bson::Null);
+        largest_documents.push(DocumentSize { id, bytes: size });
+    }
+    let mut indexes = Vec::with_capacity(meta.indexes.len());
+    for index in &meta.indexes {
+        let (mut entries, mut bytes) = (0_u64, 0_u64);
+        for entry in state.scan(index.keyspace, &KeyRange::all(), false)? {
+            let (key, value) = entry?;
+            entries += 1;
+            bytes += (key.len() + value.len()) as u64;
         }
-        let mut indexes = Vec::with_capacity(meta.indexes.len());
-        for index in &meta.indexes {
-            indexes.push(IndexStats {
-                name: index.name.clone(),
-                entries: state.count(index.keyspace)? as u64,
-            });
-        }
-        all.push(CollectionStats {
-            name: meta.name.clone(),
-            documents,
-            document_bytes,
-            largest_documents,
-            indexes,
+        indexes.push(IndexStats {
+            name: index.name.clone(),
+            entries,
+            bytes,
         });
     }
-    Ok(all)
+    Ok(CollectionStats {
+        name: meta.name.clone(),
+        documents,
+        document_bytes,
+        largest_documents,
+        id_key_bytes,
+        indexes,
+    })
 }
 
 /// Salvages the store in `path`, then makes the catalog, documents and indexes agree again.

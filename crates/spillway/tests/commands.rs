@@ -55,11 +55,12 @@ fn fails(commands: &Commands, command: Document) -> (i32, String) {
     (code, reply.get_str("errmsg").unwrap_or("").to_string())
 }
 
-/// A count field, whichever integer type carries it.
+/// A count field, whichever number type carries it (a double only when whole).
 fn number(reply: &Document, field: &str) -> i64 {
     match reply.get(field) {
         Some(Bson::Int32(n)) => i64::from(*n),
         Some(Bson::Int64(n)) => *n,
+        Some(Bson::Double(n)) if n.fract() == 0.0 => *n as i64,
         other => panic!("{field} is not a number: {other:?} in {reply}"),
     }
 }
@@ -2026,4 +2027,186 @@ fn a_command_whose_id_pymongo_wrote_first_is_still_named_by_its_next_field() {
     );
     let (code, _) = fails(&commands, doc! { "_id": 2 });
     assert_eq!(code, 59, "a lone _id names no command");
+}
+
+/// `collStats`, `dbStats`, `listDatabases`' sizes and the stages `$collStats` and
+/// `$indexStats` give the figures mongosh's `db.c.stats()`, `totalSize()`,
+/// `totalIndexSize()`, `latencyStats()` and admin tools read, in MongoDB's shape: sizes
+/// that add up, scaled when asked, one size per index, and errors where MongoDB has them.
+#[test]
+fn stats_commands_and_stages_report_what_is_stored() {
+    let commands = commands();
+    let documents: Vec<Document> = (0..100)
+        .map(|i| doc! { "_id": i, "title": format!("book {i}"), "pages": i * 3 })
+        .collect();
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": documents.clone() },
+    );
+    ok(
+        &commands,
+        doc! { "createIndexes": "books", "indexes": [{ "key": { "title": 1 }, "name": "title_1" }] },
+    );
+    ok(
+        &commands,
+        doc! { "create": "short_books", "viewOn": "books", "pipeline": [{ "$match": { "pages": { "$lt": 30 } } }] },
+    );
+    let document_bytes: i64 = documents
+        .iter()
+        .map(|document| {
+            spillway::bson::RawDocumentBuf::try_from(document)
+                .unwrap()
+                .as_bytes()
+                .len() as i64
+        })
+        .sum();
+
+    let stats = ok(&commands, doc! { "collStats": "books" });
+    assert_eq!(stats.get_str("ns").unwrap(), "shop.books");
+    assert_eq!(number(&stats, "count"), 100);
+    assert_eq!(number(&stats, "size"), document_bytes);
+    assert_eq!(number(&stats, "avgObjSize"), document_bytes / 100);
+    assert_eq!(number(&stats, "nindexes"), 2);
+    let sizes = stats.get_document("indexSizes").unwrap();
+    assert_eq!(sizes.keys().collect::<Vec<_>>(), ["_id_", "title_1"]);
+    let index_total: i64 = sizes.values().map(|size| size.as_i64().unwrap()).sum();
+    assert!(sizes.get_i64("title_1").unwrap() > 0 && sizes.get_i64("_id_").unwrap() > 0);
+    assert_eq!(number(&stats, "totalIndexSize"), index_total);
+    assert_eq!(number(&stats, "totalSize"), document_bytes + index_total);
+    let scaled = ok(&commands, doc! { "collStats": "books", "scale": 1024 });
+    assert_eq!(number(&scaled, "size"), document_bytes / 1024);
+    assert_eq!(number(&scaled, "scaleFactor"), 1024);
+    assert_eq!(
+        fails(&commands, doc! { "collStats": "books", "scale": 0 }).0,
+        2
+    );
+    assert_eq!(fails(&commands, doc! { "collStats": "missing" }).0, 26);
+    assert_eq!(fails(&commands, doc! { "collStats": "short_books" }).0, 166);
+
+    let database = ok(&commands, doc! { "dbStats": 1 });
+    assert_eq!(number(&database, "collections"), 1);
+    assert_eq!(number(&database, "views"), 1);
+    assert_eq!(number(&database, "objects"), 100);
+    assert_eq!(number(&database, "dataSize"), document_bytes);
+    assert_eq!(number(&database, "indexSize"), index_total);
+    assert_eq!(number(&database, "indexes"), 2);
+    let listed = ok(&commands, doc! { "listDatabases": 1, "$db": "admin" });
+    let shop = listed
+        .get_array("databases")
+        .unwrap()
+        .iter()
+        .filter_map(Bson::as_document)
+        .find(|database| database.get_str("name").ok() == Some("shop"))
+        .cloned()
+        .unwrap();
+    assert_eq!(number(&shop, "sizeOnDisk"), document_bytes + index_total);
+    assert_eq!(shop.get_bool("empty").ok(), Some(false));
+    assert_eq!(number(&listed, "totalSize"), document_bytes + index_total);
+
+    let reply = ok(
+        &commands,
+        doc! {
+            "aggregate": "books",
+            "pipeline": [
+                { "$collStats": { "storageStats": { "scale": 1 }, "count": {}, "latencyStats": { "histograms": true } } },
+                { "$project": { "ns": 1, "count": 1, "storageStats": 1, "reads": "$latencyStats.reads" } },
+            ],
+            "cursor": {},
+        },
+    );
+    let cursor = reply.get_document("cursor").unwrap();
+    assert_eq!(cursor.get_str("ns").unwrap(), "shop.books");
+    let batch = first_batch(&reply);
+    let [Bson::Document(output)] = batch.as_slice() else {
+        panic!("$collStats outputs one document: {batch:?}");
+    };
+    assert_eq!(number(output, "count"), 100);
+    let storage = output.get_document("storageStats").unwrap();
+    assert_eq!(number(storage, "size"), document_bytes);
+    assert_eq!(number(storage, "totalIndexSize"), index_total);
+    assert_eq!(
+        output.get_document("reads").unwrap(),
+        &doc! { "latency": 0_i64, "ops": 0_i64, "histogram": [] }
+    );
+    let (code, _) = fails(
+        &commands,
+        doc! { "aggregate": "books", "pipeline": [{ "$collStats": { "storage": {} } }], "cursor": {} },
+    );
+    assert_ne!(code, 0, "an unknown $collStats field is refused");
+
+    let reply = ok(
+        &commands,
+        doc! { "aggregate": "books", "pipeline": [{ "$indexStats": {} }, { "$sort": { "name": 1 } }], "cursor": {} },
+    );
+    let indexes = first_batch(&reply);
+    let names: Vec<&str> = indexes
+        .iter()
+        .map(|index| index.as_document().unwrap().get_str("name").unwrap())
+        .collect();
+    assert_eq!(names, ["_id_", "title_1"]);
+    let title = first_batch(&reply)[1].as_document().unwrap().clone();
+    assert_eq!(title.get_document("key").unwrap(), &doc! { "title": 1 });
+    assert_eq!(
+        title.get_document("accesses").unwrap().get_i64("ops").ok(),
+        Some(0)
+    );
+    let (code, _) = fails(
+        &commands,
+        doc! { "aggregate": "books", "pipeline": [{ "$indexStats": { "x": 1 } }], "cursor": {} },
+    );
+    assert_eq!(code, 28803);
+
+    // `compact` rewrites the store's dead bytes; what is stored is unchanged.
+    ok(
+        &commands,
+        doc! { "delete": "books", "deletes": [{ "q": { "pages": { "$gte": 30 } }, "limit": 0 }] },
+    );
+    let dry = ok(&commands, doc! { "compact": "books", "dryRun": true });
+    assert!(number(&dry, "estimatedBytesFreed") >= 0);
+    let compacted = ok(&commands, doc! { "compact": "books" });
+    assert!(number(&compacted, "bytesFreed") >= 0);
+    assert_eq!(number(&ok(&commands, doc! { "count": "books" }), "n"), 10);
+    assert_eq!(fails(&commands, doc! { "compact": "missing" }).0, 26);
+    assert_eq!(fails(&commands, doc! { "compact": "short_books" }).0, 166);
+}
+
+/// The Stable API: `apiVersion: "1"` is the only version, `apiStrict` refuses a command
+/// outside API Version 1 and needs a version, with MongoDB's codes.
+#[test]
+fn the_stable_api_is_checked_before_a_command_runs() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 1 }], "apiVersion": "1", "apiStrict": true },
+    );
+    ok(
+        &commands,
+        doc! { "find": "books", "apiVersion": "1", "apiStrict": false, "apiDeprecationErrors": true },
+    );
+    let (code, message) = fails(&commands, doc! { "count": "books", "apiVersion": "2" });
+    assert_eq!((code, message.as_str()), (322, "API version must be \"1\""));
+    let (code, message) = fails(
+        &commands,
+        doc! { "dbStats": 1, "apiVersion": "1", "apiStrict": true },
+    );
+    assert_eq!(code, 323);
+    assert!(
+        message.contains("command dbStats is not in API Version 1"),
+        "{message}"
+    );
+    ok(&commands, doc! { "dbStats": 1, "apiVersion": "1" });
+    let (code, _) = fails(&commands, doc! { "find": "books", "apiStrict": true });
+    assert_eq!(code, 4_886_600);
+    let (code, _) = fails(&commands, doc! { "find": "books", "apiVersion": 1 });
+    assert_eq!(code, 14);
+    let (code, _) = fails(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 2 }], "apiVersion": "2" },
+    );
+    assert_eq!(code, 322);
+    assert_eq!(
+        number(&ok(&commands, doc! { "count": "books" }), "n"),
+        1,
+        "the refused commands changed nothing"
+    );
 }

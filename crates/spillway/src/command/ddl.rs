@@ -15,6 +15,7 @@ use super::cursors::{CursorTable, DocumentStream};
 use super::error::{CommandError, CommandResult};
 use super::namespace::check_database_name;
 use super::read::{collection, in_session};
+use super::stats;
 use crate::catalog::BUCKETS_PREFIX;
 use crate::{
     CollectionOptions, GeoIndexOptions, IndexModel, IndexModification, IndexOptions,
@@ -292,27 +293,6 @@ fn create_view(context: &mut Context<'_>, options: &[&str]) -> CommandResult {
     Ok(doc! { "ok": 1.0 })
 }
 
-/// The view definition of stored collection `stored`, if it is a view.
-fn view_of(context: &Context<'_>, stored: &str) -> CommandResult<Option<CollectionOptions>> {
-    Ok(context
-        .commands
-        .database
-        .collection_options(stored)?
-        .filter(|options| options.view_on.is_some()))
-}
-
-/// Refuses a command that needs a collection when `stored` is a view (MongoDB's
-/// `CommandNotSupportedOnView`).
-fn refuse_view(context: &Context<'_>, stored: &str, namespace: &str) -> CommandResult<()> {
-    if view_of(context, stored)?.is_some() {
-        return Err(CommandError::new(
-            166,
-            format!("Namespace {namespace} is a view, not a collection"),
-        ));
-    }
-    Ok(())
-}
-
 /// `collMod`: a collection's validator, validation level and action, and an index's
 /// `hidden` and `expireAfterSeconds` (by `name` or `keyPattern`); a view's `viewOn` and
 /// `pipeline`.
@@ -349,7 +329,7 @@ pub(crate) fn coll_mod(context: &mut Context<'_>) -> CommandResult {
     if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
     }
-    let is_view = view_of(context, collection.name())?.is_some();
+    let is_view = context.view_definition(collection.name())?.is_some();
     if is_view && (index.is_some() || options.view_on.is_none() && options.pipeline.is_none()) {
         return Err(CommandError::new(
             72,
@@ -434,7 +414,7 @@ pub(crate) fn coll_mod(context: &mut Context<'_>) -> CommandResult {
 pub(crate) fn drop(context: &mut Context<'_>) -> CommandResult {
     context.args.only(&[])?;
     let (collection, name) = collection(context)?;
-    let is_view = view_of(context, collection.name())?.is_some();
+    let is_view = context.view_definition(collection.name())?.is_some();
     let indexes = collection.index_models()?.len();
     let action = collection.drop();
     in_session!(action, context).run()?;
@@ -493,7 +473,6 @@ pub(crate) fn list_databases(context: &mut Context<'_>) -> CommandResult {
     let name_only = args.bool("nameOnly")?.unwrap_or(false);
     let filter = args.document("filter")?;
     let namespaces = context.commands.namespaces;
-    // Sizes would need every document's size (a scan of the whole store): `dbStats` has them.
     let mut databases: Vec<String> = context
         .commands
         .database
@@ -505,14 +484,23 @@ pub(crate) fn list_databases(context: &mut Context<'_>) -> CommandResult {
         .collect();
     databases.sort();
     databases.dedup();
-    let total = 0_i64;
+    // Sizes walk every collection's documents and indexes: only when asked for.
+    let sizes = if name_only {
+        std::collections::BTreeMap::default()
+    } else {
+        stats::database_sizes(context)?
+    };
+    let size_of =
+        |name: &str| i64::try_from(sizes.get(name).copied().unwrap_or(0)).unwrap_or(i64::MAX);
+    let total: i64 = databases.iter().map(|name| size_of(name)).sum();
     let listed: Vec<Document> = databases
         .into_iter()
         .map(|name| {
             if name_only {
                 doc! { "name": name }
             } else {
-                doc! { "name": name, "sizeOnDisk": 0_i64, "empty": false }
+                let size = size_of(&name);
+                doc! { "name": name, "sizeOnDisk": size, "empty": size == 0 }
             }
         })
         .collect();
@@ -669,7 +657,7 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
     if !exists(context, &source)? {
         return Err(CommandError::namespace_not_found(from));
     }
-    if view_of(context, &source)?.is_some() {
+    if context.view_definition(&source)?.is_some() {
         return Err(CommandError::new(
             166,
             format!("cannot rename view: {from}"),
@@ -685,7 +673,7 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
             format!("cannot rename the time series collection {from}"),
         ));
     }
-    if view_of(context, &target)?.is_some() {
+    if context.view_definition(&target)?.is_some() {
         return Err(CommandError::new(
             48,
             format!("a view already exists with that name: {to}"),
@@ -822,7 +810,7 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
     }
     let (collection, name) = collection(context)?;
     let stored = collection.name().to_string();
-    if view_of(context, &stored)?.is_some() {
+    if context.view_definition(&stored)?.is_some() {
         return Err(CommandError::new(
             166,
             format!(
@@ -892,7 +880,7 @@ pub(crate) fn list_indexes(context: &mut Context<'_>) -> CommandResult {
     if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
     }
-    refuse_view(context, collection.name(), &namespace)?;
+    context.refuse_view(collection.name(), &namespace)?;
     let clustered = context
         .commands
         .database
@@ -929,7 +917,7 @@ pub(crate) fn drop_indexes(context: &mut Context<'_>) -> CommandResult {
     if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
     }
-    refuse_view(context, collection.name(), &namespace)?;
+    context.refuse_view(collection.name(), &namespace)?;
     let models = collection.index_models()?;
     let name_of = |model: &IndexModel| {
         model
@@ -982,68 +970,29 @@ pub(crate) fn drop_indexes(context: &mut Context<'_>) -> CommandResult {
     Ok(doc! { "nIndexesWas": models.len() as i32, "ok": 1.0 })
 }
 
-/// `dbStats`: counts and sizes of the database's collections.
-pub(crate) fn db_stats(context: &mut Context<'_>) -> CommandResult {
-    context.args.only(&["scale", "freeStorage"])?;
-    let stats = context.commands.database.stats()?;
-    let namespaces = context.commands.namespaces;
-    let mine: Vec<_> = stats
-        .collections
-        .iter()
-        .filter(|collection| {
-            namespaces
-                .collection_of(context.database, &collection.name)
-                .is_some()
-        })
-        .collect();
-    let mut views = 0_i64;
-    for collection in &mine {
-        if view_of(context, &collection.name)?.is_some() {
-            views += 1;
-        }
-    }
-    let objects: u64 = mine.iter().map(|collection| collection.documents).sum();
-    let data_size: u64 = mine
-        .iter()
-        .map(|collection| collection.document_bytes)
-        .sum();
-    let indexes: usize = mine
-        .iter()
-        .map(|collection| collection.indexes.len() + 1)
-        .sum();
-    Ok(doc! {
-        "db": context.database,
-        "collections": mine.len() as i64 - views,
-        "views": views,
-        "objects": objects as i64,
-        "dataSize": data_size as f64,
-        "storageSize": data_size as f64,
-        "indexes": indexes as i64,
-        "ok": 1.0,
-    })
-}
-
-/// `collStats`: the collection's count and size.
-pub(crate) fn coll_stats(context: &mut Context<'_>) -> CommandResult {
-    context.args.only(&["scale", "verbose"])?;
+/// `compact`: rewrites the store's mostly-dead log segments (the whole store: collections
+/// share its files), answering the bytes freed. `dryRun` answers what is reclaimable without
+/// rewriting anything. Readers and writers go on meanwhile, as in MongoDB 8.
+pub(crate) fn compact(context: &mut Context<'_>) -> CommandResult {
+    context
+        .args
+        .only(&["force", "freeSpaceTargetMB", "dryRun", "comment"])?;
     let (collection, name) = collection(context)?;
     let namespace = context.namespace(&name);
-    refuse_view(context, collection.name(), &namespace)?;
-    let stats = context.commands.database.stats()?;
-    let Some(found) = stats
-        .collections
-        .iter()
-        .find(|stats| stats.name == collection.name())
-    else {
+    if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
-    };
-    Ok(doc! {
-        "ns": namespace,
-        "count": found.documents as i64,
-        "size": found.document_bytes as f64,
-        "nindexes": (found.indexes.len() + 1) as i64,
-        "ok": 1.0,
-    })
+    }
+    context.refuse_view(collection.name(), &namespace)?;
+    let database = &context.commands.database;
+    if context.args.bool("dryRun")?.unwrap_or(false) {
+        let dead: u64 = database.stats()?.dead_bytes;
+        return Ok(
+            doc! { "estimatedBytesFreed": i64::try_from(dead).unwrap_or(i64::MAX), "ok": 1.0 },
+        );
+    }
+    let report = database.compact()?;
+    let freed = report.bytes_before.saturating_sub(report.bytes_after);
+    Ok(doc! { "bytesFreed": i64::try_from(freed).unwrap_or(i64::MAX), "ok": 1.0 })
 }
 
 /// `validate`: the store's checksums and the collection's documents and indexes
@@ -1073,7 +1022,7 @@ pub(crate) fn validate(context: &mut Context<'_>) -> CommandResult {
     if !exists(context, collection.name())? {
         return Err(CommandError::namespace_not_found(&namespace));
     }
-    refuse_view(context, collection.name(), &namespace)?;
+    context.refuse_view(collection.name(), &namespace)?;
     let report = context.commands.database.verify()?;
     let mut errors: Vec<String> = report
         .problems

@@ -8,6 +8,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
+//! | `api` | the Stable API's `apiVersion`, `apiStrict`, `apiDeprecationErrors` |
 //! | `args` | typed reading of a command's fields, with MongoDB's parse errors |
 //! | `error` | [`CommandError`]: codes, codeNames and labels, and the facade's errors translated |
 //! | `labels` | the error labels MongoDB's server computes for a reply (`RetryableWriteError`...) |
@@ -19,11 +20,13 @@
 //! | `operations` | the commands in progress: `currentOp`, `killOp`, which interrupts their scripts |
 //! | `let_vars` | `let` of the write commands, bound around the expressions that read it |
 //! | `privileges` | what each command needs to be allowed: MongoDB's actions on resources |
+//! | `stats` | `collStats`, `dbStats`, database sizes, `$collStats` and `$indexStats` |
 //! | `read`, `write`, `ddl`, `patterns` | the commands themselves |
 //!
 //! This module must never know sockets or message framing: it takes a command document and
 //! returns a reply document.
 
+mod api;
 mod args;
 mod bulk;
 mod changes;
@@ -40,6 +43,7 @@ mod privileges;
 mod profile;
 mod read;
 mod sessions;
+mod stats;
 mod write;
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -58,7 +62,7 @@ use self::args::Args;
 use self::cursors::CursorTable;
 use self::error::CommandResult;
 use self::sessions::{SessionTable, TxnState};
-use crate::{Database, Transaction};
+use crate::{CollectionOptions, Database, Transaction};
 
 /// Executes MongoDB commands against one [`Database`] that holds every database of a server.
 ///
@@ -128,6 +132,27 @@ impl Context<'_> {
     /// `database.collection` as the client names it.
     pub(crate) fn namespace(&self, collection: &str) -> String {
         namespace::client_namespace(self.database, collection)
+    }
+
+    /// The view definition of stored collection `stored`, if it is a view.
+    pub(crate) fn view_definition(&self, stored: &str) -> CommandResult<Option<CollectionOptions>> {
+        Ok(self
+            .commands
+            .database
+            .collection_options(stored)?
+            .filter(|options| options.view_on.is_some()))
+    }
+
+    /// Refuses a command that needs a collection when `stored` is a view (MongoDB's
+    /// `CommandNotSupportedOnView`).
+    pub(crate) fn refuse_view(&self, stored: &str, namespace: &str) -> CommandResult<()> {
+        if self.view_definition(stored)?.is_some() {
+            return Err(CommandError::new(
+                166,
+                format!("Namespace {namespace} is a view, not a collection"),
+            ));
+        }
+        Ok(())
     }
 
     /// The open transaction, reborrowed for one operation.
@@ -294,12 +319,13 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("dropIndexes", false, ddl::drop_indexes),
     ("collMod", false, ddl::coll_mod),
     ("deleteIndexes", false, ddl::drop_indexes),
-    ("dbStats", false, ddl::db_stats),
+    ("dbStats", false, stats::db_stats),
     // MongoDB's alias, which pymongo's tests send.
-    ("dbstats", false, ddl::db_stats),
+    ("dbstats", false, stats::db_stats),
     ("validate", false, ddl::validate),
     ("fsync", false, ddl::fsync),
-    ("collStats", false, ddl::coll_stats),
+    ("compact", false, ddl::compact),
+    ("collStats", false, stats::coll_stats),
     ("profile", false, profile::profile),
     ("commitTransaction", false, sessions::commit_transaction),
     ("abortTransaction", false, sessions::abort_transaction),
@@ -365,7 +391,8 @@ impl Commands {
     /// reply document. Never fails: an error is a reply with `ok: 0`.
     pub fn execute(&self, command: Document) -> Document {
         let command = name_first(command);
-        let mut reply = match write_concern_error(&command) {
+        let checked = api::check(&command).and_then(|()| write_concern_error(&command));
+        let mut reply = match checked {
             // Refused before it runs, as MongoDB refuses an invalid write concern.
             Err(error) => error.to_reply(),
             Ok(unsatisfiable) => {
@@ -388,6 +415,13 @@ impl Commands {
         add_error_labels(&command, &mut reply);
         self.stamp(&mut reply);
         reply
+    }
+
+    /// The refusal of a command whose Stable API parameters (`apiVersion`, `apiStrict`,
+    /// `apiDeprecationErrors`) are invalid or exclude it, for the commands a server answers
+    /// itself; [`Commands::execute`] checks its own.
+    pub fn api_refusal(command: &Document) -> Option<Document> {
+        api::check(command).err().map(|error| error.to_reply())
     }
 
     /// Adds `operationTime` and the `$clusterTime` a replica set member gossips to `reply`:

@@ -314,6 +314,7 @@ impl Commands {
             "dbStats" | "dbstats" => needs.add(database_resource(), &[A::DbStats]),
             "validate" => needs.on_named(database, Some(value), &[A::Validate]),
             "fsync" => needs.add(Resource::Cluster, &[A::Fsync]),
+            "compact" => needs.on_named(database, Some(value), &[A::Compact]),
             "currentOp" => needs.add(Resource::Cluster, &[A::Inprog]),
             "killOp" => needs.add(Resource::Cluster, &[A::Killop]),
             "collStats" => needs.on_named(database, Some(value), &[A::CollStats]),

@@ -18,6 +18,7 @@ use super::changes;
 use super::collectionless;
 use super::cursors::{CursorTable, DocumentStream};
 use super::error::{CommandError, CommandResult};
+use super::stats;
 use super::{count_value, lock};
 use crate::{Collation, Collection, Hint, STORED_DOCUMENTS_STAGE};
 
@@ -589,6 +590,10 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
         .pipeline(context.database, &pipeline)?;
     let (collection, name) = if database_level {
         collectionless::placeholder(context)?
+    } else if stats::first_stage(context, &mut pipeline)? {
+        // `$collStats` / `$indexStats`: their documents, run on a collection holding none.
+        let (placeholder, _) = collectionless::placeholder(context)?;
+        (placeholder, context.args.collection()?.to_string())
     } else {
         let (collection, name, stored_layout) = read_collection(context)?;
         if stored_layout

@@ -1,0 +1,83 @@
+//! MongoDB's Stable API on every command: `apiVersion` (only `"1"` exists), `apiStrict`
+//! (refuses a command outside API Version 1) and `apiDeprecationErrors` (no command of
+//! version 1 is deprecated, so it changes nothing).
+//!
+//! Checked before a command runs, the server's own commands (`ping`, `hello`...) included,
+//! with MongoDB's codes: 322 APIVersionError, 323 APIStrictError, and 4886600 for strict or
+//! deprecation flags sent without a version.
+
+use bson::{Bson, Document};
+
+use super::error::{CommandError, CommandResult};
+
+/// The commands of API Version 1 (MongoDB's list, the ones Spillway has).
+const API_VERSION_1: &[&str] = &[
+    "abortTransaction",
+    "aggregate",
+    "authenticate",
+    "bulkWrite",
+    "collMod",
+    "commitTransaction",
+    "count",
+    "create",
+    "createIndexes",
+    "delete",
+    "drop",
+    "dropDatabase",
+    "dropIndexes",
+    "endSessions",
+    "explain",
+    "find",
+    "findAndModify",
+    "getMore",
+    "hello",
+    "insert",
+    "killCursors",
+    "listCollections",
+    "listDatabases",
+    "listIndexes",
+    "ping",
+    "refreshSessions",
+    "saslContinue",
+    "saslStart",
+    "update",
+];
+
+/// Refuses `command` when its Stable API parameters are invalid, or when `apiStrict` is true
+/// and the command is not in API Version 1.
+pub(crate) fn check(command: &Document) -> CommandResult<()> {
+    let flag = |field: &str| match command.get(field) {
+        None => Ok(None),
+        Some(Bson::Boolean(value)) => Ok(Some(*value)),
+        Some(other) => Err(CommandError::type_mismatch(format!(
+            "BSON field '{field}' is the wrong type '{}', expected type 'bool'",
+            spillway_doc::expr::type_name(Some(other))
+        ))),
+    };
+    let strict = flag("apiStrict")?;
+    let deprecation_errors = flag("apiDeprecationErrors")?;
+    match command.get("apiVersion") {
+        None if strict.is_some() || deprecation_errors.is_some() => Err(CommandError::new(
+            4_886_600,
+            "Provided apiStrict and/or apiDeprecationErrors without passing apiVersion",
+        )),
+        None => Ok(()),
+        Some(Bson::String(version)) if version == "1" => {
+            let name = command.keys().next().map_or("", String::as_str);
+            if strict == Some(true) && !API_VERSION_1.contains(&name) {
+                return Err(CommandError::new(
+                    323,
+                    format!(
+                        "Provided apiStrict:true, but the command {name} is not in API Version 1. Information on supported commands and migrations in API Version 1 can be found at https://dochub.mongodb.org/core/manual-versioned-api"
+                    ),
+                ));
+            }
+            Ok(())
+        }
+        Some(Bson::String(_)) => Err(CommandError::new(322, "API version must be \"1\"")),
+        Some(other) => Err(CommandError::type_mismatch(format!(
+            "BSON field 'apiVersion' is the wrong type '{}', expected type 'string'",
+            spillway_doc::expr::type_name(Some(other))
+        ))),
+    }
+}
