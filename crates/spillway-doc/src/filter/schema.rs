@@ -617,7 +617,8 @@ impl Schema {
             satisfied: true,
             report,
         };
-        self.check_into(value, &mut outcome)?;
+        // A `Break` only says the answer came early; `satisfied` holds it either way.
+        let _early = self.check_into(value, &mut outcome)?;
         Ok(outcome.satisfied)
     }
 
@@ -662,7 +663,10 @@ impl Schema {
                 self.check_array(value, &elements, outcome)?
             }
             RawBsonRef::Document(document) => {
-                let fields = document.into_iter().collect::<Result<Vec<_>, _>>()?;
+                let fields = document
+                    .into_iter()
+                    .map(|entry| entry.map(|(name, field)| (name.as_str(), field)))
+                    .collect::<Result<Vec<_>, _>>()?;
                 self.check_object(value, &fields, outcome)?
             }
             _ => Flow::Continue(()),
@@ -818,7 +822,7 @@ impl Schema {
                         "reason": "found additional items",
                         "additionalItems": elements[positional..]
                             .iter()
-                            .map(|element| decode::value(*element))
+                            .map(|element| decode::value(*element).map_err(DocError::from))
                             .collect::<Result<Vec<_>>>()?,
                     }
                 });
@@ -1322,7 +1326,11 @@ fn canonical(value: &Bson) -> Bson {
 fn first_duplicate(elements: &[RawBsonRef<'_>]) -> Result<Option<Bson>> {
     let mut values = elements
         .iter()
-        .map(|element| decode::value(*element).map(|value| canonical(&value)))
+        .map(|element| {
+            decode::value(*element)
+                .map(|value| canonical(&value))
+                .map_err(DocError::from)
+        })
         .collect::<Result<Vec<_>>>()?;
     values.sort_by(compare);
     Ok(values
