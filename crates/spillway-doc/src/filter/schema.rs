@@ -164,7 +164,7 @@ struct Schema {
     minimum: Option<Bound>,
     maximum: Option<Bound>,
     /// The divisor of `multipleOf`, as exact decimal digits.
-    multiple_of: Option<Digits>,
+    multiple_of: Option<ExactDigits>,
     min_length: Option<u64>,
     max_length: Option<u64>,
     pattern: Option<RegexMatcher>,
@@ -1197,13 +1197,13 @@ fn number_of(value: RawBsonRef<'_>) -> Option<Number> {
 /// A finite number as decimal digits: `± 0.d1 d2 ... × 10^exponent`, no leading or trailing
 /// zero digit (zero has none).
 #[derive(Debug, Clone, PartialEq)]
-struct Digits {
+struct ExactDigits {
     negative: bool,
     digits: Vec<u8>,
     exponent: i32,
 }
 
-impl Digits {
+impl ExactDigits {
     /// The digits as an integer and the power of ten it is scaled by.
     fn coefficient(&self) -> Option<(u128, i32)> {
         let mut coefficient: u128 = 0;
@@ -1219,18 +1219,18 @@ impl Digits {
 /// The digits of a number as MongoDB's `multipleOf` sees it: integers and decimals exactly,
 /// doubles rounded to 15 significant digits (MongoDB's conversion of a double to a
 /// decimal). `None` for NaN, infinities and non-numbers.
-fn digits_of(value: &Bson) -> Option<Digits> {
+fn digits_of(value: &Bson) -> Option<ExactDigits> {
     let raw = RawBson::try_from(value.clone()).ok()?;
     raw_digits_of(raw.as_raw_bson_ref())
 }
 
-fn raw_digits_of(value: RawBsonRef<'_>) -> Option<Digits> {
+fn raw_digits_of(value: RawBsonRef<'_>) -> Option<ExactDigits> {
     if let RawBsonRef::Double(double) = value {
         if !double.is_finite() {
             return None;
         }
         if double == 0.0 {
-            return Some(Digits {
+            return Some(ExactDigits {
                 negative: false,
                 digits: Vec::new(),
                 exponent: 0,
@@ -1247,7 +1247,7 @@ fn raw_digits_of(value: RawBsonRef<'_>) -> Option<Digits> {
         while digits.last() == Some(&0) {
             digits.pop();
         }
-        return Some(Digits {
+        return Some(ExactDigits {
             negative: double < 0.0,
             digits,
             exponent: exponent.parse::<i32>().ok()? + 1,
@@ -1258,7 +1258,7 @@ fn raw_digits_of(value: RawBsonRef<'_>) -> Option<Digits> {
             negative,
             digits,
             exponent,
-        } => Some(Digits {
+        } => Some(ExactDigits {
             negative,
             digits,
             exponent,
@@ -1268,7 +1268,7 @@ fn raw_digits_of(value: RawBsonRef<'_>) -> Option<Digits> {
 }
 
 /// Whether `value` is a whole multiple of `divisor` (exactly, on decimal digits).
-fn is_multiple(value: RawBsonRef<'_>, divisor: &Digits) -> bool {
+fn is_multiple(value: RawBsonRef<'_>, divisor: &ExactDigits) -> bool {
     let Some(value) = raw_digits_of(value) else {
         return false;
     };

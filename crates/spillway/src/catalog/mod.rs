@@ -210,9 +210,10 @@ impl ParsedFilter {
                 _ => None,
             };
             let refused = Error::invalid_options(collection, format!("{what}: {error}"));
-            match code {
-                Some(code) => refused.with_code(code),
-                None => refused,
+            if let Some(code) = code {
+                refused.with_code(code)
+            } else {
+                refused
             }
         })?;
         Ok(ParsedFilter {

@@ -144,10 +144,9 @@ impl From<&Error> for CommandError {
             // failed; Spillway explains a `$jsonSchema` (the keywords that failed) and says
             // only that the document does not match for other validators.
             converted.message = "Document failed validation".to_string();
-            let details = match details {
-                Some(details) => (**details).clone(),
-                None => doc! { "reason": "the document does not match the collection's validator" },
-            };
+            let details = details.as_deref().cloned().unwrap_or_else(
+                || doc! { "reason": "the document does not match the collection's validator" },
+            );
             converted.details = Some(Box::new(doc! {
                 "errInfo": {
                     "failingDocumentId": id.clone(),
