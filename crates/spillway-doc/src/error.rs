@@ -53,6 +53,15 @@ pub enum DocError {
         /// What is wrong, starting with the operator where there is one.
         message: String,
     },
+    /// A `$jsonSchema` that cannot be parsed (unknown or unsupported keyword, a keyword's
+    /// value of the wrong type), with MongoDB's code for the same refusal: 9 (FailedToParse),
+    /// 14 (TypeMismatch) or 2 (BadValue).
+    InvalidSchema {
+        /// MongoDB's error code.
+        code: i32,
+        /// What is wrong, naming the keyword and where it is in the schema.
+        message: String,
+    },
     /// An update specification that cannot be applied to any document: unknown operator,
     /// conflicting paths, invalid `$push` modifiers, empty update...
     InvalidUpdate {
@@ -169,6 +178,7 @@ impl fmt::Display for DocError {
             DocError::InvalidFilter { path, message } => {
                 write!(f, "invalid filter at '{path}': {message}")
             }
+            DocError::InvalidSchema { message, .. } => write!(f, "invalid filter: {message}"),
             DocError::InvalidUpdate { message } => write!(f, "invalid update: {message}"),
             DocError::UpdateFailed {
                 operator,

@@ -21,7 +21,6 @@ fn invalid_filters() -> Vec<Document> {
         doc! { "$foo": 1 },
         doc! { "a": { "$foo": 1 } },
         doc! { "a": { "$gt": 1, "b": 2 } },
-        doc! { "$jsonSchema": {} },
         doc! { "flags": { "$bitsAllSet": 3 } },
         doc! { "$and": [] },
         doc! { "$or": {} },

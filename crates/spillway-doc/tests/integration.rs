@@ -9,6 +9,7 @@ mod filter;
 mod filter_errors;
 mod filter_props;
 mod geospatial;
+mod json_schema;
 mod key_order;
 mod model;
 mod pipeline;

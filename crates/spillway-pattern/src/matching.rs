@@ -32,6 +32,8 @@ fn touches(filter: &Filter, managed: &dyn Fn(&str) -> bool) -> bool {
         Clause::Text(_) => false,
         // JavaScript may read any field: a `$where` is answered on logical documents.
         Clause::Where(_) => true,
+        // A schema may read any field (`required`, `additionalProperties`...).
+        Clause::JsonSchema(_) => true,
     })
 }
 

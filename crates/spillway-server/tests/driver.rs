@@ -157,6 +157,50 @@ async fn the_driver_does_crud_through_the_command_layer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_driver_creates_a_collection_with_a_json_schema_validator() {
+    let server = common::start().await;
+    let client = client(server.address, false).await;
+    let shop = client.database("shop");
+    shop.create_collection("people")
+        .validator(doc! {
+            "$jsonSchema": {
+                "bsonType": "object",
+                "required": ["name", "age"],
+                "properties": {
+                    "name": { "bsonType": "string" },
+                    "age": { "bsonType": "int", "minimum": 0 },
+                },
+            },
+        })
+        .await
+        .expect("create with a $jsonSchema validator");
+    let people = shop.collection::<Document>("people");
+    people
+        .insert_one(doc! { "_id": 1, "name": "ann", "age": 31 })
+        .await
+        .expect("a valid insert");
+    let refused = people
+        .insert_one(doc! { "_id": 2, "name": "bob", "age": -1 })
+        .await
+        .expect_err("an invalid insert");
+    match *refused.kind {
+        mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteError(ref error)) => {
+            assert_eq!(error.code, 121, "{error:?}");
+            let details = error
+                .details
+                .as_ref()
+                .and_then(|info| info.get_document("details").ok())
+                .expect("errInfo.details");
+            assert_eq!(details.get_str("operatorName").ok(), Some("$jsonSchema"));
+        }
+        ref other => panic!("expected a write error, got {other:?}"),
+    }
+    assert_eq!(people.count_documents(doc! {}).await.expect("count"), 1);
+    client.shutdown().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_driver_runs_a_transaction_across_databases() {
     if !knows("commitTransaction") {
         return;

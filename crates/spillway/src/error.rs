@@ -102,6 +102,10 @@ pub enum ErrorKind {
         collection: String,
         /// The `_id` of the refused document.
         id: Bson,
+        /// Why, in MongoDB's shape of `errInfo.details`, when the validator can say: a
+        /// `$jsonSchema` validator names the keywords that failed
+        /// (`{ operatorName: "$jsonSchema", schemaRulesNotSatisfied: [...] }`).
+        details: Option<Box<bson::Document>>,
     },
     /// A tailable cursor's last document was removed from its capped collection (MongoDB's
     /// `CappedPositionLost`, code 136): the cursor cannot go on.
@@ -284,7 +288,7 @@ impl Error {
             DocError::Expression { .. } | DocError::Pipeline { .. } => {
                 Error::new(ErrorKind::Aggregation(error))
             }
-            DocError::InvalidFilter { .. } => Error::filter(error),
+            DocError::InvalidFilter { .. } | DocError::InvalidSchema { .. } => Error::filter(error),
             DocError::DocumentTooLarge { .. } | DocError::NestingTooDeep { .. } => {
                 Error::document(error)
             }
@@ -324,7 +328,9 @@ impl Error {
             ErrorKind::Aggregation(
                 DocError::Expression { code, .. } | DocError::Pipeline { code, .. },
             )
-            | ErrorKind::InvalidFilter(DocError::Expression { code, .. }) => *code,
+            | ErrorKind::InvalidFilter(
+                DocError::Expression { code, .. } | DocError::InvalidSchema { code, .. },
+            ) => *code,
             ErrorKind::InvalidFilter(_) | ErrorKind::Aggregation(_) => codes::BAD_VALUE,
             ErrorKind::InvalidUpdate(error) => update_code(error),
             ErrorKind::InvalidDocument(error) => match error {
@@ -541,7 +547,7 @@ impl Error {
                 "invalid options on collection '{}': {message}",
                 echo(collection)
             )?,
-            ErrorKind::DocumentValidationFailure { collection, id } => write!(
+            ErrorKind::DocumentValidationFailure { collection, id, .. } => write!(
                 f,
                 "Document failed validation: collection '{}', document _id: {}",
                 echo(collection),

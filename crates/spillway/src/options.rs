@@ -35,9 +35,9 @@ const REAPER_TICK: Duration = Duration::from_millis(100);
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct CollectionOptions {
-    /// A query-language filter every inserted or updated document must match (`$jsonSchema`
-    /// is not supported). For [`Database::set_collection_options`], an empty document
-    /// removes the validator.
+    /// A query-language filter every inserted or updated document must match, query
+    /// operators or a `$jsonSchema` (`{ $jsonSchema: { bsonType: "object", required: [...] } }`).
+    /// For [`Database::set_collection_options`], an empty document removes the validator.
     pub validator: Option<Document>,
     /// Which writes are checked (default: strict).
     pub validation_level: Option<ValidationLevel>,

@@ -620,7 +620,8 @@ pub(crate) fn implies(query: &Filter, partial: &Filter) -> bool {
             | Clause::Nor(_)
             | Clause::Expr(_)
             | Clause::Text(_)
-            | Clause::Where(_) => false,
+            | Clause::Where(_)
+            | Clause::JsonSchema(_) => false,
         })
     }
     // The partial filter compares strings by code point; a collated query says nothing of that.

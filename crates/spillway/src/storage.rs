@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use bson::{Bson, Document, RawDocument, oid::ObjectId};
+use bson::{Bson, Document, RawDocument, RawDocumentBuf, oid::ObjectId};
 use serde::de::DeserializeOwned;
 use spillway_doc::DocError;
 use spillway_doc::filter::Filter;
@@ -420,9 +420,17 @@ fn check_validation(meta: &CollectionMeta, changes: &[DocumentChange<'_>]) -> Re
             .matches_document(new)
             .map_err(Error::filter)?
         {
+            let raw =
+                RawDocumentBuf::try_from(*new).map_err(|error| Error::filter(error.into()))?;
+            let details = validator
+                .filter
+                .schema_failure(&raw)
+                .map_err(Error::filter)?
+                .map(Box::new);
             return Err(Error::new(ErrorKind::DocumentValidationFailure {
                 collection: meta.name.clone(),
                 id: new.get("_id").cloned().unwrap_or(Bson::Null),
+                details,
             }));
         }
     }

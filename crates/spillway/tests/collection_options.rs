@@ -489,13 +489,198 @@ fn validators_refuse_invalid_writes_unless_bypassed() {
         .insert_one(doc! { "_id": 4, "qty": -4 })
         .run()
         .unwrap();
-    let refused_schema = db
+    // A partial index cannot filter on a schema, as in MongoDB.
+    let refused_partial = orders
+        .create_index(index(
+            doc! { "qty": 1 },
+            IndexOptions::builder()
+                .partial_filter_expression(doc! { "$jsonSchema": { "required": ["qty"] } })
+                .build(),
+        ))
+        .run()
+        .unwrap_err();
+    assert!(
+        refused_partial.to_string().contains("$jsonSchema"),
+        "{refused_partial}"
+    );
+}
+
+/// The schema a Node application declares for its `people` collection.
+fn people_schema() -> Document {
+    doc! {
+        "$jsonSchema": {
+            "bsonType": "object",
+            "required": ["name", "age"],
+            "properties": {
+                "name": { "bsonType": "string", "description": "the name, a string" },
+                "age": { "bsonType": "int", "minimum": 0 },
+            },
+        },
+    }
+}
+
+#[test]
+fn a_json_schema_validator_refuses_invalid_writes_unless_bypassed() {
+    let db = Database::open_in_memory().unwrap();
+    db.create_collection_with(
+        "people",
+        &CollectionOptions::default().validator(people_schema()),
+    )
+    .unwrap();
+    let people = db.collection::<Document>("people");
+    people
+        .insert_one(doc! { "_id": 1, "name": "ann", "age": 31 })
+        .run()
+        .unwrap();
+    people
+        .insert_one(doc! { "_id": 2, "name": "bob", "age": 0, "tags": ["x"] })
+        .run()
+        .unwrap();
+    for invalid in [
+        doc! { "_id": 3, "name": "cy" },
+        doc! { "_id": 3, "name": "cy", "age": -1 },
+        doc! { "_id": 3, "name": "cy", "age": 31.5 },
+        doc! { "_id": 3, "name": 7, "age": 31 },
+    ] {
+        let refused = people.insert_one(invalid.clone()).run().unwrap_err();
+        assert_eq!(refused.code(), Some(121), "{invalid}: {refused}");
+    }
+    let refused = people
+        .insert_many(vec![
+            doc! { "_id": 4, "name": "dee", "age": 4 },
+            doc! { "_id": 5, "name": "eve" },
+        ])
+        .run()
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(121), "{refused}");
+    // Ordered, as in MongoDB: the valid document before the refused one is written.
+    let refused = people
+        .update_one(doc! { "_id": 1 }, doc! { "$set": { "age": -5 } })
+        .run()
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(121));
+    let refused = people
+        .update_one(doc! { "_id": 1 }, doc! { "$unset": { "name": 1 } })
+        .run()
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(121));
+    let refused = people
+        .replace_one(doc! { "_id": 2 }, doc! { "name": "bob" })
+        .run()
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(121));
+    // Nothing else changed.
+    assert_eq!(
+        ids(&people, doc! {}),
+        vec![Bson::Int32(1), Bson::Int32(2), Bson::Int32(4)]
+    );
+    assert_eq!(
+        people.find_one(doc! { "_id": 1 }).run().unwrap().unwrap(),
+        doc! { "_id": 1, "name": "ann", "age": 31 }
+    );
+    // A valid update goes through; a bypassed invalid insert too.
+    people
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "age": 1 } })
+        .run()
+        .unwrap();
+    people
+        .insert_one(doc! { "_id": 6, "name": "fay" })
+        .bypass_document_validation(true)
+        .run()
+        .unwrap();
+    // The same schema is a query operator.
+    assert_eq!(
+        ids(&people, doc! { "$jsonSchema": { "required": ["age"] } }),
+        vec![Bson::Int32(1), Bson::Int32(2), Bson::Int32(4)]
+    );
+    assert_eq!(
+        ids(&people, doc! { "$nor": [people_schema()] }),
+        vec![Bson::Int32(6)]
+    );
+    assert_eq!(
+        people
+            .count_documents(doc! { "$jsonSchema": { "properties": { "age": { "minimum": 1 } } } })
+            .run()
+            .unwrap(),
+        // 1 (32) and 4 (4); 6 has no age, which `properties` does not require.
+        3
+    );
+    // A schema that does not parse is refused with MongoDB's code.
+    let refused = db
         .create_collection_with(
-            "schema",
-            &CollectionOptions::default().validator(doc! { "$jsonSchema": {} }),
+            "bad",
+            &CollectionOptions::default()
+                .validator(doc! { "$jsonSchema": { "bsonType": "object", "requird": ["a"] } }),
         )
         .unwrap_err();
-    assert!(refused_schema.to_string().contains("$jsonSchema"));
+    assert_eq!(refused.code(), Some(9), "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains("Unknown $jsonSchema keyword: requird"),
+        "{refused}"
+    );
+    let refused = db
+        .create_collection_with(
+            "bad",
+            &CollectionOptions::default().validator(doc! { "$jsonSchema": { "required": "a" } }),
+        )
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(14), "{refused}");
+    // The schema survives a reopen of the catalog (set through collMod on an existing
+    // collection here).
+    db.create_collection_with("later", &CollectionOptions::default())
+        .unwrap();
+    let later = db.collection::<Document>("later");
+    later
+        .insert_one(doc! { "_id": 1, "name": "old" })
+        .run()
+        .unwrap();
+    db.set_collection_options(
+        "later",
+        &CollectionOptions::default().validator(people_schema()),
+    )
+    .unwrap();
+    assert_eq!(
+        later
+            .insert_one(doc! { "_id": 2, "name": "new" })
+            .run()
+            .unwrap_err()
+            .code(),
+        Some(121)
+    );
+    later
+        .insert_one(doc! { "_id": 2, "name": "new", "age": 2 })
+        .run()
+        .unwrap();
+}
+
+#[test]
+fn a_json_schema_validator_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    {
+        let db = Database::open(&path).unwrap();
+        db.create_collection_with(
+            "people",
+            &CollectionOptions::default().validator(people_schema()),
+        )
+        .unwrap();
+    }
+    let db = Database::open(&path).unwrap();
+    let people = db.collection::<Document>("people");
+    assert_eq!(
+        people
+            .insert_one(doc! { "_id": 1, "name": "ann" })
+            .run()
+            .unwrap_err()
+            .code(),
+        Some(121)
+    );
+    people
+        .insert_one(doc! { "_id": 1, "name": "ann", "age": 1 })
+        .run()
+        .unwrap();
 }
 
 // Through the command layer.
@@ -626,6 +811,114 @@ fn validators_and_coll_mod_through_commands() {
     assert_eq!(listed[1].get_bool("hidden").ok(), Some(true));
     let missing = run(&commands, doc! { "collMod": "nope", "validator": {} });
     assert_eq!(missing.get_i32("code").ok(), Some(26));
+}
+
+#[test]
+fn json_schema_validators_through_commands_explain_failures() {
+    let commands = Commands::new(Database::open_in_memory().unwrap());
+    ok(
+        &commands,
+        doc! { "create": "people", "validator": people_schema() },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "people", "documents": [{ "_id": 1, "name": "ann", "age": 3 }] },
+    );
+    let refused = ok(
+        &commands,
+        doc! { "insert": "people", "documents": [{ "_id": 2, "age": -1 }] },
+    );
+    let error = refused.get_array("writeErrors").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(error.get_i32("code").ok(), Some(121));
+    assert_eq!(
+        error.get_str("errmsg").ok(),
+        Some("Document failed validation")
+    );
+    let details = error
+        .get_document("errInfo")
+        .unwrap()
+        .get_document("details")
+        .unwrap()
+        .clone();
+    assert_eq!(details.get_str("operatorName").ok(), Some("$jsonSchema"));
+    let rules: Vec<&str> = details
+        .get_array("schemaRulesNotSatisfied")
+        .unwrap()
+        .iter()
+        .map(|rule| rule.as_document().unwrap().get_str("operatorName").unwrap())
+        .collect();
+    assert_eq!(rules, ["required", "properties"]);
+    // An update that breaks the schema is refused and changes nothing.
+    let updated = ok(
+        &commands,
+        doc! { "update": "people", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "age": "three" } } }] },
+    );
+    assert_eq!(updated.get_i32("nModified").ok(), Some(0));
+    assert_eq!(
+        updated.get_array("writeErrors").unwrap()[0]
+            .as_document()
+            .unwrap()
+            .get_i32("code")
+            .ok(),
+        Some(121)
+    );
+    let found = first_batch(&ok(&commands, doc! { "find": "people" }));
+    assert_eq!(found, vec![doc! { "_id": 1, "name": "ann", "age": 3 }]);
+    // collMod sets a schema; a bad one is refused with its code.
+    ok(
+        &commands,
+        doc! { "collMod": "people", "validator": { "$jsonSchema": { "required": ["email"] } } },
+    );
+    let refused = ok(
+        &commands,
+        doc! { "insert": "people", "documents": [{ "_id": 3, "name": "x", "age": 1 }] },
+    );
+    assert_eq!(
+        refused.get_array("writeErrors").unwrap()[0]
+            .as_document()
+            .unwrap()
+            .get_i32("code")
+            .ok(),
+        Some(121)
+    );
+    let bad = run(
+        &commands,
+        doc! { "collMod": "people", "validator": { "$jsonSchema": { "format": "email" } } },
+    );
+    assert_eq!(bad.get_i32("code").ok(), Some(9), "{bad}");
+    // A query-operator validator still says only that the document does not match.
+    ok(
+        &commands,
+        doc! { "create": "plain", "validator": { "a": 1 } },
+    );
+    let refused = ok(
+        &commands,
+        doc! { "insert": "plain", "documents": [{ "_id": 1, "a": 2 }] },
+    );
+    let info = refused.get_array("writeErrors").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .get_document("errInfo")
+        .unwrap()
+        .clone();
+    assert!(
+        info.get_document("details").unwrap().contains_key("reason"),
+        "{info}"
+    );
+    // find with $jsonSchema through the command layer.
+    let found = first_batch(&ok(
+        &commands,
+        doc! { "find": "people", "filter": { "$jsonSchema": { "properties": { "age": { "bsonType": "int" } } } } },
+    ));
+    assert_eq!(found.len(), 1);
+    let bad = run(
+        &commands,
+        doc! { "find": "people", "filter": { "$jsonSchema": { "bogus": 1 } } },
+    );
+    assert_eq!(bad.get_i32("code").ok(), Some(9), "{bad}");
 }
 
 #[test]

@@ -85,6 +85,7 @@ fn eval_clause(
         }
         Clause::Text(search) => Ok(search.matches(document)?.then_some(None)),
         Clause::Where(function) => Ok(function.matches(document)?.then_some(None)),
+        Clause::JsonSchema(schema) => Ok(schema.matches(document)?.then_some(None)),
         Clause::And(filters) => {
             let mut array_index_found = None;
             for filter in filters {

@@ -32,7 +32,8 @@
 //! This module must never decode a whole stored document to evaluate a filter, and never
 //! mutate one: updates and projections build on it, not the other way round.
 //!
-//! Submodules, bottom first: `predicate` (the parsed shape) → `eval` (which also gives
+//! Submodules, bottom first: `predicate` (the parsed shape) → `schema` (`$jsonSchema`,
+//! parsed and matched on its own) → `eval` (which also gives
 //! [`Predicate`], [`ElemMatch`] and [`geospatial::NearQuery`](crate::geospatial::NearQuery)
 //! their methods that walk values), `parse` → `element`. Regular expressions come from the
 //! crate's `regex_matcher`, which aggregation expressions share.
@@ -41,6 +42,7 @@ mod element;
 mod eval;
 mod parse;
 mod predicate;
+mod schema;
 
 use std::sync::Arc;
 
@@ -49,6 +51,7 @@ use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 pub use element::ElementMatcher;
 pub(crate) use parse::whole_number;
 pub use predicate::{ElemMatch, InList, Operand, Predicate, TypeSet};
+pub use schema::JsonSchema;
 
 pub use crate::regex_matcher::{BACKTRACK_LIMIT, RegexMatch, RegexMatcher};
 
@@ -95,6 +98,9 @@ pub enum Clause {
     Text(Box<TextSearch>),
     /// `$where`: JavaScript called with the document as `this`, true for a match.
     Where(Box<WhereFunction>),
+    /// `$jsonSchema`: the document satisfies a JSON Schema ([`JsonSchema`]). Only on the whole
+    /// document: refused inside `$elemMatch`.
+    JsonSchema(Box<JsonSchema>),
 }
 
 /// What a successful match found out about the document, for the positional `$` operator of
@@ -159,7 +165,9 @@ impl Filter {
                     }
                 }
                 Clause::Expr(expression) => expression.dependencies(found),
-                Clause::Text(_) | Clause::Where(_) => found.whole_document = true,
+                Clause::Text(_) | Clause::Where(_) | Clause::JsonSchema(_) => {
+                    found.whole_document = true;
+                }
             }
         }
     }
@@ -184,7 +192,8 @@ impl Filter {
                 }
                 !found.whole_document && !found.paths.iter().any(|path| grows(path))
             }
-            Clause::Expr(_) | Clause::Text(_) | Clause::Where(_) => false,
+            // A schema may bound an array's length or its elements (`maxItems`, `items`).
+            Clause::Expr(_) | Clause::Text(_) | Clause::Where(_) | Clause::JsonSchema(_) => false,
         })
     }
 
@@ -274,6 +283,33 @@ impl Filter {
             })
     }
 
+    /// Why `document` fails this filter's `$jsonSchema`, for a validator's `errInfo.details`
+    /// ([`JsonSchema::explain_failure`]): the first `$jsonSchema` clause, at the top level or
+    /// in a top-level `$and`, that refuses the document. `None` when there is none (the
+    /// document matches, or fails on other clauses only).
+    pub fn schema_failure(&self, document: &RawDocument) -> Result<Option<Document>> {
+        for clause in &self.clauses {
+            let found = match clause {
+                Clause::JsonSchema(schema) => schema.explain_failure(document)?,
+                Clause::And(filters) => {
+                    let mut found = None;
+                    for filter in filters {
+                        found = filter.schema_failure(document)?;
+                        if found.is_some() {
+                            break;
+                        }
+                    }
+                    found
+                }
+                _ => None,
+            };
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
     /// The equality operand required on `path`, if some top-level ANDed clause pins it
     /// (`{a: 5}` or `{a: {$eq: 5}}`). A regular expression in implicit equality is not an
     /// equality (it is a [`Predicate::Regex`]).
@@ -302,7 +338,8 @@ fn collect_field_predicates<'a>(
             | Clause::Nor(_)
             | Clause::Expr(_)
             | Clause::Text(_)
-            | Clause::Where(_) => {}
+            | Clause::Where(_)
+            | Clause::JsonSchema(_) => {}
         }
     }
 }

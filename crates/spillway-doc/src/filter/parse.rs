@@ -9,7 +9,8 @@ use std::cmp::Ordering;
 use bson::spec::ElementType;
 use bson::{Bson, Document};
 
-use super::predicate::{ElemMatch, InList, Operand, Predicate, TypeSet};
+use super::predicate::{ElemMatch, InList, Operand, Predicate, TypeSet, type_alias};
+use super::schema::JsonSchema;
 use super::{Clause, Filter};
 use crate::compare::compare;
 use crate::error::{DocError, Result};
@@ -20,8 +21,7 @@ use crate::regex_matcher::RegexMatcher;
 use crate::text::{TextQuery, TextSearch};
 
 /// Top-level operators MongoDB has and Spillway does not.
-const UNSUPPORTED_TOP_LEVEL: [&str; 4] =
-    ["$jsonSchema", "$sampleRate", "$alwaysTrue", "$alwaysFalse"];
+const UNSUPPORTED_TOP_LEVEL: [&str; 3] = ["$sampleRate", "$alwaysTrue", "$alwaysFalse"];
 
 /// Field operators MongoDB has and Spillway does not (bitwise queries).
 const UNSUPPORTED_FIELD_OPERATORS: [&str; 4] = [
@@ -71,7 +71,7 @@ fn count_near(filter: &Filter) -> usize {
             Clause::And(filters) | Clause::Or(filters) | Clause::Nor(filters) => {
                 filters.iter().map(count_near).sum()
             }
-            Clause::Expr(_) | Clause::Text(_) | Clause::Where(_) => 0,
+            Clause::Expr(_) | Clause::Text(_) | Clause::Where(_) | Clause::JsonSchema(_) => 0,
         })
         .sum()
 }
@@ -83,11 +83,29 @@ pub(super) fn parse_filter(filter: &Document, names: &[String]) -> Result<Filter
     Ok(parsed)
 }
 
-/// A filter inside an operator (`$elemMatch`), where `$text` is never allowed.
+/// A filter inside an operator (`$elemMatch`), where `$text` is never allowed, nor
+/// `$jsonSchema` (which applies to the whole document, as in MongoDB).
 pub(super) fn parse_filter_nested(filter: &Document, names: &[String]) -> Result<Filter> {
     let parsed = parse_filter_at(filter, names)?;
     check_text_placement(&parsed, false, &mut 0)?;
+    if has_json_schema(&parsed) {
+        return Err(DocError::filter(
+            "$jsonSchema",
+            "$jsonSchema can only be applied to the top-level document",
+        ));
+    }
     Ok(parsed)
+}
+
+/// Whether a `$jsonSchema` clause is in `filter`, under any `$and`, `$or` or `$nor`.
+fn has_json_schema(filter: &Filter) -> bool {
+    filter.clauses.iter().any(|clause| match clause {
+        Clause::JsonSchema(_) => true,
+        Clause::And(filters) | Clause::Or(filters) | Clause::Nor(filters) => {
+            filters.iter().any(has_json_schema)
+        }
+        Clause::Field { .. } | Clause::Expr(_) | Clause::Text(_) | Clause::Where(_) => false,
+    })
 }
 
 /// `$text` may appear once, at the top level or in a top-level `$and` (MongoDB also plans
@@ -117,7 +135,7 @@ fn check_text_placement(filter: &Filter, top: bool, n_text: &mut usize) -> Resul
                     check_text_placement(inner, false, n_text)?;
                 }
             }
-            Clause::Field { .. } | Clause::Expr(_) | Clause::Where(_) => {}
+            Clause::Field { .. } | Clause::Expr(_) | Clause::Where(_) | Clause::JsonSchema(_) => {}
         }
     }
     Ok(())
@@ -167,6 +185,11 @@ fn parse_top_level_operator(
             return Ok(Some(Clause::Text(Box::new(TextSearch::new(
                 TextQuery::parse(value)?,
             )))));
+        }
+        "$jsonSchema" => {
+            return Ok(Some(Clause::JsonSchema(Box::new(JsonSchema::parse(
+                value,
+            )?))));
         }
         "$and" => Clause::And,
         "$or" => Clause::Or,
@@ -452,33 +475,6 @@ fn type_code(code: i64) -> Option<ElementType> {
     }
 }
 
-fn type_alias(alias: &str) -> Option<ElementType> {
-    Some(match alias {
-        "double" => ElementType::Double,
-        "string" => ElementType::String,
-        "object" => ElementType::EmbeddedDocument,
-        "array" => ElementType::Array,
-        "binData" => ElementType::Binary,
-        "undefined" => ElementType::Undefined,
-        "objectId" => ElementType::ObjectId,
-        "bool" => ElementType::Boolean,
-        "date" => ElementType::DateTime,
-        "null" => ElementType::Null,
-        "regex" => ElementType::RegularExpression,
-        "dbPointer" => ElementType::DbPointer,
-        "javascript" => ElementType::JavaScriptCode,
-        "symbol" => ElementType::Symbol,
-        "javascriptWithScope" => ElementType::JavaScriptCodeWithScope,
-        "int" => ElementType::Int32,
-        "timestamp" => ElementType::Timestamp,
-        "long" => ElementType::Int64,
-        "decimal" => ElementType::Decimal128,
-        "minKey" => ElementType::MinKey,
-        "maxKey" => ElementType::MaxKey,
-        _ => return None,
-    })
-}
-
 /// The value of an int, long or whole double; `None` for anything else.
 pub(crate) fn whole_number(value: &Bson) -> Option<i64> {
     match value {
@@ -565,7 +561,10 @@ fn parse_elem_match(path: &FieldPath, value: &Bson) -> Result<ElemMatch> {
     };
     let first_key = spec.keys().next().map_or("", String::as_str);
     let is_value_form = is_operator_document(spec)
-        && !matches!(first_key, "$and" | "$or" | "$nor" | "$comment")
+        && !matches!(
+            first_key,
+            "$and" | "$or" | "$nor" | "$comment" | "$jsonSchema"
+        )
         && !UNSUPPORTED_TOP_LEVEL.contains(&first_key);
     if is_value_form {
         Ok(ElemMatch::Value(parse_operators(path, spec)?))

@@ -205,3 +205,59 @@ pub(crate) fn holds_as_arrays_grow(predicate: &Predicate) -> bool {
         Predicate::Ne(_) | Predicate::Nin(_) | Predicate::Size(_) | Predicate::Not(_) => false,
     }
 }
+
+/// The BSON type a `$type` or `bsonType` alias names (`"int"`, `"objectId"`...); `"number"`,
+/// which names four types, is the caller's.
+pub(super) fn type_alias(alias: &str) -> Option<ElementType> {
+    Some(match alias {
+        "double" => ElementType::Double,
+        "string" => ElementType::String,
+        "object" => ElementType::EmbeddedDocument,
+        "array" => ElementType::Array,
+        "binData" => ElementType::Binary,
+        "undefined" => ElementType::Undefined,
+        "objectId" => ElementType::ObjectId,
+        "bool" => ElementType::Boolean,
+        "date" => ElementType::DateTime,
+        "null" => ElementType::Null,
+        "regex" => ElementType::RegularExpression,
+        "dbPointer" => ElementType::DbPointer,
+        "javascript" => ElementType::JavaScriptCode,
+        "symbol" => ElementType::Symbol,
+        "javascriptWithScope" => ElementType::JavaScriptCodeWithScope,
+        "int" => ElementType::Int32,
+        "timestamp" => ElementType::Timestamp,
+        "long" => ElementType::Int64,
+        "decimal" => ElementType::Decimal128,
+        "minKey" => ElementType::MinKey,
+        "maxKey" => ElementType::MaxKey,
+        _ => return None,
+    })
+}
+
+/// MongoDB's alias of a BSON type, the inverse of [`type_alias`] (for messages).
+pub(super) fn type_alias_name(element_type: ElementType) -> &'static str {
+    match element_type {
+        ElementType::Double => "double",
+        ElementType::String => "string",
+        ElementType::EmbeddedDocument => "object",
+        ElementType::Array => "array",
+        ElementType::Binary => "binData",
+        ElementType::Undefined => "undefined",
+        ElementType::ObjectId => "objectId",
+        ElementType::Boolean => "bool",
+        ElementType::DateTime => "date",
+        ElementType::Null => "null",
+        ElementType::RegularExpression => "regex",
+        ElementType::DbPointer => "dbPointer",
+        ElementType::JavaScriptCode => "javascript",
+        ElementType::Symbol => "symbol",
+        ElementType::JavaScriptCodeWithScope => "javascriptWithScope",
+        ElementType::Int32 => "int",
+        ElementType::Timestamp => "timestamp",
+        ElementType::Int64 => "long",
+        ElementType::Decimal128 => "decimal",
+        ElementType::MinKey => "minKey",
+        ElementType::MaxKey => "maxKey",
+    }
+}

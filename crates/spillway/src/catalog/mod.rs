@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
+use spillway_doc::DocError;
 use spillway_doc::filter::Filter;
 use spillway_doc::path::{FieldPath, array_index};
 use spillway_doc::sort::Direction;
@@ -175,6 +176,9 @@ pub(crate) struct Validation {
     pub(crate) explicit: bool,
 }
 
+/// What [`ParsedFilter::parse`] calls a partial index's filter.
+pub(crate) const PARTIAL_FILTER: &str = "partialFilterExpression";
+
 /// A filter kept as given (for listings and the catalog record) and parsed (for matching).
 #[derive(Debug, Clone)]
 pub(crate) struct ParsedFilter {
@@ -190,15 +194,28 @@ impl PartialEq for ParsedFilter {
 
 impl ParsedFilter {
     /// Parses `spec`; `what` names it in the error (`partialFilterExpression`, `validator`).
+    /// A validator may be a `$jsonSchema` (a schema that does not parse is refused with its
+    /// own code, 9 or 14 or 2, as MongoDB does); a partial index's filter may not, as in
+    /// MongoDB.
     pub(crate) fn parse(collection: &str, what: &str, spec: &Document) -> Result<ParsedFilter> {
-        if spec.contains_key("$jsonSchema") {
+        if what == PARTIAL_FILTER && spec.contains_key("$jsonSchema") {
             return Err(Error::invalid_options(
                 collection,
-                format!("{what}: $jsonSchema is not supported by Spillway (query operators are)"),
+                format!("{what}: $jsonSchema is not supported in a partial index"),
             ));
         }
-        let filter = Filter::parse(spec)
-            .map_err(|error| Error::invalid_options(collection, format!("{what}: {error}")))?;
+        let filter = Filter::parse(spec).map_err(|error| {
+            let code = match &error {
+                DocError::InvalidSchema { code, .. } => Some(*code),
+                _ => None,
+            };
+            let refused = Error::invalid_options(collection, format!("{what}: {error}"));
+            if let Some(code) = code {
+                refused.with_code(code)
+            } else {
+                refused
+            }
+        })?;
         Ok(ParsedFilter {
             spec: spec.clone(),
             filter: Arc::new(filter),
