@@ -37,6 +37,7 @@ use spillway_doc::DocError;
 use spillway_doc::key;
 use spillway_store::{KeyspaceId, Store};
 
+use crate::catalog::view::ViewDefinition;
 use crate::catalog::{Catalog, CollectionMeta};
 use crate::error::{Error, Result};
 use crate::patterned;
@@ -367,10 +368,10 @@ fn collection_changes(before: &Catalog, after: &Catalog) -> Vec<Document> {
         let Some(previous) = previous else {
             let renamed = before.collections.values().any(|old| old.docs == meta.docs);
             if !renamed {
-                let spec = match &meta.view {
-                    Some(view) => view.to_record(),
-                    None => doc! { "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" } },
-                };
+                let spec = meta.view.as_ref().map_or_else(
+                    || doc! { "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" } },
+                    ViewDefinition::to_record,
+                );
                 records.push(doc! { "op": "create", "ns": name, "cid": cid, "spec": spec });
             }
             continue;
@@ -469,7 +470,7 @@ fn comparable_record(meta: &CollectionMeta) -> Document {
 fn index_records(record: &Document) -> impl Iterator<Item = &Document> {
     record
         .get_array("indexes")
-        .map(|indexes| indexes.as_slice())
+        .map(Vec::as_slice)
         .unwrap_or_default()
         .iter()
         .filter_map(Bson::as_document)
