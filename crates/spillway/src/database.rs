@@ -219,6 +219,10 @@ impl Inner {
         let current = self.published();
         txn.rebase(&current, &self.history())?;
         self.changes.record(&mut txn, &current)?;
+        if !txn.has_writes() {
+            // Only notes for change streams, and no stream has ever been opened.
+            return Ok(());
+        }
         let committed = txn.into_batch(&self.store)?;
         let seq = self.store.commit(committed.batch)?;
         let published = Arc::new(current.after_commit(
@@ -683,6 +687,22 @@ impl Transaction {
     pub(crate) fn note_database_drop(&mut self, prefix: &str) {
         self.txn
             .note_change(bson::doc! { "op": "dropDatabase", "ns": prefix });
+    }
+
+    /// Records, for change streams, that this transaction renames collection `from` to `to`
+    /// (the command layer's `renameCollection`, which copies): one `rename` event stands for
+    /// the copy's writes, the target's drop (`dropTarget`) and the source's drop.
+    pub(crate) fn note_rename(&mut self, from: &str, to: &str) {
+        self.txn
+            .note_change(bson::doc! { "op": "rename", "ns": from, "to": to });
+    }
+
+    /// Records, for change streams, a `collMod` of `collection` that changed nothing: MongoDB
+    /// reports a `modify` event for it all the same (one that changes options is seen in the
+    /// catalog).
+    pub(crate) fn note_modify(&mut self, collection: &str) {
+        self.txn
+            .note_change(bson::doc! { "op": "modify", "ns": collection, "spec": {}, "state": {} });
     }
 }
 

@@ -739,6 +739,9 @@ pub(crate) mod codes {
     pub(crate) const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
     pub(crate) const CANNOT_INDEX_PARALLEL_ARRAYS: i32 = 171;
     pub(crate) const NO_SUCH_TRANSACTION: i32 = 251;
+    pub(crate) const NO_MATCHING_DOCUMENT: i32 = 47;
+    pub(crate) const INVALID_RESUME_TOKEN: i32 = 260;
+    pub(crate) const CHANGE_STREAM_FATAL_ERROR: i32 = 280;
     pub(crate) const CHANGE_STREAM_HISTORY_LOST: i32 = 286;
     pub(crate) const DATA_CORRUPTION_DETECTED: i32 = 301;
 
@@ -766,6 +769,7 @@ pub(crate) mod codes {
         (30, "InvalidPath"),
         (40, "ConflictingUpdateOperators"),
         (43, "CursorNotFound"),
+        (47, "NoMatchingDocument"),
         (48, "NamespaceExists"),
         (50, "MaxTimeMSExpired"),
         (52, "DollarPrefixedFieldName"),
@@ -808,9 +812,11 @@ pub(crate) mod codes {
         (241, "ConversionFailure"),
         (251, "NoSuchTransaction"),
         (256, "TransactionCommitted"),
+        (260, "InvalidResumeToken"),
         (262, "ExceededTimeLimit"),
         (263, "OperationNotSupportedInTransaction"),
         (267, "PreparedTransactionInProgress"),
+        (280, "ChangeStreamFatalError"),
         (286, "ChangeStreamHistoryLost"),
         (291, "NoQueryExecutionPlans"),
         (292, "CursorInUse"),

@@ -89,7 +89,9 @@ pub use catalog::timeseries::TimeseriesOptions;
 pub use catalog::{MAX_COLLECTION_NAME_LEN, MAX_INDEX_NAME_LEN, ValidationAction, ValidationLevel};
 pub use catalog_repair::RebuiltCollection;
 pub use change_log::RETAINED as CHANGE_LOG_RETAINED;
-pub use changes::{ChangeStream, ChangeStreamOptions, FullDocument, Watch};
+pub use changes::{
+    ChangeStream, ChangeStreamOptions, FullDocument, FullDocumentBeforeChange, Watch,
+};
 pub use collection::{
     Aggregate, Collection, CountDocuments, CreateIndex, CreateIndexes, Delete, Distinct,
     DropCollection, DropIndex, DropIndexes, EstimatedDocumentCount, Find, FindOne,

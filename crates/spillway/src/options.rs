@@ -454,11 +454,12 @@ impl Database {
                 ));
             }
             let validation = validation_from(name, options, &meta.validation)?;
-            txn.catalog_mut()
-                .collections
-                .get_mut(name)
-                .expect("exists")
-                .validation = validation;
+            let meta = txn.catalog_mut().collections.get_mut(name).expect("exists");
+            meta.validation = validation;
+            if let Some(images) = &options.change_stream_pre_and_post_images {
+                meta.echoed
+                    .insert("changeStreamPreAndPostImages", images.clone());
+            }
             txn.collection_changed(name);
             Ok(())
         })

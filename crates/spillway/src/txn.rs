@@ -533,7 +533,12 @@ impl WriteTxn {
 
     /// Whether the transaction has nothing to commit.
     pub(crate) fn is_empty(&self) -> bool {
-        self.n_ops == 0 && !self.catalog_changed
+        !self.has_writes() && self.notes.is_empty()
+    }
+
+    /// Whether the transaction writes anything (change records it noted aside).
+    pub(crate) fn has_writes(&self) -> bool {
+        self.n_ops > 0 || self.catalog_changed
     }
 
     /// The batch to commit, the catalog it leaves and the keyspaces it writes.

@@ -1748,9 +1748,9 @@ fn change_streams_are_tailable_cursors_of_collection_and_database_events() {
     );
     let (code, _) = fails(
         &commands,
-        doc! { "aggregate": "books", "pipeline": [{ "$changeStream": { "fullDocument": "required" } }], "cursor": {} },
+        doc! { "aggregate": "books", "pipeline": [{ "$changeStream": { "fullDocument": "always" } }], "cursor": {} },
     );
-    assert_eq!(code, 115);
+    assert_eq!(code, 2, "an unknown fullDocument mode is BadValue");
     let (code, _) = fails(
         &commands,
         doc! { "aggregate": "books", "pipeline": [{ "$match": {} }, { "$changeStream": {} }], "cursor": {} },

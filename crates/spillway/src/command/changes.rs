@@ -3,10 +3,11 @@
 //! `admin`), answered with a tailable `awaitData` cursor as MongoDB answers it.
 //!
 //! The stream itself is the facade's ([`crate::ChangeStream`]); this module reads the
-//! stage's options, names collections as `{ db, coll }`, and lets `getMore`'s `maxTimeMS`
-//! say how long an empty batch waits.
+//! stage's options, names collections as `{ db, coll }`, lets `getMore`'s `maxTimeMS`
+//! say how long an empty batch waits, and closes the cursor (id 0) with the batch that
+//! ends the stream (after its `invalidate`), so that drivers stop.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use super::args::Args;
 use super::cursors::{CursorTable, DocumentStream, ResumeToken};
 use super::error::{CommandError, CommandResult};
 use crate::changes::Scope;
-use crate::{ChangeStream, FullDocument, Watch};
+use crate::{ChangeStream, FullDocument, FullDocumentBeforeChange, Watch};
 
 /// The name of the stage.
 pub(crate) const STAGE: &str = "$changeStream";
@@ -77,19 +78,24 @@ pub(crate) fn open(
     let full_document = match args.string("fullDocument")? {
         None | Some("default") => FullDocument::Default,
         Some("updateLookup") => FullDocument::UpdateLookup,
+        Some("whenAvailable") => FullDocument::WhenAvailable,
+        Some("required") => FullDocument::Required,
         Some(other) => {
-            return Err(CommandError::not_supported(format!(
-                "$changeStream: fullDocument '{other}' is not supported (Spillway keeps no post-images: 'default' and 'updateLookup' are)"
+            return Err(CommandError::bad_value(format!(
+                "unknown full document mode: {other} (default, updateLookup, whenAvailable and required are)"
             )));
         }
     };
-    if let Some(before) = args.string("fullDocumentBeforeChange")?
-        && before != "off"
-    {
-        return Err(CommandError::not_supported(format!(
-            "$changeStream: fullDocumentBeforeChange '{before}' is not supported (Spillway keeps no pre-images)"
-        )));
-    }
+    let full_document_before_change = match args.string("fullDocumentBeforeChange")? {
+        None | Some("off") => FullDocumentBeforeChange::Off,
+        Some("whenAvailable") => FullDocumentBeforeChange::WhenAvailable,
+        Some("required") => FullDocumentBeforeChange::Required,
+        Some(other) => {
+            return Err(CommandError::bad_value(format!(
+                "unknown full document before change mode: {other} (off, whenAvailable and required are)"
+            )));
+        }
+    };
     let start_at = match args.get("startAtOperationTime") {
         None => None,
         Some(Bson::Timestamp(time)) => Some(*time),
@@ -99,21 +105,23 @@ pub(crate) fn open(
             )));
         }
     };
-    let resume = match (args.document("resumeAfter")?, args.document("startAfter")?) {
-        (Some(_), Some(_)) => {
-            return Err(CommandError::new(
-                50865,
-                "Do not specify both 'resumeAfter' and 'startAfter' in a $changeStream stage",
-            ));
-        }
-        (Some(_), None) | (None, Some(_)) if start_at.is_some() => {
-            return Err(CommandError::new(
-                40674,
-                "Only one type of resume option is allowed, but multiple were found",
-            ));
-        }
-        (resume, start) => resume.or(start).cloned(),
-    };
+    let (resume_after, start_after) =
+        match (args.document("resumeAfter")?, args.document("startAfter")?) {
+            (Some(_), Some(_)) => {
+                return Err(CommandError::new(
+                    50865,
+                    "Do not specify both 'resumeAfter' and 'startAfter' in a $changeStream stage",
+                ));
+            }
+            (Some(_), None) | (None, Some(_)) if start_at.is_some() => {
+                return Err(CommandError::new(
+                    40674,
+                    "Only one type of resume option is allowed, but multiple were found",
+                ));
+            }
+            (resume, start) => (resume.cloned(), start.cloned()),
+        };
+    let show_expanded_events = args.bool("showExpandedEvents")?.unwrap_or(false);
     let whole_cluster = args.bool("allChangesForCluster")?.unwrap_or(false);
     let database = context.database.to_string();
     let namespaces = context.commands.namespaces;
@@ -143,13 +151,18 @@ pub(crate) fn open(
     let mut watch = Watch::new(&context.commands.database, scope)
         .pipeline(rest.iter().cloned())
         .full_document(full_document)
+        .full_document_before_change(full_document_before_change)
+        .show_expanded_events(show_expanded_events)
         .namespaces(Arc::new(move |stored: &str| {
             let db = namespaces.database_of(stored).unwrap_or(&database);
             let coll = namespaces.collection_of(db, stored).unwrap_or(stored);
             doc! { "db": db, "coll": coll }
         }));
-    if let Some(token) = resume {
+    if let Some(token) = resume_after {
         watch = watch.resume_after(token);
+    }
+    if let Some(token) = start_after {
+        watch = watch.start_after(token);
     }
     if let Some(time) = start_at {
         watch = watch.start_at_operation_time(time);
@@ -157,10 +170,12 @@ pub(crate) fn open(
     let stream = watch.run()?;
     let wait_ms = Arc::new(AtomicU64::new(0));
     let token = Arc::new(Mutex::new(stream.resume_token()));
+    let finished = Arc::new(AtomicBool::new(false));
     let events: DocumentStream = Box::new(Events {
         stream,
         wait_ms: Arc::clone(&wait_ms),
         token: Arc::clone(&token),
+        finished: Arc::clone(&finished),
     });
     CursorTable::open_tailable(
         &context.commands.cursors,
@@ -169,7 +184,26 @@ pub(crate) fn open(
         batch_size,
         Some(wait_ms),
         Some(token),
+        Some(finished),
     )
+}
+
+/// MongoDB's rule for a change stream's read concern: `majority`, or none (which means
+/// `majority`); any other level is 72 InvalidOptions.
+pub(crate) fn check_read_concern(command: &Document) -> CommandResult<()> {
+    let Some(Bson::Document(read_concern)) = command.get("readConcern") else {
+        return Ok(());
+    };
+    match read_concern.get("level") {
+        None => Ok(()),
+        Some(Bson::String(level)) if level == "majority" => Ok(()),
+        Some(level) => Err(CommandError::new(
+            72,
+            format!(
+                "Aggregation stage {STAGE} cannot run with a readConcern other than 'majority'. Current readConcern: {level}"
+            ),
+        )),
+    }
 }
 
 /// A change stream as a cursor's document stream: an empty read waits as long as the
@@ -179,6 +213,8 @@ struct Events {
     wait_ms: Arc<AtomicU64>,
     /// The stream's resume token after the last read, for the cursor's replies.
     token: ResumeToken,
+    /// Set once the stream has ended (its `invalidate` returned): the cursor then closes.
+    finished: Arc<AtomicBool>,
 }
 
 impl Iterator for Events {
@@ -191,6 +227,8 @@ impl Iterator for Events {
             .token
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = self.stream.resume_token();
+        self.finished
+            .store(self.stream.is_finished(), Ordering::SeqCst);
         event
     }
 }

@@ -12,7 +12,7 @@
 //! slow query never holds up another's.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -55,6 +55,9 @@ struct OpenCursor {
     /// A change stream's cursor: where its stream keeps the token to resume after the last
     /// batch (`postBatchResumeToken`).
     resume_token: Option<ResumeToken>,
+    /// Where a tailable cursor's stream says it has ended for good (a change stream after its
+    /// `invalidate`): the cursor then closes at the end of its documents.
+    finished: Option<Arc<AtomicBool>>,
 }
 
 /// The resume token a change stream's cursor reports with each batch.
@@ -238,14 +241,15 @@ impl CursorTable {
                 tailable: false,
                 waits: None,
                 resume_token: None,
+                finished: None,
             })
         };
         Ok(cursor_reply(id, namespace, "firstBatch", batch.documents))
     }
 
     /// The first batch of a tailable cursor over `stream` (read without `table`'s lock),
-    /// which stays open at the end of its documents (until killed, reaped, or its stream
-    /// fails); `waits` is set for an `awaitData` cursor.
+    /// which stays open at the end of its documents (until killed, reaped, its stream
+    /// fails, or `finished` says it has ended); `waits` is set for an `awaitData` cursor.
     pub(crate) fn open_tailable(
         table: &Mutex<CursorTable>,
         namespace: &str,
@@ -253,6 +257,7 @@ impl CursorTable {
         batch_size: Option<u64>,
         waits: Option<Arc<AtomicU64>>,
         resume_token: Option<ResumeToken>,
+        finished: Option<Arc<AtomicBool>>,
     ) -> CommandResult<Document> {
         let mut ahead = None;
         let batch = read_batch(
@@ -261,17 +266,22 @@ impl CursorTable {
             Some(batch_size.unwrap_or(DEFAULT_FIRST_BATCH)),
         )?;
         let reply_token = resume_token.clone();
-        let id = lock(table).insert(OpenCursor {
-            namespace: namespace.to_string(),
-            stream,
-            ahead,
-            remaining: None,
-            last_used: Instant::now(),
-            immortal: false,
-            tailable: true,
-            waits,
-            resume_token,
-        });
+        let id = if batch.exhausted && has_finished(finished.as_ref()) {
+            0
+        } else {
+            lock(table).insert(OpenCursor {
+                namespace: namespace.to_string(),
+                stream,
+                ahead,
+                remaining: None,
+                last_used: Instant::now(),
+                immortal: false,
+                tailable: true,
+                waits,
+                resume_token,
+                finished,
+            })
+        };
         let mut reply = cursor_reply(id, namespace, "firstBatch", batch.documents);
         add_resume_token(&mut reply, reply_token.as_ref());
         Ok(reply)
@@ -343,7 +353,8 @@ impl CursorTable {
         let batch = batch?;
         let namespace = cursor.namespace.clone();
         let resume_token = cursor.resume_token.clone();
-        let id = if batch.exhausted && !cursor.tailable {
+        let id = if batch.exhausted && (!cursor.tailable || has_finished(cursor.finished.as_ref()))
+        {
             0
         } else {
             self.open.insert(id, cursor);
@@ -360,6 +371,11 @@ impl CursorTable {
             cursor.immortal || now.duration_since(cursor.last_used) < CURSOR_TIMEOUT
         });
     }
+}
+
+/// Whether a tailable cursor's stream has ended for good.
+fn has_finished(finished: Option<&Arc<AtomicBool>>) -> bool {
+    finished.is_some_and(|finished| finished.load(Ordering::SeqCst))
 }
 
 /// Adds a change stream's `postBatchResumeToken` to a cursor reply.

@@ -293,9 +293,9 @@ fn create_view(context: &mut Context<'_>, options: &[&str]) -> CommandResult {
     Ok(doc! { "ok": 1.0 })
 }
 
-/// `collMod`: a collection's validator, validation level and action, and an index's
-/// `hidden` and `expireAfterSeconds` (by `name` or `keyPattern`); a view's `viewOn` and
-/// `pipeline`.
+/// `collMod`: a collection's validator, validation level and action,
+/// `changeStreamPreAndPostImages`, and an index's `hidden` and `expireAfterSeconds` (by
+/// `name` or `keyPattern`); a view's `viewOn` and `pipeline`.
 pub(crate) fn coll_mod(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&[
@@ -306,8 +306,17 @@ pub(crate) fn coll_mod(context: &mut Context<'_>) -> CommandResult {
         "dryRun",
         "viewOn",
         "pipeline",
+        "changeStreamPreAndPostImages",
     ])?;
     let mut options = validation_options(args)?;
+    if let Some(images) = args.document("changeStreamPreAndPostImages")? {
+        if !matches!(images.get("enabled"), Some(Bson::Boolean(_))) || images.len() != 1 {
+            return Err(CommandError::bad_value(format!(
+                "collMod: changeStreamPreAndPostImages must be {{ enabled: <bool> }}, not {images}"
+            )));
+        }
+        options.change_stream_pre_and_post_images = Some(images.clone());
+    }
     if let Some(view_on) = args.string("viewOn")? {
         if view_on.is_empty() {
             return Err(CommandError::bad_value("'viewOn' cannot be empty"));
@@ -348,6 +357,13 @@ pub(crate) fn coll_mod(context: &mut Context<'_>) -> CommandResult {
     let mut reply = Document::new();
     if options != CollectionOptions::default() {
         database.set_collection_options(collection.name(), &options)?;
+    } else if index.is_none() {
+        // Nothing to change: still a `modify` event for change streams, as in MongoDB.
+        let stored = collection.name().to_string();
+        database.transaction(|transaction| {
+            transaction.note_modify(&stored);
+            Ok(())
+        })?;
     }
     if let Some(index) = index {
         let index_args = Args::new("collMod.index", &index);
@@ -711,6 +727,7 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
             target.create_index(model).session(transaction).run()?;
         }
         source.drop().session(transaction).run()?;
+        transaction.note_rename(source.name(), target.name());
         Ok(())
     };
     match context.session() {

@@ -8,7 +8,9 @@
 //!   failed with a transient code (a retryable one, 112 WriteConflict, 251 NoSuchTransaction,
 //!   the snapshot errors; on commit or abort only 251 without a write concern error);
 //! - `UnknownTransactionCommitResult`: a `commitTransaction` whose outcome is unknown (a
-//!   retryable error, a write concern error other than 100 and 79, 50 MaxTimeMSExpired).
+//!   retryable error, a write concern error other than 100 and 79, 50 MaxTimeMSExpired);
+//! - `NonResumableChangeStreamError`: a change stream error a driver must not resume after
+//!   (280 ChangeStreamFatalError, 286 ChangeStreamHistoryLost).
 //!
 //! This module must never decide whether a command succeeds; it only labels the reply it is
 //! given. Labels already in the reply are kept.
@@ -28,6 +30,10 @@ const RETRYABLE_CODES: &[i32] = &[
 /// ones: WriteConflict, LockTimeout, SnapshotUnavailable, SnapshotTooOld, StaleChunkHistory,
 /// PreparedTransactionInProgress, MigrationConflict.
 const TRANSIENT_CODES: &[i32] = &[112, 24, 246, 239, 249, 267, 300];
+
+/// MongoDB's `NonResumableChangeStreamError` category: ChangeStreamFatalError (280),
+/// ChangeStreamHistoryLost (286). A driver never resumes a change stream after these.
+const NON_RESUMABLE_CHANGE_STREAM_CODES: &[i32] = &[280, 286];
 
 /// 251 NoSuchTransaction.
 const NO_SUCH_TRANSACTION: i32 = 251;
@@ -92,6 +98,9 @@ pub fn error_labels(command: &Document, reply: &Document) -> Vec<&'static str> {
         if transient {
             labels.push("TransientTransactionError");
         }
+    }
+    if code.is_some_and(|code| NON_RESUMABLE_CHANGE_STREAM_CODES.contains(&code)) {
+        labels.push("NonResumableChangeStreamError");
     }
     if in_transaction && name == "commitTransaction" {
         let unknown = retryable_error

@@ -333,6 +333,7 @@ fn open_tailing_cursor(
         options.batch_size,
         waits,
         None,
+        None,
     )
 }
 
@@ -555,6 +556,7 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
     };
     check_read_concern(args, &pipeline)?;
     if changes::opens_stream(&pipeline)? {
+        changes::check_read_concern(args.document)?;
         let batch_size = match args.document("cursor")? {
             Some(cursor) => Args::new("aggregate.cursor", cursor).count("batchSize")?,
             None => return Err(args.missing("cursor")),
