@@ -32,9 +32,19 @@ fn scale_of(args: &Args<'_>) -> CommandResult<i64> {
     }
 }
 
+/// A figure as MongoDB appends it: an int when it fits in 32 bits, a long otherwise.
+fn number(value: i64) -> Bson {
+    i32::try_from(value).map_or(Bson::Int64(value), Bson::Int32)
+}
+
 /// A byte count divided by the scale, as MongoDB reports it (rounded down).
-fn scaled(bytes: u64, scale: i64) -> i64 {
-    i64::try_from(bytes).unwrap_or(i64::MAX) / scale
+fn scaled(bytes: u64, scale: i64) -> Bson {
+    number(i64::try_from(bytes).unwrap_or(i64::MAX) / scale)
+}
+
+/// A count, as [`number`].
+fn count(value: u64) -> Bson {
+    number(i64::try_from(value).unwrap_or(i64::MAX))
 }
 
 /// One collection's `storageStats` (what `collStats` answers besides `ns`).
@@ -60,22 +70,22 @@ fn storage_stats(
         .unwrap_or(0);
     let mut reply = doc! {
         "size": scaled(stats.document_bytes, scale),
-        "count": stats.documents as i64,
-        "avgObjSize": average as i64,
-        "numOrphanDocs": 0_i64,
+        "count": count(stats.documents),
+        "avgObjSize": count(average),
+        "numOrphanDocs": 0,
         "storageSize": scaled(stats.document_bytes, scale),
-        "freeStorageSize": 0_i64,
+        "freeStorageSize": 0,
         "capped": capped,
-        "nindexes": (stats.indexes.len() + 1) as i64,
+        "nindexes": count(stats.indexes.len() as u64 + 1),
         "indexBuilds": [],
         "totalIndexSize": scaled(index_bytes, scale),
         "totalSize": scaled(stats.document_bytes + index_bytes, scale),
         "indexSizes": index_sizes,
-        "scaleFactor": scale,
+        "scaleFactor": number(scale),
     };
     if capped && let Some(options) = options {
         if let Some(max) = options.max {
-            reply.insert("max", i64::try_from(max).unwrap_or(i64::MAX));
+            reply.insert("max", count(max));
         }
         if let Some(size) = options.size {
             reply.insert("maxSize", scaled(size, scale));
@@ -161,12 +171,12 @@ pub(crate) fn db_stats(context: &mut Context<'_>) -> CommandResult {
         "views": views,
         "objects": objects as i64,
         "avgObjSize": data_bytes.checked_div(objects).map_or(0.0, |average| average as f64),
-        "dataSize": scaled(data_bytes, scale) as f64,
-        "storageSize": scaled(data_bytes, scale) as f64,
+        "dataSize": (data_bytes / scale.unsigned_abs()) as f64,
+        "storageSize": (data_bytes / scale.unsigned_abs()) as f64,
         "indexes": indexes as i64,
-        "indexSize": scaled(index_bytes, scale) as f64,
-        "totalSize": scaled(data_bytes + index_bytes, scale) as f64,
-        "scaleFactor": scale,
+        "indexSize": (index_bytes / scale.unsigned_abs()) as f64,
+        "totalSize": ((data_bytes + index_bytes) / scale.unsigned_abs()) as f64,
+        "scaleFactor": number(scale),
         "ok": 1.0,
     })
 }
@@ -275,7 +285,7 @@ fn coll_stats_stage(
             );
         }
         if wants_count {
-            output.insert("count", stats.documents as i64);
+            output.insert("count", count(stats.documents));
         }
     }
     if spec.document("queryExecStats")?.is_some() {
