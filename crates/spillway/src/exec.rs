@@ -187,12 +187,7 @@ impl Execution {
             } => {
                 let (keyspace, reverse, repeats) = (*keyspace, *reverse, *repeats);
                 while self.range_position < ranges.len() {
-                    let position = if reverse {
-                        ranges.len() - 1 - self.range_position
-                    } else {
-                        self.range_position
-                    };
-                    let range = resumed(&ranges[position], self.resume_after.as_deref(), reverse);
+                    let range = self.current_range(ranges, reverse);
                     let mut stopped_at = None;
                     for entry in reader.scan(keyspace, &range, reverse)? {
                         let (key, id_key) = entry?;
@@ -250,12 +245,7 @@ impl Execution {
                 self.finished = true;
                 break;
             }
-            let position = if reverse {
-                ranges.len() - 1 - self.range_position
-            } else {
-                self.range_position
-            };
-            let range = resumed(&ranges[position], self.resume_after.as_deref(), reverse);
+            let range = self.current_range(ranges, reverse);
             let mut last_key = None;
             for entry in reader.scan(keyspace, &range, reverse)? {
                 let (key, _) = entry?;
@@ -290,6 +280,19 @@ impl Execution {
             self.fill(reader, filter, usize::MAX / 2, &mut out)?;
         }
         Ok(out)
+    }
+}
+
+impl Execution {
+    /// The index range the scan is in (ranges are taken last first when `reverse`), from
+    /// after the last key examined.
+    fn current_range(&self, ranges: &[KeyRange], reverse: bool) -> KeyRange {
+        let position = if reverse {
+            ranges.len() - 1 - self.range_position
+        } else {
+            self.range_position
+        };
+        resumed(&ranges[position], self.resume_after.as_deref(), reverse)
     }
 }
 
