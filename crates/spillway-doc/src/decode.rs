@@ -10,12 +10,16 @@
 //! also made memory grow with depth times size (a 10 MB value under 199 levels took 2 GB),
 //! which the wire server, decoding messages from the network, cannot afford.
 //!
-//! Every element is read through `bson`'s raw iterators, which check each length against the
-//! buffer: damaged bytes are an error, never a panic.
+//! Every element is first read by [`raw::elements`], which checks each length against the
+//! buffer but compares keys as bytes; anything that does not pass is read again through
+//! `bson`'s raw iterators, whose error is returned: damaged bytes are an error, never a panic.
 
 use bson::error::Result;
 use bson::raw::{RawArray, RawBsonRef, RawDocument};
+use bson::spec::ElementType;
 use bson::{Bson, Document};
+
+use crate::raw;
 
 /// The whole document.
 ///
@@ -33,20 +37,16 @@ pub fn document_from_bytes(bytes: &[u8]) -> Result<Document> {
     document(RawDocument::from_bytes(bytes)?)
 }
 
-/// Only the top-level fields whose name `keep` accepts, in their stored order; the others are
-/// stepped over without being decoded.
+/// Only the top-level fields whose name `keep` accepts (given as bytes), in their stored
+/// order; the others are stepped over without being decoded or checked.
 ///
 /// # Errors
 /// `bson`'s error for bytes that are not a valid BSON document.
-pub fn fields(raw: &RawDocument, mut keep: impl FnMut(&str) -> bool) -> Result<Document> {
-    let mut document = Document::new();
-    for element in raw {
-        let (name, value) = element?;
-        if keep(name.as_str()) {
-            document.insert(name.as_str(), self::value(value)?);
-        }
+pub fn fields(raw: &RawDocument, mut keep: impl FnMut(&[u8]) -> bool) -> Result<Document> {
+    match walked_fields(raw.as_bytes(), &mut keep) {
+        Some(document) => Ok(document),
+        None => checked_fields(raw, keep),
     }
-    Ok(document)
 }
 
 /// One value.
@@ -58,7 +58,7 @@ pub fn value(value: RawBsonRef<'_>) -> Result<Bson> {
         RawBsonRef::Double(number) => Bson::Double(number),
         RawBsonRef::String(text) => Bson::String(text.to_string()),
         RawBsonRef::Document(nested) => Bson::Document(document(nested)?),
-        RawBsonRef::Array(array) => Bson::Array(elements(array)?),
+        RawBsonRef::Array(array) => Bson::Array(checked_elements(array)?),
         RawBsonRef::Boolean(flag) => Bson::Boolean(flag),
         RawBsonRef::Null => Bson::Null,
         RawBsonRef::Int32(number) => Bson::Int32(number),
@@ -77,7 +77,62 @@ pub fn value(value: RawBsonRef<'_>) -> Result<Bson> {
     })
 }
 
-fn elements(array: &RawArray) -> Result<Vec<Bson>> {
+// The fast walk: `raw::elements` over the bytes, keys compared as bytes, values built from
+// their bytes. `None` as soon as anything does not pass (malformed bytes, a key or string
+// that is not UTF-8), and the caller decodes again through `bson`'s iterators, whose error
+// it returns: the walk never decides what is an error, only how fast the valid case goes.
+
+fn walked_fields(bytes: &[u8], keep: &mut impl FnMut(&[u8]) -> bool) -> Option<Document> {
+    let mut document = Document::new();
+    for element in raw::elements(bytes) {
+        let (key, kind, value) = element.ok()?;
+        if keep(key) {
+            let key = std::str::from_utf8(key).ok()?;
+            document.insert(key, walked_value(kind, value)?);
+        }
+    }
+    Some(document)
+}
+
+fn walked_value(kind: ElementType, bytes: &[u8]) -> Option<Bson> {
+    Some(match kind {
+        ElementType::EmbeddedDocument => Bson::Document(walked_fields(bytes, &mut |_| true)?),
+        ElementType::Array => {
+            let mut values = Vec::new();
+            for element in raw::elements(bytes) {
+                let (_, kind, value) = element.ok()?;
+                values.push(walked_value(kind, value)?);
+            }
+            Bson::Array(values)
+        }
+        _ => match raw::value_ref(kind, bytes) {
+            Some(value) => self::value(value).ok()?,
+            // A rare type: `bson` reads it from a one-field document holding it.
+            None => {
+                let mut wrapper = raw::Writer::with_capacity(bytes.len() + 7);
+                wrapper.field(b"", kind, bytes);
+                let wrapper = wrapper.finish();
+                let value = RawDocument::from_bytes(&wrapper).ok()?.get("").ok()??;
+                self::value(value).ok()?
+            }
+        },
+    })
+}
+
+// The checked walk, through `bson`'s iterators.
+
+fn checked_fields(raw: &RawDocument, mut keep: impl FnMut(&[u8]) -> bool) -> Result<Document> {
+    let mut document = Document::new();
+    for element in raw {
+        let (name, value) = element?;
+        if keep(name.as_str().as_bytes()) {
+            document.insert(name.as_str(), self::value(value)?);
+        }
+    }
+    Ok(document)
+}
+
+fn checked_elements(array: &RawArray) -> Result<Vec<Bson>> {
     let mut values = Vec::new();
     for element in array {
         values.push(value(element?)?);
@@ -133,7 +188,10 @@ mod tests {
     fn keeps_only_the_fields_asked_for_in_stored_order() {
         let bytes = bson::serialize_to_vec(&every_type()).unwrap();
         let raw = RawDocument::from_bytes(&bytes).unwrap();
-        let kept = fields(raw, |name| matches!(name, "int64" | "document" | "missing")).unwrap();
+        let kept = fields(raw, |name| {
+            matches!(name, b"int64" | b"document" | b"missing")
+        })
+        .unwrap();
         assert_eq!(
             kept,
             doc! { "document": { "a": 1, "b": { "c": [1, "two", { "d": null }] } }, "int64": 64_i64 }

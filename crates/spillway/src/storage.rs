@@ -604,9 +604,12 @@ pub(crate) fn decode_for_change(meta: &CollectionMeta, bytes: &[u8]) -> Result<D
         spillway_doc::decode::document_from_bytes(bytes)
     } else {
         spillway_doc::decode::fields(stored_document(bytes)?, |name| {
-            meta.indexes
-                .iter()
-                .any(|index| index.fields.iter().any(|(path, _)| path.head() == name))
+            meta.indexes.iter().any(|index| {
+                index
+                    .fields
+                    .iter()
+                    .any(|(path, _)| path.head().as_bytes() == name)
+            })
         })
     };
     decoded.map_err(not_bson)

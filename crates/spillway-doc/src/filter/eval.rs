@@ -536,7 +536,7 @@ where
     let mut current = document;
     for (depth, part) in parts.iter().enumerate() {
         let is_last = depth + 1 == parts.len();
-        match current.get(part)? {
+        match crate::raw::get(current, part)? {
             None => return visit(Candidate::Missing, outer_index),
             Some(RawBsonRef::Array(array)) => {
                 return walk_array(

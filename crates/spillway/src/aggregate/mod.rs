@@ -362,7 +362,7 @@ fn decode_fields(stored: &RawDocumentBuf, fields: Option<&[String]>) -> Result<D
         None => spillway_doc::decode::document(stored),
         Some(fields) => spillway_doc::decode::fields(stored, |name| {
             fields
-                .binary_search_by(|field| field.as_str().cmp(name))
+                .binary_search_by(|field| field.as_bytes().cmp(name))
                 .is_ok()
         }),
     };
