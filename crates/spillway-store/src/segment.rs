@@ -11,13 +11,14 @@
 //! gone.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::format::{
-    SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, segment_file_name, written_limit_for,
+    ALIGN, OP_HEADER_LEN, SEGMENT_HEADER_LEN, SegmentHeader, SegmentKind, segment_file_name,
+    written_limit_for,
 };
 use crate::mapped::MappedFile;
 
@@ -39,6 +40,8 @@ pub(crate) struct Segment {
     file: MappedFile,
     retired: AtomicBool,
     backend: Arc<dyn Backend>,
+    /// The values whose checksum this process has checked, by offset.
+    checked: CheckedValues,
 }
 
 impl Segment {
@@ -93,6 +96,7 @@ impl Segment {
             id,
             kind,
             path,
+            checked: CheckedValues::new(file.capacity()),
             file,
             retired: AtomicBool::new(false),
             backend: backend.clone(),
@@ -166,6 +170,7 @@ impl Segment {
             id,
             kind,
             path,
+            checked: CheckedValues::new(file.capacity()),
             file,
             retired: AtomicBool::new(false),
             backend: backend.clone(),
@@ -196,6 +201,18 @@ impl Segment {
 
     pub(crate) fn set_published(&mut self, len: usize) {
         self.file.set_published(len);
+        // What lies past a shortened published length may be written again.
+        self.checked = CheckedValues::new(self.file.capacity());
+    }
+
+    /// Whether the value at `offset` was read back with its checksum before, by this process.
+    pub(crate) fn value_checked(&self, offset: usize) -> bool {
+        self.checked.contains(offset)
+    }
+
+    /// Records that the value at `offset` read back with its checksum.
+    pub(crate) fn mark_value_checked(&self, offset: usize) {
+        self.checked.insert(offset);
     }
 
     pub(crate) fn publish(&self, end: usize) {
@@ -255,4 +272,91 @@ fn zero_chunks(from: usize, to: usize) -> impl Iterator<Item = (usize, usize)> {
     (from..to)
         .step_by(ZERO_CHUNK)
         .map(move |at| (at, ZERO_CHUNK.min(to - at)))
+}
+
+/// One bit per [`CHECKED_GRAIN`] bytes of a segment: set when the value starting there has
+/// been read back with its checksum.
+///
+/// Published bytes never change while a segment is mapped (appends go past the published
+/// length, which only a `&mut` holder shortens, and that resets the bits), so a value's
+/// checksum is computed once per process instead of once per read: a scan that reads every
+/// document spent an eighth of its time on them. Values start at a multiple of 8 and at least
+/// [`OP_HEADER_LEN`] apart, so no two share a bit. The bits live in chunks allocated when
+/// first set: a segment nobody reads costs a pointer per 64 KiB.
+#[derive(Debug)]
+struct CheckedValues {
+    chunks: Box<[OnceLock<Box<[AtomicU64]>>]>,
+}
+
+/// Bytes of a segment per bit of [`CheckedValues`].
+const CHECKED_GRAIN: usize = 16;
+/// Bits per chunk of [`CheckedValues`]: 4,096, which cover 64 KiB of a segment.
+const CHECKED_CHUNK_BITS: usize = 4096;
+const _: () = assert!(CHECKED_GRAIN <= OP_HEADER_LEN && CHECKED_GRAIN.is_multiple_of(ALIGN));
+
+impl CheckedValues {
+    fn new(segment_len: usize) -> CheckedValues {
+        let chunks = segment_len.div_ceil(CHECKED_GRAIN * CHECKED_CHUNK_BITS);
+        CheckedValues {
+            chunks: (0..chunks).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The chunk, word and bit mask of `offset`.
+    fn place(offset: usize) -> (usize, usize, u64) {
+        let bit = offset / CHECKED_GRAIN;
+        let in_chunk = bit % CHECKED_CHUNK_BITS;
+        (
+            bit / CHECKED_CHUNK_BITS,
+            in_chunk / 64,
+            1 << (in_chunk % 64),
+        )
+    }
+
+    fn contains(&self, offset: usize) -> bool {
+        let (chunk, word, mask) = Self::place(offset);
+        self.chunks
+            .get(chunk)
+            .and_then(OnceLock::get)
+            .is_some_and(|words| words[word].load(Ordering::Relaxed) & mask != 0)
+    }
+
+    fn insert(&self, offset: usize) {
+        let (chunk, word, mask) = Self::place(offset);
+        if let Some(chunk) = self.chunks.get(chunk) {
+            let words = chunk.get_or_init(|| {
+                (0..CHECKED_CHUNK_BITS / 64)
+                    .map(|_| AtomicU64::new(0))
+                    .collect()
+            });
+            words[word].fetch_or(mask, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CHECKED_CHUNK_BITS, CHECKED_GRAIN, CheckedValues};
+    use crate::format::{ALIGN, OP_HEADER_LEN};
+
+    /// Offsets as close as two values can be (an op header apart, aligned) never share a
+    /// bit, across chunk boundaries and up to the segment's end; past the end nothing is kept.
+    #[test]
+    fn checked_values_keep_each_offset_apart() {
+        let segment_len = 3 * CHECKED_GRAIN * CHECKED_CHUNK_BITS + 100;
+        let checked = CheckedValues::new(segment_len);
+        let step = OP_HEADER_LEN.next_multiple_of(ALIGN);
+        let offsets: Vec<usize> = (32..segment_len).step_by(step).collect();
+        for (n, &offset) in offsets.iter().enumerate() {
+            assert!(!checked.contains(offset), "{offset} before insertion");
+            checked.insert(offset);
+            assert!(checked.contains(offset));
+            if let Some(&next) = offsets.get(n + 1) {
+                assert!(!checked.contains(next), "{next} set by {offset}");
+            }
+        }
+        let past_the_end = 4 * CHECKED_GRAIN * CHECKED_CHUNK_BITS;
+        checked.insert(past_the_end);
+        assert!(!checked.contains(past_the_end));
+    }
 }
