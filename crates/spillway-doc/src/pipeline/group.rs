@@ -488,21 +488,28 @@ impl Group {
         input: &mut dyn Iterator<Item = Result<Document>>,
         variables: &Variables,
     ) -> Result<Vec<Document>> {
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        // Group keys are the user's values: foldhash's per-process seed, not a fixed hash.
+        let mut index: HashMap<Vec<u8>, usize, foldhash::fast::RandomState> = HashMap::default();
         let mut groups: Vec<(Bson, Vec<State>)> = Vec::new();
+        let mut encoded = Vec::new();
         for document in input {
             let document = document?;
             let key = self
                 .id
                 .evaluate(&document, variables)?
                 .unwrap_or(Bson::Null);
-            let position = *index.entry(key::to_key(&key)).or_insert_with(|| {
+            encoded.clear();
+            key::encode(&key, &mut encoded);
+            let position = if let Some(&position) = index.get(encoded.as_slice()) {
+                position
+            } else {
                 groups.push((
-                    key.clone(),
+                    key,
                     self.fields.iter().map(|(_, acc)| acc.start()).collect(),
                 ));
+                index.insert(encoded.clone(), groups.len() - 1);
                 groups.len() - 1
-            });
+            };
             let states = &mut groups[position].1;
             for ((_, accumulator), state) in self.fields.iter().zip(states.iter_mut()) {
                 accumulator.add(state, &document, variables)?;
