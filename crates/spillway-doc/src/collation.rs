@@ -49,6 +49,11 @@ mod icu {
         pub(super) fn compare(&self, _a: &str, _b: &str) -> Ordering {
             match self.0 {}
         }
+
+        /// A string's sort key (never called: no value exists).
+        pub(super) fn sort_key_hex(&self, _text: &str) -> String {
+            match self.0 {}
+        }
     }
 
     /// Refuses every locale: collating needs the `collation` feature.
@@ -200,6 +205,38 @@ impl Collation {
         match &self.collated {
             None => a.cmp(b),
             Some(collated) => collated.collator.compare(a, b),
+        }
+    }
+
+    /// What an index under this collation holds for `value`: every string in it (at any
+    /// depth) replaced by its collation key, so that the index's byte order is this
+    /// collation's order and strings equal under it share a key, as MongoDB's collated
+    /// indexes hold ICU sort keys. The key is the sort key's bytes in lowercase hexadecimal,
+    /// which orders as the bytes do and keeps a string a string (the type order stays).
+    /// Under the simple collation, `value` itself.
+    pub fn key_value(&self, value: &Bson) -> Bson {
+        let Some(collated) = &self.collated else {
+            return value.clone();
+        };
+        self.collated_value(collated, value)
+    }
+
+    fn collated_value(&self, collated: &Collated, value: &Bson) -> Bson {
+        match value {
+            Bson::String(text) => Bson::String(collated.collator.sort_key_hex(text)),
+            Bson::Document(document) => Bson::Document(
+                document
+                    .iter()
+                    .map(|(field, value)| (field.clone(), self.collated_value(collated, value)))
+                    .collect(),
+            ),
+            Bson::Array(items) => Bson::Array(
+                items
+                    .iter()
+                    .map(|item| self.collated_value(collated, item))
+                    .collect(),
+            ),
+            other => other.clone(),
         }
     }
 

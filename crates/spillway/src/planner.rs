@@ -18,10 +18,13 @@
 //! A multikey index never intersects two range predicates (two elements may satisfy them
 //! separately) and never yields a sort order.
 //!
-//! Index keys order strings by code point, so under a non-simple collation (a filter or sort
-//! `collated` by MongoDB's `collation` option) an operand that is or contains a string
-//! bounds nothing, a partial filter is never implied, and no scan (not even `_id` order)
-//! yields the sort: the executor filters and sorts under the collation.
+//! Index keys order strings by their index's collation: code point for most, the collation
+//! keys of `Collation::key_value` for an index created with a collation. An operand that is
+//! or contains a string bounds a scan only when the query's collation (a filter or sort
+//! `collated` by MongoDB's `collation` option, or the collection's default) is the index's,
+//! and only such an index yields a sort; the `_id` order is code point order. Under a
+//! non-simple collation a partial filter is never implied. The executor always filters and
+//! sorts under the query's collation, so a scan only narrows.
 //!
 //! A hashed field bounds a scan by equality and `$in` only (on the hashes of the values);
 //! a hashed index never yields a sort order.
@@ -39,6 +42,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
+use spillway_doc::collation::Collation;
 use spillway_doc::compare::{CanonicalType, canonical_type, compare, values_equal};
 use spillway_doc::filter::{Clause, Filter, Operand, Predicate};
 use spillway_doc::key;
@@ -396,7 +400,8 @@ fn answers_filter(index: &IndexMeta, candidate: &Candidate, filter: &Filter) -> 
         && index.settings.partial.is_none()
         && index.hashed.is_none()
         && index.settings.text.is_none()
-        && index.settings.geo.is_none();
+        && index.settings.geo.is_none()
+        && index.settings.collation().is_simple();
     if !plain_index || candidate.shown_bounds.is_some() || candidate.ranges.len() != 1 {
         return false;
     }
@@ -471,6 +476,7 @@ pub(crate) fn last_in_group(
             && settings.partial.is_none()
             && settings.text.is_none()
             && settings.geo.is_none()
+            && settings.collation().is_simple()
     })?;
     let prefix = encode_component(value, index.fields[0].1);
     let high = successor(&prefix).map_or(Bound::Unbounded, Bound::Excluded);
@@ -783,7 +789,7 @@ impl Candidate {
         let mut n_points = 0;
         let mut n_combinations = 1usize;
         for (position, (path, _)) in index.fields.iter().enumerate() {
-            let mut bounds = field_bounds(filter, path.as_str(), index.multikey);
+            let mut bounds = field_bounds(filter, path.as_str(), index);
             if index.hashed == Some(position) {
                 // A hashed field answers equality only, on the hashes of the values.
                 bounds = match bounds {
@@ -819,7 +825,7 @@ impl Candidate {
             Some(sort)
                 if !index.multikey
                     && index.hashed.is_none()
-                    && sort.collation().is_simple()
+                    && sort.collation() == index.settings.collation()
                     && !sort.has_text_score() =>
             {
                 sort_direction(index, &applied, sort)
@@ -893,8 +899,9 @@ impl Candidate {
                 .with_code(51174));
             }
             let mut bytes = Vec::new();
+            let collation = index.settings.collation();
             for (value, (_, direction)) in bound.values().zip(&index.fields) {
-                bytes.extend(encode_component(value, *direction));
+                bytes.extend(encode_component(&collation.key_value(value), *direction));
             }
             Ok(bytes)
         };
@@ -920,7 +927,7 @@ impl Candidate {
             Some(sort)
                 if !index.multikey
                     && index.hashed.is_none()
-                    && sort.collation().is_simple()
+                    && sort.collation() == index.settings.collation()
                     && !sort.has_text_score() =>
             {
                 sort_direction(index, &[], sort)
@@ -1007,10 +1014,12 @@ fn usable_operand(value: &Bson) -> bool {
     )
 }
 
-/// Whether an operand of `filter` can bound an index scan: it is usable, and no string in it
-/// is compared under a collation the index's code point order does not follow.
-fn bounds_scan(value: &Bson, filter: &Filter) -> bool {
-    usable_operand(value) && (filter.collation().is_simple() || !contains_string(value))
+/// Whether an operand of `filter` can bound a scan of an index whose strings order by
+/// `index_collation`: it is usable, and no string in it is compared under another collation
+/// than the index's (MongoDB's rule: a collated index serves string bounds only to a query
+/// of the same collation, and a simple index only to a simple query).
+fn bounds_scan(value: &Bson, filter: &Filter, index_collation: &Collation) -> bool {
+    usable_operand(value) && (filter.collation() == index_collation || !contains_string(value))
 }
 
 /// Whether a value is, or holds at any depth, a string (or symbol).
@@ -1032,7 +1041,39 @@ type RangeBounds = (
     CanonicalType,
 );
 
-fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
+/// The bounds `filter` puts on index field `path`, as values of `index`'s keys (collation
+/// keys for strings, on a collated index).
+fn field_bounds(filter: &Filter, path: &str, index: &IndexMeta) -> FieldBounds {
+    let collation = index.settings.collation();
+    let bounds = value_bounds(filter, path, index.multikey, collation);
+    if collation.is_simple() {
+        return bounds;
+    }
+    match bounds {
+        FieldBounds::Points(values) => {
+            let mut keys: Vec<Bson> = values
+                .iter()
+                .map(|value| collation.key_value(value))
+                .collect();
+            keys.sort_by(compare);
+            keys.dedup_by(|a, b| compare(a, b).is_eq());
+            FieldBounds::Points(keys)
+        }
+        FieldBounds::Range { low, high, bracket } => {
+            let key = |bound: Box<(Bson, bool)>| Box::new((collation.key_value(&bound.0), bound.1));
+            FieldBounds::Range {
+                low: low.map(key),
+                high: high.map(key),
+                bracket,
+            }
+        }
+        FieldBounds::All => FieldBounds::All,
+    }
+}
+
+/// The values bounding index field `path` under `filter`, for an index whose strings
+/// compare by `collation`.
+fn value_bounds(filter: &Filter, path: &str, multikey: bool, collation: &Collation) -> FieldBounds {
     let predicates: Vec<&Predicate> = filter
         .field_predicates()
         .filter(|(field, _)| field.as_str() == path)
@@ -1040,7 +1081,7 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
         .collect();
     for predicate in &predicates {
         if let Predicate::Eq(operand) = predicate
-            && bounds_scan(operand.value(), filter)
+            && bounds_scan(operand.value(), filter, collation)
         {
             return FieldBounds::Points(vec![operand.value().clone()]);
         }
@@ -1051,7 +1092,7 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
             && list
                 .values
                 .iter()
-                .all(|value| bounds_scan(value.value(), filter))
+                .all(|value| bounds_scan(value.value(), filter, collation))
         {
             let mut values: Vec<Bson> = list.values.iter().map(|v| v.value().clone()).collect();
             values.sort_by(compare);
@@ -1068,7 +1109,7 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
             Predicate::Lte(operand) => (operand.value(), false, true),
             _ => continue,
         };
-        if !bounds_scan(value, filter) {
+        if !bounds_scan(value, filter, collation) {
             continue;
         }
         let bracket = canonical_type(value);

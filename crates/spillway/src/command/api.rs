@@ -1,10 +1,12 @@
 //! MongoDB's Stable API on every command: `apiVersion` (only `"1"` exists), `apiStrict`
-//! (refuses a command outside API Version 1) and `apiDeprecationErrors` (no command of
-//! version 1 is deprecated, so it changes nothing).
+//! (refuses a command outside API Version 1) and `apiDeprecationErrors` (refuses a deprecated
+//! command; of version 1 only the test command `testDeprecation` is).
 //!
 //! Checked before a command runs, the server's own commands (`ping`, `hello`...) included,
-//! with MongoDB's codes: 322 APIVersionError, 323 APIStrictError, and 4886600 for strict or
-//! deprecation flags sent without a version.
+//! with MongoDB's codes: 322 APIVersionError, 323 APIStrictError, 325 APIDeprecationError,
+//! and 4886600 for strict or deprecation flags sent without a version. The test commands of
+//! MongoDB's Stable API tests (a server answers them with test commands on) are placed in
+//! versions as MongoDB places them.
 
 use bson::{Bson, Document};
 
@@ -41,7 +43,15 @@ const API_VERSION_1: &[&str] = &[
     "saslContinue",
     "saslStart",
     "update",
+    // MongoDB's test commands (with test commands on): in Version 1, and deprecated there.
+    "testDeprecation",
+    "testDeprecationInVersion2",
+    "testRemoval",
+    "testVersions1And2",
 ];
+
+/// The commands of API Version 1 that are deprecated in it: MongoDB's test command only.
+const DEPRECATED_IN_VERSION_1: &[&str] = &["testDeprecation"];
 
 /// Refuses `command` when its Stable API parameters are invalid, or when `apiStrict` is true
 /// and the command is not in API Version 1.
@@ -69,6 +79,14 @@ pub(crate) fn check(command: &Document) -> CommandResult<()> {
                     323,
                     format!(
                         "Provided apiStrict:true, but the command {name} is not in API Version 1. Information on supported commands and migrations in API Version 1 can be found at https://dochub.mongodb.org/core/manual-versioned-api"
+                    ),
+                ));
+            }
+            if deprecation_errors == Some(true) && DEPRECATED_IN_VERSION_1.contains(&name) {
+                return Err(CommandError::new(
+                    325,
+                    format!(
+                        "Provided apiDeprecationErrors:true, but the command {name} is deprecated in API Version 1"
                     ),
                 ));
             }
