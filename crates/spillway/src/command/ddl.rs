@@ -261,6 +261,11 @@ fn create_view(context: &mut Context<'_>, options: &[&str]) -> CommandResult {
     if view_on.is_empty() {
         return Err(CommandError::bad_value("'viewOn' cannot be empty"));
     }
+    if args.get("collation").is_some() {
+        return Err(CommandError::not_supported(
+            "create: a view's collation is not supported by Spillway (a view reads under the collation its reads give)",
+        ));
+    }
     if let Some(option) = options
         .iter()
         .filter(|option| !matches!(**option, "viewOn" | "pipeline"))
