@@ -218,26 +218,7 @@ impl Collation {
         let Some(collated) = &self.collated else {
             return value.clone();
         };
-        self.collated_value(collated, value)
-    }
-
-    fn collated_value(&self, collated: &Collated, value: &Bson) -> Bson {
-        match value {
-            Bson::String(text) => Bson::String(collated.collator.sort_key_hex(text)),
-            Bson::Document(document) => Bson::Document(
-                document
-                    .iter()
-                    .map(|(field, value)| (field.clone(), self.collated_value(collated, value)))
-                    .collect(),
-            ),
-            Bson::Array(items) => Bson::Array(
-                items
-                    .iter()
-                    .map(|item| self.collated_value(collated, item))
-                    .collect(),
-            ),
-            other => other.clone(),
-        }
+        collated_value(collated, value)
     }
 
     /// The resolved specification, as MongoDB reports it (`listIndexes`, `listCollections`):
@@ -286,6 +267,26 @@ impl Hash for Collation {
 impl fmt::Debug for Collation {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(formatter, "Collation({})", self.to_document())
+    }
+}
+
+/// [`Collation::key_value`] under a non-simple collation.
+fn collated_value(collated: &Collated, value: &Bson) -> Bson {
+    match value {
+        Bson::String(text) => Bson::String(collated.collator.sort_key_hex(text)),
+        Bson::Document(document) => Bson::Document(
+            document
+                .iter()
+                .map(|(field, value)| (field.clone(), collated_value(collated, value)))
+                .collect(),
+        ),
+        Bson::Array(items) => Bson::Array(
+            items
+                .iter()
+                .map(|item| collated_value(collated, item))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -352,6 +353,51 @@ mod tests {
         assert_eq!(
             Collation::simple().compare_strings("10", "9"),
             Ordering::Less
+        );
+    }
+
+    /// Index keys under a collation order as the collation compares, whatever the strings,
+    /// and leave other values alone: checked against `compare_strings` on a spread of words.
+    #[test]
+    #[cfg(feature = "collation")]
+    fn key_values_order_as_the_collation_compares() {
+        let words = [
+            "a", "A", "á", "ab", "Ab", "b", "B", "ping", "PING", "café", "cafe", "10", "9", "",
+            "z\u{0}", "zz", "Ω", "ω",
+        ];
+        for spec in [
+            doc! { "locale": "en", "strength": 2 },
+            doc! { "locale": "en", "strength": 1 },
+            doc! { "locale": "de", "numericOrdering": true },
+            doc! { "locale": "fr", "strength": 3, "caseFirst": "upper" },
+        ] {
+            let collation = Collation::parse(&spec).unwrap();
+            for a in words {
+                for b in words {
+                    let (Bson::String(key_a), Bson::String(key_b)) = (
+                        collation.key_value(&Bson::from(a)),
+                        collation.key_value(&Bson::from(b)),
+                    ) else {
+                        panic!("a string's key is a string");
+                    };
+                    assert_eq!(
+                        key_a.cmp(&key_b),
+                        collation.compare_strings(a, b),
+                        "{spec}: {a:?} vs {b:?}"
+                    );
+                }
+            }
+            let nested = collation.key_value(&Bson::from(doc! { "n": 1, "s": ["PING"] }));
+            let expected = collation.key_value(&Bson::from("PING"));
+            assert_eq!(
+                nested,
+                Bson::from(doc! { "n": 1, "s": [expected.clone()] }),
+                "{spec}"
+            );
+        }
+        assert_eq!(
+            Collation::simple().key_value(&Bson::from("PING")),
+            Bson::from("PING")
         );
     }
 
