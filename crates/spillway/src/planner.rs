@@ -63,8 +63,12 @@ const MAX_INDEX_RANGES: usize = 4096;
 pub(crate) enum Access {
     /// The collection does not exist: nothing to read.
     Eof,
-    /// Every document, in `_id` order (or reversed).
-    CollScan { reverse: bool },
+    /// Every document, in `_id` order (or reversed); with `bounds`, those whose `_id` key is
+    /// in them (`min`/`max` on the `_id` index).
+    CollScan {
+        reverse: bool,
+        bounds: Option<KeyRange>,
+    },
     /// Point lookups of these `_id` keys (sorted, deduplicated), ascending or reversed.
     IdHack { keys: Vec<Vec<u8>>, reverse: bool },
     /// Ranges of a secondary index, then a fetch of each document.
@@ -104,10 +108,17 @@ impl Plan {
     pub(crate) fn describe(&self) -> Document {
         let access = match &*self.access {
             Access::Eof => doc! { "stage": "EOF" },
-            Access::CollScan { reverse } => doc! {
-                "stage": "COLLSCAN",
-                "direction": direction_name(*reverse),
-            },
+            Access::CollScan { reverse, bounds } => {
+                let mut described = doc! {
+                    "stage": "COLLSCAN",
+                    "direction": direction_name(*reverse),
+                };
+                if bounds.is_some() {
+                    described.insert("indexName", ID_INDEX_NAME);
+                    described.insert("keyPattern", doc! { "_id": 1 });
+                }
+                described
+            }
             Access::IdHack { keys, .. } => doc! {
                 "stage": "IDHACK",
                 "keys": keys.len() as i64,
@@ -247,7 +258,10 @@ pub(crate) fn plan_hinted(
             Some(direction) if keys.len() == 1 => {
                 let reverse = Direction::from_bson(direction) == Some(Direction::Descending);
                 return Ok(Plan {
-                    access: Arc::new(Access::CollScan { reverse }),
+                    access: Arc::new(Access::CollScan {
+                        reverse,
+                        bounds: None,
+                    }),
                     docs,
                     sort: sort.cloned(),
                 });
@@ -258,11 +272,16 @@ pub(crate) fn plan_hinted(
     };
     if let Some(reverse) = id_index_hint(&wanted) {
         if hinted.has_bounds() {
-            return Err(Error::invalid_options(
-                &collection.name,
-                "min()/max() on the _id index is not supported by Spillway: bound a secondary index",
-            )
-            .with_code(crate::error::codes::COMMAND_NOT_SUPPORTED));
+            // The documents keyspace is the `_id` index: its keys are the `_id` keys.
+            let bounds = id_min_max(&collection.name, hinted.min, hinted.max)?;
+            return Ok(Plan {
+                access: Arc::new(Access::CollScan {
+                    reverse,
+                    bounds: Some(bounds),
+                }),
+                docs,
+                sort: sort.cloned(),
+            });
         }
         return Ok(id_index_plan(collection, filter, sort, reverse));
     }
@@ -331,6 +350,7 @@ fn id_index_plan(
         },
         None => Access::CollScan {
             reverse: id_sort.map_or(reverse, |direction| direction == Direction::Descending),
+            bounds: None,
         },
     };
     Plan {
@@ -579,6 +599,7 @@ pub(crate) fn plan(
     Plan {
         access: Arc::new(Access::CollScan {
             reverse: id_sort == Some(Direction::Descending),
+            bounds: None,
         }),
         docs,
         sort: if id_sort.is_some() {
@@ -1004,6 +1025,42 @@ fn bracket_edge(bracket: CanonicalType, high: bool) -> String {
         (other, false) => format!("min {other:?}").to_lowercase(),
         (other, true) => format!("max {other:?}").to_lowercase(),
     }
+}
+
+/// The range of `_id` keys from `min` (inclusive) to `max` (exclusive), each `{ _id: value }`
+/// (MongoDB's `min`/`max` with a hint of the `_id` index), with MongoDB's codes.
+fn id_min_max(
+    collection: &str,
+    min: Option<&Document>,
+    max: Option<&Document>,
+) -> Result<KeyRange> {
+    let key_of = |bound: &Document| -> Result<Vec<u8>> {
+        match bound.get("_id") {
+            Some(value) if bound.len() == 1 => Ok(key::to_key(value)),
+            _ => Err(Error::invalid_options(
+                collection,
+                format!(
+                    "The index chosen is not compatible with min/max: {bound} does not name the fields of index '_id_' ({{ _id: 1 }}) in order"
+                ),
+            )
+            .with_code(51174)),
+        }
+    };
+    let low = min.map(key_of).transpose()?;
+    let high = max.map(key_of).transpose()?;
+    if let (Some(low), Some(high)) = (&low, &high)
+        && low >= high
+    {
+        return Err(Error::invalid_options(
+            collection,
+            "The value provided for min() does not come before the value provided for max() in the hinted index",
+        )
+        .with_code(51175));
+    }
+    Ok(KeyRange {
+        low: low.map_or(Bound::Unbounded, Bound::Included),
+        high: high.map_or(Bound::Unbounded, Bound::Excluded),
+    })
 }
 
 /// Whether a value can bound an index scan (see the module docs).
