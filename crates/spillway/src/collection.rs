@@ -1011,7 +1011,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
                     limit,
                     hinted,
                 )?;
-                returned_keys(&run.plan, run.described.is_some(), run.matches)
+                let by_id = sort.as_ref().is_some_and(|sort| {
+                    sort.keys()
+                        .first()
+                        .is_some_and(|key| key.path.as_str() == "_id")
+                });
+                returned_keys(&run.plan, run.described.is_some(), by_id, run.matches)
             })?;
             return Ok(Cursor::materialised(matches, Arc::new(filter), None));
         }
@@ -1152,11 +1157,23 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
 }
 
 /// The matches of a `returnKey` find: each document replaced by the keys of the index `plan`
-/// read it through (none when the run was not one plan, or scanned the collection).
-fn returned_keys(plan: &planner::Plan, union: bool, matches: Vec<Match>) -> Result<Vec<Match>> {
+/// read it through (none when the run was not one plan, or scanned the collection). A scan
+/// of the documents in `_id` order for a sort on `_id` (`by_id`), or bounded by `_id`, is
+/// MongoDB's scan of the `_id` index.
+fn returned_keys(
+    plan: &planner::Plan,
+    union: bool,
+    by_id: bool,
+    matches: Vec<Match>,
+) -> Result<Vec<Match>> {
     let key_pattern = match &*plan.access {
         _ if union => Document::new(),
         planner::Access::IdHack { .. } => bson::doc! { "_id": 1 },
+        planner::Access::CollScan { bounds, .. }
+            if bounds.is_some() || (by_id && plan.sort.is_none()) =>
+        {
+            bson::doc! { "_id": 1 }
+        }
         planner::Access::IxScan { key_pattern, .. } => key_pattern.clone(),
         planner::Access::Eof | planner::Access::CollScan { .. } => Document::new(),
     };

@@ -94,6 +94,18 @@ fn return_key_returns_the_keys_of_the_index_used() {
         doc! { "find": "items", "filter": { "c": true }, "returnKey": true },
     );
     assert_eq!(keys, vec![Document::new(), Document::new()]);
+    // With showRecordId too, the keys alone, as MongoDB answers; showRecordId alone needs
+    // record ids, which Spillway does not have.
+    let keys = find(
+        &commands,
+        doc! { "find": "items", "filter": {}, "sort": { "_id": 1 }, "returnKey": true, "showRecordId": true },
+    );
+    assert_eq!(
+        keys,
+        vec![doc! { "_id": 1 }, doc! { "_id": 2 }, doc! { "_id": 3 }]
+    );
+    let (code, _) = fails(&commands, doc! { "find": "items", "showRecordId": true });
+    assert_eq!(code, 115);
     // false is an ordinary find.
     let documents = find(
         &commands,

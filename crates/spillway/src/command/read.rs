@@ -34,7 +34,8 @@ macro_rules! in_session {
 pub(crate) use in_session;
 
 /// Options of `find` that change results and that Spillway does not implement: refused, so a
-/// client never gets silently different answers.
+/// client never gets silently different answers. (`showRecordId` is accepted beside
+/// `returnKey`, whose results MongoDB gives no record id.)
 const UNSUPPORTED_FIND_OPTIONS: &[&str] = &["showRecordId", "oplogReplay"];
 
 /// How often a tailable `awaitData` cursor looks for new documents while its `getMore` waits.
@@ -256,13 +257,17 @@ impl FindOptions {
             ));
         }
         args.only(FIND_FIELDS)?;
+        let return_key = args.bool("returnKey")?.unwrap_or(false);
         for option in UNSUPPORTED_FIND_OPTIONS {
+            if *option == "showRecordId" && return_key {
+                continue;
+            }
             if args
                 .get(option)
                 .is_some_and(|value| value != &Bson::Boolean(false))
             {
                 return Err(CommandError::not_supported(format!(
-                    "find option '{option}' is not supported by Spillway"
+                    "find option '{option}' is not supported by Spillway (no record ids; with returnKey, whose keys MongoDB returns without one, showRecordId is accepted)"
                 )));
             }
         }
@@ -286,7 +291,7 @@ impl FindOptions {
             single_batch: args.bool("singleBatch")?.unwrap_or(false),
             no_cursor_timeout: args.bool("noCursorTimeout")?.unwrap_or(false),
             let_vars: args.document("let")?.cloned(),
-            return_key: args.bool("returnKey")?.unwrap_or(false),
+            return_key,
         };
         if options.await_data && !options.tailable {
             return Err(CommandError::bad_value(
