@@ -108,7 +108,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..))]
     script_time_limit_ms: u64,
     /// For drivers' test suites only, never in production: accept MongoDB's test commands
-    /// (`configureFailPoint`), with which any client can make the server fail on purpose.
+    /// (`configureFailPoint`, with which any client can make the server fail on purpose, and
+    /// the Stable API's `testVersion2`, `testDeprecation`...).
     #[arg(long)]
     enable_test_commands: bool,
     /// mongod's spelling of server parameters; only `enableTestCommands=1` (the same as

@@ -86,6 +86,11 @@ pub(crate) fn answer(
         "getLog" => get_log(command),
         "replSetGetStatus" => replica_set_status(state),
         "replSetGetConfig" => replica_set_config(state),
+        // MongoDB's commands for testing the Stable API, which do nothing: where they sit in
+        // API versions is `spillway::command`'s API check's business.
+        name if state.options.enable_test_commands && STABLE_API_TEST_COMMANDS.contains(&name) => {
+            doc! { "ok": 1.0 }
+        }
         _ => return None,
     };
     Some(reply)
@@ -412,6 +417,18 @@ fn host_info() -> Document {
     }
 }
 
+/// The test commands of MongoDB's Stable API tests (with test commands only): `testVersion2`
+/// is in API Version 2 only, `testDeprecation` deprecated in Version 1,
+/// `testDeprecationInVersion2` in Version 1 and deprecated in 2, `testRemoval` in Version 1
+/// only, `testVersions1And2` in both.
+const STABLE_API_TEST_COMMANDS: &[&str] = &[
+    "testVersion2",
+    "testDeprecation",
+    "testDeprecationInVersion2",
+    "testRemoval",
+    "testVersions1And2",
+];
+
 fn list_commands(executor: &dyn Executor, state: &ServerState) -> Document {
     let mut commands = Document::new();
     let test_commands: &[&str] = if state.options.enable_test_commands {
@@ -419,10 +436,16 @@ fn list_commands(executor: &dyn Executor, state: &ServerState) -> Document {
     } else {
         &[]
     };
+    let api_test_commands: &[&str] = if state.options.enable_test_commands {
+        STABLE_API_TEST_COMMANDS
+    } else {
+        &[]
+    };
     let names = SERVER_COMMANDS
         .iter()
         .chain(executor.command_names())
-        .chain(test_commands);
+        .chain(test_commands)
+        .chain(api_test_commands);
     for name in names {
         commands.insert(
             (*name).to_owned(),

@@ -455,6 +455,25 @@ async fn run_command(
             reply
         }
         Action::Run => answer(command, state, connection, commands, stop, &mut client.auth).await,
+        Action::FailAfterCheckout(error) => {
+            // The checkout: the cursor exists only if killing it finds it; a failed getMore
+            // leaves no cursor behind, as in MongoDB.
+            let id = kept.get("getMore").cloned().unwrap_or(Bson::Null);
+            let kill = doc! {
+                "killCursors": kept.get("collection").cloned().unwrap_or(Bson::Null),
+                "cursors": [id.clone()],
+                "$db": kept.get("$db").cloned().unwrap_or(Bson::Null),
+            };
+            let killed = answer(kill, state, connection, commands, stop, &mut client.auth).await;
+            let checked_out = killed
+                .get_array("cursorsKilled")
+                .is_ok_and(|killed| killed.contains(&id));
+            if checked_out {
+                error
+            } else {
+                answer(command, state, connection, commands, stop, &mut client.auth).await
+            }
+        }
     };
     state.fail_points.after(&name, &kept, &reply);
     match injection.labels {

@@ -1,6 +1,6 @@
 //! Fail points: MongoDB's test facility, on only with `--enable-test-commands`, through which
 //! a driver's test suite makes the server fail on purpose (`configureFailPoint` on the admin
-//! database). Three of MongoDB's fail points are known:
+//! database). Four of MongoDB's fail points are known:
 //!
 //! - `failCommand`: the next matching commands (`failCommands` names them; `appName` limits
 //!   them to the connections whose handshake named that application; `namespace` to one
@@ -17,6 +17,11 @@
 //!   (`closeConnection`, default true), or with `failBeforeCommitExceptionCode` it fails
 //!   without writing. MongoDB counts it per statement; here a command whose statements reach
 //!   the firing one fires as a whole (it never writes only a prefix of its statements).
+//! - `failGetMoreAfterCursorCheckout`: a `getMore` whose cursor exists fails with `errorCode`
+//!   (default 1 InternalError) once the cursor is checked out, which closes the cursor, as
+//!   any `getMore` error does; on a change stream's cursor a resumable code carries the
+//!   `ResumableChangeStreamError` label, as MongoDB's does. (A `getMore` of a cursor that does
+//!   not exist fails with 43 CursorNotFound as usual, but counts in the mode.)
 //!
 //! `mode` is `"alwaysOn"`, `"off"`, `{ times: n }` (the next n matching commands) or
 //! `{ skip: n }` (every matching command after the first n); only matching commands count.
@@ -42,8 +47,9 @@ const WRITE_COMMANDS: &[(&str, Option<&str>)] = &[
     ("findAndModify", None),
 ];
 
-/// At most this many cursors opened with `maxTimeMS` are remembered (for
-/// `maxTimeAlwaysTimeOut` on their `getMore`s); past it the set starts over.
+/// At most this many cursors opened with `maxTimeMS` (for `maxTimeAlwaysTimeOut` on their
+/// `getMore`s), or by a change stream (for `failGetMoreAfterCursorCheckout`'s label), are
+/// remembered; past it the set starts over.
 const MAX_TIMED_CURSORS: usize = 10_000;
 
 /// When an armed fail point fires.
@@ -111,8 +117,12 @@ struct Table {
     fail_command: Option<(Mode, FailCommand)>,
     max_time_always_time_out: Option<Mode>,
     primary_write: Option<(Mode, PrimaryWrite)>,
+    /// `failGetMoreAfterCursorCheckout`, with its `errorCode`.
+    get_more_after_checkout: Option<(Mode, i32)>,
     /// Cursors opened by a command with a `maxTimeMS`: their `getMore`s carry its deadline.
     timed_cursors: HashSet<i64>,
+    /// Cursors opened by a change stream (`aggregate` with `$changeStream`).
+    change_stream_cursors: HashSet<i64>,
     /// The retryable writes (`lsid` bytes, `txnNumber`) that succeeded while
     /// `onPrimaryTransactionalWrite` was armed: their retries are answered from the session
     /// without writing, so the fail point does not see them, as in MongoDB.
@@ -130,6 +140,10 @@ pub(crate) enum Action {
     RunThenClose,
     /// Run the command; its reply carries this `writeConcernError`.
     RunWithWriteConcernError(Document),
+    /// A `getMore` fails with this error after checking out its cursor: the connection kills
+    /// the cursor (the checkout), and replies with the error if there was one to kill, else
+    /// runs the `getMore` (which finds no cursor).
+    FailAfterCheckout(Document),
     /// Run the command as usual (after the delay).
     Run,
 }
@@ -195,6 +209,12 @@ impl FailPoints {
                 };
             }
             "maxTimeAlwaysTimeOut" => table.max_time_always_time_out = mode,
+            "failGetMoreAfterCursorCheckout" => {
+                table.get_more_after_checkout = match mode {
+                    Some(mode) => Some((mode, parse_error_code(name, &data)?.unwrap_or(1))),
+                    None => None,
+                };
+            }
             "onPrimaryTransactionalWrite" => {
                 table.executed_writes.clear();
                 table.primary_write = match mode {
@@ -207,7 +227,8 @@ impl FailPoints {
                     157,
                     format!(
                         "{other} not found: spillway knows the fail points failCommand, \
-                         maxTimeAlwaysTimeOut and onPrimaryTransactionalWrite"
+                         maxTimeAlwaysTimeOut, onPrimaryTransactionalWrite and \
+                         failGetMoreAfterCursorCheckout"
                     ),
                 ));
             }
@@ -232,6 +253,9 @@ impl FailPoints {
             return Some(injection);
         }
         let table = &mut *table;
+        if let Some(injection) = get_more_after_checkout(table, name, command) {
+            return Some(injection);
+        }
         if let Some(mode) = &mut table.max_time_always_time_out {
             let timed_cursors = &table.timed_cursors;
             let timed = match name {
@@ -257,8 +281,18 @@ impl FailPoints {
     }
 
     /// Notes what a command's reply says that a later fail point needs: the cursor a command
-    /// with a `maxTimeMS` opened, the retryable write that succeeded.
+    /// with a `maxTimeMS` or a change stream opened, the retryable write that succeeded.
     pub(crate) fn after(&self, name: &str, command: &Document, reply: &Document) {
+        if name == "aggregate"
+            && opens_change_stream(command)
+            && let Some(id) = opened_cursor(reply)
+        {
+            let mut table = self.table();
+            if table.change_stream_cursors.len() >= MAX_TIMED_CURSORS {
+                table.change_stream_cursors.clear();
+            }
+            table.change_stream_cursors.insert(id);
+        }
         let succeeded = reply.get("ok").and_then(as_i64) == Some(1);
         if succeeded && let Some(key) = retryable_write_key(name, command) {
             let mut table = self.table();
@@ -276,13 +310,7 @@ impl FailPoints {
         if name == "getMore" || !has_deadline {
             return;
         }
-        let Some(id) = reply
-            .get_document("cursor")
-            .ok()
-            .and_then(|cursor| cursor.get("id"))
-            .and_then(as_i64)
-            .filter(|id| *id != 0)
-        else {
+        let Some(id) = opened_cursor(reply) else {
             return;
         };
         let mut table = self.table();
@@ -291,6 +319,54 @@ impl FailPoints {
         }
         table.timed_cursors.insert(id);
     }
+}
+
+/// The id of the cursor a reply opened, if it left one open.
+fn opened_cursor(reply: &Document) -> Option<i64> {
+    reply
+        .get_document("cursor")
+        .ok()
+        .and_then(|cursor| cursor.get("id"))
+        .and_then(as_i64)
+        .filter(|id| *id != 0)
+}
+
+/// Whether an `aggregate` opens a change stream (its first stage is `$changeStream`).
+fn opens_change_stream(command: &Document) -> bool {
+    command
+        .get_array("pipeline")
+        .ok()
+        .and_then(|pipeline| pipeline.first())
+        .and_then(Bson::as_document)
+        .is_some_and(|stage| stage.contains_key("$changeStream"))
+}
+
+/// `failGetMoreAfterCursorCheckout` for one command: any `getMore` fires it.
+fn get_more_after_checkout(table: &mut Table, name: &str, command: &Document) -> Option<Injection> {
+    if name != "getMore" {
+        return None;
+    }
+    let (mode, code) = table.get_more_after_checkout.as_mut()?;
+    if !mode.fire() {
+        return None;
+    }
+    let code = *code;
+    if mode.spent() {
+        table.get_more_after_checkout = None;
+    }
+    let change_stream = command
+        .get("getMore")
+        .and_then(as_i64)
+        .is_some_and(|id| table.change_stream_cursors.contains(&id));
+    let labels = (change_stream && spillway::command::is_resumable_change_stream_code(code))
+        .then(|| vec![Bson::from(spillway::command::RESUMABLE_CHANGE_STREAM_ERROR)]);
+    let error =
+        CommandError::new(code, "Hit failpoint 'failGetMoreAfterCursorCheckout'").to_reply();
+    Some(Injection {
+        delay: None,
+        action: Action::FailAfterCheckout(error),
+        labels,
+    })
 }
 
 /// `failCommand` for one command: whether it matches, then whether it fires.
@@ -453,14 +529,7 @@ fn parse_fail_command(data: &Document) -> Result<FailCommand, CommandError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let flag = |field: &str| data.get(field).is_some_and(truthy);
-    let error_code = match data.get("errorCode") {
-        None => None,
-        Some(code) => Some(
-            as_i64(code)
-                .and_then(|code| i32::try_from(code).ok())
-                .ok_or_else(|| bad("'errorCode' must be an integer"))?,
-        ),
-    };
+    let error_code = parse_error_code("failCommand", data)?;
     let error_labels = match data.get("errorLabels") {
         None => None,
         Some(Bson::Array(labels)) => Some(labels.clone()),
@@ -496,6 +565,22 @@ fn parse_fail_command(data: &Document) -> Result<FailCommand, CommandError> {
         write_concern_error,
         block,
     })
+}
+
+/// A fail point's `data.errorCode`, if given.
+fn parse_error_code(fail_point: &str, data: &Document) -> Result<Option<i32>, CommandError> {
+    match data.get("errorCode") {
+        None => Ok(None),
+        Some(code) => as_i64(code)
+            .and_then(|code| i32::try_from(code).ok())
+            .map(Some)
+            .ok_or_else(|| {
+                CommandError::new(
+                    2,
+                    format!("{fail_point}'s data: 'errorCode' must be an integer"),
+                )
+            }),
+    }
 }
 
 fn parse_primary_write(data: &Document) -> Result<PrimaryWrite, CommandError> {

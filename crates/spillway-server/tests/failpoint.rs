@@ -326,3 +326,140 @@ async fn max_time_always_time_out_fails_commands_with_max_time_ms() {
     assert_eq!(reply.get_i32("code").ok(), Some(50), "{reply}");
     server.stop().await;
 }
+
+/// Opens a cursor with `aggregate` on `d.c` and returns its id.
+async fn open_cursor(stream: &mut TcpStream, request: i32, pipeline: Vec<Document>) -> i64 {
+    let reply = command(
+        stream,
+        request,
+        &doc! { "aggregate": "c", "pipeline": pipeline, "cursor": { "batchSize": 0 }, "$db": "d" },
+    )
+    .await;
+    let id = reply
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_i64("id"))
+        .unwrap_or(0);
+    assert_ne!(id, 0, "an open cursor: {reply}");
+    id
+}
+
+fn get_more(id: i64) -> Document {
+    doc! { "getMore": id, "collection": "c", "$db": "d" }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fail_get_more_after_cursor_checkout_fails_and_closes_the_cursor_labelled_on_a_change_stream()
+ {
+    let server = start_with_test_commands().await;
+    let mut stream = connect(server.address).await;
+    command(&mut stream, 2, &insert(None)).await;
+    command(&mut stream, 3, &insert(None)).await;
+    let configure = |mode: Bson, data: Document| {
+        doc! { "configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": mode, "data": data, "$db": "admin" }
+    };
+    let reply = command(
+        &mut stream,
+        4,
+        &configure(doc! { "times": 2 }.into(), doc! { "errorCode": 6 }),
+    )
+    .await;
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply}");
+
+    // A change stream's getMore: the error, labelled resumable, and the cursor is gone.
+    let stream_id = open_cursor(&mut stream, 5, vec![doc! { "$changeStream": {} }]).await;
+    let reply = command(&mut stream, 6, &get_more(stream_id)).await;
+    assert_eq!(reply.get_i32("code").ok(), Some(6), "{reply}");
+    assert_eq!(labels(&reply), ["ResumableChangeStreamError"], "{reply}");
+    // A plain cursor's getMore: the same error, no label.
+    let plain_id = open_cursor(&mut stream, 7, vec![doc! { "$match": {} }]).await;
+    let reply = command(&mut stream, 8, &get_more(plain_id)).await;
+    assert_eq!(reply.get_i32("code").ok(), Some(6), "{reply}");
+    assert!(labels(&reply).is_empty(), "{reply}");
+    // The fail point fired twice and is off; the failed cursors were closed.
+    for id in [stream_id, plain_id] {
+        let reply = command(&mut stream, 9, &get_more(id)).await;
+        assert_eq!(reply.get_i32("code").ok(), Some(43), "{reply}");
+    }
+
+    // A code MongoDB does not resume after is not labelled, even on a change stream.
+    command(
+        &mut stream,
+        10,
+        &configure(doc! { "times": 1 }.into(), doc! { "errorCode": 50 }),
+    )
+    .await;
+    let stream_id = open_cursor(&mut stream, 11, vec![doc! { "$changeStream": {} }]).await;
+    let reply = command(&mut stream, 12, &get_more(stream_id)).await;
+    assert_eq!(reply.get_i32("code").ok(), Some(50), "{reply}");
+    assert!(labels(&reply).is_empty(), "{reply}");
+    // failCommand on a change stream's getMore fails before the checkout: never labelled.
+    fail_point(
+        &mut stream,
+        doc! { "times": 1 }.into(),
+        doc! { "failCommands": ["getMore"], "errorCode": 6 },
+    )
+    .await;
+    let stream_id = open_cursor(&mut stream, 13, vec![doc! { "$changeStream": {} }]).await;
+    let reply = command(&mut stream, 14, &get_more(stream_id)).await;
+    assert_eq!(reply.get_i32("code").ok(), Some(6), "{reply}");
+    assert!(labels(&reply).is_empty(), "{reply}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stable_api_test_commands_sit_in_their_api_versions() {
+    let server = start_with_test_commands().await;
+    let mut stream = connect(server.address).await;
+    let run = |name: &str, strict: bool, deprecation_errors: bool| {
+        let mut test = doc! { name: 1, "apiVersion": "1", "$db": "d" };
+        if strict {
+            test.insert("apiStrict", true);
+        }
+        if deprecation_errors {
+            test.insert("apiDeprecationErrors", true);
+        }
+        test
+    };
+    // testVersion2 is in Version 2 only: refused under strict Version 1, run without strict.
+    let reply = command(&mut stream, 1, &run("testVersion2", true, false)).await;
+    assert_eq!(
+        reply.get_str("codeName").ok(),
+        Some("APIStrictError"),
+        "{reply}"
+    );
+    assert!(
+        reply
+            .get_str("errmsg")
+            .is_ok_and(|message| message.contains("command testVersion2 is not in API Version 1")),
+        "{reply}"
+    );
+    let reply = command(&mut stream, 2, &run("testVersion2", false, false)).await;
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply}");
+    // testDeprecation is deprecated in Version 1: refused only with apiDeprecationErrors.
+    let reply = command(&mut stream, 3, &run("testDeprecation", true, true)).await;
+    assert_eq!(reply.get_i32("code").ok(), Some(325), "{reply}");
+    assert_eq!(
+        reply.get_str("codeName").ok(),
+        Some("APIDeprecationError"),
+        "{reply}"
+    );
+    let reply = command(&mut stream, 4, &run("testDeprecation", true, false)).await;
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply}");
+    // The others are in Version 1 and not deprecated there.
+    for (request, name) in [
+        (5, "testVersions1And2"),
+        (6, "testRemoval"),
+        (7, "testDeprecationInVersion2"),
+    ] {
+        let reply = command(&mut stream, request, &run(name, true, true)).await;
+        assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{name}: {reply}");
+    }
+    server.stop().await;
+
+    // Without test commands they do not exist.
+    let server = start().await;
+    let mut stream = connect(server.address).await;
+    let reply = command(&mut stream, 8, &run("testVersions1And2", false, false)).await;
+    assert_eq!(reply.get_i32("code").ok(), Some(59), "{reply}");
+    server.stop().await;
+}

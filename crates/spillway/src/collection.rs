@@ -34,6 +34,7 @@ use crate::cursor::{Cursor, LogicalRead};
 use crate::database::{Database, Transaction};
 use crate::error::{Error, Result};
 use crate::exec::{Execution, Match};
+use crate::index_keys;
 use crate::ops::{self, FindAndModify, UpdateKind};
 use crate::patterned;
 use crate::planner::{self, HintedScan};
@@ -310,7 +311,8 @@ where
             hint: None,
             min: None,
             max: None,
-            collation: Collation::simple(),
+            collation: None,
+            return_key: false,
             session: None,
         }
     }
@@ -372,7 +374,7 @@ where
             collection: self,
             filter,
             multi: false,
-            collation: Collation::simple(),
+            collation: None,
             session: None,
         }
     }
@@ -383,7 +385,7 @@ where
             collection: self,
             filter,
             multi: true,
-            collation: Collation::simple(),
+            collation: None,
             session: None,
         }
     }
@@ -420,7 +422,7 @@ where
             filter,
             sort: None,
             projection: None,
-            collation: Collation::simple(),
+            collation: None,
             session: None,
         }
     }
@@ -432,7 +434,7 @@ where
             filter,
             skip: 0,
             limit: 0,
-            collation: Collation::simple(),
+            collation: None,
             session: None,
         }
     }
@@ -450,7 +452,7 @@ where
             collection: self,
             field: field.to_string(),
             filter,
-            collation: Collation::simple(),
+            collation: None,
             stored: false,
             session: None,
         }
@@ -579,6 +581,21 @@ where
 
     /// The indexes, `_id_` first, then in creation order (empty if the collection does not
     /// exist).
+    /// The collation an operation that gave `given` runs under: `given`, or the
+    /// collection's default collation (`create`'s `collation`), as in MongoDB.
+    pub(crate) fn collation_or_default(&self, given: Option<&Collation>) -> Collation {
+        if let Some(given) = given {
+            return given.clone();
+        }
+        let state = self.database.inner.published();
+        state
+            .catalog
+            .collections
+            .get(&self.name)
+            .map(|meta| meta.collation.clone())
+            .unwrap_or_default()
+    }
+
     pub(crate) fn index_models(&self) -> Result<Vec<IndexModel>> {
         self.read(None, |reader| {
             let Some(meta) = reader.catalog().collections.get(&self.name) else {
@@ -605,6 +622,8 @@ where
                 keys: bson::doc! { "_id": 1 },
                 options: Some(IndexOptions {
                     name: Some(ID_INDEX_NAME.to_string()),
+                    // The `_id` index orders by the collection's collation, as in MongoDB.
+                    collation: (!meta.collation.is_simple()).then(|| meta.collation.clone()),
                     ..IndexOptions::default()
                 }),
             }];
@@ -644,6 +663,8 @@ where
                             .as_ref()
                             .map(|_| spillway_doc::text::TEXT_INDEX_VERSION),
                         geo: settings.geo.as_ref().map(GeoIndex::options),
+                        collation: (!settings.collation().is_simple())
+                            .then(|| settings.collation().clone()),
                     }),
                 }
             }));
@@ -665,7 +686,7 @@ where
             let_vars: None,
             batch_size: None,
             bypass: false,
-            collation: Collation::simple(),
+            collation: None,
             session: None,
             marker: PhantomData,
         }
@@ -709,6 +730,13 @@ macro_rules! collation_method {
         /// and the sort: with `Collation::parse(&doc! { "locale": "en", "strength": 2 })`,
         /// `{ name: "ANN" }` matches `"ann"`. Indexes then only bound non-string values.
         pub fn collation(mut self, collation: Collation) -> Self {
+            self.collation = Some(collation);
+            self
+        }
+
+        /// The collation when one is given; `None`: the collection's default collation.
+        #[allow(dead_code, reason = "not every action's command passes it on")]
+        pub(crate) fn collation_option(mut self, collation: Option<Collation>) -> Self {
             self.collation = collation;
             self
         }
@@ -839,7 +867,8 @@ pub struct Find<'a, T> {
     hint: Option<Hint>,
     min: Option<Document>,
     max: Option<Document>,
-    collation: Collation,
+    collation: Option<Collation>,
+    return_key: bool,
     session: Option<&'a mut Transaction>,
 }
 
@@ -913,6 +942,14 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
         self
     }
 
+    /// Returns, instead of each document, the keys of the index the query used (MongoDB's
+    /// `returnKey`): `{ a: 3 }` for a query answered through an index `{ a: 1 }`, `{ _id: 7 }`
+    /// through the `_id` index, `{}` from a collection scan. The projection is ignored.
+    pub fn return_key(mut self, return_key: bool) -> Self {
+        self.return_key = return_key;
+        self
+    }
+
     /// Starts the query; the cursor reads the snapshot taken now. On a view, the query runs
     /// as the view's pipeline followed by `$match`, `$sort`, `$skip`, `$limit` and `$project`
     /// (`hint` and `expand` do not apply).
@@ -932,7 +969,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
                 stages.push(bson::doc! { "$project": projection });
             }
             let source = self.collection.database.collection::<Document>(&source);
-            let mut action = source.aggregate(stages).collation(self.collation);
+            let mut action = source.aggregate(stages).collation_option(self.collation);
             if let Some(batch_size) = self.batch_size {
                 action = action.batch_size(batch_size);
             }
@@ -947,11 +984,42 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
             self.min.as_ref(),
             self.max.as_ref(),
         )?;
-        let filter = parse_filter(&self.filter, &self.collation)?;
-        let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
+        let filter = parse_filter(
+            &self.filter,
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
+        let sort = parse_sort(
+            self.sort.as_ref(),
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
         let projection = parse_projection(self.projection.as_ref())?.map(Arc::new);
         let limit = ops::effective_limit(self.limit);
         validate_collection_name(&self.collection.name)?;
+        if self.return_key {
+            let name = &self.collection.name;
+            let matches = self.collection.read(self.session.as_deref(), |reader| {
+                let run = ops::query_hinted(
+                    reader,
+                    name,
+                    &filter,
+                    sort.as_ref(),
+                    self.skip,
+                    limit,
+                    hinted,
+                )?;
+                let by_id = sort.as_ref().is_some_and(|sort| {
+                    sort.keys()
+                        .first()
+                        .is_some_and(|key| key.path.as_str() == "_id")
+                });
+                returned_keys(&run.plan, run.described.is_some(), by_id, run.matches)
+            })?;
+            return Ok(Cursor::materialised(matches, Arc::new(filter), None));
+        }
         let stored = self.stored;
         let name = &self.collection.name;
         let text_score_wanted = projection
@@ -1061,8 +1129,18 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
             self.min.as_ref(),
             self.max.as_ref(),
         )?;
-        let filter = parse_filter(&self.filter, &self.collation)?;
-        let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
+        let filter = parse_filter(
+            &self.filter,
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
+        let sort = parse_sort(
+            self.sort.as_ref(),
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
         parse_projection(self.projection.as_ref())?;
         let limit = ops::effective_limit(self.limit);
         let name = &self.collection.name;
@@ -1076,6 +1154,44 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
             n_returned: run.matches.len() as u64,
         })
     }
+}
+
+/// The matches of a `returnKey` find: each document replaced by the keys of the index `plan`
+/// read it through (none when the run was not one plan, or scanned the collection). A scan
+/// of the documents in `_id` order for a sort on `_id` (`by_id`), or bounded by `_id`, is
+/// MongoDB's scan of the `_id` index.
+fn returned_keys(
+    plan: &planner::Plan,
+    union: bool,
+    by_id: bool,
+    matches: Vec<Match>,
+) -> Result<Vec<Match>> {
+    let key_pattern = match &*plan.access {
+        _ if union => Document::new(),
+        planner::Access::IdHack { .. } => bson::doc! { "_id": 1 },
+        planner::Access::CollScan { bounds, .. }
+            if bounds.is_some() || (by_id && plan.sort.is_none()) =>
+        {
+            bson::doc! { "_id": 1 }
+        }
+        planner::Access::IxScan { key_pattern, .. } => key_pattern.clone(),
+        planner::Access::Eof | planner::Access::CollScan { .. } => Document::new(),
+    };
+    matches
+        .into_iter()
+        .map(|found| {
+            let document = Document::from_reader(found.bytes.as_slice())
+                .map_err(|error| Error::corruption(format!("a stored document: {error}")))?;
+            let keys = index_keys::return_key(&key_pattern, &document);
+            let bytes = keys
+                .to_vec()
+                .map_err(|error| Error::corruption(format!("an index key document: {error}")))?;
+            Ok(Match {
+                id_key: found.id_key,
+                bytes,
+            })
+        })
+        .collect()
 }
 
 /// How a find returns documents: as stored when it asked for the stored layout, else as
@@ -1125,7 +1241,7 @@ pub struct Aggregate<'a, R> {
     let_vars: Option<Document>,
     batch_size: Option<u32>,
     bypass: bool,
-    collation: Collation,
+    collation: Option<Collation>,
     session: Option<&'a mut Transaction>,
     marker: PhantomData<fn() -> R>,
 }
@@ -1179,12 +1295,15 @@ impl<'a, R: DeserializeOwned + 'static> Aggregate<'a, R> {
             }
             None => (self.collection, Cow::Borrowed(&self.pipeline)),
         };
-        aggregate::Request::parse(
-            collection,
-            &pipeline,
-            self.let_vars.as_ref(),
-            &self.collation,
-        )
+        // An aggregate that gives no collation runs under the collection's default.
+        let collation = self.collation.clone().unwrap_or_else(|| {
+            catalog
+                .collections
+                .get(collection)
+                .map(|meta| meta.collation.clone())
+                .unwrap_or_default()
+        });
+        aggregate::Request::parse(collection, &pipeline, self.let_vars.as_ref(), &collation)
     }
 
     /// The request, with views resolved in the catalog the pipeline reads.
@@ -1267,6 +1386,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOne<'a, T>
         self
     }
 
+    /// The collation when one is given; `None`: the collection's default collation.
+    pub(crate) fn collation_option(mut self, collation: Option<Collation>) -> Self {
+        self.find = self.find.collation_option(collation);
+        self
+    }
+
     /// Skips this many matches first.
     pub fn skip(mut self, skip: u64) -> Self {
         self.find = self.find.skip(skip);
@@ -1303,7 +1428,7 @@ pub struct UpdateAction<'a, T> {
     array_filters: Vec<Document>,
     sort: Option<Document>,
     bypass: bool,
-    collation: Collation,
+    collation: Option<Collation>,
     session: Option<&'a mut Transaction>,
 }
 
@@ -1325,7 +1450,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> UpdateAction<'
             array_filters: Vec::new(),
             sort: None,
             bypass: false,
-            collation: Collation::simple(),
+            collation: None,
             session: None,
         }
     }
@@ -1355,9 +1480,19 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> UpdateAction<'
 
     /// Runs the update.
     pub fn run(self) -> Result<UpdateResult> {
-        let filter = parse_filter(&self.filter, &self.collation)?;
+        let filter = parse_filter(
+            &self.filter,
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
         let update = ops::parse_modifications(&self.update?, &self.array_filters, self.kind)?;
-        let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
+        let sort = parse_sort(
+            self.sort.as_ref(),
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
         if sort.is_some() && self.multi {
             return Err(Error::argument(DocError::InvalidSort {
                 message: "update_many takes no sort: it changes every match".to_string(),
@@ -1393,7 +1528,7 @@ pub struct Delete<'a, T> {
     collection: &'a Collection<T>,
     filter: Document,
     multi: bool,
-    collation: Collation,
+    collation: Option<Collation>,
     session: Option<&'a mut Transaction>,
 }
 
@@ -1403,7 +1538,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Delete<'a, T> 
 
     /// Runs the delete.
     pub fn run(self) -> Result<DeleteResult> {
-        let filter = parse_filter(&self.filter, &self.collation)?;
+        let filter = parse_filter(
+            &self.filter,
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
         let name = &self.collection.name;
         let multi = self.multi;
         let deleted_count = self.collection.write(self.session, |txn, store| {
@@ -1426,7 +1566,7 @@ pub struct FindOneAndModify<'a, T> {
     return_document: ReturnDocument,
     array_filters: Vec<Document>,
     bypass: bool,
-    collation: Collation,
+    collation: Option<Collation>,
     session: Option<&'a mut Transaction>,
 }
 
@@ -1448,7 +1588,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOneAndModi
             return_document: ReturnDocument::Before,
             array_filters: Vec::new(),
             bypass: false,
-            collation: Collation::simple(),
+            collation: None,
             session: None,
         }
     }
@@ -1489,9 +1629,19 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOneAndModi
 
     /// Runs the operation.
     pub fn run(self) -> Result<Option<T>> {
-        let filter = parse_filter(&self.filter, &self.collation)?;
+        let filter = parse_filter(
+            &self.filter,
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
         let update = ops::parse_modifications(&self.update?, &self.array_filters, self.kind)?;
-        let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
+        let sort = parse_sort(
+            self.sort.as_ref(),
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
         let projection = parse_projection(self.projection.as_ref())?;
         let options = FindAndModify {
             sort: sort.as_ref(),
@@ -1517,7 +1667,7 @@ pub struct FindOneAndDelete<'a, T> {
     filter: Document,
     sort: Option<Document>,
     projection: Option<Document>,
-    collation: Collation,
+    collation: Option<Collation>,
     session: Option<&'a mut Transaction>,
 }
 
@@ -1539,8 +1689,18 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOneAndDele
 
     /// Runs the operation.
     pub fn run(self) -> Result<Option<T>> {
-        let filter = parse_filter(&self.filter, &self.collation)?;
-        let sort = parse_sort(self.sort.as_ref(), &self.collation)?;
+        let filter = parse_filter(
+            &self.filter,
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
+        let sort = parse_sort(
+            self.sort.as_ref(),
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
         let projection = parse_projection(self.projection.as_ref())?;
         let name = &self.collection.name;
         let document = self.collection.write(self.session, |txn, store| {
@@ -1564,7 +1724,7 @@ pub struct CountDocuments<'a, T> {
     filter: Document,
     skip: u64,
     limit: u64,
-    collation: Collation,
+    collation: Option<Collation>,
     session: Option<&'a mut Transaction>,
 }
 
@@ -1586,7 +1746,12 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> CountDocuments
 
     /// Counts (on a view, by running its pipeline and the filter).
     pub fn run(self) -> Result<u64> {
-        let filter = parse_filter(&self.filter, &self.collation)?;
+        let filter = parse_filter(
+            &self.filter,
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
         if let Some((source, mut stages)) = self.collection.view(self.session.as_deref())? {
             stages.push(bson::doc! { "$match": self.filter });
             if self.skip > 0 {
@@ -1597,7 +1762,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> CountDocuments
             }
             stages.push(bson::doc! { "$count": "n" });
             let source = self.collection.database.collection::<Document>(&source);
-            let mut action = source.aggregate(stages).collation(self.collation);
+            let mut action = source.aggregate(stages).collation_option(self.collation);
             if let Some(transaction) = self.session {
                 action = action.session(transaction);
             }
@@ -1621,7 +1786,7 @@ pub struct Distinct<'a, T> {
     collection: &'a Collection<T>,
     field: String,
     filter: Document,
-    collation: Collation,
+    collation: Option<Collation>,
     stored: bool,
     session: Option<&'a mut Transaction>,
 }
@@ -1639,16 +1804,27 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Distinct<'a, T
 
     /// The distinct values (on a view, of the documents its pipeline gives).
     pub fn run(self) -> Result<Vec<Bson>> {
-        let filter = parse_filter(&self.filter, &self.collation)?;
+        let filter = parse_filter(
+            &self.filter,
+            &self
+                .collection
+                .collation_or_default(self.collation.as_ref()),
+        )?;
         if let Some((source, mut stages)) = self.collection.view(self.session.as_deref())? {
             let path = FieldPath::parse(&self.field).map_err(Error::argument)?;
             stages.push(bson::doc! { "$match": self.filter });
             let source = self.collection.database.collection::<Document>(&source);
-            let mut action = source.aggregate(stages).collation(self.collation.clone());
+            let mut action = source
+                .aggregate(stages)
+                .collation_option(self.collation.clone());
             if let Some(transaction) = self.session {
                 action = action.session(transaction);
             }
-            let mut values = ValueSet::new(&self.collation);
+            let mut values = ValueSet::new(
+                &self
+                    .collection
+                    .collation_or_default(self.collation.as_ref()),
+            );
             for document in action.run()? {
                 ops::add_distinct_values(&mut values, &document?, &path);
             }
@@ -1829,6 +2005,7 @@ fn index_settings(
         echoed,
         text,
         geo: GeoIndex::from_spec(collection, keys, options.geo.as_ref())?,
+        collation: options.collation.clone(),
     })
 }
 

@@ -94,6 +94,13 @@ impl<'a> CreateCollection<'a> {
         self
     }
 
+    /// The collection's default collation: how its operations that give none, and its
+    /// indexes created without one, compare strings.
+    pub fn collation(mut self, collation: crate::Collation) -> Self {
+        self.options.collation = Some(collation);
+        self
+    }
+
     /// A read-only view on this collection or view.
     pub fn view_on(mut self, source: impl Into<String>) -> Self {
         self.options.view_on = Some(source.into());

@@ -140,9 +140,14 @@ impl Execution {
         };
         match &*self.access {
             Access::Eof => self.finished = true,
-            Access::CollScan { reverse } => {
+            Access::CollScan { reverse, bounds } => {
                 let reverse = *reverse;
-                let range = resumed(&KeyRange::all(), self.resume_after.as_deref(), reverse);
+                let all = KeyRange::all();
+                let range = resumed(
+                    bounds.as_ref().unwrap_or(&all),
+                    self.resume_after.as_deref(),
+                    reverse,
+                );
                 let mut last_key = None;
                 for entry in reader.scan(docs, &range, reverse)? {
                     let (key, value) = entry?;

@@ -7,7 +7,8 @@
 //! A hashed field (`{ a: "hashed" }`) is indexed by [`hashed_value`] of its value, never an
 //! array. A geospatial field (`2d`, `2dsphere`) is indexed by the cells of its locations
 //! (`geo_index`), and a document without one gets no entry. A sparse index gives no entry to a document that has none of its fields; a partial index
-//! none to a document its filter does not match.
+//! none to a document its filter does not match. An index with a collation other than
+//! `simple` holds each string's collation key ([`spillway_doc::collation::Collation::key_value`]).
 //!
 //! A text index (`settings.text`) has one entry per term of the document
 //! ([`spillway_doc::text::TextIndex::terms`]): the term's key encoding (a string) then the
@@ -94,6 +95,15 @@ pub(crate) fn index_entries(
             values.push(Bson::Null);
         } else {
             any_present = true;
+        }
+        let collation = index.settings.collation();
+        if !collation.is_simple() {
+            // A collated index holds collation keys: its order is the collation's, and its
+            // unique constraint compares strings by it.
+            values = values
+                .iter()
+                .map(|value| collation.key_value(value))
+                .collect();
         }
         if index.hashed == Some(position) {
             if through_array {
@@ -191,11 +201,13 @@ pub(crate) fn key_values(index: &IndexMeta, document: &Document, entry_key: &[u8
         // Components are self-delimiting, so the one whose encoding starts what is left of
         // the entry is this field's value in it.
         let mut encoded = Vec::new();
+        let collation = index.settings.collation();
         let position = values.iter().position(|value| {
             encoded.clear();
+            let value = collation.key_value(value);
             match direction {
-                Direction::Ascending => key::encode(value, &mut encoded),
-                Direction::Descending => key::encode_descending(value, &mut encoded),
+                Direction::Ascending => key::encode(&value, &mut encoded),
+                Direction::Descending => key::encode_descending(&value, &mut encoded),
             }
             rest.starts_with(&encoded)
         });
@@ -211,6 +223,31 @@ pub(crate) fn key_values(index: &IndexMeta, document: &Document, entry_key: &[u8
         shown.insert(path.as_str(), value);
     }
     Bson::Document(shown)
+}
+
+/// What `find`'s `returnKey` returns for `document` read through an index with this key
+/// pattern: each key field with the value the index holds for it (`null` when the document
+/// has none, the hash of a hashed field). Where an array gives the field several keys, the
+/// lowest one is shown (MongoDB shows the key the scan reached the document by).
+pub(crate) fn return_key(key_pattern: &Document, document: &Document) -> Document {
+    let mut shown = Document::new();
+    for (field, kind) in key_pattern {
+        let mut values = Vec::new();
+        let mut through_array = false;
+        let parts: Vec<String> = field.split('.').map(str::to_owned).collect();
+        collect_document(document, &parts, &mut values, &mut through_array);
+        let value = values
+            .into_iter()
+            .min_by(spillway_doc::compare::compare)
+            .unwrap_or(Bson::Null);
+        let value = if kind.as_str() == Some(crate::catalog::HASHED) {
+            hashed_value(&value)
+        } else {
+            value
+        };
+        shown.insert(field.clone(), value);
+    }
+    shown
 }
 
 /// [`collect`] starting at a document, without copying it into a `Bson`.

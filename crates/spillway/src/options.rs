@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use bson::{Bson, DateTime, Document, doc};
 
+use spillway_doc::collation::Collation;
+
 use crate::catalog::timeseries::{Timeseries, TimeseriesOptions};
 use crate::catalog::view::ViewDefinition;
 use crate::catalog::{
@@ -73,6 +75,10 @@ pub struct CollectionOptions {
     /// The stored name of a time series' buckets collection (default
     /// `system.buckets.<name>`; the command layer names it within the client's database).
     pub(crate) buckets_collection: Option<String>,
+    /// The collection's default collation (MongoDB's `collation`): operations that give none
+    /// compare strings by it, and indexes created without one order by it. Set at creation
+    /// only; the simple collation is no default. Not with a view or a time series.
+    pub collation: Option<Collation>,
 }
 
 impl CollectionOptions {
@@ -133,8 +139,10 @@ impl CollectionOptions {
             timeseries,
             expire_after_seconds,
             buckets_collection: _,
+            collation,
         } = self;
-        timeseries.is_some()
+        collation.is_some()
+            || timeseries.is_some()
             || expire_after_seconds.is_some()
             || validator.is_some()
             || validation_level.is_some()
@@ -293,6 +301,7 @@ impl Database {
             meta.validation = validation;
             meta.capped = capped;
             meta.echoed = echoed;
+            meta.collation = options.collation.clone().unwrap_or_default();
             txn.collection_changed(name);
             Ok(())
         })
@@ -396,6 +405,7 @@ impl Database {
                     .timeseries
                     .as_ref()
                     .map(|layout| layout.buckets.clone()),
+                collation: (!meta.collation.is_simple()).then(|| meta.collation.clone()),
             }
         }))
     }
@@ -447,10 +457,11 @@ impl Database {
                 || options.size.is_some()
                 || options.max.is_some()
                 || options.clustered_index.is_some()
+                || options.collation.is_some()
             {
                 return Err(Error::invalid_options(
                     name,
-                    "capped, size, max and clusteredIndex are set when the collection is created",
+                    "capped, size, max, clusteredIndex and collation are set when the collection is created",
                 ));
             }
             let validation = validation_from(name, options, &meta.validation)?;

@@ -18,10 +18,13 @@
 //! A multikey index never intersects two range predicates (two elements may satisfy them
 //! separately) and never yields a sort order.
 //!
-//! Index keys order strings by code point, so under a non-simple collation (a filter or sort
-//! `collated` by MongoDB's `collation` option) an operand that is or contains a string
-//! bounds nothing, a partial filter is never implied, and no scan (not even `_id` order)
-//! yields the sort: the executor filters and sorts under the collation.
+//! Index keys order strings by their index's collation: code point for most, the collation
+//! keys of `Collation::key_value` for an index created with a collation. An operand that is
+//! or contains a string bounds a scan only when the query's collation (a filter or sort
+//! `collated` by MongoDB's `collation` option, or the collection's default) is the index's,
+//! and only such an index yields a sort; the `_id` order is code point order. Under a
+//! non-simple collation a partial filter is never implied. The executor always filters and
+//! sorts under the query's collation, so a scan only narrows.
 //!
 //! A hashed field bounds a scan by equality and `$in` only (on the hashes of the values);
 //! a hashed index never yields a sort order.
@@ -39,6 +42,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
+use spillway_doc::collation::Collation;
 use spillway_doc::compare::{CanonicalType, canonical_type, compare, values_equal};
 use spillway_doc::filter::{Clause, Filter, Operand, Predicate};
 use spillway_doc::key;
@@ -59,8 +63,12 @@ const MAX_INDEX_RANGES: usize = 4096;
 pub(crate) enum Access {
     /// The collection does not exist: nothing to read.
     Eof,
-    /// Every document, in `_id` order (or reversed).
-    CollScan { reverse: bool },
+    /// Every document, in `_id` order (or reversed); with `bounds`, those whose `_id` key is
+    /// in them (`min`/`max` on the `_id` index).
+    CollScan {
+        reverse: bool,
+        bounds: Option<KeyRange>,
+    },
     /// Point lookups of these `_id` keys (sorted, deduplicated), ascending or reversed.
     IdHack { keys: Vec<Vec<u8>>, reverse: bool },
     /// Ranges of a secondary index, then a fetch of each document.
@@ -100,10 +108,17 @@ impl Plan {
     pub(crate) fn describe(&self) -> Document {
         let access = match &*self.access {
             Access::Eof => doc! { "stage": "EOF" },
-            Access::CollScan { reverse } => doc! {
-                "stage": "COLLSCAN",
-                "direction": direction_name(*reverse),
-            },
+            Access::CollScan { reverse, bounds } => {
+                let mut described = doc! {
+                    "stage": "COLLSCAN",
+                    "direction": direction_name(*reverse),
+                };
+                if bounds.is_some() {
+                    described.insert("indexName", ID_INDEX_NAME);
+                    described.insert("keyPattern", doc! { "_id": 1 });
+                }
+                described
+            }
             Access::IdHack { keys, .. } => doc! {
                 "stage": "IDHACK",
                 "keys": keys.len() as i64,
@@ -243,7 +258,10 @@ pub(crate) fn plan_hinted(
             Some(direction) if keys.len() == 1 => {
                 let reverse = Direction::from_bson(direction) == Some(Direction::Descending);
                 return Ok(Plan {
-                    access: Arc::new(Access::CollScan { reverse }),
+                    access: Arc::new(Access::CollScan {
+                        reverse,
+                        bounds: None,
+                    }),
                     docs,
                     sort: sort.cloned(),
                 });
@@ -254,11 +272,16 @@ pub(crate) fn plan_hinted(
     };
     if let Some(reverse) = id_index_hint(&wanted) {
         if hinted.has_bounds() {
-            return Err(Error::invalid_options(
-                &collection.name,
-                "min()/max() on the _id index is not supported by Spillway: bound a secondary index",
-            )
-            .with_code(crate::error::codes::COMMAND_NOT_SUPPORTED));
+            // The documents keyspace is the `_id` index: its keys are the `_id` keys.
+            let bounds = id_min_max(&collection.name, hinted.min, hinted.max)?;
+            return Ok(Plan {
+                access: Arc::new(Access::CollScan {
+                    reverse,
+                    bounds: Some(bounds),
+                }),
+                docs,
+                sort: sort.cloned(),
+            });
         }
         return Ok(id_index_plan(collection, filter, sort, reverse));
     }
@@ -327,6 +350,7 @@ fn id_index_plan(
         },
         None => Access::CollScan {
             reverse: id_sort.map_or(reverse, |direction| direction == Direction::Descending),
+            bounds: None,
         },
     };
     Plan {
@@ -396,7 +420,8 @@ fn answers_filter(index: &IndexMeta, candidate: &Candidate, filter: &Filter) -> 
         && index.settings.partial.is_none()
         && index.hashed.is_none()
         && index.settings.text.is_none()
-        && index.settings.geo.is_none();
+        && index.settings.geo.is_none()
+        && index.settings.collation().is_simple();
     if !plain_index || candidate.shown_bounds.is_some() || candidate.ranges.len() != 1 {
         return false;
     }
@@ -471,6 +496,7 @@ pub(crate) fn last_in_group(
             && settings.partial.is_none()
             && settings.text.is_none()
             && settings.geo.is_none()
+            && settings.collation().is_simple()
     })?;
     let prefix = encode_component(value, index.fields[0].1);
     let high = successor(&prefix).map_or(Bound::Unbounded, Bound::Excluded);
@@ -573,6 +599,7 @@ pub(crate) fn plan(
     Plan {
         access: Arc::new(Access::CollScan {
             reverse: id_sort == Some(Direction::Descending),
+            bounds: None,
         }),
         docs,
         sort: if id_sort.is_some() {
@@ -783,7 +810,7 @@ impl Candidate {
         let mut n_points = 0;
         let mut n_combinations = 1usize;
         for (position, (path, _)) in index.fields.iter().enumerate() {
-            let mut bounds = field_bounds(filter, path.as_str(), index.multikey);
+            let mut bounds = field_bounds(filter, path.as_str(), index);
             if index.hashed == Some(position) {
                 // A hashed field answers equality only, on the hashes of the values.
                 bounds = match bounds {
@@ -819,7 +846,7 @@ impl Candidate {
             Some(sort)
                 if !index.multikey
                     && index.hashed.is_none()
-                    && sort.collation().is_simple()
+                    && sort.collation() == index.settings.collation()
                     && !sort.has_text_score() =>
             {
                 sort_direction(index, &applied, sort)
@@ -893,8 +920,9 @@ impl Candidate {
                 .with_code(51174));
             }
             let mut bytes = Vec::new();
+            let collation = index.settings.collation();
             for (value, (_, direction)) in bound.values().zip(&index.fields) {
-                bytes.extend(encode_component(value, *direction));
+                bytes.extend(encode_component(&collation.key_value(value), *direction));
             }
             Ok(bytes)
         };
@@ -920,7 +948,7 @@ impl Candidate {
             Some(sort)
                 if !index.multikey
                     && index.hashed.is_none()
-                    && sort.collation().is_simple()
+                    && sort.collation() == index.settings.collation()
                     && !sort.has_text_score() =>
             {
                 sort_direction(index, &[], sort)
@@ -999,6 +1027,42 @@ fn bracket_edge(bracket: CanonicalType, high: bool) -> String {
     }
 }
 
+/// The range of `_id` keys from `min` (inclusive) to `max` (exclusive), each `{ _id: value }`
+/// (MongoDB's `min`/`max` with a hint of the `_id` index), with MongoDB's codes.
+fn id_min_max(
+    collection: &str,
+    min: Option<&Document>,
+    max: Option<&Document>,
+) -> Result<KeyRange> {
+    let key_of = |bound: &Document| -> Result<Vec<u8>> {
+        match bound.get("_id") {
+            Some(value) if bound.len() == 1 => Ok(key::to_key(value)),
+            _ => Err(Error::invalid_options(
+                collection,
+                format!(
+                    "The index chosen is not compatible with min/max: {bound} does not name the fields of index '_id_' ({{ _id: 1 }}) in order"
+                ),
+            )
+            .with_code(51174)),
+        }
+    };
+    let low = min.map(key_of).transpose()?;
+    let high = max.map(key_of).transpose()?;
+    if let (Some(low), Some(high)) = (&low, &high)
+        && low >= high
+    {
+        return Err(Error::invalid_options(
+            collection,
+            "The value provided for min() does not come before the value provided for max() in the hinted index",
+        )
+        .with_code(51175));
+    }
+    Ok(KeyRange {
+        low: low.map_or(Bound::Unbounded, Bound::Included),
+        high: high.map_or(Bound::Unbounded, Bound::Excluded),
+    })
+}
+
 /// Whether a value can bound an index scan (see the module docs).
 fn usable_operand(value: &Bson) -> bool {
     !matches!(
@@ -1007,10 +1071,12 @@ fn usable_operand(value: &Bson) -> bool {
     )
 }
 
-/// Whether an operand of `filter` can bound an index scan: it is usable, and no string in it
-/// is compared under a collation the index's code point order does not follow.
-fn bounds_scan(value: &Bson, filter: &Filter) -> bool {
-    usable_operand(value) && (filter.collation().is_simple() || !contains_string(value))
+/// Whether an operand of `filter` can bound a scan of an index whose strings order by
+/// `index_collation`: it is usable, and no string in it is compared under another collation
+/// than the index's (MongoDB's rule: a collated index serves string bounds only to a query
+/// of the same collation, and a simple index only to a simple query).
+fn bounds_scan(value: &Bson, filter: &Filter, index_collation: &Collation) -> bool {
+    usable_operand(value) && (filter.collation() == index_collation || !contains_string(value))
 }
 
 /// Whether a value is, or holds at any depth, a string (or symbol).
@@ -1032,7 +1098,39 @@ type RangeBounds = (
     CanonicalType,
 );
 
-fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
+/// The bounds `filter` puts on index field `path`, as values of `index`'s keys (collation
+/// keys for strings, on a collated index).
+fn field_bounds(filter: &Filter, path: &str, index: &IndexMeta) -> FieldBounds {
+    let collation = index.settings.collation();
+    let bounds = value_bounds(filter, path, index.multikey, collation);
+    if collation.is_simple() {
+        return bounds;
+    }
+    match bounds {
+        FieldBounds::Points(values) => {
+            let mut keys: Vec<Bson> = values
+                .iter()
+                .map(|value| collation.key_value(value))
+                .collect();
+            keys.sort_by(compare);
+            keys.dedup_by(|a, b| compare(a, b).is_eq());
+            FieldBounds::Points(keys)
+        }
+        FieldBounds::Range { low, high, bracket } => {
+            let key = |bound: Box<(Bson, bool)>| Box::new((collation.key_value(&bound.0), bound.1));
+            FieldBounds::Range {
+                low: low.map(key),
+                high: high.map(key),
+                bracket,
+            }
+        }
+        FieldBounds::All => FieldBounds::All,
+    }
+}
+
+/// The values bounding index field `path` under `filter`, for an index whose strings
+/// compare by `collation`.
+fn value_bounds(filter: &Filter, path: &str, multikey: bool, collation: &Collation) -> FieldBounds {
     let predicates: Vec<&Predicate> = filter
         .field_predicates()
         .filter(|(field, _)| field.as_str() == path)
@@ -1040,7 +1138,7 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
         .collect();
     for predicate in &predicates {
         if let Predicate::Eq(operand) = predicate
-            && bounds_scan(operand.value(), filter)
+            && bounds_scan(operand.value(), filter, collation)
         {
             return FieldBounds::Points(vec![operand.value().clone()]);
         }
@@ -1051,7 +1149,7 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
             && list
                 .values
                 .iter()
-                .all(|value| bounds_scan(value.value(), filter))
+                .all(|value| bounds_scan(value.value(), filter, collation))
         {
             let mut values: Vec<Bson> = list.values.iter().map(|v| v.value().clone()).collect();
             values.sort_by(compare);
@@ -1068,7 +1166,7 @@ fn field_bounds(filter: &Filter, path: &str, multikey: bool) -> FieldBounds {
             Predicate::Lte(operand) => (operand.value(), false, true),
             _ => continue,
         };
-        if !bounds_scan(value, filter) {
+        if !bounds_scan(value, filter, collation) {
             continue;
         }
         let bracket = canonical_type(value);

@@ -147,6 +147,9 @@ impl IndexModel {
                 i32::try_from(expire_after.as_secs()).unwrap_or(i32::MAX),
             );
         }
+        if let Some(collation) = options.collation.filter(|collation| !collation.is_simple()) {
+            described.insert("collation", collation.to_document());
+        }
         if let Some(geo) = options.geo {
             if let Some(version) = geo.sphere_version {
                 described.insert("2dsphereIndexVersion", version);
@@ -179,7 +182,7 @@ impl TryFrom<Document> for IndexModel {
     type Error = String;
 
     /// Reads a `listIndexes` document (what [`IndexModel::to_document`] writes); fields it
-    /// does not know (`v`, `ns`, `collation`...) are ignored, as the driver ignores them.
+    /// does not know (`v`, `ns`...) are ignored, as the driver ignores them.
     fn try_from(described: Document) -> Result<IndexModel, String> {
         let wrong =
             |field: &str, expected: &str| format!("the index field '{field}' must be {expected}");
@@ -256,6 +259,9 @@ impl TryFrom<Document> for IndexModel {
             language_override: text("language_override")?,
             text_index_version: small("textIndexVersion")?,
             geo: (geo != GeoIndexOptions::default()).then_some(geo),
+            collation: document("collation")?
+                .map(|spec| crate::Collation::parse(&spec).map_err(|error| error.to_string()))
+                .transpose()?,
         };
         Ok(IndexModel {
             keys,
@@ -321,6 +327,9 @@ pub struct IndexOptions {
     /// The options of a `2d` or `2dsphere` index (`list_indexes` gives `2dsphere` indexes
     /// their `2dsphereIndexVersion`).
     pub geo: Option<GeoIndexOptions>,
+    /// How the index orders and compares strings (default: the collection's collation); a
+    /// query uses a collated index for its strings only under the same collation.
+    pub collation: Option<crate::Collation>,
 }
 
 /// The options of a geospatial index, with MongoDB's meanings.
@@ -389,6 +398,12 @@ impl IndexOptionsBuilder {
     /// Sets the options of a `2d` or `2dsphere` index.
     pub fn geo(mut self, geo: GeoIndexOptions) -> Self {
         self.options.geo = Some(geo);
+        self
+    }
+
+    /// Sets the collation.
+    pub fn collation(mut self, collation: crate::Collation) -> Self {
+        self.options.collation = Some(collation);
         self
     }
 

@@ -259,6 +259,7 @@ pub(crate) fn ensure_collection(txn: &mut WriteTxn, store: &Store, name: &str) -
             echoed: Document::new(),
             view: None,
             timeseries: None,
+            collation: spillway_doc::collation::Collation::simple(),
         },
     );
     txn.collection_changed(name);
@@ -736,7 +737,7 @@ pub(crate) fn create_index(
     keys: &Document,
     unique: bool,
     name: Option<&str>,
-    settings: IndexSettings,
+    mut settings: IndexSettings,
 ) -> Result<String> {
     validate_collection_name(collection)?;
     let text = settings.text.is_some();
@@ -758,10 +759,29 @@ pub(crate) fn create_index(
         })
     };
     if same_keys(&bson::doc! { "_id": 1 }) {
+        // The `_id` index has the collection's collation: an index on `_id` naming another
+        // is a different index, which Spillway does not build.
         let plain = IndexSettings {
             echoed: settings.echoed.clone(),
+            collation: settings.collation.clone(),
             ..IndexSettings::default()
         };
+        let default_collation = txn
+            .catalog()
+            .collections
+            .get(collection)
+            .map(|meta| meta.collation.clone())
+            .unwrap_or_default();
+        if settings
+            .collation
+            .as_ref()
+            .is_some_and(|collation| *collation != default_collation)
+        {
+            return Err(Error::invalid_index(
+                collection,
+                "an index on _id with a collation other than the collection's is not supported by Spillway",
+            ));
+        }
         if name != ID_INDEX_NAME && name != "_id_1" || unique || settings != plain {
             return Err(Error::invalid_index(
                 collection,
@@ -779,6 +799,18 @@ pub(crate) fn create_index(
     }
     ensure_collection(txn, store, collection)?;
     let meta = &txn.catalog().collections[collection];
+    // An index given no collation takes the collection's default, as in MongoDB.
+    if settings.collation.is_none() {
+        settings.collation = Some(meta.collation.clone());
+    }
+    if !settings.collation().is_simple()
+        && (settings.text.is_some() || settings.geo.is_some() || hashed.is_some())
+    {
+        return Err(Error::invalid_index(
+            collection,
+            "a collation applies to ascending and descending index fields only in Spillway (not text, geospatial or hashed indexes)",
+        ));
+    }
     if existing_index(
         collection,
         &meta.indexes,
@@ -887,7 +919,9 @@ fn existing_index(
     settings: &IndexSettings,
 ) -> Result<bool> {
     for index in indexes {
-        let keys_match = same_keys(&index.spec);
+        // The same keys under another collation are another index, as in MongoDB.
+        let keys_match =
+            same_keys(&index.spec) && index.settings.collation() == settings.collation();
         if index.name == name || keys_match {
             let same_options = index.unique == unique
                 && IndexSettings {

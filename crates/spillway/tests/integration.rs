@@ -10,6 +10,7 @@ mod bad_input;
 mod change_streams;
 mod collation;
 mod collection_options;
+mod command_surface;
 mod commands;
 mod crud;
 mod driver_shapes;

@@ -295,3 +295,51 @@ fn the_find_command_takes_min_and_max() {
         .unwrap_or_else(|_| panic!("{explained}"));
     assert_eq!(n_returned, 2);
 }
+
+/// The `_id` index bounds too (the documents keyspace is ordered by `_id`): MongoDB's
+/// command monitoring test hints `{ _id: 1 }` with `min`/`max` on `_id`.
+#[test]
+fn min_and_max_bound_the_id_index() {
+    let ids = doc! { "_id": 1 };
+    check(
+        Hint::Keys(ids.clone()),
+        Some(doc! { "_id": 2 }),
+        Some(doc! { "_id": 6 }),
+        doc! {},
+        &[2, 3, 4, 5],
+    );
+    check(
+        name("_id_"),
+        None,
+        Some(doc! { "_id": 3 }),
+        doc! { "j": { "$gt": 0 } },
+        &[1, 2],
+    );
+    // Sorted by another field, skipped: the sort applies to the bounded documents.
+    let db = seeded();
+    let found: Vec<Document> = db
+        .collection::<Document>("coll")
+        .find(doc! { "_id": { "$gt": 1 } })
+        .hint(Hint::Keys(ids.clone()))
+        .min(doc! { "_id": 0 })
+        .max(doc! { "_id": 6 })
+        .sort(doc! { "k": 1 })
+        .skip(2)
+        .run()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(js(&found), [3, 2]);
+    assert_eq!(
+        error_code(Some(Hint::Keys(ids.clone())), Some(doc! { "j": 1 }), None),
+        Some(51174)
+    );
+    assert_eq!(
+        error_code(
+            Some(Hint::Keys(ids)),
+            Some(doc! { "_id": 5 }),
+            Some(doc! { "_id": 5 })
+        ),
+        Some(51175)
+    );
+}

@@ -10,7 +10,27 @@ use super::{Spec, invalid};
 use crate::error::Result;
 
 /// The collator a collation compares strings with.
-pub(super) type Collator = CollatorBorrowed<'static>;
+pub(super) struct Collator(CollatorBorrowed<'static>);
+
+impl Collator {
+    /// Compares two strings.
+    pub(super) fn compare(&self, a: &str, b: &str) -> std::cmp::Ordering {
+        self.0.compare(a, b)
+    }
+
+    /// `text`'s sort key (up to the collator's strength) in lowercase hexadecimal: two
+    /// digits a byte, so that the hex strings order as the keys' bytes do.
+    pub(super) fn sort_key_hex(&self, text: &str) -> String {
+        use std::fmt::Write as _;
+        let mut key: Vec<u8> = Vec::new();
+        let Ok(()) = self.0.write_sort_key_to(text, &mut key);
+        let mut hex = String::with_capacity(key.len() * 2);
+        for byte in key {
+            let _ = write!(hex, "{byte:02x}");
+        }
+        hex
+    }
+}
 
 /// Builds the ICU4X collator for a resolved specification.
 pub(super) fn build_collator(spec: &Spec) -> Result<Collator> {
@@ -55,12 +75,14 @@ pub(super) fn build_collator(spec: &Spec) -> Result<Collator> {
     } else {
         MaxVariable::Punctuation
     });
-    icu_collator::Collator::try_new(preferences, options).map_err(|error| {
-        invalid(format!(
-            "no collation data for locale '{}': {error}",
-            spec.locale
-        ))
-    })
+    icu_collator::Collator::try_new(preferences, options)
+        .map(Collator)
+        .map_err(|error| {
+            invalid(format!(
+                "no collation data for locale '{}': {error}",
+                spec.locale
+            ))
+        })
 }
 
 /// ICU's locale syntax (`en_US`, `de@collation=phonebook`) as a BCP 47 tag; `None` for a

@@ -7,11 +7,12 @@
 //! | key | value |
 //! |---|---|
 //! | `meta` | `{ version: 1, next_id: <i64> }`: the format version and the next keyspace number |
-//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed?, text?: { weights, default_language, language_override }, geo?: { min?, max?, bits? } }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed?, view?: { viewOn, pipeline }, timeseries?: { timeField, metaField?, granularity?, bucketMaxSpanSeconds, bucketRoundingSeconds, buckets, expireAfterSeconds? } }` |
+//! | `coll:<name>` | `{ name, id, keyspace, indexes: [{ name, key, unique, keyspace, multikey, sparse?, partialFilterExpression?, hidden?, expireAfterSeconds?, echoed?, text?: { weights, default_language, language_override }, geo?: { min?, max?, bits? }, collation? }], validator?, validationLevel?, validationAction?, capped?: { size, max? }, echoed?, view?: { viewOn, pipeline }, timeseries?: { timeField, metaField?, granularity?, bucketMaxSpanSeconds, bucketRoundingSeconds, buckets, expireAfterSeconds? }, collation? }` |
 //! | `pattern:<collection>\0<field>` | a pattern policy: `Pattern::to_document()` plus `progress: { state: "active" \| "applying" \| "removing", through: <last _id done> }` and `created_side: <bool>` (whether declaring it created the side collection) |
 //!
 //! The fields marked `?` are written only when set (a sparse, partial, hidden or TTL index;
-//! a collection with a validator), so a database that uses none of them is byte for byte
+//! a collection with a validator; a collation other than `simple`, as its resolved
+//! document), so a database that uses none of them is byte for byte
 //! what earlier builds wrote, and a record without them reads as a plain index or
 //! collection: the format version stays 1.
 //!
@@ -24,6 +25,7 @@ use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
 use spillway_doc::DocError;
+use spillway_doc::collation::Collation;
 use spillway_doc::filter::Filter;
 use spillway_doc::path::{FieldPath, array_index};
 use spillway_doc::sort::Direction;
@@ -92,6 +94,9 @@ pub(crate) struct CollectionMeta {
     /// A time series collection's layout (`None`: not one); its documents keyspace stays
     /// empty, its measurements are in the buckets collection the layout names.
     pub(crate) timeseries: Option<Timeseries>,
+    /// The default collation (`create`'s `collation`): what an operation that gives none,
+    /// and an index created without one, compare strings by.
+    pub(crate) collation: Collation,
 }
 
 /// The limits of a capped collection: past either, inserts remove the oldest documents.
@@ -243,6 +248,17 @@ pub(crate) struct IndexSettings {
     pub(crate) text: Option<Arc<TextIndex>>,
     /// The geospatial field of a `2d` or `2dsphere` index, with its options.
     pub(crate) geo: Option<GeoIndex>,
+    /// The collation the index orders strings by (its entries hold collation keys); `None`
+    /// in a new index's settings: the collection's default collation.
+    pub(crate) collation: Option<Collation>,
+}
+
+impl IndexSettings {
+    /// The collation of an index's entries (simple unless one was given or inherited).
+    pub(crate) fn collation(&self) -> &Collation {
+        const SIMPLE: &Collation = &Collation::simple();
+        self.collation.as_ref().unwrap_or(SIMPLE)
+    }
 }
 
 /// One secondary index.
@@ -585,6 +601,9 @@ impl CollectionMeta {
                 if let Some(geo) = settings.geo.as_ref().and_then(GeoIndex::to_record) {
                     record.insert("geo", geo);
                 }
+                if !settings.collation().is_simple() {
+                    record.insert("collation", settings.collation().to_document());
+                }
                 Bson::Document(record)
             })
             .collect();
@@ -616,6 +635,9 @@ impl CollectionMeta {
         }
         if let Some(timeseries) = &self.timeseries {
             record.insert("timeseries", timeseries.to_record());
+        }
+        if !self.collation.is_simple() {
+            record.insert("collation", self.collation.to_document());
         }
         record
     }
@@ -681,6 +703,10 @@ impl CollectionMeta {
                 text,
                 geo: GeoIndex::from_record(&name, &spec, index.get_document("geo").ok())
                     .map_err(|error| bad(&error.to_string()))?,
+                collation: Some(
+                    Collation::parse_option(index.get_document("collation").ok())
+                        .map_err(|error| bad(&error.to_string()))?,
+                ),
             };
             let fields = if settings.text.is_some() {
                 Vec::new()
@@ -745,9 +771,12 @@ impl CollectionMeta {
             Some(_) => return Err(bad("timeseries is not a document")),
             None => None,
         };
+        let collation = Collation::parse_option(record.get_document("collation").ok())
+            .map_err(|error| bad(&error.to_string()))?;
         Ok(CollectionMeta {
             view,
             timeseries,
+            collation,
             echoed: record.get_document("echoed").cloned().unwrap_or_default(),
             capped,
             validation,

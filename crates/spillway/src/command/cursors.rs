@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use bson::{Bson, Document, doc};
 
 use super::error::{CommandError, CommandResult};
+use super::labels;
 use crate::Result;
 
 /// How long a cursor may stay unread before it is closed (MongoDB's default).
@@ -350,7 +351,16 @@ impl CursorTable {
         if self.killed_out.remove(&id) {
             return Err(CommandError::new(237, format!("cursor id {id} was killed")));
         }
-        let batch = batch?;
+        let batch = batch.map_err(|error| {
+            // A change stream's error after its cursor was checked out: MongoDB labels the
+            // resumable ones, and drivers resume on the label alone.
+            if cursor.resume_token.is_some() && labels::is_resumable_change_stream_code(error.code)
+            {
+                error.label(labels::RESUMABLE_CHANGE_STREAM_ERROR)
+            } else {
+                error
+            }
+        })?;
         let namespace = cursor.namespace.clone();
         let resume_token = cursor.resume_token.clone();
         let id = if batch.exhausted && (!cursor.tailable || has_finished(cursor.finished.as_ref()))

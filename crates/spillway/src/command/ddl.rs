@@ -14,7 +14,7 @@ use super::args::Args;
 use super::cursors::{CursorTable, DocumentStream};
 use super::error::{CommandError, CommandResult};
 use super::namespace::check_database_name;
-use super::read::{collection, in_session};
+use super::read::{collection, in_session, parse_collation};
 use super::stats;
 use crate::catalog::BUCKETS_PREFIX;
 use crate::{
@@ -118,6 +118,7 @@ fn validation_options(args: &Args<'_>) -> CommandResult<CollectionOptions> {
 /// refused.
 pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
     const SUPPORTED: &[&str] = &[
+        "collation",
         "viewOn",
         "pipeline",
         "idIndex",
@@ -134,7 +135,7 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
         "timeseries",
         "expireAfterSeconds",
     ];
-    const REFUSED: &[&str] = &["autoIndexId", "collation", "encryptedFields", "flags"];
+    const REFUSED: &[&str] = &["autoIndexId", "encryptedFields", "flags"];
     let args = &context.args;
     let mut known = SUPPORTED.to_vec();
     known.extend_from_slice(REFUSED);
@@ -144,7 +145,7 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
             .is_some_and(|value| value != &Bson::Boolean(false))
     }) {
         return Err(CommandError::not_supported(format!(
-            "create: option '{option}' is not supported by Spillway (plain, capped and time series collections, with validators, and views without a collation)"
+            "create: option '{option}' is not supported by Spillway (plain, capped and time series collections, with validators and collations, and views without a collation)"
         )));
     }
     if args.get("viewOn").is_some() || args.get("pipeline").is_some() {
@@ -164,6 +165,11 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
     options.change_stream_pre_and_post_images =
         args.document("changeStreamPreAndPostImages")?.cloned();
     options.expire_after_seconds = args.integer("expireAfterSeconds")?;
+    options.collation = args
+        .document("collation")?
+        .map(parse_collation)
+        .transpose()?
+        .filter(|collation| !collation.is_simple());
     let name = args.collection()?;
     let stored = context.stored(name)?;
     if let Some(timeseries) = args.document("timeseries")? {
@@ -254,6 +260,11 @@ fn create_view(context: &mut Context<'_>, options: &[&str]) -> CommandResult {
     };
     if view_on.is_empty() {
         return Err(CommandError::bad_value("'viewOn' cannot be empty"));
+    }
+    if args.get("collation").is_some() {
+        return Err(CommandError::not_supported(
+            "create: a view's collation is not supported by Spillway (a view reads under the collation its reads give)",
+        ));
     }
     if let Some(option) = options
         .iter()
@@ -594,7 +605,13 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
                 return Ok(doc! { "name": name, "type": "collection" });
             }
             let mut options = Document::new();
+            let mut id_index = doc! { "v": 2, "key": { "_id": 1 }, "name": "_id_" };
             if let Some(given) = given {
+                if let Some(collation) = given.collation {
+                    // MongoDB lists the resolved collation, which the `_id` index has too.
+                    options.insert("collation", collation.to_document());
+                    id_index.insert("collation", collation.to_document());
+                }
                 if let Some(validator) = given.validator {
                     options.insert("validator", validator);
                 }
@@ -631,7 +648,7 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
                 "type": "collection",
                 "options": options,
                 "info": { "readOnly": false },
-                "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+                "idIndex": id_index,
             })
         })
         .collect::<CommandResult<_>>()?;
@@ -760,6 +777,7 @@ const INDEX_FIELDS: &[&str] = &[
     "max",
     "bits",
     "2dsphereIndexVersion",
+    "collation",
 ];
 
 /// `createIndexes`.
@@ -782,7 +800,7 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
             .find(|key| !INDEX_FIELDS.contains(&key.as_str()))
         {
             return Err(CommandError::not_supported(format!(
-                "index option '{option}' is not supported by Spillway (key, name, unique, sparse, partialFilterExpression, hidden, expireAfterSeconds, the text options weights, default_language, language_override and textIndexVersion, and min, max, bits and 2dsphereIndexVersion for geospatial indexes are)"
+                "index option '{option}' is not supported by Spillway (key, name, unique, sparse, partialFilterExpression, hidden, expireAfterSeconds, collation, the text options weights, default_language, language_override and textIndexVersion, and min, max, bits and 2dsphereIndexVersion for geospatial indexes are)"
             )));
         }
         let Some(keys) = spec_args.document("key")? else {
@@ -819,6 +837,10 @@ pub(crate) fn create_indexes(context: &mut Context<'_>) -> CommandResult {
                 .integer("textIndexVersion")?
                 .map(|version| i32::try_from(version).unwrap_or(i32::MAX)),
             geo: geo_options(&spec_args)?,
+            collation: spec_args
+                .document("collation")?
+                .map(parse_collation)
+                .transpose()?,
         };
         models.push(IndexModel {
             keys: keys.clone(),

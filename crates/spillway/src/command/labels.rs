@@ -10,7 +10,12 @@
 //! - `UnknownTransactionCommitResult`: a `commitTransaction` whose outcome is unknown (a
 //!   retryable error, a write concern error other than 100 and 79, 50 MaxTimeMSExpired);
 //! - `NonResumableChangeStreamError`: a change stream error a driver must not resume after
-//!   (280 ChangeStreamFatalError, 286 ChangeStreamHistoryLost).
+//!   (280 ChangeStreamFatalError, 286 ChangeStreamHistoryLost);
+//! - `ResumableChangeStreamError`: an error of a change stream's `getMore` after its cursor
+//!   was checked out, with a code a driver resumes after ([`is_resumable_change_stream_code`]).
+//!   Only the code that read the cursor knows it is a change stream's, so the cursor table
+//!   (and the server's `failGetMoreAfterCursorCheckout` fail point) add it, not this module's
+//!   [`error_labels`].
 //!
 //! This module must never decide whether a command succeeds; it only labels the reply it is
 //! given. Labels already in the reply are kept.
@@ -34,6 +39,23 @@ const TRANSIENT_CODES: &[i32] = &[112, 24, 246, 239, 249, 267, 300];
 /// MongoDB's `NonResumableChangeStreamError` category: ChangeStreamFatalError (280),
 /// ChangeStreamHistoryLost (286). A driver never resumes a change stream after these.
 const NON_RESUMABLE_CHANGE_STREAM_CODES: &[i32] = &[280, 286];
+
+/// The codes after which MongoDB labels a change stream's `getMore` error
+/// `ResumableChangeStreamError` (its retriable, network and stale-routing categories,
+/// RetryChangeStream and FailedToSatisfyReadPreference): the change streams specification's
+/// list of resumable codes for servers before 4.4, which later servers turned into the label.
+const RESUMABLE_CHANGE_STREAM_CODES: &[i32] = &[
+    6, 7, 63, 89, 91, 133, 150, 189, 234, 262, 9001, 10107, 11600, 11602, 13388, 13435, 13436,
+];
+
+/// The label of a change stream error a driver resumes after.
+pub const RESUMABLE_CHANGE_STREAM_ERROR: &str = "ResumableChangeStreamError";
+
+/// Whether a change stream's `getMore` failing with `code` is labelled
+/// [`RESUMABLE_CHANGE_STREAM_ERROR`].
+pub fn is_resumable_change_stream_code(code: i32) -> bool {
+    RESUMABLE_CHANGE_STREAM_CODES.contains(&code)
+}
 
 /// 251 NoSuchTransaction.
 const NO_SUCH_TRANSACTION: i32 = 251;

@@ -54,7 +54,10 @@ use bson::{Bson, Document, Timestamp, doc};
 use spillway_doc::javascript;
 
 pub use error::CommandError;
-pub use labels::{add_error_labels, error_labels, is_retryable_code};
+pub use labels::{
+    RESUMABLE_CHANGE_STREAM_ERROR, add_error_labels, error_labels, is_resumable_change_stream_code,
+    is_retryable_code,
+};
 pub use namespace::{Namespaces, STORED_VIEW_PREFIX};
 pub use privileges::{ActionType, Privilege, Resource, unauthorized_message};
 

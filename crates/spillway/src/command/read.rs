@@ -34,8 +34,9 @@ macro_rules! in_session {
 pub(crate) use in_session;
 
 /// Options of `find` that change results and that Spillway does not implement: refused, so a
-/// client never gets silently different answers.
-const UNSUPPORTED_FIND_OPTIONS: &[&str] = &["returnKey", "showRecordId", "oplogReplay"];
+/// client never gets silently different answers. (`showRecordId` is accepted beside
+/// `returnKey`, whose results MongoDB gives no record id.)
+const UNSUPPORTED_FIND_OPTIONS: &[&str] = &["showRecordId", "oplogReplay"];
 
 /// How often a tailable `awaitData` cursor looks for new documents while its `getMore` waits.
 const TAIL_POLL: Duration = Duration::from_millis(10);
@@ -188,16 +189,47 @@ fn read_collection(context: &Context<'_>) -> CommandResult<(Collection<Document>
     ))
 }
 
-/// The command's `collation` (absent or `{}`: simple, code point order); a bad one is
-/// BadValue naming the field.
-pub(crate) fn collation(args: &Args<'_>) -> CommandResult<Collation> {
-    Collation::parse_option(args.document("collation")?)
-        .map_err(|error| CommandError::bad_value(error.to_string()))
+/// The command's `collation` (`None` when absent: the collection's default collation;
+/// `{}`: simple, code point order); a bad one is refused with MongoDB's code
+/// ([`parse_collation`]).
+pub(crate) fn collation(args: &Args<'_>) -> CommandResult<Option<Collation>> {
+    args.document("collation")?.map(parse_collation).transpose()
+}
+
+/// A collation document (`{}`: simple): MongoDB's codes for a bad one (an
+/// unknown field 40415, no locale 40414, a wrong type 14, a bad value 2).
+pub(crate) fn parse_collation(spec: &Document) -> CommandResult<Collation> {
+    if spec.is_empty() {
+        return Ok(Collation::simple());
+    }
+    let args = Args::new("collation", spec);
+    args.only(&[
+        "locale",
+        "caseLevel",
+        "caseFirst",
+        "strength",
+        "numericOrdering",
+        "alternate",
+        "maxVariable",
+        "normalization",
+        "backwards",
+        "version",
+    ])?;
+    let Some(_) = args.string("locale")? else {
+        return Err(args.missing("locale"));
+    };
+    for flag in ["caseLevel", "numericOrdering", "normalization", "backwards"] {
+        args.bool(flag)?;
+    }
+    for text in ["caseFirst", "alternate", "maxVariable", "version"] {
+        args.string(text)?;
+    }
+    Collation::parse(spec).map_err(|error| CommandError::bad_value(error.to_string()))
 }
 
 /// The options of one `find`, read and checked before the collection is touched.
 struct FindOptions {
-    collation: Collation,
+    collation: Option<Collation>,
     filter: Document,
     sort: Option<Document>,
     projection: Option<Document>,
@@ -213,6 +245,8 @@ struct FindOptions {
     single_batch: bool,
     no_cursor_timeout: bool,
     let_vars: Option<Document>,
+    /// Each result is the keys of the index the query used (`{}` from a collection scan).
+    return_key: bool,
 }
 
 impl FindOptions {
@@ -223,13 +257,17 @@ impl FindOptions {
             ));
         }
         args.only(FIND_FIELDS)?;
+        let return_key = args.bool("returnKey")?.unwrap_or(false);
         for option in UNSUPPORTED_FIND_OPTIONS {
+            if *option == "showRecordId" && return_key {
+                continue;
+            }
             if args
                 .get(option)
                 .is_some_and(|value| value != &Bson::Boolean(false))
             {
                 return Err(CommandError::not_supported(format!(
-                    "find option '{option}' is not supported by Spillway"
+                    "find option '{option}' is not supported by Spillway (no record ids; with returnKey, whose keys MongoDB returns without one, showRecordId is accepted)"
                 )));
             }
         }
@@ -253,6 +291,7 @@ impl FindOptions {
             single_batch: args.bool("singleBatch")?.unwrap_or(false),
             no_cursor_timeout: args.bool("noCursorTimeout")?.unwrap_or(false),
             let_vars: args.document("let")?.cloned(),
+            return_key,
         };
         if options.await_data && !options.tailable {
             return Err(CommandError::bad_value(
@@ -293,6 +332,11 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         options.single_batch || (limit > 0 && batch_size.is_some_and(|size| size >= limit));
     let stream = match options.let_vars.take() {
         // `let` variables are read by `$expr`: run the find as the pipeline it is.
+        Some(_) if options.return_key => {
+            return Err(CommandError::not_supported(
+                "find with both 'let' and 'returnKey' is not supported by Spillway",
+            ));
+        }
         Some(let_vars) => find_as_pipeline(context, &collection, options, let_vars, stored_layout)?,
         None => find_stream(context, &collection, options, stored_layout)?,
     };
@@ -370,7 +414,7 @@ fn find_as_pipeline(
     let action = collection
         .aggregate(pipeline)
         .let_vars(let_vars)
-        .collation(options.collation);
+        .collation_option(options.collation);
     Ok(Box::new(in_session!(action, context).run()?))
 }
 
@@ -385,7 +429,8 @@ fn find_stream(
         .find(options.filter)
         .skip(options.skip)
         .stored(stored_layout)
-        .collation(options.collation);
+        .return_key(options.return_key)
+        .collation_option(options.collation);
     if let Some(hint) = options.hint {
         action = action.hint(hint);
     }
@@ -484,7 +529,7 @@ pub(crate) fn count(context: &mut Context<'_>) -> CommandResult {
             .skip(skip)
             .limit(i64::try_from(limit).unwrap_or(i64::MAX))
             .projection(doc! { "_id": 1 })
-            .collation(collation);
+            .collation_option(collation);
         let mut n = 0_u64;
         for document in in_session!(action, context).run()? {
             document?;
@@ -496,7 +541,7 @@ pub(crate) fn count(context: &mut Context<'_>) -> CommandResult {
             .count_documents(filter)
             .skip(skip)
             .limit(limit)
-            .collation(collation);
+            .collation_option(collation);
         in_session!(action, context).run()?
     };
     Ok(doc! { "n": count_value(i64::try_from(n).unwrap_or(i64::MAX)), "ok": 1.0 })
@@ -516,10 +561,10 @@ pub(crate) fn distinct(context: &mut Context<'_>) -> CommandResult {
         let action = collection
             .distinct(key, filter)
             .stored(true)
-            .collation(collation);
+            .collation_option(collation);
         in_session!(action, context).run()?
     } else {
-        let action = collection.distinct(key, filter).collation(collation);
+        let action = collection.distinct(key, filter).collation_option(collation);
         in_session!(action, context).run()?
     };
     Ok(doc! { "values": values, "ok": 1.0 })
@@ -610,7 +655,7 @@ pub(crate) fn aggregate(context: &mut Context<'_>) -> CommandResult {
     let mut action = collection
         .aggregate(pipeline)
         .bypass_document_validation(bypass)
-        .collation(collation);
+        .collation_option(collation);
     if let Some(let_vars) = let_vars {
         action = action.let_vars(let_vars);
     }
@@ -684,7 +729,9 @@ pub(crate) fn explain(context: &mut Context<'_>) -> CommandResult {
                 .document(filter_field)?
                 .cloned()
                 .unwrap_or_default();
-            let mut action = collection.find(filter.clone());
+            let mut action = collection
+                .find(filter.clone())
+                .collation_option(collation(&inner_args)?);
             if let Some(hint) = hint(&inner_args)? {
                 action = action.hint(hint);
             }

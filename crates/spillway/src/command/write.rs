@@ -110,7 +110,7 @@ pub(crate) struct UpdateStatement {
     upsert: bool,
     multi: bool,
     array_filters: Option<Vec<Document>>,
-    collation: Collation,
+    collation: Option<Collation>,
     /// MongoDB 8.0's `sort`: which match a single-document update changes.
     sort: Option<Document>,
 }
@@ -235,7 +235,7 @@ pub(crate) fn update_statement(
             }
             .upsert(statement.upsert)
             .bypass_document_validation(bypass)
-            .collation(statement.collation);
+            .collation_option(statement.collation);
             if let Some(sort) = statement.sort {
                 action = action.sort(sort);
             }
@@ -275,7 +275,7 @@ pub(crate) fn update_statement(
     action = action
         .upsert(statement.upsert)
         .bypass_document_validation(bypass)
-        .collation(statement.collation);
+        .collation_option(statement.collation);
     if let Some(sort) = statement.sort {
         action = action.sort(sort);
     }
@@ -372,7 +372,7 @@ pub(crate) fn delete_statement(
             ));
         }
     };
-    let action = action.collation(collation);
+    let action = action.collation_option(collation);
     let result = in_session!(action, context).run()?;
     Ok(result.deleted_count as i64)
 }
@@ -420,7 +420,9 @@ pub(crate) fn find_and_modify(context: &mut Context<'_>) -> CommandResult {
             "Cannot specify both upsert=true and remove=true, or new=true and remove=true",
         )),
         (true, None) => {
-            let mut action = collection.find_one_and_delete(filter).collation(collation);
+            let mut action = collection
+                .find_one_and_delete(filter)
+                .collation_option(collation);
             if let Some(sort) = sort {
                 action = action.sort(sort);
             }
@@ -482,7 +484,7 @@ struct Modify {
     fields: Option<Document>,
     array_filters: Option<Vec<Document>>,
     bypass: bool,
-    collation: Collation,
+    collation: Option<Collation>,
 }
 
 impl Modify {
@@ -517,7 +519,7 @@ impl Modify {
         let mut probe = collection
             .find_one(self.filter.clone())
             .projection(doc! { "_id": 1 })
-            .collation(self.collation.clone())
+            .collation_option(self.collation.clone())
             .session(transaction);
         if let Some(sort) = &self.sort {
             probe = probe.sort(sort.clone());
@@ -549,7 +551,7 @@ impl Modify {
         let value = action
             .upsert(self.upsert)
             .bypass_document_validation(self.bypass)
-            .collation(self.collation)
+            .collation_option(self.collation)
             .return_document(if returns_new {
                 ReturnDocument::After
             } else {
