@@ -65,14 +65,17 @@ pub(crate) fn write_checkpoint_file(
     backend: &dyn Backend,
     dir: &Path,
     id: u32,
-    write: impl FnOnce(&dyn BackendFile) -> std::io::Result<()>,
+    write: impl FnOnce(&dyn BackendFile) -> std::result::Result<(), checkpoint::WriteError>,
 ) -> Result<()> {
     let path = dir.join(checkpoint_file_name(id));
     let io = |operation| move |e| Error::io(operation, dir.join(checkpoint_file_name(id)), e);
     let file = backend
         .create_file(&path)
         .map_err(io("create checkpoint"))?;
-    write(file.as_ref()).map_err(io("write checkpoint"))?;
+    write(file.as_ref()).map_err(|error| match error {
+        checkpoint::WriteError::Io(e) => io("write checkpoint")(e),
+        checkpoint::WriteError::Damaged(damage) => damage,
+    })?;
     file.sync_data().map_err(io("fsync checkpoint"))?;
     backend
         .sync_dir(dir)
@@ -243,7 +246,12 @@ fn replay_segment(
                         format!("frame refers to unknown keyspace {keyspace}"),
                     )
                 } else {
-                    directory.apply_ops(frame.ops(), segment.id, offset + FRAME_HEADER_LEN, live);
+                    directory.apply_ops(
+                        frame.ops(),
+                        segment.id,
+                        offset + FRAME_HEADER_LEN,
+                        live,
+                    )?;
                     *next_seq += 1;
                     *frames += 1;
                     offset += frame.len;
