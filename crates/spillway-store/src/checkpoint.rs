@@ -1,9 +1,15 @@
-//! Checkpoints: the whole key directory as an `rkyv` archive behind a CRC-checked header.
+//! Checkpoints: the whole key directory as an `rkyv` archive, one CRC per 64 KiB block.
 //!
-//! Opening a store maps its checkpoint (format version 2) and serves the checkpointed keys from
+//! Opening a store maps its checkpoint (format version 3) and serves the checkpointed keys from
 //! the archive in place, with an in-memory overlay of the changes since; it then replays only
-//! the log written after the checkpoint's log position. Version 1 checkpoints (before issue 14)
-//! are still read, into memory as before, and the next checkpoint writes version 2.
+//! the log written after the checkpoint's log position. The open checks the header, the block
+//! table and the blocks the archive's structure lies in, a cost that does not grow with the
+//! key count; every other block is checked when a read first touches it
+//! (`checkpoint_archive::Blocks`), so damage there is an error for the reads that touch it, not
+//! for the open (the decision and its consequences: `docs/file-format.md`, "Damage found after
+//! the open"). Version 2 checkpoints (before issue 31: one CRC over the whole body, checked at
+//! open) and version 1 (before issue 14: read into memory) still open, and the next checkpoint
+//! writes version 3.
 //!
 //! Writing one ([`write()`]) streams the archive into the file: the bytes `rkyv::to_bytes` would
 //! make of a [`CheckpointBody`] (a test holds them equal), serialised from the directory's
@@ -13,10 +19,11 @@
 //! keys or entries, or the archive, in memory.
 //!
 //! A checkpoint is untrusted input: this module must never read an archive it has not checked
-//! (CRC first, then `rkyv` bytecheck, then the semantic checks below), never use unchecked
-//! `rkyv` access itself (the one place that does, `mapped::MappedArchive::get`, only does so on
-//! bytes that passed all three), and never build a directory whose locations point outside the
-//! segments that exist.
+//! (`rkyv` bytecheck, the CRCs of every block it reads, the semantic checks below), never use
+//! unchecked `rkyv` access itself (the one place that does, `mapped::MappedArchive::get`, only
+//! does so on bytes bytecheck validated), never hand out a byte of a block whose CRC it has
+//! not checked, and never build a directory whose locations point outside the segments that
+//! exist.
 //!
 //! [`CheckpointBody`]: crate::checkpoint_archive::CheckpointBody
 
@@ -818,20 +825,24 @@ pub(crate) fn decode_body_v1(
 /// How much of a mapped checkpoint [`open`] checks before serving it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Checks {
-    /// The CRC of the whole body, `rkyv` bytecheck, and the checks that cost nothing per key:
+    /// `rkyv` bytecheck, the CRC of the whole body (version 2) or of the blocks the structure
+    /// lies in (version 3: the others are checked as reads reach them), and the checks that
+    /// cost nothing per key:
     /// the log position, keyspace ids and names, and that each keyspace's last key ends
     /// exactly at the end of its key bytes. Enough for memory safety (every accessor is
     /// bounds-checked) and, through the CRC, to detect damage; what is left, key order and each
     /// value location, can only be wrong if the writer was, and is checked by `Store::verify`
     /// (and each value location again when its value is read).
     Open,
-    /// Everything, per key as well (`Store::verify`, the in-memory decoders).
+    /// Everything, per key as well, and every block (`Store::verify`, the in-memory decoders).
     Thorough,
 }
 
-/// Opens the checkpoint file at `path` for a normal open: a version 2 file is mapped and
+/// Opens the checkpoint file at `path` for a normal open: a version 3 or 2 file is mapped and
 /// served in place (the directory's keyspaces refer to it), a version 1 file is loaded into
-/// memory (always with every check). Any damage is an [`Error::Corrupt`] naming the file.
+/// memory (always with every check). Any damage found is an [`Error::Corrupt`] naming the
+/// file; in a version 3 file opened with [`Checks::Open`], damage outside the blocks of the
+/// archive's structure is found by the reads that touch it instead.
 pub(crate) fn open(
     backend: &Arc<dyn Backend>,
     path: &Path,

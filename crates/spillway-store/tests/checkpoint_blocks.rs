@@ -307,3 +307,38 @@ fn a_version_2_checkpoint_opens_and_the_next_checkpoint_writes_version_3() {
     assert!(store.recovery_report().checkpoint_fallback.is_some());
     assert_eq!(contents(&store, ks), expected);
 }
+
+/// The replay at open reads the current checkpoint's blocks holding the keys the log after it
+/// writes: a damaged one makes the open fall back (here to the whole log), as damage the open
+/// checks itself does, and the store heals with a new checkpoint.
+#[test]
+fn a_damaged_block_the_replay_reads_makes_the_open_fall_back() {
+    let (backend, file, mut expected) = build();
+    let store = open(&backend);
+    let ks = store.keyspace_id("k").unwrap();
+    // Overwrites after the checkpoint, in every block of the keys.
+    for i in (0..KEYS).step_by(97) {
+        let mut batch = WriteBatch::new();
+        batch.put(ks, &key(i), b"overwritten");
+        store.commit(batch).unwrap();
+        expected.insert(key(i), b"overwritten".to_vec());
+    }
+    drop(store);
+    let bytes = backend.file_contents(&file).unwrap();
+    let damaged = 32 + body_len(&bytes) / 2;
+    flip(&backend, &file, damaged);
+
+    let store = open(&backend);
+    let fallback = store
+        .recovery_report()
+        .checkpoint_fallback
+        .clone()
+        .expect("the open fell back");
+    assert_eq!(fallback.damaged, file);
+    assert!(
+        fallback.offset <= damaged && damaged < fallback.offset + BLOCK_LEN,
+        "{fallback:?}"
+    );
+    assert_eq!(contents(&store, ks), expected);
+    assert!(store.verify().unwrap().is_clean());
+}
