@@ -689,7 +689,7 @@ fn parse_block_table(
         .collect())
 }
 
-/// Checks every block of a version 3 `body` against `crcs`.
+/// Checks every block of a version 3 `body` against `crcs` (offsets in the body).
 fn check_blocks(
     header: &Header,
     crcs: &[u32],
@@ -699,7 +699,7 @@ fn check_blocks(
         if crc32fast::hash(bytes) != crc {
             let start = (block as u64) << header.block_shift;
             return Err(FormatError::new(
-                CHECKPOINT_HEADER_LEN as u64 + start,
+                start,
                 format!(
                     "checkpoint block {block} (body bytes {start}..{}) does not match its checksum",
                     start + (1u64 << header.block_shift)
@@ -738,6 +738,8 @@ pub(crate) fn decode(
     segment_len: &dyn Fn(u32) -> Option<usize>,
 ) -> std::result::Result<LoadedCheckpoint, FormatError> {
     let header = parse_header(file)?;
+    let at_body =
+        |e: FormatError| FormatError::new(CHECKPOINT_HEADER_LEN as u64 + e.offset, e.reason);
     let body = if header.version == CHECKPOINT_VERSION {
         if Some(file.len() as u64) != header.file_len() {
             return Err(FormatError::new(
@@ -752,7 +754,7 @@ pub(crate) fn decode(
         let body_end = CHECKPOINT_HEADER_LEN + header.body_len as usize;
         let crcs = parse_block_table(&header, &file[body_end..])?;
         let body = &file[CHECKPOINT_HEADER_LEN..body_end];
-        check_blocks(&header, &crcs, body)?;
+        check_blocks(&header, &crcs, body).map_err(at_body)?;
         body
     } else {
         let body = &file[CHECKPOINT_HEADER_LEN..];
@@ -937,25 +939,41 @@ pub(crate) fn open(
             Error::Corrupt { offset, reason, .. } => FormatError::new(offset, reason),
             other => FormatError::new(0, other.to_string()),
         };
-        let archive = MappedArchive::<ArchivedCheckpointBody>::open_in_place(
-            file,
-            CHECKPOINT_HEADER_LEN,
-            body_len,
-            |bytes, archived| {
-                let checked = CheckedBody {
-                    blocks: &blocks,
-                    body: bytes,
-                };
-                match checks {
-                    Checks::Open => check_structure_blocks(checked, archived),
-                    Checks::Thorough => blocks.check_range(bytes, 0, bytes.len()),
-                }
-                .map_err(damaged)?;
-                semantic(archived)
-            },
-            invalid,
-        )
+        let archive = match checks {
+            Checks::Open => MappedArchive::<ArchivedCheckpointBody>::open_in_place(
+                file,
+                CHECKPOINT_HEADER_LEN,
+                body_len,
+                |mapped, bytes, archived| {
+                    let checked = CheckedBody {
+                        blocks: &blocks,
+                        body: bytes,
+                        file: mapped,
+                        body_start: CHECKPOINT_HEADER_LEN,
+                    };
+                    check_structure_blocks(checked, archived).map_err(damaged)?;
+                    semantic(archived)
+                },
+                invalid,
+            ),
+            // Every block, through the probe map as for version 2, so that reading them all
+            // leaves no page of this process resident; the kept archive then knows them all
+            // checked (the file's bytes never change).
+            Checks::Thorough => MappedArchive::<ArchivedCheckpointBody>::open(
+                file,
+                CHECKPOINT_HEADER_LEN,
+                body_len,
+                |bytes, archived| {
+                    check_blocks(&header, &blocks.crcs, bytes).map_err(at_body)?;
+                    semantic(archived)
+                },
+                invalid,
+            ),
+        }
         .map_err(corrupt)?;
+        if checks == Checks::Thorough {
+            blocks.mark_all_checked();
+        }
         (archive, Some(blocks))
     };
     let archive = Arc::new(CheckpointArchive { archive, blocks });

@@ -13,7 +13,7 @@ use rkyv::{Archive, Serialize};
 
 use crate::error::{Error, Result};
 use crate::format::ValueLoc;
-use crate::mapped::MappedArchive;
+use crate::mapped::{MappedArchive, MappedFile};
 
 /// The archived body of a version 1 checkpoint file.
 #[derive(Archive, Serialize, Debug)]
@@ -127,10 +127,13 @@ impl CheckpointArchive {
     /// The keys of the keyspace at `index` of the archive.
     pub(crate) fn keys(&self, index: usize) -> BaseKeys<'_> {
         let body = self.archive.bytes();
-        let checked = self
-            .blocks
-            .as_ref()
-            .map(|blocks| CheckedBody { blocks, body });
+        let (file, body_start) = self.archive.file();
+        let checked = self.blocks.as_ref().map(|blocks| CheckedBody {
+            blocks,
+            body,
+            file,
+            body_start,
+        });
         match self.archive.get().keyspaces.get(index) {
             Some(keyspace) => BaseKeys {
                 key_bytes: keyspace.key_bytes.as_slice(),
@@ -145,8 +148,15 @@ impl CheckpointArchive {
     /// Checks every block of the body not checked yet (`Store::verify`, and before a clear or
     /// drop of a keyspace reads all its keys).
     pub(crate) fn check_all(&self) -> Result<()> {
+        let (file, body_start) = self.archive.file();
         match &self.blocks {
-            Some(blocks) => blocks.check_range(self.archive.bytes(), 0, self.archive.bytes().len()),
+            Some(blocks) => CheckedBody {
+                blocks,
+                body: self.archive.bytes(),
+                file,
+                body_start,
+            }
+            .check_all(),
             None => Ok(()),
         }
     }
@@ -195,7 +205,7 @@ impl Blocks {
     }
 
     /// Checks the blocks that hold `body[start..end]` (those not checked yet).
-    pub(crate) fn check_range(&self, body: &[u8], start: usize, end: usize) -> Result<()> {
+    fn check_range(&self, body: CheckedBody<'_>, start: usize, end: usize) -> Result<()> {
         if start >= end {
             return Ok(());
         }
@@ -208,7 +218,7 @@ impl Blocks {
     }
 
     #[inline]
-    fn check_block(&self, body: &[u8], block: usize) -> Result<()> {
+    fn check_block(&self, body: CheckedBody<'_>, block: usize) -> Result<()> {
         let (word, bit) = (block / 64, 1u64 << (block % 64));
         let Some(flags) = self.checked.get(word) else {
             return Err(self.damaged(block, "lies past the block table"));
@@ -224,16 +234,19 @@ impl Blocks {
     #[cold]
     fn check_block_slow(
         &self,
-        body: &[u8],
+        body: CheckedBody<'_>,
         block: usize,
         flags: &AtomicU64,
         bit: u64,
     ) -> Result<()> {
         let start = block << self.shift;
-        let end = (start + (1 << self.shift)).min(body.len());
-        let (Some(bytes), Some(&expected)) = (body.get(start..end), self.crcs.get(block)) else {
+        let end = (start + (1 << self.shift)).min(body.body.len());
+        let (Some(bytes), Some(&expected)) = (body.body.get(start..end), self.crcs.get(block))
+        else {
             return Err(self.damaged(block, "lies past the end of the body"));
         };
+        // One read request for the block, not a page fault per page of a map read at random.
+        body.file.will_need(body.body_start + start, end - start);
         if crc32fast::hash(bytes) != expected {
             return Err(self.damaged(block, "does not match its checksum"));
         }
@@ -253,6 +266,19 @@ impl Blocks {
         )
     }
 
+    /// Records every block as checked (after a pass that checked them all).
+    pub(crate) fn mark_all_checked(&self) {
+        for (word, flags) in self.checked.iter().enumerate() {
+            let blocks_here = self.crcs.len().saturating_sub(word * 64).min(64);
+            let bits = if blocks_here == 64 {
+                u64::MAX
+            } else {
+                (1u64 << blocks_here) - 1
+            };
+            flags.fetch_or(bits, Ordering::Relaxed);
+        }
+    }
+
     /// Number of blocks checked so far (for tests and stats).
     pub(crate) fn checked_count(&self) -> usize {
         self.checked
@@ -267,9 +293,17 @@ impl Blocks {
 pub(crate) struct CheckedBody<'a> {
     pub(crate) blocks: &'a Blocks,
     pub(crate) body: &'a [u8],
+    /// The mapped file the body lies in, at `body_start`.
+    pub(crate) file: &'a MappedFile,
+    pub(crate) body_start: usize,
 }
 
 impl CheckedBody<'_> {
+    /// Checks every block not checked yet.
+    pub(crate) fn check_all(self) -> Result<()> {
+        self.blocks.check_range(self, 0, self.body.len())
+    }
+
     /// Checks the blocks holding `slice`, which must lie inside the body (bytes elsewhere,
     /// which no accessor reads, are refused as damage rather than trusted).
     #[inline]
@@ -287,7 +321,7 @@ impl CheckedBody<'_> {
                 "checkpoint structure points outside its body",
             ));
         }
-        self.blocks.check_range(self.body, start, start + len)
+        self.blocks.check_range(*self, start, start + len)
     }
 }
 

@@ -134,6 +134,16 @@ impl MappedFile {
         Ok(f(probe.read(0, len).unwrap_or(&[])))
     }
 
+    /// See [`Map::advise_random`].
+    pub(crate) fn advise_random(&self) {
+        self.map.advise_random();
+    }
+
+    /// See [`Map::will_need`].
+    pub(crate) fn will_need(&self, offset: usize, len: usize) {
+        self.map.will_need(offset, len);
+    }
+
     /// All published bytes.
     pub(crate) fn published_bytes(&self) -> &[u8] {
         self.read(0, self.published()).unwrap_or(&[])
@@ -215,26 +225,36 @@ where
     /// reading only what bytecheck and `check` read (a version 3 checkpoint: its bulk data is
     /// checked block by block when first read, not here). `check` sees the kept map's bytes and
     /// the validated archive.
+    ///
+    /// The map is read at random ([`MappedFile::advise_random`]): what is read of it is what
+    /// is touched, and `check` (and later readers, through [`MappedArchive::file`]) ask for
+    /// whole ranges with [`MappedFile::will_need`].
     pub(crate) fn open_in_place<E>(
         file: Arc<dyn BackendFile>,
         start: usize,
         len: usize,
-        check: impl FnOnce(&[u8], &T) -> Result<(), E>,
+        check: impl FnOnce(&MappedFile, &[u8], &T) -> Result<(), E>,
         invalid: impl Fn(String) -> E,
     ) -> Result<MappedArchive<T>, E> {
         let kept = MappedFile::new(file).map_err(|e| invalid(format!("cannot map: {e}")))?;
+        kept.advise_random();
         let bytes = kept
             .read(start, len)
             .ok_or_else(|| invalid("archive runs past the end of the file".into()))?;
         let archived = rkyv::access::<T, rkyv::rancor::Error>(bytes)
             .map_err(|e| invalid(format!("archive is invalid: {e}")))?;
-        check(bytes, archived)?;
+        check(&kept, bytes, archived)?;
         Ok(MappedArchive {
             file: kept,
             start,
             len,
             archived: std::marker::PhantomData,
         })
+    }
+
+    /// The mapped file, and the offset of the archive in it.
+    pub(crate) fn file(&self) -> (&MappedFile, usize) {
+        (&self.file, self.start)
     }
 
     /// The archive's bytes, in place.

@@ -478,7 +478,7 @@ fn power_loss_during_the_upgrading_checkpoint_loses_nothing() {
         backend.counters().syncs
     };
     assert!(calls >= 8, "{calls} syncs");
-    let mut reopened_from = [0u32; 3];
+    let mut reopened_from = [0u32; 4];
     for n in 1..=calls {
         for seed in [1u64, 2] {
             let backend = base.crash(CrashMode::LoseUnsynced);
@@ -521,7 +521,7 @@ fn power_loss_during_the_upgrading_checkpoint_loses_nothing() {
     }
     // Power failed both before and after the manifest named the new checkpoint.
     assert!(
-        reopened_from[1] > 0 && reopened_from[2] > 0,
+        reopened_from[1] > 0 && reopened_from[3] > 0,
         "{reopened_from:?}"
     );
 }
