@@ -134,6 +134,12 @@ impl MappedFile {
         Ok(f(probe.read(0, len).unwrap_or(&[])))
     }
 
+    /// Reads `buf.len()` bytes at `offset` through the backend (a positional read, not the
+    /// map), published or not.
+    pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: usize) -> io::Result<()> {
+        self.file.read_exact_at(buf, offset as u64)
+    }
+
     /// See [`Map::advise_random`].
     pub(crate) fn advise_random(&self) {
         self.map.advise_random();
