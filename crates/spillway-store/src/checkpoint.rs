@@ -273,7 +273,6 @@ const MAX_BODY_LEN: u64 = i32::MAX as u64;
 /// over the keys, which keeps only the fences.
 /// This pass checks every base block the second one reads, so that damage fails the write
 /// before anything is written.
-#[expect(clippy::type_complexity, reason = "the three results of one pass")]
 fn keyspace_sources(
     directory: &Directory,
 ) -> Result<(Vec<KeyspaceSource<'_>>, Vec<SegmentLive>, u64)> {

@@ -297,6 +297,10 @@ impl KeyspaceState {
     }
 
     /// Every entry in key order.
+    #[expect(
+        clippy::iter_not_returning_iterator,
+        reason = "fails only at a damaged checkpoint block; the Ok value is the iterator"
+    )]
     pub(crate) fn iter(&self) -> Result<Entries<'_>> {
         self.range((Bound::Unbounded, Bound::Unbounded))
     }
@@ -407,9 +411,10 @@ impl<'a> Entries<'a> {
         }
     }
 
-    fn fail<T>(&mut self, error: crate::Error) -> Option<Result<T>> {
+    /// Ends the iteration at `error`, which the caller returns as the last item.
+    fn fail(&mut self, error: crate::Error) -> crate::Error {
         self.failed = true;
-        Some(Err(error))
+        error
     }
 }
 
@@ -424,7 +429,7 @@ impl<'a> Iterator for Entries<'a> {
             let overlay = self.peek_overlay_front();
             let base = match self.base_key(self.low) {
                 Ok(base) => base,
-                Err(error) => return self.fail(error),
+                Err(error) => return Some(Err(self.fail(error))),
             };
             let overlay_first = match (overlay, base) {
                 (None, None) => return None,
@@ -443,7 +448,7 @@ impl<'a> Iterator for Entries<'a> {
             } else if let Some((base_key, keys)) = base {
                 let loc = match keys.loc(self.low) {
                     Ok(loc) => loc,
-                    Err(error) => return self.fail(error),
+                    Err(error) => return Some(Err(self.fail(error))),
                 };
                 self.low += 1;
                 return Some(Ok((base_key, loc)));
@@ -461,7 +466,7 @@ impl DoubleEndedIterator for Entries<'_> {
             let overlay = self.peek_overlay_back();
             let base = match self.base_key(self.high.wrapping_sub(1)) {
                 Ok(base) => base,
-                Err(error) => return self.fail(error),
+                Err(error) => return Some(Err(self.fail(error))),
             };
             let overlay_first = match (overlay, base) {
                 (None, None) => return None,
@@ -480,7 +485,7 @@ impl DoubleEndedIterator for Entries<'_> {
             } else if let Some((base_key, keys)) = base {
                 let loc = match keys.loc(self.high - 1) {
                     Ok(loc) => loc,
-                    Err(error) => return self.fail(error),
+                    Err(error) => return Some(Err(self.fail(error))),
                 };
                 self.high -= 1;
                 return Some(Ok((base_key, loc)));

@@ -102,9 +102,9 @@ fn read_everything(directory: &Directory) {
 }
 
 /// Every entry of a scan that must not fail.
-fn all<'a>(
-    entries: crate::Result<crate::directory::Entries<'a>>,
-) -> impl DoubleEndedIterator<Item = (&'a [u8], crate::format::ValueLoc)> {
+fn all(
+    entries: crate::Result<crate::directory::Entries<'_>>,
+) -> impl DoubleEndedIterator<Item = (&[u8], crate::format::ValueLoc)> {
     entries
         .expect("the range starts")
         .map(|entry| entry.expect("every block is intact"))
