@@ -1,10 +1,13 @@
 //! The checkpoint archive's layout, and reading a mapped archive's keys in place.
 //!
-//! The archived bodies of format versions 1 and 2 ([`CheckpointBodyV1`], [`CheckpointBody`]),
-//! the key order their keyspaces are sorted in ([`compare_keys`]), and [`BaseKeys`]: one
-//! archived keyspace's sorted keys and value locations, which the key directory serves as its
-//! base. Writing, opening and checking a checkpoint file is `checkpoint`'s work; this module
-//! only defines what the archive holds and how a validated one is searched.
+//! The archived bodies of format versions 1 and 2/3 ([`CheckpointBodyV1`], [`CheckpointBody`]),
+//! the key order their keyspaces are sorted in ([`compare_keys`]), [`BaseKeys`]: one archived
+//! keyspace's sorted keys and value locations, which the key directory serves as its base, and
+//! [`Blocks`]: the per-block CRCs of a version 3 body and which blocks reads found intact.
+//! Every `BaseKeys` accessor checks the blocks its bytes lie in before reading them, so this
+//! module must never return a byte of a block that did not match its CRC. Writing, opening and
+//! checking a checkpoint file is `checkpoint`'s work; this module only defines what the archive
+//! holds and how a validated one is searched.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
