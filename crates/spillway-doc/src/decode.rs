@@ -100,7 +100,10 @@ fn walked_value(kind: ElementType, bytes: &[u8]) -> Option<Bson> {
         ElementType::Array => {
             let mut values = Vec::new();
             for element in raw::elements(bytes) {
-                let (_, kind, value) = element.ok()?;
+                let (key, kind, value) = element.ok()?;
+                // `bson` refuses an array whose keys are not UTF-8, and so does this walk:
+                // wire messages are decoded here too.
+                std::str::from_utf8(key).ok()?;
                 values.push(walked_value(kind, value)?);
             }
             Bson::Array(values)
@@ -206,5 +209,26 @@ mod tests {
         assert!(document_from_bytes(&bytes).is_err());
         assert!(document_from_bytes(&bytes[..5]).is_err());
         assert!(document_from_bytes(&[]).is_err());
+    }
+
+    /// What `bson` refuses, the fast walk refuses too: an array key that is not UTF-8, a
+    /// terminator before a nested document's last byte.
+    #[test]
+    fn the_fast_walk_is_as_strict_as_bson() {
+        let bytes = bson::serialize_to_vec(&doc! { "a": [[], "aaaa"], "b": { "c": 1 } }).unwrap();
+        for at in 0..bytes.len() {
+            for value in [0x00, 0x80, 0xff] {
+                let mut damaged = bytes.clone();
+                damaged[at] = value;
+                let Ok(raw) = RawDocument::from_bytes(&damaged) else {
+                    continue;
+                };
+                assert_eq!(
+                    document(raw).is_ok(),
+                    Document::try_from(raw).is_ok(),
+                    "byte {at} = {value:#04x}"
+                );
+            }
+        }
     }
 }

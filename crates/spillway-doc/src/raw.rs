@@ -112,6 +112,9 @@ impl<'a> Iterator for Elements<'a> {
             return Some(self.malformed("the document ends without its final NUL"));
         };
         if kind_byte == 0 {
+            if self.at + 1 != self.bytes.len() {
+                return Some(self.malformed("the document ends before its last byte"));
+            }
             self.done = true;
             return None;
         }
@@ -473,14 +476,12 @@ pub fn get<'d>(
     document: &'d RawDocument,
     key: &str,
 ) -> bson::error::Result<Option<RawBsonRef<'d>>> {
-    let mut walk = elements(document.as_bytes());
-    let found = walk.find(|element| match element {
+    let found = elements(document.as_bytes()).find(|element| match element {
         Ok((name, _, _)) => *name == key.as_bytes(),
         Err(_) => true,
     });
     match found {
-        None if walk.at + 1 == document.as_bytes().len() => Ok(None),
-        None => document.get(key),
+        None => Ok(None),
         Some(Ok((_, kind, value))) => match value_ref(kind, value) {
             Some(value) => Ok(Some(value)),
             None => document.get(key),
