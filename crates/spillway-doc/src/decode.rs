@@ -108,17 +108,17 @@ fn walked_value(kind: ElementType, bytes: &[u8]) -> Option<Bson> {
             }
             Bson::Array(values)
         }
-        _ => match raw::value_ref(kind, bytes) {
-            Some(value) => self::value(value).ok()?,
-            // A rare type: `bson` reads it from a one-field document holding it.
-            None => {
-                let mut wrapper = raw::Writer::with_capacity(bytes.len() + 7);
-                wrapper.field(b"", kind, bytes);
-                let wrapper = wrapper.finish();
-                let value = RawDocument::from_bytes(&wrapper).ok()?.get("").ok()??;
-                self::value(value).ok()?
+        _ => {
+            if let Some(value) = raw::value_ref(kind, bytes) {
+                return self::value(value).ok();
             }
-        },
+            // A rare type: `bson` reads it from a one-field document holding it.
+            let mut wrapper = raw::Writer::with_capacity(bytes.len() + 7);
+            wrapper.field(b"", kind, bytes);
+            let wrapper = wrapper.finish();
+            let value = RawDocument::from_bytes(&wrapper).ok()?.get("").ok()??;
+            self::value(value).ok()?
+        }
     })
 }
 
