@@ -864,9 +864,14 @@ impl Harness {
                 }
             }
             (Err(engine), Err(expected)) => {
-                prop_assert_eq!(
-                    engine_failure(&engine),
-                    model_failure(&expected),
+                // Both refuse the whole operation. When one document breaks the policy and
+                // another the update itself, the reason each side gives depends on which
+                // document it meets first (the engine in `_id` order, the model all at
+                // once), so a policy refusal answers an invalid update too; the probes
+                // below still compare what both hold afterwards.
+                let kinds = (engine_failure(&engine), model_failure(&expected));
+                prop_assert!(
+                    kinds.0 == kinds.1 || kinds == (Failure::Refused, Failure::Invalid),
                     "{:?}: engine {} / model {}",
                     op,
                     engine,
