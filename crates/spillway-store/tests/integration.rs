@@ -5,7 +5,6 @@
 
 mod basics;
 mod bit_rot;
-mod checkpoint_blocks;
 mod fallback;
 mod faults;
 mod fuzz_inputs;
