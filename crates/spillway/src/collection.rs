@@ -984,18 +984,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
             self.min.as_ref(),
             self.max.as_ref(),
         )?;
-        let filter = parse_filter(
-            &self.filter,
-            &self
-                .collection
-                .collation_or_default(self.collation.as_ref()),
-        )?;
-        let sort = parse_sort(
-            self.sort.as_ref(),
-            &self
-                .collection
-                .collation_or_default(self.collation.as_ref()),
-        )?;
+        let collation = self
+            .collection
+            .collation_or_default(self.collation.as_ref());
+        let filter = parse_filter(&self.filter, &collation)?;
+        let sort = parse_sort(self.sort.as_ref(), &collation)?;
         let projection = parse_projection(self.projection.as_ref())?.map(Arc::new);
         let limit = ops::effective_limit(self.limit);
         validate_collection_name(&self.collection.name)?;
@@ -1129,18 +1122,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
             self.min.as_ref(),
             self.max.as_ref(),
         )?;
-        let filter = parse_filter(
-            &self.filter,
-            &self
-                .collection
-                .collation_or_default(self.collation.as_ref()),
-        )?;
-        let sort = parse_sort(
-            self.sort.as_ref(),
-            &self
-                .collection
-                .collation_or_default(self.collation.as_ref()),
-        )?;
+        let collation = self
+            .collection
+            .collation_or_default(self.collation.as_ref());
+        let filter = parse_filter(&self.filter, &collation)?;
+        let sort = parse_sort(self.sort.as_ref(), &collation)?;
         parse_projection(self.projection.as_ref())?;
         let limit = ops::effective_limit(self.limit);
         let name = &self.collection.name;
@@ -1689,18 +1675,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOneAndDele
 
     /// Runs the operation.
     pub fn run(self) -> Result<Option<T>> {
-        let filter = parse_filter(
-            &self.filter,
-            &self
-                .collection
-                .collation_or_default(self.collation.as_ref()),
-        )?;
-        let sort = parse_sort(
-            self.sort.as_ref(),
-            &self
-                .collection
-                .collation_or_default(self.collation.as_ref()),
-        )?;
+        let collation = self
+            .collection
+            .collation_or_default(self.collation.as_ref());
+        let filter = parse_filter(&self.filter, &collation)?;
+        let sort = parse_sort(self.sort.as_ref(), &collation)?;
         let projection = parse_projection(self.projection.as_ref())?;
         let name = &self.collection.name;
         let document = self.collection.write(self.session, |txn, store| {
