@@ -23,6 +23,7 @@ use imbl::ordmap::DiffItem;
 use imbl::shared_ptr::DefaultSharedPtr;
 
 use crate::checkpoint_archive::{BaseKeys, CheckpointArchive, compare_keys};
+use crate::error::Result;
 use crate::format::{Op, OpKind, ValueLoc, op_len};
 
 /// Longest key stored inline in a directory node.
@@ -188,8 +189,11 @@ impl KeyspaceState {
         self.overlay.len()
     }
 
-    fn base_get(&self, key: &[u8]) -> Option<ValueLoc> {
-        self.base.as_ref().and_then(|base| base.keys().get(key))
+    fn base_get(&self, key: &[u8]) -> Result<Option<ValueLoc>> {
+        match &self.base {
+            Some(base) => base.keys().get(key),
+            None => Ok(None),
+        }
     }
 
     /// The overlay's slot of `key`. A short key is looked up as a [`Key`], whose comparisons
@@ -202,21 +206,23 @@ impl KeyspaceState {
         }
     }
 
-    /// The location of `key`'s value.
-    pub(crate) fn get(&self, key: &[u8]) -> Option<ValueLoc> {
+    /// The location of `key`'s value. Fails only when the base's bytes it reads are damaged
+    /// ([`crate::Error::Corrupt`]).
+    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<ValueLoc>> {
         match self.overlay_slot(key) {
-            Some(Slot::Put(loc)) => Some(*loc),
-            Some(Slot::Deleted) => None,
+            Some(Slot::Put(loc)) => Ok(Some(*loc)),
+            Some(Slot::Deleted) => Ok(None),
             None => self.base_get(key),
         }
     }
 
-    pub(crate) fn contains_key(&self, key: &[u8]) -> bool {
-        self.get(key).is_some()
+    pub(crate) fn contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.get(key)?.is_some())
     }
 
-    /// Points `key` at `loc`; returns the previous location.
-    pub(crate) fn put(&mut self, key: &[u8], loc: ValueLoc) -> Option<ValueLoc> {
+    /// Points `key` at `loc`; returns the previous location. On a damaged base it fails
+    /// before changing anything.
+    pub(crate) fn put(&mut self, key: &[u8], loc: ValueLoc) -> Result<Option<ValueLoc>> {
         let slot = if key.len() <= INLINE_KEY_LEN {
             self.overlay.get_mut(&Key::new(key))
         } else {
@@ -230,23 +236,24 @@ impl KeyspaceState {
             *slot = Slot::Put(loc);
             old
         } else {
-            let old = self.base_get(key);
+            let old = self.base_get(key)?;
             self.overlay.insert(Key::new(key), Slot::Put(loc));
             old
         };
         if old.is_none() {
             self.len += 1;
         }
-        old
+        Ok(old)
     }
 
-    /// Removes `key`; returns its location if it was present.
-    pub(crate) fn delete(&mut self, key: &[u8]) -> Option<ValueLoc> {
+    /// Removes `key`; returns its location if it was present. On a damaged base it fails
+    /// before changing anything.
+    pub(crate) fn delete(&mut self, key: &[u8]) -> Result<Option<ValueLoc>> {
         let old = match self.overlay_slot(key) {
-            Some(Slot::Deleted) => return None,
+            Some(Slot::Deleted) => return Ok(None),
             Some(Slot::Put(old)) => {
                 let old = *old;
-                if self.base_get(key).is_some() {
+                if self.base_get(key)?.is_some() {
                     self.overlay.insert(Key::new(key), Slot::Deleted);
                 } else {
                     self.overlay.remove(key);
@@ -254,13 +261,24 @@ impl KeyspaceState {
                 old
             }
             None => {
-                let old = self.base_get(key)?;
+                let Some(old) = self.base_get(key)? else {
+                    return Ok(None);
+                };
                 self.overlay.insert(Key::new(key), Slot::Deleted);
                 old
             }
         };
         self.len -= 1;
-        Some(old)
+        Ok(Some(old))
+    }
+
+    /// Checks every block of the base not checked yet (before an operation that reads all of
+    /// it, so that it fails before changing anything).
+    pub(crate) fn check_base(&self) -> Result<()> {
+        match &self.base {
+            Some(base) => base.archive.check_all(),
+            None => Ok(()),
+        }
     }
 
     /// Removes every key.
@@ -271,14 +289,26 @@ impl KeyspaceState {
         self.clears += 1;
     }
 
+    /// Every entry of a keyspace without a checkpoint base (held wholly in memory, as salvage's
+    /// and the in-memory decoders' directories are), in key order: no read can fail. On a
+    /// keyspace with a base it stops at the first damaged block.
+    pub(crate) fn iter_in_memory(&self) -> impl Iterator<Item = (&[u8], ValueLoc)> {
+        self.iter().into_iter().flatten().map_while(Result::ok)
+    }
+
     /// Every entry in key order.
-    pub(crate) fn iter(&self) -> Entries<'_> {
+    #[expect(
+        clippy::iter_not_returning_iterator,
+        reason = "fails only at a damaged checkpoint block; the Ok value is the iterator"
+    )]
+    pub(crate) fn iter(&self) -> Result<Entries<'_>> {
         self.range((Bound::Unbounded, Bound::Unbounded))
     }
 
     /// Entries whose keys fall in `bounds`, in key order (double-ended). An inverted range is
-    /// empty.
-    pub(crate) fn range(&self, bounds: (Bound<&[u8]>, Bound<&[u8]>)) -> Entries<'_> {
+    /// empty. Fails, and the iterator yields one error and then ends, where the base's bytes
+    /// read are damaged.
+    pub(crate) fn range(&self, bounds: (Bound<&[u8]>, Bound<&[u8]>)) -> Result<Entries<'_>> {
         let inverted = match bounds {
             (Bound::Included(start), Bound::Included(end)) => start > end,
             (Bound::Included(start) | Bound::Excluded(start), Bound::Excluded(end))
@@ -286,46 +316,48 @@ impl KeyspaceState {
             _ => false,
         };
         if inverted {
-            return Entries {
+            return Ok(Entries {
                 overlay: None,
                 overlay_front: None,
                 overlay_back: None,
                 base: None,
                 low: 0,
                 high: 0,
-            };
+                failed: false,
+            });
         }
         let base = self.base.as_ref().map(Base::keys);
         let (low, high) = match &base {
             Some(keys) => {
                 let low = match bounds.0 {
                     Bound::Unbounded => 0,
-                    Bound::Included(start) => keys.search(start).unwrap_or_else(|at| at),
-                    Bound::Excluded(start) => match keys.search(start) {
+                    Bound::Included(start) => keys.search(start)?.unwrap_or_else(|at| at),
+                    Bound::Excluded(start) => match keys.search(start)? {
                         Ok(at) => at + 1,
                         Err(at) => at,
                     },
                 };
                 let high = match bounds.1 {
                     Bound::Unbounded => keys.len(),
-                    Bound::Included(end) => match keys.search(end) {
+                    Bound::Included(end) => match keys.search(end)? {
                         Ok(at) => at + 1,
                         Err(at) => at,
                     },
-                    Bound::Excluded(end) => keys.search(end).unwrap_or_else(|at| at),
+                    Bound::Excluded(end) => keys.search(end)?.unwrap_or_else(|at| at),
                 };
                 (low, high.max(low))
             }
             None => (0, 0),
         };
-        Entries {
+        Ok(Entries {
             overlay: Some(self.overlay.range::<_, [u8]>(bounds)),
             overlay_front: None,
             overlay_back: None,
             base,
             low,
             high,
-        }
+            failed: false,
+        })
     }
 }
 
@@ -339,6 +371,8 @@ pub(crate) struct Entries<'a> {
     /// Base entries `low..high` are still to be returned.
     low: usize,
     high: usize,
+    /// A read of the base failed: the error was returned, and the iteration is over.
+    failed: bool,
 }
 
 impl<'a> Entries<'a> {
@@ -365,16 +399,38 @@ impl<'a> Entries<'a> {
     }
 }
 
+impl<'a> Entries<'a> {
+    /// Base key `index`, or the end of the iteration at a damaged block.
+    fn base_key(
+        &mut self,
+        index: usize,
+    ) -> std::result::Result<Option<(&'a [u8], BaseKeys<'a>)>, crate::Error> {
+        match self.base.filter(|_| self.low < self.high) {
+            Some(keys) => keys.key(index).map(|key| Some((key, keys))),
+            None => Ok(None),
+        }
+    }
+
+    /// Ends the iteration at `error`, which the caller returns as the last item.
+    fn fail(&mut self, error: crate::Error) -> crate::Error {
+        self.failed = true;
+        error
+    }
+}
+
 impl<'a> Iterator for Entries<'a> {
-    type Item = (&'a [u8], ValueLoc);
+    type Item = Result<(&'a [u8], ValueLoc)>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
         loop {
             let overlay = self.peek_overlay_front();
-            let base = self
-                .base
-                .filter(|_| self.low < self.high)
-                .map(|keys| (keys.key(self.low), keys));
+            let base = match self.base_key(self.low) {
+                Ok(base) => base,
+                Err(error) => return Some(Err(self.fail(error))),
+            };
             let overlay_first = match (overlay, base) {
                 (None, None) => return None,
                 (Some(_), None) => true,
@@ -387,12 +443,15 @@ impl<'a> Iterator for Entries<'a> {
                     self.low += 1;
                 }
                 if let Slot::Put(loc) = slot {
-                    return Some((&**key, *loc));
+                    return Some(Ok((&**key, *loc)));
                 }
             } else if let Some((base_key, keys)) = base {
-                let loc = keys.loc(self.low);
+                let loc = match keys.loc(self.low) {
+                    Ok(loc) => loc,
+                    Err(error) => return Some(Err(self.fail(error))),
+                };
                 self.low += 1;
-                return Some((base_key, loc));
+                return Some(Ok((base_key, loc)));
             }
         }
     }
@@ -400,12 +459,15 @@ impl<'a> Iterator for Entries<'a> {
 
 impl DoubleEndedIterator for Entries<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
         loop {
             let overlay = self.peek_overlay_back();
-            let base = self
-                .base
-                .filter(|_| self.low < self.high)
-                .map(|keys| (keys.key(self.high - 1), keys));
+            let base = match self.base_key(self.high.wrapping_sub(1)) {
+                Ok(base) => base,
+                Err(error) => return Some(Err(self.fail(error))),
+            };
             let overlay_first = match (overlay, base) {
                 (None, None) => return None,
                 (Some(_), None) => true,
@@ -418,11 +480,15 @@ impl DoubleEndedIterator for Entries<'_> {
                     self.high -= 1;
                 }
                 if let Slot::Put(loc) = slot {
-                    return Some((&**key, *loc));
+                    return Some(Ok((&**key, *loc)));
                 }
             } else if let Some((base_key, keys)) = base {
+                let loc = match keys.loc(self.high - 1) {
+                    Ok(loc) => loc,
+                    Err(error) => return Some(Err(self.fail(error))),
+                };
                 self.high -= 1;
-                return Some((base_key, keys.loc(self.high)));
+                return Some(Ok((base_key, loc)));
             }
         }
     }
@@ -442,14 +508,15 @@ pub(crate) struct Directory {
 pub(crate) struct LiveBytes(pub(crate) HashMap<u32, u64>);
 
 impl LiveBytes {
-    pub(crate) fn from_directory(directory: &Directory) -> LiveBytes {
+    pub(crate) fn from_directory(directory: &Directory) -> Result<LiveBytes> {
         let mut live = LiveBytes::default();
         for keyspace in directory.keyspaces.values() {
-            for (key, loc) in keyspace.iter() {
+            for entry in keyspace.iter()? {
+                let (key, loc) = entry?;
                 live.add(key, &loc);
             }
         }
-        live
+        Ok(live)
     }
 
     pub(crate) fn add(&mut self, key: &[u8], loc: &ValueLoc) {
@@ -506,15 +573,40 @@ impl Directory {
         Ok(())
     }
 
+    /// Reads what [`Directory::apply_ops`] will read of the keyspaces' bases (the old location
+    /// of every key put or deleted, every key of a keyspace cleared or dropped), so that a
+    /// damaged checkpoint block fails a commit before its frame is written, and the apply after
+    /// it, reading blocks already checked, cannot fail.
+    pub(crate) fn check_base_reads<'a>(&self, ops: impl Iterator<Item = Op<'a>>) -> Result<()> {
+        for op in ops {
+            let Some(keyspace) = self.keyspaces.get(&op.keyspace) else {
+                continue;
+            };
+            if keyspace.base.is_none() {
+                continue;
+            }
+            match op.kind {
+                OpKind::Put | OpKind::Delete => {
+                    keyspace.base_get(op.key)?;
+                }
+                OpKind::ClearKeyspace | OpKind::DropKeyspace => keyspace.check_base()?,
+                OpKind::CreateKeyspace => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Applies ops already checked by [`Directory::check_ops`]. `payload_offset` is the offset of
-    /// the frame payload inside `segment`, so that value offsets become segment offsets.
+    /// the frame payload inside `segment`, so that value offsets become segment offsets. Fails
+    /// only on a damaged block of a keyspace's base (which [`Directory::check_base_reads`]
+    /// finds first), leaving the ops before it applied.
     pub(crate) fn apply_ops<'a>(
         &mut self,
         ops: impl Iterator<Item = Op<'a>>,
         segment: u32,
         payload_offset: usize,
         live: &mut LiveBytes,
-    ) {
+    ) -> Result<()> {
         for op in ops {
             match op.kind {
                 OpKind::Put => {
@@ -527,14 +619,15 @@ impl Directory {
                     let Some(keyspace) = self.keyspaces.get_mut(&op.keyspace) else {
                         continue;
                     };
+                    let old = keyspace.put(op.key, loc)?;
                     live.add(op.key, &loc);
-                    if let Some(old) = keyspace.put(op.key, loc) {
+                    if let Some(old) = old {
                         live.remove(op.key, &old);
                     }
                 }
                 OpKind::Delete => {
                     if let Some(keyspace) = self.keyspaces.get_mut(&op.keyspace)
-                        && let Some(old) = keyspace.delete(op.key)
+                        && let Some(old) = keyspace.delete(op.key)?
                     {
                         live.remove(op.key, &old);
                     }
@@ -550,7 +643,9 @@ impl Directory {
                     let Some(keyspace) = self.keyspaces.get_mut(&op.keyspace) else {
                         continue;
                     };
-                    for (key, loc) in keyspace.iter() {
+                    keyspace.check_base()?;
+                    for entry in keyspace.iter()? {
+                        let (key, loc) = entry?;
                         live.remove(key, &loc);
                     }
                     keyspace.clear();
@@ -562,11 +657,23 @@ impl Directory {
                 }
             }
         }
+        Ok(())
     }
 
     /// Number of keys in all keyspaces.
     pub(crate) fn total_keys(&self) -> usize {
         self.keyspaces.values().map(KeyspaceState::len).sum()
+    }
+
+    /// The blocks of the checkpoint the bases are read from, and how many are checked
+    /// ((0, 0) without a base, or for a version 2 checkpoint checked whole at open).
+    pub(crate) fn checkpoint_blocks(&self) -> (u64, u64) {
+        self.keyspaces
+            .values()
+            .find_map(|keyspace| keyspace.base.as_ref()?.archive.blocks.as_ref())
+            .map_or((0, 0), |blocks| {
+                (blocks.crcs.len() as u64, blocks.checked_count() as u64)
+            })
     }
 
     /// Entries held in memory in all keyspaces' overlays.

@@ -12,14 +12,22 @@
 //! - **Recovery**: a torn tail of the active segment (a bad last frame with nothing intact
 //!   after it) is dropped and reported; a damaged checkpoint is replaced by the fallback (the
 //!   previous checkpoint and the log after it, or the whole log), reported
-//!   ([`RecoveryReport::checkpoint_fallback`]) and healed by a new checkpoint; damage anywhere else, including a bad frame
+//!   ([`RecoveryReport::checkpoint_fallback`]) and healed by a new checkpoint. An open checks
+//!   only the checkpoint's header, block table and structure; its other blocks are checked
+//!   when a read first touches them, and a damaged one fails exactly the reads, commits and
+//!   checkpoints that touch it with [`Error::Corrupt`] (never wrong data), is reported by
+//!   [`Store::verify`], makes the next open fall back if its replay reads it, and is healed
+//!   by [`Store::repair`] (`docs/file-format.md`, "Damage found after the open"). Damage
+//!   anywhere else, including a bad frame
 //!   followed by intact ones, or in the fallback as well, fails the open with the file and
 //!   offset and changes nothing, and [`Store::repair`] salvages around it.
 //! - **Checkpoints** ([`Store::checkpoint`], and automatically: see
 //!   [`StoreOptions::checkpoint_after_log_bytes`]): the key directory as a checked `rkyv`
 //!   archive that is mapped and read in place, so opening replays only the log written after
 //!   it, and memory holds only the keys changed since ([`StoreStats::keys_in_memory`]): open
-//!   time and resident memory do not grow with the key count. The previous checkpoint stays as
+//!   time and resident memory do not grow with the key count. One CRC per 64 KiB block,
+//!   checked the first time a read touches the block, so the open reads only a few blocks
+//!   ([`StoreStats::checkpoint_blocks_checked`]). The previous checkpoint stays as
 //!   the fallback until the next one.
 //! - **Compaction** ([`Store::compact`]): live records of mostly-dead segments are copied into
 //!   new segments, installed through an atomically replaced manifest; the old segments are kept

@@ -84,6 +84,25 @@ impl Map {
         }
     }
 
+    /// Tells the kernel that the map is read at random (`MADV_RANDOM`): a page fault reads that
+    /// page, not a readahead window around it (8 MiB on some disks), so that touching a few
+    /// blocks of a large checkpoint reads a few blocks. Advice only: errors are ignored.
+    pub(crate) fn advise_random(&self) {
+        if let MapSource::File(mmap) = &self.source {
+            let _advice_only = mmap.advise(memmap2::Advice::Random);
+        }
+    }
+
+    /// Asks the kernel to read `[offset, offset + len)` now (`MADV_WILLNEED`), in one request
+    /// rather than a fault per page. Advice only: errors and out-of-range requests are ignored.
+    pub(crate) fn will_need(&self, offset: usize, len: usize) {
+        if let MapSource::File(mmap) = &self.source
+            && offset.checked_add(len).is_some_and(|end| end <= mmap.len())
+        {
+            let _advice_only = mmap.advise_range(memmap2::Advice::WillNeed, offset, len);
+        }
+    }
+
     /// Length of the mapped region in bytes.
     pub(crate) fn len(&self) -> usize {
         match &self.source {

@@ -134,6 +134,22 @@ impl MappedFile {
         Ok(f(probe.read(0, len).unwrap_or(&[])))
     }
 
+    /// Reads `buf.len()` bytes at `offset` through the backend (a positional read, not the
+    /// map), published or not.
+    pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: usize) -> io::Result<()> {
+        self.file.read_exact_at(buf, offset as u64)
+    }
+
+    /// See [`Map::advise_random`].
+    pub(crate) fn advise_random(&self) {
+        self.map.advise_random();
+    }
+
+    /// See [`Map::will_need`].
+    pub(crate) fn will_need(&self, offset: usize, len: usize) {
+        self.map.will_need(offset, len);
+    }
+
     /// All published bytes.
     pub(crate) fn published_bytes(&self) -> &[u8] {
         self.read(0, self.published()).unwrap_or(&[])
@@ -143,9 +159,11 @@ impl MappedFile {
 /// An `rkyv` archive of type `T` inside a mapped, immutable file (a checkpoint), validated
 /// once when it is opened and then read in place for as long as it lives.
 ///
-/// The only way to build one is [`MappedArchive::open`], which runs `rkyv::access::<T>`
-/// (bytecheck) over exactly the bytes that [`MappedArchive::get`] later reinterprets, and the
-/// caller's own checks (CRC, semantics) before that. Those bytes never change afterwards: the
+/// The only ways to build one are [`MappedArchive::open`] and [`MappedArchive::open_in_place`],
+/// which run `rkyv::access::<T>` (bytecheck) over exactly the bytes that
+/// [`MappedArchive::get`] later reinterprets, and the caller's own checks (a CRC of the whole
+/// body or of the blocks the structure lies in, semantics). Memory safety rests on bytecheck
+/// alone; the checksums are about damage. Those bytes never change afterwards: the
 /// whole file is published, so [`MappedFile::write_at`] refuses every offset, and checkpoint
 /// files are written whole and fsynced before they are opened, never modified, and only ever
 /// deleted (see `UNSAFE.md`).
@@ -207,6 +225,49 @@ where
             len,
             archived: std::marker::PhantomData,
         })
+    }
+
+    /// Maps `file` once and validates the archive in `[start, start + len)` on that map,
+    /// reading only what bytecheck and `check` read (a version 3 checkpoint: its bulk data is
+    /// checked block by block when first read, not here). `check` sees the kept map's bytes and
+    /// the validated archive.
+    ///
+    /// The map is read at random ([`MappedFile::advise_random`]): what is read of it is what
+    /// is touched, and `check` (and later readers, through [`MappedArchive::file`]) ask for
+    /// whole ranges with [`MappedFile::will_need`].
+    pub(crate) fn open_in_place<E>(
+        file: Arc<dyn BackendFile>,
+        start: usize,
+        len: usize,
+        check: impl FnOnce(&MappedFile, &[u8], &T) -> Result<(), E>,
+        invalid: impl Fn(String) -> E,
+    ) -> Result<MappedArchive<T>, E> {
+        let kept = MappedFile::new(file).map_err(|e| invalid(format!("cannot map: {e}")))?;
+        kept.advise_random();
+        let bytes = kept
+            .read(start, len)
+            .ok_or_else(|| invalid("archive runs past the end of the file".into()))?;
+        let archived = rkyv::access::<T, rkyv::rancor::Error>(bytes)
+            .map_err(|e| invalid(format!("archive is invalid: {e}")))?;
+        check(&kept, bytes, archived)?;
+        Ok(MappedArchive {
+            file: kept,
+            start,
+            len,
+            archived: std::marker::PhantomData,
+        })
+    }
+
+    /// The mapped file, and the offset of the archive in it.
+    pub(crate) fn file(&self) -> (&MappedFile, usize) {
+        (&self.file, self.start)
+    }
+
+    /// The archive's bytes, in place.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.file
+            .read(self.start, self.len)
+            .expect("checked in `open`; the published length never goes down through `&self`")
     }
 
     /// The archive, read in place.

@@ -65,14 +65,17 @@ pub(crate) fn write_checkpoint_file(
     backend: &dyn Backend,
     dir: &Path,
     id: u32,
-    write: impl FnOnce(&dyn BackendFile) -> std::io::Result<()>,
+    write: impl FnOnce(&dyn BackendFile) -> std::result::Result<(), checkpoint::WriteError>,
 ) -> Result<()> {
     let path = dir.join(checkpoint_file_name(id));
     let io = |operation| move |e| Error::io(operation, dir.join(checkpoint_file_name(id)), e);
     let file = backend
         .create_file(&path)
         .map_err(io("create checkpoint"))?;
-    write(file.as_ref()).map_err(io("write checkpoint"))?;
+    write(file.as_ref()).map_err(|error| match error {
+        checkpoint::WriteError::Io(e) => io("write checkpoint")(e),
+        checkpoint::WriteError::Damaged(damage) => damage,
+    })?;
     file.sync_data().map_err(io("fsync checkpoint"))?;
     backend
         .sync_dir(dir)
@@ -243,7 +246,12 @@ fn replay_segment(
                         format!("frame refers to unknown keyspace {keyspace}"),
                     )
                 } else {
-                    directory.apply_ops(frame.ops(), segment.id, offset + FRAME_HEADER_LEN, live);
+                    directory.apply_ops(
+                        frame.ops(),
+                        segment.id,
+                        offset + FRAME_HEADER_LEN,
+                        live,
+                    )?;
                     *next_seq += 1;
                     *frames += 1;
                     offset += frame.len;
@@ -291,21 +299,11 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
 
     // Checkpoint: the current one, or if it is damaged the fallback.
     let mut report = RecoveryReport::default();
-    let (loaded_checkpoint, basis) =
+    let (loaded_checkpoint, mut basis) =
         load_checkpoint(backend, dir, &manifest, access, &mut segments, &mut report)?;
-    let (mut directory, mut live, mut next_seq, start) = match loaded_checkpoint {
-        Some(loaded) => {
-            report.checkpoint_loaded = true;
-            (
-                loaded.directory,
-                loaded.live,
-                loaded.next_seq,
-                Some((loaded.log_segment, loaded.log_offset)),
-            )
-        }
-        None => (Directory::default(), LiveBytes::default(), 1, None),
-    };
-    let replayed = replay_log(
+    let (mut directory, mut live, mut next_seq, mut start) =
+        starting_state(loaded_checkpoint, &mut report);
+    let mut replayed = replay_log(
         &manifest,
         &mut segments,
         start,
@@ -313,7 +311,32 @@ pub(crate) fn load(backend: &Arc<dyn Backend>, dir: &Path, access: Access) -> Re
         &mut directory,
         &mut live,
         &mut next_seq,
-    )?;
+    );
+    // The replay reads the current checkpoint's blocks that hold the keys it writes: one that
+    // is damaged (which an open of a version 3 checkpoint does not check) makes the open fall
+    // back exactly as damage found by the open's own checks does.
+    if let (Err(error), None, Some(current)) =
+        (&replayed, &report.checkpoint_fallback, manifest.checkpoint)
+        && let Error::Corrupt { path, .. } = error
+        && *path == dir.join(checkpoint_file_name(current))
+    {
+        let damaged = describe(error, path);
+        let loaded = load_fallback(backend, dir, &manifest, access, &mut segments, &damaged)?;
+        report.checkpoint_fallback = Some(fallback_report(dir, &manifest, &damaged));
+        report.checkpoint_loaded = false;
+        basis = manifest.fallback;
+        (directory, live, next_seq, start) = starting_state(loaded, &mut report);
+        replayed = replay_log(
+            &manifest,
+            &mut segments,
+            start,
+            report.checkpoint_fallback.as_ref(),
+            &mut directory,
+            &mut live,
+            &mut next_seq,
+        );
+    }
+    let replayed = replayed?;
     if let Some((log_segment, _)) = start
         && !manifest
             .segments
@@ -410,18 +433,42 @@ fn load_checkpoint(
             let damaged_id = manifest.checkpoint.expect("only a named checkpoint fails");
             let damaged = describe(&error, &dir.join(checkpoint_file_name(damaged_id)));
             let loaded = load_fallback(backend, dir, manifest, access, segments, &damaged)?;
-            report.checkpoint_fallback = Some(CheckpointFallback {
-                damaged: damaged.path.clone(),
-                offset: damaged.offset,
-                reason: damaged.reason.clone(),
-                fallback: manifest
-                    .fallback
-                    .checkpoint()
-                    .map(|id| dir.join(checkpoint_file_name(id))),
-            });
+            report.checkpoint_fallback = Some(fallback_report(dir, manifest, &damaged));
             (loaded, manifest.fallback)
         }
     })
+}
+
+/// The report of an open that falls back from the `damaged` current checkpoint.
+fn fallback_report(dir: &Path, manifest: &Manifest, damaged: &Described) -> CheckpointFallback {
+    CheckpointFallback {
+        damaged: damaged.path.clone(),
+        offset: damaged.offset,
+        reason: damaged.reason.clone(),
+        fallback: manifest
+            .fallback
+            .checkpoint()
+            .map(|id| dir.join(checkpoint_file_name(id))),
+    }
+}
+
+/// The state a replay starts from: the loaded checkpoint's, or an empty store's.
+fn starting_state(
+    loaded: Option<LoadedCheckpoint>,
+    report: &mut RecoveryReport,
+) -> (Directory, LiveBytes, u64, Option<(u32, usize)>) {
+    match loaded {
+        Some(loaded) => {
+            report.checkpoint_loaded = true;
+            (
+                loaded.directory,
+                loaded.live,
+                loaded.next_seq,
+                Some((loaded.log_segment, loaded.log_offset)),
+            )
+        }
+        None => (Directory::default(), LiveBytes::default(), 1, None),
+    }
 }
 
 /// What [`replay_log`] read besides the state it rebuilt.

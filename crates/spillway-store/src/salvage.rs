@@ -184,7 +184,7 @@ fn rewrite_values(
 ) -> Result<(Vec<Segment>, Directory)> {
     let mut output = CompactionOutput::new(backend, dir, segment_size, allocate);
     for (&keyspace_id, keyspace) in &directory.keyspaces {
-        for (key, loc) in keyspace.iter() {
+        for (key, loc) in keyspace.iter_in_memory() {
             let value = read_value(table, &loc)?;
             output.add(keyspace_id, &keyspace.name, key, value, loc)?;
         }
@@ -202,7 +202,7 @@ fn rewrite_values(
     }
     for moved in moves {
         if let Some(keyspace) = rebuilt.keyspaces.get_mut(&moved.keyspace) {
-            keyspace.put(&moved.key, moved.new);
+            keyspace.put(&moved.key, moved.new)?;
         }
     }
     Ok((written, rebuilt))
@@ -410,7 +410,9 @@ impl LostWrites {
         let mut lost = Vec::new();
         for ((keyspace_id, key), (kind, value)) in &self.pending {
             let keyspace = directory.keyspaces.get(keyspace_id);
-            let present = keyspace.is_some_and(|keyspace| keyspace.contains_key(key));
+            // Salvage's directory is held in memory: no lookup reads a checkpoint block.
+            let present =
+                keyspace.is_some_and(|keyspace| matches!(keyspace.contains_key(key), Ok(true)));
             let effect = match (kind, present) {
                 (OpKind::Put, true) => LostWriteEffect::RolledBack,
                 (OpKind::Put, false) => LostWriteEffect::Vanished,
@@ -462,7 +464,7 @@ impl Salvage {
         // Dropped values by file, keyspace and reason: (first offset, count).
         let mut dropped: BTreeMap<(PathBuf, String, String), (u64, u64)> = BTreeMap::new();
         for (&keyspace_id, keyspace) in &directory.keyspaces {
-            for (key, loc) in keyspace.iter() {
+            for (key, loc) in keyspace.iter_in_memory() {
                 if let Err(error) = read_value(table, &loc) {
                     let path = match table.get(&loc.segment) {
                         Some(segment) => segment.path.clone(),
@@ -491,7 +493,8 @@ impl Salvage {
         }
         for (keyspace_id, key) in lost {
             if let Some(keyspace) = directory.keyspaces.get_mut(&keyspace_id) {
-                keyspace.delete(&key);
+                // Held in memory: a delete reads no checkpoint block and cannot fail.
+                let _deleted = keyspace.delete(&key);
             }
         }
         (values_dropped, dropped_keys)
@@ -1078,7 +1081,8 @@ fn apply_leniently(
         match op.kind {
             OpKind::CreateKeyspace => {
                 if directory.check_ops(std::iter::once(op)).is_ok() {
-                    directory.apply_ops(single, segment, payload_offset, live);
+                    // Held in memory: applying reads no checkpoint block and cannot fail.
+                    let _in_memory = directory.apply_ops(single, segment, payload_offset, live);
                 }
             }
             OpKind::Put => {
@@ -1100,13 +1104,16 @@ fn apply_leniently(
                     if directory.names.contains_key(name.as_str()) {
                         continue;
                     }
-                    directory.apply_ops(ops.ops(), segment, 0, live);
+                    // Held in memory: applying reads no checkpoint block and cannot fail.
+                    let _in_memory = directory.apply_ops(ops.ops(), segment, 0, live);
                 }
-                directory.apply_ops(single, segment, payload_offset, live);
+                // Held in memory: applying reads no checkpoint block and cannot fail.
+                let _in_memory = directory.apply_ops(single, segment, payload_offset, live);
             }
             OpKind::Delete | OpKind::ClearKeyspace | OpKind::DropKeyspace => {
                 if exists {
-                    directory.apply_ops(single, segment, payload_offset, live);
+                    // Held in memory: applying reads no checkpoint block and cannot fail.
+                    let _in_memory = directory.apply_ops(single, segment, payload_offset, live);
                 }
             }
         }

@@ -114,7 +114,16 @@ impl Segment {
         access: Access,
     ) -> Result<Segment> {
         let segment = Segment::open_ignoring_header(backend, dir, id, kind, access)?;
-        let header = SegmentHeader::from_bytes(segment.file.published_bytes())
+        // A positional read, not a page fault on the map: on a disk that reads ahead 8 MiB
+        // around a fault, reading every segment's header through its map read 8 MiB per
+        // segment at a cold open.
+        let mut header_bytes = [0u8; SEGMENT_HEADER_LEN];
+        let header_len = SEGMENT_HEADER_LEN.min(segment.capacity());
+        segment
+            .file
+            .read_exact_at(&mut header_bytes[..header_len], 0)
+            .map_err(|e| Error::io("read segment header", &segment.path, e))?;
+        let header = SegmentHeader::from_bytes(&header_bytes[..header_len])
             .map_err(|e| Error::corrupt(&segment.path, e.offset, e.reason))?;
         let created = header.capacity as usize;
         if created != 0 && segment.capacity() < created {

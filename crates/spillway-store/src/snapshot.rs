@@ -93,10 +93,11 @@ impl Snapshot {
 
     /// The value of `key`, read in place from the segment map (8-byte aligned), or `None`.
     ///
-    /// Fails with [`Error::Corrupt`] if the stored bytes no longer match their checksum.
+    /// Fails with [`Error::Corrupt`] if the stored bytes no longer match their checksum: the
+    /// value's, or those of a checkpoint block the lookup reads.
     pub fn get(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<&[u8]>> {
         let state = self.keyspace_state(keyspace)?;
-        match state.get(key) {
+        match state.get(key)? {
             Some(loc) => self.value(&loc).map(Some),
             None => Ok(None),
         }
@@ -110,7 +111,7 @@ impl Snapshot {
     pub fn version(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<Option<ValueVersion>> {
         Ok(self
             .keyspace_state(keyspace)?
-            .get(key)
+            .get(key)?
             .map(|loc| ValueVersion {
                 segment: loc.segment,
                 offset: loc.offset,
@@ -123,7 +124,7 @@ impl Snapshot {
 
     /// True if `key` is present (does not read the value).
     pub fn contains_key(&self, keyspace: KeyspaceId, key: &[u8]) -> Result<bool> {
-        Ok(self.keyspace_state(keyspace)?.contains_key(key))
+        self.keyspace_state(keyspace)?.contains_key(key)
     }
 
     pub(crate) fn value(&self, loc: &ValueLoc) -> Result<&[u8]> {
@@ -142,7 +143,7 @@ impl Snapshot {
             });
         }
         Ok(Range {
-            inner: Some(state.range(bounds)),
+            inner: Some(state.range(bounds)?),
             snapshot: self,
         })
     }
@@ -223,7 +224,8 @@ fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Iterator over `(key, value)` pairs of a snapshot, both borrowed from it. Items are `Err`
-/// when a value fails its checksum.
+/// when a value fails its checksum, or a checkpoint block the scan reads fails its own (the
+/// iteration ends after that error).
 pub struct Range<'a> {
     inner: Option<Entries<'a>>,
     snapshot: &'a Snapshot,
@@ -238,14 +240,20 @@ impl fmt::Debug for Range<'_> {
 impl<'a> Iterator for Range<'a> {
     type Item = Result<(&'a [u8], &'a [u8])>;
     fn next(&mut self) -> Option<Self::Item> {
-        let (key, loc) = self.inner.as_mut()?.next()?;
+        let (key, loc) = match self.inner.as_mut()?.next()? {
+            Ok(entry) => entry,
+            Err(error) => return Some(Err(error)),
+        };
         Some(self.snapshot.value(&loc).map(|value| (key, value)))
     }
 }
 
 impl DoubleEndedIterator for Range<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        let (key, loc) = self.inner.as_mut()?.next_back()?;
+        let (key, loc) = match self.inner.as_mut()?.next_back()? {
+            Ok(entry) => entry,
+            Err(error) => return Some(Err(error)),
+        };
         Some(self.snapshot.value(&loc).map(|value| (key, value)))
     }
 }

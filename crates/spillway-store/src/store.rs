@@ -210,6 +210,12 @@ pub struct StoreStats {
     /// (the checkpointed keys are read in place from the mapped checkpoint file). A version 1
     /// checkpoint, loaded whole into memory, counts all its keys until the next checkpoint.
     pub keys_in_memory: u64,
+    /// Checksummed blocks of the mapped checkpoint the keys are read from (format version 3;
+    /// 0 for none, or an older version checked whole at open).
+    pub checkpoint_blocks: u64,
+    /// How many of those blocks reads have checked so far: an open checks only the few that
+    /// hold the archive's structure, every other one is checked when first read.
+    pub checkpoint_blocks_checked: u64,
 }
 
 struct Published {
@@ -778,7 +784,7 @@ impl Store {
             .keyspaces
             .get(&keyspace.as_u32())
             .ok_or(Error::UnknownKeyspace(keyspace))?;
-        match state.get(key) {
+        match state.get(key)? {
             Some(loc) => Ok(Some(read_value(&published.segments, &loc)?.to_vec())),
             None => Ok(None),
         }
@@ -861,7 +867,8 @@ impl Store {
             &mut allocate,
         );
         for (&keyspace_id, keyspace) in &snapshot.directory.keyspaces {
-            for (key, loc) in keyspace.iter() {
+            for entry in keyspace.iter()? {
+                let (key, loc) = entry?;
                 if victims.contains(&loc.segment) {
                     let value = snapshot.value(&loc)?;
                     output.add(keyspace_id, &keyspace.name, key, value, loc)?;
@@ -888,11 +895,18 @@ impl Store {
             for segment in &written {
                 segments.insert(segment.id, segment.clone());
             }
+            // The copy above read every base block these lookups read; a check first all the
+            // same, so that a damaged one fails the compaction before any move is applied.
+            for moved in &moves {
+                if let Some(keyspace) = published.directory.keyspaces.get(&moved.keyspace) {
+                    keyspace.get(&moved.key)?;
+                }
+            }
             for moved in moves {
                 if let Some(keyspace) = published.directory.keyspaces.get_mut(&moved.keyspace)
-                    && keyspace.get(&moved.key) == Some(moved.old)
+                    && keyspace.get(&moved.key)? == Some(moved.old)
                 {
-                    keyspace.put(&moved.key, moved.new);
+                    keyspace.put(&moved.key, moved.new)?;
                     writer.live.remove(&moved.key, &moved.old);
                     writer.live.add(&moved.key, &moved.new);
                 }
@@ -1029,8 +1043,42 @@ impl Store {
             };
             verify_frames(segment, end, tail_end, &mut report);
         }
+        // A damaged checkpoint block ends that keyspace's pass: the checkpoint's own check
+        // above reported it already (unless it was damaged after that check).
+        let report_damage = |error: Error, report: &mut VerifyReport| {
+            if let Error::Corrupt {
+                path,
+                offset,
+                reason,
+            } = error
+                && !report
+                    .damage
+                    .iter()
+                    .any(|damage| damage.path == path && damage.offset == offset)
+            {
+                report.damage.push(Damage {
+                    path,
+                    offset,
+                    reason,
+                });
+            }
+        };
         for keyspace in snapshot.directory.keyspaces.values() {
-            for (_, loc) in keyspace.iter() {
+            let entries = match keyspace.iter() {
+                Ok(entries) => entries,
+                Err(error) => {
+                    report_damage(error, &mut report);
+                    continue;
+                }
+            };
+            for entry in entries {
+                let loc = match entry {
+                    Ok((_, loc)) => loc,
+                    Err(error) => {
+                        report_damage(error, &mut report);
+                        break;
+                    }
+                };
                 report.values_checked += 1;
                 if let Err(Error::Corrupt {
                     path,
@@ -1100,6 +1148,8 @@ impl Store {
             .collect();
         let last_seq = writer.next_seq - 1;
         let keys_in_memory = published.directory.overlay_len() as u64;
+        let (checkpoint_blocks, checkpoint_blocks_checked) =
+            published.directory.checkpoint_blocks();
         drop((writer, published));
         // Segments retained since before this handle's open are not mapped: ask the file
         // system, outside the locks.
@@ -1122,6 +1172,8 @@ impl Store {
             bytes_written: shared.bytes_written.load(Ordering::Relaxed),
             last_seq,
             keys_in_memory,
+            checkpoint_blocks,
+            checkpoint_blocks_checked,
         }
     }
 }
@@ -1290,6 +1342,9 @@ impl Shared {
                 .directory
                 .check_ops(ops.ops())
                 .map_err(|id| Error::UnknownKeyspace(KeyspaceId(id)))?;
+            // A damaged checkpoint block the apply would read fails the commit here, before
+            // its frame is written.
+            published.directory.check_base_reads(ops.ops())?;
         }
         let seq = writer.next_seq;
         let mut hasher = crc32fast::Hasher::new();
@@ -1317,12 +1372,18 @@ impl Shared {
                 payload: &batch.frame[FRAME_HEADER_LEN..],
                 len: frame_len,
             };
-            published.directory.apply_ops(
+            let applied = published.directory.apply_ops(
                 frame.ops(),
                 writer.active.id,
                 frame_offset + FRAME_HEADER_LEN,
                 &mut writer.live,
             );
+            if let Err(error) = applied {
+                // Unreachable: `check_base_reads` read the same blocks under the writer lock.
+                // The frame is written but not applied: the handle must not go on.
+                self.poison(&error);
+                return Err(error);
+            }
             published.seq = seq;
         }
         writer.next_seq += 1;

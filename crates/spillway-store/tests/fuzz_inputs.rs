@@ -47,7 +47,11 @@ fn seeds_decode() {
     let (segment, checkpoint) = seeds();
     assert_eq!(fuzzing::decode_segment(&segment), 6);
     assert_eq!(fuzzing::decode_checkpoint_file(&checkpoint), Some(1));
-    assert_eq!(fuzzing::decode_checkpoint_body(&checkpoint[32..]), Some(1));
+    let body_len = u64::from_le_bytes(checkpoint[16..24].try_into().unwrap()) as usize;
+    assert_eq!(
+        fuzzing::decode_checkpoint_body(&checkpoint[32..32 + body_len]),
+        Some(1)
+    );
 }
 
 proptest! {

@@ -5,6 +5,7 @@
 
 mod basics;
 mod bit_rot;
+mod checkpoint_blocks;
 mod fallback;
 mod faults;
 mod fuzz_inputs;

@@ -1,6 +1,7 @@
 //! The key directory served from the mapped checkpoint (issue 14): after a checkpoint only the
 //! keys changed since are held in memory, an open replays only the log after it, a version 1
-//! checkpoint (written before issue 14) still opens and the next checkpoint writes version 2,
+//! checkpoint (written before issue 14) still opens and the next checkpoint writes the current
+//! version (3, issue 31),
 //! and a damaged checkpoint without a fallback (see `tests/fallback.rs` for the fallback)
 //! refuses the open with an error naming the file.
 
@@ -94,7 +95,7 @@ fn only_keys_changed_since_the_checkpoint_are_held_in_memory() {
     assert_eq!(store.stats().keys_in_memory, 1000);
     store.checkpoint().unwrap();
     assert_eq!(store.stats().keys_in_memory, 0);
-    assert_eq!(checkpoint_version(&backend), 2);
+    assert_eq!(checkpoint_version(&backend), 3);
 
     // Changes after the checkpoint: overwrites, deletes of checkpointed keys (tombstones),
     // new keys, and a key that is added and deleted again (nothing to remember).
@@ -157,7 +158,7 @@ fn only_keys_changed_since_the_checkpoint_are_held_in_memory() {
 }
 
 #[test]
-fn a_version_1_checkpoint_opens_and_the_next_checkpoint_writes_version_2() {
+fn a_version_1_checkpoint_opens_and_the_next_checkpoint_writes_version_3() {
     let backend = MemoryBackend::new();
     let store = open(&backend);
     let ks = store.keyspace("k").unwrap();
@@ -186,7 +187,7 @@ fn a_version_1_checkpoint_opens_and_the_next_checkpoint_writes_version_2() {
     assert_eq!(store.stats().keys_in_memory, 307);
     assert_eq!((contents(&store, ks), contents(&store, other)), expected);
     store.checkpoint().unwrap();
-    assert_eq!(checkpoint_version(&backend), 2);
+    assert_eq!(checkpoint_version(&backend), 3);
     assert_eq!(store.stats().keys_in_memory, 0);
     // The manifest is the current version (3) now, with the version 1 checkpoint as its
     // fallback.
@@ -300,7 +301,23 @@ fn compaction_moves_checkpointed_values_and_reopen_reads_them() {
     assert!(store.verify().unwrap().is_clean());
 }
 
-/// A checkpoint with a valid CRC but keys out of order (only a wrong writer could produce
+/// Recomputes the checksums of a version 3 checkpoint after its body was changed: every
+/// block's, the block table's, the header's (what a wrong writer would have written).
+fn reseal(bytes: &mut [u8]) {
+    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 3);
+    let body_len = u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
+    let block_len = u32::from_le_bytes(bytes[24..28].try_into().unwrap()) as usize;
+    let table: Vec<u8> = bytes[32..32 + body_len]
+        .chunks(block_len)
+        .flat_map(|block| crc32fast::hash(block).to_le_bytes())
+        .collect();
+    bytes[32 + body_len..].copy_from_slice(&table);
+    bytes[12..16].copy_from_slice(&crc32fast::hash(&table).to_le_bytes());
+    let header_crc = crc32fast::hash(&bytes[..28]);
+    bytes[28..32].copy_from_slice(&header_crc.to_le_bytes());
+}
+
+/// A checkpoint with valid checksums but keys out of order (only a wrong writer could produce
 /// one) is accepted by the open, whose checks are what a memory-safe, damage-detecting open
 /// needs, and reported by `verify`, which checks every key.
 #[test]
@@ -320,8 +337,7 @@ fn verify_checks_the_key_order_an_open_does_not() {
         .position(|w| w == pair)
         .expect("consecutive keys in the key bytes");
     bytes[at..at + pair.len()].copy_from_slice(b"key-000011key-000010");
-    let crc = crc32fast::hash(&bytes[32..]);
-    bytes[12..16].copy_from_slice(&crc.to_le_bytes());
+    reseal(&mut bytes);
     backend.overwrite_file(&file, &bytes).unwrap();
 
     let store = open(&backend);
@@ -427,7 +443,7 @@ fn upgrade_base() -> MemoryBackend {
     backend
 }
 
-/// Opens the version 1 store, commits batches with the first (version 2) checkpoint among
+/// Opens the version 1 store, commits batches with the first (version 3) checkpoint among
 /// them, until the first error; returns the batches acknowledged.
 fn upgrade_workload(backend: &MemoryBackend, plan: FaultPlan) -> Vec<u32> {
     let store = open(backend);
@@ -451,18 +467,18 @@ fn upgrade_workload(backend: &MemoryBackend, plan: FaultPlan) -> Vec<u32> {
 
 /// Power loss at every fsync of the first checkpoint after an upgrade (and of the commits
 /// around it), with unsynced sectors torn: the store reopens, from the version 1 or the
-/// version 2 checkpoint, with every acknowledged commit and nothing half applied.
+/// version 3 checkpoint, with every acknowledged commit and nothing half applied.
 #[test]
 fn power_loss_during_the_upgrading_checkpoint_loses_nothing() {
     let base = upgrade_base();
     let calls = {
         let backend = base.crash(CrashMode::LoseUnsynced);
         assert_eq!(upgrade_workload(&backend, FaultPlan::default()).len(), 6);
-        assert_eq!(checkpoint_version(&backend), 2);
+        assert_eq!(checkpoint_version(&backend), 3);
         backend.counters().syncs
     };
     assert!(calls >= 8, "{calls} syncs");
-    let mut reopened_from = [0u32; 3];
+    let mut reopened_from = [0u32; 4];
     for n in 1..=calls {
         for seed in [1u64, 2] {
             let backend = base.crash(CrashMode::LoseUnsynced);
@@ -505,7 +521,7 @@ fn power_loss_during_the_upgrading_checkpoint_loses_nothing() {
     }
     // Power failed both before and after the manifest named the new checkpoint.
     assert!(
-        reopened_from[1] > 0 && reopened_from[2] > 0,
+        reopened_from[1] > 0 && reopened_from[3] > 0,
         "{reopened_from:?}"
     );
 }
