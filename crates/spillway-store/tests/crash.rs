@@ -4,7 +4,9 @@
 //! with SIGKILL at a random moment, reopens the store, and checks that every acknowledged
 //! batch is present and that the store holds exactly the effects of batches 0..=L for some L
 //! (so every batch is all-or-nothing). A copy of the directory taken before that reopen, with
-//! its current checkpoint damaged, must open from the fallback to exactly the same contents.
+//! its current checkpoint damaged, must open either from the fallback to exactly the same
+//! contents, or (when the open does not read the damaged block) serve no other contents,
+//! report the damage in `verify`, and come back to exactly the same contents by `repair`.
 //! Then the next child continues on the same store.
 //!
 //! Iterations: `SPILLWAY_CRASH_ITERATIONS` (default 20). `cargo xtask crash --iterations N`
@@ -101,16 +103,19 @@ fn child(dir: &Path) -> ! {
 
 /// The store's contents (empty without the keyspace).
 fn contents(store: &Store, iteration: u32) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    try_contents(store).unwrap_or_else(|e| panic!("iteration {iteration}: read failed: {e}"))
+}
+
+/// The store's contents, or the first error a read of them met.
+fn try_contents(store: &Store) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, spillway_store::Error> {
     let Some(ks) = store.keyspace_id("k") else {
-        return BTreeMap::new();
+        return Ok(BTreeMap::new());
     };
     store
         .snapshot()
-        .iter(ks)
-        .unwrap()
+        .iter(ks)?
         .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())))
-        .collect::<Result<_, _>>()
-        .unwrap_or_else(|e| panic!("iteration {iteration}: read failed: {e}"))
+        .collect()
 }
 
 /// Copies the store's files from `dir` into `copy`.
@@ -123,19 +128,35 @@ fn copy_store(dir: &Path, copy: &Path) {
     }
 }
 
-/// Damages the current checkpoint of the store copied into `copy` and opens it: from the
-/// fallback, it must hold exactly `expected`. Returns false if there is no checkpoint yet.
-fn check_fallback(copy: &Path, expected: &BTreeMap<Vec<u8>, Vec<u8>>, iteration: u32) -> bool {
+/// What damaging the current checkpoint of a copied store came to.
+enum Damaged {
+    /// No checkpoint yet: nothing to damage.
+    NoCheckpoint,
+    /// The open met the damaged block and opened from the fallback.
+    OpenFellBack,
+    /// The open did not read the damaged block (a version 3 checkpoint checks a block when a
+    /// read first touches it): reads of it failed, `verify` reported it and `repair` healed it.
+    RepairHealed,
+}
+
+/// Damages the current checkpoint of the store copied into `copy` and opens it. Either the
+/// open meets the damage and opens from the fallback, to exactly `expected`; or the open
+/// succeeds without reading the damaged block, and then no read returns other contents than
+/// `expected` (a read of the damaged block fails instead), `verify` reports the damage, and
+/// `repair` brings back exactly `expected` with a clean `verify`.
+fn check_fallback(copy: &Path, expected: &BTreeMap<Vec<u8>, Vec<u8>>, iteration: u32) -> Damaged {
     let manifest = match std::fs::read(copy.join("MANIFEST")) {
         Ok(manifest) => manifest,
         // Killed before the new store wrote its first manifest (a slow start on a loaded
         // machine): there is nothing to fall back to yet.
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return false,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Damaged::NoCheckpoint;
+        }
         Err(error) => panic!("iteration {iteration}: read manifest: {error}"),
     };
     let named = spillway_store::fuzzing::manifest_files(&manifest).expect("valid manifest");
     let Some(current) = named.checkpoint else {
-        return false;
+        return Damaged::NoCheckpoint;
     };
     assert!(
         named.fallback.is_some(),
@@ -149,15 +170,44 @@ fn check_fallback(copy: &Path, expected: &BTreeMap<Vec<u8>, Vec<u8>>, iteration:
     let store = Store::open(copy, options()).unwrap_or_else(|e| {
         panic!("iteration {iteration}: open with {current} damaged failed: {e}")
     });
+    if store.recovery_report().checkpoint_fallback.is_some() {
+        assert!(
+            &contents(&store, iteration) == expected,
+            "iteration {iteration}: the fallback of {current} gives other contents"
+        );
+        return Damaged::OpenFellBack;
+    }
+    match try_contents(&store) {
+        Ok(read) => assert!(
+            &read == expected,
+            "iteration {iteration}: with {current} damaged, a scan returned other contents"
+        ),
+        Err(error) => assert!(
+            matches!(error, spillway_store::Error::Corrupt { .. }),
+            "iteration {iteration}: a read of the damaged {current} failed with {error}"
+        ),
+    }
+    let report = store.verify().expect("verify runs");
     assert!(
-        store.recovery_report().checkpoint_fallback.is_some(),
-        "iteration {iteration}: the damage of {current} went unnoticed"
+        !report.is_clean(),
+        "iteration {iteration}: the damage of {current} went unnoticed by verify"
     );
+    drop(store);
+    Store::repair(copy, options())
+        .unwrap_or_else(|e| panic!("iteration {iteration}: repair with {current} damaged: {e}"));
+    let store = Store::open(copy, options())
+        .unwrap_or_else(|e| panic!("iteration {iteration}: open after repair: {e}"));
     assert!(
         &contents(&store, iteration) == expected,
-        "iteration {iteration}: the fallback of {current} gives other contents"
+        "iteration {iteration}: repair of the damaged {current} gives other contents"
     );
-    true
+    let report = store.verify().expect("verify runs");
+    assert!(
+        report.is_clean(),
+        "iteration {iteration}: after repair: {:?}",
+        report.damage
+    );
+    Damaged::RepairHealed
 }
 
 fn verify(
@@ -202,6 +252,7 @@ fn main() {
     let mut batches_in_store = 0u64;
     let mut lock_refusals = 0u32;
     let mut fallbacks_checked = 0u32;
+    let mut repairs_checked = 0u32;
     for iteration in 0..iterations {
         let mut child = Child::spawn(CHILD_ENV, dir.path(), &[]);
         // Kill at a random moment: during open/recovery, mid-commit, mid-checkpoint or
@@ -226,12 +277,14 @@ fn main() {
         copy_store(dir.path(), copy.path());
         let contents;
         (batches_in_store, contents) = verify(dir.path(), last_ack(&lines), iteration);
-        if check_fallback(copy.path(), &contents, iteration) {
-            fallbacks_checked += 1;
+        match check_fallback(copy.path(), &contents, iteration) {
+            Damaged::NoCheckpoint => {}
+            Damaged::OpenFellBack => fallbacks_checked += 1,
+            Damaged::RepairHealed => repairs_checked += 1,
         }
     }
     println!(
-        "crash loop: {iterations} kills, {acknowledged_total} acknowledged batches verified ({batches_in_store} batches in the store, {lock_refusals} second opens refused by the lock, {fallbacks_checked} opens from the fallback with the current checkpoint damaged gave the same contents, {:.1}s)",
+        "crash loop: {iterations} kills, {acknowledged_total} acknowledged batches verified ({batches_in_store} batches in the store, {lock_refusals} second opens refused by the lock, with the current checkpoint damaged: {fallbacks_checked} opens from the fallback and {repairs_checked} repairs gave the same contents, {:.1}s)",
         started.elapsed().as_secs_f64()
     );
 }
