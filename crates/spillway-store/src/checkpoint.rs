@@ -517,18 +517,7 @@ pub(crate) fn encode(
     log_segment: u32,
     log_offset: usize,
 ) -> Vec<u8> {
-    let (keyspaces, live) = keyspaces_of(directory);
-    let body = crate::checkpoint_archive::CheckpointBody {
-        next_seq,
-        log_segment,
-        log_offset: log_offset as u64,
-        next_keyspace_id: directory.next_keyspace_id,
-        keyspaces,
-        live,
-    };
-    let archived =
-        rkyv::to_bytes::<rancor::Error>(&body).expect("serialising into memory cannot fail");
-    with_blocks(&archived)
+    with_blocks(&archived_body(directory, next_seq, log_segment, log_offset))
 }
 
 /// The same checkpoint in version 2 (whole-body CRC), as builds before issue 31 wrote it: only
@@ -539,6 +528,19 @@ pub(crate) fn encode_v2(
     log_segment: u32,
     log_offset: usize,
 ) -> Vec<u8> {
+    with_header(
+        CHECKPOINT_VERSION_2,
+        &archived_body(directory, next_seq, log_segment, log_offset),
+    )
+}
+
+/// The body of versions 2 and 3, serialised in memory.
+fn archived_body(
+    directory: &Directory,
+    next_seq: u64,
+    log_segment: u32,
+    log_offset: usize,
+) -> rkyv::util::AlignedVec {
     let (keyspaces, live) = keyspaces_of(directory);
     let body = crate::checkpoint_archive::CheckpointBody {
         next_seq,
@@ -548,9 +550,7 @@ pub(crate) fn encode_v2(
         keyspaces,
         live,
     };
-    let archived =
-        rkyv::to_bytes::<rancor::Error>(&body).expect("serialising into memory cannot fail");
-    with_header(CHECKPOINT_VERSION_2, &archived)
+    rkyv::to_bytes::<rancor::Error>(&body).expect("serialising into memory cannot fail")
 }
 
 /// The same checkpoint in version 1, as builds before issue 14 wrote it: only for tests of

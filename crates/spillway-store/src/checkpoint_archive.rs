@@ -10,7 +10,7 @@
 //! holds and how a validated one is searched.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use rkyv::{Archive, Serialize};
 
@@ -148,6 +148,14 @@ impl CheckpointArchive {
         }
     }
 
+    /// Whether a read of this body can still fail: some block of a version 3 body is not
+    /// checked yet (a version 2 body was checked whole at open).
+    pub(crate) fn may_fail(&self) -> bool {
+        self.blocks
+            .as_ref()
+            .is_some_and(|blocks| !blocks.all_checked())
+    }
+
     /// Checks every block of the body not checked yet (`Store::verify`, and before a clear or
     /// drop of a keyspace reads all its keys).
     pub(crate) fn check_all(&self) -> Result<()> {
@@ -181,6 +189,10 @@ pub(crate) struct Blocks {
     pub(crate) shift: u32,
     pub(crate) crcs: Box<[u32]>,
     checked: Box<[AtomicU64]>,
+    /// How many bits of `checked` are set: when it reaches the number of blocks, no read can
+    /// fail any more, and a writer need not read ahead of a commit
+    /// ([`Blocks::all_checked`]).
+    checked_blocks: AtomicUsize,
 }
 
 impl std::fmt::Debug for Blocks {
@@ -204,6 +216,7 @@ impl Blocks {
             shift,
             crcs,
             checked,
+            checked_blocks: AtomicUsize::new(0),
         }
     }
 
@@ -253,7 +266,9 @@ impl Blocks {
         if crc32fast::hash(bytes) != expected {
             return Err(self.damaged(block, "does not match its checksum"));
         }
-        flags.fetch_or(bit, Ordering::Relaxed);
+        if flags.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
+            self.checked_blocks.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -278,8 +293,15 @@ impl Blocks {
             } else {
                 (1u64 << blocks_here) - 1
             };
-            flags.fetch_or(bits, Ordering::Relaxed);
+            let before = flags.fetch_or(bits, Ordering::Relaxed);
+            let newly = (bits & !before).count_ones() as usize;
+            self.checked_blocks.fetch_add(newly, Ordering::Relaxed);
         }
+    }
+
+    /// Whether every block was found intact: reads of this body cannot fail any more.
+    pub(crate) fn all_checked(&self) -> bool {
+        self.checked_blocks.load(Ordering::Relaxed) >= self.crcs.len()
     }
 
     /// Number of blocks checked so far (for tests and stats).

@@ -582,7 +582,13 @@ impl Directory {
             let Some(keyspace) = self.keyspaces.get(&op.keyspace) else {
                 continue;
             };
-            if keyspace.base.is_none() {
+            // Once every block of the base was found intact, the apply's reads cannot fail:
+            // a writer then skips this second search (most of a put's cost on a large base).
+            if !keyspace
+                .base
+                .as_ref()
+                .is_some_and(|base| base.archive.may_fail())
+            {
                 continue;
             }
             match op.kind {
