@@ -192,7 +192,7 @@ pub(crate) struct Blocks {
     /// How many bits of `checked` are set: when it reaches the number of blocks, no read can
     /// fail any more, and a writer need not read ahead of a commit
     /// ([`Blocks::all_checked`]).
-    checked_blocks: AtomicUsize,
+    intact_count: AtomicUsize,
 }
 
 impl std::fmt::Debug for Blocks {
@@ -216,7 +216,7 @@ impl Blocks {
             shift,
             crcs,
             checked,
-            checked_blocks: AtomicUsize::new(0),
+            intact_count: AtomicUsize::new(0),
         }
     }
 
@@ -267,7 +267,7 @@ impl Blocks {
             return Err(self.damaged(block, "does not match its checksum"));
         }
         if flags.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
-            self.checked_blocks.fetch_add(1, Ordering::Relaxed);
+            self.intact_count.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -295,13 +295,13 @@ impl Blocks {
             };
             let before = flags.fetch_or(bits, Ordering::Relaxed);
             let newly = (bits & !before).count_ones() as usize;
-            self.checked_blocks.fetch_add(newly, Ordering::Relaxed);
+            self.intact_count.fetch_add(newly, Ordering::Relaxed);
         }
     }
 
     /// Whether every block was found intact: reads of this body cannot fail any more.
     pub(crate) fn all_checked(&self) -> bool {
-        self.checked_blocks.load(Ordering::Relaxed) >= self.crcs.len()
+        self.intact_count.load(Ordering::Relaxed) >= self.crcs.len()
     }
 
     /// Number of blocks checked so far (for tests and stats).
