@@ -191,7 +191,8 @@ db.c.updateOne({}, [{ $set: { a: 1 } }])
 db.c.updateOne({}, { $set: { a: 1 } }, { upsert: 'yes' })
 db.c.updateOne({}, { $set: { a: 1 } }, { collation: {} })
 db.c.findOneAndUpdate({}, { $set: { a: 1 } }, { returnDocument: 'later' })
-db.c.find().sort({ a: 1 }).count()
+db.c.find().sort({ a: 1 }).size()
+db.c.find().count().limit(1)
 db.c.find().explain().limit(1)
 db.c.find().limit('ten')
 db.c.countDocuments().limit(1)
@@ -208,6 +209,24 @@ db.c.find({}, {}, {}, {})
 show collections
 "
     ));
+}
+
+#[test]
+fn cursor_count_counts_what_the_filter_matches_as_mongosh_does() {
+    // mongosh's `cursor.count(applySkipLimit)`: skip and limit count only when asked.
+    let session = transcript(
+        r"
+db.c.insertMany([{ a: 1 }, { a: 2 }, { a: 3 }, { a: 4 }])
+db.c.find({ a: { $gt: 1 } }).count()
+db.c.find({ a: { $gt: 1 } }).skip(1).limit(1).count()
+db.c.find({ a: { $gt: 1 } }).skip(1).limit(1).count(true)
+",
+    );
+    let answers: Vec<&str> = session
+        .lines()
+        .filter(|line| line.chars().all(|c| c.is_ascii_digit()) && !line.is_empty())
+        .collect();
+    assert_eq!(answers, ["3", "3", "1"], "{session}");
 }
 
 #[test]

@@ -75,6 +75,7 @@ pub const CURSOR_METHODS: &[&str] = &[
     "toArray",
     "pretty",
     "batchSize",
+    "count",
 ];
 
 /// The methods that may follow `aggregate(...)`.
@@ -293,9 +294,7 @@ fn parse_database_chain(origin: &Origin, root: &Expr, links: &[Link<'_>]) -> Res
     };
     let operation = parse_operation(origin, &collection, method, method_span, &arguments)?;
     let operation = match operation {
-        Operation::Find(query) => {
-            Operation::Find(apply_cursor_methods(origin, query, cursor_links)?)
-        }
+        Operation::Find(query) => apply_cursor_methods(origin, query, cursor_links)?,
         Operation::Aggregate(query) => {
             Operation::Aggregate(apply_aggregate_cursor_methods(origin, query, cursor_links)?)
         }
@@ -978,13 +977,40 @@ fn apply_aggregate_cursor_methods(
     Ok(query)
 }
 
+/// The cursor methods after `find(...)`: a find, or a count when the chain ends with
+/// `.count()`.
 fn apply_cursor_methods(
     origin: &Origin,
     mut query: FindQuery,
     links: &[Link<'_>],
-) -> Result<FindQuery> {
-    for (method, method_span, arguments) in cursor_calls(origin, links, "find")? {
+) -> Result<Operation> {
+    let calls = cursor_calls(origin, links, "find")?;
+    let last = calls.len().saturating_sub(1);
+    for (position, (method, method_span, arguments)) in calls.into_iter().enumerate() {
         match method {
+            // mongosh's `cursor.count(applySkipLimit)`: the documents the filter matches,
+            // without `skip` and `limit` unless asked; it answers a number, so it ends the chain.
+            "count" => {
+                if position != last {
+                    return Err(origin.usage(
+                        method_span.start,
+                        "count() answers a number: no cursor method can follow it".to_string(),
+                    ));
+                }
+                arguments.at_most(1)?;
+                let apply_skip_limit = arguments.optional_bool(0)?.unwrap_or(false);
+                let (skip, limit) = if apply_skip_limit {
+                    (query.skip, query.limit.unsigned_abs())
+                } else {
+                    (0, 0)
+                };
+                return Ok(Operation::CountDocuments {
+                    filter: query.filter,
+                    skip,
+                    limit,
+                    passed: query.passed,
+                });
+            }
             "sort" => {
                 arguments.at_most(1)?;
                 query.sort = Some(arguments.required_document(0, "a sort such as {year: -1}")?);
@@ -1021,7 +1047,7 @@ fn apply_cursor_methods(
             }
         }
     }
-    Ok(query)
+    Ok(Operation::Find(query))
 }
 
 /// The arguments of one call, evaluated on demand, with errors that name the method and
@@ -1107,6 +1133,14 @@ impl Arguments<'_> {
             None | Some(Bson::Null | Bson::Undefined) => Ok(None),
             Some(Bson::Document(document)) => Ok(Some(document)),
             Some(other) => Err(self.wrong_type(index, what, &other)),
+        }
+    }
+
+    fn optional_bool(&self, index: usize) -> Result<Option<bool>> {
+        match self.value(index)? {
+            None | Some(Bson::Null | Bson::Undefined) => Ok(None),
+            Some(Bson::Boolean(value)) => Ok(Some(value)),
+            Some(other) => Err(self.wrong_type(index, "true or false", &other)),
         }
     }
 
