@@ -287,7 +287,11 @@ struct Interpreters {
 /// two files are byte for byte those of the last install and each of `packages` is installed;
 /// returns `dir/node_modules`, for node's `NODE_PATH`. The client tasks (`clients`, `gui`) keep
 /// their npm packages this way.
-pub(crate) fn ensure_node_packages(source: &Path, dir: &Path, packages: &[&str]) -> Result<PathBuf> {
+pub(crate) fn ensure_node_packages(
+    source: &Path,
+    dir: &Path,
+    packages: &[&str],
+) -> Result<PathBuf> {
     check_node()?;
     let node_modules = dir.join("node_modules");
     let mut wanted = String::new();

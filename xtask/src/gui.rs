@@ -163,9 +163,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         server.port(),
         app.port
     );
-    let timeout = options
-        .timeout
-        .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+    let timeout = options.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs);
     let output = run_script(&mut command, &work.join("gui_checks.out"), timeout);
     drop(app);
     drop(server);
@@ -181,7 +179,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     let mut shots: Vec<String> = std::fs::read_dir(&screenshots)
         .map(|entries| {
             entries
-                .filter_map(|entry| entry.ok())
+                .filter_map(Result::ok)
                 .map(|entry| entry.file_name().to_string_lossy().into_owned())
                 .collect()
         })
@@ -295,13 +293,17 @@ fn ensure_mongo_express(work: &Path, relock: bool) -> Result<PathBuf> {
         .args(["--loglevel=error"])
         .current_dir(&unpack)
         .stdout(Stdio::null());
-    step(&format!("npm pack mongo-express@{MONGO_EXPRESS_VERSION}"), pack)?;
+    step(
+        &format!("npm pack mongo-express@{MONGO_EXPRESS_VERSION}"),
+        pack,
+    )?;
     let tarball = unpack.join(format!("mongo-express-{MONGO_EXPRESS_VERSION}.tgz"));
     let mut untar = Command::new("tar");
     untar.arg("xzf").arg(&tarball).current_dir(&unpack);
     step("unpack mongo-express", untar)?;
     std::fs::rename(unpack.join("package"), &dir)
         .with_context(|| format!("moving the unpacked package to {}", dir.display()))?;
+    std::fs::remove_dir_all(&unpack).with_context(|| format!("removing {}", unpack.display()))?;
 
     let manifest_path = dir.join("package.json");
     let original: Value = serde_json::from_str(
@@ -501,7 +503,11 @@ impl MongoExpress {
                 println!("mongo-express listening on 127.0.0.1:{port}");
                 return Ok(running);
             }
-            if let Some(status) = running.child.try_wait().context("waiting for mongo-express")? {
+            if let Some(status) = running
+                .child
+                .try_wait()
+                .context("waiting for mongo-express")?
+            {
                 bail!(
                     "mongo-express exited ({status}) before it listened; its log:\n{}",
                     std::fs::read_to_string(log).unwrap_or_default()
@@ -611,7 +617,9 @@ mod tests {
 
     #[test]
     fn the_committed_lock_is_of_the_rewritten_manifest() {
-        let path = repo_root().join(SCRIPT_DIR).join("mongo-express/package-lock.json");
+        let path = repo_root()
+            .join(SCRIPT_DIR)
+            .join("mongo-express/package-lock.json");
         let lock: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let root = &lock["packages"][""];
         assert_eq!(root["version"], MONGO_EXPRESS_VERSION);
