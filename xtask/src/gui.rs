@@ -164,7 +164,9 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         app.port
     );
     let timeout = options.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+    let started = Instant::now();
     let output = run_script(&mut command, &work.join("gui_checks.out"), timeout);
+    let seconds = started.elapsed().as_secs_f64();
     drop(app);
     drop(server);
     let (text, success) = output?;
@@ -192,7 +194,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         shots.join("\n  ")
     );
     println!(
-        "gui: {} passed, {} failed; mongo-express's log: {}",
+        "gui: {} passed, {} failed in {seconds:.0} s; mongo-express's log: {}",
         outcome.passed,
         outcome.failed,
         app_log.display()
