@@ -166,7 +166,11 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     let needs_node = clients.iter().any(|client| *client != Client::Pymongo);
     let versions = NodeVersions::pinned()?;
     let node_modules = if needs_node {
-        Some(ensure_node_packages(&work, &versions)?)
+        Some(ensure_node_packages(
+            &repo_root().join(SCRIPT_DIR),
+            &work.join("node"),
+            &["mongodb", "mongoose"],
+        )?)
     } else {
         None
     };
@@ -279,13 +283,17 @@ struct Interpreters {
     node_modules: Option<PathBuf>,
 }
 
-/// `npm ci` of `xtask/clients/package.json` and its lock into `work/node`, skipped while the
-/// two files are byte for byte those of the last install.
-fn ensure_node_packages(work: &Path, versions: &NodeVersions) -> Result<PathBuf> {
+/// `npm ci` of `source`'s `package.json` and `package-lock.json` into `dir`, skipped while the
+/// two files are byte for byte those of the last install and each of `packages` is installed;
+/// returns `dir/node_modules`, for node's `NODE_PATH`. The client tasks (`clients`, `gui`) keep
+/// their npm packages this way.
+pub(crate) fn ensure_node_packages(
+    source: &Path,
+    dir: &Path,
+    packages: &[&str],
+) -> Result<PathBuf> {
     check_node()?;
-    let dir = work.join("node");
     let node_modules = dir.join("node_modules");
-    let source = repo_root().join(SCRIPT_DIR);
     let mut wanted = String::new();
     for file in ["package.json", "package-lock.json"] {
         let path = source.join(file);
@@ -295,30 +303,30 @@ fn ensure_node_packages(work: &Path, versions: &NodeVersions) -> Result<PathBuf>
         );
     }
     let stamp = dir.join("spillway-pins.txt");
-    let installed = ["mongodb", "mongoose"]
+    let installed = packages
         .iter()
         .all(|name| node_modules.join(name).join("package.json").is_file());
     if installed && std::fs::read_to_string(&stamp).is_ok_and(|pins| pins == wanted) {
         return Ok(node_modules);
     }
     if dir.exists() {
-        std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+        std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
     }
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for file in ["package.json", "package-lock.json"] {
         std::fs::copy(source.join(file), dir.join(file))
             .with_context(|| format!("copying {file} to {}", dir.display()))?;
     }
     println!(
-        "\n== npm ci (mongodb {}, mongoose {}) into {}",
-        versions.mongodb,
-        versions.mongoose,
+        "\n== npm ci ({}, pinned in {}) into {}",
+        packages.join(", "),
+        source.display(),
         dir.display()
     );
     let status = Command::new("npm")
         .arg("ci")
         .args(["--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .status()
         .context("could not start npm")?;
     ensure!(status.success(), "npm ci failed ({status})");
@@ -327,8 +335,8 @@ fn ensure_node_packages(work: &Path, versions: &NodeVersions) -> Result<PathBuf>
 }
 
 /// Node.js and npm are there, and Node is new enough for the pinned packages.
-fn check_node() -> Result<()> {
-    let missing = "the clients task needs Node.js 20.19 or newer with npm \
+pub(crate) fn check_node() -> Result<()> {
+    let missing = "this task needs Node.js 20.19 or newer with npm \
                    (Debian/Ubuntu: apt-get install nodejs npm)";
     let node = Command::new("node")
         .arg("--version")
@@ -369,14 +377,14 @@ struct Row {
 
 /// What a script reported, read from its output.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Outcome {
-    passed: usize,
-    failed: usize,
+pub(crate) struct Outcome {
+    pub(crate) passed: usize,
+    pub(crate) failed: usize,
     /// The names and reasons of the failed checks.
-    failures: Vec<String>,
+    pub(crate) failures: Vec<String>,
     /// What went wrong beyond the checks themselves (no summary, a timeout, a server that
     /// did not start, an exit status that disagrees with the counts).
-    problem: Option<String>,
+    pub(crate) problem: Option<String>,
 }
 
 impl Outcome {
@@ -458,7 +466,7 @@ fn run_client(
 
 /// Runs `command` with its output (standard output, then standard error) in `output_path`;
 /// returns that output and whether the command succeeded.
-fn run_script(
+pub(crate) fn run_script(
     command: &mut Command,
     output_path: &Path,
     timeout: Duration,
@@ -493,7 +501,7 @@ fn run_script(
 
 /// Reads a script's `PASS name` / `FAIL name: why` lines and its closing `N passed, N failed`
 /// line; the two must agree, and the closing line must be the last line.
-fn read_outcome(text: &str) -> Outcome {
+pub(crate) fn read_outcome(text: &str) -> Outcome {
     let mut outcome = Outcome::default();
     let mut pass_lines = 0;
     for line in text.lines() {

@@ -16,10 +16,11 @@
 //! | `memory-bench` | product pages of a subset-pattern database against plain documents, with a cold page cache inside cgroup memory limits (issue 14's table) |
 //! | `mongosh` | the real mongosh from npm against `spillway serve`: a ping, the mongosh examples against their snapshots, an interactive session through tmux |
 //! | `clients` | issue 27's transparency checks through pymongo, the official Node.js driver and Mongoose (pinned, from PyPI and npm): a collection with a policy answers as a plain one |
+//! | `gui` | issue 30's GUI check: mongo-express (built from npm) in headless Chromium browses and edits a plain and a patterned collection; screenshots in `target/gui/screenshots/` |
 //!
 //! Modules are layered, each using only those below it (bottom first): `shared`, `step` →
 //! `conformance`, `realdata`, `servers`, `tasks` → `memory_bench`, `pymongo` → `clients`,
-//! `mongosh`, `serve_tasks` → `hostile` → `ci`.
+//! `mongosh`, `serve_tasks` → `gui`, `hostile` → `ci`.
 //!
 //! xtask only orchestrates: it never contains product logic. Every check it runs is also a
 //! plain `#[test]` somewhere, so `cargo test --workspace` alone covers the same ground.
@@ -27,6 +28,7 @@
 mod ci;
 mod clients;
 mod conformance;
+mod gui;
 mod hostile;
 mod memory_bench;
 mod mongosh;
@@ -97,6 +99,12 @@ enum Command {
     /// The clients are pinned (npm packages in target/clients/). Each runs the same reads and
     /// writes on a collection with an outlier policy and on a plain one, and compares.
     Clients(clients::Options),
+    /// mongo-express (built from npm) in headless Chromium against spillway serve: browses and
+    /// edits a plain and a patterned collection, then checks the writes through a driver
+    ///
+    /// Screenshots of every page go to target/gui/screenshots/. Needs Node.js and Debian's
+    /// /usr/bin/chromium (--install-chromium installs it with apt-get). Not part of ci.
+    Gui(gui::Options),
     /// kill -9 of spillway serve under pymongo writers, N times: every acknowledged write must
     /// survive
     ServeCrash(serve_tasks::CrashOptions),
@@ -142,6 +150,7 @@ fn run(command: &Command) -> Result<()> {
         Command::Pymongo(options) => pymongo::run(options),
         Command::Mongosh(options) => mongosh::run(options),
         Command::Clients(options) => clients::run(options),
+        Command::Gui(options) => gui::run(options),
         Command::MemoryBench(options) => memory_bench::run(options),
         Command::ServeCrash(options) => serve_tasks::crash(options),
         Command::ServeLoad(options) => serve_tasks::load(options),
@@ -183,6 +192,7 @@ mod tests {
             "mongosh --peer",
             "mongosh --update",
             "clients --only pymongo,node-driver,mongoose --peer --control --ci --timeout 9",
+            "gui --install-chromium --relock --timeout 600",
             "serve-crash --iterations 100 --seed 7",
             "serve-load --seconds 60 --clients 32 --threads --peer",
             "serve-hostile --bounded --seconds 20 --idle 10 --slow 1 --tricklers 1 --trickle-mb 1 --rss-bound-mib 512",

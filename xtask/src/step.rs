@@ -47,10 +47,30 @@ pub(crate) fn step_capturing(name: &str, mut command: Command) -> Result<String>
     Ok(stdout)
 }
 
+/// The command as typed: its program's file name (`cargo`, `npm`, `node`), then its arguments.
 fn describe(command: &Command) -> String {
+    let program = Path::new(command.get_program())
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let args: Vec<_> = command
         .get_args()
         .map(|arg| arg.to_string_lossy().into_owned())
         .collect();
-    format!("cargo {}", args.join(" "))
+    format!("{program} {}", args.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_is_described_by_its_own_program() {
+        let mut npm = Command::new("npm");
+        npm.args(["ci", "--ignore-scripts"]);
+        assert_eq!(describe(&npm), "npm ci --ignore-scripts");
+        let mut cargo = Command::new("/root/.cargo/bin/cargo");
+        cargo.args(["build", "--release"]);
+        assert_eq!(describe(&cargo), "cargo build --release");
+    }
 }

@@ -454,3 +454,82 @@ fn over_the_wire_the_stored_layout_is_a_read_only_namespace() {
         &vec![Bson::from("m"), "n".into(), "o".into(), "b".into()]
     );
 }
+
+/// What mongo-express 1.0.2 sends when a user saves or deletes a document from its document
+/// page (`cargo xtask gui`): `update` with the whole document it read as the filter and the
+/// edited text as the replacement, and `delete` with the whole document read as the filter. On
+/// a collection with a policy, that filter holds the whole logical array, spilled elements
+/// included: it must match, the save must keep every spilled element once, and the delete must
+/// take the overflow buckets with the document.
+#[test]
+fn a_gui_saving_or_deleting_by_the_whole_document_read_matches_the_logical_document() {
+    let commands = Commands::new(Database::open_in_memory().unwrap());
+    command_ok(
+        &commands,
+        doc! { "setPattern": "books", "outlier": "buyers", "threshold": 3, "bucketCapacity": 2, "$db": "gui" },
+    );
+    let buyers: Vec<String> = (0..10).map(|n| format!("u{n:02}")).collect();
+    command_ok(
+        &commands,
+        doc! { "insert": "books", "documents": [
+            { "_id": 1, "title": "Viral", "buyers": buyers.clone() },
+            { "_id": 2, "title": "Out of Print", "buyers": ["a", "b", "c", "d", "e"] },
+        ], "$db": "gui" },
+    );
+    let read = first_batch(&command_ok(
+        &commands,
+        doc! { "find": "books", "filter": { "_id": 1 }, "$db": "gui" },
+    ))
+    .remove(0);
+    let mut edited = read.clone();
+    edited.insert("title", "Viral (edited)");
+    let saved = command_ok(
+        &commands,
+        doc! { "update": "books", "updates": [{ "q": read.clone(), "u": edited.clone() }], "$db": "gui" },
+    );
+    assert_eq!(
+        (saved.get_i32("n").ok(), saved.get_i32("nModified").ok()),
+        (Some(1), Some(1)),
+        "the save matched nothing: {saved}"
+    );
+    let after = first_batch(&command_ok(
+        &commands,
+        doc! { "find": "books", "filter": { "_id": 1 }, "$db": "gui" },
+    ));
+    assert_eq!(after, vec![edited]);
+    let buckets = first_batch(&command_ok(
+        &commands,
+        doc! { "find": "extra_books", "filter": { "books_id": 1 }, "$db": "gui" },
+    ));
+    let mut spilled: Vec<String> = buckets
+        .iter()
+        .flat_map(|bucket| bucket.get_array("buyers_extra").unwrap().clone())
+        .map(|element| element.as_str().unwrap().to_string())
+        .collect();
+    spilled.sort();
+    assert_eq!(spilled, buyers[3..], "each spilled element once");
+
+    let doomed = first_batch(&command_ok(
+        &commands,
+        doc! { "find": "books", "filter": { "_id": 2 }, "$db": "gui" },
+    ))
+    .remove(0);
+    let deleted = command_ok(
+        &commands,
+        doc! { "delete": "books", "deletes": [{ "q": doomed, "limit": 1 }], "$db": "gui" },
+    );
+    assert_eq!(deleted.get_i32("n").ok(), Some(1), "{deleted}");
+    let left = first_batch(&command_ok(
+        &commands,
+        doc! { "find": "extra_books", "filter": { "books_id": 2 }, "$db": "gui" },
+    ));
+    assert!(
+        left.is_empty(),
+        "buckets left of the deleted document: {left:?}"
+    );
+    let verified = command_ok(&commands, doc! { "verifyPatterns": 1, "$db": "gui" });
+    assert!(
+        verified.get_array("violations").unwrap().is_empty(),
+        "{verified}"
+    );
+}
