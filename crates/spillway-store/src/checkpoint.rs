@@ -1242,7 +1242,10 @@ mod tests {
 
     use super::*;
     use crate::backend::MemoryBackend;
+    use crate::directory::BaseReads;
+    use crate::format::OpKind;
     use crate::format::ValueLoc;
+    use std::collections::HashMap;
 
     const DIR: &str = "/checkpoint";
 
@@ -1453,6 +1456,121 @@ mod tests {
     fn keyspace<'a>(directory: &'a mut Directory, name: &str) -> &'a mut KeyspaceState {
         let id = directory.names[name];
         directory.keyspaces.get_mut(&id).unwrap()
+    }
+
+    /// A frame's payload of `ops` (kind, keyspace, key), as a batch encodes it; a put's value
+    /// is its key.
+    fn frame_payload(ops: &[(OpKind, u32, &[u8])]) -> Vec<u8> {
+        let mut payload = Vec::new();
+        for &(kind, keyspace, key) in ops {
+            let value = if kind == OpKind::Put { key } else { &[] };
+            crate::format::encode_op(&mut payload, kind, keyspace, key, value);
+        }
+        assert_eq!(
+            crate::format::Frame {
+                seq: 1,
+                payload: &payload,
+                len: 0
+            }
+            .ops()
+            .count(),
+            ops.len()
+        );
+        payload
+    }
+
+    /// What applying `payload` to `directory` gives (entries, key count, live bytes), with
+    /// the base locations `reads` found before, or with none (every one searched).
+    fn applied(
+        directory: &Directory,
+        payload: &[u8],
+        reads: Option<&BaseReads>,
+    ) -> (KeyspaceEntries, usize, HashMap<u32, u64>) {
+        let mut directory = directory.clone();
+        let mut live = LiveBytes::from_directory(&directory).unwrap();
+        let ops = || crate::format::Frame {
+            seq: 1,
+            payload,
+            len: FRAME_HEADER_LEN + payload.len(),
+        };
+        match reads {
+            Some(reads) => directory.apply_ops_read(ops().ops(), reads, 9, 0, &mut live),
+            None => directory.apply_ops(ops().ops(), 9, 0, &mut live),
+        }
+        .unwrap();
+        (entries(&directory), directory.total_keys(), live.0)
+    }
+
+    /// A commit's pre-read hands the base locations it found to the apply, which uses them
+    /// only while the keyspace still has the base they were read from: after a checkpoint
+    /// installed in between (a rebase onto another archive) or a clear earlier in the frame it
+    /// searches again, and the directory ends as a plain apply (searching every key) leaves it.
+    #[test]
+    fn base_reads_are_used_only_on_the_base_they_were_read_from() {
+        // Enough keys for several blocks, most of them not checked by the open.
+        let base_keys = keys(0..50_000);
+        let (directory, _backend) = mapped(&in_memory(&[("ks", base_keys.clone())]));
+        let ks = directory.names["ks"];
+        let (in_base, deleted, new) = (&base_keys[10][..], &base_keys[11][..], &b"key-new"[..]);
+        let payload = frame_payload(&[
+            (OpKind::Put, ks, in_base),
+            (OpKind::Delete, ks, deleted),
+            (OpKind::Put, ks, new),
+        ]);
+        let frame = crate::format::Frame {
+            seq: 1,
+            payload: &payload,
+            len: FRAME_HEADER_LEN + payload.len(),
+        };
+        let reads = directory.check_base_reads(frame.ops()).unwrap();
+        assert_eq!(
+            reads.len(),
+            3,
+            "every put and delete is read ahead on a lazy base"
+        );
+        // On the base read from, the reads stand for the searches.
+        assert_eq!(
+            applied(&directory, &payload, Some(&reads)),
+            applied(&directory, &payload, None)
+        );
+
+        // A checkpoint installed between pre-read and apply: the same keys at other
+        // locations (seven keys ahead shift every made-up location), now the base.
+        let mut shifted = keys(90_000..90_007);
+        shifted.extend(base_keys.iter().cloned());
+        let (installed, _installed_backend) = mapped(&in_memory(&[("ks", shifted)]));
+        let rebased = directory.rebase(&directory, &installed);
+        let (old, now) = (
+            directory.keyspaces[&ks].get(in_base).unwrap(),
+            rebased.keyspaces[&ks].get(in_base).unwrap(),
+        );
+        assert_ne!(old, now, "the stale read differs from the new base");
+        let expected = applied(&rebased, &payload, None);
+        assert_eq!(applied(&rebased, &payload, Some(&reads)), expected);
+
+        // A clear takes the base away (reading it all first, so nothing after it is read
+        // ahead): the put before it uses its read, the put after it adds the key again.
+        let payload = frame_payload(&[
+            (OpKind::Put, ks, in_base),
+            (OpKind::ClearKeyspace, ks, b""),
+            (OpKind::Put, ks, in_base),
+        ]);
+        let frame = crate::format::Frame {
+            seq: 1,
+            payload: &payload,
+            len: FRAME_HEADER_LEN + payload.len(),
+        };
+        // (A base not read yet: the applies above read every block of the first.)
+        let (directory, _backend) = mapped(&in_memory(&[("ks", base_keys.clone())]));
+        let reads = directory.check_base_reads(frame.ops()).unwrap();
+        assert_eq!(reads.len(), 1);
+        let expected = applied(&directory, &payload, None);
+        assert_eq!(expected.1, 1);
+        assert_eq!(applied(&directory, &payload, Some(&reads)), expected);
+
+        // Once every block was found intact nothing is read ahead.
+        directory.keyspaces[&ks].check_base().unwrap();
+        assert_eq!(directory.check_base_reads(frame.ops()).unwrap().len(), 0);
     }
 
     #[test]

@@ -196,6 +196,15 @@ impl KeyspaceState {
         }
     }
 
+    /// `key`'s location in the base: `read`'s, when it was read from this very base (see
+    /// [`BaseReads`]), else searched.
+    fn base_get_known(&self, key: &[u8], read: Option<&BaseRead>) -> Result<Option<ValueLoc>> {
+        match (read, &self.base) {
+            (Some(read), Some(base)) if read.is_of(base) => Ok(read.loc),
+            _ => self.base_get(key),
+        }
+    }
+
     /// The overlay's slot of `key`. A short key is looked up as a [`Key`], whose comparisons
     /// are mostly one integer compare, a long one as bytes.
     fn overlay_slot(&self, key: &[u8]) -> Option<&Slot> {
@@ -223,6 +232,17 @@ impl KeyspaceState {
     /// Points `key` at `loc`; returns the previous location. On a damaged base it fails
     /// before changing anything.
     pub(crate) fn put(&mut self, key: &[u8], loc: ValueLoc) -> Result<Option<ValueLoc>> {
+        self.put_known(key, loc, None)
+    }
+
+    /// [`KeyspaceState::put`], with `key`'s base location read before (`read`, used if it
+    /// was read from this keyspace's current base).
+    fn put_known(
+        &mut self,
+        key: &[u8],
+        loc: ValueLoc,
+        read: Option<&BaseRead>,
+    ) -> Result<Option<ValueLoc>> {
         let slot = if key.len() <= INLINE_KEY_LEN {
             self.overlay.get_mut(&Key::new(key))
         } else {
@@ -236,7 +256,7 @@ impl KeyspaceState {
             *slot = Slot::Put(loc);
             old
         } else {
-            let old = self.base_get(key)?;
+            let old = self.base_get_known(key, read)?;
             self.overlay.insert(Key::new(key), Slot::Put(loc));
             old
         };
@@ -249,11 +269,17 @@ impl KeyspaceState {
     /// Removes `key`; returns its location if it was present. On a damaged base it fails
     /// before changing anything.
     pub(crate) fn delete(&mut self, key: &[u8]) -> Result<Option<ValueLoc>> {
+        self.delete_known(key, None)
+    }
+
+    /// [`KeyspaceState::delete`], with `key`'s base location read before (`read`, used if it
+    /// was read from this keyspace's current base).
+    fn delete_known(&mut self, key: &[u8], read: Option<&BaseRead>) -> Result<Option<ValueLoc>> {
         let old = match self.overlay_slot(key) {
             Some(Slot::Deleted) => return Ok(None),
             Some(Slot::Put(old)) => {
                 let old = *old;
-                if self.base_get(key)?.is_some() {
+                if self.base_get_known(key, read)?.is_some() {
                     self.overlay.insert(Key::new(key), Slot::Deleted);
                 } else {
                     self.overlay.remove(key);
@@ -261,7 +287,7 @@ impl KeyspaceState {
                 old
             }
             None => {
-                let Some(old) = self.base_get(key)? else {
+                let Some(old) = self.base_get_known(key, read)? else {
                     return Ok(None);
                 };
                 self.overlay.insert(Key::new(key), Slot::Deleted);
@@ -494,6 +520,58 @@ impl DoubleEndedIterator for Entries<'_> {
     }
 }
 
+/// What [`Directory::check_base_reads`] found in the keyspaces' bases, for
+/// [`Directory::apply_ops_read`] to use instead of searching them again: the base location of
+/// each key put or deleted whose base could still fail a read, tagged with that base.
+///
+/// A checkpoint installed between the two (which rebases the directory under the `published`
+/// lock, not the writer's) gives keyspaces a new base, and a clear earlier in the frame takes
+/// a keyspace's base away: a read is used only while its keyspace still has the very base it
+/// was read from, and the apply searches again otherwise (the new base of an install was
+/// checked whole when it was opened, so that search cannot fail either).
+#[derive(Debug, Default)]
+pub(crate) struct BaseReads {
+    /// In op order; ops without a read (no base, or one whose blocks were all found intact,
+    /// which the apply searches itself) have no entry.
+    reads: Vec<BaseRead>,
+    /// The archives read, held so that none is freed and another mapped at its address while
+    /// the reads point at it.
+    archives: Vec<Arc<CheckpointArchive>>,
+}
+
+/// One key's location in one base, as [`Directory::check_base_reads`] read it.
+#[derive(Debug)]
+struct BaseRead {
+    /// Index of the op in its frame.
+    op: usize,
+    /// The base read: its archive (kept alive by [`BaseReads::archives`]) and keyspace index.
+    archive: *const CheckpointArchive,
+    index: usize,
+    loc: Option<ValueLoc>,
+}
+
+impl BaseRead {
+    fn is_of(&self, base: &Base) -> bool {
+        std::ptr::eq(Arc::as_ptr(&base.archive), self.archive) && base.index == self.index
+    }
+}
+
+impl BaseReads {
+    /// Number of locations read (for tests).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.reads.len()
+    }
+
+    /// The read of op `op`, if there is one: `next` is the position of the first read not
+    /// passed yet, advanced past it.
+    fn take(&self, next: &mut usize, op: usize) -> Option<&BaseRead> {
+        let read = self.reads.get(*next).filter(|read| read.op == op)?;
+        *next += 1;
+        Some(read)
+    }
+}
+
 /// All keyspaces.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Directory {
@@ -576,30 +654,48 @@ impl Directory {
     /// Reads what [`Directory::apply_ops`] will read of the keyspaces' bases (the old location
     /// of every key put or deleted, every key of a keyspace cleared or dropped), so that a
     /// damaged checkpoint block fails a commit before its frame is written, and the apply after
-    /// it, reading blocks already checked, cannot fail.
-    pub(crate) fn check_base_reads<'a>(&self, ops: impl Iterator<Item = Op<'a>>) -> Result<()> {
-        for op in ops {
+    /// it, reading blocks already checked, cannot fail. The locations read are returned for
+    /// [`Directory::apply_ops_read`], which then does not search for them again.
+    pub(crate) fn check_base_reads<'a>(
+        &self,
+        ops: impl Iterator<Item = Op<'a>>,
+    ) -> Result<BaseReads> {
+        let mut found = BaseReads::default();
+        for (position, op) in ops.enumerate() {
             let Some(keyspace) = self.keyspaces.get(&op.keyspace) else {
                 continue;
             };
             // Once every block of the base was found intact, the apply's reads cannot fail:
-            // a writer then skips this second search (most of a put's cost on a large base).
-            if !keyspace
+            // nothing is read ahead, and the apply searches the base itself, once.
+            let Some(base) = keyspace
                 .base
                 .as_ref()
-                .is_some_and(|base| base.archive.may_fail())
-            {
+                .filter(|base| base.archive.may_fail())
+            else {
                 continue;
-            }
+            };
             match op.kind {
                 OpKind::Put | OpKind::Delete => {
-                    keyspace.base_get(op.key)?;
+                    let loc = keyspace.base_get(op.key)?;
+                    if !found
+                        .archives
+                        .iter()
+                        .any(|archive| Arc::ptr_eq(archive, &base.archive))
+                    {
+                        found.archives.push(base.archive.clone());
+                    }
+                    found.reads.push(BaseRead {
+                        op: position,
+                        archive: Arc::as_ptr(&base.archive),
+                        index: base.index,
+                        loc,
+                    });
                 }
                 OpKind::ClearKeyspace | OpKind::DropKeyspace => keyspace.check_base()?,
                 OpKind::CreateKeyspace => {}
             }
         }
-        Ok(())
+        Ok(found)
     }
 
     /// Applies ops already checked by [`Directory::check_ops`]. `payload_offset` is the offset of
@@ -613,7 +709,22 @@ impl Directory {
         payload_offset: usize,
         live: &mut LiveBytes,
     ) -> Result<()> {
-        for op in ops {
+        self.apply_ops_read(ops, &BaseReads::default(), segment, payload_offset, live)
+    }
+
+    /// [`Directory::apply_ops`] for the ops `reads` was read for by
+    /// [`Directory::check_base_reads`]: the base locations it holds are not searched again
+    /// (where a keyspace's base is still the one read; see [`BaseReads`]).
+    pub(crate) fn apply_ops_read<'a>(
+        &mut self,
+        ops: impl Iterator<Item = Op<'a>>,
+        reads: &BaseReads,
+        segment: u32,
+        payload_offset: usize,
+        live: &mut LiveBytes,
+    ) -> Result<()> {
+        let mut next_read = 0;
+        for (position, op) in ops.enumerate() {
             match op.kind {
                 OpKind::Put => {
                     let loc = ValueLoc {
@@ -622,18 +733,20 @@ impl Directory {
                         len: op.value.len() as u32,
                         crc: op.value_crc,
                     };
+                    let read = reads.take(&mut next_read, position);
                     let Some(keyspace) = self.keyspaces.get_mut(&op.keyspace) else {
                         continue;
                     };
-                    let old = keyspace.put(op.key, loc)?;
+                    let old = keyspace.put_known(op.key, loc, read)?;
                     live.add(op.key, &loc);
                     if let Some(old) = old {
                         live.remove(op.key, &old);
                     }
                 }
                 OpKind::Delete => {
+                    let read = reads.take(&mut next_read, position);
                     if let Some(keyspace) = self.keyspaces.get_mut(&op.keyspace)
-                        && let Some(old) = keyspace.delete(op.key)?
+                        && let Some(old) = keyspace.delete_known(op.key, read)?
                     {
                         live.remove(op.key, &old);
                     }

@@ -1331,7 +1331,7 @@ impl Shared {
                 max: MAX_FRAME_LEN,
             });
         }
-        {
+        let base_reads = {
             let published = read(&self.published);
             let ops = format::Frame {
                 seq: 0,
@@ -1343,9 +1343,10 @@ impl Shared {
                 .check_ops(ops.ops())
                 .map_err(|id| Error::UnknownKeyspace(KeyspaceId(id)))?;
             // A damaged checkpoint block the apply would read fails the commit here, before
-            // its frame is written.
-            published.directory.check_base_reads(ops.ops())?;
-        }
+            // its frame is written; the locations read are handed to the apply, which then
+            // does not search for them again.
+            published.directory.check_base_reads(ops.ops())?
+        };
         let seq = writer.next_seq;
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(&batch.frame[FRAME_HEADER_LEN..]);
@@ -1372,8 +1373,9 @@ impl Shared {
                 payload: &batch.frame[FRAME_HEADER_LEN..],
                 len: frame_len,
             };
-            let applied = published.directory.apply_ops(
+            let applied = published.directory.apply_ops_read(
                 frame.ops(),
+                &base_reads,
                 writer.active.id,
                 frame_offset + FRAME_HEADER_LEN,
                 &mut writer.live,
