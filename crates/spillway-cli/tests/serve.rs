@@ -268,7 +268,7 @@ fn serve_applies_the_limits_given_as_flags() {
 
 /// Runs `spillway serve` with `args`, sends it `command`, stops it; its reply and stderr.
 #[cfg(unix)]
-fn serve_and_ask(args: &[&str], command: Document) -> (Document, String) {
+fn serve_and_ask(args: &[&str], command: &Document) -> (Document, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_spillway"))
         .arg("serve")
         .args(args)
@@ -295,7 +295,7 @@ fn serve_and_ask(args: &[&str], command: Document) -> (Document, String) {
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
-    stream.write_all(&op_msg(1, &command)).unwrap();
+    stream.write_all(&op_msg(1, command)).unwrap();
     let reply = read_reply(&mut stream);
     let killed = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -343,7 +343,7 @@ fn serve_names_the_embedded_database_after_the_directory_and_never_hides_stored_
             .unwrap();
     }
     let list = doc! { "listDatabases": 1, "nameOnly": true, "$db": "admin" };
-    let (reply, stderr) = serve_and_ask(&[data.to_str().unwrap()], list.clone());
+    let (reply, stderr) = serve_and_ask(&[data.to_str().unwrap()], &list);
     assert_eq!(database_names(&reply), ["admin", "shelf"], "{stderr}");
     assert!(
         stderr.contains("spillway serve: serving the 1 collection stored without a database prefix (the embedded API's and the shell's) as database 'shelf'"),
@@ -360,7 +360,7 @@ fn serve_names_the_embedded_database_after_the_directory_and_never_hides_stored_
     }
     let (reply, stderr) = serve_and_ask(
         &[data.to_str().unwrap()],
-        doc! { "listCollections": 1, "nameOnly": true, "$db": "shelf" },
+        &doc! { "listCollections": 1, "nameOnly": true, "$db": "shelf" },
     );
     let listed = reply
         .get_document("cursor")
@@ -386,7 +386,7 @@ fn serve_names_the_embedded_database_after_the_directory_and_never_hides_stored_
 
     let (reply, stderr) = serve_and_ask(
         &[data.to_str().unwrap(), "--embedded-database", "library"],
-        list,
+        &list,
     );
     assert_eq!(
         database_names(&reply),

@@ -136,14 +136,14 @@ fn counted(names: &[&str]) -> String {
 
 /// The first names of `names`, and how many more there are.
 fn listed(names: &[&str]) -> String {
-    let mut shown = names
+    let shown = names
         .iter()
         .take(LISTED)
         .copied()
         .collect::<Vec<_>>()
         .join(", ");
-    if names.len() > LISTED {
-        shown.push_str(&format!(" and {} more", names.len() - LISTED));
+    match names.len().saturating_sub(LISTED) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
     }
-    shown
 }
