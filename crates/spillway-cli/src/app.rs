@@ -176,10 +176,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// mongosh names the database it is connected to.
 fn shell_executor(database: Database, directory: Option<&PathBuf>) -> Executor {
     let executor = Executor::new(database);
-    match directory
-        .and_then(|path| path.file_name())
-        .and_then(|name| name.to_str())
-    {
+    match directory.and_then(|path| spillway::command::directory_database_name(path)) {
         Some(name) => executor.with_database_name(name),
         None => executor,
     }

@@ -31,6 +31,12 @@ pub struct ServeArgs {
     /// Database directory, created if missing; every MongoDB database of the server lives in
     /// it. Default: ./spillway-data.
     dir: Option<PathBuf>,
+    /// Serve the collections stored without a database prefix (those `spillway shell`,
+    /// `spillway demo` and the embedded API create) as this database [default: the
+    /// directory's name, as the shell's db.getName() gives it, when it is a valid database
+    /// name under whose prefix no collection is stored yet].
+    #[arg(long, value_name = "NAME")]
+    embedded_database: Option<String>,
     /// Serve a temporary in-memory database instead (gone when the server stops).
     #[arg(long, conflicts_with = "dir")]
     in_memory: bool,
@@ -183,6 +189,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
             database_path: database_path
                 .as_ref()
                 .map(|path| path.display().to_string()),
+            embedded_database: args.embedded_database.clone(),
             argv: std::env::args().collect(),
             tls: args.tls_cert.clone().zip(args.tls_key.clone()).map(
                 |(certificate, private_key)| TlsFiles {

@@ -265,3 +265,145 @@ fn serve_applies_the_limits_given_as_flags() {
     assert_eq!(deep.get_i32("code").ok(), Some(15), "{deep}");
     assert_eq!(ping.get_f64("ok").ok(), Some(1.0));
 }
+
+/// Runs `spillway serve` with `args`, sends it `command`, stops it; its reply and stderr.
+#[cfg(unix)]
+fn serve_and_ask(args: &[&str], command: &Document) -> (Document, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .arg("serve")
+        .args(args)
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let Some(address) = line.trim().strip_prefix("listening on ") else {
+        let _ = child.kill();
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        panic!("a 'listening on' line, got {line:?}; stderr: {stderr}");
+    };
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(&op_msg(1, command)).unwrap();
+    let reply = read_reply(&mut stream);
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "{stderr}");
+    (reply, stderr)
+}
+
+fn database_names(reply: &Document) -> Vec<String> {
+    reply
+        .get_array("databases")
+        .unwrap_or_else(|_| panic!("a listDatabases reply: {reply}"))
+        .iter()
+        .map(|database| {
+            database
+                .as_document()
+                .unwrap()
+                .get_str("name")
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_names_the_embedded_database_after_the_directory_and_never_hides_stored_data() {
+    let directory = tempfile::tempdir().unwrap();
+    let data = directory.path().join("shelf");
+    {
+        let db = spillway::Database::open(&data).unwrap();
+        db.collection::<Document>("books")
+            .insert_one(doc! { "_id": 1 })
+            .run()
+            .unwrap();
+    }
+    let list = doc! { "listDatabases": 1, "nameOnly": true, "$db": "admin" };
+    let (reply, stderr) = serve_and_ask(&[data.to_str().unwrap()], &list);
+    assert_eq!(database_names(&reply), ["admin", "shelf"], "{stderr}");
+    assert!(
+        stderr.contains("spillway serve: serving the 1 collection stored without a database prefix (the embedded API's and the shell's) as database 'shelf'"),
+        "{stderr}"
+    );
+
+    // A server of old stored database `shelf` under its prefix: it stays what `shelf` is.
+    {
+        let commands = spillway::command::Commands::new(spillway::Database::open(&data).unwrap());
+        let reply = commands.execute(doc! {
+            "insert": "old", "documents": [{ "_id": 1 }], "$db": "shelf",
+        });
+        assert_eq!(reply.get_i32("n").ok(), Some(1), "{reply}");
+    }
+    let (reply, stderr) = serve_and_ask(
+        &[data.to_str().unwrap()],
+        &doc! { "listCollections": 1, "nameOnly": true, "$db": "shelf" },
+    );
+    let listed = reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(listed.len(), 1, "{reply}");
+    assert_eq!(
+        listed[0].as_document().unwrap().get_str("name").ok(),
+        Some("old")
+    );
+    let notice: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("not serving"))
+        .collect();
+    assert_eq!(
+        notice,
+        [
+            "spillway serve: not serving the 1 collection stored without a database prefix (books): database 'shelf' already has collections stored under its prefix (shelf.old), which stay served; serve them with --embedded-database NAME"
+        ],
+        "{stderr}"
+    );
+
+    let (reply, stderr) = serve_and_ask(
+        &[data.to_str().unwrap(), "--embedded-database", "library"],
+        &list,
+    );
+    assert_eq!(
+        database_names(&reply),
+        ["admin", "library", "shelf"],
+        "{stderr}"
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["serve", data.to_str().unwrap(), "--port", "0"])
+        .args(["--embedded-database", "shelf"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "--embedded-database shelf: the store already holds database 'shelf' (shelf.old"
+        ),
+        "{stderr}"
+    );
+}

@@ -187,6 +187,16 @@ pub enum ServerError {
         /// What is wrong with it.
         message: String,
     },
+    /// The embedded database cannot be served under the name given
+    /// ([`crate::ServerOptions::embedded_database`]).
+    EmbeddedDatabase {
+        /// The name given.
+        name: String,
+        /// Why not.
+        reason: String,
+    },
+    /// The database's collection names could not be read at start.
+    Store(spillway::Error),
     /// The listening socket failed.
     Accept {
         /// The address listened on.
@@ -212,6 +222,12 @@ impl fmt::Display for ServerError {
             ServerError::Accept { address, source } => {
                 write!(f, "the listening socket {address} failed: {source}")
             }
+            ServerError::EmbeddedDatabase { name, reason } => {
+                write!(f, "--embedded-database {name}: {reason}")
+            }
+            ServerError::Store(source) => {
+                write!(f, "cannot read the database's collection names: {source}")
+            }
         }
     }
 }
@@ -222,7 +238,10 @@ impl std::error::Error for ServerError {
             ServerError::Bind { source, .. }
             | ServerError::Runtime(source)
             | ServerError::Accept { source, .. } => Some(source),
-            ServerError::Tls { .. } | ServerError::AuthWithoutDatabase => None,
+            ServerError::Store(source) => Some(source),
+            ServerError::Tls { .. }
+            | ServerError::AuthWithoutDatabase
+            | ServerError::EmbeddedDatabase { .. } => None,
         }
     }
 }

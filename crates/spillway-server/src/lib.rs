@@ -15,6 +15,8 @@
 //!   presented in `hello`, counters, fail points, connection slots and buffer budget).
 //! - `server`: the accept loop, the limits, the reaper ticker and the clean shutdown;
 //!   `tls`: TLS with rustls when a certificate and key are given.
+//! - `embedded`: which database serves the collections stored without a database prefix
+//!   (those the embedded API and the shell create), decided once at start ([`naming`]).
 //! - `--auth`: `auth` (SCRAM-SHA-1 and SCRAM-SHA-256 conversations, the gate before login),
 //!   `users` (the user and role commands), `roles` (MongoDB's built-in roles and user-defined
 //!   ones, resolved to grants) and `authorization` (each command checked against the grants,
@@ -24,7 +26,8 @@
 //!
 //! Modules are layered, each using only those below it (bottom first): `command_option`,
 //! `error`, `executor`, `roles` → `auth`, `failpoint`, `tls`, `wire` → `authorization`,
-//! `limits`, `users` → `read`, `state` → `handshake` → `admin` → `connection` → `server`.
+//! `limits`, `users` → `read`, `state` → `embedded`, `handshake` → `admin` → `connection` →
+//! `server`.
 //!
 //! This crate must never interpret a database command: everything but the server-level
 //! commands goes to the command layer, which knows no sockets.
@@ -44,6 +47,7 @@ mod auth;
 mod authorization;
 mod command_option;
 mod connection;
+mod embedded;
 mod error;
 mod executor;
 mod failpoint;
@@ -59,6 +63,7 @@ mod users;
 pub mod wire;
 
 pub use admin::SERVER_COMMANDS;
+pub use embedded::{Naming, naming};
 pub use error::{ServerError, WireError};
 pub use executor::Executor;
 pub use handshake::{MAX_WIRE_VERSION, MONGODB_VERSION, REPLICA_SET_NAME};

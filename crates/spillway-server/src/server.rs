@@ -226,7 +226,8 @@ fn is_transient_accept_error(error: &std::io::Error) -> bool {
 }
 
 /// Runs a server on `database` until Ctrl-C or SIGTERM, on its own multi-threaded runtime:
-/// binds, calls `on_listening` with the bound address, serves, shuts down cleanly.
+/// decides the naming of its collections ([`crate::naming`], whose notice goes to standard
+/// error), binds, calls `on_listening` with the bound address, serves, shuts down cleanly.
 pub fn serve_blocking(
     database: Database,
     options: ServerOptions,
@@ -239,7 +240,12 @@ pub fn serve_blocking(
         .build()
         .map_err(ServerError::Runtime)?;
     runtime.block_on(async move {
-        let server = Server::bind(Commands::new(database), options).await?;
+        let naming = crate::embedded::naming(&database, &options)?;
+        if let Some(notice) = &naming.notice {
+            eprintln!("spillway serve: {notice}");
+        }
+        let commands = Commands::with_namespaces(database, naming.namespaces);
+        let server = Server::bind(commands, options).await?;
         let shutdown = shutdown_signal().map_err(ServerError::Runtime)?;
         on_listening(server.local_addr());
         server.run_until(shutdown).await

@@ -36,8 +36,15 @@ pub struct ServerOptions {
     /// `host:port` announced in `hello` (`hosts`, `me`, `primary`); default `bind:port` (the
     /// port bound when 0 was asked), or `localhost:port` when binding every interface.
     pub advertised_host: Option<String>,
-    /// The database directory, for `getCmdLineOpts`.
+    /// The database directory, for `getCmdLineOpts`; [`serve_blocking`](crate::serve_blocking)
+    /// names the embedded database after it (see `embedded_database`).
     pub database_path: Option<String>,
+    /// The database that serves the collections stored without a database prefix (those
+    /// the embedded API and the shell create): collection `c` of it is the stored collection
+    /// `c`. `None`: named after `database_path`'s last component when that is a valid
+    /// database name whose prefix holds no collection yet (the shell's `db.getName()`), and
+    /// none for an in-memory database. Read by [`crate::naming`], once, at start.
+    pub embedded_database: Option<String>,
     /// The process's arguments, for `getCmdLineOpts`.
     pub argv: Vec<String>,
     /// Serve TLS only, with this certificate and key (default: plain TCP).
@@ -59,6 +66,7 @@ impl Default for ServerOptions {
             limits: Limits::default(),
             advertised_host: None,
             database_path: None,
+            embedded_database: None,
             argv: Vec::new(),
             tls: None,
             auth: false,

@@ -7,6 +7,7 @@ mod common;
 
 mod auth;
 mod driver;
+mod embedded;
 mod failpoint;
 mod frame_proptest;
 mod limits;

@@ -49,34 +49,49 @@ const POLL: Duration = Duration::from_millis(5);
 pub(crate) enum Scope {
     /// One collection (by stored name): its drop or rename ends the stream (`invalidate`).
     Collection(String),
-    /// The collections whose stored names start with this prefix (`""`: all).
-    Prefix(String),
+    /// Every collection.
+    All,
+    /// The collections of one client database: those the stream's naming of collections
+    /// ([`NamespaceOf`], the command layer's `{ db, coll }`) puts in it.
+    Database(String),
+}
+
+/// The `db` that `namespace` gives stored collection `stored` (`None` without one, as the
+/// embedded API's streams name collections).
+fn database_of(namespace: &NamespaceOf, stored: &str) -> Option<String> {
+    namespace(stored).get_str("db").ok().map(str::to_owned)
 }
 
 impl Scope {
-    fn covers(&self, collection: &str) -> bool {
+    fn covers(&self, collection: &str, namespace: &NamespaceOf) -> bool {
         match self {
             Scope::Collection(name) => name == collection,
-            Scope::Prefix(prefix) => collection.starts_with(prefix.as_str()),
+            Scope::All => true,
+            Scope::Database(database) => {
+                database_of(namespace, collection).as_deref() == Some(database.as_str())
+            }
         }
     }
 
     /// Whether `record` is about this scope: a change to a collection it covers, or (for a
     /// collection's stream) a rename that dropped the watched collection as its target.
-    fn covers_record(&self, record: &Document) -> bool {
+    fn covers_record(&self, record: &Document, namespace: &NamespaceOf) -> bool {
         let collection = record.get_str("ns").unwrap_or_default();
-        self.covers(collection)
+        self.covers(collection, namespace)
             || matches!(self, Scope::Collection(name)
                 if record.get_str("op").ok() == Some("rename")
                     && record.contains_key("dropTarget")
                     && record.get_str("to").ok() == Some(name.as_str()))
     }
 
-    /// Whether a `dropDatabase` of the collections stored under `prefix` ends this stream.
-    fn ended_by_database_drop(&self, prefix: &str) -> bool {
+    /// Whether a `dropDatabase` recorded with `marker` (a stored name of the dropped
+    /// database's space that names no collection) ends this stream.
+    fn ended_by_database_drop(&self, marker: &str, namespace: &NamespaceOf) -> bool {
+        let dropped = database_of(namespace, marker);
         match self {
-            Scope::Collection(name) => name.starts_with(prefix),
-            Scope::Prefix(own) => !own.is_empty() && own == prefix,
+            Scope::Collection(name) => database_of(namespace, name) == dropped,
+            Scope::All => false,
+            Scope::Database(database) => dropped.as_deref() == Some(database.as_str()),
         }
     }
 }
@@ -188,7 +203,7 @@ impl Database {
     /// Opens a change stream of every collection of the database (see
     /// [`crate::Collection::watch`]); dropping a collection does not end it.
     pub fn watch(&self) -> Watch<'_> {
-        Watch::new(self, Scope::Prefix(String::new()))
+        Watch::new(self, Scope::All)
     }
 }
 
@@ -439,8 +454,11 @@ impl ChangeStream {
             let collection = record.get_str("ns").unwrap_or_default().to_string();
             let op = record.get_str("op").unwrap_or_default();
             let database_drop = op == "dropDatabase";
-            let ends = database_drop && self.scope.ended_by_database_drop(&collection);
-            if !ends && !self.scope.covers_record(&record) {
+            let ends = database_drop
+                && self
+                    .scope
+                    .ended_by_database_drop(&collection, &self.namespace);
+            if !ends && !self.scope.covers_record(&record, &self.namespace) {
                 continue;
             }
             if !self.show_expanded_events && EXPANDED_EVENTS.contains(&op) {

@@ -170,10 +170,7 @@ impl Executor {
     /// `spillway shell` gives its directory's name. A name MongoDB would refuse (empty, over
     /// 63 bytes, or holding `/\. "$` or NUL) is replaced by [`DEFAULT_DATABASE_NAME`].
     pub fn with_database_name(mut self, name: &str) -> Executor {
-        let usable = !name.is_empty()
-            && name.len() <= 63
-            && !name.contains(['/', '\\', '.', ' ', '"', '$', '\0']);
-        self.database_name = if usable {
+        self.database_name = if spillway::command::is_valid_database_name(name) {
             name.to_owned()
         } else {
             DEFAULT_DATABASE_NAME.to_owned()

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, Document};
 
 use super::Context;
 use super::args::Args;
@@ -124,7 +124,7 @@ pub(crate) fn open(
     let show_expanded_events = args.bool("showExpandedEvents")?.unwrap_or(false);
     let whole_cluster = args.bool("allChangesForCluster")?.unwrap_or(false);
     let database = context.database.to_string();
-    let namespaces = context.commands.namespaces;
+    let namespaces = context.commands.namespaces.clone();
     let (scope, cursor_namespace) = match (collection, whole_cluster) {
         (Some(_), true) => {
             return Err(CommandError::bad_value(
@@ -135,16 +135,14 @@ pub(crate) fn open(
             Scope::Collection(context.stored(name)?),
             context.namespace(name),
         ),
-        (None, true) if database == "admin" => {
-            (Scope::Prefix(String::new()), "admin.$cmd.aggregate".into())
-        }
+        (None, true) if database == "admin" => (Scope::All, "admin.$cmd.aggregate".into()),
         (None, true) => {
             return Err(CommandError::bad_value(
                 "allChangesForCluster is only valid on the admin database",
             ));
         }
         (None, false) => (
-            Scope::Prefix(namespaces.prefix(&database)?),
+            namespaces.stream_scope(&database)?,
             format!("{database}.$cmd.aggregate"),
         ),
     };
@@ -154,9 +152,7 @@ pub(crate) fn open(
         .full_document_before_change(full_document_before_change)
         .show_expanded_events(show_expanded_events)
         .namespaces(Arc::new(move |stored: &str| {
-            let db = namespaces.database_of(stored).unwrap_or(&database);
-            let coll = namespaces.collection_of(db, stored).unwrap_or(stored);
-            doc! { "db": db, "coll": coll }
+            namespaces.event_namespace(&database, stored)
         }));
     if let Some(token) = resume_after {
         watch = watch.resume_after(token);

@@ -24,7 +24,7 @@ use crate::{
 
 /// The stored collections of the command's database, by their client names.
 fn collections_of(context: &Context<'_>) -> CommandResult<Vec<(String, String)>> {
-    let namespaces = context.commands.namespaces;
+    let namespaces = &context.commands.namespaces;
     Ok(context
         .commands
         .database
@@ -473,7 +473,10 @@ pub(crate) fn drop_database(context: &mut Context<'_>) -> CommandResult {
         .collect();
     collections.sort_by_key(|stored| !mains.contains(stored));
     let database = context.commands.database.clone();
-    let prefix = context.commands.namespaces.prefix(context.database)?;
+    let marker = context
+        .commands
+        .namespaces
+        .database_marker(context.database)?;
     let drop_all = |transaction: &mut Transaction| {
         for stored in &collections {
             database
@@ -482,7 +485,7 @@ pub(crate) fn drop_database(context: &mut Context<'_>) -> CommandResult {
                 .session(transaction)
                 .run()?;
         }
-        transaction.note_database_drop(&prefix);
+        transaction.note_database_drop(&marker);
         Ok(())
     };
     match context.session() {
@@ -499,7 +502,7 @@ pub(crate) fn list_databases(context: &mut Context<'_>) -> CommandResult {
     args.only(&["filter", "nameOnly", "authorizedDatabases"])?;
     let name_only = args.bool("nameOnly")?.unwrap_or(false);
     let filter = args.document("filter")?;
-    let namespaces = context.commands.namespaces;
+    let namespaces = &context.commands.namespaces;
     let mut databases: Vec<String> = context
         .commands
         .database
@@ -550,12 +553,12 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
     }
     check_database_name(context.database).or_else(|error| match context.commands.namespaces {
         super::Namespaces::Flat => Ok(()),
-        super::Namespaces::Prefixed => Err(error),
+        super::Namespaces::Prefixed | super::Namespaces::Embedding(_) => Err(error),
     })?;
     let name_only = args.bool("nameOnly")?.unwrap_or(false);
     let filter = args.document("filter")?;
     let database = context.commands.database.clone();
-    let namespaces = context.commands.namespaces;
+    let namespaces = &context.commands.namespaces;
     let listed: Vec<Document> = collections_of(context)?
         .into_iter()
         .map(|(name, stored)| {
@@ -681,7 +684,7 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
     };
     let (from_database, from_collection) = split(from)?;
     let (to_database, to_collection) = split(to)?;
-    let namespaces = context.commands.namespaces;
+    let namespaces = &context.commands.namespaces;
     let source = namespaces.stored(&from_database, &from_collection)?;
     let target = namespaces.stored(&to_database, &to_collection)?;
     if source == target {

@@ -58,7 +58,10 @@ pub use labels::{
     RESUMABLE_CHANGE_STREAM_ERROR, add_error_labels, error_labels, is_resumable_change_stream_code,
     is_retryable_code,
 };
-pub use namespace::{Namespaces, STORED_VIEW_PREFIX};
+pub use namespace::{
+    EMBEDDED_SYSTEM_PREFIX, EmbeddedDatabase, Namespaces, STORED_VIEW_PREFIX,
+    directory_database_name, is_embedded_stored_name, is_valid_database_name,
+};
 pub use privileges::{ActionType, Privilege, Resource, unauthorized_message};
 
 use self::args::Args;
@@ -459,7 +462,7 @@ impl Commands {
         let database = match command.get("$db") {
             Some(Bson::String(database)) => database.as_str(),
             Some(_) => return Err(CommandError::type_mismatch("'$db' must be a string")),
-            None if self.namespaces == Namespaces::Flat => "",
+            None if matches!(self.namespaces, Namespaces::Flat) => "",
             None => return Err(CommandError::new(40414, "the command has no '$db' field")),
         };
         let snapshot = snapshot_read_concern(command, name)?;

@@ -7,22 +7,80 @@
 //! MongoDB. [`Namespaces::Flat`] is the embedded view: one unnamed database whose collections
 //! are stored under their own names (the shell's).
 //!
+//! A server over a directory the embedded API wrote serves both ([`Namespaces::Embedding`]):
+//! the collections stored under their own names are one database, the *embedded database*
+//! (named after the directory by default, the name the shell's `db.getName()` gives), and
+//! every other database is prefixed. A stored name belongs to the embedded database when it
+//! has no `.`, when it starts with `system.` (a time series' `system.buckets.<name>`, the one
+//! `system.` name the catalog stores unprefixed) or with [`EMBEDDED_SYSTEM_PREFIX`] (its
+//! profiler's and `aggregate: 1`'s collections); otherwise its database is what comes before
+//! the first `.`. So the embedded database's collections cannot have a `.` in their names
+//! (it would make them another database's), and the database `system` cannot be named.
+//!
 //! This module must never read or write documents: it only names things.
 
-use bson::{Bson, Document};
+use std::path::Path;
+
+use bson::{Bson, Document, doc};
 use spillway_doc::error::echo;
 
 use super::error::{CommandError, CommandResult};
+use crate::catalog::BUCKETS_PREFIX;
+use crate::changes::Scope;
 
 /// How database and collection names map to stored collection names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Namespaces {
     /// Collection `c` of database `d` is stored as `d.c` (a server's many databases).
     Prefixed,
+    /// As [`Namespaces::Prefixed`], but the embedded database's collection `c` is stored as
+    /// `c`, as the embedded API and the shell store it (a server over a database the
+    /// embedded API wrote; see the module documentation for which stored names are its).
+    Embedding(EmbeddedDatabase),
     /// Collections are stored under their own names; the database name is ignored (one
     /// embedded database, as the shell sees it).
     Flat,
 }
+
+/// The name under which a server serves the collections stored without a database prefix
+/// ([`Namespaces::Embedding`]): a valid MongoDB database name other than `admin`, `local`,
+/// `config` (the server's own) and `system` (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddedDatabase(String);
+
+impl EmbeddedDatabase {
+    /// Checks `name` (73 InvalidNamespace when MongoDB would refuse it as a database name, or
+    /// when it is one of the reserved names above).
+    pub fn new(name: &str) -> Result<EmbeddedDatabase, CommandError> {
+        check_database_name(name)?;
+        if RESERVED_DATABASES.contains(&name) {
+            return Err(CommandError::new(
+                73,
+                format!(
+                    "'{name}' cannot be the embedded database: the names {} are reserved",
+                    RESERVED_DATABASES.join(", ")
+                ),
+            ));
+        }
+        Ok(EmbeddedDatabase(name.to_owned()))
+    }
+
+    /// The database name clients use.
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The database names the embedded database cannot have: the server's own databases, and
+/// `system`, whose stored names would be the embedded database's `system.` collections.
+const RESERVED_DATABASES: [&str; 4] = ["admin", "config", "local", "system"];
+
+/// Where the embedded database's `system.` collections are stored: `.system.profile` (its
+/// profiler's) and `.system.aggregate` (what `aggregate: 1` reads, always empty). It is the
+/// empty database prefix: no database name is empty and no client collection name starts
+/// with `.`, so no other namespace is stored there, and `system.`-prefixed stored names are
+/// refused by the catalog (time series buckets apart).
+pub const EMBEDDED_SYSTEM_PREFIX: &str = ".system.";
 
 /// The namespace prefix of a collection's stored layout: in any database,
 /// `system.stored.<collection>` reads the main documents of `<collection>` as stored (an
@@ -55,93 +113,182 @@ pub(crate) fn stored_view_is_read_only(database: &str, view: &str, base: &str) -
 /// Longest database name MongoDB accepts, in bytes.
 const MAX_DATABASE_NAME_LEN: usize = 63;
 
+/// The profiler's collection, as clients name it in every database.
+const PROFILE: &str = "system.profile";
+
+/// The collection a database-level `aggregate` reads, as the stored names spell it.
+const AGGREGATE: &str = "system.aggregate";
+
 impl Namespaces {
     /// The stored name of `collection` in `database`, after checking both names as MongoDB
     /// does (73 InvalidNamespace).
-    pub(crate) fn stored(self, database: &str, collection: &str) -> CommandResult<String> {
+    pub(crate) fn stored(&self, database: &str, collection: &str) -> CommandResult<String> {
         check_collection_name(database, collection)?;
         match self {
-            Namespaces::Prefixed => {
-                check_database_name(database)?;
+            Namespaces::Flat => Ok(collection.to_string()),
+            Namespaces::Embedding(embedded) if embedded.name() == database => {
+                if collection == PROFILE {
+                    return Ok(format!(".{PROFILE}"));
+                }
+                let own_name = collection
+                    .strip_prefix(BUCKETS_PREFIX)
+                    .unwrap_or(collection);
+                if own_name.contains('.') {
+                    return Err(CommandError::new(
+                        73,
+                        format!(
+                            "Invalid collection name: {}: the embedded database {database} stores its collections under their own names, where a '.' would make '{}' a database of its own; choose a name without '.'",
+                            echo(&client_namespace(database, collection)),
+                            echo(own_name.split('.').next().unwrap_or_default()),
+                        ),
+                    ));
+                }
+                Ok(collection.to_string())
+            }
+            Namespaces::Prefixed | Namespaces::Embedding(_) => {
+                self.check_prefixed_database(database)?;
                 Ok(format!("{database}.{collection}"))
             }
-            Namespaces::Flat => Ok(collection.to_string()),
+        }
+    }
+
+    /// Checks the name of a database stored under its prefix: MongoDB's rules, and with an
+    /// embedded database, not `system` (whose stored names are the embedded database's).
+    fn check_prefixed_database(&self, database: &str) -> CommandResult<()> {
+        check_database_name(database)?;
+        if let Namespaces::Embedding(embedded) = self
+            && database == "system"
+        {
+            return Err(CommandError::new(
+                73,
+                format!(
+                    "the database name 'system' is reserved while the server serves the embedded database {}: its 'system.' collections are stored under that prefix",
+                    embedded.name()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The stored name of `database`'s `system.` collection `name` (`system.profile`,
+    /// `system.aggregate`), which the server writes in the `system.` space clients cannot
+    /// create collections in; `what` says which command needs it, for the flat view's refusal.
+    fn system_collection(&self, database: &str, name: &str, what: &str) -> CommandResult<String> {
+        match self {
+            Namespaces::Embedding(embedded) if embedded.name() == database => {
+                Ok(format!(".{name}"))
+            }
+            Namespaces::Prefixed | Namespaces::Embedding(_) => {
+                self.check_prefixed_database(database)?;
+                Ok(format!("{database}.{name}"))
+            }
+            Namespaces::Flat => Err(CommandError::not_supported(format!(
+                "{what} needs a server's databases (the embedded view has no {name})"
+            ))),
         }
     }
 
     /// The stored name a database-level `aggregate` reads: `system.aggregate` of the
     /// database, in the `system.` space no client can create a collection in, so it is always
     /// empty. The flat view has no such space (the catalog refuses `system.` names there).
-    pub(crate) fn collectionless(self, database: &str) -> CommandResult<String> {
-        match self {
-            Namespaces::Prefixed => {
-                check_database_name(database)?;
-                Ok(format!("{database}.system.aggregate"))
-            }
-            Namespaces::Flat => Err(CommandError::not_supported(
-                "aggregate: 1 needs a server's databases (the embedded view has none)",
-            )),
-        }
-    }
-
-    /// What the stored names of `database`'s collections start with (`""` in the flat view,
-    /// whose one database holds every collection).
-    pub(crate) fn prefix(self, database: &str) -> CommandResult<String> {
-        match self {
-            Namespaces::Prefixed => {
-                check_database_name(database)?;
-                Ok(format!("{database}."))
-            }
-            Namespaces::Flat => Ok(String::new()),
-        }
+    pub(crate) fn collectionless(&self, database: &str) -> CommandResult<String> {
+        self.system_collection(database, AGGREGATE, "aggregate: 1")
     }
 
     /// The stored name of `database`'s profiler collection, `system.profile`, which the
     /// server writes in the `system.` space clients cannot create collections in.
-    pub(crate) fn profile_collection(self, database: &str) -> CommandResult<String> {
+    pub(crate) fn profile_collection(&self, database: &str) -> CommandResult<String> {
+        self.system_collection(database, PROFILE, "the profiler")
+    }
+
+    /// The `ns` a `dropDatabase` of `database` records for change streams: a stored name in
+    /// the database's space that names no collection (`d.`; `""`, the space of the names
+    /// without a `.`, for the embedded database and the flat view), which
+    /// [`Namespaces::event_namespace`] turns back into the database.
+    pub(crate) fn database_marker(&self, database: &str) -> CommandResult<String> {
         match self {
-            Namespaces::Prefixed => {
-                check_database_name(database)?;
-                Ok(format!("{database}.system.profile"))
+            Namespaces::Flat => Ok(String::new()),
+            Namespaces::Embedding(embedded) if embedded.name() == database => Ok(String::new()),
+            Namespaces::Prefixed | Namespaces::Embedding(_) => {
+                self.check_prefixed_database(database)?;
+                Ok(format!("{database}."))
             }
-            Namespaces::Flat => Err(CommandError::not_supported(
-                "the profiler needs a server's databases (the embedded view has no system.profile)",
-            )),
         }
     }
 
     /// The collection of `database` stored as `stored`, if it belongs to that database.
-    pub(crate) fn collection_of<'a>(self, database: &str, stored: &'a str) -> Option<&'a str> {
+    pub(crate) fn collection_of<'a>(&self, database: &str, stored: &'a str) -> Option<&'a str> {
         match self {
+            Namespaces::Flat => Some(stored),
             Namespaces::Prefixed => stored
                 .strip_prefix(database)
                 .and_then(|rest| rest.strip_prefix('.')),
-            Namespaces::Flat => Some(stored),
+            Namespaces::Embedding(embedded) => {
+                if self.database_of(stored) != Some(database) {
+                    None
+                } else if database == embedded.name() {
+                    // `.system.profile` is its `system.profile`.
+                    Some(stored.strip_prefix('.').unwrap_or(stored))
+                } else {
+                    stored.get(database.len() + 1..)
+                }
+            }
         }
     }
 
-    /// The database a stored collection belongs to (`None` in the flat view).
-    pub(crate) fn database_of(self, stored: &str) -> Option<&str> {
+    /// The database a stored collection belongs to (`None` in the flat view, and for a name
+    /// without a `.` when no embedded database is served).
+    pub(crate) fn database_of<'a>(&'a self, stored: &'a str) -> Option<&'a str> {
         match self {
             Namespaces::Prefixed => stored.split_once('.').map(|(database, _)| database),
+            Namespaces::Embedding(embedded) => {
+                if is_embedded_stored_name(stored) {
+                    Some(embedded.name())
+                } else {
+                    stored.split_once('.').map(|(database, _)| database)
+                }
+            }
             Namespaces::Flat => None,
         }
     }
-}
 
+    /// Which stored collections a change stream opened on `database` (`aggregate: 1`)
+    /// reports: those [`Namespaces::event_namespace`] puts in `database`, or every collection
+    /// in the flat view's one database.
+    pub(crate) fn stream_scope(&self, database: &str) -> CommandResult<Scope> {
+        self.database_marker(database)?;
+        Ok(match self {
+            Namespaces::Flat => Scope::All,
+            Namespaces::Prefixed | Namespaces::Embedding(_) => Scope::Database(database.to_owned()),
+        })
+    }
+
+    /// The `{ db, coll }` a change event of a stream opened on `database` names stored
+    /// collection `stored` with (`db: ""` for a collection in no database a client can name;
+    /// the flat view's one database is `database`). A `dropDatabase` record's
+    /// [`Namespaces::database_marker`] names the database, with an empty `coll`.
+    pub(crate) fn event_namespace(&self, database: &str, stored: &str) -> Document {
+        let database = match self {
+            Namespaces::Flat => database,
+            _ => self.database_of(stored).unwrap_or_default(),
+        };
+        let collection = self.collection_of(database, stored).unwrap_or(stored);
+        doc! { "db": database, "coll": collection }
+    }
+}
 impl Namespaces {
     /// `pipeline` (stored, as a view's) with the collections its stages read (`$lookup`,
     /// `$graphLookup`, `$unionWith`, inside `$facet` and sub-pipelines too) named as clients
     /// of `database` name them: the reverse of [`Namespaces::pipeline`] for pipelines that
     /// write nothing.
-    pub(crate) fn client_pipeline(self, database: &str, pipeline: &[Document]) -> Vec<Document> {
+    pub(crate) fn client_pipeline(&self, database: &str, pipeline: &[Document]) -> Vec<Document> {
         pipeline
             .iter()
             .map(|stage| self.client_stage(database, stage))
             .collect()
     }
 
-    fn client_stage(self, database: &str, stage: &Document) -> Document {
+    fn client_stage(&self, database: &str, stage: &Document) -> Document {
         let client_name = |stored: &str| {
             self.collection_of(database, stored)
                 .unwrap_or(stored)
@@ -197,7 +344,7 @@ impl Namespaces {
     /// `$unionWith`, `$out`, `$merge`, inside `$facet` and sub-pipelines too) turned into
     /// stored names; `{ db, coll }` targets may name another database.
     pub(crate) fn pipeline(
-        self,
+        &self,
         database: &str,
         pipeline: &[Document],
     ) -> CommandResult<Vec<Document>> {
@@ -207,7 +354,7 @@ impl Namespaces {
             .collect()
     }
 
-    fn stage(self, database: &str, stage: &Document) -> CommandResult<Document> {
+    fn stage(&self, database: &str, stage: &Document) -> CommandResult<Document> {
         let mut rewritten = stage.clone();
         for (name, spec) in rewritten.iter_mut() {
             match (name.as_str(), spec) {
@@ -248,7 +395,7 @@ impl Namespaces {
         Ok(rewritten)
     }
 
-    fn rename_field(self, database: &str, spec: &mut Document, field: &str) -> CommandResult<()> {
+    fn rename_field(&self, database: &str, spec: &mut Document, field: &str) -> CommandResult<()> {
         if let Some(Bson::String(collection)) = spec.get(field) {
             let stored = self.stored(database, collection)?;
             spec.insert(field, stored);
@@ -256,7 +403,7 @@ impl Namespaces {
         Ok(())
     }
 
-    fn sub_pipeline(self, database: &str, spec: &mut Document) -> CommandResult<()> {
+    fn sub_pipeline(&self, database: &str, spec: &mut Document) -> CommandResult<()> {
         if let Some(Bson::Array(stages)) = spec.get_mut("pipeline") {
             for stage in stages.iter_mut() {
                 if let Bson::Document(inner) = stage {
@@ -268,7 +415,7 @@ impl Namespaces {
     }
 
     /// An output target: `"coll"` in the command's database, or `{ db, coll }`.
-    fn target(self, database: &str, target: &Bson) -> CommandResult<Bson> {
+    fn target(&self, database: &str, target: &Bson) -> CommandResult<Bson> {
         match target {
             Bson::String(collection) => Ok(Bson::String(self.stored(database, collection)?)),
             Bson::Document(spec) => {
@@ -283,6 +430,32 @@ impl Namespaces {
             ))),
         }
     }
+}
+
+/// Whether stored collection `stored` belongs to the embedded database when a server serves
+/// one ([`Namespaces::Embedding`]): a name without a `.`, a time series' `system.buckets.`
+/// collection, or one of [`EMBEDDED_SYSTEM_PREFIX`]. Every other stored name is prefixed by
+/// its database.
+pub fn is_embedded_stored_name(stored: &str) -> bool {
+    !stored.contains('.')
+        || stored.starts_with("system.")
+        || stored.starts_with(EMBEDDED_SYSTEM_PREFIX)
+}
+
+/// Whether MongoDB accepts `name` as a database name (see [`check_database_name`]).
+pub fn is_valid_database_name(name: &str) -> bool {
+    check_database_name(name).is_ok()
+}
+
+/// The database name of the data directory `directory`: its last component, when that is a
+/// valid database name (`None` otherwise, and for a path that ends in `.` or `..`). The
+/// shell's `db.getName()` answers it, and `spillway serve` names the embedded database
+/// after it.
+pub fn directory_database_name(directory: &Path) -> Option<&str> {
+    directory
+        .file_name()
+        .and_then(|name| name.to_str())
+        .filter(|name| is_valid_database_name(name))
 }
 
 /// MongoDB's rules for database names: non-empty, at most 63 bytes, none of `/\. "$` or NUL.
@@ -389,5 +562,77 @@ mod tests {
             Namespaces::Flat.stored("ignored", "books").unwrap(),
             "books"
         );
+    }
+
+    #[test]
+    fn the_embedded_database_is_stored_unprefixed_beside_prefixed_databases() {
+        let namespaces = Namespaces::Embedding(EmbeddedDatabase::new("shelf").unwrap());
+        for (database, collection, stored) in [
+            ("shelf", "books", "books"),
+            ("shelf", "system.buckets.weather", "system.buckets.weather"),
+            ("shelf", "system.profile", ".system.profile"),
+            ("other", "books", "other.books"),
+            ("other", "books.old", "other.books.old"),
+            ("other", "system.profile", "other.system.profile"),
+        ] {
+            assert_eq!(namespaces.stored(database, collection).unwrap(), stored);
+            assert_eq!(namespaces.database_of(stored), Some(database), "{stored}");
+            assert_eq!(
+                namespaces.collection_of(database, stored),
+                Some(collection),
+                "{stored}"
+            );
+        }
+        assert_eq!(namespaces.collection_of("shelf", "other.books"), None);
+        assert_eq!(namespaces.collection_of("other", "books"), None);
+        assert_eq!(
+            namespaces.collectionless("shelf").unwrap(),
+            ".system.aggregate"
+        );
+        assert_eq!(
+            namespaces.profile_collection("shelf").unwrap(),
+            ".system.profile"
+        );
+        assert_eq!(namespaces.database_marker("shelf").unwrap(), "");
+        assert_eq!(namespaces.database_marker("other").unwrap(), "other.");
+        assert_eq!(
+            namespaces.event_namespace("other", ""),
+            doc! { "db": "shelf", "coll": "" }
+        );
+        assert_eq!(
+            namespaces.event_namespace("shelf", "other.c"),
+            doc! { "db": "other", "coll": "c" }
+        );
+        // A '.' would make the name another database's; `system` holds its system names.
+        for (database, collection) in [
+            ("shelf", "books.old"),
+            ("shelf", "system.buckets.a.b"),
+            ("system", "c"),
+        ] {
+            let error = namespaces.stored(database, collection).unwrap_err();
+            assert_eq!(error.code, 73, "{database}.{collection}: {error}");
+        }
+        for reserved in ["admin", "config", "local", "system", "a.b", ""] {
+            assert_eq!(
+                EmbeddedDatabase::new(reserved).unwrap_err().code,
+                73,
+                "{reserved}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_directory_names_its_database_when_mongodb_accepts_the_name() {
+        assert_eq!(
+            directory_database_name(Path::new("/data/shelf")),
+            Some("shelf")
+        );
+        assert_eq!(
+            directory_database_name(Path::new("data/shelf/")),
+            Some("shelf")
+        );
+        assert_eq!(directory_database_name(Path::new("/data/my shelf")), None);
+        assert_eq!(directory_database_name(Path::new("/data/v1.2")), None);
+        assert_eq!(directory_database_name(Path::new(".")), None);
     }
 }

@@ -24,7 +24,7 @@ use crate::Pattern;
 
 /// The policies of the command's database, by their client collection names.
 fn policies(context: &Context<'_>) -> Vec<Pattern> {
-    let namespaces = context.commands.namespaces;
+    let namespaces = &context.commands.namespaces;
     context
         .commands
         .database
@@ -93,7 +93,7 @@ pub(crate) fn remove_pattern(context: &mut Context<'_>) -> CommandResult {
 /// `verifyPatterns`: every violation of the database's policies.
 pub(crate) fn verify_patterns(context: &mut Context<'_>) -> CommandResult {
     context.args.only(&[])?;
-    let namespaces = context.commands.namespaces;
+    let namespaces = &context.commands.namespaces;
     let violations: Vec<Document> = context
         .commands
         .database

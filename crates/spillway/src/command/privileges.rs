@@ -393,7 +393,7 @@ impl Commands {
     /// The `(main, side)` client collection names of `database`'s policies (of `main` only,
     /// when given).
     fn policies_of(&self, database: &str, main: Option<&str>) -> Vec<(String, String)> {
-        let namespaces: Namespaces = self.namespaces;
+        let namespaces: &Namespaces = &self.namespaces;
         self.database
             .patterns()
             .iter()

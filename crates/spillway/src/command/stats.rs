@@ -126,7 +126,7 @@ pub(crate) fn coll_stats(context: &mut Context<'_>) -> CommandResult {
 /// The figures of every collection of the command's database, views apart; and how many
 /// views it has.
 fn database_figures(context: &Context<'_>) -> CommandResult<(Vec<CollectionStats>, i64)> {
-    let namespaces = context.commands.namespaces;
+    let namespaces = &context.commands.namespaces;
     let mut collections = Vec::new();
     let mut views = 0;
     for stats in context.commands.database.stats()?.collections {
@@ -185,7 +185,7 @@ pub(crate) fn db_stats(context: &mut Context<'_>) -> CommandResult {
 pub(crate) fn database_sizes(
     context: &Context<'_>,
 ) -> CommandResult<std::collections::BTreeMap<String, u64>> {
-    let namespaces = context.commands.namespaces;
+    let namespaces = &context.commands.namespaces;
     let mut sizes = std::collections::BTreeMap::new();
     for stats in context.commands.database.stats()?.collections {
         if let Some(database) = namespaces.database_of(&stats.name) {
