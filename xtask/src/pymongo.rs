@@ -326,7 +326,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         }
         programs.push(ServerProgram {
             auth: options.auth,
-            ..spillway
+            ..private_copy(spillway, &work)?
         });
     }
     let python = find_python()?;
@@ -417,6 +417,30 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         check_expected(&files, &rows, spillway)?;
     }
     Ok(())
+}
+
+/// The program with its executable copied to `work/bin/`, so that every file of a long run
+/// uses the build made at its start, even when another build writes the shared target
+/// directory's `release/spillway` meanwhile. Copies left by earlier runs are removed (a running
+/// one keeps working: only its name goes).
+fn private_copy(program: ServerProgram, work: &Path) -> Result<ServerProgram> {
+    let dir = work.join("bin");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let copy = dir.join(format!("spillway-{}", std::process::id()));
+    std::fs::copy(&program.executable, &copy).with_context(|| {
+        format!(
+            "copying {} to {}",
+            program.executable.display(),
+            copy.display()
+        )
+    })?;
+    Ok(ServerProgram {
+        executable: copy,
+        ..program
+    })
 }
 
 /// Whether `spillway serve --help` works (the subcommand exists in this build).

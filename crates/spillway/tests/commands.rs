@@ -596,9 +596,19 @@ fn index_keys_may_be_any_number_above_or_below_zero() {
     let listed = ok(&commands, doc! { "listIndexes": "scores" });
     let keys: Vec<Document> = first_batch(&listed)
         .iter()
-        .map(|index| index.as_document().unwrap().get_document("key").unwrap().clone())
+        .map(|index| {
+            index
+                .as_document()
+                .unwrap()
+                .get_document("key")
+                .unwrap()
+                .clone()
+        })
         .collect();
-    assert_eq!(keys, [doc! { "_id": 1 }, doc! { "x": 11 }, doc! { "x": -2.5 }]);
+    assert_eq!(
+        keys,
+        [doc! { "_id": 1 }, doc! { "x": 11 }, doc! { "x": -2.5 }]
+    );
     let descending = ok(
         &commands,
         doc! { "find": "scores", "sort": { "x": -1 }, "hint": "x_-2.5" },
