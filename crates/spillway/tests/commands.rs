@@ -630,6 +630,27 @@ fn index_keys_may_be_any_number_above_or_below_zero() {
 }
 
 #[test]
+fn a_namespace_may_be_255_bytes_as_in_mongodb() {
+    // pymongo's client bulkWrite tests write to `db.` + 200 `c`s; MongoDB's limit on a whole
+    // namespace (`database.collection`) is 255 bytes.
+    let commands = commands();
+    let longest = "c".repeat(255 - "db.".len());
+    ok(
+        &commands,
+        doc! { "insert": longest.as_str(), "documents": [{ "_id": 1 }], "$db": "db" },
+    );
+    let found = ok(&commands, doc! { "find": longest.as_str(), "$db": "db" });
+    assert_eq!(first_batch(&found), [Bson::Document(doc! { "_id": 1 })]);
+    let too_long = "c".repeat(256 - "db.".len());
+    let (code, message) = fails(
+        &commands,
+        doc! { "insert": too_long.as_str(), "documents": [{ "_id": 1 }], "$db": "db" },
+    );
+    assert_eq!(code, 73, "{message}");
+    assert!(message.contains("at most 255 bytes"), "{message}");
+}
+
+#[test]
 fn pattern_policies_are_commands_too() {
     let commands = commands();
     ok(

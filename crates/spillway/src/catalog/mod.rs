@@ -56,8 +56,9 @@ pub(crate) const COLLECTION_KEY_PREFIX: &str = "coll:";
 pub(crate) const PATTERN_KEY_PREFIX: &str = "pattern:";
 /// The catalog format this code writes and reads.
 pub(crate) const CATALOG_VERSION: i32 = 1;
-/// Longest accepted collection name, in bytes.
-pub const MAX_COLLECTION_NAME_LEN: usize = 120;
+/// Longest accepted collection name, in bytes: MongoDB's limit on a namespace
+/// (`database.collection`, which is what a server stores a collection as) since 4.4.
+pub const MAX_COLLECTION_NAME_LEN: usize = 255;
 /// Longest accepted index name, in bytes.
 pub const MAX_INDEX_NAME_LEN: usize = 120;
 /// The name of the implicit unique index on `_id`.
@@ -289,7 +290,7 @@ pub(crate) fn validate_collection_name(name: &str) -> Result<()> {
     let reason = if name.is_empty() {
         Some("a collection name cannot be empty")
     } else if name.len() > MAX_COLLECTION_NAME_LEN {
-        Some("a collection name is at most 120 bytes")
+        Some("a collection name is at most 255 bytes")
     } else if name.contains('$') {
         Some("a collection name cannot contain '$'")
     } else if name.contains('\0') {
