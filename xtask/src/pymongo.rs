@@ -123,10 +123,13 @@ fn select(source: &str) -> Selection {
     Selection::Runs
 }
 
+/// The files of the default list, and those left out with the marker that left them out.
+type Discovered = (Vec<String>, Vec<(String, &'static str)>);
+
 /// The default list: every `test_*.py` of the suite's `test/` and `test/asynchronous/` that
 /// [`select`] runs, sorted (sync first), discovered from the unpacked suite so that it follows
 /// the pinned version. Also returns the files left out by a marker, with the marker.
-fn discover_files(tests: &Path) -> Result<(Vec<String>, Vec<(String, &'static str)>)> {
+fn discover_files(tests: &Path) -> Result<Discovered> {
     let mut runs = Vec::new();
     let mut left_out = Vec::new();
     for folder in ["", "asynchronous/"] {
@@ -140,7 +143,9 @@ fn discover_files(tests: &Path) -> Result<(Vec<String>, Vec<(String, &'static st
                 .file_name()
                 .to_string_lossy()
                 .into_owned();
-            if name.starts_with("test_") && name.ends_with(".py") {
+            if name.starts_with("test_")
+                && Path::new(&name).extension() == Some(std::ffi::OsStr::new("py"))
+            {
                 names.push(name);
             }
         }
@@ -321,7 +326,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         }
         programs.push(ServerProgram {
             auth: options.auth,
-            ..private_copy(spillway, &work)?
+            ..private_copy(&spillway, &work)?
         });
     }
     let python = find_python()?;
@@ -418,7 +423,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
 /// uses the build made at its start, even when another build writes the shared target
 /// directory's `release/spillway` meanwhile. Copies left by earlier runs are removed (a running
 /// one keeps working: only its name goes).
-fn private_copy(program: ServerProgram, work: &Path) -> Result<ServerProgram> {
+fn private_copy(program: &ServerProgram, work: &Path) -> Result<ServerProgram> {
     let dir = work.join("bin");
     if dir.exists() {
         std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
@@ -434,7 +439,7 @@ fn private_copy(program: ServerProgram, work: &Path) -> Result<ServerProgram> {
     })?;
     Ok(ServerProgram {
         executable: copy,
-        ..program
+        ..program.clone()
     })
 }
 
