@@ -40,21 +40,135 @@ const PYTEST_ASYNCIO_VERSION: &str = "1.5.0";
 /// The pinned peer. Only pre-releases are published; this is the newest at the time of pinning.
 pub(crate) const SECANTUSDB_VERSION: &str = "0.7.0b3";
 
-/// Issue 16's files, in `test/` of the source distribution.
-const DEFAULT_FILES: &[&str] = &[
-    "test_crud_unified.py",
-    "test_crud_v1.py",
-    "test_collection.py",
-    "test_cursor.py",
-    "test_bulk.py",
-    "test_database.py",
-    "test_client.py",
-    "test_session.py",
-    "test_transactions_unified.py",
-    "test_retryable_writes_unified.py",
-    "test_index_management.py",
-    "test_collection_management.py",
+/// Words by which a test file shows that it talks to a server: the suite's connection to the
+/// server under test (`client_context`, `async_client_context`), the test classes that need one
+/// (`IntegrationTest`, `AsyncIntegrationTest`) and the specification runners built on them
+/// (`unified_format`, `utils_spec_runner`). A file naming none of them is a unit test of the
+/// driver (BSON, URI parsing, mocked topologies) and is not run by default.
+const SERVER_WORDS: &[&str] = &[
+    "client_context",
+    "IntegrationTest",
+    "unified_format",
+    "utils_spec_runner",
 ];
+
+/// Module-wide markers (`pytestmark = pytest.mark.X`) that keep a file out of the default list,
+/// each with why: the suite's own `-m "default or default_async"` filter deselects every test of
+/// such a file, and each needs something this harness never has.
+const LEFT_OUT_MARKERS: &[(&str, &str)] = &[
+    (
+        "auth",
+        "needs servers started with --auth and a provisioned user: `--auth` runs these files",
+    ),
+    (
+        "auth_oidc",
+        "needs an OIDC identity provider (Atlas, Azure, GCP, Kubernetes)",
+    ),
+    (
+        "encryption",
+        "needs client-side field-level encryption: pymongocrypt, mongocryptd or crypt_shared, and KMS providers",
+    ),
+    (
+        "kms",
+        "needs cloud key management services (AWS, Azure, GCP)",
+    ),
+    (
+        "load_balancer",
+        "needs a sharded cluster behind a load balancer",
+    ),
+    (
+        "mockupdb",
+        "needs the mockupdb package (a scripted fake server, no real one)",
+    ),
+    (
+        "search_index",
+        "needs Atlas Search indexes (an Atlas cluster)",
+    ),
+];
+
+/// What the default list does with one test file of the suite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Selection {
+    /// It talks to a server and runs under the suite's default markers.
+    Runs,
+    /// It names none of [`SERVER_WORDS`]: a unit test of the driver.
+    NoServer,
+    /// It is marked, module-wide, with this marker of [`LEFT_OUT_MARKERS`].
+    LeftOut(&'static str),
+}
+
+/// The selection rule for one test file, from its source text: a file that does not talk to
+/// a server is [`Selection::NoServer`] whatever its markers.
+fn select(source: &str) -> Selection {
+    if !SERVER_WORDS.iter().any(|word| source.contains(word)) {
+        return Selection::NoServer;
+    }
+    for line in source.lines() {
+        let Some(value) = line.strip_prefix("pytestmark") else {
+            continue;
+        };
+        for (marker, _) in LEFT_OUT_MARKERS {
+            let named = value
+                .match_indices(&format!("pytest.mark.{marker}"))
+                .any(|(at, found)| {
+                    // `pytest.mark.auth` must not match `pytest.mark.auth_oidc`.
+                    !value[at + found.len()..]
+                        .starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                });
+            if named {
+                return Selection::LeftOut(marker);
+            }
+        }
+    }
+    Selection::Runs
+}
+
+/// The files of the default list, and those left out with the marker that left them out.
+type Discovered = (Vec<String>, Vec<(String, &'static str)>);
+
+/// The default list: every `test_*.py` of the suite's `test/` and `test/asynchronous/` that
+/// [`select`] runs, sorted (sync first), discovered from the unpacked suite so that it follows
+/// the pinned version. Also returns the files left out by a marker, with the marker.
+fn discover_files(tests: &Path) -> Result<Discovered> {
+    let mut runs = Vec::new();
+    let mut left_out = Vec::new();
+    for folder in ["", "asynchronous/"] {
+        let dir = tests.join(folder);
+        let mut names = Vec::new();
+        for entry in
+            std::fs::read_dir(&dir).with_context(|| format!("listing {}", dir.display()))?
+        {
+            let name = entry
+                .with_context(|| format!("listing {}", dir.display()))?
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            if name.starts_with("test_")
+                && Path::new(&name).extension() == Some(std::ffi::OsStr::new("py"))
+            {
+                names.push(name);
+            }
+        }
+        names.sort();
+        for name in names {
+            let path = dir.join(&name);
+            let source = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let file = format!("{folder}{name}");
+            match select(&source) {
+                Selection::Runs => runs.push(file),
+                Selection::NoServer => {}
+                Selection::LeftOut(marker) => left_out.push((file, marker)),
+            }
+        }
+    }
+    ensure!(
+        !runs.is_empty(),
+        "no test file in {} talks to a server (is the suite unpacked?)",
+        tests.display()
+    );
+    Ok((runs, left_out))
+}
 
 /// `--ci`'s files: about three minutes against SecantusDB on a 2-core machine (measured per
 /// file: test_crud_unified 55 s, test_retryable_writes_unified 40 s, test_collection 31 s,
@@ -111,7 +225,9 @@ pub(crate) struct Options {
     #[arg(long)]
     pub(crate) auth: bool,
     /// The test files to run, relative to pymongo's test/ (a comma-separated list) [default:
-    /// issue 16's files; the auth files with --auth; CI's subset with --ci]
+    /// every test file that talks to a server, sync and asynchronous/, less those whose
+    /// module-wide marker needs what this harness never has; the auth files with --auth; CI's
+    /// subset with --ci]
     #[arg(long, value_name = "a.py,b.py", value_delimiter = ',')]
     pub(crate) files: Vec<String>,
     /// A bounded subset against spillway, failing only on tests listed in
@@ -125,8 +241,10 @@ pub(crate) struct Options {
 }
 
 impl Options {
-    /// The files to run: those named (blanks dropped), or the default set for the options.
-    fn files(&self) -> Vec<String> {
+    /// The files to run: those named (blanks dropped), or the default set for the options
+    /// (with no option, every file of the suite at `tests` that [`select`] runs, said on the
+    /// terminal with the files left out and why).
+    fn files(&self, tests: &Path) -> Result<Vec<String>> {
         let named: Vec<String> = self
             .files
             .iter()
@@ -135,16 +253,28 @@ impl Options {
             .map(str::to_string)
             .collect();
         if !named.is_empty() {
-            return named;
+            return Ok(named);
         }
-        let files = if self.auth {
+        let fixed = if self.auth {
             AUTH_FILES
         } else if self.ci {
             CI_FILES
         } else {
-            DEFAULT_FILES
+            let (runs, left_out) = discover_files(tests)?;
+            println!(
+                "\n== {} test files talk to a server; left out by their module-wide marker:",
+                runs.len()
+            );
+            for (file, marker) in left_out {
+                let why = LEFT_OUT_MARKERS
+                    .iter()
+                    .find(|(name, _)| *name == marker)
+                    .map_or("", |(_, why)| why);
+                println!("   {file} ({marker}: {why})");
+            }
+            return Ok(runs);
         };
-        files.iter().map(|name| (*name).to_string()).collect()
+        Ok(fixed.iter().map(|name| (*name).to_string()).collect())
     }
 
     /// The options as they would be typed, for the report.
@@ -172,7 +302,6 @@ impl Options {
 
 /// Runs the task; see the module documentation.
 pub(crate) fn run(options: &Options) -> Result<()> {
-    let files = options.files();
     let work = target_dir().join("pymongo");
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
 
@@ -197,12 +326,13 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         }
         programs.push(ServerProgram {
             auth: options.auth,
-            ..spillway
+            ..private_copy(&spillway, &work)?
         });
     }
     let python = find_python()?;
     let venv = client_venv(&python, &work)?;
     let suite = ensure_suite(&venv, &work)?;
+    let files = options.files(&suite.join("test"))?;
     for file in &files {
         ensure!(
             suite.join("test").join(file).is_file(),
@@ -287,6 +417,30 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         check_expected(&files, &rows, spillway)?;
     }
     Ok(())
+}
+
+/// The program with its executable copied to `work/bin/`, so that every file of a long run
+/// uses the build made at its start, even when another build writes the shared target
+/// directory's `release/spillway` meanwhile. Copies left by earlier runs are removed (a running
+/// one keeps working: only its name goes).
+fn private_copy(program: &ServerProgram, work: &Path) -> Result<ServerProgram> {
+    let dir = work.join("bin");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let copy = dir.join(format!("spillway-{}", std::process::id()));
+    std::fs::copy(&program.executable, &copy).with_context(|| {
+        format!(
+            "copying {} to {}",
+            program.executable.display(),
+            copy.display()
+        )
+    })?;
+    Ok(ServerProgram {
+        executable: copy,
+        ..program.clone()
+    })
 }
 
 /// Whether `spillway serve --help` works (the subcommand exists in this build).
@@ -931,7 +1085,80 @@ fn expected_ids(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{TestResult, expected_ids, parse_junit};
+    use super::{Selection, TestResult, discover_files, expected_ids, parse_junit, select};
+
+    #[test]
+    fn files_that_use_the_suites_server_run_and_unit_tests_do_not() {
+        let integration = "from test import IntegrationTest, client_context\n\nclass TestBulk(IntegrationTest):\n    pass\n";
+        let unified = "from test.asynchronous.unified_format import generate_test_classes\n";
+        let spec = "from test.utils_spec_runner import SpecRunner\n";
+        let unit =
+            "from bson import ObjectId\n\nclass TestObjectId(unittest.TestCase):\n    pass\n";
+        // A marker for what the harness lacks does not make a unit test a server test.
+        let marked_unit = "import pytest\npytestmark = pytest.mark.ocsp\n";
+        assert_eq!(select(integration), Selection::Runs);
+        assert_eq!(select(unified), Selection::Runs);
+        assert_eq!(select(spec), Selection::Runs);
+        assert_eq!(select(unit), Selection::NoServer);
+        assert_eq!(select(marked_unit), Selection::NoServer);
+    }
+
+    #[test]
+    fn a_module_wide_marker_for_what_the_harness_lacks_leaves_a_file_out() {
+        let encryption = "from test import client_context\n\npytestmark = [pytest.mark.encryption, pytest.mark.asyncio]\n";
+        let oidc = "from test import client_context\npytestmark = pytest.mark.auth_oidc\n";
+        let auth = "from test import IntegrationTest\npytestmark = pytest.mark.auth\n";
+        // The asyncio marker alone changes nothing, and a marker on one test is not the module's.
+        let asyncio = "from test import client_context\npytestmark = pytest.mark.asyncio\n\n@pytest.mark.auth\ndef test_x(): pass\n";
+        assert_eq!(select(encryption), Selection::LeftOut("encryption"));
+        assert_eq!(select(oidc), Selection::LeftOut("auth_oidc"));
+        assert_eq!(select(auth), Selection::LeftOut("auth"));
+        assert_eq!(select(asyncio), Selection::Runs);
+    }
+
+    #[test]
+    fn discovery_lists_sync_then_asynchronous_files_and_the_ones_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let tests = dir.path();
+        std::fs::create_dir(tests.join("asynchronous")).unwrap();
+        for (name, source) in [
+            ("test_cursor.py", "from test import client_context\n"),
+            ("test_bson.py", "import bson\n"),
+            ("test_bulk.py", "from test import IntegrationTest\n"),
+            ("helpers.py", "from test import client_context\n"),
+            (
+                "test_load_balancer.py",
+                "from test import client_context\npytestmark = pytest.mark.load_balancer\n",
+            ),
+            (
+                "asynchronous/test_bulk.py",
+                "from test.asynchronous import AsyncIntegrationTest\n",
+            ),
+        ] {
+            std::fs::write(tests.join(name), source).unwrap();
+        }
+        let (runs, left_out) = discover_files(tests).unwrap();
+        assert_eq!(
+            runs,
+            [
+                "test_bulk.py",
+                "test_cursor.py",
+                "asynchronous/test_bulk.py"
+            ]
+        );
+        assert_eq!(
+            left_out,
+            [("test_load_balancer.py".to_string(), "load_balancer")]
+        );
+    }
+
+    #[test]
+    fn discovery_in_a_folder_without_server_tests_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("asynchronous")).unwrap();
+        std::fs::write(dir.path().join("test_bson.py"), "import bson\n").unwrap();
+        assert!(discover_files(dir.path()).is_err());
+    }
 
     const REPORT: &str = r#"<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="5"><testcase classname="test.test_crud_unified.TestUnifiedInsertOne" name="test_InsertOne" time="0.2" /><testcase classname="test.test_crud_unified.TestUnifiedFind" name="test_Find_with_hint" time="0.1"><skipped type="pytest.skip" message="runOnRequirements not satisfied">skipped</skipped></testcase><testcase classname="test.test_crud_unified.TestUnifiedUpdate" name="test_update" time="0.1"><failure message="AssertionError">trace</failure></testcase><testcase classname="test.test_crud_unified" name="test_module_level" time="0.1" /><testcase classname="test.test_crud_unified.TestUnifiedInsertOne" name="test_InsertOne" time="0.0"><error message="teardown">trace</error></testcase></testsuite></testsuites>"#;
 

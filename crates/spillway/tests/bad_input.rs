@@ -407,7 +407,7 @@ fn refused_operations_change_nothing_even_after_reopen() {
         ("collection name: empty", "", "empty"),
         ("collection name: '$'", "price$", "'$'"),
         ("collection name: NUL", "a\0b", "NUL"),
-        ("collection name: too long", long_name.as_str(), "120 bytes"),
+        ("collection name: too long", long_name.as_str(), "255 bytes"),
         ("collection name: system.", "system.users", "system."),
     ] {
         check.refused(case, "InvalidCollectionName", names, || {

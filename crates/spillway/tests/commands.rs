@@ -578,6 +578,79 @@ fn collections_and_indexes_are_managed_by_commands() {
 }
 
 #[test]
+fn index_keys_may_be_any_number_above_or_below_zero() {
+    // pymongo's backpressure tests create `{ x: 11 }`: MongoDB reads every positive number as
+    // ascending and every negative one as descending, and lists the pattern as given.
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "scores", "documents": [{ "_id": 1, "x": 5 }, { "_id": 2, "x": 9 }, { "_id": 3, "x": 7 }] },
+    );
+    ok(
+        &commands,
+        doc! { "createIndexes": "scores", "indexes": [
+            { "key": { "x": 11 }, "name": "x_11" },
+            { "key": { "x": -2.5 }, "name": "x_-2.5" },
+        ] },
+    );
+    let listed = ok(&commands, doc! { "listIndexes": "scores" });
+    let keys: Vec<Document> = first_batch(&listed)
+        .iter()
+        .map(|index| {
+            index
+                .as_document()
+                .unwrap()
+                .get_document("key")
+                .unwrap()
+                .clone()
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [doc! { "_id": 1 }, doc! { "x": 11 }, doc! { "x": -2.5 }]
+    );
+    let descending = ok(
+        &commands,
+        doc! { "find": "scores", "sort": { "x": -1 }, "hint": "x_-2.5" },
+    );
+    let order: Vec<Bson> = first_batch(&descending)
+        .iter()
+        .map(|found| found.as_document().unwrap().get("x").unwrap().clone())
+        .collect();
+    assert_eq!(order, [Bson::Int32(9), Bson::Int32(7), Bson::Int32(5)]);
+    ok(&commands, doc! { "dropIndexes": "scores", "index": "x_11" });
+    for zero in [Bson::Int32(0), Bson::Double(0.0), Bson::Double(f64::NAN)] {
+        let (code, message) = fails(
+            &commands,
+            doc! { "createIndexes": "scores", "indexes": [{ "key": { "y": zero }, "name": "y" }] },
+        );
+        assert_eq!(code, 67, "{message}");
+        assert!(message.contains("field 'y'"), "{message}");
+    }
+}
+
+#[test]
+fn a_namespace_may_be_255_bytes_as_in_mongodb() {
+    // pymongo's client bulkWrite tests write to `db.` + 200 `c`s; MongoDB's limit on a whole
+    // namespace (`database.collection`) is 255 bytes.
+    let commands = commands();
+    let longest = "c".repeat(255 - "db.".len());
+    ok(
+        &commands,
+        doc! { "insert": longest.as_str(), "documents": [{ "_id": 1 }], "$db": "db" },
+    );
+    let found = ok(&commands, doc! { "find": longest.as_str(), "$db": "db" });
+    assert_eq!(first_batch(&found), [Bson::Document(doc! { "_id": 1 })]);
+    let too_long = "c".repeat(256 - "db.".len());
+    let (code, message) = fails(
+        &commands,
+        doc! { "insert": too_long.as_str(), "documents": [{ "_id": 1 }], "$db": "db" },
+    );
+    assert_eq!(code, 73, "{message}");
+    assert!(message.contains("at most 255 bytes"), "{message}");
+}
+
+#[test]
 fn pattern_policies_are_commands_too() {
     let commands = commands();
     ok(

@@ -56,8 +56,9 @@ pub(crate) const COLLECTION_KEY_PREFIX: &str = "coll:";
 pub(crate) const PATTERN_KEY_PREFIX: &str = "pattern:";
 /// The catalog format this code writes and reads.
 pub(crate) const CATALOG_VERSION: i32 = 1;
-/// Longest accepted collection name, in bytes.
-pub const MAX_COLLECTION_NAME_LEN: usize = 120;
+/// Longest accepted collection name, in bytes: MongoDB's limit on a namespace
+/// (`database.collection`, which is what a server stores a collection as) since 4.4.
+pub const MAX_COLLECTION_NAME_LEN: usize = 255;
 /// Longest accepted index name, in bytes.
 pub const MAX_INDEX_NAME_LEN: usize = 120;
 /// The name of the implicit unique index on `_id`.
@@ -289,7 +290,7 @@ pub(crate) fn validate_collection_name(name: &str) -> Result<()> {
     let reason = if name.is_empty() {
         Some("a collection name cannot be empty")
     } else if name.len() > MAX_COLLECTION_NAME_LEN {
-        Some("a collection name is at most 120 bytes")
+        Some("a collection name is at most 255 bytes")
     } else if name.contains('$') {
         Some("a collection name cannot contain '$'")
     } else if name.contains('\0') {
@@ -317,8 +318,10 @@ pub(crate) fn hashed_field(keys: &Document) -> Option<usize> {
         .position(|value| value.as_str() == Some(HASHED))
 }
 
-/// Parses an index key pattern into its fields; every value must be 1 or -1, but for one
-/// field at most that may be `"hashed"` (listed as ascending: [`hashed_field`] says which).
+/// Parses an index key pattern into its fields; every value must be a number above zero
+/// (ascending) or below it (descending), as MongoDB reads `{ x: 11 }` as `{ x: 1 }`, but for
+/// one field at most that may be `"hashed"` (listed as ascending: [`hashed_field`] says which).
+/// The pattern itself is kept as given, so `listIndexes` shows `{ x: 11 }` back.
 pub(crate) fn parse_index_keys(
     collection: &str,
     keys: &Document,
@@ -363,11 +366,11 @@ pub(crate) fn parse_index_keys(
                 }
                 Direction::Ascending
             }
-            _ => Direction::from_bson(value).ok_or_else(|| {
+            _ => index_direction(value).ok_or_else(|| {
                 Error::invalid_index(
                     collection,
                     format!(
-                        "field '{field}': the direction must be 1, -1, \"hashed\", \"2d\" or \"2dsphere\", not {value} (text indexes are not supported)"
+                        "field '{field}': the direction must be a number above zero (ascending) or below it (descending), \"hashed\", \"2d\" or \"2dsphere\", not {value} (text indexes are not supported)"
                     ),
                 )
             })?,
@@ -384,6 +387,23 @@ pub(crate) fn parse_index_keys(
         fields.push((path, direction));
     }
     Ok(fields)
+}
+
+/// The direction of an index key value: MongoDB takes any number above zero as ascending and
+/// any below it as descending; zero, NaN and values of other types are none.
+fn index_direction(value: &Bson) -> Option<Direction> {
+    let sign = match value {
+        Bson::Int32(number) => number.cmp(&0),
+        Bson::Int64(number) => number.cmp(&0),
+        Bson::Double(number) => number.partial_cmp(&0.0)?,
+        Bson::Decimal128(number) => number.to_string().parse::<f64>().ok()?.partial_cmp(&0.0)?,
+        _ => return None,
+    };
+    match sign {
+        std::cmp::Ordering::Greater => Some(Direction::Ascending),
+        std::cmp::Ordering::Less => Some(Direction::Descending),
+        std::cmp::Ordering::Equal => None,
+    }
 }
 
 /// The key pattern value of a text field.
