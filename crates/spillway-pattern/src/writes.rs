@@ -1,7 +1,8 @@
 //! The write paths of a statement, over any backend: inserts and updates of logical
 //! documents in a main collection (the append fast path, or expand, apply, split), deletes
 //! with their side documents, direct writes to side collections followed by one resync per
-//! main document they touched, and what dropping a collection does to its policies.
+//! main document they touched, and what dropping or renaming a collection does to its
+//! policies.
 //!
 //! A backend only stores: everything here decides what to write from what it reads, and
 //! ends in [`WriteBackend::apply`] batches, which a caller collecting a [`Statement`] of
@@ -270,6 +271,89 @@ pub fn insert_side<W: WriteBackend>(
     let links = linked_mains(policies, [&document]);
     resync_mains(backend, links)?;
     Ok(document)
+}
+
+/// Whether `from` may be renamed to `to` as far as `policies` go: a side collection cannot
+/// be renamed on its own, nor can a collection take a side collection's name, while its
+/// policy exists (as a side collection cannot be dropped: its policy names it).
+///
+/// # Errors
+/// [`PatternError::Refused`] naming the policy.
+pub fn check_rename(policies: &[Policy], from: &str, to: &str) -> Result<(), PatternError> {
+    for policy in policies {
+        let side = policy.pattern.side_collection.as_str();
+        let message = if side == from {
+            format!(
+                "'{from}' is the policy's side collection and cannot be renamed while the policy exists; rename '{}', whose policy keeps its side collection",
+                policy.pattern.collection
+            )
+        } else if side == to {
+            format!(
+                "'{to}' is the policy's side collection: '{from}' cannot be renamed to it while the policy exists"
+            )
+        } else {
+            continue;
+        };
+        return Err(PatternError::Refused {
+            collection: policy.pattern.collection.clone(),
+            field: policy.pattern.field.clone(),
+            message,
+        });
+    }
+    Ok(())
+}
+
+/// Before main collection `from` is renamed to `to` (whose documents keep their `_id`s): its
+/// policies are declared on `to` instead, each with its migration progress (kept by `_id`,
+/// so an unfinished migration resumes on `to` where it stopped), and each side collection
+/// takes the name `side_name` gives it (its own name: it stays where it is; links hold main
+/// `_id`s, which do not change). Returns the side collections the caller must rename,
+/// `(old, new)`, in the same write. Call it once `to` is free (a dropped target's policies
+/// are gone).
+///
+/// # Errors
+/// [`PatternError::Refused`] naming the policy: [`check_rename`]'s refusals, a new side
+/// collection name that exists or that another policy uses; the backend's.
+pub fn before_rename<W: WriteBackend>(
+    backend: &mut W,
+    from: &str,
+    to: &str,
+    side_name: impl Fn(&str) -> String,
+) -> Result<Vec<(String, String)>, W::Error> {
+    let mut policies = backend.policies()?;
+    check_rename(&policies, from, to)?;
+    let mut moves = Vec::new();
+    for index in 0..policies.len() {
+        let pattern = &policies[index].pattern;
+        if pattern.collection != from {
+            continue;
+        }
+        let side = pattern.side_collection.clone();
+        let new_side = side_name(&side);
+        if new_side != side {
+            let refused = |message: String| PatternError::Refused {
+                collection: pattern.collection.clone(),
+                field: pattern.field.clone(),
+                message,
+            };
+            let taken = policies.iter().any(|other| {
+                other.pattern.collection == new_side || other.pattern.side_collection == new_side
+            });
+            if new_side == to || taken || backend.collection_exists(&new_side)? {
+                return Err(refused(format!(
+                    "its side collection '{side}' cannot be renamed to '{new_side}', which exists"
+                ))
+                .into());
+            }
+            moves.push((side, new_side.clone()));
+        }
+        let renamed = policies[index].pattern.clone().on_collections(to, &new_side);
+        policies[index].pattern = renamed;
+    }
+    if !moves.is_empty() || policies.iter().any(|policy| policy.pattern.collection == to) {
+        backend.save_policies(policies)?;
+    }
+    Ok(moves)
 }
 
 /// Before `collection` is dropped: a side collection cannot be dropped while its policy
