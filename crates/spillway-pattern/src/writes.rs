@@ -347,10 +347,17 @@ pub fn before_rename<W: WriteBackend>(
             }
             moves.push((side, new_side.clone()));
         }
-        let renamed = policies[index].pattern.clone().on_collections(to, &new_side);
+        let renamed = policies[index]
+            .pattern
+            .clone()
+            .on_collections(to, &new_side);
         policies[index].pattern = renamed;
     }
-    if !moves.is_empty() || policies.iter().any(|policy| policy.pattern.collection == to) {
+    if !moves.is_empty()
+        || policies
+            .iter()
+            .any(|policy| policy.pattern.collection == to)
+    {
         backend.save_policies(policies)?;
     }
     Ok(moves)

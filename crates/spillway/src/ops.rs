@@ -790,7 +790,10 @@ pub(crate) fn rename_collection(
     for (old, new) in &moves {
         storage::rename_collection(txn, old, new)?;
     }
-    let moved: Vec<Bson> = moves.into_iter().map(|(old, _)| Bson::String(old)).collect();
+    let moved: Vec<Bson> = moves
+        .into_iter()
+        .map(|(old, _)| Bson::String(old))
+        .collect();
     txn.note_change(bson::doc! { "op": "rename", "ns": from, "to": to, "sides": moved });
     Ok(())
 }

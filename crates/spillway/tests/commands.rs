@@ -595,7 +595,10 @@ fn rename_collection_carries_pattern_policies() {
             { "_id": 2, "buyers": ["h"] },
         ] },
     );
-    let logical = first_batch(&ok(&commands, doc! { "find": "sales", "sort": { "_id": 1 } }));
+    let logical = first_batch(&ok(
+        &commands,
+        doc! { "find": "sales", "sort": { "_id": 1 } },
+    ));
     ok(
         &commands,
         doc! { "setPattern": "orders", "outlier": "items", "threshold": 1 },
@@ -611,12 +614,22 @@ fn rename_collection_carries_pattern_policies() {
         );
         let mut names: Vec<String> = first_batch(&reply)
             .iter()
-            .map(|entry| entry.as_document().unwrap().get_str("name").unwrap().to_string())
+            .map(|entry| {
+                entry
+                    .as_document()
+                    .unwrap()
+                    .get_str("name")
+                    .unwrap()
+                    .to_string()
+            })
             .collect();
         names.sort();
         names
     };
-    assert_eq!(listed("shop"), ["extra_orders", "extra_sales", "orders", "sales"]);
+    assert_eq!(
+        listed("shop"),
+        ["extra_orders", "extra_sales", "orders", "sales"]
+    );
 
     // A side collection cannot be renamed, nor taken as a name, as it cannot be dropped.
     let (code, message) = fails(
@@ -626,11 +639,16 @@ fn rename_collection_carries_pattern_policies() {
     assert_eq!(code, 2, "{message}");
     assert!(
         message.contains("policy on shop.sales.buyers")
-            && message.contains("'shop.extra_sales' is the policy's side collection and cannot be renamed"),
+            && message.contains(
+                "'shop.extra_sales' is the policy's side collection and cannot be renamed"
+            ),
         "{message}"
     );
     let (code, dropped) = fails(&commands, doc! { "drop": "extra_sales" });
-    assert!(code == 2 && dropped.contains("cannot be dropped"), "{dropped}");
+    assert!(
+        code == 2 && dropped.contains("cannot be dropped"),
+        "{dropped}"
+    );
     let (code, message) = fails(
         &commands,
         doc! { "renameCollection": "shop.sales", "to": "shop.extra_orders", "dropTarget": true, "$db": "admin" },
@@ -656,19 +674,36 @@ fn rename_collection_carries_pattern_policies() {
     assert_eq!(patterns.len(), 1, "{patterns:?}");
     let pattern = patterns[0].as_document().unwrap();
     assert_eq!(pattern.get_str("collection").ok(), Some("orders"));
-    assert_eq!(pattern.get_str("overflowCollection").ok(), Some("extra_sales"));
     assert_eq!(
-        first_batch(&ok(&commands, doc! { "find": "orders", "sort": { "_id": 1 } })),
+        pattern.get_str("overflowCollection").ok(),
+        Some("extra_sales")
+    );
+    assert_eq!(
+        first_batch(&ok(
+            &commands,
+            doc! { "find": "orders", "sort": { "_id": 1 } }
+        )),
         logical
     );
-    let stored = first_batch(&ok(&commands, doc! { "find": "system.stored.orders", "filter": { "_id": 1 } }));
+    let stored = first_batch(&ok(
+        &commands,
+        doc! { "find": "system.stored.orders", "filter": { "_id": 1 } },
+    ));
     assert_eq!(
-        stored[0].as_document().unwrap().get_array("buyers").unwrap().len(),
+        stored[0]
+            .as_document()
+            .unwrap()
+            .get_array("buyers")
+            .unwrap()
+            .len(),
         2,
         "still split"
     );
     let verified = ok(&commands, doc! { "verifyPatterns": 1 });
-    assert!(verified.get_array("violations").unwrap().is_empty(), "{verified}");
+    assert!(
+        verified.get_array("violations").unwrap().is_empty(),
+        "{verified}"
+    );
 
     // Across databases the overflow moves to the target database with the policy.
     ok(
@@ -677,9 +712,18 @@ fn rename_collection_carries_pattern_policies() {
     );
     assert!(listed("shop").is_empty());
     assert_eq!(listed("archive"), ["extra_sales", "old_orders"]);
-    let patterns = ok(&commands, doc! { "getPatterns": "old_orders", "$db": "archive" });
-    let pattern = patterns.get_array("patterns").unwrap()[0].as_document().unwrap().clone();
-    assert_eq!(pattern.get_str("overflowCollection").ok(), Some("extra_sales"));
+    let patterns = ok(
+        &commands,
+        doc! { "getPatterns": "old_orders", "$db": "archive" },
+    );
+    let pattern = patterns.get_array("patterns").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        pattern.get_str("overflowCollection").ok(),
+        Some("extra_sales")
+    );
     assert_eq!(
         first_batch(&ok(
             &commands,
@@ -692,7 +736,10 @@ fn rename_collection_carries_pattern_policies() {
         doc! { "update": "old_orders", "updates": [{ "q": { "_id": 2 }, "u": { "$push": { "buyers": { "$each": ["i", "j", "k"] } } } }], "$db": "archive" },
     );
     let verified = ok(&commands, doc! { "verifyPatterns": 1, "$db": "archive" });
-    assert!(verified.get_array("violations").unwrap().is_empty(), "{verified}");
+    assert!(
+        verified.get_array("violations").unwrap().is_empty(),
+        "{verified}"
+    );
     // Dropping the target database takes the policy whole.
     ok(&commands, doc! { "dropDatabase": 1, "$db": "archive" });
     assert!(commands.database().patterns().is_empty());

@@ -102,7 +102,11 @@ fn assert_renamed(db: &Database, logical: &[Document]) {
             ("orders".into(), "reviews".into(), "sales_reviews".into()),
         ]
     );
-    assert_eq!(all(db, "orders"), logical, "every spilled element reachable");
+    assert_eq!(
+        all(db, "orders"),
+        logical,
+        "every spilled element reachable"
+    );
     assert!(all(db, "sales").is_empty());
     assert!(db.verify_patterns().unwrap().is_empty());
     let orders = db.collection::<Document>("orders");
@@ -152,7 +156,7 @@ fn a_renamed_collection_keeps_its_policies_side_collections_and_every_element() 
         .update_one(
             doc! { "_id": 1 },
             doc! { "$push": { "buyers": { "$each": ["late1", "late2", "late3", "late4", "late5"] },
-                              "reviews": { "k": 100, "text": "newest" } } },
+            "reviews": { "k": 100, "text": "newest" } } },
         )
         .run()
         .unwrap();
@@ -215,7 +219,9 @@ fn a_side_collection_can_move_with_its_collection() {
         .unwrap_err();
     assert!(
         matches!(error.kind(), ErrorKind::InvalidOptions { .. })
-            && error.to_string().contains("'sales_reviews_typo' is not the side collection"),
+            && error
+                .to_string()
+                .contains("'sales_reviews_typo' is not the side collection"),
         "{error}"
     );
     // A new side name that exists is refused.
@@ -375,7 +381,10 @@ fn a_rename_in_a_transaction_commits_with_it_or_not_at_all() {
             .session(transaction)
             .run()?;
         db.collection::<Document>("orders")
-            .update_one(doc! { "_id": 1 }, doc! { "$push": { "buyers": "in the same commit" } })
+            .update_one(
+                doc! { "_id": 1 },
+                doc! { "$push": { "buyers": "in the same commit" } },
+            )
             .session(transaction)
             .run()?;
         Ok(())
@@ -413,8 +422,7 @@ fn a_stream_sees_one_rename_event_and_nothing_of_the_side_collections() {
             .expect("an event");
         events.push(event);
     }
-    assert_eq!(events[0].get_str("operationType").ok(),
-        Some("rename"));
+    assert_eq!(events[0].get_str("operationType").ok(), Some("rename"));
     assert_eq!(
         events[0].get_document("ns").unwrap().get_str("coll").ok(),
         Some("sales")
@@ -423,8 +431,7 @@ fn a_stream_sees_one_rename_event_and_nothing_of_the_side_collections() {
         events[0].get_document("to").unwrap().get_str("coll").ok(),
         Some("orders")
     );
-    assert_eq!(events[1].get_str("operationType").ok(),
-        Some("insert"));
+    assert_eq!(events[1].get_str("operationType").ok(), Some("insert"));
     assert_eq!(
         events[1]
             .get_document("fullDocument")

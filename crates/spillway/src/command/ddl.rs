@@ -729,7 +729,11 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
             .filter_map(|pattern| {
                 let side = pattern.side_collection();
                 let name = namespaces.collection_of(&from_database, side)?;
-                Some(namespaces.stored(&to_database, name).map(|to| (side.to_string(), to)))
+                Some(
+                    namespaces
+                        .stored(&to_database, name)
+                        .map(|to| (side.to_string(), to)),
+                )
             })
             .collect::<CommandResult<_>>()?
     };
