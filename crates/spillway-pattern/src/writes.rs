@@ -1,7 +1,8 @@
 //! The write paths of a statement, over any backend: inserts and updates of logical
 //! documents in a main collection (the append fast path, or expand, apply, split), deletes
 //! with their side documents, direct writes to side collections followed by one resync per
-//! main document they touched, and what dropping a collection does to its policies.
+//! main document they touched, and what dropping or renaming a collection does to its
+//! policies.
 //!
 //! A backend only stores: everything here decides what to write from what it reads, and
 //! ends in [`WriteBackend::apply`] batches, which a caller collecting a [`Statement`] of
@@ -272,6 +273,96 @@ pub fn insert_side<W: WriteBackend>(
     Ok(document)
 }
 
+/// Whether `from` may be renamed to `to` as far as `policies` go: a side collection cannot
+/// be renamed on its own, nor can a collection take a side collection's name, while its
+/// policy exists (as a side collection cannot be dropped: its policy names it).
+///
+/// # Errors
+/// [`PatternError::Refused`] naming the policy.
+pub fn check_rename(policies: &[Policy], from: &str, to: &str) -> Result<(), PatternError> {
+    for policy in policies {
+        let side = policy.pattern.side_collection.as_str();
+        let message = if side == from {
+            format!(
+                "'{from}' is the policy's side collection and cannot be renamed while the policy exists; rename '{}', whose policy keeps its side collection",
+                policy.pattern.collection
+            )
+        } else if side == to {
+            format!(
+                "'{to}' is the policy's side collection: '{from}' cannot be renamed to it while the policy exists"
+            )
+        } else {
+            continue;
+        };
+        return Err(PatternError::Refused {
+            collection: policy.pattern.collection.clone(),
+            field: policy.pattern.field.clone(),
+            message,
+        });
+    }
+    Ok(())
+}
+
+/// Before main collection `from` is renamed to `to` (whose documents keep their `_id`s): its
+/// policies are declared on `to` instead, each with its migration progress (kept by `_id`,
+/// so an unfinished migration resumes on `to` where it stopped), and each side collection
+/// takes the name `side_name` gives it (its own name: it stays where it is; links hold main
+/// `_id`s, which do not change). Returns the side collections the caller must rename,
+/// `(old, new)`, in the same write. Call it once `to` is free (a dropped target's policies
+/// are gone).
+///
+/// # Errors
+/// [`PatternError::Refused`] naming the policy: [`check_rename`]'s refusals, a new side
+/// collection name that exists or that another policy uses; the backend's.
+pub fn before_rename<W: WriteBackend>(
+    backend: &mut W,
+    from: &str,
+    to: &str,
+    side_name: impl Fn(&str) -> String,
+) -> Result<Vec<(String, String)>, W::Error> {
+    let mut policies = backend.policies()?;
+    check_rename(&policies, from, to)?;
+    let mut moves = Vec::new();
+    for index in 0..policies.len() {
+        let pattern = &policies[index].pattern;
+        if pattern.collection != from {
+            continue;
+        }
+        let side = pattern.side_collection.clone();
+        let new_side = side_name(&side);
+        if new_side != side {
+            let refused = |message: String| PatternError::Refused {
+                collection: pattern.collection.clone(),
+                field: pattern.field.clone(),
+                message,
+            };
+            let taken = policies.iter().any(|other| {
+                other.pattern.collection == new_side || other.pattern.side_collection == new_side
+            });
+            if new_side == to || taken || backend.collection_exists(&new_side)? {
+                return Err(refused(format!(
+                    "its side collection '{side}' cannot be renamed to '{new_side}', which exists"
+                ))
+                .into());
+            }
+            moves.push((side, new_side.clone()));
+        }
+        let renamed = policies[index]
+            .pattern
+            .clone()
+            .on_collections(to, &new_side);
+        policies[index].pattern = renamed;
+    }
+    if !moves.is_empty()
+        || policies
+            .iter()
+            .any(|policy| policy.pattern.collection == to)
+    {
+        backend.save_policies(policies)?;
+    }
+    Ok(moves)
+}
+
 /// Before `collection` is dropped: a side collection cannot be dropped while its policy
 /// exists; dropping a main collection removes its policies and drops the side collections
 /// they created (from an adopted one, only the side documents the policies own go).
@@ -327,4 +418,79 @@ pub fn before_drop<W: WriteBackend>(backend: &mut W, collection: &str) -> Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{Bson, doc};
+
+    use super::before_rename;
+    use crate::backend::{Query, ReadBackend, Write, WriteBackend};
+    use crate::memory::MemoryBackend;
+    use crate::migration::{declare, migration_step, unfinished};
+    use crate::policy::{Pattern, Progress};
+    use crate::verify::verify;
+
+    /// A rename in the middle of a migration: the policy moves with its progress (the last
+    /// `_id` done), and the resumed migration on the new name splits exactly the documents
+    /// the old name had not reached, none twice.
+    #[test]
+    fn an_unfinished_migration_carries_over_to_the_new_name() {
+        let mut backend = MemoryBackend::new();
+        backend.create_collection("c").unwrap();
+        let documents: Vec<_> = (1..=5)
+            .map(|id| doc! { "_id": id, "a": (0..id * 2).collect::<Vec<i32>>() })
+            .collect();
+        let inserts = documents
+            .iter()
+            .map(|document| Write::Insert {
+                collection: "c".into(),
+                document: document.clone(),
+            })
+            .collect();
+        backend.apply(inserts).unwrap();
+        declare(&mut backend, Pattern::outlier("c", "a").threshold(2).into()).unwrap();
+        let policy = unfinished(&backend.policies().unwrap()).cloned().unwrap();
+        migration_step(&mut backend, &policy, 2).unwrap();
+        let progress = backend.policies().unwrap()[0].progress.clone();
+        assert_eq!(
+            progress,
+            Progress::Applying {
+                through: Some(Bson::Int32(2))
+            }
+        );
+
+        // The caller's rename of the main collection: the same documents under `d`.
+        let stored = backend.find("c", &Query::default()).unwrap();
+        backend.drop_collection("c").unwrap();
+        backend.create_collection("d").unwrap();
+        let moved = stored
+            .into_iter()
+            .map(|document| Write::Insert {
+                collection: "d".into(),
+                document,
+            })
+            .collect();
+        backend.apply(moved).unwrap();
+        let moves = before_rename(&mut backend, "c", "d", str::to_string).unwrap();
+        assert!(moves.is_empty(), "the overflow keeps its name");
+
+        let policies = backend.policies().unwrap();
+        assert_eq!(policies[0].pattern.collection(), "d");
+        assert_eq!(policies[0].pattern.side_collection(), "extra_c");
+        assert_eq!(policies[0].progress, progress, "the progress came along");
+        while let Some(policy) = unfinished(&backend.policies().unwrap()).cloned() {
+            migration_step(&mut backend, &policy, 2).unwrap();
+        }
+        let policy = backend.policies().unwrap()[0].clone();
+        assert_eq!(policy.progress, Progress::Active);
+        assert!(verify(&policy, &backend).unwrap().is_empty());
+        let engine = crate::Engine::new("d", std::slice::from_ref(&policy));
+        for document in &documents {
+            let id = document.get("_id").unwrap();
+            let main = backend.get("d", id).unwrap().unwrap();
+            assert!(main.get_array("a").unwrap().len() <= 2, "split: {main}");
+            assert_eq!(&engine.expand(&backend, &main).unwrap(), document);
+        }
+    }
 }

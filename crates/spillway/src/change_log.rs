@@ -182,10 +182,11 @@ impl ChangeLog {
     }
 }
 
-/// Adds the records the command layer noted (`dropDatabase`, `rename`, `modify`) to those
-/// computed from the commit's writes (`after`: the catalog the commit leaves). A noted rename (which the command layer does by copying) stands
-/// for everything the copy wrote: the target's `create`, `drop` (with `dropTarget`), document
-/// and index records and the source's `drop` are left out, and the rename says whether it
+/// Adds the records the facade noted (`dropDatabase`, `rename`, `modify`) to those computed
+/// from the commit's writes (`after`: the catalog the commit leaves). A noted rename stands
+/// for everything the rename changed: the catalog's own `rename` record of the source, the
+/// target's records (its `drop` with `dropTarget`) and those of the side collections it moved
+/// (`sides`, which the record then leaves out) are left out, and the rename says whether it
 /// dropped a target (`dropTarget`: that collection's UUID).
 fn apply_notes(records: &mut Vec<Document>, notes: Vec<Document>, after: &Catalog) {
     for mut note in notes {
@@ -210,9 +211,22 @@ fn apply_notes(records: &mut Vec<Document>, notes: Vec<Document>, after: &Catalo
                     .then(|| record.get("cid").cloned())
                     .flatten()
             });
+            let sides: Vec<String> = note
+                .remove("sides")
+                .and_then(|sides| match sides {
+                    Bson::Array(sides) => Some(sides),
+                    _ => None,
+                })
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|side| side.as_str().map(str::to_string))
+                .collect();
             records.retain(|record| {
                 let ns = record.get_str("ns").unwrap_or_default();
-                ns != to && !(ns == from && record.get_str("op").ok() == Some("drop"))
+                let op = record.get_str("op").unwrap_or_default();
+                ns != to
+                    && !(ns == from && matches!(op, "drop" | "rename"))
+                    && !sides.iter().any(|side| side == ns)
             });
             if let Some(cid) = source {
                 note.insert("cid", cid);

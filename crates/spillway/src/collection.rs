@@ -706,6 +706,33 @@ where
             session: None,
         }
     }
+
+    /// Renames the collection to `to` (MongoDB's `renameCollection`), with its documents,
+    /// indexes, options and pattern policies, in one commit. See [`RenameCollection`].
+    ///
+    /// ```
+    /// use spillway::{Database, Pattern, bson::Document, doc};
+    ///
+    /// let db = Database::open_in_memory()?;
+    /// db.set_pattern(Pattern::outlier("sales", "buyers").threshold(2))?;
+    /// let sales = db.collection::<Document>("sales");
+    /// sales.insert_one(doc! { "_id": 1, "buyers": [1, 2, 3, 4] }).run()?;
+    /// sales.rename("orders").run()?;
+    /// let orders = db.collection::<Document>("orders");
+    /// let book = orders.find_one(doc! { "_id": 1 }).run()?.expect("renamed");
+    /// assert_eq!(book.get_array("buyers")?.len(), 4);
+    /// assert_eq!(db.patterns()[0].collection(), "orders");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rename(&self, to: &str) -> RenameCollection<'_, T> {
+        RenameCollection {
+            collection: self,
+            to: to.to_string(),
+            drop_target: false,
+            sides: Vec::new(),
+            session: None,
+        }
+    }
 }
 
 macro_rules! session_method {
@@ -2024,6 +2051,68 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> DropCollection
         let name = &self.collection.name;
         self.collection.write_catalog(self.session, |txn, store| {
             ops::drop_collection(txn, store, name).map(drop)
+        })
+    }
+}
+
+/// `rename`, run with `.run()`.
+///
+/// Only the catalog changes: the documents and index entries stay where they are and keep
+/// the collection's id (a change stream's `collectionUUID`), so a rename costs the same at
+/// any size, and a crash leaves the collection under its old name or its new one, never
+/// between. Streams see one `rename` event, nothing for the side collections.
+///
+/// A collection with pattern policies keeps them: each is declared on the new name, with
+/// its options, its link field and its migration progress (an unfinished migration, which
+/// only a crash or an error leaves, resumes on the new name: progress is kept by `_id`,
+/// which a rename does not change). Its side collection keeps its own name, since the
+/// policy names it explicitly and it is a collection clients can read, and its documents
+/// keep their links (main `_id`s) and indexes, so nothing in it is rewritten;
+/// [`RenameCollection::side_collection`] gives it another name in the same commit.
+#[must_use = "an action does nothing until .run()"]
+pub struct RenameCollection<'a, T> {
+    collection: &'a Collection<T>,
+    to: String,
+    drop_target: bool,
+    sides: Vec<(String, String)>,
+    session: Option<&'a mut Transaction>,
+}
+
+impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> RenameCollection<'a, T> {
+    session_method!();
+
+    /// Drops an existing target first (MongoDB's `dropTarget`), as [`Collection::drop`]
+    /// drops it: its policies, and the side collections they created, go with it. Without
+    /// it an existing target is refused.
+    pub fn drop_target(mut self, drop_target: bool) -> Self {
+        self.drop_target = drop_target;
+        self
+    }
+
+    /// Renames `side`, the side collection of one of the collection's policies, to `to` in
+    /// the same commit (the policy then names it so).
+    pub fn side_collection(mut self, side: &str, to: &str) -> Self {
+        self.sides.push((side.to_string(), to.to_string()));
+        self
+    }
+
+    /// Renames the collection.
+    ///
+    /// # Errors
+    /// [`ErrorKind::CollectionNotFound`](crate::ErrorKind::CollectionNotFound) (26) when it
+    /// does not exist; [`ErrorKind::CollectionExists`](crate::ErrorKind::CollectionExists)
+    /// (48) when the target exists (or is a view) and `drop_target` is not set, or is the
+    /// collection itself; [`ErrorKind::NotSupportedOnView`](crate::ErrorKind::NotSupportedOnView)
+    /// for a view; 115 for a time series collection;
+    /// [`ErrorKind::Pattern`](crate::ErrorKind::Pattern), naming the policy, for a side
+    /// collection, a target that is a side collection, or a new side collection name that
+    /// exists; [`ErrorKind::InvalidOptions`](crate::ErrorKind::InvalidOptions) for a
+    /// [`RenameCollection::side_collection`] that names no side collection of the collection.
+    pub fn run(self) -> Result<()> {
+        let from = &self.collection.name;
+        let (to, drop_target, sides) = (&self.to, self.drop_target, &self.sides);
+        self.collection.write_catalog(self.session, |txn, store| {
+            ops::rename_collection(txn, store, from, to, drop_target, sides)
         })
     }
 }

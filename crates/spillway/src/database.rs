@@ -689,14 +689,6 @@ impl Transaction {
             .note_change(bson::doc! { "op": "dropDatabase", "ns": prefix });
     }
 
-    /// Records, for change streams, that this transaction renames collection `from` to `to`
-    /// (the command layer's `renameCollection`, which copies): one `rename` event stands for
-    /// the copy's writes, the target's drop (`dropTarget`) and the source's drop.
-    pub(crate) fn note_rename(&mut self, from: &str, to: &str) {
-        self.txn
-            .note_change(bson::doc! { "op": "rename", "ns": from, "to": to });
-    }
-
     /// Records, for change streams, a `collMod` of `collection` that changed nothing: MongoDB
     /// reports a `modify` event for it all the same (one that changes options is seen in the
     /// catalog).

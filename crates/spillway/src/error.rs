@@ -118,6 +118,12 @@ pub enum ErrorKind {
         /// The collection.
         collection: String,
     },
+    /// A rename named a collection that does not exist (MongoDB's `NamespaceNotFound`,
+    /// code 26).
+    CollectionNotFound {
+        /// The collection.
+        collection: String,
+    },
     /// A write, an index change or a pattern policy named a read-only view (MongoDB's
     /// `CommandNotSupportedOnView`, code 166).
     NotSupportedOnView {
@@ -350,6 +356,7 @@ impl Error {
             ErrorKind::InvalidOptions { .. } => codes::INVALID_OPTIONS,
             ErrorKind::DocumentValidationFailure { .. } => codes::DOCUMENT_VALIDATION_FAILURE,
             ErrorKind::CollectionExists { .. } => codes::NAMESPACE_EXISTS,
+            ErrorKind::CollectionNotFound { .. } => codes::NAMESPACE_NOT_FOUND,
             ErrorKind::NotSupportedOnView { .. } => codes::COMMAND_NOT_SUPPORTED_ON_VIEW,
             ErrorKind::InvalidView { .. } => codes::INVALID_OPTIONS,
             ErrorKind::CappedPositionLost { .. } => codes::CAPPED_POSITION_LOST,
@@ -569,6 +576,9 @@ impl Error {
             ErrorKind::CollectionExists { collection } => {
                 write!(f, "collection '{}' already exists", echo(collection))?;
             }
+            ErrorKind::CollectionNotFound { collection } => {
+                write!(f, "collection '{}' does not exist", echo(collection))?;
+            }
             // The store's and the pattern layer's messages already say "corruption in ...".
             ErrorKind::Corruption { message } if message.starts_with("corruption") => {
                 f.write_str(message)?;
@@ -722,6 +732,7 @@ pub(crate) mod codes {
     pub(crate) const OVERFLOW: i32 = 15;
     pub(crate) const ILLEGAL_OPERATION: i32 = 20;
     pub(crate) const INVALID_BSON: i32 = 22;
+    pub(crate) const NAMESPACE_NOT_FOUND: i32 = 26;
     pub(crate) const INDEX_NOT_FOUND: i32 = 27;
     pub(crate) const NAMESPACE_EXISTS: i32 = 48;
     pub(crate) const INVALID_OPTIONS: i32 = 72;

@@ -96,7 +96,7 @@ pub use collection::{
     Aggregate, Collection, CountDocuments, CreateIndex, CreateIndexes, Delete, Distinct,
     DropCollection, DropIndex, DropIndexes, EstimatedDocumentCount, Find, FindOne,
     FindOneAndDelete, FindOneAndModify, InsertMany, InsertOne, ListIndexNames, ListIndexes,
-    UpdateAction,
+    RenameCollection, UpdateAction,
 };
 pub use cursor::Cursor;
 pub use database::{DEFAULT_TTL_INTERVAL, Database, DatabaseOptions, Transaction};

@@ -25,7 +25,7 @@ use spillway_store::Store;
 
 use crate::catalog::timeseries::not_supported_on_timeseries;
 use crate::catalog::{IndexSettings, validate_collection_name};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Match, stored_document};
 use crate::near;
 use crate::patterned;
@@ -723,4 +723,77 @@ pub(crate) fn drop_collection(txn: &mut WriteTxn, store: &Store, collection: &st
     }
     patterned::before_drop(txn, store, collection)?;
     storage::drop_collection(txn, collection)
+}
+
+/// Renames collection `from` to `to` in `txn`, as MongoDB's `renameCollection` does: the
+/// collection keeps its documents, indexes, options and id ([`storage::rename_collection`]:
+/// only the catalog changes). An existing `to` is dropped first with `drop_target` (as
+/// [`drop_collection`] drops it: its policies and the side collections they created go
+/// too), else refused. The policies of `from` move to `to` with their migration progress,
+/// each side collection keeping its name unless `sides` gives it another (`(old, new)`
+/// pairs: the command layer moves side collections to the target's database); see
+/// [`spillway_pattern::writes::before_rename`]. A side collection cannot be renamed, nor a
+/// collection take its name, while its policy exists, as it cannot be dropped. One `rename`
+/// change event stands for all of it.
+pub(crate) fn rename_collection(
+    txn: &mut WriteTxn,
+    store: &Store,
+    from: &str,
+    to: &str,
+    drop_target: bool,
+    sides: &[(String, String)],
+) -> Result<()> {
+    validate_collection_name(from)?;
+    validate_collection_name(to)?;
+    let catalog = txn.catalog_arc();
+    match Route::of(&catalog, from) {
+        Route::View => {
+            return Err(Error::new(ErrorKind::NotSupportedOnView {
+                collection: from.to_string(),
+            }));
+        }
+        Route::TimeSeries(_) => return Err(not_supported_on_timeseries(from, "renameCollection")),
+        Route::Plain | Route::Main(_) | Route::Side(_) => {}
+    }
+    if !catalog.collections.contains_key(from) {
+        return Err(Error::new(ErrorKind::CollectionNotFound {
+            collection: from.to_string(),
+        }));
+    }
+    for (side, _) in sides {
+        let owned = catalog.policies.iter().any(|policy| {
+            policy.pattern.collection() == from && policy.pattern.side_collection() == side
+        });
+        if !owned {
+            return Err(Error::invalid_options(
+                from,
+                format!("'{side}' is not the side collection of a policy of '{from}'"),
+            ));
+        }
+    }
+    spillway_pattern::writes::check_rename(&catalog.policies, from, to)?;
+    if let Some(target) = catalog.collections.get(to) {
+        if from == to || !drop_target || target.view.is_some() {
+            return Err(Error::new(ErrorKind::CollectionExists {
+                collection: to.to_string(),
+            }));
+        }
+        drop_collection(txn, store, to)?;
+    }
+    storage::rename_collection(txn, from, to)?;
+    let moves = patterned::before_rename(txn, store, from, to, |side| {
+        sides
+            .iter()
+            .find(|(old, _)| old == side)
+            .map_or_else(|| side.to_string(), |(_, new)| new.clone())
+    })?;
+    for (old, new) in &moves {
+        storage::rename_collection(txn, old, new)?;
+    }
+    let moved: Vec<Bson> = moves
+        .into_iter()
+        .map(|(old, _)| Bson::String(old))
+        .collect();
+    txn.note_change(bson::doc! { "op": "rename", "ns": from, "to": to, "sides": moved });
+    Ok(())
 }

@@ -1439,6 +1439,18 @@ pub(crate) fn before_drop(txn: &mut WriteTxn, store: &Store, collection: &str) -
     writes::before_drop(&mut TxnBackend { txn, store }, collection)
 }
 
+/// Before renaming main collection `from` to `to` ([`writes::before_rename`]): the side
+/// collections to rename with it.
+pub(crate) fn before_rename(
+    txn: &mut WriteTxn,
+    store: &Store,
+    from: &str,
+    to: &str,
+    side_name: impl Fn(&str) -> String,
+) -> Result<Vec<(String, String)>> {
+    writes::before_rename(&mut TxnBackend { txn, store }, from, to, side_name)
+}
+
 #[cfg(test)]
 mod tests {
     use bson::{Bson, Document, doc};

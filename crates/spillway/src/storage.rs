@@ -1038,6 +1038,30 @@ pub(crate) fn drop_index(txn: &mut WriteTxn, collection: &str, name: &str) -> Re
     Ok(())
 }
 
+/// Gives collection `from` the name `to`, which must be free: its catalog record moves, with
+/// its id (a change stream's `collectionUUID`), options and indexes; its documents and index
+/// entries stay in their keyspaces, so nothing but the catalog is written. Keyspace names keep
+/// the collection name they were created with (`docs.<id>.<from>`): they are only unique
+/// names, and the catalog record says which collection each belongs to.
+pub(crate) fn rename_collection(txn: &mut WriteTxn, from: &str, to: &str) -> Result<()> {
+    validate_collection_name(to)?;
+    if txn.catalog().collections.contains_key(to) {
+        return Err(Error::new(ErrorKind::CollectionExists {
+            collection: to.to_string(),
+        }));
+    }
+    let Some(mut meta) = txn.catalog_mut().collections.remove(from) else {
+        return Err(Error::new(ErrorKind::CollectionNotFound {
+            collection: from.to_string(),
+        }));
+    };
+    meta.name = to.to_string();
+    txn.catalog_mut().collections.insert(to.to_string(), meta);
+    txn.collection_changed(from);
+    txn.collection_changed(to);
+    Ok(())
+}
+
 /// Drops a collection and its indexes; `false` if it did not exist.
 pub(crate) fn drop_collection(txn: &mut WriteTxn, collection: &str) -> Result<bool> {
     validate_collection_name(collection)?;

@@ -577,6 +577,174 @@ fn collections_and_indexes_are_managed_by_commands() {
     ok(&commands, doc! { "drop": "never_existed" });
 }
 
+/// `renameCollection` of a collection with a policy: the policy and its overflow come along
+/// (across databases the overflow moves to the target database), `dropTarget` onto a
+/// patterned target drops its policy and overflow as `drop` does, and a side collection is
+/// refused naming its policy, as its `drop` is.
+#[test]
+fn rename_collection_carries_pattern_policies() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "setPattern": "sales", "outlier": "buyers", "threshold": 2, "bucketCapacity": 3 },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "sales", "documents": [
+            { "_id": 1, "buyers": ["a", "b", "c", "d", "e", "f", "g"] },
+            { "_id": 2, "buyers": ["h"] },
+        ] },
+    );
+    let logical = first_batch(&ok(
+        &commands,
+        doc! { "find": "sales", "sort": { "_id": 1 } },
+    ));
+    ok(
+        &commands,
+        doc! { "setPattern": "orders", "outlier": "items", "threshold": 1 },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "orders", "documents": [{ "_id": 9, "items": [1, 2, 3] }] },
+    );
+    let listed = |database: &str| -> Vec<String> {
+        let reply = ok(
+            &commands,
+            doc! { "listCollections": 1, "nameOnly": true, "$db": database },
+        );
+        let mut names: Vec<String> = first_batch(&reply)
+            .iter()
+            .map(|entry| {
+                entry
+                    .as_document()
+                    .unwrap()
+                    .get_str("name")
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        listed("shop"),
+        ["extra_orders", "extra_sales", "orders", "sales"]
+    );
+
+    // A side collection cannot be renamed, nor taken as a name, as it cannot be dropped.
+    let (code, message) = fails(
+        &commands,
+        doc! { "renameCollection": "shop.extra_sales", "to": "shop.overflow", "$db": "admin" },
+    );
+    assert_eq!(code, 2, "{message}");
+    assert!(
+        message.contains("policy on shop.sales.buyers")
+            && message.contains(
+                "'shop.extra_sales' is the policy's side collection and cannot be renamed"
+            ),
+        "{message}"
+    );
+    let (code, dropped) = fails(&commands, doc! { "drop": "extra_sales" });
+    assert!(
+        code == 2 && dropped.contains("cannot be dropped"),
+        "{dropped}"
+    );
+    let (code, message) = fails(
+        &commands,
+        doc! { "renameCollection": "shop.sales", "to": "shop.extra_orders", "dropTarget": true, "$db": "admin" },
+    );
+    assert!(
+        code == 2 && message.contains("policy on shop.orders.items"),
+        "{message}"
+    );
+    let (code, _) = fails(
+        &commands,
+        doc! { "renameCollection": "shop.sales", "to": "shop.orders", "$db": "admin" },
+    );
+    assert_eq!(code, 48);
+
+    // dropTarget onto a collection with a policy: the policy and its overflow go.
+    ok(
+        &commands,
+        doc! { "renameCollection": "shop.sales", "to": "shop.orders", "dropTarget": true, "$db": "admin" },
+    );
+    assert_eq!(listed("shop"), ["extra_sales", "orders"]);
+    let patterns = ok(&commands, doc! { "getPatterns": 1 });
+    let patterns = patterns.get_array("patterns").unwrap();
+    assert_eq!(patterns.len(), 1, "{patterns:?}");
+    let pattern = patterns[0].as_document().unwrap();
+    assert_eq!(pattern.get_str("collection").ok(), Some("orders"));
+    assert_eq!(
+        pattern.get_str("overflowCollection").ok(),
+        Some("extra_sales")
+    );
+    assert_eq!(
+        first_batch(&ok(
+            &commands,
+            doc! { "find": "orders", "sort": { "_id": 1 } }
+        )),
+        logical
+    );
+    let stored = first_batch(&ok(
+        &commands,
+        doc! { "find": "system.stored.orders", "filter": { "_id": 1 } },
+    ));
+    assert_eq!(
+        stored[0]
+            .as_document()
+            .unwrap()
+            .get_array("buyers")
+            .unwrap()
+            .len(),
+        2,
+        "still split"
+    );
+    let verified = ok(&commands, doc! { "verifyPatterns": 1 });
+    assert!(
+        verified.get_array("violations").unwrap().is_empty(),
+        "{verified}"
+    );
+
+    // Across databases the overflow moves to the target database with the policy.
+    ok(
+        &commands,
+        doc! { "renameCollection": "shop.orders", "to": "archive.old_orders", "$db": "admin" },
+    );
+    assert!(listed("shop").is_empty());
+    assert_eq!(listed("archive"), ["extra_sales", "old_orders"]);
+    let patterns = ok(
+        &commands,
+        doc! { "getPatterns": "old_orders", "$db": "archive" },
+    );
+    let pattern = patterns.get_array("patterns").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        pattern.get_str("overflowCollection").ok(),
+        Some("extra_sales")
+    );
+    assert_eq!(
+        first_batch(&ok(
+            &commands,
+            doc! { "find": "old_orders", "sort": { "_id": 1 }, "$db": "archive" }
+        )),
+        logical
+    );
+    ok(
+        &commands,
+        doc! { "update": "old_orders", "updates": [{ "q": { "_id": 2 }, "u": { "$push": { "buyers": { "$each": ["i", "j", "k"] } } } }], "$db": "archive" },
+    );
+    let verified = ok(&commands, doc! { "verifyPatterns": 1, "$db": "archive" });
+    assert!(
+        verified.get_array("violations").unwrap().is_empty(),
+        "{verified}"
+    );
+    // Dropping the target database takes the policy whole.
+    ok(&commands, doc! { "dropDatabase": 1, "$db": "archive" });
+    assert!(commands.database().patterns().is_empty());
+}
+
 #[test]
 fn index_keys_may_be_any_number_above_or_below_zero() {
     // pymongo's backpressure tests create `{ x: 11 }`: MongoDB reads every positive number as

@@ -24,6 +24,7 @@ mod min_max;
 mod model;
 mod pattern_model;
 mod pattern_projection;
+mod pattern_rename;
 mod pattern_safety;
 mod pattern_verify;
 mod patterns;

@@ -660,8 +660,10 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
     listing(context, &namespace, listed)
 }
 
-/// `renameCollection` (on `admin`, with full namespaces): the documents and indexes move to
-/// the new name in one transaction.
+/// `renameCollection` (on `admin`, with full namespaces): the facade's
+/// [`Collection::rename`](crate::Collection::rename), in one commit, with the collection's
+/// documents, indexes, options and pattern policies; across databases the policies' side
+/// collections move to the target database under their own collection names.
 pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
     let args = &context.args;
     args.only(&["to", "dropTarget", "stayTemp"])?;
@@ -718,41 +720,34 @@ pub(crate) fn rename_collection(context: &mut Context<'_>) -> CommandResult {
     if exists(context, &target)? && !drop_target {
         return Err(CommandError::new(48, "target namespace exists"));
     }
-    if database
-        .patterns()
-        .iter()
-        .any(|pattern| pattern.collection() == source || pattern.side_collection() == source)
-    {
-        return Err(CommandError::not_supported(format!(
-            "renameCollection: '{from}' has a pattern policy; remove it first (removePattern)"
-        )));
-    }
-    let rename = |transaction: &mut Transaction| {
-        let source = database.collection::<Document>(&source);
-        let target = database.collection::<Document>(&target);
-        target.drop().session(transaction).run()?;
-        let documents: Vec<Document> = source
-            .find(doc! {})
-            .session(transaction)
-            .run()?
-            .collect::<crate::Result<_>>()?;
-        if documents.is_empty() {
-            // An empty collection still exists after the rename.
-            target.insert_one(doc! {}).session(transaction).run()?;
-            target.delete_many(doc! {}).session(transaction).run()?;
-        } else {
-            target.insert_many(documents).session(transaction).run()?;
-        }
-        for model in source.index_models()?.into_iter().skip(1) {
-            target.create_index(model).session(transaction).run()?;
-        }
-        source.drop().session(transaction).run()?;
-        transaction.note_rename(source.name(), target.name());
-        Ok(())
+    // Across databases a policy's side collection goes along, keeping its collection name,
+    // so that the target database holds the policy whole (its `getPatterns`, `dropDatabase`).
+    let sides: Vec<(String, String)> = if from_database == to_database {
+        Vec::new()
+    } else {
+        database
+            .patterns()
+            .iter()
+            .filter(|pattern| pattern.collection() == source)
+            .filter_map(|pattern| {
+                let side = pattern.side_collection();
+                let name = namespaces.collection_of(&from_database, side)?;
+                Some(
+                    namespaces
+                        .stored(&to_database, name)
+                        .map(|to| (side.to_string(), to)),
+                )
+            })
+            .collect::<CommandResult<_>>()?
     };
+    let collection = database.collection::<Document>(&source);
+    let mut rename = collection.rename(&target).drop_target(drop_target);
+    for (side, to) in &sides {
+        rename = rename.side_collection(side, to);
+    }
     match context.session() {
-        Some(transaction) => rename(transaction)?,
-        None => database.transaction(rename)?,
+        Some(transaction) => rename.session(transaction).run()?,
+        None => rename.run()?,
     }
     Ok(doc! { "ok": 1.0 })
 }
