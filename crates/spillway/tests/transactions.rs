@@ -938,7 +938,7 @@ fn error_codes_and_names() {
     );
     check(
         things
-            .create_index(IndexModel::builder().keys(doc! { "a": 2 }).build())
+            .create_index(IndexModel::builder().keys(doc! { "a": 0 }).build())
             .run()
             .unwrap_err(),
         67,
