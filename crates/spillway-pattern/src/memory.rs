@@ -321,3 +321,79 @@ mod tests {
         }
     }
 }
+
+/// The rename of a policy's collection, run on the in-memory backend (here, above both).
+#[cfg(test)]
+mod rename_tests {
+    use bson::{Bson, doc};
+
+    use super::MemoryBackend;
+    use crate::backend::{Query, ReadBackend, Write, WriteBackend};
+    use crate::migration::{declare, migration_step, unfinished};
+    use crate::policy::{Pattern, Progress};
+    use crate::verify::verify;
+    use crate::writes::before_rename;
+
+    /// A rename in the middle of a migration: the policy moves with its progress (the last
+    /// `_id` done), and the resumed migration on the new name splits exactly the documents
+    /// the old name had not reached, none twice.
+    #[test]
+    fn an_unfinished_migration_carries_over_to_the_new_name() {
+        let mut backend = MemoryBackend::new();
+        backend.create_collection("c").unwrap();
+        let documents: Vec<_> = (1..=5)
+            .map(|id| doc! { "_id": id, "a": (0..id * 2).collect::<Vec<i32>>() })
+            .collect();
+        let inserts = documents
+            .iter()
+            .map(|document| Write::Insert {
+                collection: "c".into(),
+                document: document.clone(),
+            })
+            .collect();
+        backend.apply(inserts).unwrap();
+        declare(&mut backend, Pattern::outlier("c", "a").threshold(2).into()).unwrap();
+        let policy = unfinished(&backend.policies().unwrap()).cloned().unwrap();
+        migration_step(&mut backend, &policy, 2).unwrap();
+        let progress = backend.policies().unwrap()[0].progress.clone();
+        assert_eq!(
+            progress,
+            Progress::Applying {
+                through: Some(Bson::Int32(2))
+            }
+        );
+
+        // The caller's rename of the main collection: the same documents under `d`.
+        let stored = backend.find("c", &Query::default()).unwrap();
+        backend.drop_collection("c").unwrap();
+        backend.create_collection("d").unwrap();
+        let moved = stored
+            .into_iter()
+            .map(|document| Write::Insert {
+                collection: "d".into(),
+                document,
+            })
+            .collect();
+        backend.apply(moved).unwrap();
+        let moves = before_rename(&mut backend, "c", "d", str::to_string).unwrap();
+        assert!(moves.is_empty(), "the overflow keeps its name");
+
+        let policies = backend.policies().unwrap();
+        assert_eq!(policies[0].pattern.collection(), "d");
+        assert_eq!(policies[0].pattern.side_collection(), "extra_c");
+        assert_eq!(policies[0].progress, progress, "the progress came along");
+        while let Some(policy) = unfinished(&backend.policies().unwrap()).cloned() {
+            migration_step(&mut backend, &policy, 2).unwrap();
+        }
+        let policy = backend.policies().unwrap()[0].clone();
+        assert_eq!(policy.progress, Progress::Active);
+        assert!(verify(&policy, &backend).unwrap().is_empty());
+        let engine = crate::Engine::new("d", std::slice::from_ref(&policy));
+        for document in &documents {
+            let id = document.get("_id").unwrap();
+            let main = backend.get("d", id).unwrap().unwrap();
+            assert!(main.get_array("a").unwrap().len() <= 2, "split: {main}");
+            assert_eq!(&engine.expand(&backend, &main).unwrap(), document);
+        }
+    }
+}
