@@ -442,7 +442,8 @@ pub fn is_embedded_stored_name(stored: &str) -> bool {
         || stored.starts_with(EMBEDDED_SYSTEM_PREFIX)
 }
 
-/// Whether MongoDB accepts `name` as a database name (see [`check_database_name`]).
+/// Whether MongoDB accepts `name` as a database name: non-empty, at most 63 bytes, none of
+/// `/\. "$` or NUL.
 pub fn is_valid_database_name(name: &str) -> bool {
     check_database_name(name).is_ok()
 }
