@@ -8,10 +8,11 @@
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
-use bson::Bson;
+use bson::{Bson, Document};
 
 use crate::collation::Collation;
 use crate::compare::compare_collated;
+use crate::path::FieldPath;
 
 /// Values in the order they were first added, each once: two values that compare equal under
 /// the set's collation (`1`, `1.0` and `NumberLong(1)`; `"a"` and `"A"` at strength 2) are
@@ -93,6 +94,25 @@ impl ValueSet {
     /// The values, in the order they were first added.
     pub fn as_slice(&self) -> &[Bson] {
         &self.in_order
+    }
+
+    /// Adds the values of `path` in `document` as MongoDB's `distinct` reads them: arrays of
+    /// documents fanned out along the path, the array found at its end unwound one level.
+    pub fn add_distinct_values(&mut self, document: &Document, path: &FieldPath) {
+        let mut reached = Vec::new();
+        if let Some((first, rest)) = path.parts().split_first()
+            && let Some(child) = document.get(first)
+        {
+            crate::path::distinct_values(child, rest, &mut reached);
+        }
+        for value in reached {
+            match value {
+                Bson::Array(items) => self.extend(items),
+                other => {
+                    self.insert(other);
+                }
+            }
+        }
     }
 
     /// The values, in the order they were first added.

@@ -1832,7 +1832,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Distinct<'a, T
                     .collation_or_default(self.collation.as_ref()),
             );
             for document in action.run()? {
-                ops::add_distinct_values(&mut values, &document?, &path);
+                values.add_distinct_values(&document?, &path);
             }
             return Ok(values.into_vec());
         }

@@ -666,28 +666,9 @@ pub(crate) fn distinct(
         if logical {
             document = patterned::expand(reader, collection, &document)?;
         }
-        add_distinct_values(&mut values, &document, &path);
+        values.add_distinct_values(&document, &path);
     }
     Ok(values.into_vec())
-}
-
-/// Adds to `values` the values of `path` in `document`, arrays unwound one level (the set
-/// keeps one of the values equal under its collation, the first seen).
-pub(crate) fn add_distinct_values(values: &mut ValueSet, document: &Document, path: &FieldPath) {
-    let mut reached = Vec::new();
-    if let Some((first, rest)) = path.parts().split_first()
-        && let Some(child) = document.get(first)
-    {
-        spillway_doc::path::distinct_values(child, rest, &mut reached);
-    }
-    for value in reached {
-        match value {
-            Bson::Array(items) => values.extend(items),
-            other => {
-                values.insert(other);
-            }
-        }
-    }
 }
 
 /// Creates an index ([`storage::create_index`]); on a main collection with policies, the
