@@ -104,9 +104,13 @@ pub(crate) struct Options {
     /// Run the control against SecantusDB too
     #[arg(long)]
     pub(crate) peer: bool,
-    /// Run the checks with no policy too (checks the harness)
+    /// Run the control with no policy too (checks the harness)
     #[arg(long)]
     pub(crate) control: bool,
+    /// Run the checks through `spillway serve --upstream` too: in front of spillway serve,
+    /// and with --peer in front of SecantusDB
+    #[arg(long)]
+    pub(crate) proxy: bool,
     /// CI's form: 120 s per client unless --timeout says otherwise
     #[arg(long)]
     pub(crate) ci: bool,
@@ -143,6 +147,7 @@ impl Options {
         for (given, flag) in [
             (self.peer, "--peer"),
             (self.control, "--control"),
+            (self.proxy, "--proxy"),
             (self.ci, "--ci"),
         ] {
             if given {
@@ -184,23 +189,36 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         node_modules,
     };
 
-    let mut servers = vec![(build_spillway()?, Mode::Full)];
+    let spillway = build_spillway()?;
+    let mut servers = vec![(spillway.clone(), Mode::Full, None)];
     if options.control {
-        servers.push((servers[0].0.clone(), Mode::Control));
+        servers.push((spillway.clone(), Mode::Control, None));
+    }
+    if options.proxy {
+        servers.push((spillway.clone(), Mode::Full, Some(&spillway)));
     }
     if options.peer {
-        servers.push((crate::pymongo::secantus_for_other_task()?, Mode::Control));
+        let peer = crate::pymongo::secantus_for_other_task()?;
+        servers.push((peer.clone(), Mode::Control, None));
+        if options.proxy {
+            servers.push((peer, Mode::Full, Some(&spillway)));
+        }
     }
 
     let mut rows = Vec::new();
-    for (program, mode) in &servers {
+    for (program, mode, proxy) in &servers {
         for client in &clients {
             let started = Instant::now();
-            let outcome = run_client(*client, program, *mode, &interpreters, &work, timeout);
+            let target = Target {
+                upstream: program,
+                proxy: *proxy,
+                mode: *mode,
+            };
+            let outcome = run_client(*client, &target, &interpreters, &work, timeout);
             let seconds = started.elapsed().as_secs_f64();
             rows.push(Row {
                 client: client.describe(&versions),
-                server: format!("{} ({})", program.kind.label(), mode.label()),
+                server: target.label(),
                 outcome,
                 seconds,
             });
@@ -396,28 +414,67 @@ impl Outcome {
     }
 }
 
-/// Runs one client's script on a fresh server and reads what it reported.
+/// What a script runs against: a server, maybe through `spillway serve --upstream`, and
+/// which checks.
+struct Target<'a> {
+    upstream: &'a ServerProgram,
+    proxy: Option<&'a ServerProgram>,
+    mode: Mode,
+}
+
+impl Target<'_> {
+    /// The server column of the table (`spillway --upstream secantusdb (checks)`).
+    fn label(&self) -> String {
+        match self.proxy {
+            Some(_) => format!(
+                "spillway --upstream {} ({})",
+                self.upstream.kind.label(),
+                self.mode.label()
+            ),
+            None => format!("{} ({})", self.upstream.kind.label(), self.mode.label()),
+        }
+    }
+
+    /// The label in file names.
+    fn file_label(&self) -> String {
+        let proxy = if self.proxy.is_some() { "proxy-" } else { "" };
+        format!(
+            "{proxy}{}-{}",
+            self.upstream.kind.label(),
+            self.mode.label()
+        )
+    }
+}
+
+/// Runs one client's script on a fresh server (behind a fresh proxy when the target has one)
+/// and reads what it reported.
 fn run_client(
     client: Client,
-    program: &ServerProgram,
-    mode: Mode,
+    target: &Target<'_>,
     interpreters: &Interpreters,
     work: &Path,
     timeout: Duration,
 ) -> Outcome {
-    let label = format!(
-        "{}-{}-{}",
-        program.kind.label(),
-        mode.label(),
-        client.name()
-    );
+    let label = format!("{}-{}", target.file_label(), client.name());
     let server = match RunningServer::start(
-        program,
+        target.upstream,
         &work.join("logs").join(format!("{label}.server.log")),
     ) {
         Ok(server) => server,
         Err(error) => return Outcome::broken(format!("the server did not start: {error:#}")),
     };
+    let proxy = match target.proxy {
+        Some(spillway) => match RunningServer::start_proxy(
+            spillway,
+            server.port(),
+            &work.join("logs").join(format!("{label}.proxy.log")),
+        ) {
+            Ok(proxy) => Some(proxy),
+            Err(error) => return Outcome::broken(format!("the proxy did not start: {error:#}")),
+        },
+        None => None,
+    };
+    let port = proxy.as_ref().unwrap_or(&server).port();
     let script = repo_root().join(SCRIPT_DIR).join(client.script());
     let mut command = match client {
         Client::Pymongo => {
@@ -435,18 +492,14 @@ fn run_client(
     };
     command
         .arg("--uri")
-        .arg(format!("mongodb://127.0.0.1:{}", server.port()));
-    if mode == Mode::Control {
+        .arg(format!("mongodb://127.0.0.1:{port}"));
+    if target.mode == Mode::Control {
         command.arg("--control");
     }
-    println!(
-        "\n== {} against {} ({})",
-        client.name(),
-        program.kind.label(),
-        mode.label()
-    );
+    println!("\n== {} against {}", client.name(), target.label());
     let output_path = work.join(format!("{label}.out"));
     let outcome = run_script(&mut command, &output_path, timeout);
+    drop(proxy);
     drop(server);
     match outcome {
         Ok((text, success)) => {

@@ -162,6 +162,33 @@ impl RunningServer {
         if program.auth {
             command.arg(AUTH_FLAG);
         }
+        Self::spawn_listening(command, program.kind.label(), data_dir, log)
+    }
+
+    /// Starts `spillway serve --upstream` (the `spillway` of `program`) in front of the
+    /// server listening on loopback port `upstream`, on a free loopback port.
+    pub(crate) fn start_proxy(program: &ServerProgram, upstream: u16, log: &Path) -> Result<Self> {
+        let mut command = Command::new(&program.executable);
+        command.args([
+            "serve",
+            "--upstream",
+            &format!("mongodb://127.0.0.1:{upstream}/"),
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--enable-test-commands",
+        ]);
+        Self::spawn_listening(command, "spillway serve --upstream", None, log)
+    }
+
+    /// Spawns `command`, its output lines into `log`, and waits for its `listening on` line.
+    fn spawn_listening(
+        mut command: Command,
+        label: &str,
+        data_dir: Option<TempDir>,
+        log: &Path,
+    ) -> Result<Self> {
         if let Some(parent) = log.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating {}", parent.display()))?;
@@ -174,7 +201,7 @@ impl RunningServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .with_context(|| format!("starting {}", program.executable.display()))?;
+            .with_context(|| format!("starting {label}"))?;
 
         let (lines_tx, lines_rx) = mpsc::channel::<String>();
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -197,16 +224,14 @@ impl RunningServer {
                     let _ = child.kill();
                     let _ = child.wait();
                     bail!(
-                        "{} printed no 'listening on' line within {STARTUP_TIMEOUT:?}; its output:\n{}",
-                        program.kind.label(),
+                        "{label} printed no 'listening on' line within {STARTUP_TIMEOUT:?}; its output:\n{}",
                         seen.join("\n")
                     );
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let status = child.wait().context("waiting for a server that stopped")?;
                     bail!(
-                        "{} exited ({status}) before it was listening; its output:\n{}",
-                        program.kind.label(),
+                        "{label} exited ({status}) before it was listening; its output:\n{}",
                         seen.join("\n")
                     );
                 }

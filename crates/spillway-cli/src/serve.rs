@@ -40,6 +40,12 @@ pub struct ServeArgs {
     /// Serve a temporary in-memory database instead (gone when the server stops).
     #[arg(long, conflicts_with = "dir")]
     in_memory: bool,
+    /// Serve a MongoDB deployment instead (`mongodb://host:port,...`): collections with a
+    /// pattern policy are answered through the pattern layer, stored in the deployment;
+    /// every other command goes to it unchanged (docs/scale-out.md).
+    #[arg(long, value_name = "MONGODB_URI",
+          conflicts_with_all = ["dir", "in_memory", "embedded_database", "auth"])]
+    upstream: Option<String>,
     /// TCP port; 0 picks a free one (the "listening on" line says which).
     #[arg(long, default_value_t = 27017)]
     port: u16,
@@ -159,10 +165,63 @@ fn limits(args: &ServeArgs) -> Limits {
     }
 }
 
+/// The server options the flags ask for; `database_path` is the directory served, if any.
+fn server_options(
+    args: &ServeArgs,
+    database_path: Option<&PathBuf>,
+    enable_test_commands: bool,
+) -> ServerOptions {
+    ServerOptions {
+        bind: args.bind.clone(),
+        port: args.port,
+        max_connections: args.max_connections,
+        idle_timeout: (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout)),
+        limits: limits(args),
+        advertised_host: None,
+        database_path: database_path.map(|path| path.display().to_string()),
+        embedded_database: args.embedded_database.clone(),
+        argv: std::env::args().collect(),
+        tls: args
+            .tls_cert
+            .clone()
+            .zip(args.tls_key.clone())
+            .map(|(certificate, private_key)| TlsFiles {
+                certificate,
+                private_key,
+            }),
+        auth: args.auth,
+        enable_test_commands,
+    }
+}
+
+/// What the server prints once clients can connect: where it serves from on standard error,
+/// `listening on ADDRESS` on standard output (test harnesses wait for that line).
+fn announce(described: &str, enable_test_commands: bool, address: std::net::SocketAddr) {
+    eprintln!("spillway serve: serving {described} (Ctrl-C or SIGTERM stops it)");
+    if enable_test_commands {
+        eprintln!(
+            "spillway serve: test commands are enabled (configureFailPoint): for test suites only"
+        );
+    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "listening on {address}");
+    let _ = stdout.flush();
+}
+
 /// Runs the server until Ctrl-C or SIGTERM. Prints `listening on ADDRESS` on standard output
 /// once clients can connect, and returns after the database is closed.
 pub fn run(args: &ServeArgs) -> Result<ExitCode> {
     let enable_test_commands = test_commands_enabled(args)?;
+    if let Some(uri) = &args.upstream {
+        let options = server_options(args, None, enable_test_commands);
+        let described = format!("the MongoDB deployment at {uri}");
+        spillway_proxy::serve_upstream_blocking(uri, options, |address| {
+            announce(&described, enable_test_commands, address);
+        })
+        .context("spillway serve --upstream")?;
+        eprintln!("spillway serve: stopped");
+        return Ok(ExitCode::SUCCESS);
+    }
     let durability = match args.durability {
         DurabilityChoice::Sync => Durability::SyncEveryCommit,
         DurabilityChoice::Buffered => Durability::OsBuffered,
@@ -178,43 +237,13 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         (database, Some(dir))
     };
     database.set_script_time_limit(Duration::from_millis(args.script_time_limit_ms));
-    let options =
-        ServerOptions {
-            bind: args.bind.clone(),
-            port: args.port,
-            max_connections: args.max_connections,
-            idle_timeout: (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout)),
-            limits: limits(args),
-            advertised_host: None,
-            database_path: database_path
-                .as_ref()
-                .map(|path| path.display().to_string()),
-            embedded_database: args.embedded_database.clone(),
-            argv: std::env::args().collect(),
-            tls: args.tls_cert.clone().zip(args.tls_key.clone()).map(
-                |(certificate, private_key)| TlsFiles {
-                    certificate,
-                    private_key,
-                },
-            ),
-            auth: args.auth,
-            enable_test_commands,
-        };
+    let options = server_options(args, database_path.as_ref(), enable_test_commands);
     let described = database_path.as_ref().map_or_else(
         || "a temporary in-memory database".to_owned(),
         |path| format!("the database in {}", path.display()),
     );
     spillway_server::serve_blocking(database, options, |address| {
-        eprintln!("spillway serve: serving {described} (Ctrl-C or SIGTERM stops it)");
-        if enable_test_commands {
-            eprintln!(
-                "spillway serve: test commands are enabled (configureFailPoint): for test suites only"
-            );
-        }
-        let mut stdout = std::io::stdout().lock();
-        // Test harnesses wait for this line: flush it at once.
-        let _ = writeln!(stdout, "listening on {address}");
-        let _ = stdout.flush();
+        announce(&described, enable_test_commands, address);
     })
     .context("spillway serve")?;
     eprintln!("spillway serve: stopped; {described} is closed");

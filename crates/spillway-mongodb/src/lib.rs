@@ -45,4 +45,4 @@ pub use database::{
     InsertOne, InsertOneResult, PatternedCollection, PatternedDatabase, Update,
 };
 pub use error::{Error, Result};
-pub use records::POLICY_COLLECTION;
+pub use records::{POLICY_COLLECTION, POLICY_DOCUMENT_ID, declared_patterns};

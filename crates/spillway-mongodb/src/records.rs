@@ -16,7 +16,7 @@ use spillway_pattern::{Pattern, PatternError, Policy, Progress};
 pub const POLICY_COLLECTION: &str = "spillway_policies";
 
 /// The `_id` of the policy document.
-pub(crate) const POLICY_DOCUMENT_ID: &str = "policies";
+pub const POLICY_DOCUMENT_ID: &str = "policies";
 
 /// The policy document for `policies`.
 pub(crate) fn to_document(policies: &[Policy]) -> Document {
@@ -82,6 +82,20 @@ pub(crate) fn from_document(document: Option<&Document>) -> Result<Vec<Policy>, 
             })
         })
         .collect()
+}
+
+/// The patterns a policy document declares (none when there is no document), for a reader
+/// that fetched the document itself: `spillway serve --upstream` routes each command by them
+/// without opening a backend, which would create this crate's collections in every database
+/// a client touches.
+///
+/// # Errors
+/// A damaged policy document.
+pub fn declared_patterns(document: Option<&Document>) -> Result<Vec<Pattern>, PatternError> {
+    Ok(from_document(document)?
+        .into_iter()
+        .map(|policy| policy.pattern)
+        .collect())
 }
 
 #[cfg(test)]

@@ -73,6 +73,6 @@ pub use limits::{
     RESERVED_SLOTS_FOR_ADDRESSES_UNDER, UNCOUNTED_BYTES, WORKER_STACK_SIZE,
     default_max_connections_per_address, default_reserved_connections,
 };
-pub use server::{Server, serve_blocking};
+pub use server::{Server, serve_blocking, serve_executor_blocking};
 pub use state::ServerOptions;
 pub use tls::TlsFiles;

@@ -233,6 +233,23 @@ pub fn serve_blocking(
     options: ServerOptions,
     on_listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
+    let naming = crate::embedded::naming(&database, &options)?;
+    if let Some(notice) = &naming.notice {
+        eprintln!("spillway serve: {notice}");
+    }
+    let commands = Commands::with_namespaces(database, naming.namespaces);
+    serve_executor_blocking(commands, options, on_listening)
+}
+
+/// Runs a server whose commands run on `commands` until Ctrl-C or SIGTERM, on its own
+/// multi-threaded runtime: binds, calls `on_listening` with the bound address, serves, shuts
+/// down cleanly. [`serve_blocking`] is this over a database; `spillway serve --upstream`
+/// passes its proxy.
+pub fn serve_executor_blocking(
+    commands: impl Executor,
+    options: ServerOptions,
+    on_listening: impl FnOnce(SocketAddr),
+) -> Result<(), ServerError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("spillway-serve")
@@ -240,11 +257,6 @@ pub fn serve_blocking(
         .build()
         .map_err(ServerError::Runtime)?;
     runtime.block_on(async move {
-        let naming = crate::embedded::naming(&database, &options)?;
-        if let Some(notice) = &naming.notice {
-            eprintln!("spillway serve: {notice}");
-        }
-        let commands = Commands::with_namespaces(database, naming.namespaces);
         let server = Server::bind(commands, options).await?;
         let shutdown = shutdown_signal().map_err(ServerError::Runtime)?;
         on_listening(server.local_addr());

@@ -13,7 +13,7 @@ use super::error::{CommandError, CommandResult};
 
 /// Generic arguments that any command may carry, handled by the command layer itself or
 /// meaningless on a single node (read concern, read preference, API version).
-pub(crate) const GENERIC_FIELDS: &[&str] = &[
+pub const GENERIC_FIELDS: &[&str] = &[
     "$db",
     "lsid",
     "txnNumber",

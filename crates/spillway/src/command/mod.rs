@@ -53,6 +53,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use bson::{Bson, Document, Timestamp, doc};
 use spillway_doc::javascript;
 
+pub use args::GENERIC_FIELDS;
 pub use error::CommandError;
 pub use labels::{
     RESUMABLE_CHANGE_STREAM_ERROR, add_error_labels, error_labels, is_resumable_change_stream_code,
@@ -171,7 +172,7 @@ impl Context<'_> {
 /// other field, so `db.command({"arrayPage": "sales", "_id": 2, ...})` arrives as
 /// `{_id: 2, arrayPage: "sales", ...}`; no command is named `_id`, so the field after it is
 /// the name.
-pub(crate) fn name_first(command: Document) -> Document {
+pub fn name_first(command: Document) -> Document {
     if command.keys().next().map(String::as_str) != Some("_id") || command.len() < 2 {
         return command;
     }

@@ -1,0 +1,448 @@
+//! `spillway serve --upstream` end to end: an upstream (`spillway serve` over an in-memory
+//! database, in this process), proxies in front of it, and the official driver as the
+//! client. A collection with a policy must answer as the same collection without one does;
+//! everything else must be the upstream's own answer.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use spillway::Database;
+use spillway::command::Commands;
+use spillway_mongodb::mongodb::bson::spec::BinarySubtype;
+use spillway_mongodb::mongodb::bson::{Binary, Bson, Document, doc};
+use spillway_mongodb::mongodb::options::ReturnDocument;
+use spillway_mongodb::mongodb::sync::{Client, Collection};
+use spillway_proxy::{POLICY_REFRESH, ProxyExecutor, Upstream};
+use spillway_server::{Executor, Server, ServerOptions};
+
+fn options() -> ServerOptions {
+    ServerOptions {
+        port: 0,
+        ..ServerOptions::default()
+    }
+}
+
+/// Serves `executor` on a free loopback port, on a thread with its own runtime, for the rest
+/// of the test binary.
+fn serve(executor: impl Executor) -> SocketAddr {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let server = Server::bind(executor, options()).await.expect("binds");
+            sender.send(server.local_addr()).expect("the test waits");
+            server
+                .run_until(std::future::pending::<()>())
+                .await
+                .expect("serves");
+        });
+    });
+    receiver
+        .recv_timeout(Duration::from_secs(30))
+        .expect("listening within 30 s")
+}
+
+/// A new upstream (`spillway serve` on an in-memory database).
+fn upstream() -> SocketAddr {
+    serve(Commands::new(
+        Database::open_in_memory().expect("an in-memory database"),
+    ))
+}
+
+/// A new proxy in front of `upstream`.
+fn proxy(upstream: SocketAddr) -> SocketAddr {
+    serve(ProxyExecutor::new(&format!("mongodb://{upstream}/")).expect("a proxy"))
+}
+
+fn client(address: SocketAddr) -> Client {
+    Client::with_uri_str(format!(
+        "mongodb://{address}/?directConnection=true&serverSelectionTimeoutMS=20000"
+    ))
+    .expect("a client")
+}
+
+fn unique(prefix: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!("{prefix}{}", NEXT.fetch_add(1, Ordering::SeqCst))
+}
+
+/// The same books in `plain` (no policy) and `patterned` (an outlier policy with a threshold
+/// of 3 on `buyers`, and a subset keeping 2 `reviews`).
+fn books(client: &Client) -> (Collection<Document>, Collection<Document>) {
+    let database = client.database(&unique("shop"));
+    database
+        .run_command(doc! { "setPattern": "patterned", "outlier": "buyers", "threshold": 3 })
+        .run()
+        .expect("setPattern outlier");
+    database
+        .run_command(doc! { "setPattern": "patterned", "subset": "reviews", "keep": 2 })
+        .run()
+        .expect("setPattern subset");
+    let plain = database.collection::<Document>("plain");
+    let patterned = database.collection::<Document>("patterned");
+    for id in 0..6 {
+        let buyers: Vec<Bson> = (0..id * 3).map(|n| Bson::String(format!("u{n}"))).collect();
+        let reviews: Vec<Bson> = (0..id)
+            .rev()
+            .map(|n| Bson::Document(doc! { "stars": n % 5, "by": format!("r{n}") }))
+            .collect();
+        let book =
+            doc! { "_id": id, "title": format!("book {id}"), "buyers": buyers, "reviews": reviews };
+        plain.insert_one(book.clone()).run().expect("insert plain");
+        patterned.insert_one(book).run().expect("insert patterned");
+    }
+    (plain, patterned)
+}
+
+fn all(collection: &Collection<Document>, filter: Document) -> Vec<Document> {
+    collection
+        .find(filter)
+        .sort(doc! { "_id": 1 })
+        .run()
+        .expect("find")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("documents")
+}
+
+#[test]
+fn a_collection_with_a_policy_answers_as_the_same_collection_without_one() {
+    let proxy = proxy(upstream());
+    let client = client(proxy);
+    let (plain, patterned) = books(&client);
+    for (name, collection) in [("plain", &plain), ("patterned", &patterned)] {
+        collection
+            .update_one(
+                doc! { "_id": 2 },
+                doc! { "$push": { "buyers": { "$each": ["x", "y", "z"] } } },
+            )
+            .run()
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+        collection
+            .update_many(
+                doc! { "_id": { "$gte": 4 } },
+                doc! { "$set": { "hot": true } },
+            )
+            .run()
+            .expect("update_many");
+        collection
+            .update_one(doc! { "_id": 9 }, doc! { "$push": { "buyers": "w" } })
+            .upsert(true)
+            .run()
+            .expect("upsert");
+        collection
+            .delete_one(doc! { "_id": 1 })
+            .run()
+            .expect("delete_one");
+        collection
+            // A subset array's logical order is the policy's (here insertion order, newest
+            // first): the plain collection's application keeps it so with `$position: 0`.
+            .find_one_and_update(
+                doc! { "_id": 3 },
+                doc! { "$push": { "reviews": { "$each": [{ "stars": 5, "by": "new" }], "$position": 0 } } },
+            )
+            .return_document(ReturnDocument::After)
+            .run()
+            .expect("find_one_and_update");
+    }
+    assert_eq!(all(&patterned, doc! {}), all(&plain, doc! {}));
+    for filter in [
+        doc! { "buyers": "u13" },
+        doc! { "buyers": { "$size": 15 } },
+        doc! { "reviews.by": "r4" },
+        doc! { "hot": true },
+    ] {
+        assert_eq!(
+            all(&patterned, filter.clone()),
+            all(&plain, filter.clone()),
+            "{filter}"
+        );
+        assert_eq!(
+            patterned
+                .count_documents(filter.clone())
+                .run()
+                .expect("count"),
+            plain.count_documents(filter.clone()).run().expect("count"),
+            "{filter}"
+        );
+    }
+    assert_eq!(
+        patterned
+            .distinct("buyers", doc! {})
+            .run()
+            .expect("distinct"),
+        plain.distinct("buyers", doc! {}).run().expect("distinct"),
+    );
+    let pipeline = [
+        doc! { "$unwind": "$buyers" },
+        doc! { "$group": { "_id": "$_id", "n": { "$sum": 1 } } },
+        doc! { "$sort": { "_id": 1 } },
+    ];
+    let aggregated = |collection: &Collection<Document>| {
+        collection
+            .aggregate(pipeline.clone())
+            .run()
+            .expect("aggregate")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("results")
+    };
+    assert_eq!(aggregated(&patterned), aggregated(&plain));
+    let page = |collection: &Collection<Document>| {
+        collection
+            .find(doc! {})
+            .sort(doc! { "title": -1 })
+            .skip(1)
+            .limit(3)
+            .projection(doc! { "buyers": { "$slice": 2 }, "title": 1 })
+            .run()
+            .expect("find")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("documents")
+    };
+    assert_eq!(page(&patterned), page(&plain));
+}
+
+#[test]
+fn the_stored_layout_is_read_through_its_own_namespace_and_stays_small() {
+    let proxy = proxy(upstream());
+    let client = client(proxy);
+    let (_, patterned) = books(&client);
+    let database = client.database(patterned.namespace().db.as_str());
+    let stored = database.collection::<Document>("system.stored.patterned");
+    let main = stored
+        .find_one(doc! { "_id": 5 })
+        .run()
+        .expect("find")
+        .expect("book 5");
+    assert_eq!(main.get_array("buyers").expect("buyers").len(), 3);
+    assert_eq!(main.get_bool("has_extras").ok(), Some(true));
+    assert_eq!(main.get_array("reviews").expect("reviews").len(), 2);
+    let refused = stored
+        .insert_one(doc! { "_id": 99 })
+        .run()
+        .expect_err("the stored layout is read-only");
+    assert!(refused.to_string().contains("read-only"), "{refused}");
+    let verify = database
+        .run_command(doc! { "verifyPatterns": 1 })
+        .run()
+        .expect("verify");
+    assert_eq!(verify.get_array("violations").expect("violations").len(), 0);
+    // pymongo writes a top-level `_id` before the command's name.
+    let page = database
+        .run_command(
+            doc! { "_id": 5, "arrayPage": "patterned", "field": "buyers", "skip": 10, "limit": 3 },
+        )
+        .run()
+        .expect("arrayPage");
+    assert_eq!(
+        page.get_array("elements").expect("elements"),
+        &vec![Bson::from("u10"), Bson::from("u11"), Bson::from("u12")]
+    );
+}
+
+#[test]
+fn everything_else_is_the_upstreams_own_answer() {
+    let upstream = upstream();
+    let proxied = client(proxy(upstream));
+    let direct = client(upstream);
+    let name = unique("plain");
+    let collection = proxied.database(&name).collection::<Document>("c");
+    collection
+        .insert_many((0..300).map(|id| doc! { "_id": id }))
+        .run()
+        .expect("insert_many");
+    let read: Vec<Document> = collection
+        .find(doc! {})
+        .batch_size(7)
+        .run()
+        .expect("find")
+        .collect::<Result<_, _>>()
+        .expect("every batch");
+    assert_eq!(read.len(), 300, "getMore goes to the upstream's cursor");
+    let duplicate = collection
+        .insert_one(doc! { "_id": 5 })
+        .run()
+        .expect_err("a duplicate _id");
+    assert!(duplicate.to_string().contains("E11000"), "{duplicate}");
+    // A transaction is the upstream's: aborted, nothing; committed, everything.
+    let mut session = proxied.start_session().run().expect("a session");
+    session.start_transaction().run().expect("start");
+    collection
+        .insert_one(doc! { "_id": 1000 })
+        .session(&mut session)
+        .run()
+        .expect("insert in a transaction");
+    session.abort_transaction().run().expect("abort");
+    session.start_transaction().run().expect("start");
+    collection
+        .insert_one(doc! { "_id": 1001 })
+        .session(&mut session)
+        .run()
+        .expect("insert in a transaction");
+    session.commit_transaction().run().expect("commit");
+    let upstream_view = direct.database(&name).collection::<Document>("c");
+    assert_eq!(
+        upstream_view.count_documents(doc! {}).run().expect("count"),
+        301
+    );
+    assert!(
+        upstream_view
+            .find_one(doc! { "_id": 1001 })
+            .run()
+            .expect("find")
+            .is_some()
+    );
+}
+
+#[test]
+fn a_transaction_cannot_write_a_collection_with_a_policy_yet_and_says_so() {
+    let proxy = proxy(upstream());
+    let client = client(proxy);
+    let (_, patterned) = books(&client);
+    let mut session = client.start_session().run().expect("a session");
+    session.start_transaction().run().expect("start");
+    let refused = patterned
+        .insert_one(doc! { "_id": 100 })
+        .session(&mut session)
+        .run()
+        .expect_err("refused in a transaction");
+    assert!(refused.to_string().contains("transaction"), "{refused}");
+    let _ = session.abort_transaction().run();
+    let rename = client
+        .database("admin")
+        .run_command(doc! {
+            "renameCollection": patterned.namespace().to_string(),
+            "to": format!("{}.renamed", patterned.namespace().db),
+        })
+        .run()
+        .expect_err("a rename of a collection with a policy is refused");
+    assert!(rename.to_string().contains("removePattern"), "{rename}");
+    assert!(
+        patterned
+            .find_one(doc! { "_id": 100 })
+            .run()
+            .expect("find")
+            .is_none()
+    );
+}
+
+#[test]
+fn a_retried_write_with_the_same_session_and_number_is_applied_once() {
+    let proxy = proxy(upstream());
+    let client = client(proxy);
+    let (_, patterned) = books(&client);
+    let database = patterned.namespace().db;
+    // Sent as they are, over the wire (the driver would add its own session to a command).
+    let wire = Upstream::new(&format!("mongodb://{proxy}/")).expect("a wire client");
+    let push = doc! {
+        "update": "patterned",
+        "updates": [{ "q": { "_id": 0 }, "u": { "$push": { "buyers": "once" } } }],
+        "lsid": { "id": Bson::Binary(Binary { subtype: BinarySubtype::Uuid, bytes: vec![7; 16] }) },
+        "txnNumber": 1_i64,
+        "$db": database,
+    };
+    for _ in 0..3 {
+        let reply = wire.run(&push).expect("update");
+        assert_eq!(reply.get_i32("nModified").ok(), Some(1), "{reply}");
+    }
+    let book = patterned
+        .find_one(doc! { "_id": 0 })
+        .run()
+        .expect("find")
+        .expect("book 0");
+    assert_eq!(
+        book.get_array("buyers").expect("buyers"),
+        &vec![Bson::from("once")]
+    );
+}
+
+/// Clients of each proxy pushing to one book, and the pushes of each.
+const CLIENTS: usize = 8;
+const PUSHES: usize = 15;
+
+#[test]
+fn two_proxies_on_one_upstream_lose_and_duplicate_nothing() {
+    let upstream = upstream();
+    let proxies = [proxy(upstream), proxy(upstream)];
+    let name = unique("viral");
+    let first = client(proxies[0]);
+    let database = first.database(&name);
+    database
+        .collection::<Document>("books")
+        .insert_one(doc! { "_id": 1, "buyers": [] })
+        .run()
+        .expect("insert");
+    database
+        .run_command(doc! { "setPattern": "books", "outlier": "buyers", "threshold": 20 })
+        .run()
+        .expect("setPattern");
+    // The other proxy follows the declaration within its refresh time.
+    std::thread::sleep(POLICY_REFRESH + Duration::from_millis(100));
+    std::thread::scope(|scope| {
+        for writer in 0..CLIENTS * 2 {
+            let address = proxies[writer % 2];
+            let name = name.clone();
+            scope.spawn(move || {
+                let books = client(address)
+                    .database(&name)
+                    .collection::<Document>("books");
+                for push in 0..PUSHES {
+                    books
+                        .update_one(
+                            doc! { "_id": 1 },
+                            doc! { "$push": { "buyers": format!("w{writer}-{push}") } },
+                        )
+                        .run()
+                        .expect("push");
+                }
+            });
+        }
+    });
+    let book = database
+        .collection::<Document>("books")
+        .find_one(doc! { "_id": 1 })
+        .run()
+        .expect("find")
+        .expect("the book");
+    let buyers = book.get_array("buyers").expect("buyers");
+    assert_eq!(buyers.len(), CLIENTS * 2 * PUSHES);
+    let distinct: std::collections::HashSet<_> = buyers.iter().map(ToString::to_string).collect();
+    assert_eq!(distinct.len(), buyers.len(), "no push applied twice");
+    let stored = database
+        .collection::<Document>("system.stored.books")
+        .find_one(doc! { "_id": 1 })
+        .run()
+        .expect("find")
+        .expect("the stored book");
+    assert_eq!(stored.get_array("buyers").expect("buyers").len(), 20);
+    let verify = database
+        .run_command(doc! { "verifyPatterns": 1 })
+        .run()
+        .expect("verify");
+    assert_eq!(verify.get_array("violations").expect("violations").len(), 0);
+}
+
+#[test]
+fn an_unreachable_upstream_is_a_network_error_that_names_it() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let address = closed.local_addr().expect("address");
+    drop(closed);
+    let proxy = proxy(address);
+    let client = Client::with_uri_str(format!(
+        "mongodb://{proxy}/?directConnection=true&serverSelectionTimeoutMS=5000&retryReads=false"
+    ))
+    .expect("a client");
+    let error = client
+        .database("d")
+        .run_command(doc! { "find": "c" })
+        .run()
+        .expect_err("no upstream");
+    assert!(
+        error.to_string().contains("upstream unreachable"),
+        "{error}"
+    );
+}
