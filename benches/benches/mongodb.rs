@@ -9,6 +9,13 @@
 //! 100,000 elements, where the naive one grows with the array (the server rewrites the whole
 //! document). Figures in docs/benchmarks.md.
 //!
+//! The `proxy` group measures `spillway serve --upstream` (issue 32) in front of the same
+//! server: a `$push` through the proxy to a book with a policy at 10 and at 100,000 buyers
+//! beside the plain upstream's `$push` at the same lengths (the bar: the proxy's within 2x
+//! between the two, where the plain one grows with the array), and a `find_one` by `_id` of a
+//! collection without a policy through the proxy beside the same read on the upstream directly
+//! (the bar: within 1.5x).
+//!
 //! This bench must never bind or connect anywhere but 127.0.0.1.
 
 use std::path::{Path, PathBuf};
@@ -23,6 +30,9 @@ use spillway_mongodb::{Pattern, PatternedCollection, PatternedDatabase};
 use spillway_server::{Server, ServerOptions};
 
 const LENGTHS: [usize; 2] = [1_000, 100_000];
+
+/// The array lengths of the proxy's `$push` group.
+const PROXY_LENGTHS: [usize; 2] = [10, 100_000];
 
 fn buyers(length: usize) -> Vec<String> {
     (0..length).map(|n| format!("user{n:06}")).collect()
@@ -78,6 +88,112 @@ fn naive_pop(sales: &Collection<Document>) {
         )
         .run()
         .expect("pop");
+}
+
+/// Serves `executor` on a free loopback port on `runtime`, until the bench exits.
+fn serve(
+    runtime: &tokio::runtime::Runtime,
+    executor: impl spillway_server::Executor,
+) -> std::net::SocketAddr {
+    let server = runtime
+        .block_on(Server::bind(
+            executor,
+            ServerOptions {
+                port: 0,
+                ..ServerOptions::default()
+            },
+        ))
+        .expect("bind the server");
+    let address = server.local_addr();
+    runtime.spawn(server.run_until(std::future::pending::<()>()));
+    address
+}
+
+fn proxy_group(
+    criterion: &mut Criterion,
+    runtime: &tokio::runtime::Runtime,
+    upstream: std::net::SocketAddr,
+) {
+    let executor =
+        spillway_proxy::ProxyExecutor::new(&format!("mongodb://{upstream}/")).expect("a proxy");
+    let proxy = serve(runtime, executor);
+    let through_proxy = Client::with_uri_str(format!("mongodb://{proxy}/?directConnection=true"))
+        .expect("a client of the proxy");
+    let direct = Client::with_uri_str(format!("mongodb://{upstream}/?directConnection=true"))
+        .expect("a client of the upstream");
+    let mut group = criterion.benchmark_group("proxy");
+    for length in PROXY_LENGTHS {
+        let database = through_proxy.database(&format!("proxy_{length}"));
+        database
+            .run_command(
+                doc! { "setPattern": "sales", "outlier": "customers_purchased", "threshold": 50 },
+            )
+            .run()
+            .expect("the policy");
+        let sales = database.collection::<Document>("sales");
+        sales
+            .insert_one(doc! { "_id": 1, "customers_purchased": buyers(length) })
+            .run()
+            .expect("the book");
+        group.bench_function(format!("push_through_proxy_{length}"), |b| {
+            b.iter_custom(|iterations| {
+                pushes(iterations, || naive_push(&sales), || naive_pop(&sales))
+            });
+        });
+        let stored = database
+            .collection::<Document>("system.stored.sales")
+            .find_one(doc! { "_id": 1 })
+            .run()
+            .expect("the stored book")
+            .expect("book 1");
+        assert!(
+            stored
+                .get_array("customers_purchased")
+                .expect("the array")
+                .len()
+                <= 50,
+            "the main document stays small"
+        );
+        let plain = direct
+            .database(&format!("plain_{length}"))
+            .collection::<Document>("sales");
+        plain
+            .insert_one(doc! { "_id": 1, "customers_purchased": buyers(length) })
+            .run()
+            .expect("the plain book");
+        group.bench_function(format!("push_upstream_plain_{length}"), |b| {
+            b.iter_custom(|iterations| {
+                pushes(iterations, || naive_push(&plain), || naive_pop(&plain))
+            });
+        });
+    }
+    let users = direct.database("find_one").collection::<Document>("users");
+    users
+        .insert_many(
+            (0..1_000).map(|id| doc! { "_id": id, "name": format!("user{id}"), "age": id % 90 }),
+        )
+        .run()
+        .expect("the users");
+    for (name, client) in [
+        ("find_one_upstream_direct", &direct),
+        ("find_one_through_proxy", &through_proxy),
+    ] {
+        let users = client.database("find_one").collection::<Document>("users");
+        let mut id = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                id = (id + 7) % 1_000;
+                users
+                    .find_one(doc! { "_id": id })
+                    .run()
+                    .expect("find_one")
+                    .expect("the user")
+            });
+        });
+    }
+    group.finish();
+    through_proxy.shutdown().immediate(true).run();
+    direct.shutdown().immediate(true).run();
 }
 
 fn main() {
@@ -160,6 +276,9 @@ fn main() {
         });
     }
     group.finish();
+
+    proxy_group(&mut criterion, &runtime, address);
+
     client.shutdown().immediate(true).run();
     let _ = stop.send(());
     runtime

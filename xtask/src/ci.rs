@@ -2,7 +2,7 @@
 //! fuzz smoke run, the tasks that need `../shared`, pymongo's tests against
 //! `spillway serve` (`cargo xtask pymongo --ci`), mongosh's examples and an interactive
 //! mongosh session (`cargo xtask mongosh`), issue 27's checks through pymongo, the Node.js
-//! driver and Mongoose (`cargo xtask clients --ci`), short kill -9 and load runs of the
+//! driver and Mongoose, direct and through `serve --upstream` (`cargo xtask clients --ci --proxy`), short kill -9 and load runs of the
 //! server (`serve-crash --iterations 5`, `serve-load --seconds 5`), and hostile clients beside
 //! a good one (`serve-hostile --bounded`). Between steps it reports the disk the builds take
 //! and, when `.ci/run` asks, removes the builds no later step uses.
@@ -91,11 +91,13 @@ pub(crate) fn run(_options: &Options) -> Result<()> {
     println!("\n== mongosh against spillway serve (cargo xtask mongosh)");
     crate::mongosh::run(&crate::mongosh::Options::default())?;
     // Issue 27's transparency checks through pymongo, the official Node.js driver and
-    // Mongoose: a few seconds each once installed (npm ci of two packages, about 20 s, is
+    // Mongoose, on spillway serve and through spillway serve --upstream in front of it: a few
+    // seconds each once installed (npm ci of two packages, about 20 s, is
     // reused from target/clients/ while the pins are unchanged), 120 s at most per client.
     println!("\n== real clients against spillway serve (cargo xtask clients --ci)");
     crate::clients::run(&crate::clients::Options {
         ci: true,
+        proxy: true,
         ..crate::clients::Options::default()
     })?;
     // The server under kill -9 and under load, briefly (about half a minute together; the
