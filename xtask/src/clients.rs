@@ -465,7 +465,7 @@ fn run_client(
     };
     let proxy = match target.proxy {
         Some(spillway) => match RunningServer::start_proxy(
-            spillway,
+            &spillway.executable,
             server.port(),
             &work.join("logs").join(format!("{label}.proxy.log")),
         ) {

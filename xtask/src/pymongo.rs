@@ -1,5 +1,6 @@
 //! `cargo xtask pymongo`: pymongo's own test files, unmodified, against `spillway serve`, and
-//! with `--peer` against SecantusDB in the same run, side by side.
+//! with `--peer` against SecantusDB in the same run, side by side; with `--proxy` each server
+//! again through `spillway serve --upstream` in front of it, as a column of its own.
 //!
 //! Everything it installs lives under `target/pymongo/`: a virtual environment with pinned
 //! pymongo, pytest and pytest-asyncio (reused while the pins are unchanged), a second one for
@@ -235,6 +236,9 @@ pub(crate) struct Options {
     /// without authentication, so not with --auth)
     #[arg(long, conflicts_with_all = ["peer_only", "auth"])]
     pub(crate) ci: bool,
+    /// Run each server through `spillway serve --upstream` too, as a column of its own
+    #[arg(long, conflicts_with = "peer_only")]
+    pub(crate) proxy: bool,
     /// Seconds one test file may run [default: 1200; 300 with --ci]
     #[arg(long, value_name = "SECS")]
     pub(crate) timeout: Option<u64>,
@@ -285,6 +289,7 @@ impl Options {
             (self.peer_only, "--peer-only"),
             (self.auth, "--auth"),
             (self.ci, "--ci"),
+            (self.proxy, "--proxy"),
         ] {
             if given {
                 words.push(flag.to_string());
@@ -348,13 +353,29 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         });
     }
 
+    if options.proxy {
+        let spillway = programs
+            .iter()
+            .find(|program| program.kind == ServerKind::Spillway)
+            .map(|program| program.executable.clone())
+            .context("--proxy needs spillway's build")?;
+        let proxied: Vec<ServerProgram> = programs
+            .iter()
+            .map(|program| ServerProgram {
+                through_proxy: Some(spillway.clone()),
+                ..program.clone()
+            })
+            .collect();
+        programs.extend(proxied);
+    }
+
     let started = Instant::now();
     let mut rows = Vec::new();
     for file in &files {
         let mut outcomes = Vec::new();
         for program in &programs {
             // The line starts before the file runs, so a long file shows what is running.
-            print!("{:<40} {:<11} ", file, program.kind.label());
+            print!("{:<40} {:<16} ", file, program.label());
             let _ = std::io::stdout().flush();
             let outcome = run_file(program, &venv, &suite, &work, file, timeout);
             println!("{}", outcome.summary());
@@ -382,7 +403,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
             .filter(|(_, result)| **result == TestResult::Passed)
             .map(|(id, _)| id.as_str())
             .collect();
-        let path = work.join(format!("passing-{}.txt", program.kind.label()));
+        let path = work.join(format!("passing-{}.txt", program.label()));
         let mut list = String::new();
         for id in passing {
             list.push_str(id);
@@ -397,9 +418,9 @@ pub(crate) fn run(options: &Options) -> Result<()> {
             .iter()
             .map(|(_, outcomes)| &outcomes[index].counts)
             .fold(Counts::default(), Counts::plus);
-        let name = match program.kind {
-            ServerKind::Spillway => "pymongo".to_string(),
-            ServerKind::Secantus => format!("pymongo ({})", program.kind.label()),
+        let name = match (program.kind, &program.through_proxy) {
+            (ServerKind::Spillway, None) => "pymongo".to_string(),
+            _ => format!("pymongo ({})", program.label()),
         };
         println!(
             "{name}: {} passed, {} failed, {} skipped",
@@ -412,7 +433,9 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     if options.ci {
         let spillway = programs
             .iter()
-            .position(|program| program.kind == ServerKind::Spillway)
+            .position(|program| {
+                program.kind == ServerKind::Spillway && program.through_proxy.is_none()
+            })
             .expect("--ci always runs spillway");
         check_expected(&files, &rows, spillway)?;
     }
@@ -559,6 +582,7 @@ pub(crate) fn secantus_program(python: &Path, work: &Path) -> Result<ServerProgr
         kind: ServerKind::Secantus,
         executable,
         auth: false,
+        through_proxy: None,
     })
 }
 
@@ -727,8 +751,8 @@ fn run_file(
 ) -> FileOutcome {
     let started = Instant::now();
     let stem = file.replace('/', "__");
-    let label = program.kind.label();
-    let logs = work.join("logs").join(label);
+    let label = program.label();
+    let logs = work.join("logs").join(&label);
     let server_log = logs.join(format!("{stem}.server.log"));
     let pytest_log = logs.join(format!("{stem}.pytest.log"));
     let junit = work.join("junit").join(label).join(format!("{stem}.xml"));
@@ -759,18 +783,38 @@ fn run_file(
             );
         }
     };
+    let mut proxy = match &program.through_proxy {
+        Some(spillway) => {
+            match RunningServer::start_proxy(
+                spillway,
+                server.port(),
+                &logs.join(format!("{stem}.proxy.log")),
+            ) {
+                Ok(proxy) => Some(proxy),
+                Err(error) => {
+                    return FileOutcome::failed_to_run(
+                        format!("the proxy did not start: {error:#}"),
+                        started.elapsed().as_secs_f64(),
+                    );
+                }
+            }
+        }
+        None => None,
+    };
+    let port = proxy.as_ref().map_or(server.port(), RunningServer::port);
     let outcome = run_pytest(
         venv,
         suite,
         file,
-        server.port(),
+        port,
         program.auth,
         &junit,
         &pytest_log,
         timeout,
     );
     let seconds = started.elapsed().as_secs_f64();
-    let crashed = !server.is_running();
+    let crashed = !server.is_running() || proxy.as_mut().is_some_and(|proxy| !proxy.is_running());
+    drop(proxy);
     drop(server);
     match outcome {
         Ok(tests) => {
@@ -970,7 +1014,7 @@ fn render_table(programs: &[ServerProgram], rows: &[(String, Vec<FileOutcome>)])
         let _ = write!(
             table,
             " {}: passed / failed / skipped / errors |",
-            program.kind.label()
+            program.label()
         );
     }
     table.push_str("\n|---|");

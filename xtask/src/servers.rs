@@ -58,6 +58,20 @@ pub(crate) struct ServerProgram {
     pub(crate) kind: ServerKind,
     pub(crate) executable: PathBuf,
     pub(crate) auth: bool,
+    /// Clients reach the server through `spillway serve --upstream` (this `spillway`) in
+    /// front of it, rather than directly.
+    pub(crate) through_proxy: Option<PathBuf>,
+}
+
+impl ServerProgram {
+    /// The name in tables, file names and log lines: the kind's, after `proxy-` when clients
+    /// reach it through the proxy.
+    pub(crate) fn label(&self) -> String {
+        match self.through_proxy {
+            Some(_) => format!("proxy-{}", self.kind.label()),
+            None => self.kind.label().to_owned(),
+        }
+    }
 }
 
 /// Builds `spillway` in release mode and returns its program.
@@ -80,6 +94,7 @@ pub(crate) fn build_spillway() -> Result<ServerProgram> {
         kind: ServerKind::Spillway,
         executable,
         auth: false,
+        through_proxy: None,
     })
 }
 
@@ -165,10 +180,10 @@ impl RunningServer {
         Self::spawn_listening(command, program.kind.label(), data_dir, log)
     }
 
-    /// Starts `spillway serve --upstream` (the `spillway` of `program`) in front of the
-    /// server listening on loopback port `upstream`, on a free loopback port.
-    pub(crate) fn start_proxy(program: &ServerProgram, upstream: u16, log: &Path) -> Result<Self> {
-        let mut command = Command::new(&program.executable);
+    /// Starts `spillway serve --upstream` (the executable `spillway`) in front of the server
+    /// listening on loopback port `upstream`, on a free loopback port.
+    pub(crate) fn start_proxy(spillway: &Path, upstream: u16, log: &Path) -> Result<Self> {
+        let mut command = Command::new(spillway);
         command.args([
             "serve",
             "--upstream",
