@@ -46,6 +46,10 @@ pub struct ProxyExecutor {
     policies: Mutex<HashMap<String, ReadPolicies>>,
     cursors: Cursors,
     retried: Mutex<HashMap<Vec<u8>, (i64, Document)>>,
+    /// The newest `$clusterTime` and `operationTime` the upstream gave, gossiped in the
+    /// replies the proxy gives itself (`hello`, the commands on collections with a policy),
+    /// as a replica set member gossips them in every reply.
+    cluster_time: Mutex<Option<(Bson, Bson)>>,
 }
 
 impl std::fmt::Debug for ProxyExecutor {
@@ -73,7 +77,38 @@ impl ProxyExecutor {
             policies: Mutex::new(HashMap::new()),
             cursors: Cursors::default(),
             retried: Mutex::new(HashMap::new()),
+            cluster_time: Mutex::new(None),
         })
+        .inspect(|executor| {
+            // The first `hello` of a client gets the upstream's cluster time too, when the
+            // upstream is there to give it.
+            let _ = executor.forward(&doc! { "ping": 1, "$db": "admin" });
+        })
+    }
+
+    /// Keeps the cluster time of an upstream reply when it is newer than the one kept.
+    fn observe_cluster_time(&self, reply: &Document) {
+        let (Some(Bson::Document(cluster)), Some(operation)) =
+            (reply.get("$clusterTime"), reply.get("operationTime"))
+        else {
+            return;
+        };
+        let Ok(time) = cluster.get_timestamp("clusterTime") else {
+            return;
+        };
+        let mut kept = self
+            .cluster_time
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let newer = match kept.as_ref() {
+            Some((Bson::Document(known), _)) => known
+                .get_timestamp("clusterTime")
+                .is_ok_and(|known| (known.time, known.increment) < (time.time, time.increment)),
+            _ => true,
+        };
+        if newer {
+            *kept = Some((Bson::Document(cluster.clone()), operation.clone()));
+        }
     }
 
     fn route(&self, command: Document) -> Result<Document, CommandError> {
@@ -257,7 +292,11 @@ impl ProxyExecutor {
     }
 
     fn forward(&self, command: &Document) -> Result<Document, CommandError> {
-        self.upstream.run(command).or_else(|error| {
+        let reply = self.upstream.run(command);
+        if let Ok(reply) = &reply {
+            self.observe_cluster_time(reply);
+        }
+        reply.or_else(|error| {
             // The command may or may not have run: a network error, which drivers retry
             // when the operation allows it (the upstream answers a retried write once).
             let mut reply = CommandError::new(6, error.to_string()).to_reply();
@@ -374,7 +413,23 @@ fn retryable_write_key(command: &Document) -> Option<(Vec<u8>, i64)> {
 
 impl Executor for ProxyExecutor {
     fn execute(&self, command: Document) -> Document {
-        self.route(command).unwrap_or_else(|error| error.to_reply())
+        let mut reply = self.route(command).unwrap_or_else(|error| error.to_reply());
+        if !reply.contains_key("$clusterTime") {
+            self.stamp(&mut reply);
+        }
+        reply
+    }
+
+    fn stamp(&self, reply: &mut Document) {
+        let kept = self
+            .cluster_time
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some((cluster_time, operation_time)) = kept {
+            reply.insert("operationTime", operation_time);
+            reply.insert("$clusterTime", cluster_time);
+        }
     }
 
     fn reap_expired(&self) {

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use bson::{Document, doc};
+use bson::{Bson, Document, doc};
 use spillway_mongodb::mongodb::options::{ConnectionString, HostInfo, ServerAddress};
 use spillway_server::wire::{self, HEADER_LEN, Header, MAX_MESSAGE_SIZE, OpMsg, Request};
 
@@ -209,7 +209,7 @@ impl Upstream {
         command: &Document,
     ) -> std::io::Result<Document> {
         let request_id = self.next_request.fetch_add(1, Ordering::Relaxed);
-        let message = OpMsg::new(command.clone())
+        let message = with_sequences(command)
             .encode(request_id, 0)
             .map_err(invalid_data)?;
         connection.write_all(&message)?;
@@ -224,6 +224,36 @@ impl Upstream {
             Request::Query(_) => Err(invalid_data("the upstream answered with an OP_QUERY")),
         }
     }
+}
+
+/// The message of `command`, its statements in document sequences as drivers send them
+/// (`documents` of `insert`, `updates`, `deletes`, `ops` and `nsInfo` of `bulkWrite`): a
+/// batch the client sent in sequences can pass the 16 MiB a single document may hold.
+fn with_sequences(command: &Document) -> OpMsg {
+    let sequence_fields: &[&str] = match command.keys().next().map(String::as_str) {
+        Some("insert") => &["documents"],
+        Some("update") => &["updates"],
+        Some("delete") => &["deletes"],
+        Some("bulkWrite") => &["ops", "nsInfo"],
+        _ => &[],
+    };
+    let mut message = OpMsg::new(Document::new());
+    for (key, value) in command {
+        let documents = match value {
+            Bson::Array(items) if sequence_fields.contains(&key.as_str()) => items
+                .iter()
+                .map(|item| item.as_document().cloned())
+                .collect::<Option<Vec<Document>>>(),
+            _ => None,
+        };
+        match documents {
+            Some(documents) => message.sequences.push((key.clone(), documents)),
+            None => {
+                message.body.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    message
 }
 
 fn connect(member: &str) -> std::io::Result<TcpStream> {
@@ -258,4 +288,32 @@ fn not_primary(reply: &Document) -> bool {
         reply.get_i32("code"),
         Ok(10107 | 13435 | 13436 | 189 | 11602)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_of_writes_travel_in_sequences_and_the_rest_in_the_body() {
+        let insert = with_sequences(&doc! {
+            "insert": "c", "documents": [{ "_id": 1 }, { "_id": 2 }], "ordered": true, "$db": "d",
+        });
+        assert_eq!(
+            insert.body,
+            doc! { "insert": "c", "ordered": true, "$db": "d" }
+        );
+        assert_eq!(
+            insert.sequences,
+            vec![(
+                "documents".to_owned(),
+                vec![doc! { "_id": 1 }, doc! { "_id": 2 }]
+            )]
+        );
+        // Not a write's statements: left where they are.
+        let find = doc! { "find": "c", "filter": {}, "documents": [{ "_id": 1 }], "$db": "d" };
+        assert_eq!(with_sequences(&find).body, find);
+        let odd = doc! { "insert": "c", "documents": [1, 2], "$db": "d" };
+        assert_eq!(with_sequences(&odd).body, odd);
+    }
 }

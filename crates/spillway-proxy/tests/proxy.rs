@@ -263,6 +263,15 @@ fn everything_else_is_the_upstreams_own_answer() {
         .collect::<Result<_, _>>()
         .expect("every batch");
     assert_eq!(read.len(), 300, "getMore goes to the upstream's cursor");
+    // A batch that fills a message (the driver packs 100,000 statements into one of at most
+    // 48 MB) reaches the upstream whole: in document sequences, as the client sent it, not
+    // as one array, whose index keys would push it past the limit.
+    let payload = "x".repeat(460);
+    let big = proxied.database(&name).collection::<Document>("big");
+    big.insert_many((0..100_000).map(|id| doc! { "_id": id, "payload": payload.clone() }))
+        .run()
+        .expect("a full batch");
+    assert_eq!(big.count_documents(doc! {}).run().expect("count"), 100_000);
     let duplicate = collection
         .insert_one(doc! { "_id": 5 })
         .run()
@@ -284,6 +293,16 @@ fn everything_else_is_the_upstreams_own_answer() {
         .run()
         .expect("insert in a transaction");
     session.commit_transaction().run().expect("commit");
+    // The proxy gossips the upstream's cluster time, in its own replies too, as a member
+    // of a replica set does (drivers send it back, and check causal consistency with it).
+    for command in [doc! { "hello": 1 }, doc! { "getPatterns": 1 }] {
+        let reply = proxied
+            .database(&name)
+            .run_command(command.clone())
+            .run()
+            .expect("a reply");
+        assert!(reply.contains_key("$clusterTime"), "{command}: {reply}");
+    }
     let upstream_view = direct.database(&name).collection::<Document>("c");
     assert_eq!(
         upstream_view.count_documents(doc! {}).run().expect("count"),
