@@ -29,7 +29,8 @@ pub const DEFAULT_DIR: &str = "spillway-data";
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Database directory, created if missing; every MongoDB database of the server lives in
-    /// it. Default: ./spillway-data.
+    /// it. Default: ./spillway-data. With --upstream --auth it holds only the proxy's own
+    /// users and roles (the data lives in the deployment).
     dir: Option<PathBuf>,
     /// Serve the collections stored without a database prefix (those `spillway shell`,
     /// `spillway demo` and the embedded API create) as this database [default: the
@@ -40,11 +41,12 @@ pub struct ServeArgs {
     /// Serve a temporary in-memory database instead (gone when the server stops).
     #[arg(long, conflicts_with = "dir")]
     in_memory: bool,
-    /// Serve a MongoDB deployment instead (`mongodb://host:port,...`): collections with a
-    /// pattern policy are answered through the pattern layer, stored in the deployment;
-    /// every other command goes to it unchanged (docs/scale-out.md).
+    /// Serve a MongoDB deployment instead (`mongodb://[user:password@]host:port,...`, with
+    /// `tls=true&tlsCAFile=...` for TLS): collections with a pattern policy are answered
+    /// through the pattern layer, stored in the deployment; every other command goes to it
+    /// unchanged, as the URI's user (docs/scale-out.md).
     #[arg(long, value_name = "MONGODB_URI",
-          conflicts_with_all = ["dir", "in_memory", "embedded_database", "auth"])]
+          conflicts_with_all = ["in_memory", "embedded_database"])]
     upstream: Option<String>,
     /// TCP port; 0 picks a free one (the "listening on" line says which).
     #[arg(long, default_value_t = 27017)]
@@ -194,6 +196,21 @@ fn server_options(
     }
 }
 
+/// `uri` without its password, to be printed.
+fn redacted(uri: &str) -> String {
+    let Some((scheme, rest)) = uri.split_once("://") else {
+        return uri.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rsplit_once('@') {
+        Some((credentials, hosts)) => {
+            let user = credentials.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{hosts}{}", &rest[authority_end..])
+        }
+        None => uri.to_owned(),
+    }
+}
+
 /// What the server prints once clients can connect: where it serves from on standard error,
 /// `listening on ADDRESS` on standard output (test harnesses wait for that line).
 fn announce(described: &str, enable_test_commands: bool, address: std::net::SocketAddr) {
@@ -213,9 +230,27 @@ fn announce(described: &str, enable_test_commands: bool, address: std::net::Sock
 pub fn run(args: &ServeArgs) -> Result<ExitCode> {
     let enable_test_commands = test_commands_enabled(args)?;
     if let Some(uri) = &args.upstream {
+        let users = match (args.auth, &args.dir) {
+            (false, Some(dir)) => anyhow::bail!(
+                "spillway serve --upstream keeps no data of its own: {} would hold only the \
+                 proxy's users, with --auth",
+                dir.display()
+            ),
+            (false, None) => None,
+            (true, dir) => {
+                let dir = dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
+                let durability = Access::ReadWrite(Durability::SyncEveryCommit);
+                Some((open_database(Some(&dir), durability)?, dir))
+            }
+        };
         let options = server_options(args, None, enable_test_commands);
-        let described = format!("the MongoDB deployment at {uri}");
-        spillway_proxy::serve_upstream_blocking(uri, options, |address| {
+        let deployment = format!("the MongoDB deployment at {}", redacted(uri));
+        let described = match &users {
+            Some((_, dir)) => format!("{deployment}, its clients' users in {}", dir.display()),
+            None => deployment,
+        };
+        let users = users.map(|(database, _)| database);
+        spillway_proxy::serve_upstream_blocking(uri, users, options, |address| {
             announce(&described, enable_test_commands, address);
         })
         .context("spillway serve --upstream")?;

@@ -407,3 +407,32 @@ fn serve_names_the_embedded_database_after_the_directory_and_never_hides_stored_
         "{stderr}"
     );
 }
+
+#[test]
+fn serve_upstream_keeps_only_its_users_in_the_directory_and_never_prints_the_password() {
+    let directory = tempfile::tempdir().unwrap();
+    let users = directory.path().join("proxy-users");
+    let users = users.to_str().unwrap();
+    // Nothing listens on port 1: the proxy starts all the same and connects on demand.
+    let uri = "mongodb://proxy:s3cret-pw@127.0.0.1:1/?authSource=admin";
+
+    let output = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["serve", users, "--upstream", uri, "--port", "0"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("with --auth"), "{stderr}");
+
+    let (reply, stderr) = serve_and_ask(
+        &[users, "--upstream", uri, "--auth"],
+        &doc! { "find": "books", "$db": "shop" },
+    );
+    assert_eq!(reply.get_i32("code").ok(), Some(13), "{reply}");
+    assert!(stderr.contains("proxy:***@127.0.0.1:1"), "{stderr}");
+    assert!(stderr.contains("users in"), "{stderr}");
+    assert!(!stderr.contains("s3cret-pw"), "{stderr}");
+    // The directory is a database of its own, for the proxy's users only.
+    let database = spillway::Database::open(users).expect("the users' database opens");
+    assert!(database.list_collection_names().run().unwrap().is_empty());
+}

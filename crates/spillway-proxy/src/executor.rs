@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, doc};
-use spillway::command::{CommandError, Commands, name_first};
+use spillway::Database;
+use spillway::command::{CommandError, Commands, Privilege, name_first};
 use spillway_mongodb::mongodb::sync::Client;
 use spillway_mongodb::{
     POLICY_COLLECTION, POLICY_DOCUMENT_ID, Pattern, PatternedDatabase, declared_patterns,
@@ -50,6 +51,10 @@ pub struct ProxyExecutor {
     /// replies the proxy gives itself (`hello`, the commands on collections with a policy),
     /// as a replica set member gossips them in every reply.
     cluster_time: Mutex<Option<(Bson, Bson)>>,
+    /// With `--auth`: the proxy's own users and roles, kept in an embedded database of the
+    /// proxy's (the upstream's users are the upstream's: the proxy logs in to it as one user
+    /// of its own), and the command layer that says what each command needs.
+    users: Option<Commands>,
 }
 
 impl std::fmt::Debug for ProxyExecutor {
@@ -78,12 +83,24 @@ impl ProxyExecutor {
             cursors: Cursors::default(),
             retried: Mutex::new(HashMap::new()),
             cluster_time: Mutex::new(None),
+            users: None,
         })
         .inspect(|executor| {
             // The first `hello` of a client gets the upstream's cluster time too, when the
             // upstream is there to give it.
             let _ = executor.forward(&doc! { "ping": 1, "$db": "admin" });
         })
+    }
+
+    /// The executor with the proxy's own users and roles in `users` (an embedded database
+    /// that holds nothing else): the server then authenticates clients against them under
+    /// `--auth` and checks every command against their roles before it is routed, as
+    /// `spillway serve --auth` does, so that a client reaches through the proxy only what
+    /// its own user may reach, whatever the proxy's upstream user may.
+    #[must_use]
+    pub fn with_users(mut self, users: Database) -> ProxyExecutor {
+        self.users = Some(Commands::new(users));
+        self
     }
 
     /// Keeps the cluster time of an upstream reply when it is newer than the one kept.
@@ -297,6 +314,10 @@ impl ProxyExecutor {
             self.observe_cluster_time(reply);
         }
         reply.or_else(|error| {
+            if let UpstreamError::Authentication(_) = error {
+                // Nothing was sent; a retry would be refused the same way.
+                return Err(CommandError::new(18, error.to_string()));
+            }
             // The command may or may not have run: a network error, which drivers retry
             // when the operation allows it (the upstream answers a retried write once).
             let mut reply = CommandError::new(6, error.to_string()).to_reply();
@@ -438,5 +459,15 @@ impl Executor for ProxyExecutor {
 
     fn command_names(&self) -> &'static [&'static str] {
         Commands::command_names()
+    }
+
+    fn database(&self) -> Option<Database> {
+        self.users.as_ref().map(|users| users.database().clone())
+    }
+
+    fn required_privileges(&self, command: &Document) -> Option<Vec<Privilege>> {
+        // The commands are MongoDB's (and the policy commands), as the command layer knows
+        // them; what they need does not depend on where the data lives.
+        self.users.as_ref()?.required_privileges(command)
     }
 }

@@ -19,7 +19,7 @@
 //! use spillway_server::ServerOptions;
 //!
 //! let options = ServerOptions { port: 27018, ..ServerOptions::default() };
-//! serve_upstream_blocking("mongodb://db0:27017/?replicaSet=rs0", options, |address| {
+//! serve_upstream_blocking("mongodb://db0:27017/?replicaSet=rs0", None, options, |address| {
 //!     println!("proxy listening on {address}");
 //! })?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -34,6 +34,8 @@ mod patterned;
 mod upstream;
 
 use std::net::SocketAddr;
+
+use spillway::Database;
 
 pub use executor::{POLICY_REFRESH, ProxyExecutor};
 use spillway_server::{ServerError, ServerOptions};
@@ -60,17 +62,21 @@ impl std::fmt::Display for ProxyError {
 impl std::error::Error for ProxyError {}
 
 /// Serves the deployment `uri` names until Ctrl-C or SIGTERM: binds, calls `on_listening`
-/// with the bound address, serves, shuts down cleanly. `--auth` is refused for now (the
-/// proxy has no user store of its own yet).
+/// with the bound address, serves, shuts down cleanly. With `options.auth`, clients log in
+/// as the proxy's own users, kept in `users` ([`ProxyExecutor::with_users`]).
 ///
 /// # Errors
-/// A URI the proxy cannot use; the server's.
+/// A URI the proxy cannot use; the server's (`--auth` without `users` among them).
 pub fn serve_upstream_blocking(
     uri: &str,
+    users: Option<Database>,
     options: ServerOptions,
     on_listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ProxyError> {
-    let executor = ProxyExecutor::new(uri).map_err(ProxyError::Upstream)?;
+    let mut executor = ProxyExecutor::new(uri).map_err(ProxyError::Upstream)?;
+    if let Some(users) = users {
+        executor = executor.with_users(users);
+    }
     spillway_server::serve_executor_blocking(executor, options, on_listening)
         .map_err(ProxyError::Server)
 }

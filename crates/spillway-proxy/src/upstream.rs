@@ -8,15 +8,30 @@
 //! command it runs), so forwarding is done here, on a small pool of blocking connections to
 //! the primary, framed by `spillway_server::wire`. The pattern layer's own writes go through
 //! the driver (`spillway-mongodb`). This module must never look inside a command.
+//!
+//! Each connection speaks TLS when the URI asks for it (`tls=true`, `tlsCAFile`,
+//! `tlsCertificateKeyFile`) and logs in with the URI's credentials (SCRAM-SHA-256 or
+//! SCRAM-SHA-1, negotiated with `saslSupportedMechs` as drivers do, `authSource` or the URI's
+//! database or `admin`), before any client's command goes over it: every forwarded command
+//! runs as the proxy's own upstream user.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use bson::{Bson, Document, doc};
-use spillway_mongodb::mongodb::options::{ConnectionString, HostInfo, ServerAddress};
+use bson::spec::BinarySubtype;
+use bson::{Binary, Bson, Document, doc};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use spillway_mongodb::mongodb::options::{
+    AuthMechanism, ConnectionString, HostInfo, ServerAddress, Tls, TlsOptions,
+};
+use spillway_server::ScramClient;
 use spillway_server::wire::{self, HEADER_LEN, Header, MAX_MESSAGE_SIZE, OpMsg, Request};
 
 /// Connections kept open between commands.
@@ -32,6 +47,9 @@ pub enum UpstreamError {
     Uri(String),
     /// No member of the deployment could be reached, or the connection failed mid-command.
     Network(String),
+    /// The upstream refused the proxy's credentials, or the proxy could not verify the
+    /// upstream (its TLS certificate, its SCRAM signature).
+    Authentication(String),
 }
 
 impl std::fmt::Display for UpstreamError {
@@ -39,6 +57,9 @@ impl std::fmt::Display for UpstreamError {
         match self {
             UpstreamError::Uri(message) => write!(f, "upstream URI: {message}"),
             UpstreamError::Network(message) => write!(f, "upstream unreachable: {message}"),
+            UpstreamError::Authentication(message) => {
+                write!(f, "the proxy could not log in to the upstream: {message}")
+            }
         }
     }
 }
@@ -50,8 +71,71 @@ impl std::error::Error for UpstreamError {}
 pub struct Upstream {
     members: Vec<String>,
     primary: Mutex<Option<String>>,
-    idle: Mutex<Vec<TcpStream>>,
+    idle: Mutex<Vec<Connection>>,
     next_request: AtomicI32,
+    login: Option<Login>,
+    tls: Option<Arc<ClientConfig>>,
+}
+
+/// The proxy's own credentials toward the upstream.
+#[derive(Clone)]
+struct Login {
+    user: String,
+    password: String,
+    /// The database the user is defined in (`authSource`).
+    source: String,
+    /// The mechanism the URI names; negotiated when `None`.
+    mechanism: Option<&'static str>,
+}
+
+impl std::fmt::Debug for Login {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the password.
+        f.debug_struct("Login")
+            .field("user", &self.user)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One connection to a member, plain or TLS.
+enum Connection {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Connection::Plain(_) => "Connection::Plain",
+            Connection::Tls(_) => "Connection::Tls",
+        })
+    }
+}
+
+impl Read for Connection {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Connection::Plain(stream) => stream.read(buffer),
+            Connection::Tls(stream) => stream.read(buffer),
+        }
+    }
+}
+
+impl Write for Connection {
+    fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Connection::Plain(stream) => stream.write(buffer),
+            Connection::Tls(stream) => stream.write(buffer),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Connection::Plain(stream) => stream.flush(),
+            Connection::Tls(stream) => stream.flush(),
+        }
+    }
 }
 
 impl Upstream {
@@ -60,22 +144,20 @@ impl Upstream {
     ///
     /// # Errors
     /// A URI the driver cannot parse, or one asking for what this forwarder does not speak
-    /// yet (TLS, authentication, `mongodb+srv`, Unix sockets).
+    /// (mechanisms other than SCRAM, TLS without certificate checks, `mongodb+srv`, Unix
+    /// sockets); a CA or certificate file that cannot be read.
     pub fn new(uri: &str) -> Result<Upstream, UpstreamError> {
         let parsed =
             ConnectionString::parse(uri).map_err(|error| UpstreamError::Uri(error.to_string()))?;
-        if parsed.credential.is_some() {
-            return Err(UpstreamError::Uri(
-                "credentials in the upstream URI are not supported yet: serve an upstream that \
-                 accepts the proxy's connections without authentication"
-                    .to_owned(),
-            ));
-        }
-        if parsed.tls.is_some() {
-            return Err(UpstreamError::Uri(
-                "TLS to the upstream is not supported yet".to_owned(),
-            ));
-        }
+        let login = parsed
+            .credential
+            .as_ref()
+            .map(|credential| login(credential, parsed.default_database.as_deref()))
+            .transpose()?;
+        let tls = match &parsed.tls {
+            Some(Tls::Enabled(options)) => Some(tls_config(options)?),
+            Some(Tls::Disabled) | None => None,
+        };
         let HostInfo::HostIdentifiers(hosts) = parsed.host_info else {
             return Err(UpstreamError::Uri(
                 "mongodb+srv URIs are not supported yet: list the members".to_owned(),
@@ -97,6 +179,8 @@ impl Upstream {
             primary: Mutex::new(None),
             idle: Mutex::new(Vec::new()),
             next_request: AtomicI32::new(1),
+            login,
+            tls,
         })
     }
 
@@ -105,7 +189,8 @@ impl Upstream {
     ///
     /// # Errors
     /// [`UpstreamError::Network`] when the command may not have reached the upstream or its
-    /// reply was lost: the caller cannot know whether it ran.
+    /// reply was lost: the caller cannot know whether it ran; [`UpstreamError::Authentication`]
+    /// when a new connection could not log in (the command was not sent).
     pub fn run(&self, command: &Document) -> Result<Document, UpstreamError> {
         let mut connection = self.connection()?;
         match self.round_trip(&mut connection, command) {
@@ -124,8 +209,132 @@ impl Upstream {
         }
     }
 
+    /// A new connection to `member`: TCP, then TLS and the login when the URI asks for them.
+    fn open(&self, member: &str) -> Result<Connection, UpstreamError> {
+        let tcp = connect(member).map_err(|error| network(member, &error))?;
+        let mut connection = match &self.tls {
+            None => Connection::Plain(tcp),
+            Some(config) => {
+                let host = member.rsplit_once(':').map_or(member, |(host, _)| host);
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                let name = ServerName::try_from(host.to_owned()).map_err(|error| {
+                    UpstreamError::Uri(format!("{host} is no TLS server name: {error}"))
+                })?;
+                let mut tls = ClientConnection::new(Arc::clone(config), name).map_err(|error| {
+                    UpstreamError::Authentication(format!("TLS to {member}: {error}"))
+                })?;
+                let mut tcp = tcp;
+                while tls.is_handshaking() {
+                    tls.complete_io(&mut tcp).map_err(|error| {
+                        UpstreamError::Authentication(format!("TLS to {member}: {error}"))
+                    })?;
+                }
+                Connection::Tls(Box::new(StreamOwned::new(tls, tcp)))
+            }
+        };
+        if let Some(login) = &self.login {
+            self.log_in(&mut connection, login)
+                .map_err(|error| match error {
+                    UpstreamError::Network(message) => network(member, &message),
+                    UpstreamError::Authentication(message) => UpstreamError::Authentication(
+                        format!("as {}@{} on {member}: {message}", login.user, login.source),
+                    ),
+                    other @ UpstreamError::Uri(_) => other,
+                })?;
+        }
+        Ok(connection)
+    }
+
+    /// A SCRAM conversation on a new connection, with the mechanism the URI names or the
+    /// strongest the user has (`saslSupportedMechs`).
+    fn log_in(&self, connection: &mut Connection, login: &Login) -> Result<(), UpstreamError> {
+        let exchange = |connection: &mut Connection, command: Document| {
+            self.round_trip(connection, &command)
+                .map_err(|error| UpstreamError::Network(error.to_string()))
+        };
+        let mechanism = if let Some(mechanism) = login.mechanism {
+            mechanism
+        } else {
+            let hello = exchange(
+                connection,
+                doc! {
+                    "hello": 1,
+                    "saslSupportedMechs": format!("{}.{}", login.source, login.user),
+                    "$db": "admin",
+                },
+            )?;
+            let offered = hello.get_array("saslSupportedMechs").ok();
+            let sha1_only = offered.is_some_and(|mechanisms| {
+                !mechanisms.contains(&Bson::from("SCRAM-SHA-256"))
+                    && mechanisms.contains(&Bson::from("SCRAM-SHA-1"))
+            });
+            if sha1_only {
+                "SCRAM-SHA-1"
+            } else {
+                "SCRAM-SHA-256"
+            }
+        };
+        let refused = |reply: &Document| {
+            UpstreamError::Authentication(
+                reply
+                    .get_str("errmsg")
+                    .unwrap_or("the upstream refused the login")
+                    .to_owned(),
+            )
+        };
+        let mut scram = ScramClient::new(mechanism, &login.user, &login.password)
+            .map_err(|error| UpstreamError::Authentication(error.to_string()))?;
+        let reply = exchange(
+            connection,
+            doc! {
+                "saslStart": 1,
+                "mechanism": mechanism,
+                "payload": binary(scram.first_message()),
+                "options": { "skipEmptyExchange": true },
+                "$db": login.source.as_str(),
+            },
+        )?;
+        let server_first = sasl_payload(&reply).ok_or_else(|| refused(&reply))?;
+        let conversation = reply
+            .get("conversationId")
+            .cloned()
+            .unwrap_or(Bson::Int32(1));
+        let proof = scram
+            .final_message(&server_first)
+            .map_err(|error| UpstreamError::Authentication(error.to_string()))?;
+        let mut reply = exchange(
+            connection,
+            doc! {
+                "saslContinue": 1,
+                "conversationId": conversation.clone(),
+                "payload": binary(proof),
+                "$db": login.source.as_str(),
+            },
+        )?;
+        let server_final = sasl_payload(&reply).ok_or_else(|| refused(&reply))?;
+        scram
+            .check_server_final(&server_final)
+            .map_err(|error| UpstreamError::Authentication(error.to_string()))?;
+        // A server that ignores skipEmptyExchange waits for one more, empty, message.
+        while !reply.get_bool("done").unwrap_or(true) {
+            reply = exchange(
+                connection,
+                doc! {
+                    "saslContinue": 1,
+                    "conversationId": conversation.clone(),
+                    "payload": binary(Vec::new()),
+                    "$db": login.source.as_str(),
+                },
+            )?;
+            if sasl_payload(&reply).is_none() {
+                return Err(refused(&reply));
+            }
+        }
+        Ok(())
+    }
+
     /// An idle connection to the primary, or a new one.
-    fn connection(&self) -> Result<TcpStream, UpstreamError> {
+    fn connection(&self) -> Result<Connection, UpstreamError> {
         if let Some(connection) = self
             .idle
             .lock()
@@ -139,16 +348,19 @@ impl Upstream {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        if let Some(primary) = known
-            && let Ok(connection) = connect(&primary)
-        {
-            return Ok(connection);
+        if let Some(primary) = known {
+            match self.open(&primary) {
+                Ok(connection) => return Ok(connection),
+                // Refused credentials are not cured by asking another member.
+                Err(error @ UpstreamError::Authentication(_)) => return Err(error),
+                Err(_) => {}
+            }
         }
         self.discover()
     }
 
     /// Asks each member which is primary and connects to it.
-    fn discover(&self) -> Result<TcpStream, UpstreamError> {
+    fn discover(&self) -> Result<Connection, UpstreamError> {
         let mut failures = Vec::new();
         let hello = doc! { "hello": 1, "$db": "admin" };
         let mut candidates = self.members.clone();
@@ -156,10 +368,11 @@ impl Upstream {
         while asked < candidates.len() {
             let member = candidates[asked].clone();
             asked += 1;
-            let mut connection = match connect(&member) {
+            let mut connection = match self.open(&member) {
                 Ok(connection) => connection,
+                Err(error @ UpstreamError::Authentication(_)) => return Err(error),
                 Err(error) => {
-                    failures.push(format!("{member}: {error}"));
+                    failures.push(error.to_string());
                     continue;
                 }
             };
@@ -195,7 +408,7 @@ impl Upstream {
             .clear();
     }
 
-    fn give_back(&self, connection: TcpStream) {
+    fn give_back(&self, connection: Connection) {
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
         if idle.len() < IDLE_CONNECTIONS {
             idle.push(connection);
@@ -205,7 +418,7 @@ impl Upstream {
     /// One OP_MSG out, its reply in.
     fn round_trip(
         &self,
-        connection: &mut TcpStream,
+        connection: &mut Connection,
         command: &Document,
     ) -> std::io::Result<Document> {
         let request_id = self.next_request.fetch_add(1, Ordering::Relaxed);
@@ -268,6 +481,117 @@ fn connect(member: &str) -> std::io::Result<TcpStream> {
         }
     }
     Err(last.unwrap_or_else(|| std::io::Error::other(format!("{member} has no address"))))
+}
+
+fn network(member: &str, error: &dyn std::fmt::Display) -> UpstreamError {
+    UpstreamError::Network(format!("{member}: {error}"))
+}
+
+/// The proxy's login from the URI's credential: SCRAM only, the source defaulting to the
+/// URI's database and then `admin`, as drivers default it.
+fn login(
+    credential: &spillway_mongodb::mongodb::options::Credential,
+    default_database: Option<&str>,
+) -> Result<Login, UpstreamError> {
+    let mechanism = match &credential.mechanism {
+        None => None,
+        Some(AuthMechanism::ScramSha256) => Some("SCRAM-SHA-256"),
+        Some(AuthMechanism::ScramSha1) => Some("SCRAM-SHA-1"),
+        Some(other) => {
+            return Err(UpstreamError::Uri(format!(
+                "authMechanism={}: the proxy logs in to the upstream with SCRAM-SHA-256 or \
+                 SCRAM-SHA-1 only",
+                other.as_str()
+            )));
+        }
+    };
+    let (Some(user), Some(password)) = (&credential.username, &credential.password) else {
+        return Err(UpstreamError::Uri(
+            "the upstream URI's credentials need a user name and a password".to_owned(),
+        ));
+    };
+    Ok(Login {
+        user: user.clone(),
+        password: password.clone(),
+        source: credential
+            .source
+            .clone()
+            .or_else(|| default_database.map(str::to_owned))
+            .unwrap_or_else(|| "admin".to_owned()),
+        mechanism,
+    })
+}
+
+/// The TLS configuration the URI's options ask for: the CA of `tlsCAFile` (the bundled
+/// Mozilla roots without it), the client certificate and key of `tlsCertificateKeyFile`.
+/// Turning certificate checks off is refused: the proxy forwards every
+/// client's data over these connections.
+fn tls_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, UpstreamError> {
+    if options.allow_invalid_certificates == Some(true) {
+        return Err(UpstreamError::Uri(
+            "tlsAllowInvalidCertificates is not supported toward the upstream: give its CA \
+             with tlsCAFile"
+                .to_owned(),
+        ));
+    }
+    let mut roots = RootCertStore::empty();
+    match &options.ca_file_path {
+        Some(path) => {
+            for certificate in pem_certificates(path)? {
+                roots
+                    .add(certificate)
+                    .map_err(|error| file_error(path, &error))?;
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|error| UpstreamError::Uri(format!("TLS: {error}")))?
+        .with_root_certificates(roots);
+    let config = match &options.cert_key_file_path {
+        None => builder.with_no_client_auth(),
+        Some(path) => {
+            let key =
+                PrivateKeyDer::from_pem_file(path).map_err(|error| file_error(path, &error))?;
+            builder
+                .with_client_auth_cert(pem_certificates(path)?, key)
+                .map_err(|error| file_error(path, &error))?
+        }
+    };
+    Ok(Arc::new(config))
+}
+
+fn pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, UpstreamError> {
+    let certificates = CertificateDer::pem_file_iter(path)
+        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+        .map_err(|error| file_error(path, &error))?;
+    if certificates.is_empty() {
+        return Err(file_error(path, &"no certificate in the file"));
+    }
+    Ok(certificates)
+}
+
+fn file_error(path: &Path, error: &dyn std::fmt::Display) -> UpstreamError {
+    UpstreamError::Uri(format!("{}: {error}", path.display()))
+}
+
+fn binary(bytes: Vec<u8>) -> Bson {
+    Bson::Binary(Binary {
+        subtype: BinarySubtype::Generic,
+        bytes,
+    })
+}
+
+/// The payload of a successful `saslStart` or `saslContinue` reply.
+fn sasl_payload(reply: &Document) -> Option<Vec<u8>> {
+    let ok =
+        reply.get_f64("ok").is_ok_and(|ok| ok > 0.5) || reply.get_i32("ok").is_ok_and(|ok| ok == 1);
+    match reply.get("payload") {
+        Some(Bson::Binary(payload)) if ok => Some(payload.bytes.clone()),
+        _ => None,
+    }
 }
 
 fn invalid_data(error: impl std::fmt::Display) -> std::io::Error {

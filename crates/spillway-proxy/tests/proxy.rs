@@ -23,9 +23,17 @@ fn options() -> ServerOptions {
     }
 }
 
+#[path = "proxy/auth.rs"]
+mod auth;
+
 /// Serves `executor` on a free loopback port, on a thread with its own runtime, for the rest
 /// of the test binary.
 fn serve(executor: impl Executor) -> SocketAddr {
+    serve_with(executor, options())
+}
+
+/// [`serve`] with other options (`--auth`, TLS).
+fn serve_with(executor: impl Executor, options: ServerOptions) -> SocketAddr {
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -34,7 +42,7 @@ fn serve(executor: impl Executor) -> SocketAddr {
             .build()
             .expect("a runtime");
         runtime.block_on(async move {
-            let server = Server::bind(executor, options()).await.expect("binds");
+            let server = Server::bind(executor, options).await.expect("binds");
             sender.send(server.local_addr()).expect("the test waits");
             server
                 .run_until(std::future::pending::<()>())

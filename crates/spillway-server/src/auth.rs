@@ -77,7 +77,7 @@ impl Mechanism {
         }
     }
 
-    fn hmac(self, key: &[u8], input: &[u8]) -> Vec<u8> {
+    pub(crate) fn hmac(self, key: &[u8], input: &[u8]) -> Vec<u8> {
         match self {
             Mechanism::Sha1 => {
                 let mut mac =
@@ -94,7 +94,7 @@ impl Mechanism {
         }
     }
 
-    fn hash(self, input: &[u8]) -> Vec<u8> {
+    pub(crate) fn hash(self, input: &[u8]) -> Vec<u8> {
         match self {
             Mechanism::Sha1 => Sha1::digest(input).to_vec(),
             Mechanism::Sha256 => Sha256::digest(input).to_vec(),
@@ -102,7 +102,7 @@ impl Mechanism {
     }
 
     /// The salted password: PBKDF2 over what the mechanism takes as the password.
-    fn salted_password(
+    pub(crate) fn salted_password(
         self,
         user: &str,
         password: &str,

@@ -18,6 +18,7 @@
 //! - `embedded`: which database serves the collections stored without a database prefix
 //!   (those the embedded API and the shell create), decided once at start ([`naming`]).
 //! - `--auth`: `auth` (SCRAM-SHA-1 and SCRAM-SHA-256 conversations, the gate before login),
+//!   `scram_client` (the client's side of the same conversation, for `serve --upstream`),
 //!   `users` (the user and role commands), `roles` (MongoDB's built-in roles and user-defined
 //!   ones, resolved to grants) and `authorization` (each command checked against the grants,
 //!   with what it needs from the command layer: `spillway::command::Privilege`).
@@ -26,8 +27,8 @@
 //!
 //! Modules are layered, each using only those below it (bottom first): `command_option`,
 //! `error`, `executor`, `roles` → `auth`, `failpoint`, `tls`, `wire` → `authorization`,
-//! `limits`, `users` → `read`, `state` → `embedded`, `handshake` → `admin` → `connection` →
-//! `server`.
+//! `limits`, `scram_client`, `users` → `read`, `state` → `embedded`, `handshake` → `admin` →
+//! `connection` → `server`.
 //!
 //! This crate must never interpret a database command: everything but the server-level
 //! commands goes to the command layer, which knows no sockets.
@@ -56,6 +57,7 @@ mod handshake;
 mod limits;
 mod read;
 mod roles;
+mod scram_client;
 mod server;
 mod state;
 mod tls;
@@ -73,6 +75,7 @@ pub use limits::{
     RESERVED_SLOTS_FOR_ADDRESSES_UNDER, UNCOUNTED_BYTES, WORKER_STACK_SIZE,
     default_max_connections_per_address, default_reserved_connections,
 };
+pub use scram_client::{ScramClient, ScramError};
 pub use server::{Server, serve_blocking, serve_executor_blocking};
 pub use state::ServerOptions;
 pub use tls::TlsFiles;
