@@ -74,6 +74,18 @@ fn client(address: SocketAddr) -> Client {
     .expect("a client")
 }
 
+/// One `find` through `proxy`, by a client that neither waits long nor retries: how a
+/// failure of the proxy's upstream reaches clients.
+fn one_find(proxy: SocketAddr) -> spillway_mongodb::mongodb::error::Result<Document> {
+    Client::with_uri_str(format!(
+        "mongodb://{proxy}/?directConnection=true&serverSelectionTimeoutMS=5000&retryReads=false"
+    ))
+    .expect("a client")
+    .database("d")
+    .run_command(doc! { "find": "c" })
+    .run()
+}
+
 fn unique(prefix: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     format!("{prefix}{}", NEXT.fetch_add(1, Ordering::SeqCst))
@@ -458,16 +470,7 @@ fn an_unreachable_upstream_is_a_network_error_that_names_it() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
     let address = closed.local_addr().expect("address");
     drop(closed);
-    let proxy = proxy(address);
-    let client = Client::with_uri_str(format!(
-        "mongodb://{proxy}/?directConnection=true&serverSelectionTimeoutMS=5000&retryReads=false"
-    ))
-    .expect("a client");
-    let error = client
-        .database("d")
-        .run_command(doc! { "find": "c" })
-        .run()
-        .expect_err("no upstream");
+    let error = one_find(proxy(address)).expect_err("no upstream");
     assert!(
         error.to_string().contains("upstream unreachable"),
         "{error}"

@@ -99,15 +99,7 @@ fn refused_upstream_credentials_reach_the_client_as_an_authentication_failure() 
     let upstream = guarded_upstream(None, "");
     let uri = format!("mongodb://proxy:wrong@{upstream}/?authSource=admin");
     let proxy = serve(ProxyExecutor::new(&uri).expect("a proxy: nothing is connected yet"));
-    let client = Client::with_uri_str(format!(
-        "mongodb://{proxy}/?directConnection=true&serverSelectionTimeoutMS=5000&retryReads=false"
-    ))
-    .expect("a client");
-    let error = client
-        .database("d")
-        .run_command(doc! { "find": "c" })
-        .run()
-        .expect_err("the upstream refuses the proxy");
+    let error = one_find(proxy).expect_err("the upstream refuses the proxy");
     let message = error.to_string();
     assert!(
         message.contains("could not log in to the upstream") && message.contains("proxy@admin"),
@@ -117,11 +109,7 @@ fn refused_upstream_credentials_reach_the_client_as_an_authentication_failure() 
         !message.contains("wrong"),
         "the password is never shown: {message}"
     );
-    let code = match *error.kind {
-        spillway_mongodb::mongodb::error::ErrorKind::Command(ref failure) => Some(failure.code),
-        _ => None,
-    };
-    assert_eq!(code, Some(18), "AuthenticationFailed: {message}");
+    assert_eq!(code_of(&error), Some(18), "AuthenticationFailed: {message}");
     // The proxy with the right password serves the same upstream.
     let uri = format!("mongodb://proxy:{PROXY_PASSWORD}@{upstream}/?authSource=admin");
     pushes_spill_through(serve(ProxyExecutor::new(&uri).expect("a proxy")));
@@ -151,15 +139,7 @@ fn the_proxy_speaks_tls_to_an_upstream_whose_certificate_it_checks() {
     // Without the CA, the upstream's certificate is not trusted: nothing is sent.
     let untrusted = format!("mongodb://{login}/?authSource=admin&tls=true");
     let proxy = serve(ProxyExecutor::new(&untrusted).expect("a proxy"));
-    let client = Client::with_uri_str(format!(
-        "mongodb://{proxy}/?directConnection=true&serverSelectionTimeoutMS=5000&retryReads=false"
-    ))
-    .expect("a client");
-    let error = client
-        .database("d")
-        .run_command(doc! { "find": "c" })
-        .run()
-        .expect_err("an untrusted certificate");
+    let error = one_find(proxy).expect_err("an untrusted certificate");
     assert!(error.to_string().contains("TLS"), "{error}");
     let refused = ProxyExecutor::new(&format!("{untrusted}&tlsAllowInvalidCertificates=true"))
         .expect_err("certificate checks stay on");
