@@ -855,6 +855,23 @@ fn a_rename_a_stopped_proxy_left_is_finished_by_the_next_attempt_or_the_next_pro
     assert_eq!(code(&busy), Some(117), "{busy}");
     let other = rename(&later, &name, "patterned", "elsewhere", false).expect_err("another rename");
     assert_eq!(code(&other), Some(117), "{other}");
+    // A policy declared meanwhile on another collection (its migration saves the policies)
+    // keeps the intent beside them.
+    database
+        .collection::<Document>("other")
+        .insert_one(doc! { "_id": 1, "tags": [1, 2, 3, 4, 5] })
+        .run()
+        .expect("insert other");
+    database
+        .run_command(doc! { "setPattern": "other", "outlier": "tags", "threshold": 2 })
+        .run()
+        .expect("setPattern on another collection");
+    let stored = policies
+        .find_one(doc! { "_id": POLICY_DOCUMENT_ID })
+        .run()
+        .expect("find")
+        .expect("the policy document");
+    assert!(stored.contains_key("rename"), "{stored}");
     rename(&later, &name, "patterned", "moved", false).expect("sent again, finished");
     assert_eq!(
         all(&database.collection::<Document>("moved"), doc! {}),
