@@ -240,6 +240,48 @@ impl MongoBackend {
         self.back_off(attempt);
     }
 
+    /// The policy document as the open transaction sees it.
+    ///
+    /// # Errors
+    /// The driver's.
+    pub(crate) fn policy_document(&self) -> Result<Option<Document>> {
+        self.get(POLICY_COLLECTION, &Bson::from(POLICY_DOCUMENT_ID))
+    }
+
+    /// Applies `update` to the policy document (created if need be) in the open transaction;
+    /// the policies are read again by the transaction's next `policies()`.
+    ///
+    /// # Errors
+    /// The driver's.
+    pub(crate) fn update_policy_document(&self, update: Document) -> Result<()> {
+        let target = self.collection(POLICY_COLLECTION);
+        self.with_session(|session| {
+            let session = session.expect("in a transaction");
+            target
+                .update_one(doc! { "_id": POLICY_DOCUMENT_ID }, update)
+                .upsert(true)
+                .session(session)
+                .run()
+        })?;
+        self.policies.borrow_mut().take();
+        Ok(())
+    }
+
+    /// Deletes, outside any transaction, the documents of `collection` that `filter`
+    /// matches (what a rename leaves behind: the write stamps of the old name, the side
+    /// documents of a dropped target's adopted side collection).
+    ///
+    /// # Errors
+    /// The driver's.
+    pub(crate) fn delete_outside_transaction(
+        &self,
+        collection: &str,
+        filter: Document,
+    ) -> Result<()> {
+        self.collection(collection).delete_many(filter).run()?;
+        Ok(())
+    }
+
     /// Rewrites the write stamp of main document `id` of `collection` with a new value.
     fn stamp(&self, collection: &str, id: &Bson) -> Result<()> {
         let stamps = self.collection(STAMP_COLLECTION);
@@ -639,15 +681,10 @@ impl WriteBackend for MongoBackend {
         if !self.in_transaction.get() {
             return self.transaction(|backend| backend.save_policies(policies.clone()));
         }
-        let document = records::to_document(&policies);
-        let target = self.collection(POLICY_COLLECTION);
-        self.with_session(|session| {
-            let session = session.expect("in a transaction");
-            target
-                .replace_one(doc! { "_id": POLICY_DOCUMENT_ID }, document)
-                .upsert(true)
-                .session(session)
-                .run()
+        // `$set` rather than a replacement: a rename in progress recorded beside the
+        // policies (`records::RenameIntent`) outlives a migration step of another policy.
+        self.update_policy_document(doc! {
+            "$set": { "policies": records::entries(&policies) },
         })?;
         *self.policies.borrow_mut() = Some(policies);
         Ok(())

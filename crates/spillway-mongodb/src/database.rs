@@ -11,15 +11,19 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use bson::{Bson, Document};
+use bson::{Bson, Document, doc};
 use mongodb::sync::Client;
 use spillway_doc::pipeline::{self, Pipeline, PipelineOptions, Source};
 use spillway_doc::projection::Projection;
 use spillway_doc::sort::SortSpec;
-use spillway_pattern::{Layer, Pattern, UpdateResult, Violation};
+use spillway_pattern::{
+    Layer, Pattern, PatternError, Progress, Transactional, UpdateResult, Violation, WriteBackend,
+    writes,
+};
 
-use crate::backend::{MongoBackend, TRANSACTION_TIME_LIMIT};
+use crate::backend::{MongoBackend, STAMP_COLLECTION, TRANSACTION_TIME_LIMIT};
 use crate::error::{Error, Result};
+use crate::records::{self, RenameIntent};
 
 type Pooled = Layer<MongoBackend>;
 
@@ -185,6 +189,150 @@ impl PatternedDatabase {
     /// The deployment's.
     pub fn verify(&self) -> Result<Vec<Violation>> {
         self.read(Layer::verify)
+    }
+
+    /// Records that main collection `intent.from` is about to be renamed to `intent.to`
+    /// (the first step of a rename: MongoDB's `renameCollection` cannot be part of a
+    /// transaction, so the policies move in a transaction of their own once the collection
+    /// is renamed, [`PatternedDatabase::finish_rename`]). The same intent recorded already
+    /// is no error: sending a rename again carries on with it.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] (117) when another rename is in progress; refused naming the
+    /// policy (code 2) as the embedded database refuses: a side collection renamed or taken
+    /// as the new name, a policy of either collection still migrating, a `to` that has
+    /// policies of its own without `drop_target`; the deployment's.
+    pub fn begin_rename(&self, intent: &RenameIntent) -> Result<()> {
+        self.with_layer(|layer| {
+            layer.backend_mut().transaction(|backend| {
+                let stored = backend.policy_document()?;
+                if let Some(pending) = records::pending_rename(stored.as_ref())? {
+                    if pending == *intent {
+                        return Ok(());
+                    }
+                    return Err(Error::Conflict {
+                        message: format!(
+                            "a rename of '{}' to '{}' is in progress in database '{}': send it again to finish it before renaming '{}'",
+                            pending.from,
+                            pending.to,
+                            self.name(),
+                            intent.from
+                        ),
+                    });
+                }
+                let policies = records::from_document(stored.as_ref())?;
+                writes::check_rename(&policies, &intent.from, &intent.to)?;
+                for policy in &policies {
+                    let pattern = &policy.pattern;
+                    let refused = |message: String| PatternError::Refused {
+                        collection: pattern.collection().to_owned(),
+                        field: pattern.field().to_owned(),
+                        message,
+                    };
+                    if pattern.collection() != intent.from && pattern.collection() != intent.to
+                    {
+                        continue;
+                    }
+                    if policy.progress != Progress::Active {
+                        return Err(refused(format!(
+                            "its migration has not finished: let it finish (resume) before renaming '{}'",
+                            intent.from
+                        ))
+                        .into());
+                    }
+                    if pattern.collection() == intent.to && !intent.drop_target {
+                        return Err(refused(format!(
+                            "'{}' has this policy of its own: rename '{}' to it with dropTarget (which drops it as a drop would), or remove the policy first",
+                            intent.to, intent.from
+                        ))
+                        .into());
+                    }
+                }
+                backend.update_policy_document(doc! {
+                    "$set": { records::RENAME_FIELD: intent.to_document() },
+                })
+            })
+        })
+    }
+
+    /// The last step of a rename begun by [`PatternedDatabase::begin_rename`], once the
+    /// deployment has renamed the collection: in one transaction the policies of `from`
+    /// are declared on `to` (options, side collections and migration progress kept; the
+    /// side documents link `_id`s, which a rename keeps, so none is rewritten), those a
+    /// dropped target had are removed, and the intent is cleared. Then, outside it, what the
+    /// dropped target's policies kept is removed as a drop removes it (a side collection they
+    /// created is dropped; from an adopted one, the documents they linked), and so are the
+    /// write stamps of the old name (stale ones would be harmless: a stamp only has to
+    /// change; they are removed so that they do not pile up). Returns whether this call
+    /// finished it (`false`: no such rename is in progress, another process finished it).
+    ///
+    /// # Errors
+    /// The deployment's. A failure of the clean-up after the commit is not reported: what it
+    /// leaves is an unused collection or stale stamps, and the rename is done.
+    pub fn finish_rename(&self, intent: &RenameIntent) -> Result<bool> {
+        let dropped = self.with_layer(|layer| {
+            layer.backend_mut().transaction(|backend| {
+                let stored = backend.policy_document()?;
+                if records::pending_rename(stored.as_ref())?.as_ref() != Some(intent) {
+                    return Ok(None);
+                }
+                let (kept, dropped) = intent.renamed(records::from_document(stored.as_ref())?);
+                backend.update_policy_document(doc! {
+                    "$set": { "policies": records::entries(&kept) },
+                    "$unset": { records::RENAME_FIELD: "" },
+                })?;
+                Ok(Some(dropped))
+            })
+        })?;
+        let Some(dropped) = dropped else {
+            return Ok(false);
+        };
+        let _ = self.with_layer(|layer| {
+            let backend = layer.backend_mut();
+            for policy in dropped {
+                let side = policy.pattern.side_collection();
+                if policy.created_side {
+                    backend.drop_collection(side)?;
+                } else {
+                    backend.delete_outside_transaction(
+                        side,
+                        doc! { policy.pattern.link_field(): { "$exists": true } },
+                    )?;
+                }
+            }
+            backend.delete_outside_transaction(STAMP_COLLECTION, doc! { "_id.c": &intent.from })
+        });
+        Ok(true)
+    }
+
+    /// Clears a rename begun by [`PatternedDatabase::begin_rename`] that the deployment
+    /// refused: nothing was renamed, the policies stay as they were.
+    ///
+    /// # Errors
+    /// The deployment's.
+    pub fn abandon_rename(&self, intent: &RenameIntent) -> Result<()> {
+        self.with_layer(|layer| {
+            layer.backend_mut().transaction(|backend| {
+                let stored = backend.policy_document()?;
+                if records::pending_rename(stored.as_ref())?.as_ref() != Some(intent) {
+                    return Ok(());
+                }
+                backend.update_policy_document(doc! { "$unset": { records::RENAME_FIELD: "" } })
+            })
+        })
+    }
+
+    /// Deletes the write stamps of collection `collection` (before a rename with
+    /// `drop_target` replaces it: the stamps of the documents it drops).
+    ///
+    /// # Errors
+    /// The deployment's.
+    pub fn forget_stamps(&self, collection: &str) -> Result<()> {
+        self.with_layer(|layer| {
+            layer
+                .backend()
+                .delete_outside_transaction(STAMP_COLLECTION, doc! { "_id.c": collection })
+        })
     }
 
     /// Runs `work` on a layer from the pool (a new one when all are busy).

@@ -22,6 +22,12 @@ pub enum Error {
         /// What was wrong.
         message: String,
     },
+    /// Another operation on the same collections is in progress (a rename recorded in the
+    /// policy document): MongoDB's 117 ConflictingOperationInProgress.
+    Conflict {
+        /// What is in progress, and how to finish it.
+        message: String,
+    },
 }
 
 impl Error {
@@ -32,6 +38,7 @@ impl Error {
         match self {
             Error::Driver(error) => server_code(error),
             Error::Pattern(PatternError::DuplicateId { .. }) => Some(11000),
+            Error::Conflict { .. } => Some(CONFLICTING_OPERATION_IN_PROGRESS),
             _ => None,
         }
     }
@@ -53,6 +60,9 @@ impl Error {
         self.has_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT) && self.code() != Some(50)
     }
 }
+
+/// MongoDB's 117 ConflictingOperationInProgress.
+pub(crate) const CONFLICTING_OPERATION_IN_PROGRESS: i32 = 117;
 
 /// The code of the server's answer inside a driver error, wherever the driver put it.
 pub(crate) fn server_code(error: &mongodb::error::Error) -> Option<i32> {
@@ -80,7 +90,9 @@ impl fmt::Display for Error {
         match self {
             Error::Pattern(error) => error.fmt(f),
             Error::Driver(error) => write!(f, "MongoDB: {error}"),
-            Error::InvalidArgument { message } => f.write_str(message),
+            Error::InvalidArgument { message } | Error::Conflict { message } => {
+                f.write_str(message)
+            }
         }
     }
 }
@@ -92,7 +104,7 @@ impl std::error::Error for Error {
         match self {
             Error::Pattern(error) => error.source(),
             Error::Driver(error) => error.source(),
-            Error::InvalidArgument { .. } => None,
+            Error::InvalidArgument { .. } | Error::Conflict { .. } => None,
         }
     }
 }

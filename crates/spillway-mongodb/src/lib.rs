@@ -23,7 +23,7 @@
 //! |---|---|
 //! | `database` | [`PatternedDatabase`], [`PatternedCollection`] and their driver-shaped actions |
 //! | `backend` | [`MongoBackend`]: spillway-pattern's backend traits over the driver; one transaction per logical write, retried as `withTransaction` does |
-//! | `records` | the policy document in [`POLICY_COLLECTION`] |
+//! | `records` | the policy document in [`POLICY_COLLECTION`], and a rename in progress ([`RenameIntent`]) |
 //! | `error` | [`Error`], with MongoDB's codes and labels passed through |
 //!
 //! Every decision about policies is spillway-pattern's ([`Layer`](spillway_pattern::Layer)):
@@ -45,4 +45,6 @@ pub use database::{
     InsertOne, InsertOneResult, PatternedCollection, PatternedDatabase, Update,
 };
 pub use error::{Error, Result};
-pub use records::{POLICY_COLLECTION, POLICY_DOCUMENT_ID, declared_patterns};
+pub use records::{
+    POLICY_COLLECTION, POLICY_DOCUMENT_ID, RenameIntent, declared_patterns, pending_rename,
+};

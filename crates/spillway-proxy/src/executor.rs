@@ -7,7 +7,13 @@
 //! Which collections have a policy is read from the upstream (the policy document of each
 //! database, [`spillway_mongodb::POLICY_COLLECTION`]) and kept for at most
 //! [`POLICY_REFRESH`], so that a policy another proxy declares is followed here within that
-//! time; this proxy's own declarations are followed at once.
+//! time; this proxy's own declarations are followed at once. The same document records a
+//! rename in progress (`rename`): commands on its two names are refused until it is done.
+//!
+//! The pattern layer's own collections ([`spillway_mongodb::POLICY_COLLECTION`],
+//! [`spillway_mongodb::STAMP_COLLECTION`]) are bookkeeping, which the embedded database
+//! keeps in its catalog: `listCollections` and `dbStats` leave them out (see
+//! [`without_bookkeeping`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,12 +24,14 @@ use spillway::Database;
 use spillway::command::{CommandError, Commands, Privilege, name_first};
 use spillway_mongodb::mongodb::sync::Client;
 use spillway_mongodb::{
-    POLICY_COLLECTION, POLICY_DOCUMENT_ID, Pattern, PatternedDatabase, declared_patterns,
+    POLICY_COLLECTION, POLICY_DOCUMENT_ID, Pattern, PatternedDatabase, RenameIntent,
+    STAMP_COLLECTION, declared_patterns, pending_rename,
 };
 use spillway_server::Executor;
 
 use crate::cursors::Cursors;
 use crate::patterned::{self, PATTERNED_COMMANDS, POLICY_COMMANDS};
+use crate::rename;
 use crate::upstream::{Upstream, UpstreamError};
 
 /// How long the policies read from the upstream are trusted before they are read again.
@@ -36,8 +44,30 @@ const STORED_VIEW_PREFIX: &str = "system.stored.";
 /// answered without writing again (per session, the last transaction number).
 const REMEMBERED_SESSIONS: usize = 10_000;
 
-/// The policies of one database, and when they were read from the upstream.
-type ReadPolicies = (Instant, Arc<Vec<Pattern>>);
+/// The collections the pattern layer keeps for itself in each database it manages: not
+/// the application's, so not listed (the embedded database keeps the same records in its
+/// catalog, which lists nothing of them).
+const BOOKKEEPING: [&str; 2] = [POLICY_COLLECTION, STAMP_COLLECTION];
+
+/// What the commands of one database are routed by: its policies, and the rename in
+/// progress its policy document records.
+#[derive(Debug, Default)]
+struct Catalog {
+    patterns: Vec<Pattern>,
+    renaming: Option<RenameIntent>,
+}
+
+impl Catalog {
+    /// Whether `collection` is named by a policy, as its main or its side collection.
+    fn involves(&self, collection: &str) -> bool {
+        self.patterns.iter().any(|pattern| {
+            pattern.collection() == collection || pattern.side_collection() == collection
+        })
+    }
+}
+
+/// The catalog of one database, and when it was read from the upstream.
+type ReadPolicies = (Instant, Arc<Catalog>);
 
 /// The executor of `spillway serve --upstream`.
 pub struct ProxyExecutor {
@@ -136,6 +166,14 @@ impl ProxyExecutor {
             return Err(CommandError::new(59, "an empty document is no command"));
         };
         let database = command.get_str("$db").unwrap_or("admin").to_owned();
+        if let Ok(collection) = command.get_str(&name)
+            && name != "renameCollection"
+        {
+            let collection = collection
+                .strip_prefix(STORED_VIEW_PREFIX)
+                .unwrap_or(collection);
+            self.refuse_while_renaming(&database, collection)?;
+        }
         if POLICY_COMMANDS.contains(&name.as_str()) {
             let patterned = self.patterned(&database)?;
             let reply = patterned::policy_command(&name, &patterned, &command);
@@ -143,6 +181,9 @@ impl ProxyExecutor {
             return reply;
         }
         match name.as_str() {
+            "listCollections" => return self.forward(&without_bookkeeping(command)),
+            "dbStats" | "dbstats" => return self.db_stats(&database, &command),
+            "renameCollection" => return self.rename_collection(&command),
             "getMore" => {
                 let batch_size = command
                     .get("batchSize")
@@ -157,21 +198,6 @@ impl ProxyExecutor {
             }
             "killCursors" => return self.kill_cursors(command),
             _ => {}
-        }
-        if name == "renameCollection"
-            && let Some((from_database, from)) = command
-                .get_str("renameCollection")
-                .ok()
-                .and_then(|namespace| namespace.split_once('.'))
-            && self.has_policy(from_database, from)?
-        {
-            return Err(CommandError::new(
-                2,
-                format!(
-                    "{from_database}.{from} has a pattern policy: through the proxy, remove the \
-                     policy (removePattern), rename, then declare it again on the new name"
-                ),
-            ));
         }
         if let Ok(collection) = command.get_str(&name) {
             let collection = collection.to_owned();
@@ -196,6 +222,163 @@ impl ProxyExecutor {
             }
         }
         self.forward(&command)
+    }
+
+    /// Refuses a command on `collection` of `database` while a rename of it (or onto it) is
+    /// in progress: 117 ConflictingOperationInProgress, which says how to finish it.
+    fn refuse_while_renaming(&self, database: &str, collection: &str) -> Result<(), CommandError> {
+        if matches!(database, "admin" | "config" | "local") {
+            return Ok(());
+        }
+        let catalog = self.policies(database)?;
+        match &catalog.renaming {
+            Some(intent) if intent.from == collection || intent.to == collection => {
+                Err(CommandError::new(
+                    117,
+                    format!(
+                        "{database}.{} is being renamed to {database}.{}: commands on either name \
+                         wait until it is done (if the client that renamed it stopped, send its \
+                         renameCollection again to finish it)",
+                        intent.from, intent.to
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `renameCollection`. A rename that involves no policy (neither name is a main or a
+    /// side collection of one) is the upstream's. One in a database with policies on either
+    /// name goes in the steps of [`rename`], so that the policies follow the collection.
+    /// What the embedded database refuses is refused alike: a side collection renamed, or
+    /// taken as the new name (code 2, naming the policy). A rename across databases that
+    /// involves a policy is refused (20 IllegalOperation): the policies of a database live in
+    /// its own policy document, and moving a policy, its side collections and the collection
+    /// between two documents is not built yet.
+    fn rename_collection(&self, command: &Document) -> Result<Document, CommandError> {
+        let Some(rename::Namespaces {
+            from_database,
+            from,
+            to_database,
+            to,
+            drop_target,
+        }) = rename::Namespaces::of(command)
+        else {
+            return self.forward(command);
+        };
+        let catalog_of = |database: &str| {
+            if matches!(database, "admin" | "config" | "local") {
+                Ok(Arc::new(Catalog::default()))
+            } else {
+                self.policies(database)
+            }
+        };
+        let source = catalog_of(&from_database)?;
+        let target = catalog_of(&to_database)?;
+        for (catalog, database, name) in [
+            (&source, &from_database, &from),
+            (&target, &to_database, &to),
+        ] {
+            if let Some(pattern) = catalog
+                .patterns
+                .iter()
+                .find(|pattern| pattern.side_collection() == name)
+            {
+                return Err(CommandError::new(
+                    2,
+                    format!(
+                        "write refused by the policy on {database}.{}.{}: '{database}.{name}' is the \
+                             policy's side collection and cannot be renamed, nor be renamed to, \
+                             while the policy exists",
+                        pattern.collection(),
+                        pattern.field()
+                    ),
+                ));
+            }
+        }
+        if from_database != to_database {
+            if !source.involves(&from) && !target.involves(&to) {
+                self.refuse_while_renaming(&from_database, &from)?;
+                self.refuse_while_renaming(&to_database, &to)?;
+                return self.forward(command);
+            }
+            return Err(CommandError::new(
+                20,
+                format!(
+                    "renaming {from_database}.{from} to {to_database}.{to} through the proxy: a \
+                     collection with a pattern policy can be renamed within its database only \
+                     (remove the policy, rename, then declare it again in the other database)"
+                ),
+            ));
+        }
+        let database = from_database;
+        let intent = RenameIntent {
+            from,
+            to,
+            drop_target,
+        };
+        let forward = |command: &Document| self.forward(command);
+        if source.renaming.as_ref() != Some(&intent) {
+            if !source.involves(&intent.from) && !source.involves(&intent.to) {
+                self.refuse_while_renaming(&database, &intent.from)?;
+                self.refuse_while_renaming(&database, &intent.to)?;
+                return self.forward(command);
+            }
+            rename::check(&forward, &database, &intent)?;
+            let patterned = self.patterned(&database)?;
+            patterned
+                .begin_rename(&intent)
+                .map_err(|failure| patterned::error(&failure))?;
+            self.forget_policies(&database);
+            // Every other proxy reads the intent before its cache of the policies expires:
+            // after this wait none routes the two names by the policies of before.
+            std::thread::sleep(POLICY_REFRESH);
+        }
+        let patterned = self.patterned(&database)?;
+        let reply = rename::carry_out(&patterned, &forward, &database, &intent, command);
+        self.forget_policies(&database);
+        reply
+    }
+
+    /// `dbStats`, its `collections` without the pattern layer's bookkeeping collections,
+    /// so that it counts what `listCollections` lists. The sizes (`objects`, `dataSize`,
+    /// `storageSize`, `indexes`...) are left as the upstream measured them: they are the
+    /// cost of the stored layout, side collections and bookkeeping included, which a policy
+    /// changes by design.
+    fn db_stats(&self, database: &str, command: &Document) -> Result<Document, CommandError> {
+        let mut reply = self.forward(command)?;
+        if !rename::is_ok(&reply) {
+            return Ok(reply);
+        }
+        let listed = self.forward(&doc! {
+            "listCollections": 1,
+            "filter": { "name": { "$in": BOOKKEEPING.to_vec() } },
+            "nameOnly": true,
+            "$db": database,
+        })?;
+        let Some(bookkeeping) = listed
+            .get_document("cursor")
+            .ok()
+            .and_then(|cursor| cursor.get_array("firstBatch").ok())
+            .map(Vec::len)
+        else {
+            return Ok(reply);
+        };
+        let bookkeeping = bookkeeping as i64;
+        match reply.get("collections").cloned() {
+            Some(Bson::Int64(collections)) => {
+                reply.insert("collections", (collections - bookkeeping).max(0));
+            }
+            Some(Bson::Int32(collections)) => {
+                let fewer = (i64::from(collections) - bookkeeping).max(0);
+                reply.insert("collections", i32::try_from(fewer).unwrap_or(collections));
+            }
+            Some(Bson::Double(collections)) => {
+                reply.insert("collections", (collections - bookkeeping as f64).max(0.0));
+            }
+            _ => {}
+        }
+        Ok(reply)
     }
 
     /// A read of `system.stored.<base>`: the upstream's own documents of `<base>`, which are
@@ -341,12 +524,35 @@ impl ProxyExecutor {
         }
         Ok(self
             .policies(database)?
+            .patterns
             .iter()
             .any(|pattern| pattern.collection() == collection))
     }
 
-    /// The policies of `database`, read from the upstream at most [`POLICY_REFRESH`] ago.
-    fn policies(&self, database: &str) -> Result<Arc<Vec<Pattern>>, CommandError> {
+    /// The policies of `database` and its rename in progress, read from the upstream at
+    /// most [`POLICY_REFRESH`] ago. A rename in progress whose collection the upstream has
+    /// renamed already (the old name is gone, the new one is there: its proxy stopped
+    /// between the two steps) is finished here, by the first proxy that reads it.
+    fn policies(&self, database: &str) -> Result<Arc<Catalog>, CommandError> {
+        let catalog = self.read_policies(database)?;
+        let Some(intent) = catalog.renaming.clone() else {
+            return Ok(catalog);
+        };
+        let forward = |command: &Document| self.forward(command);
+        if rename::exists(&forward, database, &intent.from)?
+            || !rename::exists(&forward, database, &intent.to)?
+        {
+            return Ok(catalog);
+        }
+        self.patterned(database)?
+            .finish_rename(&intent)
+            .map_err(|failure| patterned::error(&failure))?;
+        self.forget_policies(database);
+        self.read_policies(database)
+    }
+
+    /// The catalog of `database`, read from the upstream at most [`POLICY_REFRESH`] ago.
+    fn read_policies(&self, database: &str) -> Result<Arc<Catalog>, CommandError> {
         if let Some((read, patterns)) = self
             .policies
             .lock()
@@ -381,17 +587,25 @@ impl ProxyExecutor {
             .and_then(|cursor| cursor.get_array("firstBatch").ok())
             .and_then(|batch| batch.first())
             .and_then(Bson::as_document);
-        let patterns = Arc::new(declared_patterns(found).map_err(|error| {
-            CommandError::new(
-                2,
-                format!("the policy document of database '{database}': {error}"),
-            )
-        })?);
+        let catalog = declared_patterns(found)
+            .and_then(|patterns| {
+                Ok(Catalog {
+                    patterns,
+                    renaming: pending_rename(found)?,
+                })
+            })
+            .map_err(|error| {
+                CommandError::new(
+                    2,
+                    format!("the policy document of database '{database}': {error}"),
+                )
+            })?;
+        let catalog = Arc::new(catalog);
         self.policies
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(database.to_owned(), (read, Arc::clone(&patterns)));
-        Ok(patterns)
+            .insert(database.to_owned(), (read, Arc::clone(&catalog)));
+        Ok(catalog)
     }
 
     fn forget_policies(&self, database: &str) {
@@ -419,6 +633,29 @@ impl ProxyExecutor {
             .insert(database.to_owned(), opened.clone());
         Ok(opened)
     }
+}
+
+/// `listCollections` with the pattern layer's bookkeeping collections left out by the
+/// upstream: the client's filter, if any, becomes `{ $and: [<filter>, { name: { $nin: [...] } }] }`.
+/// Filtering upstream keeps the cursor the upstream's (`batchSize`, `getMore`, `nameOnly`,
+/// `authorizedCollections` as the client asked). Side collections stay listed: they are
+/// collections of the application's (the seeds name them), with documents a client may read.
+///
+/// `listDatabases` is left as the upstream answers it: a database that holds nothing but
+/// the bookkeeping (every collection of a database with policies dropped) is still listed,
+/// as a database whose last collection was dropped is not in MongoDB; hiding it would cost
+/// a `listCollections` per database on every `listDatabases`.
+fn without_bookkeeping(mut command: Document) -> Document {
+    let hidden = doc! { "name": { "$nin": BOOKKEEPING.to_vec() } };
+    let filter = match command.get("filter") {
+        None | Some(Bson::Null) => hidden,
+        Some(Bson::Document(filter)) if filter.is_empty() => hidden,
+        Some(Bson::Document(filter)) => doc! { "$and": [filter.clone(), hidden] },
+        // Not a document: the upstream refuses it with its own message.
+        Some(_) => return command,
+    };
+    command.insert("filter", filter);
+    command
 }
 
 /// The session and transaction number of a retryable write (a write with `txnNumber`

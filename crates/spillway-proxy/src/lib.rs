@@ -9,10 +9,11 @@
 //! | `upstream` | [`Upstream`]: commands forwarded as they came, over a pool of wire connections to the primary |
 //! | `cursors` | the cursors of the reads the proxy answers itself |
 //! | `patterned` | the commands on a collection with a policy, and the policy commands |
+//! | `rename` | `renameCollection` of a collection with a policy, in steps a stopped proxy leaves finishable |
 //! | `executor` | [`ProxyExecutor`]: each command routed to one of the above |
 //!
 //! Modules are layered, each using only those before it: `cursors`, `upstream` →
-//! `patterned` → `executor`.
+//! `patterned` → `rename` → `executor`.
 //!
 //! ```no_run
 //! use spillway_proxy::serve_upstream_blocking;
@@ -31,6 +32,7 @@
 mod cursors;
 mod executor;
 mod patterned;
+mod rename;
 mod upstream;
 
 use std::net::SocketAddr;

@@ -11,8 +11,10 @@ use spillway::Database;
 use spillway::command::Commands;
 use spillway_mongodb::mongodb::bson::spec::BinarySubtype;
 use spillway_mongodb::mongodb::bson::{Binary, Bson, Document, doc};
+use spillway_mongodb::mongodb::error::{Error, ErrorKind};
 use spillway_mongodb::mongodb::options::ReturnDocument;
-use spillway_mongodb::mongodb::sync::{Client, Collection};
+use spillway_mongodb::mongodb::sync::{Client, Collection, Database as MongoDatabase};
+use spillway_mongodb::{POLICY_COLLECTION, POLICY_DOCUMENT_ID, STAMP_COLLECTION};
 use spillway_proxy::{POLICY_REFRESH, ProxyExecutor, Upstream};
 use spillway_server::{Executor, Server, ServerOptions};
 
@@ -351,15 +353,6 @@ fn a_transaction_cannot_write_a_collection_with_a_policy_yet_and_says_so() {
         .expect_err("refused in a transaction");
     assert!(refused.to_string().contains("transaction"), "{refused}");
     let _ = session.abort_transaction().run();
-    let rename = client
-        .database("admin")
-        .run_command(doc! {
-            "renameCollection": patterned.namespace().to_string(),
-            "to": format!("{}.renamed", patterned.namespace().db),
-        })
-        .run()
-        .expect_err("a rename of a collection with a policy is refused");
-    assert!(rename.to_string().contains("removePattern"), "{rename}");
     assert!(
         patterned
             .find_one(doc! { "_id": 100 })
@@ -475,4 +468,465 @@ fn an_unreachable_upstream_is_a_network_error_that_names_it() {
         error.to_string().contains("upstream unreachable"),
         "{error}"
     );
+}
+
+/// The code of a command's error reply.
+fn code(error: &Error) -> Option<i32> {
+    match error.kind.as_ref() {
+        ErrorKind::Command(command) => Some(command.code),
+        _ => None,
+    }
+}
+
+/// The collection names of `database`, sorted.
+fn names(database: &MongoDatabase) -> Vec<String> {
+    let mut names = database.list_collection_names().run().expect("names");
+    names.sort();
+    names
+}
+
+/// The side collections of the policies of `database`, as `getPatterns` names them.
+fn side_collections(database: &MongoDatabase) -> Vec<String> {
+    let reply = database
+        .run_command(doc! { "getPatterns": 1 })
+        .run()
+        .expect("getPatterns");
+    let mut sides: Vec<String> = reply
+        .get_array("patterns")
+        .expect("patterns")
+        .iter()
+        .filter_map(Bson::as_document)
+        .filter_map(|pattern| {
+            pattern
+                .get_str("overflowCollection")
+                .or_else(|_| pattern.get_str("archiveCollection"))
+                .ok()
+                .map(str::to_owned)
+        })
+        .collect();
+    sides.sort();
+    sides.dedup();
+    sides
+}
+
+#[test]
+fn list_collections_shows_what_the_same_data_without_policies_shows_and_no_bookkeeping() {
+    let upstream = upstream();
+    let proxied = client(proxy(upstream));
+    let direct = client(upstream);
+    let (plain, patterned) = books(&proxied);
+    let database = proxied.database(patterned.namespace().db.as_str());
+    // The same collections, with the same documents, in a database without policies.
+    let bare = proxied.database(&unique("bare"));
+    for name in ["plain", "patterned", "more0", "more1", "more2"] {
+        let documents = all(&plain, doc! {});
+        bare.collection::<Document>(name)
+            .insert_many(documents.clone())
+            .run()
+            .expect("insert bare");
+        if name.starts_with("more") {
+            database
+                .collection::<Document>(name)
+                .insert_many(documents)
+                .run()
+                .expect("insert more");
+        }
+    }
+    let sides = side_collections(&database);
+    assert_eq!(sides, ["extra_patterned", "reviews"]);
+    let listed = names(&database);
+    let without_sides: Vec<&String> = listed.iter().filter(|name| !sides.contains(name)).collect();
+    assert_eq!(without_sides, names(&bare).iter().collect::<Vec<_>>());
+    for side in &sides {
+        assert!(
+            listed.contains(side),
+            "side collections stay listed: {listed:?}"
+        );
+    }
+    // The upstream holds the bookkeeping: the proxy leaves it out.
+    let upstream_names = names(&direct.database(patterned.namespace().db.as_str()));
+    for bookkeeping in [POLICY_COLLECTION, STAMP_COLLECTION] {
+        assert!(upstream_names.iter().any(|name| name == bookkeeping));
+        assert!(!listed.iter().any(|name| name == bookkeeping), "{listed:?}");
+    }
+    assert_eq!(upstream_names.len(), listed.len() + 2);
+    // The client's filter still applies, combined with the proxy's.
+    let filtered = |database: &MongoDatabase, filter: Document| {
+        let mut names = database
+            .list_collection_names()
+            .filter(filter)
+            .run()
+            .expect("filtered names");
+        names.sort();
+        names
+    };
+    assert_eq!(
+        filtered(
+            &database,
+            doc! { "name": { "$regex": "^(spill|pat|more1)" } }
+        ),
+        ["more1", "patterned"]
+    );
+    assert!(filtered(&database, doc! { "name": POLICY_COLLECTION }).is_empty());
+    // Whole specifications, one per batch: the upstream's cursor, read with getMore.
+    let first_batch = database
+        .run_command(doc! { "listCollections": 1, "cursor": { "batchSize": 1 } })
+        .run()
+        .expect("listCollections");
+    let cursor = first_batch.get_document("cursor").expect("a cursor");
+    assert_eq!(cursor.get_array("firstBatch").expect("a batch").len(), 1);
+    assert_ne!(cursor.get_i64("id").ok(), Some(0), "more to come: {cursor}");
+    let mut specified: Vec<String> = database
+        .list_collections()
+        .batch_size(1)
+        .authorized_collections(true)
+        .run()
+        .expect("list")
+        .map(|specification| specification.map(|specification| specification.name))
+        .collect::<Result<_, _>>()
+        .expect("specifications");
+    specified.sort();
+    assert_eq!(specified, listed);
+    // dbStats counts what listCollections lists.
+    let stats = |database: &MongoDatabase| {
+        database
+            .run_command(doc! { "dbStats": 1 })
+            .run()
+            .expect("dbStats")
+            .get_i64("collections")
+            .expect("collections")
+    };
+    assert_eq!(stats(&database), listed.len() as i64);
+    assert_eq!(
+        stats(&direct.database(patterned.namespace().db.as_str())),
+        listed.len() as i64 + 2
+    );
+    assert_eq!(stats(&bare), names(&bare).len() as i64);
+}
+
+/// Renames collection `from` to `to` of `database` through `client`.
+fn rename(
+    client: &Client,
+    database: &str,
+    from: &str,
+    to: &str,
+    drop_target: bool,
+) -> Result<Document, Error> {
+    client
+        .database("admin")
+        .run_command(doc! {
+            "renameCollection": format!("{database}.{from}"),
+            "to": format!("{database}.{to}"),
+            "dropTarget": drop_target,
+        })
+        .run()
+}
+
+fn violations(database: &MongoDatabase) -> Vec<Bson> {
+    database
+        .run_command(doc! { "verifyPatterns": 1 })
+        .run()
+        .expect("verify")
+        .get_array("violations")
+        .expect("violations")
+        .clone()
+}
+
+#[test]
+fn a_collection_with_a_policy_is_renamed_with_its_policies_and_keeps_answering() {
+    let upstream = upstream();
+    let first = client(proxy(upstream));
+    let second = client(proxy(upstream));
+    let direct = client(upstream);
+    let (plain, patterned) = books(&first);
+    let name = patterned.namespace().db;
+    let database = first.database(&name);
+    let logical = all(&patterned, doc! {});
+    assert_eq!(logical, all(&plain, doc! {}));
+    // The second proxy routes the old name by the policies before the rename.
+    let seen_by_second = second.database(&name).collection::<Document>("patterned");
+    assert_eq!(all(&seen_by_second, doc! {}), logical);
+    let before = names(&database);
+
+    rename(&first, &name, "patterned", "renamed", false).expect("renamed");
+
+    let renamed = database.collection::<Document>("renamed");
+    assert_eq!(
+        all(&renamed, doc! {}),
+        logical,
+        "every spilled element reachable"
+    );
+    assert!(all(&patterned, doc! {}).is_empty(), "the old name is gone");
+    let expected: Vec<String> = before
+        .iter()
+        .map(|listed| {
+            if listed == "patterned" {
+                "renamed".to_owned()
+            } else {
+                listed.clone()
+            }
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(
+        names(&database),
+        expected,
+        "the side collections keep their names"
+    );
+    let patterns = database
+        .run_command(doc! { "getPatterns": 1 })
+        .run()
+        .expect("getPatterns");
+    let collections: Vec<&str> = patterns
+        .get_array("patterns")
+        .expect("patterns")
+        .iter()
+        .map(|pattern| {
+            pattern
+                .as_document()
+                .expect("a pattern")
+                .get_str("collection")
+                .expect("collection")
+        })
+        .collect();
+    assert_eq!(collections, ["renamed", "renamed"]);
+    assert_eq!(side_collections(&database), ["extra_patterned", "reviews"]);
+    assert!(violations(&database).is_empty());
+    // The second proxy follows the rename (its cache of the policies expired while the
+    // first waited for it to).
+    assert_eq!(
+        all(
+            &second.database(&name).collection::<Document>("renamed"),
+            doc! {}
+        ),
+        logical
+    );
+    assert!(all(&seen_by_second, doc! {}).is_empty());
+    // No write stamp is left under the old name.
+    let stamps = direct
+        .database(&name)
+        .collection::<Document>(STAMP_COLLECTION);
+    assert_eq!(
+        stamps
+            .count_documents(doc! { "_id.c": "patterned" })
+            .run()
+            .expect("count"),
+        0
+    );
+    // Writes go on through the policies under the new name, and spill.
+    for collection in [&plain, &renamed] {
+        collection
+            .update_one(
+                doc! { "_id": 1 },
+                doc! { "$push": { "buyers": { "$each": ["a", "b", "c", "d", "e"] },
+                "reviews": { "$each": [{ "stars": 5, "by": "late" }], "$position": 0 } } },
+            )
+            .run()
+            .expect("push");
+        collection
+            .insert_one(doc! { "_id": 50, "buyers": ["p", "q", "r", "s"], "reviews": [] })
+            .run()
+            .expect("insert");
+    }
+    assert_eq!(all(&renamed, doc! {}), all(&plain, doc! {}));
+    let stored = database.collection::<Document>("system.stored.renamed");
+    for id in [1, 50] {
+        let main = stored
+            .find_one(doc! { "_id": id })
+            .run()
+            .expect("find")
+            .expect("stored");
+        assert_eq!(main.get_array("buyers").expect("buyers").len(), 3, "{main}");
+        assert_eq!(main.get_bool("has_extras").ok(), Some(true), "{main}");
+    }
+    assert_eq!(
+        renamed
+            .count_documents(doc! { "buyers": "e" })
+            .run()
+            .expect("count"),
+        1
+    );
+    assert!(violations(&database).is_empty());
+}
+
+#[test]
+fn what_the_embedded_database_refuses_to_rename_is_refused_and_changes_nothing() {
+    let upstream = upstream();
+    let client = client(proxy(upstream));
+    let (_, patterned) = books(&client);
+    let name = patterned.namespace().db;
+    let database = client.database(&name);
+    let logical = all(&patterned, doc! {});
+    let before = names(&database);
+    let refused = |from: &str, to: &str, drop_target: bool| {
+        rename(&client, &name, from, to, drop_target).expect_err("refused")
+    };
+    let side = refused("extra_patterned", "overflow", false);
+    assert_eq!(code(&side), Some(2), "{side}");
+    assert!(side.to_string().contains("side collection"), "{side}");
+    for drop_target in [false, true] {
+        let onto_side = refused("plain", "reviews", drop_target);
+        assert_eq!(code(&onto_side), Some(2), "{onto_side}");
+        assert!(
+            onto_side.to_string().contains("patterned.reviews")
+                && onto_side.to_string().contains("side collection"),
+            "{onto_side}"
+        );
+    }
+    let exists = refused("patterned", "plain", false);
+    assert_eq!(code(&exists), Some(48), "{exists}");
+    let missing = refused("never", "patterned", false);
+    assert_eq!(code(&missing), Some(26), "{missing}");
+    let itself = refused("patterned", "patterned", false);
+    assert_eq!(code(&itself), Some(20), "{itself}");
+    let across = client
+        .database("admin")
+        .run_command(doc! {
+            "renameCollection": format!("{name}.patterned"),
+            "to": format!("{}.patterned", unique("elsewhere")),
+        })
+        .run()
+        .expect_err("refused across databases");
+    assert_eq!(code(&across), Some(20), "{across}");
+    assert!(
+        across.to_string().contains("within its database"),
+        "{across}"
+    );
+    assert_eq!(names(&database), before);
+    assert_eq!(all(&patterned, doc! {}), logical);
+    assert_eq!(side_collections(&database), ["extra_patterned", "reviews"]);
+    assert!(violations(&database).is_empty());
+
+    // dropTarget onto a collection with a policy of its own: it goes as a drop takes it,
+    // its created side collection with it.
+    database
+        .run_command(doc! { "setPattern": "target", "outlier": "items", "threshold": 1 })
+        .run()
+        .expect("setPattern");
+    database
+        .collection::<Document>("target")
+        .insert_one(doc! { "_id": 1, "items": [1, 2, 3] })
+        .run()
+        .expect("insert");
+    assert!(names(&database).contains(&"extra_target".to_owned()));
+    let exists = refused("patterned", "target", false);
+    assert_eq!(code(&exists), Some(48), "{exists}");
+    rename(&client, &name, "patterned", "target", true).expect("dropTarget");
+    let target = database.collection::<Document>("target");
+    assert_eq!(all(&target, doc! {}), logical);
+    assert_eq!(side_collections(&database), ["extra_patterned", "reviews"]);
+    let listed = names(&database);
+    assert!(!listed.contains(&"extra_target".to_owned()), "{listed:?}");
+    assert!(!listed.contains(&"patterned".to_owned()), "{listed:?}");
+    assert!(violations(&database).is_empty());
+    // A plain collection renamed onto it, dropping it: the policies go with the target.
+    rename(&client, &name, "plain", "target", true).expect("plain onto patterned");
+    assert!(side_collections(&database).is_empty());
+    assert_eq!(all(&target, doc! {}), logical, "the plain books, unsplit");
+    let listed = names(&database);
+    assert!(
+        !listed.contains(&"extra_patterned".to_owned()),
+        "{listed:?}"
+    );
+    assert!(!listed.contains(&"plain".to_owned()), "{listed:?}");
+}
+
+#[test]
+fn a_rename_a_stopped_proxy_left_is_finished_by_the_next_attempt_or_the_next_proxy() {
+    let upstream = upstream();
+    let direct = client(upstream);
+    let first = client(proxy(upstream));
+    let (_, patterned) = books(&first);
+    let name = patterned.namespace().db;
+    let logical = all(&patterned, doc! {});
+    let policies = direct
+        .database(&name)
+        .collection::<Document>(POLICY_COLLECTION);
+    let record = |from: &str, to: &str| {
+        policies
+            .update_one(
+                doc! { "_id": POLICY_DOCUMENT_ID },
+                doc! { "$set": { "rename": { "from": from, "to": to, "drop_target": false } } },
+            )
+            .run()
+            .expect("the intent, as a proxy stopped after writing it leaves it");
+    };
+    // Stopped after writing the intent: both names are busy, until the rename is sent again.
+    record("patterned", "moved");
+    let later = client(proxy(upstream));
+    let database = later.database(&name);
+    let busy = all_or_error(&database.collection::<Document>("patterned"));
+    assert_eq!(busy.as_ref().err().and_then(code), Some(117), "{busy:?}");
+    let busy = database
+        .collection::<Document>("moved")
+        .insert_one(doc! { "_id": 1 })
+        .run()
+        .expect_err("busy");
+    assert_eq!(code(&busy), Some(117), "{busy}");
+    let other = rename(&later, &name, "patterned", "elsewhere", false).expect_err("another rename");
+    assert_eq!(code(&other), Some(117), "{other}");
+    // A policy declared meanwhile on another collection (its migration saves the policies)
+    // keeps the intent beside them.
+    database
+        .collection::<Document>("other")
+        .insert_one(doc! { "_id": 1, "tags": [1, 2, 3, 4, 5] })
+        .run()
+        .expect("insert other");
+    database
+        .run_command(doc! { "setPattern": "other", "outlier": "tags", "threshold": 2 })
+        .run()
+        .expect("setPattern on another collection");
+    let stored = policies
+        .find_one(doc! { "_id": POLICY_DOCUMENT_ID })
+        .run()
+        .expect("find")
+        .expect("the policy document");
+    assert!(stored.contains_key("rename"), "{stored}");
+    rename(&later, &name, "patterned", "moved", false).expect("sent again, finished");
+    assert_eq!(
+        all(&database.collection::<Document>("moved"), doc! {}),
+        logical
+    );
+    assert!(violations(&database).is_empty());
+
+    // Stopped after the upstream renamed the collection: the next proxy that reads the
+    // policies finishes it.
+    record("moved", "again");
+    direct
+        .database("admin")
+        .run_command(
+            doc! { "renameCollection": format!("{name}.moved"), "to": format!("{name}.again") },
+        )
+        .run()
+        .expect("the upstream's rename");
+    let next = client(proxy(upstream));
+    let database = next.database(&name);
+    assert_eq!(
+        all(&database.collection::<Document>("again"), doc! {}),
+        logical
+    );
+    let stored = policies
+        .find_one(doc! { "_id": POLICY_DOCUMENT_ID })
+        .run()
+        .expect("find")
+        .expect("the policy document");
+    assert!(!stored.contains_key("rename"), "{stored}");
+    assert!(violations(&database).is_empty());
+    // The first proxy, which cached the policies long ago, follows too.
+    std::thread::sleep(POLICY_REFRESH);
+    assert_eq!(
+        all(
+            &first.database(&name).collection::<Document>("again"),
+            doc! {}
+        ),
+        logical
+    );
+}
+
+fn all_or_error(collection: &Collection<Document>) -> Result<Vec<Document>, Error> {
+    collection
+        .find(doc! {})
+        .run()
+        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
 }
