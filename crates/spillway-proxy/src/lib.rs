@@ -6,7 +6,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | `upstream` | [`Upstream`]: commands forwarded as they came, over a pool of wire connections to the primary |
+//! | `upstream` | [`Upstream`]: commands forwarded as they came, over a pool of wire connections to the primary, each logged in as the URI's user (TLS when asked) |
 //! | `cursors` | the cursors of the reads the proxy answers itself |
 //! | `patterned` | the commands on a collection with a policy, and the policy commands |
 //! | `rename` | `renameCollection` of a collection with a policy, in steps a stopped proxy leaves finishable |
