@@ -22,6 +22,14 @@ pub enum Error {
         /// What was wrong.
         message: String,
     },
+    /// A retryable write's statement whose record holds a newer transaction number than
+    /// the retry's (MongoDB's 225 TransactionTooOld).
+    TransactionTooOld {
+        /// The retry's transaction number.
+        txn_number: i64,
+        /// The number recorded for the statement.
+        recorded: i64,
+    },
 }
 
 impl Error {
@@ -32,6 +40,7 @@ impl Error {
         match self {
             Error::Driver(error) => server_code(error),
             Error::Pattern(PatternError::DuplicateId { .. }) => Some(11000),
+            Error::TransactionTooOld { .. } => Some(225),
             _ => None,
         }
     }
@@ -81,6 +90,14 @@ impl fmt::Display for Error {
             Error::Pattern(error) => error.fmt(f),
             Error::Driver(error) => write!(f, "MongoDB: {error}"),
             Error::InvalidArgument { message } => f.write_str(message),
+            Error::TransactionTooOld {
+                txn_number,
+                recorded,
+            } => write!(
+                f,
+                "Retryable write with txnNumber {txn_number} is prohibited on this statement: \
+                 a newer txnNumber {recorded} has already run it"
+            ),
         }
     }
 }
@@ -92,7 +109,7 @@ impl std::error::Error for Error {
         match self {
             Error::Pattern(error) => error.source(),
             Error::Driver(error) => error.source(),
-            Error::InvalidArgument { .. } => None,
+            Error::InvalidArgument { .. } | Error::TransactionTooOld { .. } => None,
         }
     }
 }

@@ -31,8 +31,10 @@ pub const POLICY_REFRESH: Duration = Duration::from_secs(1);
 /// The namespace prefix that reads a collection's stored layout (as `spillway serve` has it).
 const STORED_VIEW_PREFIX: &str = "system.stored.";
 
-/// Replies of retryable writes on collections with a policy, kept so that a retry is
-/// answered without writing again (per session, the last transaction number).
+/// Replies of retryable `findAndModify`s on collections with a policy, kept so that a retry
+/// through this proxy is answered without writing again (per session, the last transaction
+/// number). Inserts, updates and deletes do not need it: their statements record their
+/// outcomes upstream, in their own transactions (`spillway_mongodb::RetryKey`).
 const REMEMBERED_SESSIONS: usize = 10_000;
 
 /// The policies of one database, and when they were read from the upstream.
@@ -225,7 +227,8 @@ impl ProxyExecutor {
                 ),
             ));
         }
-        let retry_key = retryable_write_key(command);
+        let retry_key = retryable_write_key(command)
+            .filter(|_| matches!(name, "findAndModify" | "findandmodify"));
         if let Some((key, number)) = &retry_key
             && let Some((known, reply)) = self
                 .retried
