@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use bson::oid::ObjectId;
 use bson::{Bson, Document, RawDocumentBuf, doc};
 use mongodb::IndexModel;
-use mongodb::options::{FindOptions, ReadConcern, WriteConcern};
+use mongodb::options::{FindOptions, IndexOptions, ReadConcern, WriteConcern};
 use mongodb::sync::{Client, ClientSession, Collection, Database};
 use spillway_pattern::{
     PatternError, Policy, Query, ReadBackend, Transactional, Write, WriteBackend,
@@ -51,6 +51,48 @@ pub const TRANSACTION_TIME_LIMIT: Duration = Duration::from_secs(120);
 /// for each main document, given a new `at` by every transaction that replaces the main
 /// document (see the module documentation).
 pub const STAMP_COLLECTION: &str = "spillway_stamps";
+
+/// The collection of retryable writes' records, one per statement of a session:
+/// `{ _id: { lsid: <lsid.id>, stmt: <index> }, txnNumber, op, result, at }`, written in the
+/// statement's own transaction (see [`RetryKey`]).
+pub const RETRY_COLLECTION: &str = "spillway_retries";
+
+/// How long a retry record is kept (its TTL index on `at`): MongoDB's default session
+/// lifetime, 30 minutes, after which a server forgets a session's retryable writes.
+pub const RETRY_RECORD_LIFETIME: Duration = Duration::from_secs(30 * 60);
+
+/// A statement of a retryable write, as MongoDB names it: the session (`lsid.id`), the
+/// transaction number (`txnNumber`) and the statement's index in its command (its stmtId).
+///
+/// A write run with a key (`.retryable(key)` on [`InsertOne`](crate::InsertOne),
+/// [`Update`](crate::Update), [`Delete`](crate::Delete)) first reads the statement's record
+/// in [`RETRY_COLLECTION`] inside its own transaction:
+/// - a record with the same `txn_number`: the statement already ran; its recorded result is
+///   returned and nothing is written;
+/// - a record with a newer number: refused with 225 TransactionTooOld, as MongoDB refuses a
+///   number older than the session's latest (here: the latest that ran this statement index);
+/// - otherwise the write runs and its result is recorded in the same transaction, replacing
+///   the older record, so there is one record per (session, statement).
+///
+/// Two clients running the same retry at once both write the record: one commits, the other
+/// gets a write conflict, runs again and answers from the record. Records expire
+/// [`RETRY_RECORD_LIFETIME`] after they were written (the TTL monitor runs about once a
+/// minute): a retry older than that runs again, as on a server whose session expired.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryKey {
+    /// The session's id (`lsid.id`).
+    pub session: Bson,
+    /// The statement's index in its command.
+    pub stmt: i32,
+    /// The session's transaction number.
+    pub txn_number: i64,
+}
+
+impl RetryKey {
+    fn record_id(&self) -> Document {
+        doc! { "lsid": self.session.clone(), "stmt": self.stmt }
+    }
+}
 
 /// MongoDB's 48 NamespaceExists.
 const NAMESPACE_EXISTS: i32 = 48;
@@ -292,6 +334,61 @@ impl MongoBackend {
                     doc! { "_id": stamp_id(collection, id) },
                     doc! { "$set": { "at": ObjectId::new() } },
                 )
+                .upsert(true)
+                .session(session)
+                .run()
+        })?;
+        Ok(())
+    }
+
+    /// Makes sure [`RETRY_COLLECTION`] and its TTL index exist (outside any transaction:
+    /// DDL cannot be part of one), once per backend.
+    pub(crate) fn prepare_retries(&mut self) -> Result<()> {
+        if self.known_collections.borrow().contains(RETRY_COLLECTION) {
+            return Ok(());
+        }
+        self.create(RETRY_COLLECTION)?;
+        self.collection(RETRY_COLLECTION)
+            .create_index(
+                IndexModel::builder()
+                    .keys(doc! { "at": 1 })
+                    .options(
+                        IndexOptions::builder()
+                            .expire_after(RETRY_RECORD_LIFETIME)
+                            .build(),
+                    )
+                    .build(),
+            )
+            .run()?;
+        Ok(())
+    }
+
+    /// The record of the statement `key` names, read in the open transaction.
+    pub(crate) fn retry_record(&self, key: &RetryKey) -> Result<Option<Document>> {
+        self.get(RETRY_COLLECTION, &Bson::Document(key.record_id()))
+    }
+
+    /// Records `result` as the outcome of the statement `key` names, in the open
+    /// transaction, replacing the record of an older transaction number.
+    pub(crate) fn record_retry(
+        &self,
+        key: &RetryKey,
+        operation: &str,
+        result: Document,
+    ) -> Result<()> {
+        let records = self.collection(RETRY_COLLECTION);
+        let id = key.record_id();
+        let record = doc! {
+            "_id": id.clone(),
+            "txnNumber": key.txn_number,
+            "op": operation,
+            "result": result,
+            "at": bson::DateTime::now(),
+        };
+        self.with_session(|session| {
+            let session = session.expect("in a transaction");
+            records
+                .replace_one(doc! { "_id": id }, record)
                 .upsert(true)
                 .session(session)
                 .run()
@@ -692,52 +789,67 @@ impl WriteBackend for MongoBackend {
 }
 
 impl Transactional for MongoBackend {
-    fn transaction<T>(&mut self, mut work: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
-        if self.in_transaction.get() {
-            // Part of the transaction already open.
-            return work(self);
-        }
-        let started = Instant::now();
-        let mut attempt = 0;
-        'attempts: loop {
-            attempt += 1;
-            self.begin()?;
-            let value = match work(self) {
-                Ok(value) => value,
-                Err(error) => {
-                    self.abort();
-                    if error.is_transient() && started.elapsed() < self.time_limit {
-                        self.back_off(attempt);
-                        continue 'attempts;
-                    }
-                    return Err(error);
+    fn transaction<T>(&mut self, work: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
+        run_transaction(self, |backend| backend, work)
+    }
+}
+
+/// The transaction loop of [`Transactional::transaction`], for `work` on anything that holds
+/// a backend (the backend itself, or a `Layer` over it, whose operations then run inline in
+/// the transaction): one MongoDB transaction, run again from the start on
+/// `TransientTransactionError`, committed again on `UnknownTransactionCommitResult`, within
+/// the backend's time limit. When a transaction is already open, `work` is part of it.
+pub(crate) fn run_transaction<H, T>(
+    holder: &mut H,
+    backend_of: impl Fn(&mut H) -> &mut MongoBackend,
+    mut work: impl FnMut(&mut H) -> Result<T>,
+) -> Result<T> {
+    if backend_of(holder).in_transaction.get() {
+        // Part of the transaction already open.
+        return work(holder);
+    }
+    let started = Instant::now();
+    let mut attempt = 0;
+    'attempts: loop {
+        attempt += 1;
+        backend_of(holder).begin()?;
+        let value = match work(holder) {
+            Ok(value) => value,
+            Err(error) => {
+                let backend = backend_of(holder);
+                backend.abort();
+                if error.is_transient() && started.elapsed() < backend.time_limit {
+                    backend.back_off(attempt);
+                    continue 'attempts;
                 }
-            };
-            loop {
-                match self.commit() {
-                    Ok(()) => {
-                        let drops = std::mem::take(&mut self.pending_drops);
-                        self.end();
-                        // The transaction is committed: a drop that fails now must not make
-                        // the caller believe otherwise (and run it again). What it leaves is
-                        // an empty side collection no policy names.
-                        for collection in drops {
-                            let _ = self.drop_now(&collection);
-                        }
-                        return Ok(value);
+                return Err(error);
+            }
+        };
+        let backend = backend_of(holder);
+        loop {
+            match backend.commit() {
+                Ok(()) => {
+                    let drops = std::mem::take(&mut backend.pending_drops);
+                    backend.end();
+                    // The transaction is committed: a drop that fails now must not make
+                    // the caller believe otherwise (and run it again). What it leaves is
+                    // an empty side collection no policy names.
+                    for collection in drops {
+                        let _ = backend.drop_now(&collection);
                     }
-                    Err(error)
-                        if error.is_unknown_commit() && started.elapsed() < self.time_limit => {}
-                    Err(error) if error.is_transient() && started.elapsed() < self.time_limit => {
-                        self.end();
-                        self.back_off(attempt);
-                        continue 'attempts;
-                    }
-                    Err(error) => {
-                        self.end();
-                        self.release_failed_commit();
-                        return Err(error);
-                    }
+                    return Ok(value);
+                }
+                Err(error)
+                    if error.is_unknown_commit() && started.elapsed() < backend.time_limit => {}
+                Err(error) if error.is_transient() && started.elapsed() < backend.time_limit => {
+                    backend.end();
+                    backend.back_off(attempt);
+                    continue 'attempts;
+                }
+                Err(error) => {
+                    backend.end();
+                    backend.release_failed_commit();
+                    return Err(error);
                 }
             }
         }

@@ -21,7 +21,9 @@ use spillway_pattern::{
     writes,
 };
 
-use crate::backend::{MongoBackend, STAMP_COLLECTION, TRANSACTION_TIME_LIMIT};
+use crate::backend::{
+    MongoBackend, RetryKey, STAMP_COLLECTION, TRANSACTION_TIME_LIMIT, run_transaction,
+};
 use crate::error::{Error, Result};
 use crate::records::{self, RenameIntent};
 
@@ -382,6 +384,122 @@ impl PatternedDatabase {
     }
 }
 
+impl PatternedDatabase {
+    /// Runs the write `work` on a layer from the pool; with a `retry` key, as a statement of
+    /// a retryable write (see [`RetryKey`]): the statement's record is read, and written
+    /// with `work`'s result, in the same transaction as `work`'s writes.
+    fn write<T: Recorded>(
+        &self,
+        retry: Option<&RetryKey>,
+        mut work: impl FnMut(&mut Pooled) -> Result<T>,
+    ) -> Result<T> {
+        let Some(key) = retry else {
+            return self.with_layer(work);
+        };
+        self.with_layer(|layer| {
+            layer.backend_mut().prepare_retries()?;
+            run_transaction(layer, Layer::backend_mut, |layer| {
+                if let Some(record) = layer.backend().retry_record(key)? {
+                    let recorded = record.get_i64("txnNumber").unwrap_or(i64::MIN);
+                    if recorded > key.txn_number {
+                        return Err(Error::TransactionTooOld {
+                            txn_number: key.txn_number,
+                            recorded,
+                        });
+                    }
+                    if recorded == key.txn_number {
+                        return T::from_record(&record);
+                    }
+                }
+                let outcome = work(layer)?;
+                layer
+                    .backend()
+                    .record_retry(key, T::OPERATION, outcome.to_record())?;
+                Ok(outcome)
+            })
+        })
+    }
+}
+
+/// A write's result as a retry record keeps it (`result` of a record in
+/// [`RETRY_COLLECTION`](crate::RETRY_COLLECTION)).
+trait Recorded: Sized {
+    /// The operation the record is of, so that a retry of another operation under the same
+    /// key is refused rather than answered with the wrong shape.
+    const OPERATION: &'static str;
+
+    fn to_record(&self) -> Document;
+
+    fn from_fields(result: &Document) -> Option<Self>;
+
+    fn from_record(record: &Document) -> Result<Self> {
+        let fields = record
+            .get_document("result")
+            .ok()
+            .filter(|_| record.get_str("op").ok() == Some(Self::OPERATION));
+        fields.and_then(Self::from_fields).ok_or_else(|| {
+            PatternError::InvalidRecord {
+                message: format!(
+                    "the retry record {record} does not answer a retried {}",
+                    Self::OPERATION
+                ),
+            }
+            .into()
+        })
+    }
+}
+
+impl Recorded for InsertOneResult {
+    const OPERATION: &'static str = "insert";
+
+    fn to_record(&self) -> Document {
+        doc! { "insertedId": self.inserted_id.clone() }
+    }
+
+    fn from_fields(result: &Document) -> Option<Self> {
+        Some(InsertOneResult {
+            inserted_id: result.get("insertedId")?.clone(),
+        })
+    }
+}
+
+impl Recorded for UpdateResult {
+    const OPERATION: &'static str = "update";
+
+    fn to_record(&self) -> Document {
+        let mut record = doc! {
+            "n": self.matched_count as i64,
+            "nModified": self.modified_count as i64,
+        };
+        if let Some(id) = &self.upserted_id {
+            record.insert("upserted", id.clone());
+        }
+        record
+    }
+
+    fn from_fields(result: &Document) -> Option<Self> {
+        Some(UpdateResult {
+            matched_count: result.get_i64("n").ok()? as u64,
+            modified_count: result.get_i64("nModified").ok()? as u64,
+            upserted_id: result.get("upserted").cloned(),
+        })
+    }
+}
+
+impl Recorded for DeleteResult {
+    const OPERATION: &'static str = "delete";
+
+    fn to_record(&self) -> Document {
+        doc! { "n": self.deleted_count as i64 }
+    }
+
+    fn from_fields(result: &Document) -> Option<Self> {
+        Some(DeleteResult {
+            deleted_count: result.get_i64("n").ok()? as u64,
+        })
+    }
+}
+
 /// A collection of a [`PatternedDatabase`]: the driver's CRUD calls on logical documents.
 #[derive(Debug, Clone)]
 pub struct PatternedCollection {
@@ -424,6 +542,7 @@ impl PatternedCollection {
         InsertOne {
             collection: self,
             document,
+            retry: None,
         }
     }
 
@@ -459,6 +578,7 @@ impl PatternedCollection {
             collection: self,
             filter,
             multi: false,
+            retry: None,
         }
     }
 
@@ -469,6 +589,7 @@ impl PatternedCollection {
             collection: self,
             filter,
             multi: true,
+            retry: None,
         }
     }
 
@@ -559,9 +680,17 @@ impl PatternedCollection {
 pub struct InsertOne<'c> {
     collection: &'c PatternedCollection,
     document: Document,
+    retry: Option<RetryKey>,
 }
 
 impl InsertOne<'_> {
+    /// Runs the insert as the statement `key` of a retryable write: once per key, whoever
+    /// sends it and however often (see [`RetryKey`]).
+    pub fn retryable(mut self, key: RetryKey) -> Self {
+        self.retry = Some(key);
+        self
+    }
+
     /// Inserts the document.
     ///
     /// # Errors
@@ -570,11 +699,12 @@ impl InsertOne<'_> {
         let InsertOne {
             collection,
             document,
+            retry,
         } = self;
-        let inserted_id = collection
-            .database
-            .with_layer(|layer| layer.insert_one(&collection.name, document))?;
-        Ok(InsertOneResult { inserted_id })
+        collection.database.write(retry.as_ref(), |layer| {
+            let inserted_id = layer.insert_one(&collection.name, document.clone())?;
+            Ok(InsertOneResult { inserted_id })
+        })
     }
 }
 
@@ -622,6 +752,7 @@ pub struct Update<'c> {
     modifications: Document,
     shape: Shape,
     upsert: bool,
+    retry: Option<RetryKey>,
 }
 
 impl<'c> Update<'c> {
@@ -637,7 +768,14 @@ impl<'c> Update<'c> {
             modifications: update,
             shape,
             upsert: false,
+            retry: None,
         }
+    }
+
+    /// Runs the update as the statement `key` of a retryable write (see [`RetryKey`]).
+    pub fn retryable(mut self, key: RetryKey) -> Self {
+        self.retry = Some(key);
+        self
     }
 
     /// Inserts a document made from the filter and the update when nothing matches.
@@ -674,15 +812,17 @@ impl<'c> Update<'c> {
             _ => {}
         }
         let multi = self.shape == Shape::Many;
-        self.collection.database.with_layer(|layer| {
-            layer.update(
-                &self.collection.name,
-                &self.filter,
-                &self.modifications,
-                multi,
-                self.upsert,
-            )
-        })
+        self.collection
+            .database
+            .write(self.retry.as_ref(), |layer| {
+                layer.update(
+                    &self.collection.name,
+                    &self.filter,
+                    &self.modifications,
+                    multi,
+                    self.upsert,
+                )
+            })
     }
 }
 
@@ -693,19 +833,28 @@ pub struct Delete<'c> {
     collection: &'c PatternedCollection,
     filter: Document,
     multi: bool,
+    retry: Option<RetryKey>,
 }
 
 impl Delete<'_> {
+    /// Runs the delete as the statement `key` of a retryable write (see [`RetryKey`]).
+    pub fn retryable(mut self, key: RetryKey) -> Self {
+        self.retry = Some(key);
+        self
+    }
+
     /// Runs the delete as one transaction.
     ///
     /// # Errors
     /// An invalid filter; the deployment's.
     pub fn run(self) -> Result<DeleteResult> {
-        let deleted_count = self
-            .collection
+        self.collection
             .database
-            .with_layer(|layer| layer.delete(&self.collection.name, &self.filter, self.multi))?;
-        Ok(DeleteResult { deleted_count })
+            .write(self.retry.as_ref(), |layer| {
+                let deleted_count =
+                    layer.delete(&self.collection.name, &self.filter, self.multi)?;
+                Ok(DeleteResult { deleted_count })
+            })
     }
 }
 

@@ -28,6 +28,14 @@ pub enum Error {
         /// What is in progress, and how to finish it.
         message: String,
     },
+    /// A retryable write's statement whose record holds a newer transaction number than
+    /// the retry's (MongoDB's 225 TransactionTooOld).
+    TransactionTooOld {
+        /// The retry's transaction number.
+        txn_number: i64,
+        /// The number recorded for the statement.
+        recorded: i64,
+    },
 }
 
 impl Error {
@@ -39,6 +47,7 @@ impl Error {
             Error::Driver(error) => server_code(error),
             Error::Pattern(PatternError::DuplicateId { .. }) => Some(11000),
             Error::Conflict { .. } => Some(CONFLICTING_OPERATION_IN_PROGRESS),
+            Error::TransactionTooOld { .. } => Some(225),
             _ => None,
         }
     }
@@ -93,6 +102,14 @@ impl fmt::Display for Error {
             Error::InvalidArgument { message } | Error::Conflict { message } => {
                 f.write_str(message)
             }
+            Error::TransactionTooOld {
+                txn_number,
+                recorded,
+            } => write!(
+                f,
+                "Retryable write with txnNumber {txn_number} is prohibited on this statement: \
+                 a newer txnNumber {recorded} has already run it"
+            ),
         }
     }
 }
@@ -104,7 +121,9 @@ impl std::error::Error for Error {
         match self {
             Error::Pattern(error) => error.source(),
             Error::Driver(error) => error.source(),
-            Error::InvalidArgument { .. } | Error::Conflict { .. } => None,
+            Error::InvalidArgument { .. }
+            | Error::Conflict { .. }
+            | Error::TransactionTooOld { .. } => None,
         }
     }
 }

@@ -22,7 +22,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | `database` | [`PatternedDatabase`], [`PatternedCollection`] and their driver-shaped actions |
-//! | `backend` | [`MongoBackend`]: spillway-pattern's backend traits over the driver; one transaction per logical write, retried as `withTransaction` does |
+//! | `backend` | [`MongoBackend`]: spillway-pattern's backend traits over the driver; one transaction per logical write, retried as `withTransaction` does; retryable writes' records ([`RetryKey`]) |
 //! | `records` | the policy document in [`POLICY_COLLECTION`], and a rename in progress ([`RenameIntent`]) |
 //! | `error` | [`Error`], with MongoDB's codes and labels passed through |
 //!
@@ -39,7 +39,10 @@ mod database;
 mod error;
 mod records;
 
-pub use backend::{MongoBackend, STAMP_COLLECTION, TRANSACTION_TIME_LIMIT};
+pub use backend::{
+    MongoBackend, RETRY_COLLECTION, RETRY_RECORD_LIFETIME, RetryKey, STAMP_COLLECTION,
+    TRANSACTION_TIME_LIMIT,
+};
 pub use database::{
     Aggregate, CountDocuments, Delete, DeleteResult, Find, FindOne, InsertMany, InsertManyResult,
     InsertOne, InsertOneResult, PatternedCollection, PatternedDatabase, Update,

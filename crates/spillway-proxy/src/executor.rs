@@ -24,8 +24,8 @@ use spillway::Database;
 use spillway::command::{CommandError, Commands, Privilege, name_first};
 use spillway_mongodb::mongodb::sync::Client;
 use spillway_mongodb::{
-    POLICY_COLLECTION, POLICY_DOCUMENT_ID, Pattern, PatternedDatabase, RenameIntent,
-    STAMP_COLLECTION, declared_patterns, pending_rename,
+    POLICY_COLLECTION, POLICY_DOCUMENT_ID, Pattern, PatternedDatabase, RETRY_COLLECTION,
+    RenameIntent, STAMP_COLLECTION, declared_patterns, pending_rename,
 };
 use spillway_server::Executor;
 
@@ -40,14 +40,16 @@ pub const POLICY_REFRESH: Duration = Duration::from_secs(1);
 /// The namespace prefix that reads a collection's stored layout (as `spillway serve` has it).
 const STORED_VIEW_PREFIX: &str = "system.stored.";
 
-/// Replies of retryable writes on collections with a policy, kept so that a retry is
-/// answered without writing again (per session, the last transaction number).
+/// Replies of retryable `findAndModify`s on collections with a policy, kept so that a retry
+/// through this proxy is answered without writing again (per session, the last transaction
+/// number). Inserts, updates and deletes do not need it: their statements record their
+/// outcomes upstream, in their own transactions (`spillway_mongodb::RetryKey`).
 const REMEMBERED_SESSIONS: usize = 10_000;
 
 /// The collections the pattern layer keeps for itself in each database it manages: not
 /// the application's, so not listed (the embedded database keeps the same records in its
 /// catalog, which lists nothing of them).
-const BOOKKEEPING: [&str; 2] = [POLICY_COLLECTION, STAMP_COLLECTION];
+const BOOKKEEPING: [&str; 3] = [POLICY_COLLECTION, STAMP_COLLECTION, RETRY_COLLECTION];
 
 /// What the commands of one database are routed by: its policies, and the rename in
 /// progress its policy document records.
@@ -425,7 +427,8 @@ impl ProxyExecutor {
                 ),
             ));
         }
-        let retry_key = retryable_write_key(command);
+        let retry_key = retryable_write_key(command)
+            .filter(|_| matches!(name, "findAndModify" | "findandmodify"));
         if let Some((key, number)) = &retry_key
             && let Some((known, reply)) = self
                 .retried

@@ -15,7 +15,7 @@ use spillway_doc::collation::Collation;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
 use spillway_doc::value_set::ValueSet;
-use spillway_mongodb::{Pattern, PatternedCollection, PatternedDatabase};
+use spillway_mongodb::{Pattern, PatternedCollection, PatternedDatabase, RetryKey};
 
 use crate::cursors::Cursors;
 
@@ -46,7 +46,29 @@ pub(crate) const POLICY_COMMANDS: &[&str] = &[
     "arrayPage",
 ];
 
-/// Runs `command` (named `name`) on `collection`, which has a policy.
+/// The session (`lsid.id`) and transaction number of a retryable write: a command with
+/// `txnNumber` outside a transaction.
+pub(crate) fn retryable_write(command: &Document) -> Option<(Bson, i64)> {
+    let number = command.get_i64("txnNumber").ok()?;
+    if command.contains_key("autocommit") {
+        return None;
+    }
+    let session = command.get_document("lsid").ok()?.get("id")?.clone();
+    Some((session, number))
+}
+
+/// The key of statement `index` of the retryable write `retry`.
+fn statement_key(retry: Option<&(Bson, i64)>, index: usize) -> Option<RetryKey> {
+    retry.map(|(session, txn_number)| RetryKey {
+        session: session.clone(),
+        stmt: i32::try_from(index).unwrap_or(i32::MAX),
+        txn_number: *txn_number,
+    })
+}
+
+/// Runs `command` (named `name`) on `collection`, which has a policy. The statements of a
+/// retryable write (`insert`, `update`, `delete`) run once per statement, across proxies
+/// and restarts: each records its outcome in its own transaction (`RetryKey`).
 pub(crate) fn run(
     name: &str,
     collection: &PatternedCollection,
@@ -330,6 +352,10 @@ fn each_statement(
     let ordered = command.get_bool("ordered").unwrap_or(true);
     for (index, statement) in statements(command, field)?.into_iter().enumerate() {
         if let Err(failure) = run(statement, outcome, index) {
+            if failure.to_reply().get_i32("code").ok() == Some(225) {
+                // TransactionTooOld answers the command, as MongoDB's does.
+                return Err(failure);
+            }
             outcome.fail(index, &failure);
             if ordered {
                 break;
@@ -340,16 +366,18 @@ fn each_statement(
 }
 
 fn insert(collection: &PatternedCollection, command: &Document) -> Reply {
+    let retry = retryable_write(command);
     let mut outcome = WriteOutcome::new(false);
     each_statement(
         command,
         "documents",
         &mut outcome,
-        |document, outcome, _| {
-            collection
-                .insert_one(document.clone())
-                .run()
-                .map_err(|failure| error(&failure))?;
+        |document, outcome, index| {
+            let mut action = collection.insert_one(document.clone());
+            if let Some(key) = statement_key(retry.as_ref(), index) {
+                action = action.retryable(key);
+            }
+            action.run().map_err(|failure| error(&failure))?;
             outcome.n += 1;
             Ok(())
         },
@@ -358,6 +386,7 @@ fn insert(collection: &PatternedCollection, command: &Document) -> Reply {
 }
 
 fn update(collection: &PatternedCollection, command: &Document) -> Reply {
+    let retry = retryable_write(command);
     let mut outcome = WriteOutcome::new(true);
     each_statement(
         command,
@@ -400,10 +429,11 @@ fn update(collection: &PatternedCollection, command: &Document) -> Reply {
                     ));
                 }
             };
-            let result = action
-                .upsert(upsert)
-                .run()
-                .map_err(|failure| error(&failure))?;
+            let mut action = action.upsert(upsert);
+            if let Some(key) = statement_key(retry.as_ref(), index) {
+                action = action.retryable(key);
+            }
+            let result = action.run().map_err(|failure| error(&failure))?;
             outcome.n += result.matched_count;
             if let Some(modified) = outcome.modified.as_mut() {
                 *modified += result.modified_count;
@@ -421,25 +451,35 @@ fn update(collection: &PatternedCollection, command: &Document) -> Reply {
 }
 
 fn delete(collection: &PatternedCollection, command: &Document) -> Reply {
+    let retry = retryable_write(command);
     let mut outcome = WriteOutcome::new(false);
-    each_statement(command, "deletes", &mut outcome, |statement, outcome, _| {
-        refuse_collation(statement)?;
-        let filter = document_field(statement, "q")?.cloned().unwrap_or_default();
-        let action = match number_field(statement, "limit")? {
-            Some(1) => collection.delete_one(filter),
-            Some(0) | None => collection.delete_many(filter),
-            Some(other) => {
-                return Err(bad_value(format!(
-                    "The limit field in delete objects must be 0 or 1. Got {other}"
-                )));
-            }
-        };
-        outcome.n += action
-            .run()
-            .map_err(|failure| error(&failure))?
-            .deleted_count;
-        Ok(())
-    })?;
+    each_statement(
+        command,
+        "deletes",
+        &mut outcome,
+        |statement, outcome, index| {
+            refuse_collation(statement)?;
+            let filter = document_field(statement, "q")?.cloned().unwrap_or_default();
+            let action = match number_field(statement, "limit")? {
+                Some(1) => collection.delete_one(filter),
+                Some(0) | None => collection.delete_many(filter),
+                Some(other) => {
+                    return Err(bad_value(format!(
+                        "The limit field in delete objects must be 0 or 1. Got {other}"
+                    )));
+                }
+            };
+            let action = match statement_key(retry.as_ref(), index) {
+                Some(key) => action.retryable(key),
+                None => action,
+            };
+            outcome.n += action
+                .run()
+                .map_err(|failure| error(&failure))?
+                .deleted_count;
+            Ok(())
+        },
+    )?;
     Ok(outcome.reply())
 }
 

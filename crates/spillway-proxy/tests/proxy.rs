@@ -14,7 +14,7 @@ use spillway_mongodb::mongodb::bson::{Binary, Bson, Document, doc};
 use spillway_mongodb::mongodb::error::{Error, ErrorKind};
 use spillway_mongodb::mongodb::options::ReturnDocument;
 use spillway_mongodb::mongodb::sync::{Client, Collection, Database as MongoDatabase};
-use spillway_mongodb::{POLICY_COLLECTION, POLICY_DOCUMENT_ID, STAMP_COLLECTION};
+use spillway_mongodb::{POLICY_COLLECTION, POLICY_DOCUMENT_ID, RETRY_COLLECTION, STAMP_COLLECTION};
 use spillway_proxy::{POLICY_REFRESH, ProxyExecutor, Upstream};
 use spillway_server::{Executor, Server, ServerOptions};
 
@@ -392,6 +392,125 @@ fn a_retried_write_with_the_same_session_and_number_is_applied_once() {
     );
 }
 
+/// A retryable write's command: `body` with a session and transaction number.
+fn retryable(mut body: Document, session: u8, number: i64, database: &str) -> Document {
+    body.insert(
+        "lsid",
+        doc! { "id": Bson::Binary(Binary { subtype: BinarySubtype::Uuid, bytes: vec![session; 16] }) },
+    );
+    body.insert("txnNumber", number);
+    body.insert("$db", database);
+    body
+}
+
+#[test]
+fn a_retry_through_a_new_proxy_applies_each_statement_once() {
+    let upstream = upstream();
+    let first = proxy(upstream);
+    let client = client(first);
+    let (_, patterned) = books(&client);
+    let database = patterned.namespace().db;
+    let wire = |address: SocketAddr| {
+        Upstream::new(&format!("mongodb://{address}/")).expect("a wire client")
+    };
+    let (before, after) = (wire(first), wire(proxy(upstream)));
+    let run = |wire: &Upstream, command: &Document| wire.run(command).expect("a reply");
+
+    // Pushes past the threshold of 3, so that the array spills into side documents.
+    let push = retryable(
+        doc! {
+            "update": "patterned",
+            "updates": [{ "q": { "_id": 0 }, "u": { "$push": { "buyers": { "$each": ["a", "b", "c", "d"] } } } }],
+        },
+        9,
+        1,
+        &database,
+    );
+    for wire in [&before, &after, &after] {
+        let reply = run(wire, &push);
+        assert_eq!(reply.get_i32("nModified").ok(), Some(1), "{reply}");
+    }
+    let buyers = |id: i32| {
+        patterned
+            .find_one(doc! { "_id": id })
+            .run()
+            .expect("find")
+            .map(|book| book.get_array("buyers").expect("buyers").len())
+    };
+    assert_eq!(buyers(0), Some(4), "the push applied once");
+
+    // An insert batch whose first attempt applied only its first statement.
+    let partial = retryable(
+        doc! { "insert": "patterned", "documents": [{ "_id": 50, "buyers": [] }] },
+        9,
+        2,
+        &database,
+    );
+    let whole = retryable(
+        doc! { "insert": "patterned", "documents": [{ "_id": 50, "buyers": [] }, { "_id": 51, "buyers": [] }] },
+        9,
+        2,
+        &database,
+    );
+    assert_eq!(run(&before, &partial).get_i32("n").ok(), Some(1));
+    for _ in 0..2 {
+        let reply = run(&after, &whole);
+        assert_eq!(reply.get_i32("n").ok(), Some(2), "{reply}");
+        assert!(
+            !reply.contains_key("writeErrors"),
+            "no duplicate _id: {reply}"
+        );
+    }
+    assert_eq!((buyers(50), buyers(51)), (Some(0), Some(0)));
+
+    // A delete, retried through the other proxy, answers with what it deleted.
+    let delete = retryable(
+        doc! { "delete": "patterned", "deletes": [{ "q": { "_id": 50 }, "limit": 1 }] },
+        9,
+        3,
+        &database,
+    );
+    for wire in [&before, &after] {
+        assert_eq!(run(wire, &delete).get_i32("n").ok(), Some(1));
+    }
+    assert_eq!(buyers(50), None);
+    // Had the retry run again, it would have deleted nothing (n: 0) and a reinsert of 50
+    // would now be gone: it stays.
+    let reinsert = retryable(
+        doc! { "insert": "patterned", "documents": [{ "_id": 50, "buyers": [] }] },
+        9,
+        4,
+        &database,
+    );
+    assert_eq!(run(&after, &reinsert).get_i32("n").ok(), Some(1));
+    assert_eq!(
+        run(&before, &delete).get_i32("code").ok(),
+        Some(225),
+        "an older number is refused"
+    );
+    assert_eq!(buyers(50), Some(0));
+
+    // Another session has its own records.
+    let other = retryable(
+        doc! { "update": "patterned", "updates": [{ "q": { "_id": 0 }, "u": { "$push": { "buyers": "e" } } }] },
+        10,
+        1,
+        &database,
+    );
+    assert_eq!(run(&after, &other).get_i32("nModified").ok(), Some(1));
+    assert_eq!(buyers(0), Some(5));
+    // One record per (session, statement): session 9 reused statements 0 and 1.
+    let records = client
+        .database(&database)
+        .collection::<Document>(spillway_mongodb::RETRY_COLLECTION)
+        .count_documents(
+            doc! { "_id.lsid": { "$in": ([9, 10].map(|session| Bson::Binary(Binary { subtype: BinarySubtype::Uuid, bytes: vec![session; 16] }))).to_vec() } },
+        )
+        .run()
+        .expect("count");
+    assert_eq!(records, 3);
+}
+
 /// Clients of each proxy pushing to one book, and the pushes of each.
 const CLIENTS: usize = 8;
 const PUSHES: usize = 15;
@@ -545,11 +664,11 @@ fn list_collections_shows_what_the_same_data_without_policies_shows_and_no_bookk
     }
     // The upstream holds the bookkeeping: the proxy leaves it out.
     let upstream_names = names(&direct.database(patterned.namespace().db.as_str()));
-    for bookkeeping in [POLICY_COLLECTION, STAMP_COLLECTION] {
+    for bookkeeping in [POLICY_COLLECTION, STAMP_COLLECTION, RETRY_COLLECTION] {
         assert!(upstream_names.iter().any(|name| name == bookkeeping));
         assert!(!listed.iter().any(|name| name == bookkeeping), "{listed:?}");
     }
-    assert_eq!(upstream_names.len(), listed.len() + 2);
+    assert_eq!(upstream_names.len(), listed.len() + 3);
     // The client's filter still applies, combined with the proxy's.
     let filtered = |database: &MongoDatabase, filter: Document| {
         let mut names = database
@@ -599,7 +718,7 @@ fn list_collections_shows_what_the_same_data_without_policies_shows_and_no_bookk
     assert_eq!(stats(&database), listed.len() as i64);
     assert_eq!(
         stats(&direct.database(patterned.namespace().db.as_str())),
-        listed.len() as i64 + 2
+        listed.len() as i64 + 3
     );
     assert_eq!(stats(&bare), names(&bare).len() as i64);
 }
