@@ -166,6 +166,36 @@ async function policyChecks(db) {
     assert(!(FLAG in policy), `the logical document shows the flag: ${short(policy)}`);
     same("findOne({_id: 4})", policy, await reads.plain.findOne({ _id: 4 }));
   });
+  await run("a transaction over both collections commits or aborts as one", async () => {
+    // A transaction pushing to both collections and writing a third: all or nothing.
+    const txn = await pair(db, "txn", books());
+    const orders = db.collection("txn_orders");
+    const session = db.client.startSession();
+    try {
+      await session.withTransaction(async () => {
+        for (const collection of txn.both()) {
+          await collection.updateOne({ _id: 4 }, { $push: { [FIELD]: { $each: ["t1", "t2"] } } }, { session });
+        }
+        await orders.insertOne({ book: 4 }, { session });
+        const inside = await txn.policy.findOne({ _id: 4 }, { session });
+        expect("the logical array inside the transaction", inside[FIELD].slice(-2), ["t1", "t2"]);
+      });
+      same("after the commit", await txn.policy.findOne({ _id: 4 }), await txn.plain.findOne({ _id: 4 }));
+      expect("orders after the commit", await orders.countDocuments({}), 1);
+      session.startTransaction();
+      for (const collection of txn.both()) {
+        await collection.updateOne({ _id: 4 }, { $push: { [FIELD]: "aborted" } }, { session });
+      }
+      await orders.insertOne({ book: 4 }, { session });
+      await session.abortTransaction();
+    } finally {
+      await session.endSession();
+    }
+    const policy = await txn.policy.findOne({ _id: 4 });
+    assert(!policy[FIELD].includes("aborted"), "the aborted push is there");
+    same("after the abort", policy, await txn.plain.findOne({ _id: 4 }));
+    expect("orders after the abort", await orders.countDocuments({}), 1);
+  });
   await run("find (with getMore) returns logical documents", async () => {
     // batchSize 2 makes the cursor fetch most documents with getMore.
     const read = (collection) => collection.find({}).sort({ _id: 1 }).batchSize(2).toArray();

@@ -421,8 +421,39 @@ def policy_checks(db, runner):
         logical = refused.logical_array(4)
         expect("the logical array afterwards", logical, users(0, 10))
 
+    txn = Pair(db, "txn", books())
+
+    def transaction_commits_or_aborts_as_one():
+        # A transaction pushing to both collections and writing a third: all or nothing.
+        orders = db["txn_orders"]
+
+        def push(session):
+            for collection in txn.both():
+                collection.update_one(
+                    {"_id": 4}, {"$push": {FIELD: {"$each": ["t1", "t2"]}}}, session=session
+                )
+            orders.insert_one({"book": 4}, session=session)
+            inside = txn.policy.find_one({"_id": 4}, session=session)
+            expect("the logical array inside the transaction", inside[FIELD][-2:], ["t1", "t2"])
+
+        with db.client.start_session() as session:
+            session.with_transaction(push)
+        same("after the commit", txn.policy.find_one({"_id": 4}), txn.plain.find_one({"_id": 4}))
+        expect("orders after the commit", orders.count_documents({}), 1)
+        with db.client.start_session() as session:
+            session.start_transaction()
+            for collection in txn.both():
+                collection.update_one({"_id": 4}, {"$push": {FIELD: "aborted"}}, session=session)
+            orders.insert_one({"book": 4}, session=session)
+            session.abort_transaction()
+        policy = txn.policy.find_one({"_id": 4})
+        assert "aborted" not in policy[FIELD], "the aborted push is there"
+        same("after the abort", policy, txn.plain.find_one({"_id": 4}))
+        expect("orders after the abort", orders.count_documents({}), 1)
+
     checks = [
         ("find_one returns the logical document, no flag", find_one_logical),
+        ("a transaction over both collections commits or aborts as one", transaction_commits_or_aborts_as_one),
         ("find (with getMore) returns logical documents", find_all_logical),
         ("find by an overflow element", find_by_overflow_element),
         ("aggregate returns logical documents", aggregate_logical),

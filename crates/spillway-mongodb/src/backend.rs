@@ -199,6 +199,11 @@ impl MongoBackend {
     /// Starts a transaction on the backend's session: read concern `snapshot`, write concern
     /// `majority`. The driver sends it with the first command.
     fn begin(&mut self) -> Result<()> {
+        self.begin_with(ReadConcern::snapshot())
+    }
+
+    /// Starts a transaction with read concern `read_concern` and write concern `majority`.
+    fn begin_with(&mut self, read_concern: ReadConcern) -> Result<()> {
         let mut session = self.session.borrow_mut();
         if session.is_none() {
             *session = Some(self.client.start_session().run()?);
@@ -206,11 +211,69 @@ impl MongoBackend {
         let session = session.as_mut().expect("started above");
         session
             .start_transaction()
-            .read_concern(ReadConcern::snapshot())
+            .read_concern(read_concern)
             .write_concern(WriteConcern::majority())
             .run()?;
         self.in_transaction.set(true);
         Ok(())
+    }
+
+    /// Starts the transaction of an application's [`Transaction`](crate::Transaction), which
+    /// the application ends: every operation of the layer over this backend is then part of
+    /// it, and [`MongoBackend::commit_open`] or [`MongoBackend::abort_open`] ends it.
+    pub(crate) fn begin_open(&mut self, read_concern: ReadConcern) -> Result<()> {
+        self.begin_with(read_concern)
+    }
+
+    /// Whether a transaction is open on the backend's session.
+    pub(crate) fn in_transaction(&self) -> bool {
+        self.in_transaction.get()
+    }
+
+    /// Commits the open transaction. A commit whose outcome is unknown (the error has the
+    /// `UnknownTransactionCommitResult` label) leaves the transaction open, to be committed
+    /// again; any other outcome ends it, and the collections it dropped are dropped.
+    pub(crate) fn commit_open(&mut self) -> Result<()> {
+        match self.commit() {
+            Ok(()) => {
+                let drops = std::mem::take(&mut self.pending_drops);
+                self.end();
+                for collection in drops {
+                    let _ = self.drop_now(&collection);
+                }
+                Ok(())
+            }
+            Err(error) if error.has_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT) => {
+                Err(error)
+            }
+            Err(error) => {
+                self.end();
+                Err(error)
+            }
+        }
+    }
+
+    /// Aborts the open transaction: its writes are undone.
+    pub(crate) fn abort_open(&mut self) {
+        self.abort();
+    }
+
+    /// Runs `command` on database `database` in the open transaction: the driver adds the
+    /// session, the transaction number and, on the transaction's first command,
+    /// `startTransaction` with the read concern.
+    pub(crate) fn run_in_transaction(&self, database: &str, command: Document) -> Result<Document> {
+        let mut session = self.session.borrow_mut();
+        let Some(session) = session.as_mut().filter(|_| self.in_transaction.get()) else {
+            return Err(Error::InvalidArgument {
+                message: "no transaction is open to run the command in".to_string(),
+            });
+        };
+        Ok(self
+            .client
+            .database(database)
+            .run_command(command)
+            .session(session)
+            .run()?)
     }
 
     /// Forgets the open transaction's state (its policies and its pending drops).

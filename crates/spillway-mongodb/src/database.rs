@@ -55,6 +55,10 @@ struct Inner {
     name: String,
     time_limit: Duration,
     pool: Mutex<Vec<Pooled>>,
+    /// For a [`Transaction`](crate::Transaction)'s database: the one layer, whose backend
+    /// holds the transaction open, that every operation runs on (inline in the transaction)
+    /// instead of the pool's.
+    transaction: Option<Mutex<Pooled>>,
 }
 
 impl PatternedDatabase {
@@ -93,6 +97,7 @@ impl PatternedDatabase {
                 name: name.to_string(),
                 time_limit,
                 pool: Mutex::new(Vec::new()),
+                transaction: None,
             }),
         };
         let declared = database.patterns()?;
@@ -337,20 +342,43 @@ impl PatternedDatabase {
         })
     }
 
-    /// Runs `work` on a layer from the pool (a new one when all are busy).
-    fn with_layer<T>(&self, work: impl FnOnce(&mut Pooled) -> Result<T>) -> Result<T> {
+    /// A layer of its own over this database, on a new backend (with this database's time
+    /// limit), outside the pool.
+    pub(crate) fn new_layer(&self) -> Result<Pooled> {
+        let mut backend = MongoBackend::new(&self.inner.client, &self.inner.name)?;
+        backend.set_time_limit(self.inner.time_limit);
+        Layer::open(backend)
+    }
+
+    /// The same database with every operation run on `layer`, whose backend holds a
+    /// transaction open: the database of a [`Transaction`](crate::Transaction).
+    pub(crate) fn pinned_to(&self, layer: Pooled) -> PatternedDatabase {
+        PatternedDatabase {
+            inner: Arc::new(Inner {
+                client: self.inner.client.clone(),
+                name: self.inner.name.clone(),
+                time_limit: self.inner.time_limit,
+                pool: Mutex::new(Vec::new()),
+                transaction: Some(Mutex::new(layer)),
+            }),
+        }
+    }
+
+    /// Runs `work` on a layer from the pool (a new one when all are busy), or on the
+    /// transaction's layer of a [`Transaction`](crate::Transaction)'s database.
+    pub(crate) fn with_layer<T>(&self, work: impl FnOnce(&mut Pooled) -> Result<T>) -> Result<T> {
+        if let Some(pinned) = &self.inner.transaction {
+            return work(&mut pinned.lock().unwrap_or_else(PoisonError::into_inner));
+        }
         let pooled = self
             .inner
             .pool
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
-        let mut layer = if let Some(layer) = pooled {
-            layer
-        } else {
-            let mut backend = MongoBackend::new(&self.inner.client, &self.inner.name)?;
-            backend.set_time_limit(self.inner.time_limit);
-            Layer::open(backend)?
+        let mut layer = match pooled {
+            Some(layer) => layer,
+            None => self.new_layer()?,
         };
         let outcome = work(&mut layer);
         self.inner
@@ -361,9 +389,13 @@ impl PatternedDatabase {
         outcome
     }
 
-    /// Runs the reads of `work` in one snapshot, again after a transient error.
+    /// Runs the reads of `work` in one snapshot, again after a transient error; in the open
+    /// transaction of a [`Transaction`](crate::Transaction), once, as part of it.
     fn read<T>(&self, mut work: impl FnMut(&Pooled) -> Result<T>) -> Result<T> {
         self.with_layer(|layer| {
+            if layer.backend().in_transaction() {
+                return work(layer);
+            }
             let started = std::time::Instant::now();
             let mut attempt = 0;
             loop {

@@ -24,6 +24,7 @@
 //! | `database` | [`PatternedDatabase`], [`PatternedCollection`] and their driver-shaped actions |
 //! | `backend` | [`MongoBackend`]: spillway-pattern's backend traits over the driver; one transaction per logical write, retried as `withTransaction` does; retryable writes' records ([`RetryKey`]) |
 //! | `records` | the policy document in [`POLICY_COLLECTION`], and a rename in progress ([`RenameIntent`]) |
+//! | `transaction` | [`Transaction`]: a multi-document transaction the application drives, every operation of its collections inline in it |
 //! | `error` | [`Error`], with MongoDB's codes and labels passed through |
 //!
 //! Every decision about policies is spillway-pattern's ([`Layer`](spillway_pattern::Layer)):
@@ -38,6 +39,7 @@ mod backend;
 mod database;
 mod error;
 mod records;
+mod transaction;
 
 pub use backend::{
     MongoBackend, RETRY_COLLECTION, RETRY_RECORD_LIFETIME, RetryKey, STAMP_COLLECTION,
@@ -51,3 +53,4 @@ pub use error::{Error, Result};
 pub use records::{
     POLICY_COLLECTION, POLICY_DOCUMENT_ID, RenameIntent, declared_patterns, pending_rename,
 };
+pub use transaction::Transaction;

@@ -25,13 +25,14 @@ use spillway::command::{CommandError, Commands, Privilege, name_first};
 use spillway_mongodb::mongodb::sync::Client;
 use spillway_mongodb::{
     POLICY_COLLECTION, POLICY_DOCUMENT_ID, Pattern, PatternedDatabase, RETRY_COLLECTION,
-    RenameIntent, STAMP_COLLECTION, declared_patterns, pending_rename,
+    RenameIntent, STAMP_COLLECTION, Transaction, declared_patterns, pending_rename,
 };
 use spillway_server::Executor;
 
 use crate::cursors::Cursors;
 use crate::patterned::{self, PATTERNED_COMMANDS, POLICY_COMMANDS};
 use crate::rename;
+use crate::transactions::{self, Statement, Transactions};
 use crate::upstream::{Upstream, UpstreamError};
 
 /// How long the policies read from the upstream are trusted before they are read again.
@@ -79,6 +80,9 @@ pub struct ProxyExecutor {
     policies: Mutex<HashMap<String, ReadPolicies>>,
     cursors: Cursors,
     retried: Mutex<HashMap<Vec<u8>, (i64, Document)>>,
+    /// The clients' transactions the proxy holds (those that start in a database with
+    /// policies), each one upstream transaction.
+    transactions: Transactions,
     /// The newest `$clusterTime` and `operationTime` the upstream gave, gossiped in the
     /// replies the proxy gives itself (`hello`, the commands on collections with a policy),
     /// as a replica set member gossips them in every reply.
@@ -114,6 +118,7 @@ impl ProxyExecutor {
             policies: Mutex::new(HashMap::new()),
             cursors: Cursors::default(),
             retried: Mutex::new(HashMap::new()),
+            transactions: Transactions::default(),
             cluster_time: Mutex::new(None),
             users: None,
         })
@@ -176,6 +181,12 @@ impl ProxyExecutor {
                 .unwrap_or(collection);
             self.refuse_while_renaming(&database, collection)?;
         }
+        if let Some(statement) = Statement::of(&command)
+            && let Some(reply) =
+                self.transaction_statement(&statement, &name, &database, &command)?
+        {
+            return Ok(reply);
+        }
         if POLICY_COMMANDS.contains(&name.as_str()) {
             let patterned = self.patterned(&database)?;
             let reply = patterned::policy_command(&name, &patterned, &command);
@@ -187,18 +198,12 @@ impl ProxyExecutor {
             "dbStats" | "dbstats" => return self.db_stats(&database, &command),
             "renameCollection" => return self.rename_collection(&command),
             "getMore" => {
-                let batch_size = command
-                    .get("batchSize")
-                    .and_then(Bson::as_i64)
-                    .or_else(|| command.get_i32("batchSize").ok().map(i64::from))
-                    .and_then(|size| usize::try_from(size).ok());
-                if let Ok(id) = command.get_i64("getMore")
-                    && let Some(reply) = self.cursors.get_more(id, batch_size)
-                {
+                if let Some(reply) = self.proxy_get_more(&command) {
                     return Ok(reply);
                 }
             }
             "killCursors" => return self.kill_cursors(command),
+            "endSessions" => self.transactions.end_sessions(&command),
             _ => {}
         }
         if let Ok(collection) = command.get_str(&name) {
@@ -206,7 +211,7 @@ impl ProxyExecutor {
             if let Some(base) = collection.strip_prefix(STORED_VIEW_PREFIX)
                 && self.has_policy(&database, base)?
             {
-                return self.stored_layout(&name, &database, base, command);
+                return self.forward(&stored_layout(&name, &database, base, command)?);
             }
             if PATTERNED_COMMANDS.contains(&name.as_str())
                 && self.has_policy(&database, &collection)?
@@ -383,27 +388,109 @@ impl ProxyExecutor {
         Ok(reply)
     }
 
-    /// A read of `system.stored.<base>`: the upstream's own documents of `<base>`, which are
-    /// the stored layout. Writes there are refused, as `spillway serve` refuses them.
-    fn stored_layout(
+    /// A getMore of one of the proxy's own cursors (those of commands on collections with a
+    /// policy), answered here; `None` for the upstream's cursors.
+    fn proxy_get_more(&self, command: &Document) -> Option<Document> {
+        let batch_size = command
+            .get("batchSize")
+            .and_then(Bson::as_i64)
+            .or_else(|| command.get_i32("batchSize").ok().map(i64::from))
+            .and_then(|size| usize::try_from(size).ok());
+        self.cursors
+            .get_more(command.get_i64("getMore").ok()?, batch_size)
+    }
+
+    /// A command of a client's transaction, when the proxy holds the transaction: those
+    /// that start in a database with policies, so that the logical writes there and the
+    /// commands around them are one upstream transaction (see [`transactions`]). `None` for
+    /// the others, which are the upstream's own transactions, forwarded as they come.
+    fn transaction_statement(
         &self,
+        statement: &Statement,
         name: &str,
         database: &str,
-        base: &str,
-        mut command: Document,
+        command: &Document,
+    ) -> Result<Option<Document>, CommandError> {
+        if statement.starts() {
+            if matches!(database, "admin" | "config" | "local")
+                || self.policies(database)?.patterns.is_empty()
+            {
+                return Ok(None);
+            }
+            let transaction = Transaction::start(
+                &self.patterned(database)?,
+                transactions::read_concern(command)?,
+            )
+            .map_err(|failure| patterned::error(&failure))?;
+            self.transactions.begin(statement, transaction)?;
+        } else if !self.transactions.holds(statement) {
+            return Ok(None);
+        }
+        self.transactions
+            .run(statement, name, |transaction| {
+                self.in_transaction(transaction, name, database, command)
+            })
+            .map(Some)
+    }
+
+    /// Runs command `name` in the upstream `transaction`: on a collection with a policy
+    /// of the transaction's database through the pattern layer, any other command as the
+    /// client sent it.
+    fn in_transaction(
+        &self,
+        transaction: &Transaction,
+        name: &str,
+        database: &str,
+        command: &Document,
     ) -> Result<Document, CommandError> {
-        if !matches!(name, "find" | "aggregate" | "count" | "distinct") {
+        if name == "getMore"
+            && let Some(reply) = self.proxy_get_more(command)
+        {
+            return Ok(reply);
+        }
+        if POLICY_COMMANDS.contains(&name) {
             return Err(CommandError::new(
-                166,
-                format!(
-                    "Namespace {database}.{STORED_VIEW_PREFIX}{base} is the stored layout of \
-                     {database}.{base}, a read-only view: only find, aggregate, count and \
-                     distinct read it; write the logical documents to {database}.{base} instead"
-                ),
+                263,
+                format!("{name} cannot run in a multi-document transaction: run it outside one"),
             ));
         }
-        command.insert(name, base);
-        self.forward(&command)
+        let mut command = command.clone();
+        if let Ok(collection) = command.get_str(name) {
+            let collection = collection.to_owned();
+            if let Some(base) = collection.strip_prefix(STORED_VIEW_PREFIX)
+                && self.has_policy(database, base)?
+            {
+                command = stored_layout(name, database, base, command)?;
+            } else if PATTERNED_COMMANDS.contains(&name)
+                && self.has_policy(database, &collection)?
+            {
+                let home = transaction.database().name();
+                if home != database {
+                    return Err(CommandError::new(
+                        263,
+                        format!(
+                            "{database}.{collection} has a pattern policy, and this transaction \
+                             started in database '{home}': through the proxy, a transaction \
+                             writes collections with a policy of the database it started in only"
+                        ),
+                    ));
+                }
+                return patterned::run(
+                    name,
+                    &transaction.collection(&collection),
+                    &format!("{database}.{collection}"),
+                    &command,
+                    &self.cursors,
+                );
+            }
+        }
+        match transaction.run_command(database, transactions::without_session_fields(command)) {
+            Ok(reply) => {
+                self.observe_cluster_time(&reply);
+                Ok(reply)
+            }
+            Err(failure) => Ok(transactions::upstream_error(&failure)),
+        }
     }
 
     fn patterned_command(
@@ -418,12 +505,15 @@ impl ProxyExecutor {
                 .get_bool("autocommit")
                 .is_ok_and(|autocommit| !autocommit)
         {
+            // A transaction the proxy holds never gets here: this one started in a
+            // database without policies, and is the upstream's own.
             return Err(CommandError::new(
                 263,
                 format!(
-                    "{database}.{collection} has a pattern policy: through the proxy, its commands \
-                     run outside multi-document transactions for now (run this one outside the \
-                     transaction)"
+                    "{database}.{collection} has a pattern policy, and this transaction started \
+                     in a database without policies: through the proxy, a transaction writes \
+                     collections with a policy when it starts in their database (start it with \
+                     a command on database '{database}')"
                 ),
             ));
         }
@@ -661,6 +751,29 @@ fn without_bookkeeping(mut command: Document) -> Document {
     command
 }
 
+/// A read of `system.stored.<base>`, as the upstream reads it: the command on `<base>`,
+/// whose own documents are the stored layout. Writes there are refused, as `spillway serve`
+/// refuses them.
+fn stored_layout(
+    name: &str,
+    database: &str,
+    base: &str,
+    mut command: Document,
+) -> Result<Document, CommandError> {
+    if !matches!(name, "find" | "aggregate" | "count" | "distinct") {
+        return Err(CommandError::new(
+            166,
+            format!(
+                "Namespace {database}.{STORED_VIEW_PREFIX}{base} is the stored layout of \
+                 {database}.{base}, a read-only view: only find, aggregate, count and \
+                 distinct read it; write the logical documents to {database}.{base} instead"
+            ),
+        ));
+    }
+    command.insert(name, base);
+    Ok(command)
+}
+
 /// The session and transaction number of a retryable write (a write with `txnNumber`
 /// outside a transaction).
 fn retryable_write_key(command: &Document) -> Option<(Vec<u8>, i64)> {
@@ -695,6 +808,7 @@ impl Executor for ProxyExecutor {
 
     fn reap_expired(&self) {
         self.cursors.reap_expired();
+        self.transactions.reap_expired();
     }
 
     fn command_names(&self) -> &'static [&'static str] {

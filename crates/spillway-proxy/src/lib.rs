@@ -10,6 +10,7 @@
 //! | `cursors` | the cursors of the reads the proxy answers itself |
 //! | `patterned` | the commands on a collection with a policy, and the policy commands |
 //! | `rename` | `renameCollection` of a collection with a policy, in steps a stopped proxy leaves finishable |
+//! | `transactions` | the clients' transactions the proxy holds, each one upstream transaction with the logical writes inline |
 //! | `executor` | [`ProxyExecutor`]: each command routed to one of the above |
 //!
 //! Modules are layered, each using only those before it: `cursors`, `upstream` →
@@ -33,6 +34,7 @@ mod cursors;
 mod executor;
 mod patterned;
 mod rename;
+mod transactions;
 mod upstream;
 
 use std::net::SocketAddr;
@@ -41,6 +43,7 @@ use spillway::Database;
 
 pub use executor::{POLICY_REFRESH, ProxyExecutor};
 use spillway_server::{ServerError, ServerOptions};
+pub use transactions::TRANSACTION_LIFETIME;
 pub use upstream::{Upstream, UpstreamError};
 
 /// Why the proxy could not serve.

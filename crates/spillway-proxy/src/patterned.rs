@@ -93,13 +93,19 @@ pub(crate) fn run(
     }
 }
 
-/// The error reply of a failure of the pattern layer or of the deployment behind it.
+/// The error reply of a failure of the pattern layer or of the deployment behind it, with
+/// the deployment's `TransientTransactionError` label kept (a write conflict in a client's
+/// transaction: the driver runs the transaction again).
 pub(crate) fn error(error: &spillway_mongodb::Error) -> CommandError {
     let code = match error {
         spillway_mongodb::Error::Driver(_) => error.code().unwrap_or(6),
         _ => error.code().unwrap_or(2),
     };
-    CommandError::new(code, error.to_string())
+    let mut reply = CommandError::new(code, error.to_string());
+    if error.has_label("TransientTransactionError") {
+        reply.labels.push("TransientTransactionError");
+    }
+    reply
 }
 
 fn bad_value(message: impl Into<String>) -> CommandError {
@@ -352,8 +358,9 @@ fn each_statement(
     let ordered = command.get_bool("ordered").unwrap_or(true);
     for (index, statement) in statements(command, field)?.into_iter().enumerate() {
         if let Err(failure) = run(statement, outcome, index) {
-            if failure.to_reply().get_i32("code").ok() == Some(225) {
-                // TransactionTooOld answers the command, as MongoDB's does.
+            if failure.code == 225 || failure.labels.contains(&"TransientTransactionError") {
+                // TransactionTooOld answers the command, as MongoDB's does; so does a write
+                // conflict in a client's transaction, which the driver runs again whole.
                 return Err(failure);
             }
             outcome.fail(index, &failure);

@@ -11,7 +11,7 @@ use spillway::Database;
 use spillway::command::Commands;
 use spillway_mongodb::mongodb::bson::spec::BinarySubtype;
 use spillway_mongodb::mongodb::bson::{Binary, Bson, Document, doc};
-use spillway_mongodb::mongodb::error::{Error, ErrorKind};
+use spillway_mongodb::mongodb::error::{Error, ErrorKind, WriteFailure};
 use spillway_mongodb::mongodb::options::ReturnDocument;
 use spillway_mongodb::mongodb::sync::{Client, Collection, Database as MongoDatabase};
 use spillway_mongodb::{POLICY_COLLECTION, POLICY_DOCUMENT_ID, RETRY_COLLECTION, STAMP_COLLECTION};
@@ -27,6 +27,8 @@ fn options() -> ServerOptions {
 
 #[path = "proxy/auth.rs"]
 mod auth;
+#[path = "proxy/transactions.rs"]
+mod transactions;
 
 /// Serves `executor` on a free loopback port, on a thread with its own runtime, for the rest
 /// of the test binary.
@@ -340,29 +342,6 @@ fn everything_else_is_the_upstreams_own_answer() {
 }
 
 #[test]
-fn a_transaction_cannot_write_a_collection_with_a_policy_yet_and_says_so() {
-    let proxy = proxy(upstream());
-    let client = client(proxy);
-    let (_, patterned) = books(&client);
-    let mut session = client.start_session().run().expect("a session");
-    session.start_transaction().run().expect("start");
-    let refused = patterned
-        .insert_one(doc! { "_id": 100 })
-        .session(&mut session)
-        .run()
-        .expect_err("refused in a transaction");
-    assert!(refused.to_string().contains("transaction"), "{refused}");
-    let _ = session.abort_transaction().run();
-    assert!(
-        patterned
-            .find_one(doc! { "_id": 100 })
-            .run()
-            .expect("find")
-            .is_none()
-    );
-}
-
-#[test]
 fn a_retried_write_with_the_same_session_and_number_is_applied_once() {
     let proxy = proxy(upstream());
     let client = client(proxy);
@@ -593,6 +572,7 @@ fn an_unreachable_upstream_is_a_network_error_that_names_it() {
 fn code(error: &Error) -> Option<i32> {
     match error.kind.as_ref() {
         ErrorKind::Command(command) => Some(command.code),
+        ErrorKind::Write(WriteFailure::WriteError(failure)) => Some(failure.code),
         _ => None,
     }
 }
