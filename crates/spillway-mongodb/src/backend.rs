@@ -427,8 +427,42 @@ impl MongoBackend {
     }
 
     /// The record of the statement `key` names, read in the open transaction.
-    pub(crate) fn retry_record(&self, key: &RetryKey) -> Result<Option<Document>> {
+    fn retry_record(&self, key: &RetryKey) -> Result<Option<Document>> {
         self.get(RETRY_COLLECTION, &Bson::Document(key.record_id()))
+    }
+
+    /// What statement `key` of a retryable write `operation` (`insert`, `update`,
+    /// `findAndModify`...) already did, read in the open transaction: its recorded result
+    /// when it ran with this transaction number, `None` when it did not run with it.
+    ///
+    /// # Errors
+    /// 225 TransactionTooOld when a newer number ran the statement; a record of another
+    /// operation under the same key; the driver's.
+    pub(crate) fn recorded_outcome(
+        &self,
+        key: &RetryKey,
+        operation: &str,
+    ) -> Result<Option<Document>> {
+        let Some(record) = self.retry_record(key)? else {
+            return Ok(None);
+        };
+        let recorded = record.get_i64("txnNumber").unwrap_or(i64::MIN);
+        if recorded > key.txn_number {
+            return Err(Error::TransactionTooOld {
+                txn_number: key.txn_number,
+                recorded,
+            });
+        }
+        if recorded < key.txn_number {
+            return Ok(None);
+        }
+        match record.get_document("result") {
+            Ok(result) if record.get_str("op").ok() == Some(operation) => Ok(Some(result.clone())),
+            _ => Err(PatternError::InvalidRecord {
+                message: format!("the retry record {record} does not answer a retried {operation}"),
+            }
+            .into()),
+        }
     }
 
     /// Records `result` as the outcome of the statement `key` names, in the open

@@ -431,17 +431,16 @@ impl PatternedDatabase {
         self.with_layer(|layer| {
             layer.backend_mut().prepare_retries()?;
             run_transaction(layer, Layer::backend_mut, |layer| {
-                if let Some(record) = layer.backend().retry_record(key)? {
-                    let recorded = record.get_i64("txnNumber").unwrap_or(i64::MIN);
-                    if recorded > key.txn_number {
-                        return Err(Error::TransactionTooOld {
-                            txn_number: key.txn_number,
-                            recorded,
-                        });
-                    }
-                    if recorded == key.txn_number {
-                        return T::from_record(&record);
-                    }
+                if let Some(result) = layer.backend().recorded_outcome(key, T::OPERATION)? {
+                    return T::from_fields(&result).ok_or_else(|| {
+                        PatternError::InvalidRecord {
+                            message: format!(
+                                "the retry record result {result} does not answer a retried {}",
+                                T::OPERATION
+                            ),
+                        }
+                        .into()
+                    });
                 }
                 let outcome = work(layer)?;
                 layer
@@ -463,22 +462,6 @@ trait Recorded: Sized {
     fn to_record(&self) -> Document;
 
     fn from_fields(result: &Document) -> Option<Self>;
-
-    fn from_record(record: &Document) -> Result<Self> {
-        let fields = record
-            .get_document("result")
-            .ok()
-            .filter(|_| record.get_str("op").ok() == Some(Self::OPERATION));
-        fields.and_then(Self::from_fields).ok_or_else(|| {
-            PatternError::InvalidRecord {
-                message: format!(
-                    "the retry record {record} does not answer a retried {}",
-                    Self::OPERATION
-                ),
-            }
-            .into()
-        })
-    }
 }
 
 impl Recorded for InsertOneResult {

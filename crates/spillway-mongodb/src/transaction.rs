@@ -14,6 +14,7 @@
 use bson::Document;
 use mongodb::options::ReadConcern;
 
+use crate::backend::RetryKey;
 use crate::database::{PatternedCollection, PatternedDatabase};
 use crate::error::Result;
 
@@ -52,6 +53,47 @@ impl Transaction {
         Ok(Transaction {
             database: database.pinned_to(layer),
         })
+    }
+
+    /// As [`Transaction::start`], for a statement of a retryable write whose outcome the
+    /// transaction records ([`Transaction::recorded_outcome`], [`Transaction::record_outcome`]):
+    /// the collection of the records is made first, outside the transaction.
+    ///
+    /// # Errors
+    /// As [`Transaction::start`].
+    pub fn start_for_retryable_write(
+        database: &PatternedDatabase,
+        read_concern: ReadConcern,
+    ) -> Result<Transaction> {
+        let mut layer = database.new_layer()?;
+        layer.backend_mut().prepare_retries()?;
+        layer.backend_mut().begin_open(read_concern)?;
+        Ok(Transaction {
+            database: database.pinned_to(layer),
+        })
+    }
+
+    /// What the retryable write statement `key` of `operation` (MongoDB's command name, such
+    /// as `findAndModify`) already answered, as the transaction reads its record: the result
+    /// recorded by [`Transaction::record_outcome`] with the same transaction number, or
+    /// `None` when it has not run with this number (see [`RetryKey`]).
+    ///
+    /// # Errors
+    /// 225 TransactionTooOld when a newer number ran the statement; a record of another
+    /// operation; the deployment's.
+    pub fn recorded_outcome(&self, key: &RetryKey, operation: &str) -> Result<Option<Document>> {
+        self.database
+            .with_layer(|layer| layer.backend().recorded_outcome(key, operation))
+    }
+
+    /// Records `result` as the outcome of statement `key` of `operation`, in the
+    /// transaction: committed with the statement's writes, it answers every retry.
+    ///
+    /// # Errors
+    /// The deployment's.
+    pub fn record_outcome(&self, key: &RetryKey, operation: &str, result: Document) -> Result<()> {
+        self.database
+            .with_layer(|layer| layer.backend().record_retry(key, operation, result))
     }
 
     /// A collection of the transaction's database, each of whose operations is part of

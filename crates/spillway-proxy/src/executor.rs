@@ -22,10 +22,12 @@ use std::time::{Duration, Instant};
 use bson::{Bson, Document, doc};
 use spillway::Database;
 use spillway::command::{CommandError, Commands, Privilege, name_first};
+use spillway_mongodb::mongodb::options::ReadConcern;
 use spillway_mongodb::mongodb::sync::Client;
 use spillway_mongodb::{
     POLICY_COLLECTION, POLICY_DOCUMENT_ID, Pattern, PatternedDatabase, RETRY_COLLECTION,
-    RenameIntent, STAMP_COLLECTION, Transaction, declared_patterns, pending_rename,
+    RenameIntent, RetryKey, STAMP_COLLECTION, TRANSACTION_TIME_LIMIT, Transaction,
+    declared_patterns, pending_rename,
 };
 use spillway_server::Executor;
 
@@ -40,12 +42,6 @@ pub const POLICY_REFRESH: Duration = Duration::from_secs(1);
 
 /// The namespace prefix that reads a collection's stored layout (as `spillway serve` has it).
 const STORED_VIEW_PREFIX: &str = "system.stored.";
-
-/// Replies of retryable `findAndModify`s on collections with a policy, kept so that a retry
-/// through this proxy is answered without writing again (per session, the last transaction
-/// number). Inserts, updates and deletes do not need it: their statements record their
-/// outcomes upstream, in their own transactions (`spillway_mongodb::RetryKey`).
-const REMEMBERED_SESSIONS: usize = 10_000;
 
 /// The collections the pattern layer keeps for itself in each database it manages: not
 /// the application's, so not listed (the embedded database keeps the same records in its
@@ -79,7 +75,6 @@ pub struct ProxyExecutor {
     databases: Mutex<HashMap<String, PatternedDatabase>>,
     policies: Mutex<HashMap<String, ReadPolicies>>,
     cursors: Cursors,
-    retried: Mutex<HashMap<Vec<u8>, (i64, Document)>>,
     /// The clients' transactions the proxy holds (those that start in a database with
     /// policies), each one upstream transaction.
     transactions: Transactions,
@@ -117,7 +112,6 @@ impl ProxyExecutor {
             databases: Mutex::new(HashMap::new()),
             policies: Mutex::new(HashMap::new()),
             cursors: Cursors::default(),
-            retried: Mutex::new(HashMap::new()),
             transactions: Transactions::default(),
             cluster_time: Mutex::new(None),
             users: None,
@@ -517,35 +511,91 @@ impl ProxyExecutor {
                 ),
             ));
         }
-        let retry_key = retryable_write_key(command)
-            .filter(|_| matches!(name, "findAndModify" | "findandmodify"));
-        if let Some((key, number)) = &retry_key
-            && let Some((known, reply)) = self
-                .retried
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(key)
-            && known == number
-        {
-            return Ok(reply.clone());
-        }
         let patterned = self.patterned(database)?;
         let namespace = format!("{database}.{collection}");
-        let reply = patterned::run(
+        if matches!(name, "findAndModify" | "findandmodify")
+            && let Some((session, txn_number)) = patterned::retryable_write(command)
+        {
+            let key = RetryKey {
+                session,
+                stmt: 0,
+                txn_number,
+            };
+            return self
+                .retryable_find_and_modify(&patterned, collection, &namespace, command, &key);
+        }
+        patterned::run(
             name,
             &patterned.collection(collection),
             &namespace,
             command,
             &self.cursors,
-        )?;
-        if let Some((key, number)) = retry_key {
-            let mut retried = self.retried.lock().unwrap_or_else(PoisonError::into_inner);
-            if retried.len() >= REMEMBERED_SESSIONS && !retried.contains_key(&key) {
-                retried.clear();
+        )
+    }
+
+    /// A retryable `findAndModify` on a collection with a policy: its read, its write and
+    /// the record of its reply in one upstream transaction, so that a retry, through any
+    /// proxy or after a restart, reads the record and answers from it without writing
+    /// (inserts, updates and deletes record their statements the same way, inside
+    /// spillway-mongodb). Run again from the start after a transient error, within the
+    /// driver's transaction time limit, as `withTransaction` does.
+    fn retryable_find_and_modify(
+        &self,
+        patterned: &PatternedDatabase,
+        collection: &str,
+        namespace: &str,
+        command: &Document,
+        key: &RetryKey,
+    ) -> Result<Document, CommandError> {
+        const OPERATION: &str = "findAndModify";
+        let started = Instant::now();
+        let transient = |failure: &CommandError| {
+            failure.labels.contains(&"TransientTransactionError")
+                && started.elapsed() < TRANSACTION_TIME_LIMIT
+        };
+        loop {
+            let transaction =
+                Transaction::start_for_retryable_write(patterned, ReadConcern::snapshot())
+                    .map_err(|failure| patterned::error(&failure))?;
+            let outcome = match transaction.recorded_outcome(key, OPERATION) {
+                Err(failure) => Err(patterned::error(&failure)),
+                Ok(Some(recorded)) => return Ok(recorded),
+                Ok(None) => patterned::run(
+                    OPERATION,
+                    &transaction.collection(collection),
+                    namespace,
+                    command,
+                    &self.cursors,
+                )
+                .and_then(|reply| {
+                    transaction
+                        .record_outcome(key, OPERATION, reply.clone())
+                        .map_err(|failure| patterned::error(&failure))?;
+                    Ok(reply)
+                }),
+            };
+            let reply = match outcome {
+                Ok(reply) => reply,
+                Err(failure) if transient(&failure) => continue,
+                Err(failure) => return Err(failure),
+            };
+            loop {
+                match transaction.commit() {
+                    Ok(()) => return Ok(reply),
+                    // The commit's outcome is unknown (the transaction stays open): send it
+                    // again.
+                    Err(_)
+                        if transaction.is_open() && started.elapsed() < TRANSACTION_TIME_LIMIT => {}
+                    Err(failure) => {
+                        let failure = patterned::error(&failure);
+                        if transient(&failure) {
+                            break;
+                        }
+                        return Err(failure);
+                    }
+                }
             }
-            retried.insert(key, (number, reply.clone()));
         }
-        Ok(reply)
     }
 
     /// `killCursors`: the proxy's cursors closed here, the others by the upstream.
@@ -772,17 +822,6 @@ fn stored_layout(
     }
     command.insert(name, base);
     Ok(command)
-}
-
-/// The session and transaction number of a retryable write (a write with `txnNumber`
-/// outside a transaction).
-fn retryable_write_key(command: &Document) -> Option<(Vec<u8>, i64)> {
-    let number = command.get_i64("txnNumber").ok()?;
-    if command.contains_key("autocommit") {
-        return None;
-    }
-    let session = command.get_document("lsid").ok()?;
-    Some((session.to_vec().ok()?, number))
 }
 
 impl Executor for ProxyExecutor {

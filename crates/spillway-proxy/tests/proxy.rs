@@ -469,6 +469,29 @@ fn a_retry_through_a_new_proxy_applies_each_statement_once() {
     );
     assert_eq!(buyers(50), Some(0));
 
+    // A findAndModify, retried through the other proxy, answers with the document it
+    // changed, and changed it once.
+    let modify = retryable(
+        doc! {
+            "findAndModify": "patterned",
+            "query": { "_id": 0 },
+            "update": { "$push": { "buyers": "f" } },
+            "new": true,
+        },
+        9,
+        5,
+        &database,
+    );
+    let answered = run(&before, &modify);
+    let value = answered.get_document("value").expect("the new document");
+    assert_eq!(value.get_array("buyers").expect("buyers").len(), 5, "{answered}");
+    for _ in 0..2 {
+        let again = run(&after, &modify);
+        assert_eq!(again.get("value"), answered.get("value"), "{again}");
+        assert_eq!(again.get("lastErrorObject"), answered.get("lastErrorObject"));
+    }
+    assert_eq!(buyers(0), Some(5), "the findAndModify applied once");
+
     // Another session has its own records.
     let other = retryable(
         doc! { "update": "patterned", "updates": [{ "q": { "_id": 0 }, "u": { "$push": { "buyers": "e" } } }] },
@@ -477,7 +500,7 @@ fn a_retry_through_a_new_proxy_applies_each_statement_once() {
         &database,
     );
     assert_eq!(run(&after, &other).get_i32("nModified").ok(), Some(1));
-    assert_eq!(buyers(0), Some(5));
+    assert_eq!(buyers(0), Some(6));
     // One record per (session, statement): session 9 reused statements 0 and 1.
     let records = client
         .database(&database)
