@@ -484,11 +484,18 @@ fn a_retry_through_a_new_proxy_applies_each_statement_once() {
     );
     let answered = run(&before, &modify);
     let value = answered.get_document("value").expect("the new document");
-    assert_eq!(value.get_array("buyers").expect("buyers").len(), 5, "{answered}");
+    assert_eq!(
+        value.get_array("buyers").expect("buyers").len(),
+        5,
+        "{answered}"
+    );
     for _ in 0..2 {
         let again = run(&after, &modify);
         assert_eq!(again.get("value"), answered.get("value"), "{again}");
-        assert_eq!(again.get("lastErrorObject"), answered.get("lastErrorObject"));
+        assert_eq!(
+            again.get("lastErrorObject"),
+            answered.get("lastErrorObject")
+        );
     }
     assert_eq!(buyers(0), Some(5), "the findAndModify applied once");
 
