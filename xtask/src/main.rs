@@ -16,15 +16,17 @@
 //! | `memory-bench` | product pages of a subset-pattern database against plain documents, with a cold page cache inside cgroup memory limits (issue 14's table) |
 //! | `mongosh` | the real mongosh from npm against `spillway serve`: a ping, the mongosh examples against their snapshots, an interactive session through tmux |
 //! | `clients` | issue 27's transparency checks through pymongo, the official Node.js driver and Mongoose (pinned, from PyPI and npm): a collection with a policy answers as a plain one |
+//! | `backend-peer` | spillway-mongodb's integration tests (the backend suite, concurrency, retryable writes) against SecantusDB, their second upstream beside `spillway serve` |
 //! | `gui` | issue 30's GUI check: mongo-express (built from npm) in headless Chromium browses and edits a plain and a patterned collection; screenshots in `target/gui/screenshots/` |
 //!
 //! Modules are layered, each using only those below it (bottom first): `shared`, `step` →
-//! `conformance`, `realdata`, `servers`, `tasks` → `memory_bench`, `pymongo` → `clients`,
-//! `mongosh`, `serve_tasks` → `gui`, `hostile` → `ci`.
+//! `conformance`, `realdata`, `servers`, `tasks` → `memory_bench`, `pymongo` → `backend_peer`,
+//! `clients`, `mongosh`, `serve_tasks` → `gui`, `hostile` → `ci`.
 //!
 //! xtask only orchestrates: it never contains product logic. Every check it runs is also a
 //! plain `#[test]` somewhere, so `cargo test --workspace` alone covers the same ground.
 
+mod backend_peer;
 mod ci;
 mod clients;
 mod conformance;
@@ -99,6 +101,8 @@ enum Command {
     /// The clients are pinned (npm packages in target/clients/). Each runs the same reads and
     /// writes on a collection with an outlier policy and on a plain one, and compares.
     Clients(clients::Options),
+    /// spillway-mongodb's integration tests against SecantusDB (their second upstream)
+    BackendPeer(backend_peer::Options),
     /// mongo-express (built from npm) in headless Chromium against spillway serve: browses and
     /// edits a plain and a patterned collection, then checks the writes through a driver
     ///
@@ -150,6 +154,7 @@ fn run(command: &Command) -> Result<()> {
         Command::Pymongo(options) => pymongo::run(options),
         Command::Mongosh(options) => mongosh::run(options),
         Command::Clients(options) => clients::run(options),
+        Command::BackendPeer(options) => backend_peer::run(options),
         Command::Gui(options) => gui::run(options),
         Command::MemoryBench(options) => memory_bench::run(options),
         Command::ServeCrash(options) => serve_tasks::crash(options),

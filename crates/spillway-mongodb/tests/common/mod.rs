@@ -28,10 +28,20 @@ pub fn options() -> ServerOptions {
     }
 }
 
-/// The address of this test binary's server over an in-memory database, started once.
+/// Points the tests at a server already running (`host:port`) instead of their own:
+/// `cargo xtask backend-peer` sets it to SecantusDB's address.
+pub const SERVER_ENV: &str = "SPILLWAY_MONGODB_TEST_SERVER";
+
+/// The address of this test binary's server over an in-memory database, started once; or
+/// the server [`SERVER_ENV`] names.
 pub fn server() -> SocketAddr {
     static ADDRESS: OnceLock<SocketAddr> = OnceLock::new();
     *ADDRESS.get_or_init(|| {
+        if let Ok(address) = std::env::var(SERVER_ENV) {
+            return address
+                .parse()
+                .unwrap_or_else(|_| panic!("{SERVER_ENV} must be host:port, not {address:?}"));
+        }
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("spillway-serve".to_owned())
