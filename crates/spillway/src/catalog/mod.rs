@@ -397,19 +397,16 @@ fn explain_clause(
                 _ => Some(not_satisfied("$and", failed)),
             }
         }
-        (field, _) => {
-            let mut equality = Document::new();
-            equality.insert("$eq", value.clone());
-            Some(field_failure(field, "$eq", &Bson::Document(equality), document))
-        }
+        // An implicit equality is specified as written: `{ a: 1 }`.
+        (field, _) => Some(field_failure(field, "$eq", value, document)),
     };
     Ok(Some(details.unwrap_or_else(|| {
         doc! { "operatorName": key, "specifiedAs": specified_as(), "reason": "did not match" }
     })))
 }
 
-/// The details of field operator `operator` (in `operand`, `{ $op: value }`) failing on
-/// `field` of `document`.
+/// The details of field operator `operator` failing on `field` of `document`; `operand` is
+/// what the validator gives the field (`{ $op: value }`, or the value of an equality).
 fn field_failure(field: &str, operator: &str, operand: &Bson, document: &Document) -> Document {
     let mut specified = Document::new();
     specified.insert(field, operand.clone());
@@ -434,10 +431,11 @@ fn field_failure(field: &str, operator: &str, operand: &Bson, document: &Documen
     if let Some(value) = considered
         && operator != "$exists"
     {
-        if operator == "$type" {
-            details.insert("consideredType", spillway_doc::expr::type_name(Some(&value)));
-        }
+        let type_name = spillway_doc::expr::type_name(Some(&value));
         details.insert("consideredValue", value);
+        if operator == "$type" {
+            details.insert("consideredType", type_name);
+        }
     }
     details
 }
