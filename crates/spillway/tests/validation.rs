@@ -469,3 +469,61 @@ fn errinfo_explains_query_operator_clauses_as_mongodb_does() {
     );
     assert_eq!(reply.get_i32("code").ok(), Some(2), "{reply}");
 }
+
+/// The first write error's code of a reply, or the command's code when it failed.
+fn refusal_code(reply: &Document) -> Option<i32> {
+    reply
+        .get_array("writeErrors")
+        .ok()
+        .and_then(|errors| errors.first())
+        .and_then(|error| error.as_document())
+        .and_then(|error| error.get_i32("code").ok())
+        .or_else(|| reply.get_i32("code").ok())
+}
+
+#[test]
+fn every_write_command_checks_the_validator_unless_bypassed() {
+    let commands = Commands::new(Database::open_in_memory().unwrap());
+    run(
+        &commands,
+        doc! { "create": "stock", "validator": { "qty": { "$gte": 0 } } },
+    );
+    run(
+        &commands,
+        doc! { "insert": "source", "documents": [{ "_id": 1, "qty": -1 }] },
+    );
+    let cases = [
+        doc! { "update": "stock", "updates": [{ "q": { "_id": 5 }, "u": { "$set": { "qty": -1 } }, "upsert": true }] },
+        doc! { "update": "stock", "updates": [{ "q": { "_id": 5 }, "u": { "qty": -1 }, "upsert": true }] },
+        doc! { "findAndModify": "stock", "query": { "_id": 5 }, "update": { "$set": { "qty": -1 } }, "upsert": true },
+        doc! { "aggregate": "source", "pipeline": [{ "$merge": { "into": "stock" } }], "cursor": {} },
+        doc! { "aggregate": "source", "pipeline": [{ "$out": "stock" }], "cursor": {} },
+    ];
+    for command in &cases {
+        let reply = run(&commands, command.clone());
+        assert_eq!(refusal_code(&reply), Some(121), "{command}: {reply}");
+    }
+    let bulk = commands.execute(doc! {
+        "bulkWrite": 1,
+        "ops": [{ "insert": 0, "document": { "_id": 9, "qty": -9 } }],
+        "nsInfo": [{ "ns": "shop.stock" }],
+        "$db": "admin",
+    });
+    let failed = bulk
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_array("firstBatch"))
+        .map(|batch| batch[0].as_document().unwrap().get_i32("code").ok())
+        .unwrap_or_default();
+    assert_eq!(failed, Some(121), "{bulk}");
+    let count = run(&commands, doc! { "count": "stock" });
+    assert_eq!(count.get_i32("n").ok(), Some(0), "{count}");
+    for command in &cases {
+        let mut command = command.clone();
+        command.insert("bypassDocumentValidation", true);
+        let reply = run(&commands, command.clone());
+        assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{command}: {reply}");
+        assert_eq!(refusal_code(&reply), None, "{command}: {reply}");
+    }
+    let count = run(&commands, doc! { "count": "stock" });
+    assert!(count.get_i32("n").unwrap() >= 1, "{count}");
+}
