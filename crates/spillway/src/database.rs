@@ -33,10 +33,10 @@ use crate::change_log::ChangeLog;
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::maintenance::{self, CollectionStats, DatabaseStats, RepairReport, VerifyReport};
 use crate::patterned::{ReaderBackend, TxnBackend};
+use crate::results::ValidationWarning;
 use crate::route::Route;
 use crate::storage;
 use crate::txn::{Published, WriteTxn};
-use crate::results::ValidationWarning;
 use crate::write_history::WriteHistory;
 
 /// How often the TTL reaper runs unless `DatabaseOptions::ttl_interval` says otherwise:

@@ -30,11 +30,11 @@ use crate::catalog::{
     ValidationAction, ValidationLevel, default_index_name, hashed_field, parse_index_keys,
     text_key_pattern, validate_collection_name,
 };
-use crate::results::ValidationWarning;
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::exec::{Execution, Match, stored_document};
 use crate::index_keys::{index_entries, key_values};
 use crate::planner::{self, HintedScan, Plan};
+use crate::results::ValidationWarning;
 use crate::route::Route;
 use crate::txn::{Reader, WriteTxn};
 

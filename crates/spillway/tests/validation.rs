@@ -9,7 +9,9 @@ use spillway::{CollectionOptions, Database, Pattern, ValidationAction, Validatio
 
 /// A book whose `customers_purchased` holds `n` buyers.
 fn book(id: i32, n: usize) -> Document {
-    let buyers: Vec<Bson> = (0..n).map(|i| Bson::String(format!("user{i:02}"))).collect();
+    let buyers: Vec<Bson> = (0..n)
+        .map(|i| Bson::String(format!("user{i:02}")))
+        .collect();
     doc! { "_id": id, "title": "The Wooden Amulet", "customers_purchased": buyers }
 }
 
@@ -161,7 +163,10 @@ fn a_validator_on_a_collection_with_a_policy_sees_logical_documents() {
     )
     .unwrap();
     sales
-        .update_one(doc! { "_id": 3 }, doc! { "$set": { "note": "still too many" } })
+        .update_one(
+            doc! { "_id": 3 },
+            doc! { "$set": { "note": "still too many" } },
+        )
         .run()
         .unwrap();
     let refused = sales
@@ -248,7 +253,9 @@ fn validators_refuse_where_text_and_near_and_accept_expr() {
             .unwrap_err();
         assert_eq!(refused.code(), Some(2), "{validator}: {refused}");
         assert!(
-            refused.to_string().contains("is not allowed in this context"),
+            refused
+                .to_string()
+                .contains("is not allowed in this context"),
             "{refused}"
         );
         assert!(
@@ -323,10 +330,18 @@ fn warn_lets_writes_through_and_logs_them() {
         .run()
         .unwrap();
     let warnings = db.validation_warnings();
-    let ids: Vec<&Bson> = warnings.iter().map(|warning| &warning.document_id).collect();
+    let ids: Vec<&Bson> = warnings
+        .iter()
+        .map(|warning| &warning.document_id)
+        .collect();
     assert_eq!(ids, [&Bson::Int32(2), &Bson::Int32(1)]);
     assert_eq!(
-        warnings[0].details.as_ref().unwrap().get_str("operatorName").ok(),
+        warnings[0]
+            .details
+            .as_ref()
+            .unwrap()
+            .get_str("operatorName")
+            .ok(),
         Some("$gte")
     );
     // A bypassed write is not checked, so not logged.
@@ -369,8 +384,16 @@ fn errinfo_explains_query_operator_clauses_as_mongodb_does() {
         .get_document("options")
         .unwrap()
         .clone();
-    assert_eq!(options.get_str("validationLevel").ok(), Some("strict"), "{options}");
-    assert_eq!(options.get_str("validationAction").ok(), Some("error"), "{options}");
+    assert_eq!(
+        options.get_str("validationLevel").ok(),
+        Some("strict"),
+        "{options}"
+    );
+    assert_eq!(
+        options.get_str("validationAction").ok(),
+        Some("error"),
+        "{options}"
+    );
     assert!(options.get_document("validator").is_ok(), "{options}");
     let reply = run(
         &commands,
@@ -433,7 +456,11 @@ fn errinfo_explains_query_operator_clauses_as_mongodb_does() {
         .unwrap()
         .get_document("details")
         .unwrap();
-    assert_eq!(clause.get_str("reason").ok(), Some("field was missing"), "{details}");
+    assert_eq!(
+        clause.get_str("reason").ok(),
+        Some("field was missing"),
+        "{details}"
+    );
     // bypassDocumentValidation on the command lets it through.
     let reply = run(
         &commands,
@@ -449,7 +476,10 @@ fn errinfo_explains_query_operator_clauses_as_mongodb_does() {
         &commands,
         doc! { "collMod": "items", "validationLevel": "moderate", "validationAction": "warn" },
     );
-    let listed = run(&commands, doc! { "listCollections": 1, "filter": { "name": "items" } });
+    let listed = run(
+        &commands,
+        doc! { "listCollections": 1, "filter": { "name": "items" } },
+    );
     let options = listed
         .get_document("cursor")
         .unwrap()

@@ -311,7 +311,9 @@ fn not_satisfied(operator: &str, failed: Vec<(usize, Document)>) -> Document {
     let clauses: Vec<Bson> = failed
         .into_iter()
         .map(|(index, details)| {
-            Bson::Document(doc! { "index": i64::try_from(index).unwrap_or(i64::MAX), "details": details })
+            Bson::Document(
+                doc! { "index": i64::try_from(index).unwrap_or(i64::MAX), "details": details },
+            )
         })
         .collect();
     doc! { "operatorName": operator, "clausesNotSatisfied": clauses }
@@ -357,7 +359,9 @@ fn explain_clause(
                 let details = if key == "$nor" {
                     let filter = Filter::parse(clause).map_err(Error::filter)?;
                     if filter.matches(raw).map_err(Error::filter)? {
-                        Some(doc! { "operatorName": "$nor", "reason": "clause matched", "specifiedAs": clause.clone() })
+                        Some(
+                            doc! { "operatorName": "$nor", "reason": "clause matched", "specifiedAs": clause.clone() },
+                        )
                     } else {
                         None
                     }
@@ -377,7 +381,10 @@ fn explain_clause(
             "expressionResult": false,
         }),
         (field, Bson::Document(operators))
-            if operators.keys().next().is_some_and(|first| first.starts_with('$')) =>
+            if operators
+                .keys()
+                .next()
+                .is_some_and(|first| first.starts_with('$')) =>
         {
             let mut failed = Vec::new();
             for (index, (operator, operand)) in operators.iter().enumerate() {
