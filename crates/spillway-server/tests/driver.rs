@@ -200,6 +200,108 @@ async fn the_driver_creates_a_collection_with_a_json_schema_validator() {
     server.stop().await;
 }
 
+/// The code of a driver error that is a single write error.
+fn write_error_code(error: &mongodb::error::Error) -> Option<i32> {
+    match *error.kind {
+        mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteError(ref error)) => {
+            Some(error.code)
+        }
+        _ => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_driver_validates_logical_documents_changes_validators_and_bypasses_them() {
+    let server = common::start().await;
+    let client = client(server.address, false).await;
+    let shop = client.database("shop");
+    // At most 8 buyers, no other field: the stored main document (3 buyers and the outlier's
+    // flag) would fail the schema, the logical document passes it.
+    shop.create_collection("books")
+        .validator(doc! {
+            "$jsonSchema": {
+                "additionalProperties": false,
+                "properties": {
+                    "_id": {},
+                    "customers_purchased": { "bsonType": "array", "maxItems": 8 },
+                },
+            },
+        })
+        .await
+        .expect("create with a validator");
+    shop.run_command(doc! {
+        "setPattern": "books", "outlier": "customers_purchased", "threshold": 3,
+    })
+    .await
+    .expect("setPattern");
+    let books = shop.collection::<Document>("books");
+    books
+        .insert_one(doc! { "_id": 1, "customers_purchased": ["a", "b", "c", "d", "e", "f"] })
+        .await
+        .expect("a spilled, valid book");
+    let refused = books
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$push": { "customers_purchased": { "$each": ["g", "h", "i"] } } },
+        )
+        .await
+        .expect_err("nine buyers");
+    assert_eq!(write_error_code(&refused), Some(121), "{refused}");
+    books
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$push": { "customers_purchased": { "$each": ["g", "h", "i"] } } },
+        )
+        .bypass_document_validation(true)
+        .await
+        .expect("bypassed");
+    // collMod: a query-operator validator, moderate, listed by listCollections.
+    shop.run_command(doc! {
+        "collMod": "books",
+        "validator": { "customers_purchased": { "$size": 9 } },
+        "validationLevel": "moderate",
+    })
+    .await
+    .expect("collMod");
+    let listed = shop
+        .run_command(doc! { "listCollections": 1, "filter": { "name": "books" } })
+        .await
+        .expect("listCollections");
+    let options = listed
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_array("firstBatch"))
+        .expect("firstBatch")[0]
+        .as_document()
+        .and_then(|info| info.get_document("options").ok())
+        .expect("options")
+        .clone();
+    assert_eq!(
+        options.get_document("validator").ok(),
+        Some(&doc! { "customers_purchased": { "$size": 9 } })
+    );
+    assert_eq!(options.get_str("validationLevel").ok(), Some("moderate"));
+    assert_eq!(options.get_str("validationAction").ok(), Some("error"));
+    let refused = books
+        .insert_one(doc! { "_id": 2, "customers_purchased": ["a"] })
+        .await
+        .expect_err("one buyer");
+    assert_eq!(write_error_code(&refused), Some(121), "{refused}");
+    assert_eq!(books.count_documents(doc! {}).await.expect("count"), 1);
+    // A refused operator: BadValue, and nothing created.
+    let refused = shop
+        .run_command(doc! { "create": "scripts", "validator": { "$where": "true" } })
+        .await
+        .expect_err("$where");
+    match *refused.kind {
+        mongodb::error::ErrorKind::Command(ref error) => assert_eq!(error.code, 2, "{error:?}"),
+        ref other => panic!("expected a command error, got {other:?}"),
+    }
+    let names = shop.list_collection_names().await.expect("names");
+    assert!(!names.contains(&"scripts".to_string()), "{names:?}");
+    client.shutdown().await;
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_driver_runs_a_transaction_across_databases() {
     if !knows("commitTransaction") {

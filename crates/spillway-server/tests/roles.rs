@@ -259,6 +259,15 @@ async fn read_write_on_one_database_stays_there_and_cannot_make_a_root_user() {
             doc! { "aggregate": "books", "pipeline": [{ "$out": { "db": "other", "coll": "stolen" } }], "cursor": {} },
         ),
         ("admin", doc! { "shutdownTheServer": 1 }),
+        // readWrite has no bypassDocumentValidation action (dbAdmin and restore do).
+        (
+            "shop",
+            doc! { "insert": "books", "documents": [{ "_id": 4 }], "bypassDocumentValidation": true },
+        ),
+        (
+            "shop",
+            doc! { "update": "books", "updates": [{ "q": { "_id": 2 }, "u": { "$set": { "a": 1 } } }], "bypassDocumentValidation": true },
+        ),
     ] {
         let error = clerk
             .database(db)

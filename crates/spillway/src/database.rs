@@ -12,7 +12,7 @@
 //! documents: operations live in `ops`.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -33,6 +33,7 @@ use crate::change_log::ChangeLog;
 use crate::error::{Error, ErrorKind, Result, codes};
 use crate::maintenance::{self, CollectionStats, DatabaseStats, RepairReport, VerifyReport};
 use crate::patterned::{ReaderBackend, TxnBackend};
+use crate::results::ValidationWarning;
 use crate::route::Route;
 use crate::storage;
 use crate::txn::{Published, WriteTxn};
@@ -118,7 +119,13 @@ pub(crate) struct Inner {
     /// How long, in milliseconds, the server-side JavaScript of one command may run
     /// ([`Database::set_script_time_limit`]).
     script_time_limit_ms: AtomicU64,
+    /// The newest [`VALIDATION_WARNINGS_KEPT`] writes a `warn` validator let through.
+    validation_warnings: Mutex<VecDeque<ValidationWarning>>,
 }
+
+/// How many validation warnings a database keeps ([`Database::validation_warnings`]), as a
+/// server's log keeps its recent lines.
+pub const VALIDATION_WARNINGS_KEPT: usize = 1000;
 
 /// The keys one transaction handle claimed; released when it ends (commit, rollback, drop),
 /// when it also leaves the write history.
@@ -223,8 +230,10 @@ impl Inner {
             // Only notes for change streams, and no stream has ever been opened.
             return Ok(());
         }
+        let warnings = std::mem::take(&mut txn.validation_warnings);
         let committed = txn.into_batch(&self.store)?;
         let seq = self.store.commit(committed.batch)?;
+        self.log_validation_warnings(warnings);
         let published = Arc::new(current.after_commit(
             self.store.snapshot(),
             committed.catalog,
@@ -241,6 +250,25 @@ impl Inner {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = published;
         drop(history);
         Ok(())
+    }
+
+    /// Keeps the warnings of a commit, dropping the oldest past [`VALIDATION_WARNINGS_KEPT`].
+    fn log_validation_warnings(&self, warnings: Vec<ValidationWarning>) {
+        if warnings.is_empty() {
+            return;
+        }
+        let mut log = self
+            .validation_warnings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let at = bson::DateTime::now();
+        for mut warning in warnings {
+            warning.at = at;
+            log.push_back(warning);
+        }
+        while log.len() > VALIDATION_WARNINGS_KEPT {
+            log.pop_front();
+        }
     }
 
     /// Runs `write` in its own transaction and commits it.
@@ -370,6 +398,7 @@ impl Database {
                     u64::try_from(javascript::DEFAULT_SCRIPT_TIME_LIMIT.as_millis())
                         .unwrap_or(u64::MAX),
                 ),
+                validation_warnings: Mutex::new(VecDeque::new()),
             }),
         })
     }
@@ -384,6 +413,19 @@ impl Database {
         self.inner
             .script_time_limit_ms
             .store(milliseconds, Ordering::Relaxed);
+    }
+
+    /// The writes committed since the database was opened that a validator with
+    /// `validationAction: "warn"` did not accept (MongoDB logs them), oldest first: the newest
+    /// [`VALIDATION_WARNINGS_KEPT`], kept in memory only.
+    pub fn validation_warnings(&self) -> Vec<ValidationWarning> {
+        self.inner
+            .validation_warnings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// The limit [`Database::set_script_time_limit`] set.

@@ -99,7 +99,9 @@ pub use collection::{
     RenameCollection, UpdateAction,
 };
 pub use cursor::Cursor;
-pub use database::{DEFAULT_TTL_INTERVAL, Database, DatabaseOptions, Transaction};
+pub use database::{
+    DEFAULT_TTL_INTERVAL, Database, DatabaseOptions, Transaction, VALIDATION_WARNINGS_KEPT,
+};
 pub use database_actions::{CreateCollection, DropDatabase, ListCollectionNames};
 pub use error::{BulkWriteFailure, Error, ErrorKind, Result};
 pub use maintenance::{
@@ -110,7 +112,7 @@ pub use options::{CollectionOptions, IndexModification};
 pub use results::{
     BulkWriteResult, CreateIndexResult, DeleteResult, Explain, GeoIndexOptions, Hint, IndexModel,
     IndexModelBuilder, IndexOptions, IndexOptionsBuilder, InsertManyResult, InsertOneResult,
-    ReturnDocument, UpdateModifications, UpdateResult, WriteModel,
+    ReturnDocument, UpdateModifications, UpdateResult, ValidationWarning, WriteModel,
 };
 pub use session::{
     AbortTransaction, ClientSession, CommitTransaction, StartSession, StartTransaction,

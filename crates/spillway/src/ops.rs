@@ -28,7 +28,7 @@ use crate::catalog::{IndexSettings, validate_collection_name};
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Match, stored_document};
 use crate::near;
-use crate::patterned;
+use crate::patterned::{self, LogicalValidation};
 use crate::planner::HintedScan;
 use crate::results::UpdateModifications;
 use crate::route::Route;
@@ -326,6 +326,9 @@ pub(crate) fn update_sorted(
         // stages them together, so unique indexes see its final state here too.
         let mut statement = Statement::default();
         let mut modified_count = 0;
+        let found: Vec<&Match> = matches.iter().collect();
+        let validation = LogicalValidation::before(txn, collection, &found)?;
+        let mut modified = Vec::new();
         for found in &matches {
             let updated = patterned::apply_update(
                 txn,
@@ -339,9 +342,13 @@ pub(crate) fn update_sorted(
             )?;
             if updated {
                 modified_count += 1;
+                modified.push(found.id_key.as_slice());
             }
         }
         patterned::finish(statement, txn, store)?;
+        if let Some(validation) = validation {
+            validation.check(txn, |id_key| modified.contains(&id_key))?;
+        }
         return Ok(UpdateCounts {
             matched_count: matches.len() as u64,
             modified_count,
@@ -528,6 +535,7 @@ pub(crate) fn find_one_and_modify(
             )?)
         };
         let mut statement = Statement::default();
+        let validation = LogicalValidation::before(txn, collection, &[&found])?;
         let changed = patterned::apply_update(
             txn,
             store,
@@ -539,6 +547,9 @@ pub(crate) fn find_one_and_modify(
             &mut statement,
         )?;
         patterned::finish(statement, txn, store)?;
+        if let Some(validation) = validation {
+            validation.check(txn, |_| changed)?;
+        }
         if let Some(before) = before {
             return Ok(Some(before));
         }

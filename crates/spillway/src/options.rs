@@ -226,7 +226,7 @@ fn validation_from(
         validation.validator = if spec.is_empty() {
             None
         } else {
-            Some(ParsedFilter::parse(collection, "validator", spec)?)
+            Some(ParsedFilter::parse_validator(collection, spec)?)
         };
     }
     if let Some(level) = options.validation_level {

@@ -528,13 +528,123 @@ fn stage_versions(txn: &mut WriteTxn, touched: &mut [Touched], collection: &str)
                 .map(|(document, bytes)| (&*document, std::mem::take(bytes))),
         })
         .collect();
-    storage::write_documents(txn, collection, changes)?;
+    // A main collection's validator is checked on the logical documents of the statement
+    // (`LogicalValidation`), not on the main documents the engine stores.
+    let validate_stored = !is_main_collection(&catalog, collection);
+    storage::write_documents_validated(txn, collection, changes, validate_stored)?;
     if let Some(meta) = meta {
         for (id_key, bytes) in unindexed {
             txn.put(meta.docs, id_key.clone(), bytes);
         }
     }
     Ok(())
+}
+
+/// Whether `collection` is the main collection of a policy.
+fn is_main_collection(catalog: &Catalog, collection: &str) -> bool {
+    catalog
+        .policies
+        .iter()
+        .any(|policy| policy.pattern.collection() == collection)
+}
+
+/// A statement's check of a main collection's validator against logical documents, the
+/// whole arrays as the application sees them: a policy changes cost, never answers, so a
+/// document is valid or not whatever part of its arrays sits in side documents, and the
+/// outlier's flag (which a logical document has not) never fails a schema.
+///
+/// Made before the statement changes anything (under `validationLevel: "moderate"` it keeps
+/// the logical documents as they were, since a document that did not match then is not
+/// checked), checked once the statement is staged: the caller discards the transaction on
+/// the error, so nothing of the refused statement is written.
+pub(crate) struct LogicalValidation {
+    collection: String,
+    /// Each document the statement may change, by key, with its logical version before it
+    /// (kept only when the level needs it).
+    before: Vec<(Vec<u8>, Option<Document>)>,
+}
+
+impl LogicalValidation {
+    /// `None` when the statement checks nothing: no validator, level `off`, or bypassed.
+    fn needed<'c>(txn: &'c WriteTxn, collection: &str) -> Option<&'c crate::catalog::Validation> {
+        let validation = &txn.catalog().collections.get(collection)?.validation;
+        let checks = validation.validator.is_some()
+            && validation.level != crate::ValidationLevel::Off
+            && !txn.bypass_validation;
+        checks.then_some(validation)
+    }
+
+    /// Before a statement on main collection `collection` changes the documents `found`.
+    pub(crate) fn before(
+        txn: &WriteTxn,
+        collection: &str,
+        found: &[&Match],
+    ) -> Result<Option<LogicalValidation>> {
+        let Some(validation) = LogicalValidation::needed(txn, collection) else {
+            return Ok(None);
+        };
+        let keeps_before = validation.level == crate::ValidationLevel::Moderate;
+        let mut before = Vec::with_capacity(found.len());
+        for found in found {
+            let logical = if keeps_before {
+                let stored = storage::decode(&found.bytes)?;
+                Some(expand(txn, collection, &stored)?)
+            } else {
+                None
+            };
+            before.push((found.id_key.clone(), logical));
+        }
+        Ok(Some(LogicalValidation {
+            collection: collection.to_string(),
+            before,
+        }))
+    }
+
+    /// After the statement is staged: every document it changed (`changed` says which) is
+    /// checked as it now is.
+    pub(crate) fn check(self, txn: &mut WriteTxn, changed: impl Fn(&[u8]) -> bool) -> Result<()> {
+        let catalog = txn.catalog_arc();
+        let Some(meta) = catalog.collections.get(&self.collection) else {
+            return Ok(());
+        };
+        let mut after = Vec::new();
+        for (id_key, _) in self.before.iter().filter(|(id_key, _)| changed(id_key)) {
+            if let Some(stored) = storage::stored_by_key(&*txn, &self.collection, id_key)? {
+                after.push((id_key, expand(&*txn, &self.collection, &stored)?));
+            }
+        }
+        let changes: Vec<storage::DocumentChange<'_>> = after
+            .iter()
+            .map(|(id_key, new)| storage::DocumentChange {
+                id_key,
+                old: self
+                    .before
+                    .iter()
+                    .find(|(key, _)| key == *id_key)
+                    .and_then(|(_, old)| old.as_ref()),
+                new: Some((new, Vec::new())),
+            })
+            .collect();
+        let warnings = storage::check_validation(meta, &changes)?;
+        txn.validation_warnings.extend(warnings);
+        Ok(())
+    }
+
+    /// Checks a logical document about to be inserted into main collection `collection`.
+    fn check_insert(txn: &mut WriteTxn, collection: &str, document: &Document) -> Result<()> {
+        if LogicalValidation::needed(txn, collection).is_none() {
+            return Ok(());
+        }
+        let catalog = txn.catalog_arc();
+        let change = storage::DocumentChange {
+            id_key: &[],
+            old: None,
+            new: Some((document, Vec::new())),
+        };
+        let warnings = storage::check_validation(&catalog.collections[collection], &[change])?;
+        txn.validation_warnings.extend(warnings);
+        Ok(())
+    }
 }
 
 /// Whether `path` reaches into a field a policy of `collection` owns besides its array (the
@@ -1256,6 +1366,7 @@ pub(crate) fn insert(
         .get("_id")
         .cloned()
         .expect("assign_id gives an _id");
+    LogicalValidation::check_insert(txn, engine.collection(), &document)?;
     let stored = writes::insert_main(engine, &mut TxnBackend { txn, store }, document)?;
     Ok((id, stored))
 }

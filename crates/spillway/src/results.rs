@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use bson::{Bson, Document};
+use bson::{Bson, DateTime, Document};
 use serde::Serialize;
 
 /// What `insert_one` did.
@@ -550,4 +550,21 @@ pub struct BulkWriteResult {
     pub inserted_ids: HashMap<usize, Bson>,
     /// The `_id` each upsert inserted, by operation index.
     pub upserted_ids: HashMap<usize, Bson>,
+}
+
+/// A written document its collection's validator did not accept, let through because the
+/// collection's `validationAction` is `warn`: what MongoDB logs as "Document would fail
+/// validation" (log id 20294), kept by the database (`Database::validation_warnings`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ValidationWarning {
+    /// When the write was committed.
+    pub at: DateTime,
+    /// The collection written (its stored name).
+    pub collection: String,
+    /// The `_id` of the document written.
+    pub document_id: Bson,
+    /// Why it fails, as an error's `errInfo.details` would say (`operatorName`,
+    /// `schemaRulesNotSatisfied`...).
+    pub details: Option<Document>,
 }

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use bson::{Bson, Document, RawDocument, RawDocumentBuf, oid::ObjectId};
+use bson::{Bson, Document, RawDocument, oid::ObjectId};
 use serde::de::DeserializeOwned;
 use spillway_doc::DocError;
 use spillway_doc::filter::Filter;
@@ -34,6 +34,7 @@ use crate::error::{Error, ErrorKind, Result, codes};
 use crate::exec::{Execution, Match, stored_document};
 use crate::index_keys::{index_entries, key_values};
 use crate::planner::{self, HintedScan, Plan};
+use crate::results::ValidationWarning;
 use crate::route::Route;
 use crate::txn::{Reader, WriteTxn};
 
@@ -297,6 +298,19 @@ pub(crate) fn write_documents(
     collection: &str,
     changes: Vec<DocumentChange<'_>>,
 ) -> Result<()> {
+    write_documents_validated(txn, collection, changes, true)
+}
+
+/// [`write_documents`], checking the collection's validator against the stored documents
+/// only if `validate_stored`: the main collection of a policy is validated on logical
+/// documents by the pattern write path (`patterned::LogicalValidation`), never on the stored
+/// layout its engine writes.
+pub(crate) fn write_documents_validated(
+    txn: &mut WriteTxn,
+    collection: &str,
+    changes: Vec<DocumentChange<'_>>,
+    validate_stored: bool,
+) -> Result<()> {
     if changes.is_empty() {
         // Nothing matched (possibly in a collection that does not exist).
         return Ok(());
@@ -318,8 +332,9 @@ pub(crate) fn write_documents(
             "a direct document write",
         ));
     }
-    if !txn.bypass_validation {
-        check_validation(meta, &changes)?;
+    if validate_stored && !txn.bypass_validation {
+        let warnings = check_validation(meta, &changes)?;
+        txn.validation_warnings.extend(warnings);
     }
     let mut puts = Vec::new();
     let mut deletes = Vec::new();
@@ -394,15 +409,21 @@ pub(crate) fn write_documents(
 }
 
 /// Refuses a statement that writes a document the collection's validator rejects (see
-/// [`ValidationLevel`] and [`ValidationAction`]); deletes are never checked.
-fn check_validation(meta: &CollectionMeta, changes: &[DocumentChange<'_>]) -> Result<()> {
+/// [`ValidationLevel`] and [`ValidationAction`]); deletes are never checked. Under
+/// `validationAction: "warn"` nothing is refused: the documents that fail are returned, for
+/// the database's log.
+pub(crate) fn check_validation(
+    meta: &CollectionMeta,
+    changes: &[DocumentChange<'_>],
+) -> Result<Vec<ValidationWarning>> {
     let validation = &meta.validation;
     let Some(validator) = &validation.validator else {
-        return Ok(());
+        return Ok(Vec::new());
     };
-    if validation.level == ValidationLevel::Off || validation.action == ValidationAction::Warn {
-        return Ok(());
+    if validation.level == ValidationLevel::Off {
+        return Ok(Vec::new());
     }
+    let mut warnings = Vec::new();
     for change in changes {
         let Some((new, _)) = &change.new else {
             continue;
@@ -416,26 +437,31 @@ fn check_validation(meta: &CollectionMeta, changes: &[DocumentChange<'_>]) -> Re
         {
             continue;
         }
-        if !validator
+        if validator
             .filter
             .matches_document(new)
             .map_err(Error::filter)?
         {
-            let raw =
-                RawDocumentBuf::try_from(*new).map_err(|error| Error::filter(error.into()))?;
-            let details = validator
-                .filter
-                .schema_failure(&raw)
-                .map_err(Error::filter)?
-                .map(Box::new);
-            return Err(Error::new(ErrorKind::DocumentValidationFailure {
-                collection: meta.name.clone(),
-                id: new.get("_id").cloned().unwrap_or(Bson::Null),
-                details,
-            }));
+            continue;
         }
+        let details = validator.explain_failure(new)?;
+        let id = new.get("_id").cloned().unwrap_or(Bson::Null);
+        if validation.action == ValidationAction::Warn {
+            warnings.push(ValidationWarning {
+                at: bson::DateTime::now(),
+                collection: meta.name.clone(),
+                document_id: id,
+                details,
+            });
+            continue;
+        }
+        return Err(Error::new(ErrorKind::DocumentValidationFailure {
+            collection: meta.name.clone(),
+            id,
+            details: details.map(Box::new),
+        }));
     }
-    Ok(())
+    Ok(warnings)
 }
 
 /// Refuses `puts` (key, owner's `_id` key, owner) to a unique index when a key would belong

@@ -189,6 +189,9 @@ pub(crate) struct WriteTxn {
     /// Set for the duration of one operation given `bypass_document_validation(true)`: its
     /// writes skip the collection's validator.
     pub(crate) bypass_validation: bool,
+    /// The writes a `validationAction: "warn"` validator let through, logged by the
+    /// database when this transaction commits.
+    pub(crate) validation_warnings: Vec<crate::results::ValidationWarning>,
     /// Set while a replacement (not an update with operators) writes: the documents it
     /// puts are recorded in `replaced`, for change streams' `replace` events.
     pub(crate) replacing: bool,
@@ -213,6 +216,7 @@ impl WriteTxn {
             n_ops: 0,
             journal: None,
             bypass_validation: false,
+            validation_warnings: Vec::new(),
             replacing: false,
             replaced: HashSet::new(),
             notes: Vec::new(),

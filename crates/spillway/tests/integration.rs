@@ -34,4 +34,5 @@ mod text_search;
 mod timeseries;
 mod transactions;
 mod transparency;
+mod validation;
 mod views;

@@ -185,6 +185,33 @@ pub(crate) struct Validation {
 /// What [`ParsedFilter::parse`] calls a partial index's filter.
 pub(crate) const PARTIAL_FILTER: &str = "partialFilterExpression";
 
+/// What [`ParsedFilter::parse`] calls a collection's validator.
+pub(crate) const VALIDATOR: &str = "validator";
+
+/// The first operator of `filter` that a validator may not use: `$where`, `$text`, and the
+/// distance operators `$near`, `$nearSphere`, `$geoNear`, wherever the query language puts
+/// them (top-level clauses, `$and`/`$or`/`$nor`, field operators, `$not`, `$elemMatch`).
+/// `$expr` and `$jsonSchema` are allowed, as in MongoDB.
+fn operator_refused_in_validator(filter: &Document) -> Option<&'static str> {
+    const REFUSED: &[&str] = &["$where", "$text", "$near", "$nearSphere", "$geoNear"];
+    fn in_value(value: &Bson) -> Option<&'static str> {
+        match value {
+            Bson::Document(document) => operator_refused_in_validator(document),
+            Bson::Array(clauses) => clauses.iter().find_map(in_value),
+            _ => None,
+        }
+    }
+    filter.iter().find_map(|(key, value)| {
+        if let Some(refused) = REFUSED.iter().find(|refused| **refused == key) {
+            return Some(*refused);
+        }
+        match key.as_str() {
+            "$expr" | "$jsonSchema" | "$eq" | "$ne" | "$in" | "$nin" | "$all" => None,
+            _ => in_value(value),
+        }
+    })
+}
+
 /// A filter kept as given (for listings and the catalog record) and parsed (for matching).
 #[derive(Debug, Clone)]
 pub(crate) struct ParsedFilter {
@@ -199,6 +226,21 @@ impl PartialEq for ParsedFilter {
 }
 
 impl ParsedFilter {
+    /// Parses a new validator (`create`, `collMod`): [`ParsedFilter::parse`], refusing the
+    /// operators MongoDB parses a validator without (JavaScript, text search and distance
+    /// need an engine or an index a write does not have), with its BadValue (2). A
+    /// validator read back from the catalog is parsed as it was accepted.
+    pub(crate) fn parse_validator(collection: &str, spec: &Document) -> Result<ParsedFilter> {
+        if let Some(operator) = operator_refused_in_validator(spec) {
+            return Err(Error::invalid_options(
+                collection,
+                format!("{VALIDATOR}: {operator} is not allowed in this context"),
+            )
+            .with_code(2));
+        }
+        ParsedFilter::parse(collection, VALIDATOR, spec)
+    }
+
     /// Parses `spec`; `what` names it in the error (`partialFilterExpression`, `validator`).
     /// A validator may be a `$jsonSchema` (a schema that does not parse is refused with its
     /// own code, 9 or 14 or 2, as MongoDB does); a partial index's filter may not, as in
@@ -227,6 +269,182 @@ impl ParsedFilter {
             filter: Arc::new(filter),
         })
     }
+}
+
+impl ParsedFilter {
+    /// Why `document` fails this validator, as MongoDB 5+ words a
+    /// `DocumentValidationFailure`'s `errInfo.details`: a `$jsonSchema` gives
+    /// `{ operatorName: "$jsonSchema", schemaRulesNotSatisfied: [...] }`; a query-operator
+    /// clause `{ operatorName, specifiedAs, reason, consideredValue }`; several top-level
+    /// clauses (an implicit `$and`) or an `$and`/`$or`/`$nor` give
+    /// `{ operatorName: "$and", clausesNotSatisfied: [{ index, details }] }`. `None` when
+    /// the document matches.
+    pub(crate) fn explain_failure(&self, document: &Document) -> Result<Option<Document>> {
+        let raw = bson::RawDocumentBuf::try_from(document)
+            .map_err(|error| Error::filter(error.into()))?;
+        explain_clauses(&self.spec, document, &raw)
+    }
+}
+
+/// The failing details of `filter`'s top-level clauses on `document`; one clause's details
+/// alone, several under `$and`.
+fn explain_clauses(
+    filter: &Document,
+    document: &Document,
+    raw: &bson::RawDocument,
+) -> Result<Option<Document>> {
+    let mut failed = Vec::new();
+    for (index, (key, value)) in filter.iter().enumerate() {
+        if let Some(details) = explain_clause(key, value, document, raw)? {
+            failed.push((index, details));
+        }
+    }
+    Ok(match failed.len() {
+        0 => None,
+        1 if filter.len() == 1 => failed.pop().map(|(_, details)| details),
+        _ => Some(not_satisfied("$and", failed)),
+    })
+}
+
+/// `{ operatorName, clausesNotSatisfied: [{ index, details }] }`.
+fn not_satisfied(operator: &str, failed: Vec<(usize, Document)>) -> Document {
+    let clauses: Vec<Bson> = failed
+        .into_iter()
+        .map(|(index, details)| {
+            Bson::Document(
+                doc! { "index": i64::try_from(index).unwrap_or(i64::MAX), "details": details },
+            )
+        })
+        .collect();
+    doc! { "operatorName": operator, "clausesNotSatisfied": clauses }
+}
+
+/// Whether the one-clause filter `{ key: value }` matches `raw`.
+fn clause_matches(key: &str, value: &Bson, raw: &bson::RawDocument) -> Result<bool> {
+    let mut clause = Document::new();
+    clause.insert(key, value.clone());
+    Filter::parse(&clause)
+        .and_then(|filter| filter.matches(raw))
+        .map_err(Error::filter)
+}
+
+/// The details of one top-level (or `$and`/`$or`/`$nor`-nested) clause that fails, `None`
+/// when it matches.
+fn explain_clause(
+    key: &str,
+    value: &Bson,
+    document: &Document,
+    raw: &bson::RawDocument,
+) -> Result<Option<Document>> {
+    if clause_matches(key, value, raw)? {
+        return Ok(None);
+    }
+    let specified_as = || {
+        let mut specified = Document::new();
+        specified.insert(key, value.clone());
+        specified
+    };
+    let details = match (key, value) {
+        ("$jsonSchema", _) => {
+            let filter = Filter::parse(&specified_as()).map_err(Error::filter)?;
+            filter.schema_failure(raw).map_err(Error::filter)?
+        }
+        ("$and" | "$or" | "$nor", Bson::Array(clauses)) => {
+            let mut failed = Vec::new();
+            for (index, clause) in clauses.iter().enumerate() {
+                let Bson::Document(clause) = clause else {
+                    continue;
+                };
+                // `$nor` fails on the clauses that match.
+                let details = if key == "$nor" {
+                    let filter = Filter::parse(clause).map_err(Error::filter)?;
+                    if filter.matches(raw).map_err(Error::filter)? {
+                        Some(
+                            doc! { "operatorName": "$nor", "reason": "clause matched", "specifiedAs": clause.clone() },
+                        )
+                    } else {
+                        None
+                    }
+                } else {
+                    explain_clauses(clause, document, raw)?
+                };
+                if let Some(details) = details {
+                    failed.push((index, details));
+                }
+            }
+            Some(not_satisfied(key, failed))
+        }
+        ("$expr", _) => Some(doc! {
+            "operatorName": "$expr",
+            "specifiedAs": specified_as(),
+            "reason": "expression did not match",
+            "expressionResult": false,
+        }),
+        (field, Bson::Document(operators))
+            if operators
+                .keys()
+                .next()
+                .is_some_and(|first| first.starts_with('$')) =>
+        {
+            let mut failed = Vec::new();
+            for (index, (operator, operand)) in operators.iter().enumerate() {
+                let mut one = Document::new();
+                one.insert(operator, operand.clone());
+                let one = Bson::Document(one);
+                if !clause_matches(field, &one, raw)? {
+                    failed.push((index, field_failure(field, operator, &one, document)));
+                }
+            }
+            match failed.len() {
+                1 => failed.pop().map(|(_, details)| details),
+                // Each operator of `{ a: { $gte: 0, $lt: 9 } }` is its own clause in MongoDB's
+                // explanation; none failing alone means they fail together (`$elemMatch`-like
+                // array cases), said of the whole clause.
+                0 => Some(field_failure(field, "$and", value, document)),
+                _ => Some(not_satisfied("$and", failed)),
+            }
+        }
+        // An implicit equality is specified as written: `{ a: 1 }`.
+        (field, _) => Some(field_failure(field, "$eq", value, document)),
+    };
+    Ok(Some(details.unwrap_or_else(|| {
+        doc! { "operatorName": key, "specifiedAs": specified_as(), "reason": "did not match" }
+    })))
+}
+
+/// The details of field operator `operator` failing on `field` of `document`; `operand` is
+/// what the validator gives the field (`{ $op: value }`, or the value of an equality).
+fn field_failure(field: &str, operator: &str, operand: &Bson, document: &Document) -> Document {
+    let mut specified = Document::new();
+    specified.insert(field, operand.clone());
+    let considered = FieldPath::parse(field)
+        .ok()
+        .and_then(|path| spillway_doc::path::get(document, &path).cloned());
+    let mut details = doc! { "operatorName": operator, "specifiedAs": specified };
+    let reason = match (operator, &considered) {
+        ("$exists", None) => "path does not exist",
+        ("$exists", Some(_)) => "path does exist",
+        (_, None) if operator != "$ne" && operator != "$nin" && operator != "$not" => {
+            "field was missing"
+        }
+        ("$type", _) => "type did not match",
+        ("$regex", _) => "regular expression did not match",
+        ("$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$in" | "$nin", _) => {
+            "comparison failed"
+        }
+        _ => "did not match",
+    };
+    details.insert("reason", reason);
+    if let Some(value) = considered
+        && operator != "$exists"
+    {
+        let type_name = spillway_doc::expr::type_name(Some(&value));
+        details.insert("consideredValue", value);
+        if operator == "$type" {
+            details.insert("consideredType", type_name);
+        }
+    }
+    details
 }
 
 /// The options of a secondary index beyond its keys and uniqueness.
@@ -750,7 +968,7 @@ impl CollectionMeta {
         }
         let validator = match record.get("validator") {
             Some(Bson::Document(spec)) => Some(
-                ParsedFilter::parse(&name, "validator", spec)
+                ParsedFilter::parse(&name, VALIDATOR, spec)
                     .map_err(|error| bad(&error.to_string()))?,
             ),
             Some(_) => return Err(bad("the validator is not a document")),

@@ -615,13 +615,21 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
                     options.insert("collation", collation.to_document());
                     id_index.insert("collation", collation.to_document());
                 }
+                // With a validator MongoDB lists its level and action, the defaults too.
+                let validated = given.validator.is_some();
                 if let Some(validator) = given.validator {
                     options.insert("validator", validator);
                 }
-                if let Some(level) = given.validation_level {
+                let level = given
+                    .validation_level
+                    .or(validated.then_some(ValidationLevel::Strict));
+                if let Some(level) = level {
                     options.insert("validationLevel", level.as_str());
                 }
-                if let Some(action) = given.validation_action {
+                let action = given
+                    .validation_action
+                    .or(validated.then_some(ValidationAction::Error));
+                if let Some(action) = action {
                     options.insert("validationAction", action.as_str());
                 }
                 if let Some(clustered) = given.clustered_index {

@@ -140,9 +140,8 @@ impl From<&Error> for CommandError {
             converted.details = Some(Box::new(details));
         }
         if let ErrorKind::DocumentValidationFailure { id, details, .. } = error.kind() {
-            // MongoDB's wording and `errInfo` shape. Its `details` explain which clause
-            // failed; Spillway explains a `$jsonSchema` (the keywords that failed) and says
-            // only that the document does not match for other validators.
+            // MongoDB's wording and `errInfo` shape: `details` explain which clauses failed
+            // (`ParsedFilter::explain_failure`).
             converted.message = "Document failed validation".to_string();
             let details = details.as_deref().cloned().unwrap_or_else(
                 || doc! { "reason": "the document does not match the collection's validator" },
