@@ -118,6 +118,8 @@ pub(crate) struct Inner {
     /// How long, in milliseconds, the server-side JavaScript of one command may run
     /// ([`Database::set_script_time_limit`]).
     script_time_limit_ms: AtomicU64,
+    /// Each collection's figures as last taken ([`Database::collection_stats`]).
+    stats_cache: maintenance::StatsCache,
 }
 
 /// The keys one transaction handle claimed; released when it ends (commit, rollback, drop),
@@ -370,6 +372,7 @@ impl Database {
                     u64::try_from(javascript::DEFAULT_SCRIPT_TIME_LIMIT.as_millis())
                         .unwrap_or(u64::MAX),
                 ),
+                stats_cache: maintenance::StatsCache::default(),
             }),
         })
     }
@@ -535,9 +538,11 @@ impl Database {
 
     /// Per-collection figures (documents, stored bytes, the largest documents, index entry
     /// counts) from one snapshot, and the store's live and dead bytes. Reads every document's
-    /// size, not its contents.
+    /// size, not its contents, of each collection written since its figures were last taken;
+    /// the figures of the others are kept from then.
     pub fn stats(&self) -> Result<DatabaseStats> {
-        let collections = maintenance::collection_stats(&self.inner.published())?;
+        let collections =
+            maintenance::collection_stats(&self.inner.published(), &self.inner.stats_cache)?;
         let store = self.inner.store.stats();
         let sum = |figure: fn(&spillway_store::SegmentStats) -> u64| {
             store.segments.iter().map(figure).sum::<u64>()
@@ -553,11 +558,12 @@ impl Database {
     }
 
     /// The figures of one collection (as [`Database::stats`] gives them for every collection),
-    /// reading that collection only; `None` when it does not exist.
+    /// reading that collection only, and only when it was written since its figures were last
+    /// taken (else they are answered as kept); `None` when it does not exist.
     pub fn collection_stats(&self, name: &str) -> Result<Option<CollectionStats>> {
         let state = self.inner.published();
         match state.catalog.collections.get(name) {
-            Some(meta) => maintenance::stats_of(&state, meta).map(Some),
+            Some(meta) => self.inner.stats_cache.stats_of(&state, meta).map(Some),
             None => Ok(None),
         }
     }

@@ -2412,6 +2412,73 @@ fn stats_commands_and_stages_report_what_is_stored() {
     assert_eq!(fails(&commands, doc! { "compact": "short_books" }).0, 166);
 }
 
+/// `collStats` keeps a collection's figures until the collection is written: every insert,
+/// update, delete, index change, drop and re-creation between two calls shows in the second,
+/// and a collection written in the meantime is walked again while the others are not.
+#[test]
+fn coll_stats_follow_every_write_between_two_calls() {
+    let commands = commands();
+    let figures = |commands: &Commands| {
+        let stats = ok(commands, doc! { "collStats": "books" });
+        (
+            number(&stats, "count"),
+            number(&stats, "size"),
+            stats.get_document("indexSizes").unwrap().len(),
+        )
+    };
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 1, "t": "a" }, { "_id": 2, "t": "b" }] },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "other", "documents": [{ "_id": 1 }] },
+    );
+    let (count, size, indexes) = figures(&commands);
+    assert_eq!((count, indexes), (2, 1));
+    assert_eq!(
+        figures(&commands),
+        (count, size, indexes),
+        "unchanged: the same"
+    );
+    // A write to another collection leaves these figures as they were.
+    ok(
+        &commands,
+        doc! { "insert": "other", "documents": [{ "_id": 2 }] },
+    );
+    assert_eq!(figures(&commands), (count, size, indexes));
+
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 3, "t": "c" }] },
+    );
+    let (count, grown, _) = figures(&commands);
+    assert_eq!(count, 3);
+    assert!(grown > size);
+    ok(
+        &commands,
+        doc! { "update": "books", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "t": "a much longer title" } } }] },
+    );
+    let (_, updated, _) = figures(&commands);
+    assert!(updated > grown);
+    ok(
+        &commands,
+        doc! { "createIndexes": "books", "indexes": [{ "key": { "t": 1 }, "name": "t_1" }] },
+    );
+    assert_eq!(figures(&commands).2, 2);
+    ok(&commands, doc! { "dropIndexes": "books", "index": "t_1" });
+    assert_eq!(figures(&commands).2, 1);
+    ok(
+        &commands,
+        doc! { "delete": "books", "deletes": [{ "q": { "_id": 3 }, "limit": 1 }] },
+    );
+    assert_eq!(figures(&commands).0, 2);
+    ok(&commands, doc! { "drop": "books" });
+    ok(&commands, doc! { "create": "books" });
+    assert_eq!(figures(&commands), (0, 0, 1));
+    assert_eq!(number(&ok(&commands, doc! { "dbStats": 1 }), "objects"), 2);
+}
+
 /// `top` and `$collStats`' `latencyStats` count the commands each collection has answered
 /// since the server started, by kind, with their time: what `db.c.latencyStats()` and
 /// monitoring tools read. `top` is an `admin` command (13 elsewhere).
