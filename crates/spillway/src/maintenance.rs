@@ -432,18 +432,19 @@ impl StatsCache {
     }
 }
 
-/// The figures of one collection: a walk of its documents' and its indexes' entries, sizes
-/// only (nothing decoded but the largest documents' `_id`s).
+/// The figures of one collection: a walk of its documents' and its indexes' keys with their
+/// values' lengths, from the key directory (no value read but the largest documents' to
+/// decode their `_id`s).
 pub(crate) fn stats_of(state: &Published, meta: &CollectionMeta) -> Result<CollectionStats> {
     let mut documents = 0_u64;
     let mut document_bytes = 0_u64;
     let mut id_key_bytes = 0_u64;
     // (size, _id key) of the largest documents so far, smallest first.
     let mut largest: Vec<(u64, Vec<u8>)> = Vec::new();
-    for entry in state.scan(meta.docs, &KeyRange::all(), false)? {
-        let (id_key, bytes) = entry?;
+    for entry in state.snapshot.value_lengths(meta.docs)? {
+        let (id_key, length) = entry?;
         documents += 1;
-        let size = bytes.len() as u64;
+        let size = length as u64;
         document_bytes += size;
         id_key_bytes += id_key.len() as u64;
         if largest.len() < LARGEST_DOCUMENTS_LISTED || size > largest[0].0 {
@@ -451,7 +452,7 @@ pub(crate) fn stats_of(state: &Published, meta: &CollectionMeta) -> Result<Colle
                 largest.remove(0);
             }
             let position = largest.partition_point(|(known, _)| *known <= size);
-            largest.insert(position, (size, id_key.into_owned()));
+            largest.insert(position, (size, id_key.to_vec()));
         }
     }
     let mut largest_documents = Vec::with_capacity(largest.len());
@@ -468,10 +469,10 @@ pub(crate) fn stats_of(state: &Published, meta: &CollectionMeta) -> Result<Colle
     let mut indexes = Vec::with_capacity(meta.indexes.len());
     for index in &meta.indexes {
         let (mut entries, mut bytes) = (0_u64, 0_u64);
-        for entry in state.scan(index.keyspace, &KeyRange::all(), false)? {
-            let (key, value) = entry?;
+        for entry in state.snapshot.value_lengths(index.keyspace)? {
+            let (key, length) = entry?;
             entries += 1;
-            bytes += (key.len() + value.len()) as u64;
+            bytes += (key.len() + length) as u64;
         }
         indexes.push(IndexStats {
             name: index.name.clone(),
