@@ -3,7 +3,8 @@
 //! `$indexStats` that mongosh (`db.c.stats()`, `totalSize()`, `latencyStats()`) and admin
 //! tools read.
 //!
-//! Figures come from one walk of the collection's documents and index entries
+//! Figures come from one walk of the lengths of the collection's documents and index entries
+//! in the key directory, kept until the collection is next written
 //! ([`Database::collection_stats`](crate::Database::collection_stats)): sizes are BSON bytes
 //! as stored, not compressed, so `storageSize` is `size`; the `_id_` index is the bytes of
 //! the `_id` keys the collection is ordered by. Operation latencies (`latencyStats`) are the
