@@ -2623,7 +2623,7 @@ fn distinct_over_many_values_answers_each_once() {
             other => panic!("not a number: {other}"),
         })
         .collect();
-    let expected: Vec<f64> = (0..(1_999 * 5 + 10)).map(|n| n as f64).collect();
+    let expected: Vec<f64> = (0..(1_999 * 5 + 10)).map(f64::from).collect();
     assert_eq!(as_numbers, expected);
 }
 
