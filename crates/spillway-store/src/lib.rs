@@ -73,7 +73,7 @@ pub use error::{Error, Result};
 pub use format::SegmentKind;
 pub use recovery::{CheckpointFallback, RecoveryReport, TornTail};
 pub use salvage::{Damage, LostWrite, LostWriteEffect, RepairReport};
-pub use snapshot::{Range, Snapshot, ValueVersion};
+pub use snapshot::{Range, Snapshot, ValueLengths, ValueVersion};
 pub use store::{
     CLOSE_CHECKPOINT_MIN_BYTES, CompactionReport, Durability, KeyspaceId, KeyspaceStats,
     MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, SMALL_DISK_SEGMENT_SIZE, SegmentStats, Store, StoreOptions,

@@ -4,7 +4,8 @@
 //! checkpointed base is a shared, immutable archive) and an `Arc` of
 //! every segment it can reach, so later commits, compaction and even dropping the store leave
 //! it untouched. Values are borrowed straight from the segment maps. This module must never
-//! return a value whose CRC it has not checked, and never take a lock.
+//! return a value whose CRC it has not checked (a value's length, which the key directory
+//! holds, it may), and never take a lock.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -157,6 +158,16 @@ impl Snapshot {
         self.range(keyspace, ..)
     }
 
+    /// Every key of `keyspace` with the length in bytes of its value, in key order, from the
+    /// key directory alone: no value is read (nor, so, checked), which is what a size report
+    /// needs. Items are `Err` when a checkpoint block the walk reads fails its checksum.
+    pub fn value_lengths(&self, keyspace: KeyspaceId) -> Result<ValueLengths<'_>> {
+        let state = self.keyspace_state(keyspace)?;
+        Ok(ValueLengths {
+            inner: state.range((Bound::Unbounded, Bound::Unbounded))?,
+        })
+    }
+
     /// Entries of `keyspace` whose keys start with `prefix`, in key order.
     pub fn prefix(&self, keyspace: KeyspaceId, prefix: &[u8]) -> Result<Range<'_>> {
         match prefix_successor(prefix) {
@@ -221,6 +232,24 @@ fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
         }
     }
     None
+}
+
+/// Iterator over the `(key, value length)` pairs of a keyspace ([`Snapshot::value_lengths`]).
+pub struct ValueLengths<'a> {
+    inner: Entries<'a>,
+}
+
+impl fmt::Debug for ValueLengths<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ValueLengths").finish_non_exhaustive()
+    }
+}
+
+impl<'a> Iterator for ValueLengths<'a> {
+    type Item = Result<(&'a [u8], usize)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(self.inner.next()?.map(|(key, loc)| (key, loc.len as usize)))
+    }
 }
 
 /// Iterator over `(key, value)` pairs of a snapshot, both borrowed from it. Items are `Err`

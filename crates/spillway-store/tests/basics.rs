@@ -121,6 +121,45 @@ fn ranges_reverse_and_prefixes() {
     assert_eq!(keys(snapshot.iter(ks).unwrap().rev().take(2)), ["c", "ba"]);
 }
 
+/// `value_lengths` lists every key with its value's length, from the checkpointed directory
+/// and the commits after it alike, without the values.
+#[test]
+fn value_lengths_match_the_values_before_and_after_a_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), small_options()).unwrap();
+    let ks = store.keyspace("sizes").unwrap();
+    let mut batch = WriteBatch::new();
+    for n in 0..200_usize {
+        batch.put(ks, format!("k{n:03}").as_bytes(), &vec![7; n]);
+    }
+    store.commit(batch).unwrap();
+    store.checkpoint().unwrap();
+    let mut batch = WriteBatch::new();
+    batch
+        .put(ks, b"k000", &[1; 1000])
+        .delete(ks, b"k001")
+        .put(ks, b"z", b"");
+    store.commit(batch).unwrap();
+    let snapshot = store.snapshot();
+    let lengths: Vec<(Vec<u8>, usize)> = snapshot
+        .value_lengths(ks)
+        .unwrap()
+        .map(|entry| entry.map(|(key, length)| (key.to_vec(), length)))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let read: Vec<(Vec<u8>, usize)> = snapshot
+        .iter(ks)
+        .unwrap()
+        .map(|entry| entry.map(|(key, value)| (key.to_vec(), value.len())))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(lengths, read);
+    assert_eq!(lengths.len(), 200);
+    assert_eq!(lengths[0], (b"k000".to_vec(), 1000));
+    assert_eq!(lengths[1], (b"k002".to_vec(), 2));
+    assert_eq!(lengths.last(), Some(&(b"z".to_vec(), 0)));
+}
+
 #[test]
 fn keyspaces_clear_drop_and_unknown_ids() {
     let store = Store::open_in_memory().unwrap();

@@ -121,6 +121,8 @@ pub(crate) struct Inner {
     script_time_limit_ms: AtomicU64,
     /// The newest [`VALIDATION_WARNINGS_KEPT`] writes a `warn` validator let through.
     validation_warnings: Mutex<VecDeque<ValidationWarning>>,
+    /// Each collection's figures as last taken ([`Database::collection_stats`]).
+    stats_cache: maintenance::StatsCache,
 }
 
 /// How many validation warnings a database keeps ([`Database::validation_warnings`]), as a
@@ -399,6 +401,7 @@ impl Database {
                         .unwrap_or(u64::MAX),
                 ),
                 validation_warnings: Mutex::new(VecDeque::new()),
+                stats_cache: maintenance::StatsCache::default(),
             }),
         })
     }
@@ -577,9 +580,11 @@ impl Database {
 
     /// Per-collection figures (documents, stored bytes, the largest documents, index entry
     /// counts) from one snapshot, and the store's live and dead bytes. Reads every document's
-    /// size, not its contents.
+    /// size, not its contents, of each collection written since its figures were last taken;
+    /// the figures of the others are kept from then.
     pub fn stats(&self) -> Result<DatabaseStats> {
-        let collections = maintenance::collection_stats(&self.inner.published())?;
+        let collections =
+            maintenance::collection_stats(&self.inner.published(), &self.inner.stats_cache)?;
         let store = self.inner.store.stats();
         let sum = |figure: fn(&spillway_store::SegmentStats) -> u64| {
             store.segments.iter().map(figure).sum::<u64>()
@@ -595,11 +600,12 @@ impl Database {
     }
 
     /// The figures of one collection (as [`Database::stats`] gives them for every collection),
-    /// reading that collection only; `None` when it does not exist.
+    /// reading that collection only, and only when it was written since its figures were last
+    /// taken (else they are answered as kept); `None` when it does not exist.
     pub fn collection_stats(&self, name: &str) -> Result<Option<CollectionStats>> {
         let state = self.inner.published();
         match state.catalog.collections.get(name) {
-            Some(meta) => maintenance::stats_of(&state, meta).map(Some),
+            Some(meta) => self.inner.stats_cache.stats_of(&state, meta).map(Some),
             None => Ok(None),
         }
     }

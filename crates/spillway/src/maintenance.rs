@@ -8,13 +8,16 @@
 //! first, then rebuilds every index that no longer agrees with the documents that survived.
 //! This module must never change a healthy database: `verify` and `stats` only read.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use bson::Bson;
 use spillway_doc::key;
 use spillway_pattern::Violation;
-use spillway_store::{CheckpointFallback, Damage, LostWriteEffect, Store, StoreOptions, TornTail};
+use spillway_store::{
+    CheckpointFallback, Damage, KeyspaceId, LostWriteEffect, Store, StoreOptions, TornTail,
+};
 
 use crate::catalog::{CATALOG_KEYSPACE, CollectionMeta};
 use crate::catalog_repair::{self, RebuiltCollection};
@@ -349,28 +352,99 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// Per-collection figures of `state`.
-pub(crate) fn collection_stats(state: &Published) -> Result<Vec<CollectionStats>> {
+/// Per-collection figures of `state`, each from `cache` when its collection has not been
+/// written since the figures were taken.
+pub(crate) fn collection_stats(
+    state: &Published,
+    cache: &StatsCache,
+) -> Result<Vec<CollectionStats>> {
     state
         .catalog
         .collections
         .values()
-        .map(|meta| stats_of(state, meta))
+        .map(|meta| cache.stats_of(state, meta))
         .collect()
 }
 
-/// The figures of one collection: a walk of its documents' and its indexes' entries, sizes
-/// only (nothing decoded but the largest documents' `_id`s).
+/// What a collection's figures were taken from: the keyspaces of its documents and indexes,
+/// each with its version (the sequence number of the last commit that wrote it since the
+/// open; `None`: not written since). Two states with the same key hold the same entries in
+/// those keyspaces, so they have the same figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct StatsKey {
+    documents: (KeyspaceId, Option<u64>),
+    indexes: Vec<(String, KeyspaceId, Option<u64>)>,
+}
+
+impl StatsKey {
+    fn of(state: &Published, meta: &CollectionMeta) -> StatsKey {
+        StatsKey {
+            documents: (meta.docs, state.version(meta.docs)),
+            indexes: meta
+                .indexes
+                .iter()
+                .map(|index| {
+                    (
+                        index.name.clone(),
+                        index.keyspace,
+                        state.version(index.keyspace),
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The figures last taken of each collection, by name, with what they were taken from, so
+/// that `collStats`, `dbStats` and `listDatabases` on a collection not written since answer
+/// without walking it again (a GUI asks for them on every page). A written collection is
+/// walked again: its figures are always those of the state asked about.
+#[derive(Debug, Default)]
+pub(crate) struct StatsCache {
+    taken: Mutex<HashMap<String, (StatsKey, CollectionStats)>>,
+}
+
+impl StatsCache {
+    /// The figures of `meta`'s collection in `state` ([`stats_of`]), from the cache when
+    /// they were taken from the same entries.
+    pub(crate) fn stats_of(
+        &self,
+        state: &Published,
+        meta: &CollectionMeta,
+    ) -> Result<CollectionStats> {
+        let key = StatsKey::of(state, meta);
+        if let Some((taken_from, stats)) = self.lock().get(&meta.name)
+            && *taken_from == key
+        {
+            return Ok(stats.clone());
+        }
+        let stats = stats_of(state, meta)?;
+        let mut taken = self.lock();
+        // Figures of collections that are gone go, so that the cache holds at most one
+        // entry per collection of the catalog.
+        taken.retain(|name, _| state.catalog.collections.contains_key(name));
+        taken.insert(meta.name.clone(), (key, stats.clone()));
+        Ok(stats)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, (StatsKey, CollectionStats)>> {
+        self.taken.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The figures of one collection: a walk of its documents' and its indexes' keys with their
+/// values' lengths, from the key directory (no value read but the largest documents' to
+/// decode their `_id`s).
 pub(crate) fn stats_of(state: &Published, meta: &CollectionMeta) -> Result<CollectionStats> {
     let mut documents = 0_u64;
     let mut document_bytes = 0_u64;
     let mut id_key_bytes = 0_u64;
     // (size, _id key) of the largest documents so far, smallest first.
     let mut largest: Vec<(u64, Vec<u8>)> = Vec::new();
-    for entry in state.scan(meta.docs, &KeyRange::all(), false)? {
-        let (id_key, bytes) = entry?;
+    for entry in state.snapshot.value_lengths(meta.docs)? {
+        let (id_key, length) = entry?;
         documents += 1;
-        let size = bytes.len() as u64;
+        let size = length as u64;
         document_bytes += size;
         id_key_bytes += id_key.len() as u64;
         if largest.len() < LARGEST_DOCUMENTS_LISTED || size > largest[0].0 {
@@ -378,7 +452,7 @@ pub(crate) fn stats_of(state: &Published, meta: &CollectionMeta) -> Result<Colle
                 largest.remove(0);
             }
             let position = largest.partition_point(|(known, _)| *known <= size);
-            largest.insert(position, (size, id_key.into_owned()));
+            largest.insert(position, (size, id_key.to_vec()));
         }
     }
     let mut largest_documents = Vec::with_capacity(largest.len());
@@ -395,10 +469,10 @@ pub(crate) fn stats_of(state: &Published, meta: &CollectionMeta) -> Result<Colle
     let mut indexes = Vec::with_capacity(meta.indexes.len());
     for index in &meta.indexes {
         let (mut entries, mut bytes) = (0_u64, 0_u64);
-        for entry in state.scan(index.keyspace, &KeyRange::all(), false)? {
-            let (key, value) = entry?;
+        for entry in state.snapshot.value_lengths(index.keyspace)? {
+            let (key, length) = entry?;
             entries += 1;
-            bytes += (key.len() + value.len()) as u64;
+            bytes += (key.len() + length) as u64;
         }
         indexes.push(IndexStats {
             name: index.name.clone(),

@@ -121,7 +121,9 @@ impl Published {
         }
     }
 
-    fn version(&self, keyspace: KeyspaceId) -> Option<u64> {
+    /// The sequence number of the last commit that wrote `keyspace` since the open; `None`
+    /// when none has.
+    pub(crate) fn version(&self, keyspace: KeyspaceId) -> Option<u64> {
         self.versions.get(&keyspace).copied()
     }
 }

@@ -2412,6 +2412,221 @@ fn stats_commands_and_stages_report_what_is_stored() {
     assert_eq!(fails(&commands, doc! { "compact": "short_books" }).0, 166);
 }
 
+/// `collStats` keeps a collection's figures until the collection is written: every insert,
+/// update, delete, index change, drop and re-creation between two calls shows in the second,
+/// and a collection written in the meantime is walked again while the others are not.
+#[test]
+fn coll_stats_follow_every_write_between_two_calls() {
+    let commands = commands();
+    let figures = |commands: &Commands| {
+        let stats = ok(commands, doc! { "collStats": "books" });
+        (
+            number(&stats, "count"),
+            number(&stats, "size"),
+            stats.get_document("indexSizes").unwrap().len(),
+        )
+    };
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 1, "t": "a" }, { "_id": 2, "t": "b" }] },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "other", "documents": [{ "_id": 1 }] },
+    );
+    let (count, size, indexes) = figures(&commands);
+    assert_eq!((count, indexes), (2, 1));
+    assert_eq!(
+        figures(&commands),
+        (count, size, indexes),
+        "unchanged: the same"
+    );
+    // A write to another collection leaves these figures as they were.
+    ok(
+        &commands,
+        doc! { "insert": "other", "documents": [{ "_id": 2 }] },
+    );
+    assert_eq!(figures(&commands), (count, size, indexes));
+
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 3, "t": "c" }] },
+    );
+    let (count, grown, _) = figures(&commands);
+    assert_eq!(count, 3);
+    assert!(grown > size);
+    ok(
+        &commands,
+        doc! { "update": "books", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "t": "a much longer title" } } }] },
+    );
+    let (_, updated, _) = figures(&commands);
+    assert!(updated > grown);
+    ok(
+        &commands,
+        doc! { "createIndexes": "books", "indexes": [{ "key": { "t": 1 }, "name": "t_1" }] },
+    );
+    assert_eq!(figures(&commands).2, 2);
+    ok(&commands, doc! { "dropIndexes": "books", "index": "t_1" });
+    assert_eq!(figures(&commands).2, 1);
+    ok(
+        &commands,
+        doc! { "delete": "books", "deletes": [{ "q": { "_id": 3 }, "limit": 1 }] },
+    );
+    assert_eq!(figures(&commands).0, 2);
+    ok(&commands, doc! { "drop": "books" });
+    ok(&commands, doc! { "create": "books" });
+    assert_eq!(figures(&commands), (0, 0, 1));
+    assert_eq!(number(&ok(&commands, doc! { "dbStats": 1 }), "objects"), 2);
+}
+
+/// `top` and `$collStats`' `latencyStats` count the commands each collection has answered
+/// since the server started, by kind, with their time: what `db.c.latencyStats()` and
+/// monitoring tools read. `top` is an `admin` command (13 elsewhere).
+#[test]
+fn top_and_latency_stats_count_each_collections_operations() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "books", "documents": [{ "_id": 1 }, { "_id": 2 }] },
+    );
+    ok(
+        &commands,
+        doc! { "update": "books", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "a": 1 } } }] },
+    );
+    for _ in 0..3 {
+        ok(&commands, doc! { "find": "books", "batchSize": 1 });
+    }
+    ok(&commands, doc! { "count": "books" });
+    ok(
+        &commands,
+        doc! { "insert": "other", "documents": [{ "_id": 1 }] },
+    );
+    ok(&commands, doc! { "collStats": "books" });
+
+    let reply = ok(
+        &commands,
+        doc! {
+            "aggregate": "books",
+            "pipeline": [{ "$collStats": { "latencyStats": { "histograms": true } } }],
+            "cursor": {},
+        },
+    );
+    let batch = first_batch(&reply);
+    let latency = batch[0]
+        .as_document()
+        .unwrap()
+        .get_document("latencyStats")
+        .unwrap();
+    let ops = |kind: &str| latency.get_document(kind).unwrap().get_i64("ops").unwrap();
+    assert_eq!((ops("reads"), ops("writes"), ops("commands")), (4, 2, 1));
+    let reads = latency.get_document("reads").unwrap();
+    let histogram_total: i64 = reads
+        .get_array("histogram")
+        .unwrap()
+        .iter()
+        .map(|bucket| bucket.as_document().unwrap().get_i64("count").unwrap())
+        .sum();
+    assert_eq!(histogram_total, 4, "every read is in one bucket: {reads}");
+    assert!(reads.get_i64("latency").unwrap() >= 0);
+
+    assert_eq!(fails(&commands, doc! { "top": 1 }).0, 13);
+    let top = ok(&commands, doc! { "top": 1, "$db": "admin" });
+    let totals = top.get_document("totals").unwrap();
+    let books = totals.get_document("shop.books").unwrap();
+    let count = |counter: &str| {
+        books
+            .get_document(counter)
+            .unwrap()
+            .get_i64("count")
+            .unwrap()
+    };
+    // The $collStats aggregate above is a read of its own.
+    assert_eq!(count("queries"), 5);
+    assert_eq!(count("insert"), 1);
+    assert_eq!(count("update"), 1);
+    assert_eq!(count("commands"), 1);
+    assert_eq!(count("total"), 8);
+    assert_eq!(count("readLock") + count("writeLock"), 8);
+    assert!(
+        books
+            .get_document("total")
+            .unwrap()
+            .get_i64("time")
+            .unwrap()
+            >= 0
+    );
+    let other = totals.get_document("shop.other").unwrap();
+    assert_eq!(
+        other.get_document("insert").unwrap().get_i64("count").ok(),
+        Some(1)
+    );
+}
+
+/// On a collection with a policy, `collStats`' `count` is the number of logical documents,
+/// however many elements went to the side collection.
+#[test]
+fn coll_stats_counts_the_logical_documents_of_a_patterned_collection() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "setPattern": "sales", "outlier": "buyers", "threshold": 2, "bucketCapacity": 3 },
+    );
+    let documents: Vec<Document> = (0..20)
+        .map(|i| doc! { "_id": i, "buyers": (0..i).map(|b| format!("b{b}")).collect::<Vec<_>>() })
+        .collect();
+    ok(
+        &commands,
+        doc! { "insert": "sales", "documents": documents },
+    );
+    let stats = ok(&commands, doc! { "collStats": "sales" });
+    assert_eq!(number(&stats, "count"), 20);
+    assert!(number(&stats, "size") > 0);
+    let database = ok(&commands, doc! { "dbStats": 1 });
+    assert!(number(&database, "objects") >= 20);
+}
+
+/// `distinct` over many distinct values, unwound from arrays, answers each value once in
+/// the order first seen: a set kept by MongoDB's comparison order, not a list searched for
+/// each value (which took minutes at 350,000 elements).
+#[test]
+fn distinct_over_many_values_answers_each_once() {
+    let commands = commands();
+    let documents: Vec<Document> = (0..2_000_i64)
+        .map(|i| {
+            // Each document repeats its neighbour's values and adds new ones; numbers of
+            // different types that compare equal are one value.
+            let values: Vec<Bson> = (0..10)
+                .map(|j| {
+                    let value = i * 5 + j;
+                    if j % 2 == 0 {
+                        Bson::Int64(value)
+                    } else {
+                        Bson::Double(value as f64)
+                    }
+                })
+                .collect();
+            doc! { "_id": i, "rdeps": values }
+        })
+        .collect();
+    ok(
+        &commands,
+        doc! { "insert": "packages", "documents": documents },
+    );
+    let reply = ok(&commands, doc! { "distinct": "packages", "key": "rdeps" });
+    let values = reply.get_array("values").unwrap();
+    assert_eq!(values.len(), 1_999 * 5 + 10);
+    let as_numbers: Vec<f64> = values
+        .iter()
+        .map(|value| match value {
+            Bson::Int64(n) => *n as f64,
+            Bson::Double(n) => *n,
+            other => panic!("not a number: {other}"),
+        })
+        .collect();
+    let expected: Vec<f64> = (0..(1_999 * 5 + 10)).map(f64::from).collect();
+    assert_eq!(as_numbers, expected);
+}
+
 /// The Stable API: `apiVersion: "1"` is the only version, `apiStrict` refuses a command
 /// outside API Version 1 and needs a version, with MongoDB's codes.
 #[test]

@@ -44,6 +44,7 @@ mod profile;
 mod read;
 mod sessions;
 mod stats;
+mod usage;
 mod write;
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -102,6 +103,8 @@ pub struct Commands {
     session_records_pruned: Mutex<Instant>,
     /// The commands running now (`currentOp`, `killOp`).
     operations: Mutex<operations::OperationTable>,
+    /// Each collection's operations and their latencies (`top`, `$collStats`).
+    usage: usage::UsageTable,
 }
 
 /// What one command runs with: its database, its arguments, and the transaction it belongs
@@ -347,6 +350,7 @@ const COMMANDS: &[(&str, bool, Handler)] = &[
     ("arrayPage", false, patterns::array_page),
     ("currentOp", false, operations::current_op),
     ("killOp", false, operations::kill_op),
+    ("top", false, usage::top),
 ];
 
 /// The command names, in [`COMMANDS`]' order.
@@ -381,6 +385,7 @@ impl Commands {
             profiling: Mutex::new(profile::Levels::new()),
             session_records_pruned: Mutex::new(Instant::now()),
             operations: Mutex::new(operations::OperationTable::default()),
+            usage: usage::UsageTable::default(),
         }
     }
 
@@ -409,7 +414,9 @@ impl Commands {
                     Err(error) => error.to_reply(),
                 };
                 if let Some(Bson::String(database)) = command.get("$db") {
-                    profile::record(self, database, &command, &reply, started.elapsed());
+                    let elapsed = started.elapsed();
+                    self.usage.record(database, &command, elapsed);
+                    profile::record(self, database, &command, &reply, elapsed);
                 }
                 if let Some(error) = unsatisfiable
                     && reply.get_f64("ok").is_ok_and(|ok| ok > 0.5)

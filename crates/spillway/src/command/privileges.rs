@@ -317,6 +317,7 @@ impl Commands {
             "compact" => needs.on_named(database, Some(value), &[A::Compact]),
             "currentOp" => needs.add(Resource::Cluster, &[A::Inprog]),
             "killOp" => needs.add(Resource::Cluster, &[A::Killop]),
+            "top" => needs.add(Resource::Cluster, &[A::Top]),
             "collStats" => needs.on_named(database, Some(value), &[A::CollStats]),
             "profile" => needs.add(database_resource(), &[A::EnableProfiler]),
             // A session's own transactions and sessions: any authenticated user, as in MongoDB.

@@ -3,11 +3,17 @@
 //! `$indexStats` that mongosh (`db.c.stats()`, `totalSize()`, `latencyStats()`) and admin
 //! tools read.
 //!
-//! Figures come from one walk of the collection's documents and index entries
+//! Figures come from one walk of the lengths of the collection's documents and index entries
+//! in the key directory, kept until the collection is next written
 //! ([`Database::collection_stats`](crate::Database::collection_stats)): sizes are BSON bytes
 //! as stored, not compressed, so `storageSize` is `size`; the `_id_` index is the bytes of
-//! the `_id` keys the collection is ordered by. Spillway does not count index accesses or
-//! operation latencies: those figures are zero, never invented.
+//! the `_id` keys the collection is ordered by. Operation latencies (`latencyStats`) are the
+//! command layer's counts since the server started (`usage`); index accesses and collection
+//! scans are not counted: those figures are zero, never invented.
+//!
+//! On a collection with policies, `count` is the number of logical documents (one main
+//! document each); sizes are those of the stored layout, the main collection's documents
+//! and indexes, the side collections having their own figures.
 //!
 //! This module must never write.
 
@@ -254,21 +260,9 @@ fn coll_stats_stage(
         let latency = Args::new("$collStats.latencyStats", latency);
         latency.only(&["histograms"])?;
         let histograms = latency.bool("histograms")?.unwrap_or(false);
-        let figures = |_: &str| {
-            let mut figures = doc! { "latency": 0_i64, "ops": 0_i64 };
-            if histograms {
-                figures.insert("histogram", Bson::Array(Vec::new()));
-            }
-            figures
-        };
         output.insert(
             "latencyStats",
-            doc! {
-                "reads": figures("reads"),
-                "writes": figures("writes"),
-                "commands": figures("commands"),
-                "transactions": figures("transactions"),
-            },
+            context.commands.usage.latency_stats(namespace, histograms),
         );
     }
     let wants_storage = spec.document("storageStats")?;
