@@ -202,8 +202,12 @@ impl MongoBackend {
         self.begin_with(ReadConcern::snapshot())
     }
 
-    /// Starts a transaction with read concern `read_concern` and write concern `majority`.
-    fn begin_with(&mut self, read_concern: ReadConcern) -> Result<()> {
+    /// Starts a transaction with read concern `read_concern` and write concern `majority`:
+    /// the layer's own, or the one of an application's [`Transaction`](crate::Transaction),
+    /// which the application ends ([`MongoBackend::commit_open`],
+    /// [`MongoBackend::abort_open`]); every operation of the layer over this backend is then
+    /// part of it.
+    pub(crate) fn begin_with(&mut self, read_concern: ReadConcern) -> Result<()> {
         let mut session = self.session.borrow_mut();
         if session.is_none() {
             *session = Some(self.client.start_session().run()?);
@@ -216,13 +220,6 @@ impl MongoBackend {
             .run()?;
         self.in_transaction.set(true);
         Ok(())
-    }
-
-    /// Starts the transaction of an application's [`Transaction`](crate::Transaction), which
-    /// the application ends: every operation of the layer over this backend is then part of
-    /// it, and [`MongoBackend::commit_open`] or [`MongoBackend::abort_open`] ends it.
-    pub(crate) fn begin_open(&mut self, read_concern: ReadConcern) -> Result<()> {
-        self.begin_with(read_concern)
     }
 
     /// Whether a transaction is open on the backend's session.

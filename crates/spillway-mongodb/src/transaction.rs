@@ -48,11 +48,7 @@ impl Transaction {
     /// # Errors
     /// The deployment's, when it cannot be reached.
     pub fn start(database: &PatternedDatabase, read_concern: ReadConcern) -> Result<Transaction> {
-        let mut layer = database.new_layer()?;
-        layer.backend_mut().begin_open(read_concern)?;
-        Ok(Transaction {
-            database: database.pinned_to(layer),
-        })
+        Transaction::begin(database, read_concern, false)
     }
 
     /// As [`Transaction::start`], for a statement of a retryable write whose outcome the
@@ -65,9 +61,21 @@ impl Transaction {
         database: &PatternedDatabase,
         read_concern: ReadConcern,
     ) -> Result<Transaction> {
+        Transaction::begin(database, read_concern, true)
+    }
+
+    /// A new layer over `database` with a transaction begun on its backend, the records'
+    /// collection made first when `records_retries`.
+    fn begin(
+        database: &PatternedDatabase,
+        read_concern: ReadConcern,
+        records_retries: bool,
+    ) -> Result<Transaction> {
         let mut layer = database.new_layer()?;
-        layer.backend_mut().prepare_retries()?;
-        layer.backend_mut().begin_open(read_concern)?;
+        if records_retries {
+            layer.backend_mut().prepare_retries()?;
+        }
+        layer.backend_mut().begin_with(read_concern)?;
         Ok(Transaction {
             database: database.pinned_to(layer),
         })

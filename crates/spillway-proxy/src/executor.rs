@@ -348,7 +348,7 @@ impl ProxyExecutor {
     /// changes by design.
     fn db_stats(&self, database: &str, command: &Document) -> Result<Document, CommandError> {
         let mut reply = self.forward(command)?;
-        if !rename::is_ok(&reply) {
+        if !patterned::is_ok(&reply) {
             return Ok(reply);
         }
         let listed = self.forward(&doc! {
@@ -713,9 +713,7 @@ impl ProxyExecutor {
             "singleBatch": true,
             "$db": database,
         })?;
-        let ok = reply.get_f64("ok").is_ok_and(|ok| ok > 0.5)
-            || reply.get_i32("ok").is_ok_and(|ok| ok == 1);
-        if !ok {
+        if !patterned::is_ok(&reply) {
             return Err(CommandError::new(
                 reply.get_i32("code").unwrap_or(8000),
                 format!(

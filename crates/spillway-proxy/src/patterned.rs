@@ -93,6 +93,17 @@ pub(crate) fn run(
     }
 }
 
+/// Whether an upstream reply says `ok`.
+pub(crate) fn is_ok(reply: &Document) -> bool {
+    match reply.get("ok") {
+        Some(Bson::Double(ok)) => *ok > 0.5,
+        Some(Bson::Int32(ok)) => *ok == 1,
+        Some(Bson::Int64(ok)) => *ok == 1,
+        Some(Bson::Boolean(ok)) => *ok,
+        _ => false,
+    }
+}
+
 /// The error reply of a failure of the pattern layer or of the deployment behind it, with
 /// the deployment's `TransientTransactionError` label kept (a write conflict in a client's
 /// transaction: the driver runs the transaction again).

@@ -72,17 +72,6 @@ impl Namespaces {
     }
 }
 
-/// Whether an upstream reply says `ok`.
-pub(crate) fn is_ok(reply: &Document) -> bool {
-    match reply.get("ok") {
-        Some(Bson::Double(ok)) => *ok > 0.5,
-        Some(Bson::Int32(ok)) => *ok == 1,
-        Some(Bson::Int64(ok)) => *ok == 1,
-        Some(Bson::Boolean(ok)) => *ok,
-        _ => false,
-    }
-}
-
 /// Whether collection `name` of `database` exists upstream.
 pub(crate) fn exists(
     forward: &impl Fn(&Document) -> Reply,
@@ -95,7 +84,7 @@ pub(crate) fn exists(
         "nameOnly": true,
         "$db": database,
     })?;
-    if !is_ok(&reply) {
+    if !patterned::is_ok(&reply) {
         return Err(CommandError::new(
             reply.get_i32("code").unwrap_or(8000),
             format!(
@@ -157,7 +146,7 @@ pub(crate) fn carry_out(
     let mut forwarded = command.clone();
     forwarded.insert("dropTarget", intent.drop_target);
     let reply = forward(&forwarded)?;
-    if !is_ok(&reply) {
+    if !patterned::is_ok(&reply) {
         let code = reply.get_i32("code").ok();
         let renamed_before = code == Some(NAMESPACE_NOT_FOUND)
             && !exists(forward, database, &intent.from)?

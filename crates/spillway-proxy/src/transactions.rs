@@ -28,7 +28,7 @@ use bson::{Bson, Document, doc};
 use spillway::command::CommandError;
 use spillway_mongodb::Transaction;
 
-use crate::patterned::Reply;
+use crate::patterned::{self, Reply};
 
 /// How long a held transaction may stay open without a statement before it is aborted:
 /// MongoDB's `transactionLifetimeLimitSeconds` default.
@@ -230,7 +230,7 @@ impl Transactions {
             (State::Open(transaction), _) => {
                 let reply = run(transaction);
                 let failed = match &reply {
-                    Ok(reply) => !is_ok(reply) || has_write_errors(reply),
+                    Ok(reply) => !patterned::is_ok(reply) || has_write_errors(reply),
                     Err(_) => true,
                 };
                 if failed {
@@ -341,21 +341,10 @@ pub(crate) fn upstream_error(failure: &spillway_mongodb::Error) -> Document {
     error.to_reply()
 }
 
-fn is_ok(reply: &Document) -> bool {
-    match reply.get("ok") {
-        Some(Bson::Double(ok)) => *ok > 0.5,
-        Some(Bson::Int32(ok)) => *ok == 1,
-        Some(Bson::Int64(ok)) => *ok == 1,
-        Some(Bson::Boolean(ok)) => *ok,
-        _ => false,
-    }
-}
-
 fn has_write_errors(reply: &Document) -> bool {
     reply
         .get_array("writeErrors")
         .is_ok_and(|errors| !errors.is_empty())
-        || reply.contains_key("writeConcernError")
 }
 
 fn no_such_transaction(txn_number: i64) -> CommandError {
