@@ -14,8 +14,10 @@
 //! beside the plain upstream's `$push` at the same lengths (the bar: the proxy's within 2x
 //! between the two, where the plain one grows with the array), and a `find_one` by `_id` of a
 //! collection without a policy through the proxy beside the same read on the upstream directly
-//! (the bar: within 1.5x). The proxy serves on a tokio runtime of its own, as it runs in a
-//! process of its own beside the deployment.
+//! (the bar: within 1.5x), and beside the same read through a TCP relay that moves bytes
+//! and reads none (what one more hop costs on this machine: the floor of any proxy). The
+//! proxy and the relay serve on a tokio runtime of their own, as a proxy runs in a process of
+//! its own beside the deployment.
 //!
 //! This bench must never bind or connect anywhere but 127.0.0.1.
 
@@ -110,11 +112,38 @@ fn serve(
     address
 }
 
+/// A TCP relay to `upstream` on a free loopback port of `runtime`, moving bytes and reading
+/// none: what one more hop costs on this machine, whatever the proxy does on it (the floor of
+/// the proxy's `find_one` row).
+fn relay(
+    runtime: &tokio::runtime::Runtime,
+    upstream: std::net::SocketAddr,
+) -> std::net::SocketAddr {
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind the relay");
+    let address = listener.local_addr().expect("the relay's address");
+    runtime.spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let _ = client.set_nodelay(true);
+                let Ok(mut server) = tokio::net::TcpStream::connect(upstream).await else {
+                    return;
+                };
+                let _ = server.set_nodelay(true);
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+            });
+        }
+    });
+    address
+}
+
 fn proxy_group(criterion: &mut Criterion, upstream: std::net::SocketAddr) {
     // The proxy is a process of its own beside the upstream (`spillway serve --upstream`):
     // here a runtime of its own, so that its workers do not take turns with the upstream's.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("proxy")
         .enable_all()
         .build()
         .expect("the proxy's tokio runtime");
@@ -125,6 +154,11 @@ fn proxy_group(criterion: &mut Criterion, upstream: std::net::SocketAddr) {
         .expect("a client of the proxy");
     let direct = Client::with_uri_str(format!("mongodb://{upstream}/?directConnection=true"))
         .expect("a client of the upstream");
+    let relayed = Client::with_uri_str(format!(
+        "mongodb://{}/?directConnection=true",
+        relay(&runtime, upstream)
+    ))
+    .expect("a client of the relay");
     let mut group = criterion.benchmark_group("proxy");
     for length in PROXY_LENGTHS {
         let database = through_proxy.database(&format!("proxy_{length}"));
@@ -180,6 +214,7 @@ fn proxy_group(criterion: &mut Criterion, upstream: std::net::SocketAddr) {
         .expect("the users");
     for (name, client) in [
         ("find_one_upstream_direct", &direct),
+        ("find_one_through_tcp_relay", &relayed),
         ("find_one_through_proxy", &through_proxy),
     ] {
         let users = client.database("find_one").collection::<Document>("users");
@@ -197,6 +232,7 @@ fn proxy_group(criterion: &mut Criterion, upstream: std::net::SocketAddr) {
     }
     group.finish();
     through_proxy.shutdown().immediate(true).run();
+    relayed.shutdown().immediate(true).run();
     direct.shutdown().immediate(true).run();
 }
 
@@ -214,6 +250,7 @@ fn main() {
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("upstream")
         .enable_all()
         .build()
         .expect("a tokio runtime");

@@ -29,7 +29,7 @@ use spillway_mongodb::{
     RenameIntent, RetryKey, STAMP_COLLECTION, TRANSACTION_TIME_LIMIT, Transaction,
     declared_patterns, pending_rename,
 };
-use spillway_server::Executor;
+use spillway_server::{Executor, HandedOn};
 
 use crate::cursors::Cursors;
 use crate::patterned::{self, PATTERNED_COMMANDS, POLICY_COMMANDS};
@@ -57,6 +57,32 @@ struct Catalog {
 }
 
 impl Catalog {
+    /// Whether `collection` has a policy (is a policy's main collection).
+    fn has_policy(&self, collection: &str) -> bool {
+        self.patterns
+            .iter()
+            .any(|pattern| pattern.collection() == collection)
+    }
+
+    /// Refuses a command on `collection` of `database` while a rename of it (or onto it) is
+    /// in progress: 117 ConflictingOperationInProgress, which says how to finish it.
+    fn refuse_while_renaming(&self, database: &str, collection: &str) -> Result<(), CommandError> {
+        match &self.renaming {
+            Some(intent) if intent.from == collection || intent.to == collection => {
+                Err(CommandError::new(
+                    117,
+                    format!(
+                        "{database}.{} is being renamed to {database}.{}: commands on either name \
+                         wait until it is done (if the client that renamed it stopped, send its \
+                         renameCollection again to finish it)",
+                        intent.from, intent.to
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Whether `collection` is named by a policy, as its main or its side collection.
     fn involves(&self, collection: &str) -> bool {
         self.patterns.iter().any(|pattern| {
@@ -65,12 +91,131 @@ impl Catalog {
     }
 }
 
+/// Where [`ProxyExecutor::routing`] sends a command.
+enum Routing {
+    /// A statement of a client's transaction the proxy holds, or the one that starts it.
+    HeldTransaction(Statement),
+    /// `setPattern` and the other policy commands.
+    PolicyCommand,
+    /// `listCollections`, without the bookkeeping collections.
+    ListCollections,
+    /// `dbStats`, without the bookkeeping collections.
+    DbStats,
+    /// `renameCollection`, whose policies follow the collection.
+    Rename,
+    /// A `getMore`: of one of the proxy's own cursors, or else the upstream's.
+    GetMore,
+    /// `killCursors`: the proxy's cursors here, the others upstream.
+    KillCursors,
+    /// `endSessions`: the proxy's transactions of those sessions end, then the upstream's.
+    EndSessions,
+    /// A command on `system.stored.<base>`, the stored layout of a collection with a policy.
+    StoredLayout(String),
+    /// A command on a collection with a policy, through the pattern layer.
+    Patterned(String),
+    /// `drop` of a collection with a policy: its side documents go first.
+    DropPatterned(String),
+    /// Everything else: the upstream's, as it came.
+    Upstream,
+}
+
+/// How [`ProxyExecutor::routing`] learns a database's policies.
+#[derive(Clone, Copy)]
+enum Lookup {
+    /// Read from the upstream when those kept are stale (finishing a rename a stopped proxy
+    /// left): may block.
+    Read,
+    /// Only those kept fresh, with no rename pending: never blocks.
+    Kept,
+}
+
+/// The newest `$clusterTime` and `operationTime` the upstream gave, gossiped in the replies
+/// the proxy gives itself (`hello`, the commands on collections with a policy), as a replica
+/// set member gossips them in every reply.
+#[derive(Debug, Default)]
+struct ClusterTime(Mutex<Option<(Bson, Bson)>>);
+
+impl ClusterTime {
+    /// Keeps the cluster time of an upstream reply when it is newer than the one kept.
+    fn observe(&self, reply: &Document) {
+        let (Some(Bson::Document(cluster)), Some(operation)) =
+            (reply.get("$clusterTime"), reply.get("operationTime"))
+        else {
+            return;
+        };
+        let Ok(time) = cluster.get_timestamp("clusterTime") else {
+            return;
+        };
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let newer = match kept.as_ref() {
+            Some((Bson::Document(known), _)) => known
+                .get_timestamp("clusterTime")
+                .is_ok_and(|known| (known.time, known.increment) < (time.time, time.increment)),
+            _ => true,
+        };
+        if newer {
+            *kept = Some((Bson::Document(cluster.clone()), operation.clone()));
+        }
+    }
+
+    /// Adds the kept cluster time to `reply`.
+    fn stamp(&self, reply: &mut Document) {
+        let kept = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some((cluster_time, operation_time)) = kept {
+            reply.insert("operationTime", operation_time);
+            reply.insert("$clusterTime", cluster_time);
+        }
+    }
+
+    /// Adds the kept cluster time to a reply that has none (the proxy's own).
+    fn stamp_unless_there(&self, reply: &mut Document) {
+        if !reply.contains_key("$clusterTime") {
+            self.stamp(reply);
+        }
+    }
+}
+
+/// The reply of `command` forwarded to the upstream, its cluster time kept: the upstream's
+/// own, or for a lost connection error 6, which drivers retry when the operation allows it.
+fn forwarded(
+    cluster_time: &ClusterTime,
+    command: &Document,
+    reply: Result<Document, UpstreamError>,
+) -> Result<Document, CommandError> {
+    if let Ok(reply) = &reply {
+        cluster_time.observe(reply);
+    }
+    reply.or_else(|error| {
+        if let UpstreamError::Authentication(_) = error {
+            // Nothing was sent; a retry would be refused the same way.
+            return Err(CommandError::new(18, error.to_string()));
+        }
+        // The command may or may not have run: a network error, which drivers retry
+        // when the operation allows it (the upstream answers a retried write once).
+        let mut reply = CommandError::new(6, error.to_string()).to_reply();
+        let in_transaction = command.contains_key("txnNumber")
+            && command
+                .get_bool("autocommit")
+                .is_ok_and(|autocommit| !autocommit);
+        if in_transaction {
+            reply.insert("errorLabels", vec!["TransientTransactionError"]);
+        } else if command.contains_key("txnNumber") {
+            reply.insert("errorLabels", vec!["RetryableWriteError"]);
+        }
+        Ok(reply)
+    })
+}
+
 /// The catalog of one database, and when it was read from the upstream.
 type ReadPolicies = (Instant, Arc<Catalog>);
 
 /// The executor of `spillway serve --upstream`.
 pub struct ProxyExecutor {
-    upstream: Upstream,
+    upstream: Arc<Upstream>,
     client: Client,
     databases: Mutex<HashMap<String, PatternedDatabase>>,
     policies: Mutex<HashMap<String, ReadPolicies>>,
@@ -78,10 +223,8 @@ pub struct ProxyExecutor {
     /// The clients' transactions the proxy holds (those that start in a database with
     /// policies), each one upstream transaction.
     transactions: Transactions,
-    /// The newest `$clusterTime` and `operationTime` the upstream gave, gossiped in the
-    /// replies the proxy gives itself (`hello`, the commands on collections with a policy),
-    /// as a replica set member gossips them in every reply.
-    cluster_time: Mutex<Option<(Bson, Bson)>>,
+    /// Shared with the replies of the commands handed on ([`Executor::hand_on`]).
+    cluster_time: Arc<ClusterTime>,
     /// With `--auth`: the proxy's own users and roles, kept in an embedded database of the
     /// proxy's (the upstream's users are the upstream's: the proxy logs in to it as one user
     /// of its own), and the command layer that says what each command needs.
@@ -103,7 +246,7 @@ impl ProxyExecutor {
     /// # Errors
     /// A URI the driver refuses or the forwarder cannot use ([`Upstream::new`]).
     pub fn new(uri: &str) -> Result<ProxyExecutor, UpstreamError> {
-        let upstream = Upstream::new(uri)?;
+        let upstream = Arc::new(Upstream::new(uri)?);
         let client =
             Client::with_uri_str(uri).map_err(|error| UpstreamError::Uri(error.to_string()))?;
         Ok(ProxyExecutor {
@@ -113,7 +256,7 @@ impl ProxyExecutor {
             policies: Mutex::new(HashMap::new()),
             cursors: Cursors::default(),
             transactions: Transactions::default(),
-            cluster_time: Mutex::new(None),
+            cluster_time: Arc::default(),
             users: None,
         })
         .inspect(|executor| {
@@ -134,31 +277,6 @@ impl ProxyExecutor {
         self
     }
 
-    /// Keeps the cluster time of an upstream reply when it is newer than the one kept.
-    fn observe_cluster_time(&self, reply: &Document) {
-        let (Some(Bson::Document(cluster)), Some(operation)) =
-            (reply.get("$clusterTime"), reply.get("operationTime"))
-        else {
-            return;
-        };
-        let Ok(time) = cluster.get_timestamp("clusterTime") else {
-            return;
-        };
-        let mut kept = self
-            .cluster_time
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let newer = match kept.as_ref() {
-            Some((Bson::Document(known), _)) => known
-                .get_timestamp("clusterTime")
-                .is_ok_and(|known| (known.time, known.increment) < (time.time, time.increment)),
-            _ => true,
-        };
-        if newer {
-            *kept = Some((Bson::Document(cluster.clone()), operation.clone()));
-        }
-    }
-
     fn route(&self, command: Document) -> Result<Document, CommandError> {
         // pymongo writes a top-level `_id` first (`arrayPage`, `arrayLength`); the upstream
         // gets the command with its name first too.
@@ -167,52 +285,43 @@ impl ProxyExecutor {
             return Err(CommandError::new(59, "an empty document is no command"));
         };
         let database = command.get_str("$db").unwrap_or("admin").to_owned();
-        if let Ok(collection) = command.get_str(&name)
-            && name != "renameCollection"
-        {
-            let collection = collection
-                .strip_prefix(STORED_VIEW_PREFIX)
-                .unwrap_or(collection);
-            self.refuse_while_renaming(&database, collection)?;
-        }
-        if let Some(statement) = Statement::of(&command)
-            && let Some(reply) =
-                self.transaction_statement(&statement, &name, &database, &command)?
-        {
-            return Ok(reply);
-        }
-        if POLICY_COMMANDS.contains(&name.as_str()) {
-            let patterned = self.patterned(&database)?;
-            let reply = patterned::policy_command(&name, &patterned, &command);
-            self.forget_policies(&database);
-            return reply;
-        }
-        match name.as_str() {
-            "listCollections" => return self.forward(&without_bookkeeping(command)),
-            "dbStats" | "dbstats" => return self.db_stats(&database, &command),
-            "renameCollection" => return self.rename_collection(&command),
-            "getMore" => {
-                if let Some(reply) = self.proxy_get_more(&command) {
-                    return Ok(reply);
-                }
+        let Some(routing) = self.routing(&name, &database, &command, Lookup::Read)? else {
+            return Err(CommandError::new(
+                1,
+                format!(
+                    "the proxy could not route '{name}': the policies of '{database}' are unknown"
+                ),
+            ));
+        };
+        match routing {
+            Routing::HeldTransaction(statement) => {
+                self.held_transaction_statement(&statement, &name, &database, &command)
             }
-            "killCursors" => return self.kill_cursors(command),
-            "endSessions" => self.transactions.end_sessions(&command),
-            _ => {}
-        }
-        if let Ok(collection) = command.get_str(&name) {
-            let collection = collection.to_owned();
-            if let Some(base) = collection.strip_prefix(STORED_VIEW_PREFIX)
-                && self.has_policy(&database, base)?
-            {
-                return self.forward(&stored_layout(&name, &database, base, command)?);
+            Routing::PolicyCommand => {
+                let patterned = self.patterned(&database)?;
+                let reply = patterned::policy_command(&name, &patterned, &command);
+                self.forget_policies(&database);
+                reply
             }
-            if PATTERNED_COMMANDS.contains(&name.as_str())
-                && self.has_policy(&database, &collection)?
-            {
-                return self.patterned_command(&name, &database, &collection, &command);
+            Routing::ListCollections => self.forward(&without_bookkeeping(command)),
+            Routing::DbStats => self.db_stats(&database, &command),
+            Routing::Rename => self.rename_collection(&command),
+            Routing::GetMore => match self.proxy_get_more(&command) {
+                Some(reply) => Ok(reply),
+                None => self.forward(&command),
+            },
+            Routing::KillCursors => self.kill_cursors(command),
+            Routing::EndSessions => {
+                self.transactions.end_sessions(&command);
+                self.forward(&command)
             }
-            if name == "drop" && self.has_policy(&database, &collection)? {
+            Routing::StoredLayout(base) => {
+                self.forward(&stored_layout(&name, &database, &base, command)?)
+            }
+            Routing::Patterned(collection) => {
+                self.patterned_command(&name, &database, &collection, &command)
+            }
+            Routing::DropPatterned(collection) => {
                 // The side documents go with the main ones, through the layer, first.
                 let patterned = self.patterned(&database)?;
                 patterned
@@ -220,32 +329,112 @@ impl ProxyExecutor {
                     .delete_many(Document::new())
                     .run()
                     .map_err(|failure| patterned::error(&failure))?;
+                self.forward(&command)
+            }
+            Routing::Upstream => self.forward(&command),
+        }
+    }
+
+    /// Where command `name` of `database` goes: decided once, here, from the command and
+    /// the database's policies. `None` only with [`Lookup::Kept`], when the policies it
+    /// needs are not kept fresh.
+    ///
+    /// # Errors
+    /// 117 on a collection being renamed; the policies could not be read.
+    fn routing(
+        &self,
+        name: &str,
+        database: &str,
+        command: &Document,
+        lookup: Lookup,
+    ) -> Result<Option<Routing>, CommandError> {
+        let collection = command.get_str(name).ok();
+        let statement = Statement::of(command);
+        let catalog = if collection.is_some() || statement.as_ref().is_some_and(Statement::starts) {
+            match self.catalog(database, lookup)? {
+                Some(catalog) => catalog,
+                None => return Ok(None),
+            }
+        } else {
+            Arc::default()
+        };
+        if let Some(collection) = collection
+            && name != "renameCollection"
+        {
+            let collection = collection
+                .strip_prefix(STORED_VIEW_PREFIX)
+                .unwrap_or(collection);
+            catalog.refuse_while_renaming(database, collection)?;
+        }
+        if let Some(statement) = statement {
+            let held = if statement.starts() {
+                !catalog.patterns.is_empty()
+            } else {
+                self.transactions.holds(&statement)
+            };
+            if held {
+                return Ok(Some(Routing::HeldTransaction(statement)));
             }
         }
-        self.forward(&command)
+        if POLICY_COMMANDS.contains(&name) {
+            return Ok(Some(Routing::PolicyCommand));
+        }
+        let by_name = match name {
+            "listCollections" => Some(Routing::ListCollections),
+            "dbStats" | "dbstats" => Some(Routing::DbStats),
+            "renameCollection" => Some(Routing::Rename),
+            "getMore" => Some(Routing::GetMore),
+            "killCursors" => Some(Routing::KillCursors),
+            "endSessions" => Some(Routing::EndSessions),
+            _ => None,
+        };
+        if by_name.is_some() {
+            return Ok(by_name);
+        }
+        let Some(collection) = collection else {
+            return Ok(Some(Routing::Upstream));
+        };
+        if let Some(base) = collection.strip_prefix(STORED_VIEW_PREFIX)
+            && catalog.has_policy(base)
+        {
+            return Ok(Some(Routing::StoredLayout(base.to_owned())));
+        }
+        let routing = if !catalog.has_policy(collection) {
+            Routing::Upstream
+        } else if PATTERNED_COMMANDS.contains(&name) {
+            Routing::Patterned(collection.to_owned())
+        } else if name == "drop" {
+            Routing::DropPatterned(collection.to_owned())
+        } else {
+            Routing::Upstream
+        };
+        Ok(Some(routing))
+    }
+
+    /// The policies of `database` as `lookup` may learn them: none for `admin`, `config` and
+    /// `local`, which hold no policy; `None` when [`Lookup::Kept`] has none fresh.
+    fn catalog(
+        &self,
+        database: &str,
+        lookup: Lookup,
+    ) -> Result<Option<Arc<Catalog>>, CommandError> {
+        if matches!(database, "admin" | "config" | "local") {
+            return Ok(Some(Arc::default()));
+        }
+        match lookup {
+            Lookup::Read => self.policies(database).map(Some),
+            Lookup::Kept => Ok(self
+                .kept_policies(database)
+                .filter(|catalog| catalog.renaming.is_none())),
+        }
     }
 
     /// Refuses a command on `collection` of `database` while a rename of it (or onto it) is
-    /// in progress: 117 ConflictingOperationInProgress, which says how to finish it.
+    /// in progress (see [`Catalog::refuse_while_renaming`]).
     fn refuse_while_renaming(&self, database: &str, collection: &str) -> Result<(), CommandError> {
-        if matches!(database, "admin" | "config" | "local") {
-            return Ok(());
-        }
-        let catalog = self.policies(database)?;
-        match &catalog.renaming {
-            Some(intent) if intent.from == collection || intent.to == collection => {
-                Err(CommandError::new(
-                    117,
-                    format!(
-                        "{database}.{} is being renamed to {database}.{}: commands on either name \
-                         wait until it is done (if the client that renamed it stopped, send its \
-                         renameCollection again to finish it)",
-                        intent.from, intent.to
-                    ),
-                ))
-            }
-            _ => Ok(()),
-        }
+        self.catalog(database, Lookup::Read)?
+            .unwrap_or_default()
+            .refuse_while_renaming(database, collection)
     }
 
     /// `renameCollection`. A rename that involves no policy (neither name is a main or a
@@ -394,37 +583,28 @@ impl ProxyExecutor {
             .get_more(command.get_i64("getMore").ok()?, batch_size)
     }
 
-    /// A command of a client's transaction, when the proxy holds the transaction: those
-    /// that start in a database with policies, so that the logical writes there and the
-    /// commands around them are one upstream transaction (see [`transactions`]). `None` for
-    /// the others, which are the upstream's own transactions, forwarded as they come.
-    fn transaction_statement(
+    /// A command of a client's transaction the proxy holds: those that start in a database
+    /// with policies, so that the logical writes there and the commands around them are one
+    /// upstream transaction (see [`transactions`]). The others are the upstream's own
+    /// transactions, forwarded as they come.
+    fn held_transaction_statement(
         &self,
         statement: &Statement,
         name: &str,
         database: &str,
         command: &Document,
-    ) -> Result<Option<Document>, CommandError> {
+    ) -> Result<Document, CommandError> {
         if statement.starts() {
-            if matches!(database, "admin" | "config" | "local")
-                || self.policies(database)?.patterns.is_empty()
-            {
-                return Ok(None);
-            }
             let transaction = Transaction::start(
                 &self.patterned(database)?,
                 transactions::read_concern(command)?,
             )
             .map_err(|failure| patterned::error(&failure))?;
             self.transactions.begin(statement, transaction)?;
-        } else if !self.transactions.holds(statement) {
-            return Ok(None);
         }
-        self.transactions
-            .run(statement, name, |transaction| {
-                self.in_transaction(transaction, name, database, command)
-            })
-            .map(Some)
+        self.transactions.run(statement, name, |transaction| {
+            self.in_transaction(transaction, name, database, command)
+        })
     }
 
     /// Runs command `name` in the upstream `transaction`: on a collection with a policy
@@ -480,7 +660,7 @@ impl ProxyExecutor {
         }
         match transaction.run_command(database, transactions::without_session_fields(command)) {
             Ok(reply) => {
-                self.observe_cluster_time(&reply);
+                self.cluster_time.observe(&reply);
                 Ok(reply)
             }
             Err(failure) => Ok(transactions::upstream_error(&failure)),
@@ -635,41 +815,14 @@ impl ProxyExecutor {
     }
 
     fn forward(&self, command: &Document) -> Result<Document, CommandError> {
-        let reply = self.upstream.run(command);
-        if let Ok(reply) = &reply {
-            self.observe_cluster_time(reply);
-        }
-        reply.or_else(|error| {
-            if let UpstreamError::Authentication(_) = error {
-                // Nothing was sent; a retry would be refused the same way.
-                return Err(CommandError::new(18, error.to_string()));
-            }
-            // The command may or may not have run: a network error, which drivers retry
-            // when the operation allows it (the upstream answers a retried write once).
-            let mut reply = CommandError::new(6, error.to_string()).to_reply();
-            let in_transaction = command.contains_key("txnNumber")
-                && command
-                    .get_bool("autocommit")
-                    .is_ok_and(|autocommit| !autocommit);
-            if in_transaction {
-                reply.insert("errorLabels", vec!["TransientTransactionError"]);
-            } else if command.contains_key("txnNumber") {
-                reply.insert("errorLabels", vec!["RetryableWriteError"]);
-            }
-            Ok(reply)
-        })
+        forwarded(&self.cluster_time, command, self.upstream.run(command))
     }
 
     /// Whether `collection` of `database` has a policy.
     fn has_policy(&self, database: &str, collection: &str) -> Result<bool, CommandError> {
-        if matches!(database, "admin" | "config" | "local") {
-            return Ok(false);
-        }
         Ok(self
-            .policies(database)?
-            .patterns
-            .iter()
-            .any(|pattern| pattern.collection() == collection))
+            .catalog(database, Lookup::Read)?
+            .is_some_and(|catalog| catalog.has_policy(collection)))
     }
 
     /// The policies of `database` and its rename in progress, read from the upstream at
@@ -696,14 +849,8 @@ impl ProxyExecutor {
 
     /// The catalog of `database`, read from the upstream at most [`POLICY_REFRESH`] ago.
     fn read_policies(&self, database: &str) -> Result<Arc<Catalog>, CommandError> {
-        if let Some((read, patterns)) = self
-            .policies
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(database)
-            && read.elapsed() < POLICY_REFRESH
-        {
-            return Ok(Arc::clone(patterns));
+        if let Some(catalog) = self.kept_policies(database) {
+            return Ok(catalog);
         }
         let read = Instant::now();
         let reply = self.forward(&doc! {
@@ -747,6 +894,17 @@ impl ProxyExecutor {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(database.to_owned(), (read, Arc::clone(&catalog)));
         Ok(catalog)
+    }
+
+    /// The catalog of `database` read from the upstream at most [`POLICY_REFRESH`] ago, if
+    /// one is kept.
+    fn kept_policies(&self, database: &str) -> Option<Arc<Catalog>> {
+        self.policies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(database)
+            .filter(|(read, _)| read.elapsed() < POLICY_REFRESH)
+            .map(|(_, catalog)| Arc::clone(catalog))
     }
 
     fn forget_policies(&self, database: &str) {
@@ -825,22 +983,35 @@ fn stored_layout(
 impl Executor for ProxyExecutor {
     fn execute(&self, command: Document) -> Document {
         let mut reply = self.route(command).unwrap_or_else(|error| error.to_reply());
-        if !reply.contains_key("$clusterTime") {
-            self.stamp(&mut reply);
-        }
+        self.cluster_time.stamp_unless_there(&mut reply);
         reply
     }
 
+    fn hand_on(&self, command: Document) -> Result<HandedOn, Document> {
+        // What `route` does with it, decided from what is kept; a policy read, a
+        // transaction the proxy holds or any step of the proxy's own goes to `execute`.
+        let command = name_first(command);
+        let Some(name) = command.keys().next() else {
+            return Err(command);
+        };
+        let database = command.get_str("$db").unwrap_or("admin");
+        let Ok(Some(Routing::Upstream)) = self.routing(name, database, &command, Lookup::Kept)
+        else {
+            return Err(command);
+        };
+        let upstream = Arc::clone(&self.upstream);
+        let cluster_time = Arc::clone(&self.cluster_time);
+        Ok(Box::pin(async move {
+            let reply = upstream.run_async(&command).await;
+            let mut reply =
+                forwarded(&cluster_time, &command, reply).unwrap_or_else(|error| error.to_reply());
+            cluster_time.stamp_unless_there(&mut reply);
+            reply
+        }))
+    }
+
     fn stamp(&self, reply: &mut Document) {
-        let kept = self
-            .cluster_time
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some((cluster_time, operation_time)) = kept {
-            reply.insert("operationTime", operation_time);
-            reply.insert("$clusterTime", cluster_time);
-        }
+        self.cluster_time.stamp(reply);
     }
 
     fn reap_expired(&self) {

@@ -5,9 +5,12 @@
 //! and transaction number, and the upstream answers it once.
 //!
 //! The official driver cannot forward a command as it came (it adds its own session to every
-//! command it runs), so forwarding is done here, on a small pool of blocking connections to
-//! the primary, framed by `spillway_server::wire`. The pattern layer's own writes go through
-//! the driver (`spillway-mongodb`). This module must never look inside a command.
+//! command it runs), so forwarding is done here, on connections to the primary framed by
+//! `spillway_server::wire`: a pool of blocking ones for the executor's own steps
+//! ([`Upstream::run`]), and a pool of async ones on the server's runtime for the commands the
+//! proxy hands on unchanged ([`Upstream::run_async`]), which so hold no thread while the
+//! upstream works. The pattern layer's own writes go through the driver
+//! (`spillway-mongodb`). This module must never look inside a command.
 //!
 //! Each connection speaks TLS when the URI asks for it (`tls=true`, `tlsCAFile`,
 //! `tlsCertificateKeyFile`) and logs in with the URI's credentials (SCRAM-SHA-256 or
@@ -33,6 +36,8 @@ use spillway_mongodb::mongodb::options::{
 };
 use spillway_server::ScramClient;
 use spillway_server::wire::{self, HEADER_LEN, Header, MAX_MESSAGE_SIZE, OpMsg, Request};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio_rustls::TlsConnector;
 
 /// Connections kept open between commands.
 const IDLE_CONNECTIONS: usize = 64;
@@ -67,14 +72,25 @@ impl std::fmt::Display for UpstreamError {
 impl std::error::Error for UpstreamError {}
 
 /// The deployment behind the proxy: its members, and open connections to its primary.
-#[derive(Debug)]
 pub struct Upstream {
     members: Vec<String>,
     primary: Mutex<Option<String>>,
     idle: Mutex<Vec<Connection>>,
+    idle_async: Mutex<Vec<AsyncConnection>>,
     next_request: AtomicI32,
     login: Option<Login>,
     tls: Option<Arc<ClientConfig>>,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream")
+            .field("members", &self.members)
+            .field("primary", &self.primary)
+            .field("login", &self.login)
+            .field("tls", &self.tls.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The proxy's own credentials toward the upstream.
@@ -97,6 +113,14 @@ impl std::fmt::Debug for Login {
             .finish_non_exhaustive()
     }
 }
+
+/// One async connection to a member, plain or TLS.
+type AsyncConnection = Box<dyn AsyncStream>;
+
+/// What an async connection is read and written through.
+trait AsyncStream: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncStream for T {}
 
 /// One connection to a member, plain or TLS.
 enum Connection {
@@ -178,6 +202,7 @@ impl Upstream {
             members,
             primary: Mutex::new(None),
             idle: Mutex::new(Vec::new()),
+            idle_async: Mutex::new(Vec::new()),
             next_request: AtomicI32::new(1),
             login,
             tls,
@@ -193,12 +218,40 @@ impl Upstream {
     /// when a new connection could not log in (the command was not sent).
     pub fn run(&self, command: &Document) -> Result<Document, UpstreamError> {
         let mut connection = self.connection()?;
-        match self.round_trip(&mut connection, command) {
+        let reply = self.round_trip(&mut connection, command);
+        self.settle(reply, connection, &self.idle)
+    }
+
+    /// [`Upstream::run`] on an async connection, for a caller on a tokio runtime (the
+    /// server's, whose reactor the connection then belongs to). Only a new connection with
+    /// no primary known yet takes a thread, to find the primary.
+    ///
+    /// # Errors
+    /// As [`Upstream::run`].
+    pub async fn run_async(
+        self: &Arc<Self>,
+        command: &Document,
+    ) -> Result<Document, UpstreamError> {
+        let mut connection = self.async_connection().await?;
+        let reply = self.round_trip_async(&mut connection, command).await;
+        self.settle(reply, connection, &self.idle_async)
+    }
+
+    /// The outcome of one round trip on `connection`: kept for the next command, or the
+    /// primary looked for again when the member is no longer primary or the connection
+    /// failed (the caller cannot know whether the command ran).
+    fn settle<C>(
+        &self,
+        reply: std::io::Result<Document>,
+        connection: C,
+        idle: &Mutex<Vec<C>>,
+    ) -> Result<Document, UpstreamError> {
+        match reply {
             Ok(reply) => {
                 if not_primary(&reply) {
                     self.forget_primary();
                 } else {
-                    self.give_back(connection);
+                    keep(idle, connection);
                 }
                 Ok(reply)
             }
@@ -215,122 +268,102 @@ impl Upstream {
         let mut connection = match &self.tls {
             None => Connection::Plain(tcp),
             Some(config) => {
-                let host = member.rsplit_once(':').map_or(member, |(host, _)| host);
-                let host = host.trim_start_matches('[').trim_end_matches(']');
-                let name = ServerName::try_from(host.to_owned()).map_err(|error| {
-                    UpstreamError::Uri(format!("{host} is no TLS server name: {error}"))
-                })?;
-                let mut tls = ClientConnection::new(Arc::clone(config), name).map_err(|error| {
-                    UpstreamError::Authentication(format!("TLS to {member}: {error}"))
-                })?;
+                let mut tls = ClientConnection::new(Arc::clone(config), tls_name(member)?)
+                    .map_err(|error| tls_failure(member, &error))?;
                 let mut tcp = tcp;
                 while tls.is_handshaking() {
-                    tls.complete_io(&mut tcp).map_err(|error| {
-                        UpstreamError::Authentication(format!("TLS to {member}: {error}"))
-                    })?;
+                    tls.complete_io(&mut tcp)
+                        .map_err(|error| tls_failure(member, &error))?;
                 }
                 Connection::Tls(Box::new(StreamOwned::new(tls, tcp)))
             }
         };
         if let Some(login) = &self.login {
-            self.log_in(&mut connection, login)
-                .map_err(|error| match error {
-                    UpstreamError::Network(message) => network(member, &message),
-                    UpstreamError::Authentication(message) => UpstreamError::Authentication(
-                        format!("as {}@{} on {member}: {message}", login.user, login.source),
-                    ),
-                    other @ UpstreamError::Uri(_) => other,
-                })?;
+            let (mut conversation, mut command) = LoginConversation::start(login)?;
+            loop {
+                let reply = self
+                    .round_trip(&mut connection, &command)
+                    .map_err(|error| network(member, &error))?;
+                match conversation
+                    .answer(&reply)
+                    .map_err(|error| login_failure(member, login, error))?
+                {
+                    Some(next) => command = next,
+                    None => break,
+                }
+            }
         }
         Ok(connection)
     }
 
-    /// A SCRAM conversation on a new connection, with the mechanism the URI names or the
-    /// strongest the user has (`saslSupportedMechs`).
-    fn log_in(&self, connection: &mut Connection, login: &Login) -> Result<(), UpstreamError> {
-        let exchange = |connection: &mut Connection, command: Document| {
-            self.round_trip(connection, &command)
-                .map_err(|error| UpstreamError::Network(error.to_string()))
+    /// [`Upstream::open`] as an async connection.
+    async fn open_async(&self, member: &str) -> Result<AsyncConnection, UpstreamError> {
+        let tcp = tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::TcpStream::connect(member))
+            .await
+            .map_err(|_| network(member, &"connection timed out"))?
+            .map_err(|error| network(member, &error))?;
+        tcp.set_nodelay(true)
+            .map_err(|error| network(member, &error))?;
+        let mut connection: AsyncConnection = match &self.tls {
+            None => Box::new(tcp),
+            Some(config) => Box::new(
+                TlsConnector::from(Arc::clone(config))
+                    .connect(tls_name(member)?, tcp)
+                    .await
+                    .map_err(|error| tls_failure(member, &error))?,
+            ),
         };
-        let mechanism = if let Some(mechanism) = login.mechanism {
-            mechanism
-        } else {
-            let hello = exchange(
-                connection,
-                doc! {
-                    "hello": 1,
-                    "saslSupportedMechs": format!("{}.{}", login.source, login.user),
-                    "$db": "admin",
-                },
-            )?;
-            let offered = hello.get_array("saslSupportedMechs").ok();
-            let sha1_only = offered.is_some_and(|mechanisms| {
-                !mechanisms.contains(&Bson::from("SCRAM-SHA-256"))
-                    && mechanisms.contains(&Bson::from("SCRAM-SHA-1"))
-            });
-            if sha1_only {
-                "SCRAM-SHA-1"
-            } else {
-                "SCRAM-SHA-256"
-            }
-        };
-        let refused = |reply: &Document| {
-            UpstreamError::Authentication(
-                reply
-                    .get_str("errmsg")
-                    .unwrap_or("the upstream refused the login")
-                    .to_owned(),
-            )
-        };
-        let mut scram = ScramClient::new(mechanism, &login.user, &login.password)
-            .map_err(|error| UpstreamError::Authentication(error.to_string()))?;
-        let reply = exchange(
-            connection,
-            doc! {
-                "saslStart": 1,
-                "mechanism": mechanism,
-                "payload": binary(scram.first_message()),
-                "options": { "skipEmptyExchange": true },
-                "$db": login.source.as_str(),
-            },
-        )?;
-        let server_first = sasl_payload(&reply).ok_or_else(|| refused(&reply))?;
-        let conversation = reply
-            .get("conversationId")
-            .cloned()
-            .unwrap_or(Bson::Int32(1));
-        let proof = scram
-            .final_message(&server_first)
-            .map_err(|error| UpstreamError::Authentication(error.to_string()))?;
-        let mut reply = exchange(
-            connection,
-            doc! {
-                "saslContinue": 1,
-                "conversationId": conversation.clone(),
-                "payload": binary(proof),
-                "$db": login.source.as_str(),
-            },
-        )?;
-        let server_final = sasl_payload(&reply).ok_or_else(|| refused(&reply))?;
-        scram
-            .check_server_final(&server_final)
-            .map_err(|error| UpstreamError::Authentication(error.to_string()))?;
-        // A server that ignores skipEmptyExchange waits for one more, empty, message.
-        while !reply.get_bool("done").unwrap_or(true) {
-            reply = exchange(
-                connection,
-                doc! {
-                    "saslContinue": 1,
-                    "conversationId": conversation.clone(),
-                    "payload": binary(Vec::new()),
-                    "$db": login.source.as_str(),
-                },
-            )?;
-            if sasl_payload(&reply).is_none() {
-                return Err(refused(&reply));
+        if let Some(login) = &self.login {
+            let (mut conversation, mut command) = LoginConversation::start(login)?;
+            loop {
+                let reply = self
+                    .round_trip_async(&mut connection, &command)
+                    .await
+                    .map_err(|error| network(member, &error))?;
+                match conversation
+                    .answer(&reply)
+                    .map_err(|error| login_failure(member, login, error))?
+                {
+                    Some(next) => command = next,
+                    None => break,
+                }
             }
         }
-        Ok(())
+        Ok(connection)
+    }
+
+    /// An idle async connection to the primary, or a new one (the primary found first, on
+    /// the blocking pool, when none is known).
+    async fn async_connection(self: &Arc<Self>) -> Result<AsyncConnection, UpstreamError> {
+        if let Some(connection) = self
+            .idle_async
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+        {
+            return Ok(connection);
+        }
+        let known = self
+            .primary
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(primary) = known {
+            match self.open_async(&primary).await {
+                Ok(connection) => return Ok(connection),
+                Err(error @ UpstreamError::Authentication(_)) => return Err(error),
+                Err(_) => {}
+            }
+        }
+        let upstream = Arc::clone(self);
+        let primary = tokio::task::spawn_blocking(move || {
+            let (primary, connection) = upstream.discover()?;
+            keep(&upstream.idle, connection);
+            Ok::<_, UpstreamError>(primary)
+        })
+        .await
+        .map_err(|error| UpstreamError::Network(format!("finding the primary: {error}")))??;
+        self.open_async(&primary).await
     }
 
     /// An idle connection to the primary, or a new one.
@@ -356,11 +389,12 @@ impl Upstream {
                 Err(_) => {}
             }
         }
-        self.discover()
+        self.discover().map(|(_, connection)| connection)
     }
 
-    /// Asks each member which is primary and connects to it.
-    fn discover(&self) -> Result<Connection, UpstreamError> {
+    /// Asks each member which is primary and connects to it: the primary, and the
+    /// connection.
+    fn discover(&self) -> Result<(String, Connection), UpstreamError> {
         let mut failures = Vec::new();
         let hello = doc! { "hello": 1, "$db": "admin" };
         let mut candidates = self.members.clone();
@@ -378,8 +412,9 @@ impl Upstream {
             };
             match self.round_trip(&mut connection, &hello) {
                 Ok(reply) if is_primary(&reply) => {
-                    *self.primary.lock().unwrap_or_else(PoisonError::into_inner) = Some(member);
-                    return Ok(connection);
+                    *self.primary.lock().unwrap_or_else(PoisonError::into_inner) =
+                        Some(member.clone());
+                    return Ok((member, connection));
                 }
                 Ok(reply) => {
                     // A secondary names the primary it knows; ask it next.
@@ -406,13 +441,10 @@ impl Upstream {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
-    }
-
-    fn give_back(&self, connection: Connection) {
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < IDLE_CONNECTIONS {
-            idle.push(connection);
-        }
+        self.idle_async
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 
     /// One OP_MSG out, its reply in.
@@ -421,21 +453,208 @@ impl Upstream {
         connection: &mut Connection,
         command: &Document,
     ) -> std::io::Result<Document> {
-        let request_id = self.next_request.fetch_add(1, Ordering::Relaxed);
-        let message = with_sequences(command)
-            .encode(request_id, 0)
-            .map_err(invalid_data)?;
-        connection.write_all(&message)?;
+        connection.write_all(&self.request(command)?)?;
         let mut header = [0; HEADER_LEN];
         connection.read_exact(&mut header)?;
-        let parsed = Header::parse(&header, MAX_MESSAGE_SIZE).map_err(invalid_data)?;
-        let mut whole = header.to_vec();
-        whole.resize(parsed.length, 0);
+        let mut whole = reply_buffer(header)?;
         connection.read_exact(&mut whole[HEADER_LEN..])?;
-        match wire::decode_message(&whole).map_err(invalid_data)? {
-            Request::Msg(reply) => reply.into_command().map_err(invalid_data),
-            Request::Query(_) => Err(invalid_data("the upstream answered with an OP_QUERY")),
+        decode_reply(&whole)
+    }
+
+    /// [`Upstream::round_trip`] on an async connection.
+    async fn round_trip_async(
+        &self,
+        connection: &mut AsyncConnection,
+        command: &Document,
+    ) -> std::io::Result<Document> {
+        connection.write_all(&self.request(command)?).await?;
+        let mut header = [0; HEADER_LEN];
+        connection.read_exact(&mut header).await?;
+        let mut whole = reply_buffer(header)?;
+        connection.read_exact(&mut whole[HEADER_LEN..]).await?;
+        decode_reply(&whole)
+    }
+
+    /// The OP_MSG of `command`, with a request id of its own.
+    fn request(&self, command: &Document) -> std::io::Result<Vec<u8>> {
+        let request_id = self.next_request.fetch_add(1, Ordering::Relaxed);
+        with_sequences(command)
+            .encode(request_id, 0)
+            .map_err(invalid_data)
+    }
+}
+
+/// Keeps `connection` for a later command, up to [`IDLE_CONNECTIONS`].
+fn keep<C>(idle: &Mutex<Vec<C>>, connection: C) {
+    let mut idle = idle.lock().unwrap_or_else(PoisonError::into_inner);
+    if idle.len() < IDLE_CONNECTIONS {
+        idle.push(connection);
+    }
+}
+
+/// A buffer for the whole reply whose `header` was read, the header in place.
+fn reply_buffer(header: [u8; HEADER_LEN]) -> std::io::Result<Vec<u8>> {
+    let parsed = Header::parse(&header, MAX_MESSAGE_SIZE).map_err(invalid_data)?;
+    let mut whole = header.to_vec();
+    whole.resize(parsed.length, 0);
+    Ok(whole)
+}
+
+fn decode_reply(whole: &[u8]) -> std::io::Result<Document> {
+    match wire::decode_message(whole).map_err(invalid_data)? {
+        Request::Msg(reply) => reply.into_command().map_err(invalid_data),
+        Request::Query(_) => Err(invalid_data("the upstream answered with an OP_QUERY")),
+    }
+}
+
+/// A SCRAM login as a conversation, driven over a blocking or an async connection alike:
+/// the mechanism the URI names or the strongest the user has (`saslSupportedMechs`), then
+/// `saslStart` and `saslContinue` until the upstream is done.
+struct LoginConversation<'a> {
+    login: &'a Login,
+    step: LoginStep,
+    scram: Option<ScramClient>,
+    conversation: Bson,
+}
+
+/// What the next reply of a [`LoginConversation`] answers.
+enum LoginStep {
+    /// The `hello` that lists the user's mechanisms.
+    Mechanisms,
+    /// `saslStart`: the server's first message.
+    Started,
+    /// The proof: the server's signature.
+    Proved,
+    /// An empty `saslContinue`, for a server that ignores `skipEmptyExchange`.
+    Emptied,
+}
+
+impl<'a> LoginConversation<'a> {
+    /// The conversation, and its first command.
+    fn start(login: &'a Login) -> Result<(LoginConversation<'a>, Document), UpstreamError> {
+        let mut conversation = LoginConversation {
+            login,
+            step: LoginStep::Mechanisms,
+            scram: None,
+            conversation: Bson::Int32(1),
+        };
+        let first = if let Some(mechanism) = login.mechanism {
+            conversation.sasl_start(mechanism)?
+        } else {
+            doc! {
+                "hello": 1,
+                "saslSupportedMechs": format!("{}.{}", login.source, login.user),
+                "$db": "admin",
+            }
+        };
+        Ok((conversation, first))
+    }
+
+    /// The command that answers `reply`, or `None` when the login is done.
+    fn answer(&mut self, reply: &Document) -> Result<Option<Document>, UpstreamError> {
+        let refused = || {
+            UpstreamError::Authentication(
+                reply
+                    .get_str("errmsg")
+                    .unwrap_or("the upstream refused the login")
+                    .to_owned(),
+            )
+        };
+        let scram_failure =
+            |error: spillway_server::ScramError| UpstreamError::Authentication(error.to_string());
+        match self.step {
+            LoginStep::Mechanisms => {
+                let offered = reply.get_array("saslSupportedMechs").ok();
+                let sha1_only = offered.is_some_and(|mechanisms| {
+                    !mechanisms.contains(&Bson::from("SCRAM-SHA-256"))
+                        && mechanisms.contains(&Bson::from("SCRAM-SHA-1"))
+                });
+                let mechanism = if sha1_only {
+                    "SCRAM-SHA-1"
+                } else {
+                    "SCRAM-SHA-256"
+                };
+                self.sasl_start(mechanism).map(Some)
+            }
+            LoginStep::Started => {
+                let server_first = sasl_payload(reply).ok_or_else(refused)?;
+                self.conversation = reply
+                    .get("conversationId")
+                    .cloned()
+                    .unwrap_or(Bson::Int32(1));
+                let scram = self.scram.as_mut().ok_or_else(refused)?;
+                let proof = scram.final_message(&server_first).map_err(scram_failure)?;
+                self.step = LoginStep::Proved;
+                Ok(Some(self.sasl_continue(proof)))
+            }
+            LoginStep::Proved => {
+                let server_final = sasl_payload(reply).ok_or_else(refused)?;
+                let scram = self.scram.as_ref().ok_or_else(refused)?;
+                scram
+                    .check_server_final(&server_final)
+                    .map_err(scram_failure)?;
+                self.step = LoginStep::Emptied;
+                Ok(self.unless_done(reply))
+            }
+            LoginStep::Emptied => {
+                sasl_payload(reply).ok_or_else(refused)?;
+                Ok(self.unless_done(reply))
+            }
         }
+    }
+
+    fn sasl_start(&mut self, mechanism: &str) -> Result<Document, UpstreamError> {
+        let scram = ScramClient::new(mechanism, &self.login.user, &self.login.password)
+            .map_err(|error| UpstreamError::Authentication(error.to_string()))?;
+        let command = doc! {
+            "saslStart": 1,
+            "mechanism": mechanism,
+            "payload": binary(scram.first_message()),
+            "options": { "skipEmptyExchange": true },
+            "$db": self.login.source.as_str(),
+        };
+        self.scram = Some(scram);
+        self.step = LoginStep::Started;
+        Ok(command)
+    }
+
+    fn sasl_continue(&self, payload: Vec<u8>) -> Document {
+        doc! {
+            "saslContinue": 1,
+            "conversationId": self.conversation.clone(),
+            "payload": binary(payload),
+            "$db": self.login.source.as_str(),
+        }
+    }
+
+    /// `None` when `reply` says the conversation is done; else the empty message a server
+    /// that ignores `skipEmptyExchange` waits for.
+    fn unless_done(&self, reply: &Document) -> Option<Document> {
+        (!reply.get_bool("done").unwrap_or(true)).then(|| self.sasl_continue(Vec::new()))
+    }
+}
+
+/// The TLS name of `member` (`host:port`, IPv6 hosts in brackets).
+fn tls_name(member: &str) -> Result<ServerName<'static>, UpstreamError> {
+    let host = member.rsplit_once(':').map_or(member, |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    ServerName::try_from(host.to_owned())
+        .map_err(|error| UpstreamError::Uri(format!("{host} is no TLS server name: {error}")))
+}
+
+fn tls_failure(member: &str, error: &dyn std::fmt::Display) -> UpstreamError {
+    UpstreamError::Authentication(format!("TLS to {member}: {error}"))
+}
+
+/// A login failure on `member`, naming the user (never the password).
+fn login_failure(member: &str, login: &Login, error: UpstreamError) -> UpstreamError {
+    match error {
+        UpstreamError::Network(message) => network(member, &message),
+        UpstreamError::Authentication(message) => UpstreamError::Authentication(format!(
+            "as {}@{} on {member}: {message}",
+            login.user, login.source
+        )),
+        other @ UpstreamError::Uri(_) => other,
     }
 }
 

@@ -341,6 +341,85 @@ fn everything_else_is_the_upstreams_own_answer() {
     );
 }
 
+/// The first batch of a `find` reply.
+fn first_batch(reply: &Document) -> Vec<Bson> {
+    reply
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_array("firstBatch"))
+        .unwrap_or_else(|_| panic!("a cursor: {reply}"))
+        .clone()
+}
+
+#[test]
+fn what_goes_upstream_unchanged_is_handed_on_without_a_thread_and_answers_the_same() {
+    let upstream = upstream();
+    let executor = ProxyExecutor::new(&format!("mongodb://{upstream}/")).expect("a proxy");
+    let name = unique("handed");
+    let run = |command: Document| {
+        let reply = executor.execute(command);
+        assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply}");
+        reply
+    };
+    run(doc! { "setPattern": "books", "outlier": "buyers", "threshold": 2, "$db": &name });
+    run(doc! { "insert": "plain", "documents": [{ "_id": 1, "n": 1 }], "$db": &name });
+    run(
+        doc! { "insert": "books", "documents": [{ "_id": 1, "buyers": ["a", "b", "c"] }], "$db": &name },
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let find = |collection: &str| doc! { "find": collection, "filter": { "_id": 1 }, "$db": &name };
+
+    // The policies were just read (the insert into `books` went through the layer): a
+    // plain collection's find is routed from what is kept.
+    let handed = executor
+        .hand_on(find("plain"))
+        .unwrap_or_else(|command| panic!("handed on: {command}"));
+    let reply = runtime.block_on(handed);
+    assert_eq!(
+        first_batch(&reply),
+        vec![Bson::Document(doc! { "_id": 1, "n": 1 })]
+    );
+    assert!(reply.contains_key("$clusterTime"), "{reply}");
+    assert_eq!(first_batch(&reply), first_batch(&run(find("plain"))));
+    // A statement's error is the upstream's, as from `execute`.
+    let duplicate = executor
+        .hand_on(doc! { "insert": "plain", "documents": [{ "_id": 1 }], "$db": &name })
+        .unwrap_or_else(|command| panic!("handed on: {command}"));
+    let reply = runtime.block_on(duplicate);
+    let errors = reply.get_array("writeErrors").expect("a write error");
+    assert_eq!(
+        errors[0]
+            .as_document()
+            .and_then(|error| error.get_i32("code").ok()),
+        Some(11000),
+        "{reply}"
+    );
+
+    // What the proxy answers itself, or must read the upstream to route, is not.
+    let mut transaction = find("plain");
+    transaction.extend(doc! {
+        "lsid": { "id": Binary { subtype: BinarySubtype::Uuid, bytes: vec![7; 16] } },
+        "txnNumber": 1_i64, "startTransaction": true, "autocommit": false,
+    });
+    for command in [
+        find("books"),
+        doc! { "find": "system.stored.books", "$db": &name },
+        doc! { "drop": "books", "$db": &name },
+        doc! { "getPatterns": 1, "$db": &name },
+        doc! { "listCollections": 1, "$db": &name },
+        transaction,
+        doc! { "find": "plain", "$db": unique("unread") },
+    ] {
+        assert!(executor.hand_on(command.clone()).is_err(), "{command}");
+    }
+    // Nor, once what is kept is stale.
+    std::thread::sleep(POLICY_REFRESH + Duration::from_millis(100));
+    assert!(executor.hand_on(find("plain")).is_err());
+    assert_eq!(first_batch(&run(find("books"))).len(), 1);
+}
+
 #[test]
 fn a_retried_write_with_the_same_session_and_number_is_applied_once() {
     let proxy = proxy(upstream());

@@ -10,6 +10,7 @@
 //! server. The command layer's own panics come back as an InternalError reply.
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use bson::{Bson, Document, doc};
@@ -19,7 +20,7 @@ use tokio::sync::watch;
 
 use crate::auth::{self, AuthState};
 use crate::error::WireError;
-use crate::executor::Executor;
+use crate::executor::{Executor, HandedOn};
 use crate::failpoint::Action;
 use crate::read::{ReadError, ReadLimits, Received, read_message};
 use crate::state::{ConnectionInfo, ServerState};
@@ -631,9 +632,15 @@ async fn answer(
         commands.stamp(&mut reply);
         return reply;
     }
-    let layer = Arc::clone(commands);
     let list_databases = (state.options.auth && name == "listDatabases").then(|| command.clone());
-    match blocking(move || layer.execute(command)).await {
+    let answered = match commands.hand_on(command) {
+        Ok(reply) => handed_on(reply).await,
+        Err(command) => {
+            let layer = Arc::clone(commands);
+            blocking(move || layer.execute(command)).await
+        }
+    };
+    match answered {
         Ok(mut reply) => {
             if let Some(command) = list_databases {
                 authorization::filter_databases(&command, auth_state, &mut reply);
@@ -661,6 +668,21 @@ async fn blocking<T: Send + 'static>(
             .await
             .map_err(panic_message)
     }
+}
+
+/// Awaits the reply of a command the executor handed on; a panic comes back as its message,
+/// as from [`blocking`].
+async fn handed_on(mut reply: HandedOn) -> Result<Document, String> {
+    std::future::poll_fn(|context| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            reply.as_mut().poll(context)
+        })) {
+            Ok(Poll::Ready(reply)) => Poll::Ready(Ok(reply)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(panic_payload_message(payload.as_ref()))),
+        }
+    })
+    .await
 }
 
 fn internal_error(connection: &ConnectionInfo, what: &str, problem: &str) -> Document {

@@ -3,17 +3,39 @@
 //! one that panics) to check the framing and the server's handling of a failing layer.
 //!
 //! Implementations are called from the blocking pool and may block; they must never know
-//! about sockets or framing.
+//! about sockets or framing. One that hands commands on to another server (the proxy) may
+//! also answer some without blocking, as a future the connection awaits on the server's own
+//! runtime ([`Executor::hand_on`]).
+
+use std::future::Future;
+use std::pin::Pin;
 
 use bson::Document;
 use spillway::Database;
 use spillway::command::{Commands, Privilege};
+
+/// The reply of a command [`Executor::hand_on`] took.
+pub type HandedOn = Pin<Box<dyn Future<Output = Document> + Send + 'static>>;
 
 /// Executes command documents into reply documents (see [`Commands::execute`]).
 pub trait Executor: Send + Sync + 'static {
     /// One command (first key its name, `$db` its database, document sequences merged in)
     /// to its reply (`ok: 1`, or `ok: 0` with `errmsg`, `code`, `codeName`). Blocking.
     fn execute(&self, command: Document) -> Document;
+
+    /// `command`'s reply to come, when this executor hands the command on to another server
+    /// and knows so without blocking (a proxy whose routing needs nothing it has not read
+    /// already): the connection awaits it on the server's runtime instead of holding a thread
+    /// for the round trip, two thread switches fewer per command. The reply is what
+    /// [`Executor::execute`] would give. `Err` gives the command back, for
+    /// [`Executor::execute`]; so does the default, for executors that answer everything
+    /// themselves.
+    ///
+    /// # Errors
+    /// The command itself, when it must go through [`Executor::execute`].
+    fn hand_on(&self, command: Document) -> Result<HandedOn, Document> {
+        Err(command)
+    }
 
     /// Ends idle cursors and transactions; called about once a second.
     fn reap_expired(&self);

@@ -67,7 +67,7 @@ pub mod wire;
 pub use admin::SERVER_COMMANDS;
 pub use embedded::{Naming, naming};
 pub use error::{ServerError, WireError};
-pub use executor::Executor;
+pub use executor::{Executor, HandedOn};
 pub use handshake::{MAX_WIRE_VERSION, MONGODB_VERSION, REPLICA_SET_NAME};
 pub use limits::{
     DEFAULT_AUTH_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
