@@ -979,9 +979,27 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
 
     /// Starts the query; the cursor reads the snapshot taken now. On a view, the query runs
     /// as the view's pipeline followed by `$match`, `$sort`, `$skip`, `$limit` and `$project`
-    /// (`hint` and `expand` do not apply).
+    /// (`hint` and `expand` do not apply; `return_key`, `min` and `max` are refused, 168, as
+    /// MongoDB refuses them on a view).
     pub fn run(self) -> Result<Cursor<T>> {
         if let Some((source, mut stages)) = self.collection.view(self.session.as_deref())? {
+            // MongoDB runs a find on a view as an aggregation, which refuses the options
+            // that need one index scan (168 InvalidPipelineOperator).
+            let scan_options = [
+                ("returnKey", self.return_key),
+                ("min", self.min.is_some()),
+                ("max", self.max.is_some()),
+            ];
+            if let Some((option, _)) = scan_options.iter().find(|(_, given)| *given) {
+                return Err(Error::invalid_options(
+                    &self.collection.name,
+                    format!(
+                        "Option {option} not supported in aggregation: {} is a view, and a find on a view runs as an aggregation of its pipeline",
+                        self.collection.name
+                    ),
+                )
+                .with_code(168));
+            }
             stages.push(bson::doc! { "$match": self.filter });
             if let Some(sort) = self.sort.filter(|sort| !sort.is_empty()) {
                 stages.push(bson::doc! { "$sort": sort });
@@ -1022,7 +1040,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
         if self.return_key {
             let name = &self.collection.name;
             let matches = self.collection.read(self.session.as_deref(), |reader| {
-                let run = ops::query_hinted(
+                let mut run = ops::query_hinted(
                     reader,
                     name,
                     &filter,
@@ -1036,7 +1054,23 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
                         .first()
                         .is_some_and(|key| key.path.as_str() == "_id")
                 });
-                returned_keys(&run.plan, run.described.is_some(), by_id, run.matches)
+                let route = Route::of(reader.catalog(), name);
+                let plain_plan = if route.engine().is_some() {
+                    // A policy changes the plan (a union of the main and side collections,
+                    // the hint ignored), never the keys: they are those of the plan a plain
+                    // collection with these indexes would run, taken from the logical
+                    // documents.
+                    patterned::logical_matches(
+                        reader,
+                        name,
+                        &patterned::logical_output(&route, None),
+                        &mut run.matches,
+                    )?;
+                    Some(plain_plan(reader, name, &filter, sort.as_ref(), hinted)?)
+                } else {
+                    None
+                };
+                returned_keys(plain_plan.as_ref().unwrap_or(&run.plan), by_id, run.matches)
             })?;
             return Ok(Cursor::materialised(matches, Arc::new(filter), None));
         }
@@ -1169,18 +1203,32 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
     }
 }
 
+/// The plan a plain collection holding the logical documents of `collection` would run for
+/// this query: the planner's choice (or the hinted index) over the same indexes, which the
+/// main collection of a policy has.
+fn plain_plan(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    hint: Option<HintedScan<'_>>,
+) -> Result<planner::Plan> {
+    let meta = reader.catalog().collections.get(collection);
+    let (bound_filter, bound_sort) = storage::bind_text(meta, filter, sort)?;
+    let filter = bound_filter.as_ref().unwrap_or(filter);
+    let sort = bound_sort.as_ref().or(sort);
+    match hint {
+        Some(hint) => planner::plan_hinted(meta, filter, sort, hint),
+        None => Ok(planner::plan(meta, filter, sort)),
+    }
+}
+
 /// The matches of a `returnKey` find: each document replaced by the keys of the index `plan`
-/// read it through (none when the run was not one plan, or scanned the collection). A scan
-/// of the documents in `_id` order for a sort on `_id` (`by_id`), or bounded by `_id`, is
-/// MongoDB's scan of the `_id` index.
-fn returned_keys(
-    plan: &planner::Plan,
-    union: bool,
-    by_id: bool,
-    matches: Vec<Match>,
-) -> Result<Vec<Match>> {
+/// reads it through (none when it scans the collection). A scan of the documents in `_id`
+/// order for a sort on `_id` (`by_id`), or bounded by `_id`, is MongoDB's scan of the `_id`
+/// index.
+fn returned_keys(plan: &planner::Plan, by_id: bool, matches: Vec<Match>) -> Result<Vec<Match>> {
     let key_pattern = match &*plan.access {
-        _ if union => Document::new(),
         planner::Access::IdHack { .. } => bson::doc! { "_id": 1 },
         planner::Access::CollScan { bounds, .. }
             if bounds.is_some() || (by_id && plan.sort.is_none()) =>

@@ -114,6 +114,122 @@ fn return_key_returns_the_keys_of_the_index_used() {
     assert_eq!(documents, vec![doc! { "_id": 3, "a": 2, "c": true }]);
 }
 
+#[test]
+fn return_key_on_a_collection_with_a_policy_is_what_a_plain_collection_returns() {
+    let commands = commands();
+    // Two elements in the main document, the rest in side buckets of three.
+    ok(
+        &commands,
+        doc! { "setPattern": "sales", "outlier": "buyers", "threshold": 2, "bucketCapacity": 3 },
+    );
+    let documents = vec![
+        doc! { "_id": 1, "shop": "north", "buyers": ["m", "n", "o", "p", "a"] },
+        doc! { "_id": 2, "shop": "south", "buyers": ["k"] },
+        doc! { "_id": 3, "shop": "east", "buyers": ["z", "y", "x", "b", "c", "d"] },
+    ];
+    for collection in ["sales", "plain"] {
+        ok(
+            &commands,
+            doc! { "insert": collection, "documents": documents.clone() },
+        );
+        ok(
+            &commands,
+            doc! { "createIndexes": collection, "indexes": [
+                { "key": { "buyers": 1 }, "name": "buyers" },
+                { "key": { "shop": 1, "buyers": 1 }, "name": "shop_buyers" },
+            ] },
+        );
+    }
+    let finds = [
+        // An element only a side bucket holds.
+        doc! { "filter": { "buyers": "a" } },
+        doc! { "filter": { "buyers": { "$in": ["d", "k"] } }, "sort": { "_id": 1 } },
+        doc! { "filter": { "buyers": { "$gte": "a" } }, "hint": "buyers", "sort": { "_id": 1 } },
+        doc! { "filter": {}, "hint": "buyers", "sort": { "_id": 1 } },
+        doc! { "filter": { "shop": "north" }, "hint": "shop_buyers" },
+        doc! { "filter": { "shop": { "$gt": "a" } }, "sort": { "shop": 1 } },
+        doc! { "filter": { "_id": 3 } },
+        doc! { "filter": { "buyers.3": "b" } },
+    ];
+    for find_options in finds {
+        let mut keys = Vec::new();
+        for collection in ["sales", "plain"] {
+            let mut command = doc! { "find": collection, "returnKey": true };
+            command.extend(find_options.clone());
+            keys.push(find(&commands, command));
+        }
+        assert_eq!(keys[0], keys[1], "{find_options}");
+        assert!(!keys[1].is_empty(), "{find_options}");
+    }
+    // The first find's keys, in full: the side bucket's element is the index key it matched.
+    let keys = find(
+        &commands,
+        doc! { "find": "sales", "filter": { "buyers": "a" }, "returnKey": true },
+    );
+    assert_eq!(keys, vec![doc! { "buyers": "a" }]);
+    // A hint that names no index is refused as on a plain collection.
+    let (code, message) = fails(
+        &commands,
+        doc! { "find": "sales", "filter": { "buyers": "a" }, "returnKey": true, "hint": "nope" },
+    );
+    assert_eq!(code, 2, "{message}");
+}
+
+#[test]
+fn return_key_with_let_reads_the_variables_and_keeps_the_index_keys() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "items", "documents": [
+            { "_id": 1, "a": 3 }, { "_id": 2, "a": 1 }, { "_id": 3, "a": 2 },
+        ] },
+    );
+    ok(
+        &commands,
+        doc! { "createIndexes": "items", "indexes": [{ "key": { "a": 1 }, "name": "a_1" }] },
+    );
+    let keys = find(
+        &commands,
+        doc! {
+            "find": "items",
+            "filter": { "a": { "$gte": 2 }, "$expr": { "$ne": ["$a", "$$skipped"] } },
+            "let": { "skipped": 3 },
+            "sort": { "a": 1 },
+            "returnKey": true,
+        },
+    );
+    assert_eq!(keys, vec![doc! { "a": 2 }]);
+}
+
+#[test]
+fn a_find_on_a_view_refuses_return_key_min_and_max_as_an_aggregation_does() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "items", "documents": [{ "_id": 1, "a": 3 }] },
+    );
+    ok(
+        &commands,
+        doc! { "create": "shown", "viewOn": "items", "pipeline": [] },
+    );
+    for (option, value) in [
+        ("returnKey", Bson::Boolean(true)),
+        ("min", Bson::Document(doc! { "_id": 0 })),
+        ("max", Bson::Document(doc! { "_id": 9 })),
+    ] {
+        let mut command = doc! { "find": "shown", "hint": { "_id": 1 } };
+        command.insert(option, value);
+        let (code, message) = fails(&commands, command);
+        assert_eq!(code, 168, "{option}: {message}");
+        assert!(
+            message.contains(&format!("Option {option} not supported in aggregation")),
+            "{message}"
+        );
+    }
+    let documents = find(&commands, doc! { "find": "shown", "returnKey": false });
+    assert_eq!(documents, vec![doc! { "_id": 1, "a": 3 }]);
+}
+
 /// Case-insensitive English: `"ann"` equals `"Ann"`.
 fn case_insensitive() -> Document {
     doc! { "locale": "en", "strength": 2 }
