@@ -1070,7 +1070,8 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
                 } else {
                     None
                 };
-                returned_keys(plain_plan.as_ref().unwrap_or(&run.plan), by_id, run.matches)
+                let plan = plain_plan.as_ref().unwrap_or(&run.plan);
+                returned_keys(reader, name, plan, by_id, run.matches)
             })?;
             return Ok(Cursor::materialised(matches, Arc::new(filter), None));
         }
@@ -1227,7 +1228,13 @@ fn plain_plan(
 /// reads it through (none when it scans the collection). A scan of the documents in `_id`
 /// order for a sort on `_id` (`by_id`), or bounded by `_id`, is MongoDB's scan of the `_id`
 /// index.
-fn returned_keys(plan: &planner::Plan, by_id: bool, matches: Vec<Match>) -> Result<Vec<Match>> {
+fn returned_keys(
+    reader: &dyn Reader,
+    collection: &str,
+    plan: &planner::Plan,
+    by_id: bool,
+    matches: Vec<Match>,
+) -> Result<Vec<Match>> {
     let key_pattern = match &*plan.access {
         planner::Access::IdHack { .. } => bson::doc! { "_id": 1 },
         planner::Access::CollScan { bounds, .. }
@@ -1238,12 +1245,37 @@ fn returned_keys(plan: &planner::Plan, by_id: bool, matches: Vec<Match>) -> Resu
         planner::Access::IxScan { key_pattern, .. } => key_pattern.clone(),
         planner::Access::Eof | planner::Access::CollScan { .. } => Document::new(),
     };
+    let scanned = match &*plan.access {
+        planner::Access::IxScan {
+            index,
+            ranges,
+            reverse,
+            ..
+        } => reader
+            .catalog()
+            .collections
+            .get(collection)
+            .and_then(|meta| meta.indexes.iter().find(|meta| &meta.name == index))
+            // A hashed entry holds a hash, a text or geo entry a term or a cell: not values
+            // an entry can be matched back to.
+            .filter(|meta| {
+                meta.hashed.is_none() && meta.settings.text.is_none() && meta.settings.geo.is_none()
+            })
+            .map(|meta| (meta, ranges.as_slice(), *reverse)),
+        _ => None,
+    };
     matches
         .into_iter()
         .map(|found| {
             let document = Document::from_reader(found.bytes.as_slice())
                 .map_err(|error| Error::corruption(format!("a stored document: {error}")))?;
-            let keys = index_keys::return_key(&key_pattern, &document);
+            let reached = match scanned {
+                Some((index, ranges, reverse)) => {
+                    reached_key(collection, index, ranges, reverse, &document, &found.id_key)?
+                }
+                None => None,
+            };
+            let keys = reached.unwrap_or_else(|| index_keys::return_key(&key_pattern, &document));
             let bytes = keys
                 .to_vec()
                 .map_err(|error| Error::corruption(format!("an index key document: {error}")))?;
@@ -1253,6 +1285,46 @@ fn returned_keys(plan: &planner::Plan, by_id: bool, matches: Vec<Match>) -> Resu
             })
         })
         .collect()
+}
+
+/// The key of `index` an index scan over `ranges` first reaches `document` by, as a document
+/// of the index fields' values (of an array field, the element that entry holds, as MongoDB's
+/// `returnKey` shows it); `None` when no entry of the document lies in the ranges.
+fn reached_key(
+    collection: &str,
+    index: &crate::catalog::IndexMeta,
+    ranges: &[crate::txn::KeyRange],
+    reverse: bool,
+    document: &Document,
+    id_key: &[u8],
+) -> Result<Option<Document>> {
+    let (entries, _) = index_keys::index_entries(collection, index, document, id_key)?;
+    let in_range = |range: &crate::txn::KeyRange, key: &[u8]| {
+        use std::ops::{Bound, RangeBounds as _};
+        let bounds: (Bound<&[u8]>, Bound<&[u8]>) = (
+            range.low.as_ref().map(Vec::as_slice),
+            range.high.as_ref().map(Vec::as_slice),
+        );
+        bounds.contains(&key)
+    };
+    let reached = if reverse {
+        ranges.iter().rev().find_map(|range| {
+            entries
+                .iter()
+                .rev()
+                .find(|entry| in_range(range, &entry.key))
+        })
+    } else {
+        ranges
+            .iter()
+            .find_map(|range| entries.iter().find(|entry| in_range(range, &entry.key)))
+    };
+    Ok(reached.and_then(
+        |entry| match index_keys::key_values(index, document, &entry.key) {
+            Bson::Document(keys) => Some(keys),
+            _ => None,
+        },
+    ))
 }
 
 /// How a find returns documents: as stored when it asked for the stored layout, else as

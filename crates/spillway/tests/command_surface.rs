@@ -167,6 +167,27 @@ fn return_key_on_a_collection_with_a_policy_is_what_a_plain_collection_returns()
         doc! { "find": "sales", "filter": { "buyers": "a" }, "returnKey": true },
     );
     assert_eq!(keys, vec![doc! { "buyers": "a" }]);
+    // Of an array, the key the scan reached the document by: the matched element, the
+    // lowest one for a scan of the whole index.
+    for (find_options, expected) in [
+        (doc! { "filter": { "buyers": "p" } }, "p"),
+        (
+            doc! { "filter": { "buyers": { "$in": ["o", "z"] } }, "sort": { "_id": 1 } },
+            "o",
+        ),
+        (doc! { "filter": { "_id": 1 }, "hint": "buyers" }, "a"),
+    ] {
+        for collection in ["sales", "plain"] {
+            let mut command = doc! { "find": collection, "returnKey": true };
+            command.extend(find_options.clone());
+            let keys = find(&commands, command);
+            assert_eq!(
+                keys.first().and_then(|keys| keys.get_str("buyers").ok()),
+                Some(expected),
+                "{collection} {find_options}: {keys:?}"
+            );
+        }
+    }
     // A hint that names no index is refused as on a plain collection.
     let (code, message) = fails(
         &commands,
