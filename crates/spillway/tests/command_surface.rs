@@ -571,3 +571,88 @@ fn collations_survive_a_reopen() {
         "the index keeps its collation"
     );
 }
+
+#[test]
+fn aggregation_expressions_and_group_keys_compare_under_the_collation() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "people", "documents": [
+            { "_id": 1, "name": "ann", "city": "Oslo" },
+            { "_id": 2, "name": "ANN", "city": "oslo" },
+            { "_id": 3, "name": "Bob", "city": "Rome" },
+        ] },
+    );
+    let aggregate = |pipeline: Vec<Document>, collation: Option<Document>| {
+        let mut command = doc! { "aggregate": "people", "pipeline": pipeline, "cursor": {} };
+        if let Some(collation) = collation {
+            command.insert("collation", collation);
+        }
+        batch(&ok(&commands, command))
+    };
+    let compared = vec![
+        doc! { "$sort": { "_id": 1 } },
+        doc! { "$project": {
+            "_id": 0,
+            "eq": { "$eq": ["$name", "Ann"] },
+            "cmp": { "$cmp": ["$name", "BOB"] },
+            "in": { "$in": ["$city", ["OSLO"]] },
+        } },
+    ];
+    assert_eq!(
+        aggregate(compared.clone(), Some(case_insensitive())),
+        vec![
+            doc! { "eq": true, "cmp": -1, "in": true },
+            doc! { "eq": true, "cmp": -1, "in": true },
+            doc! { "eq": false, "cmp": 0, "in": false },
+        ]
+    );
+    // The simple collation compares by code point: "ANN" < "BOB" < "Bob" < "ann".
+    assert_eq!(
+        aggregate(compared, None),
+        vec![
+            doc! { "eq": false, "cmp": 1, "in": false },
+            doc! { "eq": false, "cmp": -1, "in": false },
+            doc! { "eq": false, "cmp": 1, "in": false },
+        ]
+    );
+    // Keys equal under the collation are one group, named by the first one seen.
+    let grouped = vec![
+        doc! { "$sort": { "_id": 1 } },
+        doc! { "$group": { "_id": "$city", "n": { "$sum": 1 } } },
+        doc! { "$sort": { "_id": 1 } },
+    ];
+    assert_eq!(
+        aggregate(grouped.clone(), Some(case_insensitive())),
+        vec![
+            doc! { "_id": "Oslo", "n": 2 },
+            doc! { "_id": "Rome", "n": 1 }
+        ]
+    );
+    assert_eq!(aggregate(grouped, None).len(), 3);
+    // $expr in a find, under the collection's default collation and under the find's own.
+    ok(
+        &commands,
+        doc! { "create": "folded", "collation": case_insensitive() },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "folded", "documents": [{ "_id": 1, "name": "ann" }, { "_id": 2, "name": "Bob" }] },
+    );
+    let by_expr = doc! { "$expr": { "$eq": ["$name", "ANN"] } };
+    let found = find(
+        &commands,
+        doc! { "find": "folded", "filter": by_expr.clone() },
+    );
+    assert_eq!(names(&found), ["ann"]);
+    let found = find(
+        &commands,
+        doc! { "find": "folded", "filter": by_expr.clone(), "collation": { "locale": "simple" } },
+    );
+    assert!(found.is_empty(), "{found:?}");
+    let found = find(
+        &commands,
+        doc! { "find": "people", "filter": by_expr, "collation": case_insensitive(), "sort": { "_id": 1 } },
+    );
+    assert_eq!(names(&found), ["ann", "ANN"]);
+}
