@@ -583,6 +583,18 @@ where
     /// exist).
     /// The collation an operation that gave `given` runs under: `given`, or the
     /// collection's default collation (`create`'s `collation`), as in MongoDB.
+    /// The collation a read of this view runs under when it gives `given`
+    /// ([`views::read_collation`]: the view's, a different one refused).
+    fn read_collation(
+        &self,
+        session: Option<&Transaction>,
+        given: Option<Collation>,
+    ) -> Result<Option<Collation>> {
+        self.read(session, |reader| {
+            views::read_collation(reader.catalog(), &self.name, given.as_ref())
+        })
+    }
+
     pub(crate) fn collation_or_default(&self, given: Option<&Collation>) -> Collation {
         if let Some(given) = given {
             return given.clone();
@@ -1013,8 +1025,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
             if let Some(projection) = self.projection.filter(|projection| !projection.is_empty()) {
                 stages.push(bson::doc! { "$project": projection });
             }
+            let collation = self
+                .collection
+                .read_collation(self.session.as_deref(), self.collation)?;
             let source = self.collection.database.collection::<Document>(&source);
-            let mut action = source.aggregate(stages).collation_option(self.collation);
+            let mut action = source.aggregate(stages).collation_option(collation);
             if let Some(batch_size) = self.batch_size {
                 action = action.batch_size(batch_size);
             }
@@ -1428,8 +1443,10 @@ impl<'a, R: DeserializeOwned + 'static> Aggregate<'a, R> {
             }
             None => (self.collection, Cow::Borrowed(&self.pipeline)),
         };
-        // An aggregate that gives no collation runs under the collection's default.
-        let collation = self.collation.clone().unwrap_or_else(|| {
+        // A view's reads run under its collation; an aggregate that gives no collation runs
+        // under the collection's default.
+        let collation = views::read_collation(catalog, self.collection, self.collation.as_ref())?;
+        let collation = collation.unwrap_or_else(|| {
             catalog
                 .collections
                 .get(collection)
@@ -1887,8 +1904,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> CountDocuments
                 stages.push(bson::doc! { "$limit": i64::try_from(self.limit).unwrap_or(i64::MAX) });
             }
             stages.push(bson::doc! { "$count": "n" });
+            let collation = self
+                .collection
+                .read_collation(self.session.as_deref(), self.collation)?;
             let source = self.collection.database.collection::<Document>(&source);
-            let mut action = source.aggregate(stages).collation_option(self.collation);
+            let mut action = source.aggregate(stages).collation_option(collation);
             if let Some(transaction) = self.session {
                 action = action.session(transaction);
             }
@@ -1939,10 +1959,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Distinct<'a, T
         if let Some((source, mut stages)) = self.collection.view(self.session.as_deref())? {
             let path = FieldPath::parse(&self.field).map_err(Error::argument)?;
             stages.push(bson::doc! { "$match": self.filter });
+            let collation = self
+                .collection
+                .read_collation(self.session.as_deref(), self.collation.clone())?;
             let source = self.collection.database.collection::<Document>(&source);
-            let mut action = source
-                .aggregate(stages)
-                .collation_option(self.collation.clone());
+            let mut action = source.aggregate(stages).collation_option(collation);
             if let Some(transaction) = self.session {
                 action = action.session(transaction);
             }

@@ -656,3 +656,128 @@ fn aggregation_expressions_and_group_keys_compare_under_the_collation() {
     );
     assert_eq!(names(&found), ["ann", "ANN"]);
 }
+
+#[test]
+fn a_view_has_its_own_collation_which_reads_cannot_override() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let path = directory.path().join("db");
+    {
+        let commands = Commands::new(Database::open(&path).expect("open"));
+        ok(
+            &commands,
+            doc! { "insert": "people", "documents": [
+                { "_id": 1, "name": "ann" }, { "_id": 2, "name": "Bob" }, { "_id": 3, "name": "ANN" },
+            ] },
+        );
+        ok(
+            &commands,
+            doc! { "create": "folded", "viewOn": "people", "pipeline": [], "collation": case_insensitive() },
+        );
+    }
+    // Kept in the catalog across a reopen.
+    let commands = Commands::new(Database::open(&path).expect("reopen"));
+    let listed = batch(&ok(
+        &commands,
+        doc! { "listCollections": 1, "filter": { "name": "folded" } },
+    ));
+    let options = listed[0].get_document("options").expect("options");
+    let collation = options.get_document("collation").expect("a collation");
+    assert_eq!(collation.get_str("locale").ok(), Some("en"), "{options}");
+    assert_eq!(collation.get_i32("strength").ok(), Some(2), "{options}");
+    assert_eq!(options.get_str("viewOn").ok(), Some("people"));
+
+    // Every read of the view runs under it.
+    let found = find(
+        &commands,
+        doc! { "find": "folded", "filter": { "name": "Ann" }, "sort": { "_id": 1 } },
+    );
+    assert_eq!(names(&found), ["ann", "ANN"]);
+    let counted = ok(
+        &commands,
+        doc! { "count": "folded", "query": { "name": "aNN" } },
+    );
+    assert_eq!(counted.get_i32("n").ok(), Some(2), "{counted}");
+    let distinct = ok(&commands, doc! { "distinct": "folded", "key": "name" });
+    assert_eq!(
+        distinct.get_array("values").map(Vec::len).ok(),
+        Some(2),
+        "{distinct}"
+    );
+    let grouped = batch(&ok(
+        &commands,
+        doc! { "aggregate": "folded", "pipeline": [{ "$group": { "_id": "$name" } }], "cursor": {} },
+    ));
+    assert_eq!(grouped.len(), 2, "{grouped:?}");
+    // The same collation given is accepted; another is refused, the simple one included.
+    let found = find(
+        &commands,
+        doc! { "find": "folded", "filter": { "name": "ANN" }, "collation": case_insensitive() },
+    );
+    assert_eq!(found.len(), 2);
+    for collation in [doc! { "locale": "simple" }, doc! { "locale": "fr" }] {
+        for command in [
+            doc! { "find": "folded", "collation": collation.clone() },
+            doc! { "count": "folded", "collation": collation.clone() },
+            doc! { "aggregate": "folded", "pipeline": [], "cursor": {}, "collation": collation.clone() },
+        ] {
+            let (code, message) = fails(&commands, command);
+            assert_eq!(code, 167, "{message}");
+            assert!(
+                message.contains("Cannot override a view's default collation"),
+                "{message}"
+            );
+        }
+    }
+
+    // A view without one is simple, whatever the default of the collection it reads.
+    ok(
+        &commands,
+        doc! { "create": "ci", "collation": case_insensitive() },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "ci", "documents": [{ "_id": 1, "name": "ann" }] },
+    );
+    ok(
+        &commands,
+        doc! { "create": "plain_view", "viewOn": "ci", "pipeline": [] },
+    );
+    let found = find(
+        &commands,
+        doc! { "find": "plain_view", "filter": { "name": "ANN" } },
+    );
+    assert!(found.is_empty(), "{found:?}");
+    let found = find(
+        &commands,
+        doc! { "find": "ci", "filter": { "name": "ANN" } },
+    );
+    assert_eq!(found.len(), 1);
+
+    // Views that read each other have one collation.
+    let (code, message) = fails(
+        &commands,
+        doc! { "create": "mixed", "viewOn": "folded", "pipeline": [] },
+    );
+    assert_eq!(code, 167, "{message}");
+    let (code, message) = fails(
+        &commands,
+        doc! { "create": "mixed", "viewOn": "plain_view", "pipeline": [
+            { "$lookup": { "from": "folded", "localField": "_id", "foreignField": "_id", "as": "f" } },
+        ] },
+    );
+    assert_eq!(code, 167, "{message}");
+    ok(
+        &commands,
+        doc! { "create": "refolded", "viewOn": "folded", "pipeline": [], "collation": case_insensitive() },
+    );
+    let found = find(
+        &commands,
+        doc! { "find": "refolded", "filter": { "name": "ANN" } },
+    );
+    assert_eq!(found.len(), 2);
+    let (code, message) = fails(
+        &commands,
+        doc! { "collMod": "plain_view", "viewOn": "folded", "pipeline": [] },
+    );
+    assert_eq!(code, 167, "{message}");
+}
