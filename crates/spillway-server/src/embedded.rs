@@ -130,10 +130,12 @@ pub fn naming(database: &Database, options: &ServerOptions) -> Result<Naming, Se
     }
     let mut naming = served(embedded);
     if !named_after_directory && let Some(notice) = &mut naming.notice {
-        notice.push_str(&format!(
+        use std::fmt::Write as _;
+        let _ = write!(
+            notice,
             " (the directory name of {} cannot name a database)",
             directory.display()
-        ));
+        );
     }
     Ok(naming)
 }

@@ -588,10 +588,10 @@ where
     fn read_collation(
         &self,
         session: Option<&Transaction>,
-        given: Option<Collation>,
+        given: Option<&Collation>,
     ) -> Result<Option<Collation>> {
         self.read(session, |reader| {
-            views::read_collation(reader.catalog(), &self.name, given.as_ref())
+            views::read_collation(reader.catalog(), &self.name, given)
         })
     }
 
@@ -1027,7 +1027,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
             }
             let collation = self
                 .collection
-                .read_collation(self.session.as_deref(), self.collation)?;
+                .read_collation(self.session.as_deref(), self.collation.as_ref())?;
             let source = self.collection.database.collection::<Document>(&source);
             let mut action = source.aggregate(stages).collation_option(collation);
             if let Some(batch_size) = self.batch_size {
@@ -1906,7 +1906,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> CountDocuments
             stages.push(bson::doc! { "$count": "n" });
             let collation = self
                 .collection
-                .read_collation(self.session.as_deref(), self.collation)?;
+                .read_collation(self.session.as_deref(), self.collation.as_ref())?;
             let source = self.collection.database.collection::<Document>(&source);
             let mut action = source.aggregate(stages).collation_option(collation);
             if let Some(transaction) = self.session {
@@ -1961,7 +1961,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Distinct<'a, T
             stages.push(bson::doc! { "$match": self.filter });
             let collation = self
                 .collection
-                .read_collation(self.session.as_deref(), self.collation.clone())?;
+                .read_collation(self.session.as_deref(), self.collation.as_ref())?;
             let source = self.collection.database.collection::<Document>(&source);
             let mut action = source.aggregate(stages).collation_option(collation);
             if let Some(transaction) = self.session {
