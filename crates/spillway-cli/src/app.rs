@@ -172,14 +172,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// The shell's executor, naming the database after its directory (`db.getName()`), as
-/// mongosh names the database it is connected to.
+/// The shell's executor, naming the database as `spillway serve` serves it (`db.getName()`:
+/// the directory's name, or `test`), as mongosh names the database it is connected to.
 fn shell_executor(database: Database, directory: Option<&PathBuf>) -> Executor {
-    let executor = Executor::new(database);
-    match directory.and_then(|path| spillway::command::directory_database_name(path)) {
-        Some(name) => executor.with_database_name(name),
-        None => executor,
-    }
+    let name = spillway::command::embedded_database_of(directory.map(PathBuf::as_path));
+    Executor::new(database).with_database_name(name.name())
 }
 
 fn read_script(path: &PathBuf) -> Result<String> {

@@ -76,13 +76,13 @@ pub fn run(dir: Option<PathBuf>, pushes: usize, out: &mut dyn std::io::Write) ->
         started.elapsed().as_secs_f64(),
         dir.display()
     )?;
-    if let Some(name) = spillway::command::directory_database_name(&dir) {
-        writeln!(
-            out,
-            "or over the wire: spillway serve {}, then `use {name}` in mongosh",
-            dir.display()
-        )?;
-    }
+    let name = spillway::command::embedded_database_of(Some(&dir));
+    writeln!(
+        out,
+        "or over the wire: spillway serve {}, then `use {}` in mongosh",
+        dir.display(),
+        name.name()
+    )?;
     if !violations.is_empty() {
         bail!("verify found {} violation(s)", violations.len());
     }

@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use spillway::bson::{Document, doc};
+use spillway::bson::{Bson, Document, doc};
 
 /// An OP_MSG of `command`, built by hand.
 fn op_msg(request_id: i32, command: &Document) -> Vec<u8> {
@@ -435,4 +435,44 @@ fn serve_upstream_keeps_only_its_users_in_the_directory_and_never_prints_the_pas
     // The directory is a database of its own, for the proxy's users only.
     let database = spillway::Database::open(users).expect("the users' database opens");
     assert!(database.list_collection_names().run().unwrap().is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_name_that_cannot_name_a_database_is_test_for_the_shell_and_for_serve() {
+    let directory = tempfile::tempdir().unwrap();
+    let data = directory.path().join("v1.2");
+    let mut shell = Command::new(env!("CARGO_BIN_EXE_spillway"))
+        .args(["shell", data.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    shell
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(b"db.books.insertOne({ _id: 1 })\ndb.getName()\n")
+        .unwrap();
+    let output = shell.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).lines().last(),
+        Some("test"),
+        "{output:?}"
+    );
+    let (reply, stderr) = serve_and_ask(
+        &[data.to_str().unwrap()],
+        &doc! { "find": "books", "$db": "test" },
+    );
+    let found = reply
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_array("firstBatch"))
+        .unwrap_or_else(|_| panic!("a find reply: {reply}"));
+    assert_eq!(found, &vec![Bson::Document(doc! { "_id": 1 })], "{stderr}");
+    assert!(
+        stderr.contains("as database 'test' (the directory name of"),
+        "{stderr}"
+    );
 }

@@ -1,8 +1,11 @@
 //! The embedded database: which database name serves the collections stored without a
 //! database prefix (those the embedded API and the shell create), decided once at start.
 //!
-//! By default it is named after the data directory (the name the shell's `db.getName()`
-//! gives); [`ServerOptions::embedded_database`] names it. Nothing stored may become
+//! By default it has the name the shell's `db.getName()` gives
+//! ([`spillway::command::embedded_database_of`]): the data directory's, or `test` when that
+//! cannot name a database (then only when such collections exist, so that a server over a
+//! fresh directory keeps MongoDB's names in `test`); [`ServerOptions::embedded_database`]
+//! names it. Nothing stored may become
 //! unreachable: when the store already holds collections under the chosen name's prefix
 //! (`NAME.*`, written by a server before), those stay served and the embedded database is
 //! not served, and a line says which collections are left out and how to serve them. The
@@ -12,7 +15,8 @@
 
 use spillway::Database;
 use spillway::command::{
-    EmbeddedDatabase, Namespaces, directory_database_name, is_embedded_stored_name,
+    EmbeddedDatabase, Namespaces, directory_database_name, embedded_database_of,
+    is_embedded_stored_name,
 };
 
 use crate::error::ServerError;
@@ -106,24 +110,34 @@ pub fn naming(database: &Database, options: &ServerOptions) -> Result<Naming, Se
     }
     };
     let directory = std::path::Path::new(path);
-    let Some(name) = directory_database_name(directory) else {
-        return Ok(not_served(format!(
-            "the directory name of {} is not a valid database name",
-            directory.display()
-        )));
-    };
-    let embedded = match EmbeddedDatabase::new(name) {
-        Ok(embedded) => embedded,
-        Err(error) => return Ok(not_served(error.message)),
-    };
-    let taken = prefixed_under(name);
+    // The shell's name for them: the directory's, or `test` when that cannot be one.
+    let embedded = embedded_database_of(Some(directory));
+    let named_after_directory = directory_database_name(directory) == Some(embedded.name());
+    if !named_after_directory && unprefixed.is_empty() {
+        // Nothing to serve under `test`: its collections keep MongoDB's names (with `.`).
+        return Ok(Naming {
+            namespaces: Namespaces::Prefixed,
+            notice: None,
+        });
+    }
+    let name = embedded.name().to_owned();
+    let taken = prefixed_under(&name);
     if !taken.is_empty() {
         return Ok(not_served(format!(
             "database '{name}' already has collections stored under its prefix ({}), which stay served",
             listed(&taken)
         )));
     }
-    Ok(served(embedded))
+    let mut naming = served(embedded);
+    if !named_after_directory && let Some(notice) = &mut naming.notice {
+        use std::fmt::Write as _;
+        let _ = write!(
+            notice,
+            " (the directory name of {} cannot name a database)",
+            directory.display()
+        );
+    }
+    Ok(naming)
 }
 
 /// `"1 collection"`, `"3 collections"`.

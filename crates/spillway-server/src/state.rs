@@ -41,9 +41,10 @@ pub struct ServerOptions {
     pub database_path: Option<String>,
     /// The database that serves the collections stored without a database prefix (those
     /// the embedded API and the shell create): collection `c` of it is the stored collection
-    /// `c`. `None`: named after `database_path`'s last component when that is a valid
-    /// database name whose prefix holds no collection yet (the shell's `db.getName()`), and
-    /// none for an in-memory database. Read by [`crate::naming`], once, at start.
+    /// `c`. `None`: the shell's `db.getName()` (`spillway::command::embedded_database_of`:
+    /// `database_path`'s last component, or `test` when that cannot name a database and such
+    /// collections exist) when its prefix holds no collection yet, and none for an in-memory
+    /// database. Read by [`crate::naming`], once, at start.
     pub embedded_database: Option<String>,
     /// The process's arguments, for `getCmdLineOpts`.
     pub argv: Vec<String>,

@@ -338,17 +338,67 @@ async fn collections_already_under_the_directory_name_stay_served_and_a_notice_n
     assert!(error.to_string().contains("shelf.old"), "{error}");
 }
 
-#[test]
-fn a_name_that_cannot_serve_is_refused_or_noticed() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_name_that_cannot_name_a_database_serves_them_as_test_as_the_shell_names_it() {
     let temporary = tempfile::tempdir().unwrap();
     let directory = temporary.path().join("my shelf");
     write_embedded(&directory);
+    let (server, notice) = serve(&directory, options_for(&directory, None)).await;
+    let notice = notice.expect("a notice");
+    assert!(notice.contains("as database 'test'"), "{notice}");
+    assert!(notice.contains("cannot name a database"), "{notice}");
+    let client = connect(server.address).await;
+    let db = client.database("test");
+    let mut names = db.list_collection_names().await.unwrap();
+    names.sort();
+    assert_eq!(names, ["books", "extra_sales", "sales"]);
+    let sale = db
+        .collection::<Document>("sales")
+        .find_one(doc! { "_id": 7 })
+        .await
+        .unwrap()
+        .expect("the sale");
+    assert_eq!(sale.get_array("buyers").unwrap().len(), 10, "{sale}");
+    db.collection::<Document>("books")
+        .insert_one(doc! { "_id": 3, "title": "Ulysses" })
+        .await
+        .unwrap();
+    client.shutdown().await;
+    server.stop().await;
     let database = Database::open(&directory).unwrap();
+    let ulysses = database
+        .collection::<Document>("books")
+        .find_one(doc! { "_id": 3 })
+        .run()
+        .unwrap();
+    assert!(ulysses.is_some(), "the embedded API sees the wire's write");
+    drop(database);
+
+    // A fresh directory of that kind has nothing to serve as `test`: MongoDB's names stay.
+    let fresh = temporary.path().join("v1.2");
+    let database = Database::open(&fresh).unwrap();
+    let chosen = naming(&database, &options_for(&fresh, None)).unwrap();
+    assert_eq!(chosen.namespaces, Namespaces::Prefixed);
+    assert_eq!(chosen.notice, None);
+    // `test` already stored under its prefix stays served; the notice names what is left out.
+    drop(database);
+    let database = Database::open(&directory).unwrap();
+    let reply = Commands::new(database.clone())
+        .execute(doc! { "insert": "kept", "documents": [{ "_id": 1 }], "$db": "test" });
+    assert_eq!(reply.get_i32("n").unwrap(), 1, "{reply}");
     let chosen = naming(&database, &options_for(&directory, None)).unwrap();
     assert_eq!(chosen.namespaces, Namespaces::Prefixed);
     let notice = chosen.notice.expect("a notice");
-    assert!(notice.contains("not a valid database name"), "{notice}");
+    assert!(notice.contains("test.kept"), "{notice}");
     assert!(notice.contains("--embedded-database NAME"), "{notice}");
+}
+
+#[test]
+fn a_name_that_cannot_serve_is_refused() {
+    let temporary = tempfile::tempdir().unwrap();
+    let directory = temporary.path().join("shelf");
+    write_embedded(&directory);
+    let database = Database::open(&directory).unwrap();
     for bad in ["a.b", "", "admin", "system", "has space"] {
         let error = naming(&database, &options_for(&directory, Some(bad))).unwrap_err();
         assert!(

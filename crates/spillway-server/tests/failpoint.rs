@@ -463,3 +463,69 @@ async fn stable_api_test_commands_sit_in_their_api_versions() {
     assert_eq!(reply.get_i32("code").ok(), Some(59), "{reply}");
     server.stop().await;
 }
+
+/// What pymongo's and the Rust driver's change stream tests rely on: a change stream whose
+/// getMore fails after checkout with a code the server labels resumable (6) resumes by itself
+/// (the driver reopens it after its last token) and loses no event; a code it must not resume
+/// after (50) reaches the application.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_driver_change_stream_resumes_after_the_fail_point_and_loses_no_event() {
+    let server = start_with_test_commands().await;
+    let uri = format!(
+        "mongodb://{}/?serverSelectionTimeoutMS=10000&directConnection=true",
+        server.address
+    );
+    let client = mongodb::Client::with_uri_str(uri).await.expect("a client");
+    let collection = client.database("d").collection::<Document>("c");
+    collection.insert_one(doc! { "_id": 0 }).await.unwrap();
+    let admin = client.database("admin");
+    let mut stream = collection.watch().await.expect("a change stream");
+    collection.insert_one(doc! { "_id": 1 }).await.unwrap();
+    let mut keys = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while keys.is_empty() && Instant::now() < deadline {
+        if let Some(event) = stream.next_if_any().await.expect("an event") {
+            keys.push(event.document_key.expect("a document key"));
+        }
+    }
+    assert_eq!(keys, [doc! { "_id": 1 }]);
+    admin
+        .run_command(doc! {
+            "configureFailPoint": "failGetMoreAfterCursorCheckout",
+            "mode": { "times": 1 },
+            "data": { "errorCode": 6 },
+        })
+        .await
+        .expect("the fail point");
+    collection.insert_one(doc! { "_id": 2 }).await.unwrap();
+    collection.insert_one(doc! { "_id": 3 }).await.unwrap();
+    keys.clear();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while keys.len() < 2 && Instant::now() < deadline {
+        if let Some(event) = stream.next_if_any().await.expect("resumed by the driver") {
+            keys.push(event.document_key.expect("a document key"));
+        }
+    }
+    assert_eq!(keys, [doc! { "_id": 2 }, doc! { "_id": 3 }]);
+
+    // A code that is not resumable reaches the application.
+    admin
+        .run_command(doc! {
+            "configureFailPoint": "failGetMoreAfterCursorCheckout",
+            "mode": { "times": 1 },
+            "data": { "errorCode": 50 },
+        })
+        .await
+        .expect("the fail point");
+    let error = stream
+        .next_if_any()
+        .await
+        .expect_err("MaxTimeMSExpired is not resumed");
+    match *error.kind {
+        mongodb::error::ErrorKind::Command(ref failure) => assert_eq!(failure.code, 50),
+        ref other => panic!("expected the command error, got {other:?}"),
+    }
+    drop(stream);
+    client.shutdown().await;
+    server.stop().await;
+}

@@ -583,6 +583,18 @@ where
     /// exist).
     /// The collation an operation that gave `given` runs under: `given`, or the
     /// collection's default collation (`create`'s `collation`), as in MongoDB.
+    /// The collation a read of this view runs under when it gives `given`
+    /// ([`views::read_collation`]: the view's, a different one refused).
+    fn read_collation(
+        &self,
+        session: Option<&Transaction>,
+        given: Option<&Collation>,
+    ) -> Result<Option<Collation>> {
+        self.read(session, |reader| {
+            views::read_collation(reader.catalog(), &self.name, given)
+        })
+    }
+
     pub(crate) fn collation_or_default(&self, given: Option<&Collation>) -> Collation {
         if let Some(given) = given {
             return given.clone();
@@ -979,9 +991,27 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
 
     /// Starts the query; the cursor reads the snapshot taken now. On a view, the query runs
     /// as the view's pipeline followed by `$match`, `$sort`, `$skip`, `$limit` and `$project`
-    /// (`hint` and `expand` do not apply).
+    /// (`hint` and `expand` do not apply; `return_key`, `min` and `max` are refused, 168, as
+    /// MongoDB refuses them on a view).
     pub fn run(self) -> Result<Cursor<T>> {
         if let Some((source, mut stages)) = self.collection.view(self.session.as_deref())? {
+            // MongoDB runs a find on a view as an aggregation, which refuses the options
+            // that need one index scan (168 InvalidPipelineOperator).
+            let scan_options = [
+                ("returnKey", self.return_key),
+                ("min", self.min.is_some()),
+                ("max", self.max.is_some()),
+            ];
+            if let Some((option, _)) = scan_options.iter().find(|(_, given)| *given) {
+                return Err(Error::invalid_options(
+                    &self.collection.name,
+                    format!(
+                        "Option {option} not supported in aggregation: {} is a view, and a find on a view runs as an aggregation of its pipeline",
+                        self.collection.name
+                    ),
+                )
+                .with_code(168));
+            }
             stages.push(bson::doc! { "$match": self.filter });
             if let Some(sort) = self.sort.filter(|sort| !sort.is_empty()) {
                 stages.push(bson::doc! { "$sort": sort });
@@ -995,8 +1025,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
             if let Some(projection) = self.projection.filter(|projection| !projection.is_empty()) {
                 stages.push(bson::doc! { "$project": projection });
             }
+            let collation = self
+                .collection
+                .read_collation(self.session.as_deref(), self.collation.as_ref())?;
             let source = self.collection.database.collection::<Document>(&source);
-            let mut action = source.aggregate(stages).collation_option(self.collation);
+            let mut action = source.aggregate(stages).collation_option(collation);
             if let Some(batch_size) = self.batch_size {
                 action = action.batch_size(batch_size);
             }
@@ -1022,7 +1055,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
         if self.return_key {
             let name = &self.collection.name;
             let matches = self.collection.read(self.session.as_deref(), |reader| {
-                let run = ops::query_hinted(
+                let mut run = ops::query_hinted(
                     reader,
                     name,
                     &filter,
@@ -1036,7 +1069,24 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
                         .first()
                         .is_some_and(|key| key.path.as_str() == "_id")
                 });
-                returned_keys(&run.plan, run.described.is_some(), by_id, run.matches)
+                let route = Route::of(reader.catalog(), name);
+                let plain_plan = if route.engine().is_some() {
+                    // A policy changes the plan (a union of the main and side collections,
+                    // the hint ignored), never the keys: they are those of the plan a plain
+                    // collection with these indexes would run, taken from the logical
+                    // documents.
+                    patterned::logical_matches(
+                        reader,
+                        name,
+                        &patterned::logical_output(&route, None),
+                        &mut run.matches,
+                    )?;
+                    Some(plain_plan(reader, name, &filter, sort.as_ref(), hinted)?)
+                } else {
+                    None
+                };
+                let plan = plain_plan.as_ref().unwrap_or(&run.plan);
+                returned_keys(reader, name, plan, by_id, run.matches)
             })?;
             return Ok(Cursor::materialised(matches, Arc::new(filter), None));
         }
@@ -1169,18 +1219,38 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Find<'a, T> {
     }
 }
 
+/// The plan a plain collection holding the logical documents of `collection` would run for
+/// this query: the planner's choice (or the hinted index) over the same indexes, which the
+/// main collection of a policy has.
+fn plain_plan(
+    reader: &dyn Reader,
+    collection: &str,
+    filter: &Filter,
+    sort: Option<&SortSpec>,
+    hint: Option<HintedScan<'_>>,
+) -> Result<planner::Plan> {
+    let meta = reader.catalog().collections.get(collection);
+    let (bound_filter, bound_sort) = storage::bind_text(meta, filter, sort)?;
+    let filter = bound_filter.as_ref().unwrap_or(filter);
+    let sort = bound_sort.as_ref().or(sort);
+    match hint {
+        Some(hint) => planner::plan_hinted(meta, filter, sort, hint),
+        None => Ok(planner::plan(meta, filter, sort)),
+    }
+}
+
 /// The matches of a `returnKey` find: each document replaced by the keys of the index `plan`
-/// read it through (none when the run was not one plan, or scanned the collection). A scan
-/// of the documents in `_id` order for a sort on `_id` (`by_id`), or bounded by `_id`, is
-/// MongoDB's scan of the `_id` index.
+/// reads it through (none when it scans the collection). A scan of the documents in `_id`
+/// order for a sort on `_id` (`by_id`), or bounded by `_id`, is MongoDB's scan of the `_id`
+/// index.
 fn returned_keys(
+    reader: &dyn Reader,
+    collection: &str,
     plan: &planner::Plan,
-    union: bool,
     by_id: bool,
     matches: Vec<Match>,
 ) -> Result<Vec<Match>> {
     let key_pattern = match &*plan.access {
-        _ if union => Document::new(),
         planner::Access::IdHack { .. } => bson::doc! { "_id": 1 },
         planner::Access::CollScan { bounds, .. }
             if bounds.is_some() || (by_id && plan.sort.is_none()) =>
@@ -1190,12 +1260,37 @@ fn returned_keys(
         planner::Access::IxScan { key_pattern, .. } => key_pattern.clone(),
         planner::Access::Eof | planner::Access::CollScan { .. } => Document::new(),
     };
+    let scanned = match &*plan.access {
+        planner::Access::IxScan {
+            index,
+            ranges,
+            reverse,
+            ..
+        } => reader
+            .catalog()
+            .collections
+            .get(collection)
+            .and_then(|meta| meta.indexes.iter().find(|meta| &meta.name == index))
+            // A hashed entry holds a hash, a text or geo entry a term or a cell: not values
+            // an entry can be matched back to.
+            .filter(|meta| {
+                meta.hashed.is_none() && meta.settings.text.is_none() && meta.settings.geo.is_none()
+            })
+            .map(|meta| (meta, ranges.as_slice(), *reverse)),
+        _ => None,
+    };
     matches
         .into_iter()
         .map(|found| {
             let document = Document::from_reader(found.bytes.as_slice())
                 .map_err(|error| Error::corruption(format!("a stored document: {error}")))?;
-            let keys = index_keys::return_key(&key_pattern, &document);
+            let reached = match scanned {
+                Some((index, ranges, reverse)) => {
+                    reached_key(collection, index, ranges, reverse, &document, &found.id_key)?
+                }
+                None => None,
+            };
+            let keys = reached.unwrap_or_else(|| index_keys::return_key(&key_pattern, &document));
             let bytes = keys
                 .to_vec()
                 .map_err(|error| Error::corruption(format!("an index key document: {error}")))?;
@@ -1205,6 +1300,46 @@ fn returned_keys(
             })
         })
         .collect()
+}
+
+/// The key of `index` an index scan over `ranges` first reaches `document` by, as a document
+/// of the index fields' values (of an array field, the element that entry holds, as MongoDB's
+/// `returnKey` shows it); `None` when no entry of the document lies in the ranges.
+fn reached_key(
+    collection: &str,
+    index: &crate::catalog::IndexMeta,
+    ranges: &[crate::txn::KeyRange],
+    reverse: bool,
+    document: &Document,
+    id_key: &[u8],
+) -> Result<Option<Document>> {
+    let (entries, _) = index_keys::index_entries(collection, index, document, id_key)?;
+    let in_range = |range: &crate::txn::KeyRange, key: &[u8]| {
+        use std::ops::{Bound, RangeBounds as _};
+        let bounds: (Bound<&[u8]>, Bound<&[u8]>) = (
+            range.low.as_ref().map(Vec::as_slice),
+            range.high.as_ref().map(Vec::as_slice),
+        );
+        bounds.contains(&key)
+    };
+    let reached = if reverse {
+        ranges.iter().rev().find_map(|range| {
+            entries
+                .iter()
+                .rev()
+                .find(|entry| in_range(range, &entry.key))
+        })
+    } else {
+        ranges
+            .iter()
+            .find_map(|range| entries.iter().find(|entry| in_range(range, &entry.key)))
+    };
+    Ok(reached.and_then(
+        |entry| match index_keys::key_values(index, document, &entry.key) {
+            Bson::Document(keys) => Some(keys),
+            _ => None,
+        },
+    ))
 }
 
 /// How a find returns documents: as stored when it asked for the stored layout, else as
@@ -1308,8 +1443,10 @@ impl<'a, R: DeserializeOwned + 'static> Aggregate<'a, R> {
             }
             None => (self.collection, Cow::Borrowed(&self.pipeline)),
         };
-        // An aggregate that gives no collation runs under the collection's default.
-        let collation = self.collation.clone().unwrap_or_else(|| {
+        // A view's reads run under its collation; an aggregate that gives no collation runs
+        // under the collection's default.
+        let collation = views::read_collation(catalog, self.collection, self.collation.as_ref())?;
+        let collation = collation.unwrap_or_else(|| {
             catalog
                 .collections
                 .get(collection)
@@ -1767,8 +1904,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> CountDocuments
                 stages.push(bson::doc! { "$limit": i64::try_from(self.limit).unwrap_or(i64::MAX) });
             }
             stages.push(bson::doc! { "$count": "n" });
+            let collation = self
+                .collection
+                .read_collation(self.session.as_deref(), self.collation.as_ref())?;
             let source = self.collection.database.collection::<Document>(&source);
-            let mut action = source.aggregate(stages).collation_option(self.collation);
+            let mut action = source.aggregate(stages).collation_option(collation);
             if let Some(transaction) = self.session {
                 action = action.session(transaction);
             }
@@ -1819,10 +1959,11 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> Distinct<'a, T
         if let Some((source, mut stages)) = self.collection.view(self.session.as_deref())? {
             let path = FieldPath::parse(&self.field).map_err(Error::argument)?;
             stages.push(bson::doc! { "$match": self.filter });
+            let collation = self
+                .collection
+                .read_collation(self.session.as_deref(), self.collation.as_ref())?;
             let source = self.collection.database.collection::<Document>(&source);
-            let mut action = source
-                .aggregate(stages)
-                .collation_option(self.collation.clone());
+            let mut action = source.aggregate(stages).collation_option(collation);
             if let Some(transaction) = self.session {
                 action = action.session(transaction);
             }

@@ -228,7 +228,8 @@ pub(crate) fn key_values(index: &IndexMeta, document: &Document, entry_key: &[u8
 /// What `find`'s `returnKey` returns for `document` read through an index with this key
 /// pattern: each key field with the value the index holds for it (`null` when the document
 /// has none, the hash of a hashed field). Where an array gives the field several keys, the
-/// lowest one is shown (MongoDB shows the key the scan reached the document by).
+/// lowest one is shown: the find shows the entry its scan reached the document by
+/// ([`key_values`]) where it can, and this where it cannot (a hashed index).
 pub(crate) fn return_key(key_pattern: &Document, document: &Document) -> Document {
     let mut shown = Document::new();
     for (field, kind) in key_pattern {

@@ -77,7 +77,9 @@ pub struct CollectionOptions {
     pub(crate) buckets_collection: Option<String>,
     /// The collection's default collation (MongoDB's `collation`): operations that give none
     /// compare strings by it, and indexes created without one order by it. Set at creation
-    /// only; the simple collation is no default. Not with a view or a time series.
+    /// only; the simple collation is no default. Not with a time series. On a view, the
+    /// collation every read of it runs under (simple if none): a read that gives another is
+    /// refused, and views that read each other must have the same one.
     pub collation: Option<Collation>,
 }
 
@@ -344,12 +346,17 @@ impl Database {
 
     fn create_view(&self, name: &str, view_on: &str, options: &CollectionOptions) -> Result<()> {
         validate_collection_name(name)?;
-        if options.has_collection_options() {
+        let without_collation = CollectionOptions {
+            collation: None,
+            ..options.clone()
+        };
+        if without_collation.has_collection_options() {
             return Err(Error::invalid_options(
                 name,
-                "a view takes only 'viewOn' and 'pipeline' (no validator, capped or clustered options)",
+                "a view takes only 'viewOn', 'pipeline' and 'collation' (no validator, capped or clustered options)",
             ));
         }
+        let collation = options.collation.clone().unwrap_or_default();
         let definition = ViewDefinition {
             view_on: view_on.to_string(),
             pipeline: options.pipeline.clone().unwrap_or_default(),
@@ -361,12 +368,17 @@ impl Database {
                 }));
             }
             views::check(txn.catalog(), name, &definition)?;
+            views::check_collation(txn.catalog(), name, &definition, &collation)?;
             storage::ensure_collection(txn, store, name)?;
-            txn.catalog_mut()
+            let meta = txn
+                .catalog_mut()
                 .collections
                 .get_mut(name)
-                .expect("just created")
-                .view = Some(definition);
+                .expect("just created");
+            meta.view = Some(definition);
+            // A view's collation is its default as a collection's is (the catalog keeps it
+            // the same way), but reads of it cannot override it (`views::read_collation`).
+            meta.collation = collation;
             txn.collection_changed(name);
             Ok(())
         })
@@ -439,6 +451,7 @@ impl Database {
                         .unwrap_or_else(|| current.pipeline.clone()),
                 };
                 views::check(txn.catalog(), name, &definition)?;
+                views::check_collation(txn.catalog(), name, &definition, &meta.collation)?;
                 txn.catalog_mut()
                     .collections
                     .get_mut(name)

@@ -5,7 +5,8 @@
 //! documents keyspace that nothing ever writes: writes, index changes and pattern policies on
 //! it are refused with MongoDB's `CommandNotSupportedOnView` (166). A read of a view is a
 //! pipeline on the collection at the end of its chain of views: the views' pipelines,
-//! innermost first, then the read's own stages ([`resolve`]). Definitions are checked against
+//! innermost first, then the read's own stages ([`resolve`]), under the view's collation
+//! ([`read_collation`]; views that read each other share one, [`check_collation`]). Definitions are checked against
 //! the catalog in the transaction that writes them, so the catalog never holds a cycle (through
 //! `viewOn` or through a `$lookup`, `$graphLookup` or `$unionWith` that reads a view) or a
 //! chain deeper than MongoDB's 20.
@@ -16,6 +17,7 @@
 use std::collections::HashMap;
 
 use bson::{Bson, Document};
+use spillway_doc::collation::Collation;
 use spillway_doc::pipeline::{Pipeline, PipelineOptions};
 
 use crate::catalog::view::ViewDefinition;
@@ -108,6 +110,68 @@ pub(crate) fn check(catalog: &Catalog, name: &str, definition: &ViewDefinition) 
     };
     let mut heights = HashMap::new();
     height(name, name, &edges, &is_view, &mut Vec::new(), &mut heights).map(drop)
+}
+
+/// Checks that the views `definition` reads (`viewOn` and its stages' collections) have the
+/// collation `collation` of view `name`, as MongoDB requires of views that read each other
+/// (167): a read of a view runs every pipeline of its chain under one collation.
+pub(crate) fn check_collation(
+    catalog: &Catalog,
+    name: &str,
+    definition: &ViewDefinition,
+    collation: &Collation,
+) -> Result<()> {
+    for read in references(definition) {
+        let Some(meta) = catalog
+            .collections
+            .get(&read)
+            .filter(|meta| meta.view.is_some() && read != name)
+        else {
+            continue;
+        };
+        if meta.collation != *collation {
+            return Err(invalid(
+                name,
+                OPTION_NOT_SUPPORTED_ON_VIEW,
+                format!(
+                    "View {name} has conflicting collation with view {read}: views that read each other must have the same collation ({} here, {} there)",
+                    collation.to_document(),
+                    meta.collation.to_document()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The collation a read of `name` runs under when it gives `given`: on a view, the view's
+/// (its `create`'s collation, simple if it gave none: a view never takes the default of the
+/// collection it reads), and a different one given is refused, as MongoDB refuses it (167);
+/// on anything else, `given`.
+pub(crate) fn read_collation(
+    catalog: &Catalog,
+    name: &str,
+    given: Option<&Collation>,
+) -> Result<Option<Collation>> {
+    let Some(meta) = catalog
+        .collections
+        .get(name)
+        .filter(|meta| meta.view.is_some())
+    else {
+        return Ok(given.cloned());
+    };
+    match given {
+        Some(given) if *given != meta.collation => Err(Error::invalid_options(
+            name,
+            format!(
+                "Cannot override a view's default collation: view {name} reads under {}, the operation gave {}",
+                meta.collation.to_document(),
+                given.to_document()
+            ),
+        )
+        .with_code(OPTION_NOT_SUPPORTED_ON_VIEW)),
+        _ => Ok(Some(meta.collation.clone())),
+    }
 }
 
 /// How many views the longest chain from `node` goes through (`node` included, 0 for a

@@ -114,6 +114,143 @@ fn return_key_returns_the_keys_of_the_index_used() {
     assert_eq!(documents, vec![doc! { "_id": 3, "a": 2, "c": true }]);
 }
 
+#[test]
+fn return_key_on_a_collection_with_a_policy_is_what_a_plain_collection_returns() {
+    let commands = commands();
+    // Two elements in the main document, the rest in side buckets of three.
+    ok(
+        &commands,
+        doc! { "setPattern": "sales", "outlier": "buyers", "threshold": 2, "bucketCapacity": 3 },
+    );
+    let documents = vec![
+        doc! { "_id": 1, "shop": "north", "buyers": ["m", "n", "o", "p", "a"] },
+        doc! { "_id": 2, "shop": "south", "buyers": ["k"] },
+        doc! { "_id": 3, "shop": "east", "buyers": ["z", "y", "x", "b", "c", "d"] },
+    ];
+    for collection in ["sales", "plain"] {
+        ok(
+            &commands,
+            doc! { "insert": collection, "documents": documents.clone() },
+        );
+        ok(
+            &commands,
+            doc! { "createIndexes": collection, "indexes": [
+                { "key": { "buyers": 1 }, "name": "buyers" },
+                { "key": { "shop": 1, "buyers": 1 }, "name": "shop_buyers" },
+            ] },
+        );
+    }
+    let finds = [
+        // An element only a side bucket holds.
+        doc! { "filter": { "buyers": "a" } },
+        doc! { "filter": { "buyers": { "$in": ["d", "k"] } }, "sort": { "_id": 1 } },
+        doc! { "filter": { "buyers": { "$gte": "a" } }, "hint": "buyers", "sort": { "_id": 1 } },
+        doc! { "filter": {}, "hint": "buyers", "sort": { "_id": 1 } },
+        doc! { "filter": { "shop": "north" }, "hint": "shop_buyers" },
+        doc! { "filter": { "shop": { "$gt": "a" } }, "sort": { "shop": 1 } },
+        doc! { "filter": { "_id": 3 } },
+        doc! { "filter": { "buyers.3": "b" } },
+    ];
+    for find_options in finds {
+        let mut keys = Vec::new();
+        for collection in ["sales", "plain"] {
+            let mut command = doc! { "find": collection, "returnKey": true };
+            command.extend(find_options.clone());
+            keys.push(find(&commands, command));
+        }
+        assert_eq!(keys[0], keys[1], "{find_options}");
+        assert!(!keys[1].is_empty(), "{find_options}");
+    }
+    // The first find's keys, in full: the side bucket's element is the index key it matched.
+    let keys = find(
+        &commands,
+        doc! { "find": "sales", "filter": { "buyers": "a" }, "returnKey": true },
+    );
+    assert_eq!(keys, vec![doc! { "buyers": "a" }]);
+    // Of an array, the key the scan reached the document by: the matched element, the
+    // lowest one for a scan of the whole index.
+    for (find_options, expected) in [
+        (doc! { "filter": { "buyers": "p" } }, "p"),
+        (
+            doc! { "filter": { "buyers": { "$in": ["o", "z"] } }, "sort": { "_id": 1 } },
+            "o",
+        ),
+        (doc! { "filter": { "_id": 1 }, "hint": "buyers" }, "a"),
+    ] {
+        for collection in ["sales", "plain"] {
+            let mut command = doc! { "find": collection, "returnKey": true };
+            command.extend(find_options.clone());
+            let keys = find(&commands, command);
+            assert_eq!(
+                keys.first().and_then(|keys| keys.get_str("buyers").ok()),
+                Some(expected),
+                "{collection} {find_options}: {keys:?}"
+            );
+        }
+    }
+    // A hint that names no index is refused as on a plain collection.
+    let (code, message) = fails(
+        &commands,
+        doc! { "find": "sales", "filter": { "buyers": "a" }, "returnKey": true, "hint": "nope" },
+    );
+    assert_eq!(code, 2, "{message}");
+}
+
+#[test]
+fn return_key_with_let_reads_the_variables_and_keeps_the_index_keys() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "items", "documents": [
+            { "_id": 1, "a": 3 }, { "_id": 2, "a": 1 }, { "_id": 3, "a": 2 },
+        ] },
+    );
+    ok(
+        &commands,
+        doc! { "createIndexes": "items", "indexes": [{ "key": { "a": 1 }, "name": "a_1" }] },
+    );
+    let keys = find(
+        &commands,
+        doc! {
+            "find": "items",
+            "filter": { "a": { "$gte": 2 }, "$expr": { "$ne": ["$a", "$$skipped"] } },
+            "let": { "skipped": 3 },
+            "sort": { "a": 1 },
+            "returnKey": true,
+        },
+    );
+    assert_eq!(keys, vec![doc! { "a": 2 }]);
+}
+
+#[test]
+fn a_find_on_a_view_refuses_return_key_min_and_max_as_an_aggregation_does() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "items", "documents": [{ "_id": 1, "a": 3 }] },
+    );
+    ok(
+        &commands,
+        doc! { "create": "shown", "viewOn": "items", "pipeline": [] },
+    );
+    for (option, value) in [
+        ("returnKey", Bson::Boolean(true)),
+        ("min", Bson::Document(doc! { "_id": 0 })),
+        ("max", Bson::Document(doc! { "_id": 9 })),
+    ] {
+        let mut command = doc! { "find": "shown", "hint": { "_id": 1 } };
+        command.insert(option, value);
+        let (code, message) = fails(&commands, command);
+        assert_eq!(code, 168, "{option}: {message}");
+        assert!(
+            message.contains(&format!("Option {option} not supported in aggregation")),
+            "{message}"
+        );
+    }
+    let documents = find(&commands, doc! { "find": "shown", "returnKey": false });
+    assert_eq!(documents, vec![doc! { "_id": 1, "a": 3 }]);
+}
+
 /// Case-insensitive English: `"ann"` equals `"Ann"`.
 fn case_insensitive() -> Document {
     doc! { "locale": "en", "strength": 2 }
@@ -433,4 +570,214 @@ fn collations_survive_a_reopen() {
         index_named(&commands, "people", "name_1").contains_key("collation"),
         "the index keeps its collation"
     );
+}
+
+#[test]
+fn aggregation_expressions_and_group_keys_compare_under_the_collation() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "insert": "people", "documents": [
+            { "_id": 1, "name": "ann", "city": "Oslo" },
+            { "_id": 2, "name": "ANN", "city": "oslo" },
+            { "_id": 3, "name": "Bob", "city": "Rome" },
+        ] },
+    );
+    let aggregate = |pipeline: Vec<Document>, collation: Option<Document>| {
+        let mut command = doc! { "aggregate": "people", "pipeline": pipeline, "cursor": {} };
+        if let Some(collation) = collation {
+            command.insert("collation", collation);
+        }
+        batch(&ok(&commands, command))
+    };
+    let compared = vec![
+        doc! { "$sort": { "_id": 1 } },
+        doc! { "$project": {
+            "_id": 0,
+            "eq": { "$eq": ["$name", "Ann"] },
+            "cmp": { "$cmp": ["$name", "BOB"] },
+            "in": { "$in": ["$city", ["OSLO"]] },
+        } },
+    ];
+    assert_eq!(
+        aggregate(compared.clone(), Some(case_insensitive())),
+        vec![
+            doc! { "eq": true, "cmp": -1, "in": true },
+            doc! { "eq": true, "cmp": -1, "in": true },
+            doc! { "eq": false, "cmp": 0, "in": false },
+        ]
+    );
+    // The simple collation compares by code point: "ANN" < "BOB" < "Bob" < "ann".
+    assert_eq!(
+        aggregate(compared, None),
+        vec![
+            doc! { "eq": false, "cmp": 1, "in": false },
+            doc! { "eq": false, "cmp": -1, "in": false },
+            doc! { "eq": false, "cmp": 1, "in": false },
+        ]
+    );
+    // Keys equal under the collation are one group, named by the first one seen.
+    let grouped = vec![
+        doc! { "$sort": { "_id": 1 } },
+        doc! { "$group": { "_id": "$city", "n": { "$sum": 1 } } },
+        doc! { "$sort": { "_id": 1 } },
+    ];
+    assert_eq!(
+        aggregate(grouped.clone(), Some(case_insensitive())),
+        vec![
+            doc! { "_id": "Oslo", "n": 2 },
+            doc! { "_id": "Rome", "n": 1 }
+        ]
+    );
+    assert_eq!(aggregate(grouped, None).len(), 3);
+    // $expr in a find, under the collection's default collation and under the find's own.
+    ok(
+        &commands,
+        doc! { "create": "folded", "collation": case_insensitive() },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "folded", "documents": [{ "_id": 1, "name": "ann" }, { "_id": 2, "name": "Bob" }] },
+    );
+    let by_expr = doc! { "$expr": { "$eq": ["$name", "ANN"] } };
+    let found = find(
+        &commands,
+        doc! { "find": "folded", "filter": by_expr.clone() },
+    );
+    assert_eq!(names(&found), ["ann"]);
+    let found = find(
+        &commands,
+        doc! { "find": "folded", "filter": by_expr.clone(), "collation": { "locale": "simple" } },
+    );
+    assert!(found.is_empty(), "{found:?}");
+    let found = find(
+        &commands,
+        doc! { "find": "people", "filter": by_expr, "collation": case_insensitive(), "sort": { "_id": 1 } },
+    );
+    assert_eq!(names(&found), ["ann", "ANN"]);
+}
+
+#[test]
+fn a_view_has_its_own_collation_which_reads_cannot_override() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let path = directory.path().join("db");
+    {
+        let commands = Commands::new(Database::open(&path).expect("open"));
+        ok(
+            &commands,
+            doc! { "insert": "people", "documents": [
+                { "_id": 1, "name": "ann" }, { "_id": 2, "name": "Bob" }, { "_id": 3, "name": "ANN" },
+            ] },
+        );
+        ok(
+            &commands,
+            doc! { "create": "folded", "viewOn": "people", "pipeline": [], "collation": case_insensitive() },
+        );
+    }
+    // Kept in the catalog across a reopen.
+    let commands = Commands::new(Database::open(&path).expect("reopen"));
+    let listed = batch(&ok(
+        &commands,
+        doc! { "listCollections": 1, "filter": { "name": "folded" } },
+    ));
+    let options = listed[0].get_document("options").expect("options");
+    let collation = options.get_document("collation").expect("a collation");
+    assert_eq!(collation.get_str("locale").ok(), Some("en"), "{options}");
+    assert_eq!(collation.get_i32("strength").ok(), Some(2), "{options}");
+    assert_eq!(options.get_str("viewOn").ok(), Some("people"));
+
+    // Every read of the view runs under it.
+    let found = find(
+        &commands,
+        doc! { "find": "folded", "filter": { "name": "Ann" }, "sort": { "_id": 1 } },
+    );
+    assert_eq!(names(&found), ["ann", "ANN"]);
+    let counted = ok(
+        &commands,
+        doc! { "count": "folded", "query": { "name": "aNN" } },
+    );
+    assert_eq!(counted.get_i32("n").ok(), Some(2), "{counted}");
+    let distinct = ok(&commands, doc! { "distinct": "folded", "key": "name" });
+    assert_eq!(
+        distinct.get_array("values").map(Vec::len).ok(),
+        Some(2),
+        "{distinct}"
+    );
+    let grouped = batch(&ok(
+        &commands,
+        doc! { "aggregate": "folded", "pipeline": [{ "$group": { "_id": "$name" } }], "cursor": {} },
+    ));
+    assert_eq!(grouped.len(), 2, "{grouped:?}");
+    // The same collation given is accepted; another is refused, the simple one included.
+    let found = find(
+        &commands,
+        doc! { "find": "folded", "filter": { "name": "ANN" }, "collation": case_insensitive() },
+    );
+    assert_eq!(found.len(), 2);
+    for collation in [doc! { "locale": "simple" }, doc! { "locale": "fr" }] {
+        for command in [
+            doc! { "find": "folded", "collation": collation.clone() },
+            doc! { "count": "folded", "collation": collation.clone() },
+            doc! { "aggregate": "folded", "pipeline": [], "cursor": {}, "collation": collation.clone() },
+        ] {
+            let (code, message) = fails(&commands, command);
+            assert_eq!(code, 167, "{message}");
+            assert!(
+                message.contains("Cannot override a view's default collation"),
+                "{message}"
+            );
+        }
+    }
+
+    // A view without one is simple, whatever the default of the collection it reads.
+    ok(
+        &commands,
+        doc! { "create": "ci", "collation": case_insensitive() },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "ci", "documents": [{ "_id": 1, "name": "ann" }] },
+    );
+    ok(
+        &commands,
+        doc! { "create": "plain_view", "viewOn": "ci", "pipeline": [] },
+    );
+    let found = find(
+        &commands,
+        doc! { "find": "plain_view", "filter": { "name": "ANN" } },
+    );
+    assert!(found.is_empty(), "{found:?}");
+    let found = find(
+        &commands,
+        doc! { "find": "ci", "filter": { "name": "ANN" } },
+    );
+    assert_eq!(found.len(), 1);
+
+    // Views that read each other have one collation.
+    let (code, message) = fails(
+        &commands,
+        doc! { "create": "mixed", "viewOn": "folded", "pipeline": [] },
+    );
+    assert_eq!(code, 167, "{message}");
+    let (code, message) = fails(
+        &commands,
+        doc! { "create": "mixed", "viewOn": "plain_view", "pipeline": [
+            { "$lookup": { "from": "folded", "localField": "_id", "foreignField": "_id", "as": "f" } },
+        ] },
+    );
+    assert_eq!(code, 167, "{message}");
+    ok(
+        &commands,
+        doc! { "create": "refolded", "viewOn": "folded", "pipeline": [], "collation": case_insensitive() },
+    );
+    let found = find(
+        &commands,
+        doc! { "find": "refolded", "filter": { "name": "ANN" } },
+    );
+    assert_eq!(found.len(), 2);
+    let (code, message) = fails(
+        &commands,
+        doc! { "collMod": "plain_view", "viewOn": "folded", "pipeline": [] },
+    );
+    assert_eq!(code, 167, "{message}");
 }

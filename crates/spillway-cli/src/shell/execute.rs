@@ -76,8 +76,9 @@ pub struct Executor {
     database_name: String,
 }
 
-/// The name `db.getName()` answers when the database has no usable one (mongosh's default).
-pub const DEFAULT_DATABASE_NAME: &str = "test";
+/// The name `db.getName()` answers when the database has no usable one (mongosh's default,
+/// and the name `spillway serve` gives such a database's collections).
+pub const DEFAULT_DATABASE_NAME: &str = spillway::command::DEFAULT_EMBEDDED_DATABASE;
 
 /// What `it` continues: the server-side cursor (id 0 once the server closed it) and the
 /// documents already fetched beyond the last batch shown.

@@ -13,6 +13,7 @@ use super::num::{Num, is_nullish, type_name};
 use super::{
     Context, Expr, Operator, OperatorBox, Scope, expect_args, expression_error, is_truthy,
 };
+use crate::collation::Collation;
 use crate::compare::values_equal;
 use crate::error::Result;
 
@@ -30,7 +31,8 @@ pub(super) fn parse(name: &str, argument: &Bson, scope: &mut Scope) -> Option<Re
         "$last" => call(scope, "$last", 1, Some(1), first_or_last),
         "$slice" => call(scope, "$slice", 2, Some(3), slice),
         "$concatArrays" => call(scope, "$concatArrays", 0, None, concat_arrays),
-        "$in" => call(scope, "$in", 2, Some(2), in_array),
+        "$in" => expect_args(scope, "$in", argument, 2, Some(2))
+            .map(|args| Expr::collated_call("$in", args, in_array)),
         "$indexOfArray" => call(scope, "$indexOfArray", 2, Some(4), index_of_array),
         "$isArray" => call(scope, "$isArray", 1, Some(1), |_, values| {
             Ok(Some(Bson::Boolean(matches!(
@@ -199,7 +201,7 @@ fn concat_arrays(name: &'static str, values: Values) -> Result<Option<Bson>> {
     Ok(Some(Bson::Array(all)))
 }
 
-fn in_array(name: &'static str, values: Values) -> Result<Option<Bson>> {
+fn in_array(name: &'static str, values: Values, collation: &Collation) -> Result<Option<Bson>> {
     let Some(Bson::Array(items)) = &values[1] else {
         return Err(expression_error(
             40081,
@@ -210,6 +212,14 @@ fn in_array(name: &'static str, values: Values) -> Result<Option<Bson>> {
         ));
     };
     let needle = values[0].clone().unwrap_or(Bson::Undefined);
+    if !collation.is_simple() {
+        let needle = collation.key_value(&needle);
+        return Ok(Some(Bson::Boolean(
+            items
+                .iter()
+                .any(|item| values_equal(&collation.key_value(item), &needle)),
+        )));
+    }
     Ok(Some(Bson::Boolean(
         items.iter().any(|item| values_equal(item, &needle)),
     )))

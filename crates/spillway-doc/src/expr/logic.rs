@@ -12,6 +12,7 @@ use bson::{Bson, Document};
 use super::{
     Context, Expr, Named, Operator, OperatorBox, Scope, expect_args, expression_error, is_truthy,
 };
+use crate::collation::Collation;
 use crate::compare::compare;
 use crate::error::Result;
 use crate::path::describe;
@@ -30,7 +31,7 @@ pub(super) fn parse(name: &str, argument: &Bson, scope: &mut Scope) -> Option<Re
                 _ => "$lte",
             };
             expect_args(scope, name, argument, 2, Some(2))
-                .map(|args| Expr::call(name, args, comparison))
+                .map(|args| Expr::collated_call(name, args, comparison))
         }
         "$and" => expect_args(scope, "$and", argument, 0, None).map(|args| lazy(Lazy::And(args))),
         "$or" => expect_args(scope, "$or", argument, 0, None).map(|args| lazy(Lazy::Or(args))),
@@ -64,8 +65,26 @@ pub(crate) fn compare_values(a: Option<&Bson>, b: Option<&Bson>) -> Ordering {
     }
 }
 
-fn comparison(name: &'static str, values: Vec<Option<Bson>>) -> Result<Option<Bson>> {
-    let order = compare_values(values[0].as_ref(), values[1].as_ref());
+/// [`compare_values`] under `collation`: strings, at any depth, by its order.
+pub(crate) fn compare_collated(
+    a: Option<&Bson>,
+    b: Option<&Bson>,
+    collation: &Collation,
+) -> Ordering {
+    if collation.is_simple() {
+        return compare_values(a, b);
+    }
+    let a = a.map(|value| collation.key_value(value));
+    let b = b.map(|value| collation.key_value(value));
+    compare_values(a.as_ref(), b.as_ref())
+}
+
+fn comparison(
+    name: &'static str,
+    values: Vec<Option<Bson>>,
+    collation: &Collation,
+) -> Result<Option<Bson>> {
+    let order = compare_collated(values[0].as_ref(), values[1].as_ref(), collation);
     Ok(Some(match name {
         "$cmp" => Bson::Int32(match order {
             Ordering::Less => -1,

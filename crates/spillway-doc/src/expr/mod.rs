@@ -31,6 +31,7 @@ use std::fmt;
 
 use bson::{Bson, DateTime, Document};
 
+use crate::collation::Collation;
 use crate::error::{DocError, Result};
 
 mod args;
@@ -68,6 +69,9 @@ pub struct Variables {
     pub user: Vec<(String, Bson)>,
     /// The value of `$$NOW` (and `$$CLUSTER_TIME`'s date), fixed for one statement.
     pub now: DateTime,
+    /// How the comparison operators (`$eq` ... `$cmp`) and `$in` compare strings: the
+    /// operation's collation, as MongoDB's expressions compare under it (simple by default).
+    pub collation: Collation,
 }
 
 impl Default for Variables {
@@ -75,6 +79,7 @@ impl Default for Variables {
         Variables {
             user: Vec::new(),
             now: DateTime::now(),
+            collation: Collation::simple(),
         }
     }
 }
@@ -108,6 +113,7 @@ impl Expression {
                 .map(|(_, value)| value.clone())
                 .collect(),
             now: variables.now,
+            collation: &variables.collation,
         };
         self.expr.evaluate(&mut context)
     }
@@ -250,6 +256,38 @@ impl Operator for Call {
     }
 }
 
+/// An operator that compares its evaluated arguments ([`Call`]'s shape), under the
+/// evaluation's collation.
+#[derive(Debug, Clone)]
+pub(crate) struct CollatedCall {
+    pub(crate) name: &'static str,
+    pub(crate) args: Vec<Expr>,
+    pub(crate) function: CollatedFn,
+}
+
+/// The function of a [`CollatedCall`]: a [`CallFn`] that is also given the collation.
+pub(crate) type CollatedFn =
+    fn(&'static str, Vec<Option<Bson>>, &Collation) -> Result<Option<Bson>>;
+
+impl Operator for CollatedCall {
+    fn evaluate(&self, context: &mut Context<'_>) -> Result<Option<Bson>> {
+        let values = self
+            .args
+            .iter()
+            .map(|arg| arg.evaluate(context))
+            .collect::<Result<Vec<_>>>()?;
+        (self.function)(self.name, values, context.collation)
+    }
+
+    fn clone_box(&self) -> OperatorBox {
+        Box::new(self.clone())
+    }
+
+    fn children(&self) -> Vec<&Expr> {
+        self.args.iter().collect()
+    }
+}
+
 impl Expr {
     /// Adds the document fields this node reads to `found` (see [`Dependencies`]).
     fn collect_dependencies(&self, found: &mut Dependencies) {
@@ -283,6 +321,15 @@ impl Expr {
     /// An operator node of evaluated arguments.
     pub(crate) fn call(name: &'static str, args: Vec<Expr>, function: CallFn) -> Expr {
         Expr::Operator(Box::new(Call {
+            name,
+            args,
+            function,
+        }))
+    }
+
+    /// An operator node of evaluated arguments compared under the collation.
+    pub(crate) fn collated_call(name: &'static str, args: Vec<Expr>, function: CollatedFn) -> Expr {
+        Expr::Operator(Box::new(CollatedCall {
             name,
             args,
             function,
@@ -323,6 +370,8 @@ pub(crate) struct Context<'a> {
     /// operators being evaluated (pushed on entry, popped on exit).
     pub(crate) vars: Vec<Bson>,
     pub(crate) now: DateTime,
+    /// How [`CollatedCall`]s compare strings.
+    pub(crate) collation: &'a Collation,
 }
 
 impl Context<'_> {

@@ -74,9 +74,26 @@ fn eval_clause(
         // `$expr` reads the document as expressions do: decoded, with the caller's variables.
         Clause::Expr(expression) => {
             let decoded = crate::decode::document(document)?;
+            // The expression compares under the filter's collation, whoever gave the
+            // variables.
             let value = match variables {
-                Some(variables) => expression.evaluate(&decoded, variables)?,
-                None => expression.evaluate(&decoded, &Variables::default())?,
+                Some(variables) if variables.collation == *collation => {
+                    expression.evaluate(&decoded, variables)?
+                }
+                Some(variables) => {
+                    let variables = Variables {
+                        collation: collation.clone(),
+                        ..variables.clone()
+                    };
+                    expression.evaluate(&decoded, &variables)?
+                }
+                None => expression.evaluate(
+                    &decoded,
+                    &Variables {
+                        collation: collation.clone(),
+                        ..Variables::default()
+                    },
+                )?,
             };
             Ok(is_truthy(value.as_ref()).then_some(None))
         }

@@ -499,7 +499,12 @@ impl Group {
                 .evaluate(&document, variables)?
                 .unwrap_or(Bson::Null);
             encoded.clear();
-            key::encode(&key, &mut encoded);
+            if variables.collation.is_simple() {
+                key::encode(&key, &mut encoded);
+            } else {
+                // Keys equal under the collation are one group, shown by its first key.
+                key::encode(&variables.collation.key_value(&key), &mut encoded);
+            }
             let position = if let Some(&position) = index.get(encoded.as_slice()) {
                 position
             } else {

@@ -150,6 +150,7 @@ impl Pipeline {
         }
         let variables = Variables {
             user: names.iter().cloned().zip(values).collect(),
+            collation: options.collation.clone(),
             ..Variables::default()
         };
         let mut pipeline = Pipeline::parse_in(stages, &names, true)?;

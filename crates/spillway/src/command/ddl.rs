@@ -113,9 +113,9 @@ fn validation_options(args: &Args<'_>) -> CommandResult<CollectionOptions> {
     Ok(options)
 }
 
-/// `create`: an empty collection, with a validator if given, or a read-only view (`viewOn`,
-/// `pipeline`); options that change what a collection is (time series, a collation) are
-/// refused.
+/// `create`: an empty collection (capped, time series, with a validator or a default
+/// collation if given), or a read-only view (`viewOn`, `pipeline`, `collation`); the options
+/// listed in `REFUSED` are refused.
 pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
     const SUPPORTED: &[&str] = &[
         "collation",
@@ -145,7 +145,7 @@ pub(crate) fn create(context: &mut Context<'_>) -> CommandResult {
             .is_some_and(|value| value != &Bson::Boolean(false))
     }) {
         return Err(CommandError::not_supported(format!(
-            "create: option '{option}' is not supported by Spillway (plain, capped and time series collections, with validators and collations, and views without a collation)"
+            "create: option '{option}' is not supported by Spillway (plain, capped and time series collections, with validators and collations, and views)"
         )));
     }
     if args.get("viewOn").is_some() || args.get("pipeline").is_some() {
@@ -261,20 +261,20 @@ fn create_view(context: &mut Context<'_>, options: &[&str]) -> CommandResult {
     if view_on.is_empty() {
         return Err(CommandError::bad_value("'viewOn' cannot be empty"));
     }
-    if args.get("collation").is_some() {
-        return Err(CommandError::not_supported(
-            "create: a view's collation is not supported by Spillway (a view reads under the collation its reads give)",
-        ));
-    }
+    let collation = args
+        .document("collation")?
+        .map(parse_collation)
+        .transpose()?
+        .filter(|collation| !collation.is_simple());
     if let Some(option) = options
         .iter()
-        .filter(|option| !matches!(**option, "viewOn" | "pipeline"))
+        .filter(|option| !matches!(**option, "viewOn" | "pipeline" | "collation"))
         .find(|option| args.get(option).is_some())
     {
         return Err(CommandError::new(
             72,
             format!(
-                "option '{option}' is not supported for views (only 'viewOn' and 'pipeline' are)"
+                "option '{option}' is not supported for views (only 'viewOn', 'pipeline' and 'collation' are)"
             ),
         ));
     }
@@ -297,10 +297,13 @@ fn create_view(context: &mut Context<'_>, options: &[&str]) -> CommandResult {
             "Cannot create a view in a multi-document transaction.",
         ));
     }
-    context
-        .commands
-        .database
-        .create_collection_with(&stored, &CollectionOptions::view(source, pipeline))?;
+    context.commands.database.create_collection_with(
+        &stored,
+        &CollectionOptions {
+            collation,
+            ..CollectionOptions::view(source, pipeline)
+        },
+    )?;
     Ok(doc! { "ok": 1.0 })
 }
 
@@ -577,10 +580,19 @@ pub(crate) fn list_collections(context: &mut Context<'_>) -> CommandResult {
                     .unwrap_or(view_on);
                 let pipeline = namespaces
                     .client_pipeline(context.database, pipeline.as_deref().unwrap_or_default());
+                let mut options = doc! { "viewOn": view_on, "pipeline": pipeline };
+                if let Some(CollectionOptions {
+                    collation: Some(collation),
+                    ..
+                }) = &given
+                {
+                    // Resolved, as MongoDB lists a view's collation.
+                    options.insert("collation", collation.to_document());
+                }
                 return Ok(doc! {
                     "name": name,
                     "type": "view",
-                    "options": { "viewOn": view_on, "pipeline": pipeline },
+                    "options": options,
                     "info": { "readOnly": true },
                 });
             }

@@ -61,8 +61,9 @@ pub use labels::{
     is_retryable_code,
 };
 pub use namespace::{
-    EMBEDDED_SYSTEM_PREFIX, EmbeddedDatabase, Namespaces, STORED_VIEW_PREFIX,
-    directory_database_name, is_embedded_stored_name, is_valid_database_name,
+    DEFAULT_EMBEDDED_DATABASE, EMBEDDED_SYSTEM_PREFIX, EmbeddedDatabase, Namespaces,
+    STORED_VIEW_PREFIX, directory_database_name, embedded_database_of, is_embedded_stored_name,
+    is_valid_database_name,
 };
 pub use privileges::{ActionType, Privilege, Resource, unauthorized_message};
 

@@ -459,6 +459,23 @@ pub fn directory_database_name(directory: &Path) -> Option<&str> {
         .filter(|name| is_valid_database_name(name))
 }
 
+/// The database name of the collections stored without a database prefix when no valid one
+/// comes from the data directory: `test`, mongosh's default database.
+pub const DEFAULT_EMBEDDED_DATABASE: &str = "test";
+
+/// The one name both front ends give the collections stored without a database prefix in
+/// the data directory `directory` (`None`: an in-memory database): the directory's name
+/// ([`directory_database_name`]) when it can be the embedded database
+/// ([`EmbeddedDatabase::new`]: valid, and not `admin`, `config`, `local` or `system`),
+/// otherwise [`DEFAULT_EMBEDDED_DATABASE`]. The shell's `db.getName()` answers it, and
+/// `spillway serve` serves those collections as that database.
+pub fn embedded_database_of(directory: Option<&Path>) -> EmbeddedDatabase {
+    directory
+        .and_then(directory_database_name)
+        .and_then(|name| EmbeddedDatabase::new(name).ok())
+        .unwrap_or_else(|| EmbeddedDatabase(DEFAULT_EMBEDDED_DATABASE.to_owned()))
+}
+
 /// MongoDB's rules for database names: non-empty, at most 63 bytes, none of `/\. "$` or NUL.
 pub(crate) fn check_database_name(database: &str) -> CommandResult<()> {
     if database.is_empty() {
@@ -635,5 +652,21 @@ mod tests {
         assert_eq!(directory_database_name(Path::new("/data/my shelf")), None);
         assert_eq!(directory_database_name(Path::new("/data/v1.2")), None);
         assert_eq!(directory_database_name(Path::new(".")), None);
+    }
+
+    #[test]
+    fn the_embedded_database_is_the_directory_name_or_test() {
+        for (directory, name) in [
+            (Some("/data/shelf"), "shelf"),
+            (Some("/data/my shelf"), "test"),
+            (Some("/data/v1.2"), "test"),
+            (Some("/data/admin"), "test"),
+            (Some("/data/system"), "test"),
+            (None, "test"),
+        ] {
+            let embedded = embedded_database_of(directory.map(Path::new));
+            assert_eq!(embedded.name(), name, "{directory:?}");
+            assert_eq!(EmbeddedDatabase::new(embedded.name()), Ok(embedded));
+        }
     }
 }

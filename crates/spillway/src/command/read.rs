@@ -18,6 +18,7 @@ use super::changes;
 use super::collectionless;
 use super::cursors::{CursorTable, DocumentStream};
 use super::error::{CommandError, CommandResult};
+use super::let_vars::LetBinding;
 use super::stats;
 use super::{count_value, lock};
 use crate::{Collation, Collection, Hint, STORED_DOCUMENTS_STAGE};
@@ -332,10 +333,13 @@ pub(crate) fn find(context: &mut Context<'_>) -> CommandResult {
         options.single_batch || (limit > 0 && batch_size.is_some_and(|size| size >= limit));
     let stream = match options.let_vars.take() {
         // `let` variables are read by `$expr`: run the find as the pipeline it is.
-        Some(_) if options.return_key => {
-            return Err(CommandError::not_supported(
-                "find with both 'let' and 'returnKey' is not supported by Spillway",
-            ));
+        // The keys are those of the index the find's own plan uses: its filter reads the
+        // variables where they are bound, and the find runs as itself.
+        Some(let_vars) if options.return_key => {
+            if let Some(binding) = LetBinding::parse(Some(&let_vars))? {
+                options.filter = binding.filter(&options.filter);
+            }
+            find_stream(context, &collection, options, stored_layout)?
         }
         Some(let_vars) => find_as_pipeline(context, &collection, options, let_vars, stored_layout)?,
         None => find_stream(context, &collection, options, stored_layout)?,
