@@ -1683,3 +1683,272 @@ impl Shared {
         self.check_poisoned()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! A commit whose pre-read a checkpoint install overtakes, provoked on purpose: a backend
+    //! holds the checkpoint at creating its file and the commit at writing its frame.
+
+    use std::io;
+
+    use super::*;
+    use crate::backend::BackendFile;
+    use crate::map::Map;
+
+    /// An operation the [`Gate`] can hold.
+    #[derive(Clone, Copy, Debug)]
+    enum Hold {
+        /// The creation of a checkpoint file (before the checkpoint reads the old base).
+        CheckpointCreate = 0,
+        /// A write to a segment (a commit's frame, after its pre-read).
+        SegmentWrite = 1,
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Stage {
+        Armed,
+        Waiting,
+        Released,
+    }
+
+    /// Where an armed operation waits, once, until the test releases it.
+    #[derive(Debug, Default)]
+    struct Gate {
+        stages: Mutex<[Option<Stage>; 2]>,
+        changed: Condvar,
+    }
+
+    impl Gate {
+        fn arm(&self, hold: Hold) {
+            lock(&self.stages)[hold as usize] = Some(Stage::Armed);
+        }
+
+        /// Called by the operation: waits here if `hold` is armed, until it is released.
+        fn pass(&self, hold: Hold) {
+            let mut stages = lock(&self.stages);
+            if stages[hold as usize] != Some(Stage::Armed) {
+                return;
+            }
+            stages[hold as usize] = Some(Stage::Waiting);
+            self.changed.notify_all();
+            while stages[hold as usize] != Some(Stage::Released) {
+                stages = self.changed.wait(stages).unwrap();
+            }
+            stages[hold as usize] = None;
+        }
+
+        fn wait_until_held(&self, hold: Hold) {
+            let mut stages = lock(&self.stages);
+            while stages[hold as usize] != Some(Stage::Waiting) {
+                stages = self.changed.wait(stages).unwrap();
+            }
+        }
+
+        fn release(&self, hold: Hold) {
+            lock(&self.stages)[hold as usize] = Some(Stage::Released);
+            self.changed.notify_all();
+        }
+    }
+
+    /// A [`MemoryBackend`] whose files pass the [`Gate`].
+    #[derive(Debug)]
+    struct GatedBackend {
+        inner: MemoryBackend,
+        gate: Arc<Gate>,
+    }
+
+    #[derive(Debug)]
+    struct GatedFile {
+        inner: Arc<dyn BackendFile>,
+        is_segment: bool,
+        gate: Arc<Gate>,
+    }
+
+    impl GatedBackend {
+        fn wrap(&self, path: &Path, file: Arc<dyn BackendFile>) -> Arc<dyn BackendFile> {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            Arc::new(GatedFile {
+                inner: file,
+                is_segment: name.starts_with("seg-"),
+                gate: self.gate.clone(),
+            })
+        }
+    }
+
+    impl BackendFile for GatedFile {
+        fn len(&self) -> io::Result<u64> {
+            self.inner.len()
+        }
+        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+            self.inner.read_exact_at(buf, offset)
+        }
+        fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+            if self.is_segment {
+                self.gate.pass(Hold::SegmentWrite);
+            }
+            self.inner.write_all_at(buf, offset)
+        }
+        fn set_len(&self, len: u64) -> io::Result<()> {
+            self.inner.set_len(len)
+        }
+        fn allocate(&self, len: u64) -> io::Result<()> {
+            self.inner.allocate(len)
+        }
+        fn sync_data(&self) -> io::Result<()> {
+            self.inner.sync_data()
+        }
+        fn map(&self) -> io::Result<Map> {
+            self.inner.map()
+        }
+        fn map_whole(&self) -> io::Result<Map> {
+            self.inner.map_whole()
+        }
+    }
+
+    impl Backend for GatedBackend {
+        fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+            self.inner.create_dir_all(dir)
+        }
+        fn lock_dir(&self, dir: &Path) -> io::Result<DirLock> {
+            self.inner.lock_dir(dir)
+        }
+        fn lock_dir_shared(&self, dir: &Path) -> io::Result<DirLock> {
+            self.inner.lock_dir_shared(dir)
+        }
+        fn open_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+            Ok(self.wrap(path, self.inner.open_file(path)?))
+        }
+        fn open_file_read_only(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+            Ok(self.wrap(path, self.inner.open_file_read_only(path)?))
+        }
+        fn create_file(&self, path: &Path) -> io::Result<Arc<dyn BackendFile>> {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if name.starts_with("ckpt-") {
+                self.gate.pass(Hold::CheckpointCreate);
+            }
+            Ok(self.wrap(path, self.inner.create_file(path)?))
+        }
+        fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
+            self.inner.read_file(path)
+        }
+        fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+            self.inner.list_dir(dir)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+            self.inner.rename(from, to)
+        }
+        fn remove_file(&self, path: &Path) -> io::Result<()> {
+            self.inner.remove_file(path)
+        }
+        fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+            self.inner.sync_dir(dir)
+        }
+    }
+
+    fn key(i: u32) -> Vec<u8> {
+        format!("{i:07}-key").into_bytes()
+    }
+
+    /// The key count and every segment's live bytes, which a stale base location would throw
+    /// off (the value's presence decides the count, its length the live bytes).
+    fn figures(store: &Store) -> (u64, Vec<(u32, u64)>) {
+        let stats = store.stats();
+        let segments = stats
+            .segments
+            .iter()
+            .map(|segment| (segment.id, segment.live_bytes))
+            .collect();
+        (stats.keyspaces[0].keys, segments)
+    }
+
+    /// The commit reads key locations in the old base while the checkpoint waits; the
+    /// checkpoint is then installed (a new base, where the keys changed since the old one sit
+    /// elsewhere or are absent) before the commit applies. The apply must search the new base
+    /// instead of using what it read: the contents, the key count and the live bytes end as a
+    /// reopen (which searches every key afresh) computes them.
+    #[test]
+    fn a_checkpoint_installed_between_a_commits_pre_read_and_its_apply() {
+        const KEYS: u32 = 20_000;
+        let dir = Path::new("/race");
+        let inner = MemoryBackend::new();
+        let options = StoreOptions {
+            segment_size: 8 << 20,
+            checkpoint_after_log_bytes: 0,
+            ..StoreOptions::default()
+        };
+        {
+            let store =
+                Store::open_with_backend(Arc::new(inner.clone()), dir, options.clone()).unwrap();
+            let ks = store.keyspace("k").unwrap();
+            for chunk in 0..KEYS / 1000 {
+                let mut batch = WriteBatch::new();
+                for i in chunk * 1000..(chunk + 1) * 1000 {
+                    batch.put(ks, &key(i), b"base");
+                }
+                store.commit(batch).unwrap();
+            }
+            store.checkpoint().unwrap();
+        }
+        let gate = Arc::new(Gate::default());
+        let backend = GatedBackend {
+            inner: inner.clone(),
+            gate: gate.clone(),
+        };
+        let store =
+            Arc::new(Store::open_with_backend(Arc::new(backend), dir, options.clone()).unwrap());
+        let ks = store.keyspace_id("k").unwrap();
+        // After the old base, before the checkpoint: the new base lacks key 1 and holds key
+        // 2 at another location, with a longer value.
+        let changed = [7u8; 100];
+        let mut batch = WriteBatch::new();
+        batch.delete(ks, &key(1)).put(ks, &key(2), &changed);
+        store.commit(batch).unwrap();
+        let stats = store.stats();
+        assert!(
+            stats.checkpoint_blocks_checked + 2 < stats.checkpoint_blocks,
+            "the base must be read lazily, so that commits read ahead: {stats:?}"
+        );
+
+        gate.arm(Hold::CheckpointCreate);
+        let checkpointer = {
+            let store = store.clone();
+            std::thread::spawn(move || store.checkpoint())
+        };
+        // It has taken its directory and released the writer; it has not read the old base.
+        gate.wait_until_held(Hold::CheckpointCreate);
+        gate.arm(Hold::SegmentWrite);
+        let committer = {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let mut batch = WriteBatch::new();
+                batch
+                    .put(ks, &key(1), b"back")
+                    .delete(ks, &key(2))
+                    .put(ks, &key(3), b"three");
+                store.commit(batch)
+            })
+        };
+        // The commit has read ahead in the old base and waits to write its frame.
+        gate.wait_until_held(Hold::SegmentWrite);
+        gate.release(Hold::CheckpointCreate);
+        checkpointer.join().unwrap().unwrap();
+        gate.release(Hold::SegmentWrite);
+        committer.join().unwrap().unwrap();
+
+        assert_eq!(
+            store.get(ks, &key(1)).unwrap().as_deref(),
+            Some(&b"back"[..])
+        );
+        assert_eq!(store.get(ks, &key(2)).unwrap(), None);
+        assert_eq!(
+            store.get(ks, &key(3)).unwrap().as_deref(),
+            Some(&b"three"[..])
+        );
+        let raced = figures(&store);
+        assert_eq!(raced.0, u64::from(KEYS) - 1);
+        drop(store);
+        let reopened = Store::open_with_backend(Arc::new(inner), dir, options).unwrap();
+        assert_eq!(figures(&reopened), raced);
+        assert!(reopened.verify().unwrap().is_clean());
+    }
+}
