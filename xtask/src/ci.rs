@@ -72,7 +72,8 @@ pub(crate) fn run(_options: &Options) -> Result<()> {
         Some(dir) => {
             println!("shared material found at {}", dir.display());
             crate::conformance::run(&crate::conformance::Options::default())?;
-            crate::realdata::run(&crate::realdata::Options {})?;
+            // In this (debug) build: a release build of xtask would cost more than the run saves.
+            crate::realdata::run(&crate::realdata::Options { unoptimised: true })?;
         }
         None => println!(
             "SKIPPED: ../shared is not beside the repository (set SPILLWAY_SHARED to point at it); \

@@ -32,19 +32,25 @@ use crate::step::{cargo, step};
 /// Documents inserted per `insert_many` (one commit each).
 const LOAD_CHUNK: usize = 500;
 
-/// `cargo xtask realdata` takes no options.
-#[derive(clap::Args)]
-pub(crate) struct Options {}
+/// `cargo xtask realdata [--unoptimised]`.
+#[derive(clap::Args, Default)]
+pub(crate) struct Options {
+    /// Run in this build even when it is unoptimised (about a minute instead of a few
+    /// seconds), rather than building xtask in release first (several minutes on 2 cores,
+    /// which `cargo xtask ci` saves: no later step uses that build)
+    #[arg(long)]
+    pub(crate) unoptimised: bool,
+}
 
 /// Runs the task and fails on any mismatch.
-pub(crate) fn run(_options: &Options) -> Result<()> {
+pub(crate) fn run(options: &Options) -> Result<()> {
     let Some(shared) = shared_dir() else {
         bail!(
             "the shared material is missing: expected ../shared beside the repository (or \
              $SPILLWAY_SHARED) with data/openflights/routes.dat and data/movielens/ratings.csv"
         );
     };
-    if cfg!(debug_assertions) {
+    if cfg!(debug_assertions) && !options.unoptimised {
         // Unoptimised, the loads take over a minute; optimised, a few seconds.
         let mut command = cargo(
             &repo_root(),

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use clap::builder::RangedU64ValueParser;
-use spillway::Durability;
+use spillway::{Database, Durability};
 use spillway_server::wire::{MAX_BSON_DEPTH, MAX_MESSAGE_SIZE};
 use spillway_server::{
     DEFAULT_AUTH_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
@@ -225,6 +225,31 @@ fn announce(described: &str, enable_test_commands: bool, address: std::net::Sock
     let _ = stdout.flush();
 }
 
+/// `spillway serve --upstream`: the pattern layer in front of the deployment at `uri`.
+#[cfg(feature = "upstream")]
+fn serve_upstream(
+    uri: &str,
+    users: Option<Database>,
+    options: ServerOptions,
+    announce: impl FnOnce(std::net::SocketAddr),
+) -> Result<()> {
+    Ok(spillway_proxy::serve_upstream_blocking(
+        uri, users, options, announce,
+    )?)
+}
+
+/// Without the `upstream` feature there is no proxy to run: say so rather than serve a local
+/// database the user did not ask for.
+#[cfg(not(feature = "upstream"))]
+fn serve_upstream(
+    _uri: &str,
+    _users: Option<Database>,
+    _options: ServerOptions,
+    _announce: impl FnOnce(std::net::SocketAddr),
+) -> Result<()> {
+    anyhow::bail!("this spillway was built without the `upstream` feature, which --upstream needs")
+}
+
 /// Runs the server until Ctrl-C or SIGTERM. Prints `listening on ADDRESS` on standard output
 /// once clients can connect, and returns after the database is closed.
 pub fn run(args: &ServeArgs) -> Result<ExitCode> {
@@ -250,7 +275,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
             None => deployment,
         };
         let users = users.map(|(database, _)| database);
-        spillway_proxy::serve_upstream_blocking(uri, users, options, |address| {
+        serve_upstream(uri, users, options, |address| {
             announce(&described, enable_test_commands, address);
         })
         .context("spillway serve --upstream")?;
