@@ -2686,3 +2686,55 @@ fn the_stable_api_is_checked_before_a_command_runs() {
         "the refused commands changed nothing"
     );
 }
+
+#[test]
+fn an_unknown_read_concern_level_fails_the_command_and_the_known_ones_read() {
+    let commands = commands();
+    seed(&commands, 3);
+    for level in ["local", "majority", "available", "linearizable"] {
+        let reply = ok(
+            &commands,
+            doc! { "find": "books", "filter": {}, "readConcern": { "level": level } },
+        );
+        assert_eq!(first_batch(&reply).len(), 3, "{level}");
+    }
+    let (code, message) = fails(
+        &commands,
+        doc! { "find": "books", "filter": {}, "readConcern": { "level": "unknown" } },
+    );
+    assert_eq!(code, 2, "{message}");
+    assert!(message.contains("'unknown'"), "{message}");
+    let (code, message) = fails(
+        &commands,
+        doc! { "aggregate": "books", "pipeline": [], "cursor": {}, "readConcern": { "level": 1 } },
+    );
+    assert_eq!(code, 14, "{message}");
+}
+
+#[test]
+fn an_update_pipeline_with_an_unknown_stage_fails_the_command_before_any_statement_runs() {
+    let commands = commands();
+    seed(&commands, 2);
+    let (code, message) = fails(
+        &commands,
+        doc! { "update": "books", "updates": [
+            { "q": { "_id": 0 }, "u": { "$set": { "touched": true } } },
+            { "q": { "_id": 1 }, "u": [{ "$invalidOperator": true }] },
+        ] },
+    );
+    assert_eq!(code, 40324, "{message}");
+    assert!(message.contains("$invalidOperator"), "{message}");
+    let touched = ok(
+        &commands,
+        doc! { "count": "books", "query": { "touched": true } },
+    );
+    assert_eq!(number(&touched, "n"), 0, "no statement ran");
+
+    // A stage MongoDB knows but an update may not hold is the statement's write error.
+    let reply = ok(
+        &commands,
+        doc! { "update": "books", "updates": [{ "q": {}, "u": [{ "$match": {} }] }] },
+    );
+    let errors = reply.get_array("writeErrors").expect("a write error");
+    assert_eq!(errors.len(), 1, "{reply}");
+}

@@ -119,6 +119,60 @@ pub(crate) struct Bucket {
     pub(crate) output: Group,
 }
 
+/// Every stage name MongoDB 8.0 knows, whether or not this engine runs it: a name outside
+/// this list is unrecognized (40324), which MongoDB decides when it first reads a command, before
+/// anything runs; a name in it that a place does not allow (an update pipeline's `$match`) is
+/// refused where the stage would run.
+pub const MONGODB_STAGE_NAMES: &[&str] = &[
+    "$addFields",
+    "$bucket",
+    "$bucketAuto",
+    "$changeStream",
+    "$changeStreamSplitLargeEvent",
+    "$collStats",
+    "$count",
+    "$currentOp",
+    "$densify",
+    "$documents",
+    "$facet",
+    "$fill",
+    "$geoNear",
+    "$graphLookup",
+    "$group",
+    "$indexStats",
+    "$limit",
+    "$listClusterCatalog",
+    "$listLocalSessions",
+    "$listSampledQueries",
+    "$listSearchIndexes",
+    "$listSessions",
+    "$lookup",
+    "$match",
+    "$merge",
+    "$out",
+    "$planCacheStats",
+    "$project",
+    "$querySettings",
+    "$queryStats",
+    "$redact",
+    "$replaceRoot",
+    "$replaceWith",
+    "$sample",
+    "$search",
+    "$searchMeta",
+    "$set",
+    "$setWindowFields",
+    "$shardedDataDistribution",
+    "$skip",
+    "$sort",
+    "$sortByCount",
+    "$unionWith",
+    "$unset",
+    "$unwind",
+    "$vectorSearch",
+    "$_internalUnpackBucket",
+];
+
 /// A [`DocError::Pipeline`] with MongoDB's `code`.
 pub(crate) fn pipeline_error(code: i32, message: impl Into<String>) -> DocError {
     DocError::Pipeline {

@@ -260,6 +260,7 @@ fn snapshot_read_concern(command: &Document, name: &str) -> CommandResult<Option
     let Some(Bson::Document(read_concern)) = command.get("readConcern") else {
         return Ok(None);
     };
+    check_read_concern_level(read_concern)?;
     // A cursor's `getMore` continues the snapshot its first batch read (drivers may repeat
     // the read concern on it).
     if read_concern.get_str("level").ok() != Some("snapshot")
@@ -282,6 +283,24 @@ fn snapshot_read_concern(command: &Document, name: &str) -> CommandResult<Option
         Some(other) => Err(CommandError::type_mismatch(format!(
             "readConcern.atClusterTime must be a timestamp, not {other}"
         ))),
+    }
+}
+
+/// The read concern levels MongoDB knows; each is served by the one copy of the data.
+const READ_CONCERN_LEVELS: &[&str] =
+    &["local", "majority", "linearizable", "available", "snapshot"];
+
+/// Refuses a read concern level MongoDB does not know (2 BadValue, in the words of its command
+/// parser), and a level that is not a string (14): drivers leave the level to the server.
+fn check_read_concern_level(read_concern: &Document) -> CommandResult<()> {
+    match Args::new("readConcern", read_concern).string("level")? {
+        Some(level) if !READ_CONCERN_LEVELS.contains(&level) => Err(CommandError::new(
+            2,
+            format!(
+                "Enumeration value '{level}' for field 'readConcern.level' is not a valid value."
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 

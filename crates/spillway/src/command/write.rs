@@ -144,6 +144,9 @@ impl UpdateStatement {
         let Some(update) = statement.get("u") else {
             return Err(args.missing("u"));
         };
+        if let Bson::Array(stages) = update {
+            refuse_unrecognized_stages(stages)?;
+        }
         Ok(UpdateStatement {
             filter: filter.clone(),
             update: update.clone(),
@@ -154,6 +157,25 @@ impl UpdateStatement {
             sort: args.document("sort")?.cloned(),
         })
     }
+}
+
+/// A pipeline-style update naming a stage MongoDB does not know fails the whole command (40324),
+/// as MongoDB's first reading of the command fails it; a known stage an update may not hold
+/// (`$match`) is the statement's write error, where the pipeline is built.
+fn refuse_unrecognized_stages(stages: &[Bson]) -> CommandResult<()> {
+    let names = stages.iter().filter_map(|stage| match stage {
+        Bson::Document(stage) => stage.keys().next(),
+        _ => None,
+    });
+    for name in names {
+        if !spillway_doc::pipeline::MONGODB_STAGE_NAMES.contains(&name.as_str()) {
+            return Err(CommandError::new(
+                40324,
+                format!("Unrecognized pipeline stage name: '{name}'"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether an update document is a replacement (no operator at its top level).
