@@ -1,4 +1,4 @@
-//! The update operators that compare values, under a collation: each
+//! The update operators, expressions and stages that compare values, under a collation: each
 //! case runs twice, under `{ locale: "en", strength: 2 }` (case-insensitive) and under the
 //! simple collation (code points: `"B" < "a"`), and both answers are asserted, so a case
 //! fails when the collation does not reach the comparison.
@@ -9,8 +9,12 @@
     reason = "one-line cases read best with owned `doc!` arguments"
 )]
 
-use bson::{DateTime, Document, doc};
+use std::sync::Arc;
+
+use bson::{Bson, DateTime, Document, bson, doc};
 use spillway_doc::collation::Collation;
+use spillway_doc::expr::{Expression, Variables};
+use spillway_doc::pipeline::{Pipeline, PipelineOptions, Source, run};
 use spillway_doc::update::{ApplyContext, Update};
 
 fn case_insensitive() -> Collation {
@@ -166,4 +170,183 @@ fn pipeline_updates_compare_under_the_collation() {
     let mut document = doc! { "name": "ann" };
     update.apply(&mut document, &context).expect("applies");
     assert_eq!(document, doc! { "name": "ann", "same": false });
+}
+
+/// `expression` evaluated on an empty document under `collation`.
+fn evaluated(expression: &Bson, collation: &Collation) -> Bson {
+    let variables = Variables {
+        collation: collation.clone(),
+        ..Variables::default()
+    };
+    Expression::parse(expression)
+        .and_then(|parsed| parsed.evaluate(&Document::new(), &variables))
+        .unwrap_or_else(|error| panic!("{expression}: {error}"))
+        .unwrap_or(Bson::Null)
+}
+
+#[track_caller]
+fn check_expression(expression: Bson, folded: Bson, simple: Bson) {
+    assert_eq!(
+        evaluated(&expression, &case_insensitive()),
+        folded,
+        "{expression} under the collation"
+    );
+    assert_eq!(
+        evaluated(&expression, &Collation::simple()),
+        simple,
+        "{expression} by code point"
+    );
+}
+
+#[test]
+fn array_and_set_expressions_compare_under_the_collation() {
+    check_expression(
+        bson!({ "$indexOfArray": [["a", "b"], "B"] }),
+        bson!(1),
+        bson!(-1),
+    );
+    check_expression(
+        bson!({ "$in": ["A", ["a", "b"]] }),
+        bson!(true),
+        bson!(false),
+    );
+    check_expression(
+        bson!({ "$setUnion": [["a", "b"], ["B", "c"]] }),
+        bson!(["a", "b", "c"]),
+        bson!(["a", "b", "B", "c"]),
+    );
+    check_expression(
+        bson!({ "$setIntersection": [["a", "b"], ["B", "c"]] }),
+        bson!(["b"]),
+        bson!([]),
+    );
+    check_expression(
+        bson!({ "$setDifference": [["a", "b", "A"], ["B"]] }),
+        bson!(["a"]),
+        bson!(["a", "b", "A"]),
+    );
+    check_expression(
+        bson!({ "$setEquals": [["a", "b"], ["B", "A", "a"]] }),
+        bson!(true),
+        bson!(false),
+    );
+    check_expression(
+        bson!({ "$setIsSubset": [["A"], ["a", "b"]] }),
+        bson!(true),
+        bson!(false),
+    );
+    check_expression(bson!({ "$max": ["a", "B"] }), bson!("B"), bson!("a"));
+    check_expression(bson!({ "$min": [["a", "B"]] }), bson!("a"), bson!("B"));
+}
+
+/// No other collection: these pipelines read only their input.
+struct NoCollections;
+
+impl Source for NoCollections {
+    fn documents(
+        &self,
+        collection: &str,
+        _filter: &Document,
+    ) -> spillway_doc::Result<Box<dyn Iterator<Item = spillway_doc::Result<Document>> + '_>> {
+        panic!("no collection '{collection}' here")
+    }
+}
+
+/// `stages` run on `input` under `collation`.
+fn aggregated(
+    stages: &[Document],
+    input: &[Document],
+    collation: &Collation,
+) -> spillway_doc::Result<Vec<Document>> {
+    let options = PipelineOptions {
+        collation: collation.clone(),
+        ..PipelineOptions::default()
+    };
+    let pipeline = Arc::new(Pipeline::parse(stages, &options)?);
+    let variables = pipeline.variables().clone();
+    let documents = input.to_vec().into_iter().map(Ok);
+    run(
+        pipeline,
+        Box::new(documents),
+        Arc::new(NoCollections),
+        variables,
+    )
+    .collect()
+}
+
+#[track_caller]
+fn check_pipeline(
+    stages: Vec<Document>,
+    input: &[Document],
+    folded: Vec<Document>,
+    simple: Vec<Document>,
+) {
+    let under_collation = aggregated(&stages, input, &case_insensitive()).expect("runs");
+    assert_eq!(under_collation, folded, "{stages:?} under the collation");
+    let by_code_point = aggregated(&stages, input, &Collation::simple()).expect("runs");
+    assert_eq!(by_code_point, simple, "{stages:?} by code point");
+}
+
+fn names() -> Vec<Document> {
+    vec![
+        doc! { "_id": 1, "name": "b" },
+        doc! { "_id": 2, "name": "A" },
+        doc! { "_id": 3, "name": "a" },
+        doc! { "_id": 4, "name": "C" },
+    ]
+}
+
+#[test]
+fn accumulators_compare_under_the_collation() {
+    check_pipeline(
+        vec![doc! { "$group": {
+            "_id": null,
+            "max": { "$max": "$name" },
+            "min": { "$min": "$name" },
+            "set": { "$addToSet": "$name" },
+            "top": { "$top": { "sortBy": { "name": -1 }, "output": "$_id" } },
+            "maxN": { "$maxN": { "input": "$name", "n": 2 } },
+        } }],
+        &names(),
+        vec![doc! {
+            "_id": null, "max": "C", "min": "A", "set": ["b", "A", "C"], "top": 4,
+            "maxN": ["C", "b"],
+        }],
+        vec![doc! {
+            "_id": null, "max": "b", "min": "A", "set": ["b", "A", "a", "C"], "top": 1,
+            "maxN": ["b", "a"],
+        }],
+    );
+}
+
+#[test]
+fn bucket_boundaries_are_in_the_collation_order() {
+    let bucket = vec![doc! { "$bucket": {
+        "groupBy": "$name", "boundaries": ["a", "B", "d"], "default": "other",
+    } }];
+    assert_eq!(
+        aggregated(&bucket, &names(), &case_insensitive()).expect("runs"),
+        vec![
+            doc! { "_id": "a", "count": 2 },
+            doc! { "_id": "B", "count": 2 },
+        ]
+    );
+    // By code point "B" < "a": the boundaries do not ascend.
+    match aggregated(&bucket, &names(), &Collation::simple()) {
+        Err(spillway_doc::DocError::Pipeline { code, .. }) => assert_eq!(code, 40194),
+        other => panic!("expected 40194, got {other:?}"),
+    }
+    // $bucketAuto orders the keys by the collation, and never splits keys equal under it.
+    check_pipeline(
+        vec![doc! { "$bucketAuto": { "groupBy": "$name", "buckets": 2 } }],
+        &names(),
+        vec![
+            doc! { "_id": { "min": "A", "max": "b" }, "count": 2 },
+            doc! { "_id": { "min": "b", "max": "C" }, "count": 2 },
+        ],
+        vec![
+            doc! { "_id": { "min": "A", "max": "a" }, "count": 2 },
+            doc! { "_id": { "min": "a", "max": "b" }, "count": 2 },
+        ],
+    );
 }
