@@ -264,7 +264,7 @@ fn aggregated(
     };
     let pipeline = Arc::new(Pipeline::parse(stages, &options)?);
     let variables = pipeline.variables().clone();
-    let documents = input.to_vec().into_iter().map(Ok);
+    let documents = input.iter().cloned().map(Ok);
     run(
         pipeline,
         Box::new(documents),
