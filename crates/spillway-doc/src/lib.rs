@@ -22,6 +22,7 @@
 //! | [`size`] | exact BSON sizes and the document limits |
 //! | [`text`] | text search: tokens, stems, `$text` matching and scores (`text` feature) |
 //! | [`timeseries`] | time series buckets: MongoDB's bucket format, packed and unpacked |
+//! | [`value_set`] | values kept once each under MongoDB's equality and a collation: `distinct`, `$addToSet`, the set expressions |
 //! | [`model`] | a plain in-memory collection with MongoDB semantics: the reference model |
 //!
 //! Without a feature, its module keeps its name and the types the rest of the crate
@@ -30,8 +31,8 @@
 //!
 //! Modules are layered, each using only those below it (bottom first): `error`, `number`,
 //! `decode`, `geospatial` → `path`, `disabled`, `size`, `regex_matcher`, `javascript`, `text`
-//! → `collation`, `shell` → `compare` → `expr`, `key`, `sort`, `timeseries` → `filter` →
-//! `pipeline`, `projection` → `update` → `model`.
+//! → `collation`, `shell` → `compare` → `key`, `sort`, `timeseries`, `value_set` → `expr` →
+//! `filter` → `pipeline`, `projection` → `update` → `model`.
 
 // MongoDB's error codes (5439014...) are written as MongoDB's documentation writes them.
 #![allow(clippy::unreadable_literal)]

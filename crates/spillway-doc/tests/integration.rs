@@ -3,6 +3,7 @@
 //! The tests that need a process to themselves (kill -9 loops, peak-memory
 //! measurements) keep their own binaries; see this crate's `Cargo.toml`.
 
+mod collation;
 mod date_zones;
 mod expressions;
 mod filter;

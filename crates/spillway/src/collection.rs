@@ -1630,19 +1630,13 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> UpdateAction<'
 
     /// Runs the update.
     pub fn run(self) -> Result<UpdateResult> {
-        let filter = parse_filter(
-            &self.filter,
-            &self
-                .collection
-                .collation_or_default(self.collation.as_ref()),
-        )?;
-        let update = ops::parse_modifications(&self.update?, &self.array_filters, self.kind)?;
-        let sort = parse_sort(
-            self.sort.as_ref(),
-            &self
-                .collection
-                .collation_or_default(self.collation.as_ref()),
-        )?;
+        let collation = self
+            .collection
+            .collation_or_default(self.collation.as_ref());
+        let filter = parse_filter(&self.filter, &collation)?;
+        let update =
+            ops::parse_modifications(&self.update?, &self.array_filters, self.kind, &collation)?;
+        let sort = parse_sort(self.sort.as_ref(), &collation)?;
         if sort.is_some() && self.multi {
             return Err(Error::argument(DocError::InvalidSort {
                 message: "update_many takes no sort: it changes every match".to_string(),
@@ -1779,19 +1773,13 @@ impl<'a, T: Serialize + DeserializeOwned + Send + Sync + 'static> FindOneAndModi
 
     /// Runs the operation.
     pub fn run(self) -> Result<Option<T>> {
-        let filter = parse_filter(
-            &self.filter,
-            &self
-                .collection
-                .collation_or_default(self.collation.as_ref()),
-        )?;
-        let update = ops::parse_modifications(&self.update?, &self.array_filters, self.kind)?;
-        let sort = parse_sort(
-            self.sort.as_ref(),
-            &self
-                .collection
-                .collation_or_default(self.collation.as_ref()),
-        )?;
+        let collation = self
+            .collection
+            .collation_or_default(self.collation.as_ref());
+        let filter = parse_filter(&self.filter, &collation)?;
+        let update =
+            ops::parse_modifications(&self.update?, &self.array_filters, self.kind, &collation)?;
+        let sort = parse_sort(self.sort.as_ref(), &collation)?;
         let projection = parse_projection(self.projection.as_ref())?;
         let options = FindAndModify {
             sort: sort.as_ref(),

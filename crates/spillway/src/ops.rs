@@ -14,6 +14,7 @@
 
 use bson::{Bson, DateTime, Document};
 use spillway_doc::DocError;
+use spillway_doc::collation::Collation;
 use spillway_doc::filter::Filter;
 use spillway_doc::path::FieldPath;
 use spillway_doc::projection::Projection;
@@ -202,13 +203,15 @@ pub(crate) enum UpdateKind {
     Replacement,
 }
 
-/// Parses an update given as operators, a replacement or a pipeline.
+/// Parses an update given as operators, a replacement or a pipeline, comparing strings
+/// under `collation` (the operation's, or the collection's default: [`Update::collated`]).
 pub(crate) fn parse_modifications(
     update: &UpdateModifications,
     array_filters: &[Document],
     kind: UpdateKind,
+    collation: &Collation,
 ) -> Result<Update> {
-    match update {
+    let parsed = match update {
         UpdateModifications::Document(update) => parse_update(update, array_filters, kind),
         UpdateModifications::Pipeline(_) if !array_filters.is_empty() => {
             Err(Error::update(DocError::InvalidUpdate {
@@ -218,7 +221,8 @@ pub(crate) fn parse_modifications(
         UpdateModifications::Pipeline(stages) => {
             Update::parse_pipeline(stages).map_err(Error::update)
         }
-    }
+    }?;
+    Ok(parsed.collated(collation))
 }
 
 pub(crate) fn parse_update(

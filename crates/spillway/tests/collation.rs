@@ -1,10 +1,10 @@
 //! MongoDB's `collation` option through the facade: filters, sorts, `distinct`, counts,
-//! writes and pipelines compare strings under the collation, with or without an index on
-//! the field (index keys order strings by code point, so the planner must not let them
-//! bound a collated query).
+//! writes, update operators and pipelines compare strings under the collation, with or
+//! without an index on the field (index keys order strings by code point, so the planner
+//! must not let them bound a collated query), with or without a pattern policy.
 
 use spillway::bson::{Bson, Document};
-use spillway::{Collation, Database, IndexModel, doc};
+use spillway::{Collation, Database, IndexModel, Pattern, doc};
 
 fn collation(spec: &Document) -> Collation {
     Collation::parse(spec).unwrap()
@@ -194,4 +194,144 @@ fn a_bad_collation_is_an_error_that_names_the_field() {
         let error = Collation::parse(&spec).unwrap_err();
         assert!(error.to_string().contains(expected), "{spec}: {error}");
     }
+}
+
+/// The document `_id: 1` of `coll`.
+fn first(coll: &spillway::Collection<Document>) -> Document {
+    coll.find_one(doc! { "_id": 1 })
+        .run()
+        .unwrap()
+        .expect("document 1")
+}
+
+/// The tags of the document `_id: 1` of `coll`.
+fn tags(coll: &spillway::Collection<Document>) -> Vec<String> {
+    first(coll)
+        .get_array("tags")
+        .unwrap()
+        .iter()
+        .map(|tag| tag.as_str().expect("a string tag").to_string())
+        .collect()
+}
+
+#[test]
+fn update_operators_compare_under_the_operation_collation() {
+    let db = Database::open_in_memory().unwrap();
+    let coll = db.collection::<Document>("people");
+    coll.insert_one(doc! {
+        "_id": 1, "name": "a", "tags": ["a", "b"], "grades": [{ "who": "Ann", "n": 1 }],
+    })
+    .run()
+    .unwrap();
+    let update = |update: Document| {
+        coll.update_one(doc! { "_id": 1 }, update)
+            .collation(case_insensitive())
+            .run()
+            .unwrap()
+    };
+    // "A" is "a" at strength 2: nothing to add.
+    let added = update(doc! { "$addToSet": { "tags": { "$each": ["A", "B", "c", "C"] } } });
+    assert_eq!(added.modified_count, 1);
+    assert_eq!(tags(&coll), ["a", "b", "c"]);
+    update(doc! { "$pull": { "tags": "B" } });
+    assert_eq!(tags(&coll), ["a", "c"]);
+    // In English "B" is above "a" (by code point it is below).
+    update(doc! { "$max": { "name": "B" } });
+    assert_eq!(first(&coll).get_str("name").unwrap(), "B");
+    update(doc! { "$push": { "tags": { "$each": ["B"], "$sort": 1 } } });
+    assert_eq!(tags(&coll), ["a", "B", "c"]);
+    let changed = coll
+        .update_one(doc! { "_id": 1 }, doc! { "$set": { "grades.$[g].n": 2 } })
+        .array_filters([doc! { "g.who": "ann" }])
+        .collation(case_insensitive())
+        .run()
+        .unwrap();
+    assert_eq!(changed.modified_count, 1);
+    assert_eq!(
+        first(&coll).get_array("grades").unwrap(),
+        &[Bson::from(doc! { "who": "Ann", "n": 2 })]
+    );
+    // Without a collation, by code point.
+    coll.update_one(doc! { "_id": 1 }, doc! { "$addToSet": { "tags": "A" } })
+        .run()
+        .unwrap();
+    assert_eq!(tags(&coll), ["a", "B", "c", "A"]);
+}
+
+#[test]
+fn updates_take_the_collection_default_collation_unless_simple_is_given() {
+    let db = Database::open_in_memory().unwrap();
+    db.create_collection("folded")
+        .collation(case_insensitive())
+        .run()
+        .unwrap();
+    let coll = db.collection::<Document>("folded");
+    coll.insert_one(doc! { "_id": 1, "tags": ["a"], "name": "a" })
+        .run()
+        .unwrap();
+    let unchanged = coll
+        .update_one(doc! { "_id": 1 }, doc! { "$addToSet": { "tags": "A" } })
+        .run()
+        .unwrap();
+    assert_eq!(unchanged.modified_count, 0);
+    let after = coll
+        .find_one_and_update(doc! { "_id": 1 }, doc! { "$max": { "name": "B" } })
+        .return_document(spillway::ReturnDocument::After)
+        .run()
+        .unwrap()
+        .expect("a match");
+    assert_eq!(after.get_str("name").unwrap(), "B");
+    // The operation's simple collation overrides the collection's.
+    let added = coll
+        .update_one(doc! { "_id": 1 }, doc! { "$addToSet": { "tags": "A" } })
+        .collation(collation(&doc! { "locale": "simple" }))
+        .run()
+        .unwrap();
+    assert_eq!(added.modified_count, 1);
+    assert_eq!(tags(&coll), ["a", "A"]);
+}
+
+#[test]
+fn a_policy_changes_no_answer_of_a_collated_add_to_set_or_pull() {
+    let db = Database::open_in_memory().unwrap();
+    db.create_collection("plain").run().unwrap();
+    db.create_collection("spilled").run().unwrap();
+    // Two elements stay in the main document, the rest go to buckets of two.
+    db.set_pattern(
+        Pattern::outlier("spilled", "tags")
+            .threshold(2)
+            .bucket_capacity(2),
+    )
+    .unwrap();
+    let steps = [
+        (doc! { "$addToSet": { "tags": "A" } }, true),
+        (
+            doc! { "$addToSet": { "tags": { "$each": ["Y", "e", "E"] } } },
+            true,
+        ),
+        (doc! { "$addToSet": { "tags": "B" } }, false),
+        (doc! { "$pull": { "tags": "C" } }, true),
+        (doc! { "$pullAll": { "tags": ["D", "x"] } }, true),
+    ];
+    let mut answers = Vec::new();
+    for name in ["plain", "spilled"] {
+        let coll = db.collection::<Document>(name);
+        coll.insert_one(doc! { "_id": 1, "tags": ["x", "y", "a", "b", "c", "d"] })
+            .run()
+            .unwrap();
+        for (update, collated) in &steps {
+            let mut action = coll.update_one(doc! { "_id": 1 }, update.clone());
+            if *collated {
+                action = action.collation(case_insensitive());
+            }
+            action.run().unwrap();
+        }
+        answers.push(first(&coll));
+    }
+    assert_eq!(
+        answers[0],
+        doc! { "_id": 1, "tags": ["y", "a", "b", "e", "B"] },
+        "the plain collection"
+    );
+    assert_eq!(answers[1], answers[0], "the collection with a policy");
 }

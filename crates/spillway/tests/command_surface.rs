@@ -658,6 +658,62 @@ fn aggregation_expressions_and_group_keys_compare_under_the_collation() {
 }
 
 #[test]
+fn update_commands_compare_under_the_statement_or_the_collection_collation() {
+    let commands = commands();
+    ok(
+        &commands,
+        doc! { "create": "folded", "collation": case_insensitive() },
+    );
+    ok(
+        &commands,
+        doc! { "insert": "folded", "documents": [{ "_id": 1, "tags": ["a", "b"] }] },
+    );
+    let tags = || {
+        find(&commands, doc! { "find": "folded" })[0]
+            .get_array("tags")
+            .expect("tags")
+            .clone()
+    };
+    // The collection's collation: "A" is already there.
+    let reply = ok(
+        &commands,
+        doc! { "update": "folded", "updates": [
+            { "q": { "_id": 1 }, "u": { "$addToSet": { "tags": "A" } } },
+        ] },
+    );
+    assert_eq!(reply.get_i32("nModified").ok(), Some(0), "{reply}");
+    // The statement's simple collation overrides it.
+    let reply = ok(
+        &commands,
+        doc! { "update": "folded", "updates": [
+            { "q": { "_id": 1 }, "u": { "$addToSet": { "tags": "A" } }, "collation": { "locale": "simple" } },
+        ] },
+    );
+    assert_eq!(reply.get_i32("nModified").ok(), Some(1), "{reply}");
+    assert_eq!(
+        tags(),
+        vec![Bson::from("a"), Bson::from("b"), Bson::from("A")]
+    );
+    // findAndModify's $pull removes both cases under the collection's collation.
+    ok(
+        &commands,
+        doc! { "findAndModify": "folded", "query": { "_id": 1 }, "update": { "$pull": { "tags": "a" } } },
+    );
+    assert_eq!(tags(), vec![Bson::from("b")]);
+    // An aggregate's set operators and $indexOfArray, under the collection's collation.
+    let out = batch(&ok(
+        &commands,
+        doc! { "aggregate": "folded", "cursor": {}, "pipeline": [{ "$project": {
+            "_id": 0,
+            "union": { "$setUnion": ["$tags", ["B", "c"]] },
+            "at": { "$indexOfArray": [["x", "b"], "B"] },
+            "max": { "$max": ["a", "B"] },
+        } }] },
+    ));
+    assert_eq!(out, vec![doc! { "union": ["b", "c"], "at": 1, "max": "B" }]);
+}
+
+#[test]
 fn a_view_has_its_own_collation_which_reads_cannot_override() {
     let directory = tempfile::tempdir().expect("a temporary directory");
     let path = directory.path().join("db");

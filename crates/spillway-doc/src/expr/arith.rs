@@ -1,6 +1,7 @@
 //! Arithmetic operators: `$add`, `$subtract`, `$multiply`, `$divide`, `$mod`, `$abs`,
 //! `$ceil`, `$floor`, `$round`, `$trunc`, `$sqrt`, `$pow`, `$exp`, `$ln`, `$log`, `$log10`,
 //! and the array forms of `$sum`, `$avg`, `$min`, `$max`, `$stdDevPop`, `$stdDevSamp`.
+//! `$min` and `$max` order strings under the evaluation's collation, as MongoDB's do.
 
 // Every operator function has the one signature of `CallFn` (the values by value, a
 // `Result`), whether or not it consumes them or can fail.
@@ -14,7 +15,8 @@ use bson::{Bson, DateTime};
 
 use super::num::{Num, is_nullish, type_name};
 use super::{Expr, Scope, expect_args, expression_error};
-use crate::compare::compare;
+use crate::collation::Collation;
+use crate::compare::compare_collated;
 use crate::error::Result;
 
 type Values = Vec<Option<Bson>>;
@@ -41,8 +43,17 @@ pub(super) fn parse(name: &str, argument: &Bson, scope: &mut Scope) -> Option<Re
         "$pow" => ("$pow", 2, Some(2), pow),
         "$sum" => ("$sum", 0, None, sum),
         "$avg" => ("$avg", 0, None, avg),
-        "$min" => ("$min", 0, None, min),
-        "$max" => ("$max", 0, None, max),
+        "$min" | "$max" => {
+            let (name, function): (&'static str, super::CollatedFn) = if name == "$min" {
+                ("$min", min)
+            } else {
+                ("$max", max)
+            };
+            return Some(
+                expect_args(scope, name, argument, 0, None)
+                    .map(|args| Expr::collated_call(name, args, function)),
+            );
+        }
         "$stdDevPop" => ("$stdDevPop", 0, None, std_dev_pop),
         "$stdDevSamp" => ("$stdDevSamp", 0, None, std_dev_samp),
         "$rand" => {
@@ -405,12 +416,14 @@ fn avg(_: &'static str, values: Values) -> Result<Option<Bson>> {
     )))
 }
 
-fn extreme(values: Values, wanted: std::cmp::Ordering) -> Option<Bson> {
+/// The smallest (`wanted` less) or largest value, strings in `collation`'s order; null
+/// when there is none but null and missing.
+fn extreme(values: Values, wanted: std::cmp::Ordering, collation: &Collation) -> Option<Bson> {
     operands(values)
         .into_iter()
         .filter(|value| !matches!(value, Bson::Null | Bson::Undefined))
         .reduce(|best, value| {
-            if compare(&value, &best) == wanted {
+            if compare_collated(&value, &best, collation) == wanted {
                 value
             } else {
                 best
@@ -419,12 +432,12 @@ fn extreme(values: Values, wanted: std::cmp::Ordering) -> Option<Bson> {
         .or(Some(Bson::Null))
 }
 
-fn min(_: &'static str, values: Values) -> Result<Option<Bson>> {
-    Ok(extreme(values, std::cmp::Ordering::Less))
+fn min(_: &'static str, values: Values, collation: &Collation) -> Result<Option<Bson>> {
+    Ok(extreme(values, std::cmp::Ordering::Less, collation))
 }
 
-fn max(_: &'static str, values: Values) -> Result<Option<Bson>> {
-    Ok(extreme(values, std::cmp::Ordering::Greater))
+fn max(_: &'static str, values: Values, collation: &Collation) -> Result<Option<Bson>> {
+    Ok(extreme(values, std::cmp::Ordering::Greater, collation))
 }
 
 /// The standard deviation of `numbers` (population, or sample with `sample`).

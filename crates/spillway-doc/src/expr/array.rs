@@ -2,6 +2,11 @@
 //! `$in`, `$indexOfArray`, `$isArray`, `$range`, `$reverseArray`, `$zip`, `$filter`, `$map`,
 //! `$reduce`, and the set operators (`$setUnion`, `$setIntersection`, `$setDifference`,
 //! `$setEquals`, `$setIsSubset`, `$anyElementTrue`, `$allElementsTrue`).
+//!
+//! The operators that compare elements (`$in`, `$indexOfArray` and the set operators other
+//! than `$anyElementTrue`/`$allElementsTrue`) compare strings under the evaluation's
+//! collation, as MongoDB's do: equality is [`compare_collated`], and a set is a
+//! [`ValueSet`] under that collation.
 
 // Every operator function has the one signature of `CallFn` (the values by value, a
 // `Result`), whether or not it consumes them or can fail.
@@ -14,8 +19,9 @@ use super::{
     Context, Expr, Operator, OperatorBox, Scope, expect_args, expression_error, is_truthy,
 };
 use crate::collation::Collation;
-use crate::compare::values_equal;
+use crate::compare::compare_collated;
 use crate::error::Result;
+use crate::value_set::ValueSet;
 
 type Values = Vec<Option<Bson>>;
 
@@ -24,6 +30,11 @@ pub(super) fn parse(name: &str, argument: &Bson, scope: &mut Scope) -> Option<Re
     let call = |scope: &mut Scope, name: &'static str, min, max, function: super::CallFn| {
         expect_args(scope, name, argument, min, max).map(|args| Expr::call(name, args, function))
     };
+    let collated =
+        |scope: &mut Scope, name: &'static str, min, max, function: super::CollatedFn| {
+            expect_args(scope, name, argument, min, max)
+                .map(|args| Expr::collated_call(name, args, function))
+        };
     let parsed = match name {
         "$size" => call(scope, "$size", 1, Some(1), size),
         "$arrayElemAt" => call(scope, "$arrayElemAt", 2, Some(2), array_elem_at),
@@ -31,9 +42,8 @@ pub(super) fn parse(name: &str, argument: &Bson, scope: &mut Scope) -> Option<Re
         "$last" => call(scope, "$last", 1, Some(1), first_or_last),
         "$slice" => call(scope, "$slice", 2, Some(3), slice),
         "$concatArrays" => call(scope, "$concatArrays", 0, None, concat_arrays),
-        "$in" => expect_args(scope, "$in", argument, 2, Some(2))
-            .map(|args| Expr::collated_call("$in", args, in_array)),
-        "$indexOfArray" => call(scope, "$indexOfArray", 2, Some(4), index_of_array),
+        "$in" => collated(scope, "$in", 2, Some(2), in_array),
+        "$indexOfArray" => collated(scope, "$indexOfArray", 2, Some(4), index_of_array),
         "$isArray" => call(scope, "$isArray", 1, Some(1), |_, values| {
             Ok(Some(Bson::Boolean(matches!(
                 values[0],
@@ -42,11 +52,11 @@ pub(super) fn parse(name: &str, argument: &Bson, scope: &mut Scope) -> Option<Re
         }),
         "$range" => call(scope, "$range", 2, Some(3), range),
         "$reverseArray" => call(scope, "$reverseArray", 1, Some(1), reverse_array),
-        "$setUnion" => call(scope, "$setUnion", 0, None, set_union),
-        "$setIntersection" => call(scope, "$setIntersection", 0, None, set_intersection),
-        "$setDifference" => call(scope, "$setDifference", 2, Some(2), set_difference),
-        "$setEquals" => call(scope, "$setEquals", 2, None, set_equals),
-        "$setIsSubset" => call(scope, "$setIsSubset", 2, Some(2), set_is_subset),
+        "$setUnion" => collated(scope, "$setUnion", 0, None, set_union),
+        "$setIntersection" => collated(scope, "$setIntersection", 0, None, set_intersection),
+        "$setDifference" => collated(scope, "$setDifference", 2, Some(2), set_difference),
+        "$setEquals" => collated(scope, "$setEquals", 2, None, set_equals),
+        "$setIsSubset" => collated(scope, "$setIsSubset", 2, Some(2), set_is_subset),
         "$anyElementTrue" => call(scope, "$anyElementTrue", 1, Some(1), any_element_true),
         "$allElementsTrue" => call(scope, "$allElementsTrue", 1, Some(1), all_elements_true),
         "$zip" => parse_zip(argument, scope),
@@ -212,20 +222,16 @@ fn in_array(name: &'static str, values: Values, collation: &Collation) -> Result
         ));
     };
     let needle = values[0].clone().unwrap_or(Bson::Undefined);
-    if !collation.is_simple() {
-        let needle = collation.key_value(&needle);
-        return Ok(Some(Bson::Boolean(
-            items
-                .iter()
-                .any(|item| values_equal(&collation.key_value(item), &needle)),
-        )));
-    }
-    Ok(Some(Bson::Boolean(
-        items.iter().any(|item| values_equal(item, &needle)),
-    )))
+    Ok(Some(Bson::Boolean(items.iter().any(|item| {
+        compare_collated(item, &needle, collation).is_eq()
+    }))))
 }
 
-fn index_of_array(name: &'static str, values: Values) -> Result<Option<Bson>> {
+fn index_of_array(
+    name: &'static str,
+    values: Values,
+    collation: &Collation,
+) -> Result<Option<Bson>> {
     let items = match &values[0] {
         value if is_nullish(value.as_ref()) => return Ok(Some(Bson::Null)),
         Some(Bson::Array(items)) => items,
@@ -247,7 +253,8 @@ fn index_of_array(name: &'static str, values: Values) -> Result<Option<Bson>> {
     let start = bound(2, 0)? as usize;
     let end = (bound(3, items.len() as i64)? as usize).min(items.len());
     let needle = values[1].clone().unwrap_or(Bson::Undefined);
-    let found = (start..end).find(|&position| values_equal(&items[position], &needle));
+    let found = (start..end)
+        .find(|&position| compare_collated(&items[position], &needle, collation).is_eq());
     Ok(Some(Bson::Int32(
         found.map_or(-1, |position| position as i32),
     )))
@@ -318,75 +325,89 @@ fn arrays(name: &str, values: &Values, code: i32) -> Result<Option<Vec<Vec<Bson>
     Ok(Some(out))
 }
 
-fn push_unique(set: &mut Vec<Bson>, value: Bson) {
-    if !set.iter().any(|existing| values_equal(existing, &value)) {
-        set.push(value);
-    }
+/// The values of `items`, each once under `collation`.
+fn value_set(items: Vec<Bson>, collation: &Collation) -> ValueSet {
+    let mut set = ValueSet::new(collation);
+    set.extend(items);
+    set
 }
 
-fn set_union(name: &'static str, values: Values) -> Result<Option<Bson>> {
+fn set_union(name: &'static str, values: Values, collation: &Collation) -> Result<Option<Bson>> {
     let Some(all) = arrays(name, &values, 17043)? else {
         return Ok(Some(Bson::Null));
     };
-    let mut set = Vec::new();
-    for value in all.into_iter().flatten() {
-        push_unique(&mut set, value);
-    }
-    Ok(Some(Bson::Array(set)))
+    Ok(Some(Bson::Array(
+        value_set(all.into_iter().flatten().collect(), collation).into_vec(),
+    )))
 }
 
-fn set_intersection(name: &'static str, values: Values) -> Result<Option<Bson>> {
+fn set_intersection(
+    name: &'static str,
+    values: Values,
+    collation: &Collation,
+) -> Result<Option<Bson>> {
     let Some(all) = arrays(name, &values, 17047)? else {
         return Ok(Some(Bson::Null));
     };
     let mut iter = all.into_iter();
-    let mut set = Vec::new();
-    for value in iter.next().unwrap_or_default() {
-        push_unique(&mut set, value);
-    }
+    let mut kept = value_set(iter.next().unwrap_or_default(), collation).into_vec();
     for other in iter {
-        set.retain(|value| other.iter().any(|item| values_equal(item, value)));
+        let other = value_set(other, collation);
+        kept.retain(|value| other.contains(value));
     }
-    Ok(Some(Bson::Array(set)))
+    Ok(Some(Bson::Array(kept)))
 }
 
-fn set_difference(name: &'static str, values: Values) -> Result<Option<Bson>> {
-    let Some(all) = arrays(name, &values, 17048)? else {
+fn set_difference(
+    name: &'static str,
+    values: Values,
+    collation: &Collation,
+) -> Result<Option<Bson>> {
+    let Some(mut all) = arrays(name, &values, 17048)? else {
         return Ok(Some(Bson::Null));
     };
-    let mut set = Vec::new();
-    for value in &all[0] {
-        if !all[1].iter().any(|item| values_equal(item, value)) {
-            push_unique(&mut set, value.clone());
-        }
-    }
-    Ok(Some(Bson::Array(set)))
+    let removed = value_set(all.pop().expect("two arguments"), collation);
+    let mut kept = value_set(all.pop().expect("two arguments"), collation).into_vec();
+    kept.retain(|value| !removed.contains(value));
+    Ok(Some(Bson::Array(kept)))
 }
 
-fn contains_all(haystack: &[Bson], needles: &[Bson]) -> bool {
+/// Whether every one of `needles` is in `haystack`.
+fn contains_all(haystack: &ValueSet, needles: &ValueSet) -> bool {
     needles
+        .as_slice()
         .iter()
-        .all(|needle| haystack.iter().any(|item| values_equal(item, needle)))
+        .all(|needle| haystack.contains(needle))
 }
 
-fn set_equals(name: &'static str, values: Values) -> Result<Option<Bson>> {
+fn set_equals(name: &'static str, values: Values, collation: &Collation) -> Result<Option<Bson>> {
     let all = arrays(name, &values, 17044)?.ok_or_else(|| {
         expression_error(
             17044,
             format!("All operands of {name} must be arrays. One argument is null or missing"),
         )
     })?;
-    let equal = all
+    let sets: Vec<ValueSet> = all
+        .into_iter()
+        .map(|items| value_set(items, collation))
+        .collect();
+    let equal = sets
         .windows(2)
         .all(|pair| contains_all(&pair[0], &pair[1]) && contains_all(&pair[1], &pair[0]));
     Ok(Some(Bson::Boolean(equal)))
 }
 
-fn set_is_subset(name: &'static str, values: Values) -> Result<Option<Bson>> {
-    let all = arrays(name, &values, 17046)?.ok_or_else(|| {
+fn set_is_subset(
+    name: &'static str,
+    values: Values,
+    collation: &Collation,
+) -> Result<Option<Bson>> {
+    let mut all = arrays(name, &values, 17046)?.ok_or_else(|| {
         expression_error(17046, format!("both operands of {name} must be arrays"))
     })?;
-    Ok(Some(Bson::Boolean(contains_all(&all[1], &all[0]))))
+    let superset = value_set(all.pop().expect("two arguments"), collation);
+    let subset = value_set(all.pop().expect("two arguments"), collation);
+    Ok(Some(Bson::Boolean(contains_all(&superset, &subset))))
 }
 
 fn any_element_true(name: &'static str, values: Values) -> Result<Option<Bson>> {

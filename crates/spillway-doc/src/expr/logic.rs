@@ -65,18 +65,17 @@ pub(crate) fn compare_values(a: Option<&Bson>, b: Option<&Bson>) -> Ordering {
     }
 }
 
-/// [`compare_values`] under `collation`: strings, at any depth, by its order.
+/// [`compare_values`] under `collation`: strings, at any depth, by its order (through
+/// [`crate::compare::compare_collated`], the comparator of filters and sorts).
 pub(crate) fn compare_collated(
     a: Option<&Bson>,
     b: Option<&Bson>,
     collation: &Collation,
 ) -> Ordering {
-    if collation.is_simple() {
-        return compare_values(a, b);
+    match (a, b) {
+        (Some(a), Some(b)) => crate::compare::compare_collated(a, b, collation),
+        _ => compare_values(a, b),
     }
-    let a = a.map(|value| collation.key_value(value));
-    let b = b.map(|value| collation.key_value(value));
-    compare_values(a.as_ref(), b.as_ref())
 }
 
 fn comparison(

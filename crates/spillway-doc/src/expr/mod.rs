@@ -69,8 +69,10 @@ pub struct Variables {
     pub user: Vec<(String, Bson)>,
     /// The value of `$$NOW` (and `$$CLUSTER_TIME`'s date), fixed for one statement.
     pub now: DateTime,
-    /// How the comparison operators (`$eq` ... `$cmp`) and `$in` compare strings: the
-    /// operation's collation, as MongoDB's expressions compare under it (simple by default).
+    /// How the operators that compare values (`$eq` ... `$cmp`, `$in`, `$indexOfArray`, the
+    /// set operators, `$max`/`$min`) compare strings, and how `$group` keys and accumulators
+    /// compare them: the operation's collation, as MongoDB's expressions compare under it
+    /// (simple by default).
     pub collation: Collation,
 }
 

@@ -7,7 +7,7 @@ use bson::{Bson, Document, RawDocumentBuf, doc};
 use super::group::Group;
 use super::shape::set_path;
 use super::{Bucket, Lookup, Pipeline, Source, Stage, pipeline_error};
-use crate::compare::{canonical_type, compare};
+use crate::compare::{canonical_type, compare, compare_collated};
 use crate::error::Result;
 use crate::expr::{Expression, Variables};
 use crate::filter::Filter;
@@ -247,14 +247,16 @@ fn run_bucket_auto(
             .unwrap_or(Bson::Null);
         keyed.push((key, document));
     }
-    keyed.sort_by(|a, b| compare(&a.0, &b.0));
+    // Keys in the collation's order, keys equal under it never split.
+    let collation = &variables.collation;
+    keyed.sort_by(|a, b| compare_collated(&a.0, &b.0, collation));
     let total = keyed.len();
     let per_bucket = total.div_ceil(buckets.max(1)).max(1);
     let mut out = Vec::new();
     let mut start = 0;
     while start < total {
         let mut end = (start + per_bucket).min(total);
-        while end < total && compare(&keyed[end].0, &keyed[end - 1].0).is_eq() {
+        while end < total && compare_collated(&keyed[end].0, &keyed[end - 1].0, collation).is_eq() {
             end += 1;
         }
         let mut states = Vec::new();
@@ -626,10 +628,11 @@ fn run_bucket(bucket: &Bucket, input: Stream<'_>, variables: &Variables) -> Resu
             .group_by
             .evaluate(&document, variables)?
             .unwrap_or(Bson::Null);
+        let collation = &variables.collation;
         let position = (0..count).find(|&i| {
             canonical_type(&value) == canonical_type(&bucket.boundaries[i])
-                && compare(&value, &bucket.boundaries[i]).is_ge()
-                && compare(&value, &bucket.boundaries[i + 1]).is_lt()
+                && compare_collated(&value, &bucket.boundaries[i], collation).is_ge()
+                && compare_collated(&value, &bucket.boundaries[i + 1], collation).is_lt()
         });
         let position = match position {
             Some(position) => position,

@@ -1,12 +1,19 @@
 //! `$group` and its accumulators, and the stages built on them (`$bucket`, `$bucketAuto`,
 //! `$sortByCount`, `$count`). A group holds only its accumulators' state, never the documents.
+//!
+//! Under a collation (the pipeline's, in [`Variables::collation`]) keys equal under it are
+//! one group, and the accumulators that compare values compare strings under it, as
+//! MongoDB's do: `$min`/`$max`/`$minN`/`$maxN` by [`compare_collated`], `$addToSet` with a
+//! [`ValueSet`] under it, `$top`/`$bottom`(`N`) by their `sortBy` collated with
+//! [`Group::collate`].
 
 use std::collections::HashMap;
 
 use bson::{Bson, Document};
 
 use super::pipeline_error;
-use crate::compare::compare;
+use crate::collation::Collation;
+use crate::compare::compare_collated;
 use crate::error::Result;
 use crate::expr::num::Num;
 use crate::expr::{Dependencies, Expression, Variables};
@@ -199,7 +206,8 @@ impl Accumulator {
         }
     }
 
-    fn start(&self) -> State {
+    /// The state before any value: a `$addToSet` keeps values once under `collation`.
+    fn start(&self, collation: &Collation) -> State {
         match self.kind {
             Kind::Sum => State::Sum(Num::Int(0)),
             Kind::Avg | Kind::StdDevPop | Kind::StdDevSamp => State::Numbers(0.0, 0.0, 0),
@@ -207,14 +215,22 @@ impl Accumulator {
                 State::One(None, false)
             }
             Kind::MergeObjects => State::Object(Document::new()),
-            Kind::AddToSet => State::Set(ValueSet::default()),
+            Kind::AddToSet => State::Set(ValueSet::new(collation)),
             _ => State::Many(Vec::new()),
+        }
+    }
+
+    /// Makes `sortBy` (of `$top`/`$bottom`(`N`)) order strings under `collation`.
+    fn collate(&mut self, collation: &Collation) {
+        if let Some(sort) = self.sort.take() {
+            self.sort = Some(sort.collated(collation));
         }
     }
 
     /// Adds one document's value to `state`.
     fn add(&self, state: &mut State, document: &Document, variables: &Variables) -> Result<()> {
         let value = self.input.evaluate(document, variables)?;
+        let collation = &variables.collation;
         match (self.kind, state) {
             (Kind::Sum, State::Sum(total)) => {
                 if let Some(n) = value.as_ref().and_then(Num::of) {
@@ -239,10 +255,9 @@ impl Accumulator {
                     } else {
                         std::cmp::Ordering::Greater
                     };
-                    if best
-                        .as_ref()
-                        .is_none_or(|current| compare(&value, current) == wanted)
-                    {
+                    if best.as_ref().is_none_or(|current| {
+                        compare_collated(&value, current, collation) == wanted
+                    }) {
                         *best = Some(value);
                     }
                 }
@@ -332,8 +347,8 @@ impl Accumulator {
                     _ => {
                         items.push(entry);
                         let order = |a: &Bson, b: &Bson| match self.kind {
-                            Kind::MaxN => compare(b, a),
-                            Kind::MinN => compare(a, b),
+                            Kind::MaxN => compare_collated(b, a, collation),
+                            Kind::MinN => compare_collated(a, b, collation),
                             Kind::TopN => self
                                 .sort
                                 .as_ref()
@@ -475,6 +490,14 @@ impl Group {
         Ok(Group { id, fields })
     }
 
+    /// Makes the accumulators' `sortBy` order strings under `collation` (the pipeline's, as
+    /// a `$sort` stage's).
+    pub(crate) fn collate(&mut self, collation: &Collation) {
+        for (_, accumulator) in &mut self.fields {
+            accumulator.collate(collation);
+        }
+    }
+
     pub(crate) fn dependencies(&self, found: &mut Dependencies) {
         self.id.dependencies(found);
         for (_, accumulator) in &self.fields {
@@ -510,7 +533,10 @@ impl Group {
             } else {
                 groups.push((
                     key,
-                    self.fields.iter().map(|(_, acc)| acc.start()).collect(),
+                    self.fields
+                        .iter()
+                        .map(|(_, acc)| acc.start(&variables.collation))
+                        .collect(),
                 ));
                 index.insert(encoded.clone(), groups.len() - 1);
                 groups.len() - 1
@@ -545,7 +571,7 @@ impl Group {
             states.push(
                 self.fields
                     .iter()
-                    .map(|(_, acc)| StateBox(acc.start()))
+                    .map(|(_, acc)| StateBox(acc.start(&variables.collation)))
                     .collect(),
             );
         }

@@ -49,8 +49,9 @@ pub trait Source {
 pub struct PipelineOptions {
     /// `let`: variables every stage can read as `$$name` (constant expressions).
     pub let_vars: Option<Document>,
-    /// How `$match` and `$sort` stages compare strings, sub-pipelines included (MongoDB's
-    /// `collation` option).
+    /// How the stages compare strings, sub-pipelines included (MongoDB's `collation`
+    /// option): `$match`, `$sort`, `$group` keys and accumulators, `$bucket` boundaries,
+    /// `$bucketAuto`'s order and every expression.
     pub collation: Collation,
 }
 
@@ -209,35 +210,42 @@ impl Pipeline {
         };
         let mut pipeline = Pipeline::parse_in(stages, &names, true)?;
         pipeline.variables = variables;
-        if !options.collation.is_simple() {
-            pipeline.collate(&options.collation);
-        }
+        pipeline.collate(&options.collation)?;
         Ok(pipeline)
     }
 
-    /// Makes every `$match` and `$sort`, in sub-pipelines too, compare strings under
-    /// `collation`.
-    fn collate(&mut self, collation: &Collation) {
+    /// Makes every `$match`, `$sort` and accumulator `sortBy`, in sub-pipelines too, compare
+    /// strings under `collation`, and checks what a collation decides at parse time: that
+    /// `$bucket` boundaries ascend in its order, as MongoDB checks them. (Expressions, group
+    /// keys and `$bucket`'s placement read it from [`Variables::collation`] when they run.)
+    fn collate(&mut self, collation: &Collation) -> Result<()> {
         for stage in &mut self.stages {
             match stage {
                 Stage::Match(filter) => {
                     *filter = std::mem::take(filter).collated(collation);
                 }
                 Stage::Sort(sort) => *sort = std::mem::take(sort).collated(collation),
+                Stage::Group(group) => group.collate(collation),
+                Stage::Bucket(bucket) => {
+                    bucket.check_order(collation)?;
+                    bucket.output.collate(collation);
+                }
+                Stage::BucketAuto { output, .. } => output.collate(collation),
                 Stage::Lookup(lookup) => {
                     if let Some(pipeline) = &mut lookup.pipeline {
-                        pipeline.collate(collation);
+                        pipeline.collate(collation)?;
                     }
                 }
-                Stage::UnionWith { pipeline, .. } => pipeline.collate(collation),
+                Stage::UnionWith { pipeline, .. } => pipeline.collate(collation)?,
                 Stage::Facet(facets) => {
                     for (_, pipeline) in facets {
-                        pipeline.collate(collation);
+                        pipeline.collate(collation)?;
                     }
                 }
                 _ => {}
             }
         }
+        Ok(())
     }
 
     /// Parses `stages` with the user variables `names` in scope; `top_level` allows `$out`
@@ -970,26 +978,10 @@ fn parse_bucket(argument: &Bson, names: &[String]) -> Result<Bucket> {
                 "all values in the 'boundaries' option to $bucket must have the same type",
             ));
         }
-        if crate::compare::compare(&pair[0], &pair[1]).is_ge() {
-            return Err(pipeline_error(
-                40194,
-                "the 'boundaries' option to $bucket must be sorted in ascending order",
-            ));
-        }
     }
+    // The order of the boundaries and the default is the pipeline's collation's:
+    // `Bucket::check_order`, once the collation is known.
     let default = spec.get("default").cloned();
-    if let Some(default) = &default {
-        let inside = crate::compare::canonical_type(default)
-            == crate::compare::canonical_type(&boundaries[0])
-            && crate::compare::compare(default, &boundaries[0]).is_ge()
-            && crate::compare::compare(default, boundaries.last().expect("two")).is_lt();
-        if inside {
-            return Err(pipeline_error(
-                40199,
-                "the $bucket 'default' field must be less than the lowest boundary or greater than or equal to the highest boundary",
-            ));
-        }
-    }
     let output = parse_output(spec.get("output"), names, true)?;
     Ok(Bucket {
         group_by,
@@ -997,6 +989,39 @@ fn parse_bucket(argument: &Bson, names: &[String]) -> Result<Bucket> {
         default,
         output,
     })
+}
+
+impl Bucket {
+    /// Checks that the boundaries ascend, and that the default is outside them, with strings
+    /// in `collation`'s order (MongoDB's 40194 and 40199).
+    fn check_order(&self, collation: &Collation) -> Result<()> {
+        let compare = |a: &Bson, b: &Bson| crate::compare::compare_collated(a, b, collation);
+        if self
+            .boundaries
+            .windows(2)
+            .any(|pair| compare(&pair[0], &pair[1]).is_ge())
+        {
+            return Err(pipeline_error(
+                40194,
+                "the 'boundaries' option to $bucket must be sorted in ascending order",
+            ));
+        }
+        if let Some(default) = &self.default {
+            let lowest = &self.boundaries[0];
+            let highest = self.boundaries.last().expect("two boundaries");
+            let inside = crate::compare::canonical_type(default)
+                == crate::compare::canonical_type(lowest)
+                && compare(default, lowest).is_ge()
+                && compare(default, highest).is_lt();
+            if inside {
+                return Err(pipeline_error(
+                    40199,
+                    "the $bucket 'default' field must be less than the lowest boundary or greater than or equal to the highest boundary",
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A shared pipeline, as [`run`] takes it.

@@ -7,6 +7,10 @@
 //! missing field or a non-document element sorts as `null`) and compares whole values, as
 //! MongoDB's `$push` does; it is not `find`'s fan-out sort. This module must never store an
 //! operand it did not understand: a document of modifiers is never pushed as an element.
+//!
+//! Every comparison here takes the update's collation and goes through
+//! [`compare_collated`]; `$pull`'s condition and query are filters, collated by
+//! [`PullMatcher::collate`].
 
 use std::cmp::Ordering;
 
@@ -14,7 +18,8 @@ use bson::{Bson, doc};
 
 use super::check_storable;
 use super::target::child;
-use crate::compare::{compare, values_equal};
+use crate::collation::Collation;
+use crate::compare::compare_collated;
 use crate::error::{DocError, Result};
 use crate::filter::Filter;
 use crate::path::FieldPath;
@@ -168,8 +173,8 @@ fn integer(value: &Bson) -> Option<i64> {
 }
 
 impl PushSpec {
-    /// Inserts, sorts and slices `items`, in that order.
-    pub(super) fn apply(&self, items: &mut Vec<Bson>) {
+    /// Inserts, sorts (strings under `collation`) and slices `items`, in that order.
+    pub(super) fn apply(&self, items: &mut Vec<Bson>, collation: &Collation) {
         let length = items.len();
         let at = match self.position {
             None => length,
@@ -182,9 +187,11 @@ impl PushSpec {
         match &self.sort {
             None => {}
             Some(PushSort::Whole(direction)) => {
-                items.sort_by(|a, b| direction.apply(compare(a, b)));
+                items.sort_by(|a, b| direction.apply(compare_collated(a, b, collation)));
             }
-            Some(PushSort::Fields(keys)) => items.sort_by(|a, b| compare_by_fields(keys, a, b)),
+            Some(PushSort::Fields(keys)) => {
+                items.sort_by(|a, b| compare_by_fields(keys, a, b, collation));
+            }
         }
         match self.slice {
             None => {}
@@ -201,9 +208,18 @@ impl PushSpec {
 
 static NULL: Bson = Bson::Null;
 
-fn compare_by_fields(keys: &[(FieldPath, Direction)], a: &Bson, b: &Bson) -> Ordering {
+fn compare_by_fields(
+    keys: &[(FieldPath, Direction)],
+    a: &Bson,
+    b: &Bson,
+    collation: &Collation,
+) -> Ordering {
     for (path, direction) in keys {
-        let order = direction.apply(compare(field_of(a, path), field_of(b, path)));
+        let order = direction.apply(compare_collated(
+            field_of(a, path),
+            field_of(b, path),
+            collation,
+        ));
         if order != Ordering::Equal {
             return order;
         }
@@ -260,11 +276,15 @@ pub(super) fn parse_add_to_set(field: &str, operand: &Bson) -> Result<Vec<Bson>>
 }
 
 /// Adds each value that is not already in `items` (MongoDB equality: `1 == 1.0`, field
-/// order matters in documents). Returns whether anything was added.
-pub(super) fn add_to_set(items: &mut Vec<Bson>, values: &[Bson]) -> bool {
+/// order matters in documents, strings equal under `collation` are one value). Returns
+/// whether anything was added.
+pub(super) fn add_to_set(items: &mut Vec<Bson>, values: &[Bson], collation: &Collation) -> bool {
     let mut added = false;
     for value in values {
-        if !items.iter().any(|item| values_equal(item, value)) {
+        if !items
+            .iter()
+            .any(|item| compare_collated(item, value, collation).is_eq())
+        {
             items.push(value.clone());
             added = true;
         }
@@ -337,10 +357,22 @@ pub(super) fn parse_pull(field: &str, operand: &Bson) -> Result<PullMatcher> {
 }
 
 impl PullMatcher {
-    /// Whether `$pull` removes `item`.
-    pub(super) fn matches(&self, item: &Bson) -> Result<bool> {
+    /// Makes the condition or query match strings under `collation` (an equality takes it
+    /// in [`PullMatcher::matches`]).
+    pub(super) fn collate(&mut self, collation: &Collation) {
         match self {
-            PullMatcher::Equal(value) => Ok(values_equal(item, value)),
+            PullMatcher::Equal(_) => {}
+            PullMatcher::Condition(filter) | PullMatcher::Query(filter) => {
+                *filter = std::mem::take(filter).collated(collation);
+            }
+        }
+    }
+
+    /// Whether `$pull` removes `item`; an equality compares strings under `collation`, a
+    /// condition or query under the collation [`PullMatcher::collate`] gave it.
+    pub(super) fn matches(&self, item: &Bson, collation: &Collation) -> Result<bool> {
+        match self {
+            PullMatcher::Equal(value) => Ok(compare_collated(item, value, collation).is_eq()),
             PullMatcher::Condition(filter) => {
                 filter.matches_document(&doc! { PULL_FIELD: item.clone() })
             }

@@ -17,6 +17,11 @@
 //!   document with `$$NOW` at the statement's time; it may not change `_id`.
 //! - [`Update::upsert`] builds the document an upsert inserts, from the query's equality
 //!   fields ([`Update::upsert_base`]) and the update.
+//! - [`Update::collated`] makes every comparison the update makes order strings under the
+//!   operation's collation, as MongoDB's update operators compare under it: `$addToSet`'s
+//!   duplicates, `$pull`'s and `$pullAll`'s matches, `$min`/`$max`, `$push`'s `$sort`, the
+//!   `arrayFilters` and a pipeline's expressions. The one comparator is
+//!   [`crate::compare::compare_collated`], the one filters and sorts use.
 //!
 //! Field updates are applied in MongoDB 5.0+'s order: by path, field names lexicographically
 //! and array indexes numerically, so that new fields appear in that order whatever order the
@@ -42,7 +47,8 @@ use bson::{Bson, DateTime, Document, Timestamp};
 use self::arith::Arithmetic;
 use self::parse::{Action, DateKind, FieldUpdate, OperatorUpdate};
 use self::target::Failure;
-use crate::compare::compare;
+use crate::collation::Collation;
+use crate::compare::compare_collated;
 use crate::error::{DocError, Result};
 use crate::expr::Variables;
 use crate::filter::Filter;
@@ -53,6 +59,8 @@ use crate::size::{DOLLAR_NAMES_REFUSED, dollar_prefixed_field};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Update {
     kind: Kind,
+    /// How the update compares strings (simple unless [`Update::collated`] says otherwise).
+    collation: Collation,
 }
 
 #[derive(Debug, Clone)]
@@ -180,6 +188,7 @@ impl Update {
             // them (at the top level they would be operators).
             return Ok(Update {
                 kind: Kind::Replacement(update.clone()),
+                collation: Collation::simple(),
             });
         }
         if n_operators < update.len() {
@@ -197,6 +206,7 @@ impl Update {
         }
         Ok(Update {
             kind: Kind::Operators(parse::parse_operators(update, array_filters)?),
+            collation: Collation::simple(),
         })
     }
 
@@ -215,7 +225,36 @@ impl Update {
         let pipeline = Pipeline::parse(stages, &PipelineOptions::default())?;
         Ok(Update {
             kind: Kind::Pipeline(stages.to_vec(), Arc::new(pipeline)),
+            collation: Collation::simple(),
         })
+    }
+
+    /// This update with strings compared under `collation` (the operation's `collation`
+    /// option, or the collection's default collation), as MongoDB compares them: `$addToSet`
+    /// adds no value equal under it to one the array holds (nor one of `$each` twice), `$pull`
+    /// (its value, condition or query) and `$pullAll` remove the elements equal or matching
+    /// under it, `$min`/`$max` keep the smaller or larger value in its order (a value equal
+    /// under it changes nothing), `$push`'s `$sort` orders by it, the `arrayFilters` match
+    /// under it, and a pipeline's expressions compare under it. Field names still compare by
+    /// code point. A replacement compares nothing.
+    pub fn collated(mut self, collation: &Collation) -> Update {
+        if let Kind::Operators(operators) = &mut self.kind {
+            for field in &mut operators.fields {
+                if let Action::Pull(matcher) = &mut field.action {
+                    matcher.collate(collation);
+                }
+            }
+            for filter in operators.array_filters.values_mut() {
+                *filter = std::mem::take(filter).collated(collation);
+            }
+        }
+        self.collation = collation.clone();
+        self
+    }
+
+    /// How this update compares strings.
+    pub fn collation(&self) -> &Collation {
+        &self.collation
     }
 
     /// Whether this is a replacement document rather than operators.
@@ -270,7 +309,10 @@ impl Update {
     /// find in the whole array). Then applying [`Appends::rest`] to the document, appending
     /// [`Appends::values`], and appending those of [`Appends::add_to_set`] that the array does
     /// not hold yet (each once), to arrays that must exist, gives the same result as applying
-    /// the whole update. A replacement is never split.
+    /// the whole update. A replacement is never split, nor an `$addToSet` on those fields
+    /// under a non-simple collation: whether the array holds a value is then a question of
+    /// the collation, which a storage layer that looks values up by their bytes cannot answer
+    /// (the whole update, applied to the whole document, can).
     pub fn split_appends(&self, fields: &[&str]) -> Option<Appends> {
         let Kind::Operators(operators) = &self.kind else {
             return None;
@@ -284,7 +326,7 @@ impl Update {
         for field in &operators.fields {
             match &field.action {
                 Action::AddToSet(candidates) if managed(&field.path.dotted) => {
-                    if !on_the_field(field) {
+                    if !on_the_field(field) || !self.collation.is_simple() {
                         return None;
                     }
                     add_to_set.push((field.path.dotted.clone(), candidates.clone()));
@@ -318,6 +360,7 @@ impl Update {
                     array_filters: operators.array_filters.clone(),
                     has_positional: false,
                 }),
+                collation: self.collation.clone(),
             },
         })
     }
@@ -326,8 +369,12 @@ impl Update {
     pub fn apply(&self, document: &mut Document, context: &ApplyContext) -> Result<UpdateOutcome> {
         match &self.kind {
             Kind::Replacement(replacement) => apply_replacement(replacement, document),
-            Kind::Operators(operators) => apply_operators(operators, document, context),
-            Kind::Pipeline(_, pipeline) => apply_pipeline(pipeline, document, context),
+            Kind::Operators(operators) => {
+                apply_operators(operators, document, context, &self.collation)
+            }
+            Kind::Pipeline(_, pipeline) => {
+                apply_pipeline(pipeline, document, context, &self.collation)
+            }
         }
     }
 
@@ -355,15 +402,17 @@ impl Update {
     }
 }
 
-/// Runs an update pipeline on `document`; `_id` may not change (one the pipeline drops is
-/// kept, as MongoDB keeps it).
+/// Runs an update pipeline on `document`, its expressions comparing under `collation`;
+/// `_id` may not change (one the pipeline drops is kept, as MongoDB keeps it).
 fn apply_pipeline(
     pipeline: &Arc<Pipeline>,
     document: &mut Document,
     context: &ApplyContext,
+    collation: &Collation,
 ) -> Result<UpdateOutcome> {
     let variables = Variables {
         now: context.now,
+        collation: collation.clone(),
         ..pipeline.variables().clone()
     };
     let input = Box::new(std::iter::once(Ok(document.clone())));
@@ -444,6 +493,7 @@ fn apply_operators(
     update: &OperatorUpdate,
     document: &mut Document,
     context: &ApplyContext,
+    collation: &Collation,
 ) -> Result<UpdateOutcome> {
     let original_id = document.get("_id").cloned();
     let failed = |field_update: &FieldUpdate, failure: Failure| DocError::UpdateFailed {
@@ -472,8 +522,14 @@ fn apply_operators(
                     .map_err(|failure| failed(field_update, failure))?;
                 written.insert(parts.clone());
             }
-            let changed = apply_field(&mut working, &field_update.action, &parts, context)
-                .map_err(|failure| failed(field_update, failure))?;
+            let changed = apply_field(
+                &mut working,
+                &field_update.action,
+                &parts,
+                context,
+                collation,
+            )
+            .map_err(|failure| failed(field_update, failure))?;
             modified |= changed;
             let touches_id = parts[0] == "_id"
                 || matches!(&field_update.action, Action::Rename { to } if head(&to.dotted) == "_id");
@@ -520,12 +576,14 @@ fn check_id_unchanged(original: Option<&Bson>, working: &Document) -> Result<(),
     }
 }
 
-/// Applies one operator at one exact path; returns whether the document changed.
+/// Applies one operator at one exact path, comparing strings under `collation`; returns
+/// whether the document changed.
 fn apply_field(
     document: &mut Document,
     action: &Action,
     parts: &[String],
     context: &ApplyContext,
+    collation: &Collation,
 ) -> Result<bool, Failure> {
     let dotted = || parts.join(".");
     let current = target::lookup(document, parts);
@@ -567,7 +625,7 @@ fn apply_field(
                 std::cmp::Ordering::Greater
             };
             match current {
-                Some(value) if compare(operand, value) != wanted => Ok(false),
+                Some(value) if compare_collated(operand, value, collation) != wanted => Ok(false),
                 _ => store(document, parts, operand.clone()),
             }
         }
@@ -585,13 +643,13 @@ fn apply_field(
         }
         Action::Push(spec) => {
             let mut items = existing_array(current, parts)?.unwrap_or_default();
-            spec.apply(&mut items);
+            spec.apply(&mut items, collation);
             store(document, parts, Bson::Array(items))
         }
         Action::AddToSet(values) => {
             let mut items = existing_array(current, parts)?.unwrap_or_default();
             let created = current.is_none();
-            let added = array::add_to_set(&mut items, values);
+            let added = array::add_to_set(&mut items, values, collation);
             if added || created {
                 store(document, parts, Bson::Array(items))
             } else {
@@ -616,8 +674,8 @@ fn apply_field(
             let Some(mut items) = existing_array(current, parts)? else {
                 return Ok(false);
             };
-            let removed =
-                array::remove_where(&mut items, |item| matcher.matches(item)).map_err(|error| {
+            let removed = array::remove_where(&mut items, |item| matcher.matches(item, collation))
+                .map_err(|error| {
                     Failure::new(dotted(), format!("cannot be filtered by $pull: {error}"))
                 })?;
             if removed {
@@ -633,7 +691,7 @@ fn apply_field(
             let removed = array::remove_where(&mut items, |item| {
                 Ok(values
                     .iter()
-                    .any(|value| crate::compare::values_equal(item, value)))
+                    .any(|value| compare_collated(item, value, collation).is_eq()))
             })
             .map_err(|error| Failure::new(dotted(), error.to_string()))?;
             if removed {
