@@ -2,11 +2,11 @@
 //! a driver's test suite makes the server fail on purpose (`configureFailPoint` on the admin
 //! database). Four of MongoDB's fail points are known:
 //!
-//! - `failCommand`: the next matching commands (`failCommands` names them; `appName` limits
-//!   them to the connections whose handshake named that application; `namespace` to one
-//!   collection) are not run: the connection closes without a reply (`closeConnection`), or
-//!   the reply is the error `errorCode`; with `writeConcernError` the command runs and its
-//!   reply carries that write concern error. `blockConnection` + `blockTimeMS` delays the
+//! - `failCommand`: the next matching commands (`failCommands` names them, none without it;
+//!   `appName` limits them to the connections whose handshake named that application;
+//!   `namespace` to one collection) are not run: the connection closes without a reply
+//!   (`closeConnection`), or the reply is the error `errorCode`; with `writeConcernError` the
+//!   command runs and its reply carries that write concern error. `blockConnection` + `blockTimeMS` delays the
 //!   command first; `errorLabels` replace the labels the server would compute.
 //!   `configureFailPoint` itself is never failed; there are no internal clients, so
 //!   `failInternalCommands` changes nothing.
@@ -518,8 +518,11 @@ fn parse_mode(mode: Option<&Bson>) -> Result<Option<Mode>, CommandError> {
 
 fn parse_fail_command(data: &Document) -> Result<FailCommand, CommandError> {
     let bad = |what: &str| CommandError::new(2, format!("failCommand's data: {what}"));
-    let Ok(commands) = data.get_array("failCommands") else {
-        return Err(bad("'failCommands' must be an array of command names"));
+    // Without `failCommands` the fail point matches no command, as MongoDB's does.
+    let commands = match data.get("failCommands") {
+        None => &Vec::new(),
+        Some(Bson::Array(commands)) => commands,
+        Some(_) => return Err(bad("'failCommands' must be an array of command names")),
     };
     let commands = commands
         .iter()
@@ -660,6 +663,24 @@ mod tests {
                 Some(Action::Close)
             );
         }
+    }
+
+    #[test]
+    fn fail_command_without_fail_commands_matches_no_command() {
+        let points = FailPoints::default();
+        let reply = configure(
+            &points,
+            doc! { "configureFailPoint": "failCommand", "mode": { "times": 1 },
+            "data": { "closeConnection": true } },
+        );
+        assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply}");
+        assert!(points.before("find", &doc! { "find": "c" }, None).is_none());
+        let reply = configure(
+            &points,
+            doc! { "configureFailPoint": "failCommand", "mode": "alwaysOn",
+            "data": { "failCommands": "find" } },
+        );
+        assert_eq!(reply.get_i32("code").ok(), Some(2), "{reply}");
     }
 
     #[test]

@@ -934,6 +934,35 @@ fn a_retried_write_is_applied_once() {
     assert_eq!(code, 225, "an older txnNumber is refused");
 }
 
+/// A driver whose first attempt timed out retries while that attempt still runs: the retry
+/// waits for it (MongoDB's session checkout) and gets its reply, never writing twice.
+#[test]
+fn a_retry_arriving_while_the_first_attempt_runs_waits_for_it() {
+    let commands = commands();
+    let documents: Vec<Bson> = (0..20_000)
+        .map(|n| Bson::Document(doc! { "_id": n, "pad": "x".repeat(64) }))
+        .collect();
+    let insert = doc! {
+        "insert": "slow", "documents": documents, "lsid": lsid(9), "txnNumber": 1_i64,
+    };
+    let replies: Vec<Document> = std::thread::scope(|scope| {
+        let attempts: Vec<_> = (0..3)
+            .map(|_| scope.spawn(|| run(&commands, insert.clone())))
+            .collect();
+        attempts
+            .into_iter()
+            .map(|attempt| attempt.join().expect("an attempt"))
+            .collect()
+    });
+    for reply in &replies {
+        assert_eq!(reply, &replies[0], "every attempt gets the one reply");
+        assert!(!reply.contains_key("writeErrors"), "{reply}");
+        assert_eq!(number(reply, "n"), 20_000, "{reply}");
+    }
+    let counted = ok(&commands, doc! { "count": "slow" });
+    assert_eq!(number(&counted, "n"), 20_000);
+}
+
 #[test]
 fn malformed_commands_get_mongodbs_parse_errors() {
     let commands = commands();

@@ -18,6 +18,7 @@
 //! This module must never execute a command itself: the dispatcher hands it a closure.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, Timestamp, doc};
@@ -162,6 +163,10 @@ struct Session {
     ended: Option<Ended>,
     /// The reply of the retryable write of `txn_number`.
     retry_reply: Option<Document>,
+    /// Held while a retryable write of this session runs: MongoDB's session checkout, so
+    /// that a retry arriving while the first attempt still runs (its client timed out)
+    /// waits for it and gets its reply instead of writing a second time.
+    retry_checkout: Arc<Mutex<()>>,
     /// When the open transaction last ran a command.
     transaction_used: Option<Instant>,
     /// The snapshot of the session's snapshot reads, with its cluster time; `None` while a
@@ -263,6 +268,8 @@ pub(crate) fn retryable(
     txn_number: i64,
     run: impl FnOnce() -> CommandResult,
 ) -> CommandResult {
+    let checkout = Arc::clone(&lock(&commands.sessions).session(lsid).retry_checkout);
+    let _checked_out = lock(&checkout);
     {
         let mut sessions = lock(&commands.sessions);
         let session = sessions.session(lsid);
