@@ -14,15 +14,16 @@ use crate::state::{ConnectionInfo, ServerState};
 
 /// The replica set's name, in `hello` (`setName`).
 pub const REPLICA_SET_NAME: &str = "spillway";
-/// The newest wire version spoken: MongoDB 8.0's (pymongo 4.x and the Rust driver 3.x need
-/// at least 9, the Node driver 6.x behind mongosh 2.x at least 8). 8.0 is what the command
-/// layer implements: the client-level `bulkWrite` command and `sort` on single-document
-/// updates, which drivers use only when the server says 8.0.
-pub const MAX_WIRE_VERSION: i32 = 25;
+/// The newest wire version spoken: MongoDB 8.1's (pymongo 4.x and the Rust driver 3.x need
+/// at least 9, the Node driver 6.x behind mongosh 2.x at least 8). 8.1 is what the command
+/// layer implements: 8.0's client-level `bulkWrite` command and `sort` on single-document
+/// updates, which drivers use only when the server says 8.0, and 8.1's `nsType` on change
+/// streams' `create` events. (Not 8.2: it reports `disambiguatedPaths` on every update event.)
+pub const MAX_WIRE_VERSION: i32 = 26;
 /// The MongoDB version presented in `buildInfo`, matching [`MAX_WIRE_VERSION`].
-pub const MONGODB_VERSION: &str = "8.0.0";
+pub const MONGODB_VERSION: &str = "8.1.0";
 /// The same version as numbers, for `versionArray`.
-pub(crate) const MONGODB_VERSION_ARRAY: [i32; 4] = [8, 0, 0, 0];
+pub(crate) const MONGODB_VERSION_ARRAY: [i32; 4] = [8, 1, 0, 0];
 /// The largest document, in `hello` (`maxBsonObjectSize`).
 pub(crate) const MAX_BSON_OBJECT_SIZE: i32 = 16 * 1024 * 1024;
 /// The most writes in one batch, in `hello` (`maxWriteBatchSize`).

@@ -39,7 +39,7 @@ async fn the_driver_discovers_a_replica_set_primary_pings_and_opens_sessions() {
             .run_command(doc! { "buildInfo": 1 })
             .await
             .expect("buildInfo");
-        assert_eq!(build_info.get_str("version").ok(), Some("8.0.0"));
+        assert_eq!(build_info.get_str("version").ok(), Some("8.1.0"));
         // Sessions need logicalSessionTimeoutMinutes and a replica set or direct server.
         let mut session = client.start_session().await.expect("a session");
         let ping = client

@@ -46,7 +46,7 @@ async fn op_query_is_master_gets_an_op_reply_presenting_a_replica_set_primary() 
     assert_eq!(hello.get_str("me").ok(), Some(host.as_str()));
     assert_eq!(hello.get_str("primary").ok(), Some(host.as_str()));
     assert_eq!(hello.get_array("hosts").unwrap(), &vec![Bson::String(host)]);
-    assert_eq!(hello.get_i32("maxWireVersion").ok(), Some(25));
+    assert_eq!(hello.get_i32("maxWireVersion").ok(), Some(26));
     assert_eq!(hello.get_i32("minWireVersion").ok(), Some(0));
     assert_eq!(hello.get_i32("maxBsonObjectSize").ok(), Some(16_777_216));
     assert_eq!(hello.get_i32("maxMessageSizeBytes").ok(), Some(48_000_000));
@@ -99,19 +99,19 @@ async fn server_commands_answer_what_drivers_and_test_suites_read() {
     let mut stream = connect(server.address).await;
     let admin = |name: &str| doc! { name: 1, "$db": "admin" };
     let build_info = command(&mut stream, 1, &admin("buildInfo")).await;
-    assert_eq!(build_info.get_str("version").ok(), Some("8.0.0"));
+    assert_eq!(build_info.get_str("version").ok(), Some("8.1.0"));
     assert_eq!(
         build_info.get_array("versionArray").unwrap(),
         &vec![
             Bson::Int32(8),
-            Bson::Int32(0),
+            Bson::Int32(1),
             Bson::Int32(0),
             Bson::Int32(0)
         ]
     );
     assert!(build_info.get_array("storageEngines").is_ok());
     let lower = command(&mut stream, 2, &admin("buildinfo")).await;
-    assert_eq!(lower.get_str("version").ok(), Some("8.0.0"));
+    assert_eq!(lower.get_str("version").ok(), Some("8.1.0"));
 
     let status = command(&mut stream, 3, &admin("serverStatus")).await;
     assert_eq!(

@@ -386,7 +386,16 @@ fn collection_changes(before: &Catalog, after: &Catalog) -> Vec<Document> {
                     || doc! { "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" } },
                     ViewDefinition::to_record,
                 );
-                records.push(doc! { "op": "create", "ns": name, "cid": cid, "spec": spec });
+                let ns_type = if meta.view.is_some() {
+                    "view"
+                } else if meta.timeseries.is_some() {
+                    "timeseries"
+                } else {
+                    "collection"
+                };
+                records.push(
+                    doc! { "op": "create", "ns": name, "cid": cid, "spec": spec, "nsType": ns_type },
+                );
             }
             continue;
         };

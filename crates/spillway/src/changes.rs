@@ -597,6 +597,18 @@ impl ChangeStream {
                         .unwrap_or_else(|| Bson::String(view_on.to_string()));
                     description.insert("viewOn", view_on);
                 }
+                if op == "create" {
+                    // MongoDB 8.1's `nsType`; a record made before it knew only views by
+                    // their `viewOn`.
+                    let ns_type = record.get_str("nsType").unwrap_or(
+                        if description.contains_key("viewOn") {
+                            "view"
+                        } else {
+                            "collection"
+                        },
+                    );
+                    event.insert("nsType", ns_type);
+                }
                 event.insert("operationDescription", description);
                 if let Ok(state) = record.get_document("state") {
                     event.insert(

@@ -813,6 +813,49 @@ mod through_commands {
     }
 
     #[test]
+    fn a_create_event_names_the_kind_of_namespace_created() {
+        let commands = commands();
+        let reply = ok(
+            &commands,
+            doc! { "aggregate": 1, "pipeline": [{ "$changeStream": { "showExpandedEvents": true } }], "cursor": {} },
+        );
+        let (expanded, _) = batch(&reply, "firstBatch");
+        ok(&commands, doc! { "create": "books" });
+        ok(
+            &commands,
+            doc! { "create": "recent", "viewOn": "books", "pipeline": [] },
+        );
+        ok(
+            &commands,
+            doc! { "create": "readings", "timeseries": { "timeField": "at" } },
+        );
+        let reply = ok(
+            &commands,
+            doc! { "getMore": expanded, "collection": "$cmd.aggregate", "maxTimeMS": 200 },
+        );
+        let (_, events) = batch(&reply, "nextBatch");
+        let created: Vec<(&str, &str)> = events
+            .iter()
+            .filter(|event| event.get_str("operationType").ok() == Some("create"))
+            .map(|event| {
+                (
+                    event.get_document("ns").unwrap().get_str("coll").unwrap(),
+                    event.get_str("nsType").unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            created[..3],
+            [
+                ("books", "collection"),
+                ("recent", "view"),
+                ("readings", "timeseries")
+            ],
+            "{events:?}"
+        );
+    }
+
+    #[test]
     fn updates_name_the_dotted_paths_that_changed() {
         let commands = commands();
         ok(
