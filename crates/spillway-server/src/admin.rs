@@ -276,7 +276,7 @@ fn memory() -> Document {
 /// The parameters `getParameter` knows, with their values.
 fn parameters(state: &ServerState) -> Document {
     doc! {
-        "featureCompatibilityVersion": { "version": "8.0" },
+        "featureCompatibilityVersion": { "version": "8.1" },
         "enableTestCommands": state.options.enable_test_commands,
         "authenticationMechanisms": ["SCRAM-SHA-1", "SCRAM-SHA-256"],
         "transactionLifetimeLimitSeconds": 60,

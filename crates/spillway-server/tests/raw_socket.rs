@@ -232,7 +232,7 @@ async fn server_commands_answer_what_drivers_and_test_suites_read() {
             .unwrap()
             .get_str("version")
             .ok(),
-        Some("8.0")
+        Some("8.1")
     );
     assert!(!one.contains_key("enableTestCommands"));
     let unknown = command(

@@ -600,13 +600,14 @@ impl ChangeStream {
                 if op == "create" {
                     // MongoDB 8.1's `nsType`; a record made before it knew only views by
                     // their `viewOn`.
-                    let ns_type = record.get_str("nsType").unwrap_or(
-                        if description.contains_key("viewOn") {
-                            "view"
-                        } else {
-                            "collection"
-                        },
-                    );
+                    let ns_type =
+                        record
+                            .get_str("nsType")
+                            .unwrap_or(if description.contains_key("viewOn") {
+                                "view"
+                            } else {
+                                "collection"
+                            });
                     event.insert("nsType", ns_type);
                 }
                 event.insert("operationDescription", description);
