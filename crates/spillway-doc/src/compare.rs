@@ -85,7 +85,7 @@ pub fn compare(a: &Bson, b: &Bson) -> Ordering {
 
 /// Compares two raw values in MongoDB's order.
 pub fn compare_raw(a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> Ordering {
-    compare_nodes(a, b, &SIMPLE)
+    compare_raw_collated(a, b, &SIMPLE)
 }
 
 /// [`compare`] with strings (and symbols, inside documents and arrays too) ordered by
@@ -100,7 +100,18 @@ pub fn compare_raw_collated(
     b: RawBsonRef<'_>,
     collation: &Collation,
 ) -> Ordering {
-    compare_nodes(a, b, collation)
+    // Values of one fixed-width type, the common case of a filter's equality on a scan,
+    // compared without the general comparison's canonical types and number views.
+    match (a, b) {
+        (RawBsonRef::Int32(a), RawBsonRef::Int32(b)) => a.cmp(&b),
+        (RawBsonRef::Int64(a), RawBsonRef::Int64(b)) => a.cmp(&b),
+        (RawBsonRef::ObjectId(a), RawBsonRef::ObjectId(b)) => a.cmp(&b),
+        (RawBsonRef::Boolean(a), RawBsonRef::Boolean(b)) => a.cmp(&b),
+        (RawBsonRef::DateTime(a), RawBsonRef::DateTime(b)) => {
+            a.timestamp_millis().cmp(&b.timestamp_millis())
+        }
+        _ => compare_nodes(a, b, collation),
+    }
 }
 
 /// Compares two decoded documents in MongoDB's order (field order matters).

@@ -141,11 +141,13 @@ impl Snapshot {
             return Ok(Range {
                 inner: None,
                 snapshot: self,
+                last_segment: None,
             });
         }
         Ok(Range {
             inner: Some(state.range(bounds)?),
             snapshot: self,
+            last_segment: None,
         })
     }
 
@@ -183,13 +185,26 @@ impl Snapshot {
 /// Reads one value, checked against its checksum the first time this process reads it (see
 /// `segment::CheckedValues`).
 pub(crate) fn read_value<'a>(segments: &'a SegmentTable, loc: &ValueLoc) -> Result<&'a [u8]> {
-    let segment = segments.get(&loc.segment).ok_or_else(|| {
-        Error::corrupt(
-            format!("segment {}", loc.segment),
-            u64::from(loc.offset),
-            "value points into a segment that does not exist",
-        )
-    })?;
+    read_in(segment_of(segments, loc)?, loc)
+}
+
+/// The segment `loc` points into.
+fn segment_of<'a>(segments: &'a SegmentTable, loc: &ValueLoc) -> Result<&'a Segment> {
+    segments
+        .get(&loc.segment)
+        .map(|segment| &**segment)
+        .ok_or_else(|| {
+            Error::corrupt(
+                format!("segment {}", loc.segment),
+                u64::from(loc.offset),
+                "value points into a segment that does not exist",
+            )
+        })
+}
+
+/// The value at `loc` in `segment` (its segment), checked as [`read_value`] says.
+#[inline]
+fn read_in<'a>(segment: &'a Segment, loc: &ValueLoc) -> Result<&'a [u8]> {
     let bytes = segment
         .read(loc.offset as usize, loc.len as usize)
         .ok_or_else(|| {
@@ -258,6 +273,25 @@ impl<'a> Iterator for ValueLengths<'a> {
 pub struct Range<'a> {
     inner: Option<Entries<'a>>,
     snapshot: &'a Snapshot,
+    /// The segment the last value came from: a scan reads runs of values from one segment,
+    /// and finds each one's without a lookup.
+    last_segment: Option<(u32, &'a Segment)>,
+}
+
+impl<'a> Range<'a> {
+    /// The value at `loc`.
+    #[inline]
+    fn value(&mut self, loc: &ValueLoc) -> Result<&'a [u8]> {
+        let segment = match self.last_segment {
+            Some((number, segment)) if number == loc.segment => segment,
+            _ => {
+                let segment = segment_of(&self.snapshot.segments, loc)?;
+                self.last_segment = Some((loc.segment, segment));
+                segment
+            }
+        };
+        read_in(segment, loc)
+    }
 }
 
 impl fmt::Debug for Range<'_> {
@@ -273,7 +307,7 @@ impl<'a> Iterator for Range<'a> {
             Ok(entry) => entry,
             Err(error) => return Some(Err(error)),
         };
-        Some(self.snapshot.value(&loc).map(|value| (key, value)))
+        Some(self.value(&loc).map(|value| (key, value)))
     }
 }
 
@@ -283,7 +317,7 @@ impl DoubleEndedIterator for Range<'_> {
             Ok(entry) => entry,
             Err(error) => return Some(Err(error)),
         };
-        Some(self.snapshot.value(&loc).map(|value| (key, value)))
+        Some(self.value(&loc).map(|value| (key, value)))
     }
 }
 
