@@ -36,7 +36,7 @@ pub struct Elements<'a> {
 /// One element: its key, its type and its value's bytes.
 pub type Element<'a> = (&'a [u8], ElementType, &'a [u8]);
 
-impl Elements<'_> {
+impl<'a> Elements<'a> {
     /// Ends the walk at malformed bytes, with the error naming where and `what`.
     #[cold]
     fn malformed(&mut self, what: Malformed) -> String {
@@ -73,7 +73,7 @@ impl Elements<'_> {
     /// How many bytes the value of type `kind` at `at` takes.
     #[expect(
         clippy::inline_always,
-        reason = "one call per element of every document a scan filters; measured: a third of the walk when called"
+        reason = "runs once per element of every document a scan filters; with `#[inline]` alone the scan profile showed it as a call of its own"
     )]
     #[inline(always)]
     fn value_len(&self, kind: ElementType, at: usize) -> Option<usize> {
@@ -102,14 +102,12 @@ impl Elements<'_> {
             ElementType::DbPointer => 4 + self.length_at(at, 1)? + 12,
         })
     }
-}
 
-impl<'a> Elements<'a> {
     /// The element at the walk's position as its type, where its value starts and where it
     /// ends; `None` at the document's final NUL, what is wrong at malformed bytes.
     #[expect(
         clippy::inline_always,
-        reason = "one call per element of every document a scan filters; measured: a third of the walk when called"
+        reason = "runs once per element of every document a scan filters; with `#[inline]` alone the scan profile showed it as a call of its own"
     )]
     #[inline(always)]
     fn element_at(&self) -> Result<Option<(ElementType, usize, usize)>, Malformed> {
@@ -168,7 +166,7 @@ impl<'a> Elements<'a> {
 /// is a call per element).
 #[expect(
     clippy::inline_always,
-    reason = "one call per element of every document a scan filters; measured: a third of the walk when called"
+    reason = "runs once per element of every document a scan filters; with `#[inline]` alone the scan profile showed it as a call of its own"
 )]
 #[inline(always)]
 fn element_type(byte: u8) -> Option<ElementType> {
